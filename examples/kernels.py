@@ -1,0 +1,82 @@
+"""Kernel factories in TileLang style, shared by the examples, tests and benchmarks.
+
+Each factory returns a ``T.prim_func``; only the import differs from TileLang.
+"""
+
+import tilelang_tt.language as T
+
+
+def matmul(M, N, K, block_M=128, block_N=128, block_K=32, dtype="bfloat16",
+           accum_dtype="float32", num_stages=3):
+    """The seed design's GEMM: C = A @ B, A (M, K), B (K, N), copy straight out of the fragment."""
+
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return gemm
+
+
+def matmul_nt(M, N, K, block_M=128, block_N=128, block_K=32, dtype="bfloat16",
+              accum_dtype="float32", num_stages=2):
+    """TileLang's GEMM idiom: B stored (N, K), transpose_B=True, output staged in C_shared."""
+
+    @T.prim_func
+    def gemm_nt(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype),
+                C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_N, block_K), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            C_shared = T.alloc_shared((block_M, block_N), dtype)
+            T.clear(C_local)
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[by * block_M, ko * block_K], A_shared)
+                T.copy(B[bx * block_N, ko * block_K], B_shared)
+                T.gemm(A_shared, B_shared, C_local, transpose_B=True)
+            T.copy(C_local, C_shared)
+            T.copy(C_shared, C[by * block_M, bx * block_N])
+
+    return gemm_nt
+
+
+def elementwise_add_shared(M, N, block_M=32, block_N=32, dtype="bfloat16"):
+    """The seed's elementwise add: shared copies in, T.Parallel over shared tiles, copy out."""
+
+    @T.prim_func
+    def add_shared(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype),
+                   C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M)) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_N), dtype)
+            B_shared = T.alloc_shared((block_M, block_N), dtype)
+            C_shared = T.alloc_shared((block_M, block_N), dtype)
+            T.copy(A[by * block_M, bx * block_N], A_shared)
+            T.copy(B[by * block_M, bx * block_N], B_shared)
+            for i, j in T.Parallel(block_M, block_N):
+                C_shared[i, j] = A_shared[i, j] + B_shared[i, j]
+            T.copy(C_shared, C[by * block_M, bx * block_N])
+
+    return add_shared
+
+
+def elementwise_add(M, N, block_M=32, block_N=32, dtype="bfloat16", threads=128):
+    """TileLang's example form: T.Parallel directly over the global tensors."""
+
+    @T.prim_func
+    def add(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            for local_y, local_x in T.Parallel(block_M, block_N):
+                y = by * block_M + local_y
+                x = bx * block_N + local_x
+                C[y, x] = A[y, x] + B[y, x]
+
+    return add

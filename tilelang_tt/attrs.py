@@ -1,0 +1,105 @@
+"""Every attribute key the pipeline reads or writes, with its schema: the single source of truth.
+
+Function attributes hang off the PrimFunc (``func.attrs[KEY]``); allocation annotations off
+``AllocBuffer.annotations``; statement markers are ``AttrStmt`` keys; loop annotations live in
+``For.annotations``.  ``check(key, value)`` validates a value against its schema (used by
+VerifyTTIR and the per-pass tests).
+"""
+
+from __future__ import annotations
+
+# ---- loop annotations ----------------------------------------------------------------------
+LOOP_NUM_STAGES = "num_stages"  # T.Pipelined(num_stages=k): CB depth for blocks produced inside
+
+# ---- function attributes -------------------------------------------------------------------
+TARGET = "tt.target"  # device profile name ("wormhole_b0", "blackhole")
+STAGE = "tt.stage"  # name of the last pipeline stage applied
+LAYOUT_DESC = "tt.layout_desc"  # A1: {buffer var: layout dict}
+ACCESSORS = "tt.accessors"  # A3 (abstract) / D2 (bound): list of accessor dicts
+PARTITION = "tt.partition"  # B1: work partition dict
+CORE_LAUNCH = "tt.core_launch"  # B2: {"grid": [...], "block_vars": [...]}
+TILE_DFG = "tt.tile_dfg"  # C3: list of CB dicts (producer, consumers, id)
+KERNEL_KIND = "tt.kernel_kind"  # D1: "reader" | "compute" | "writer"
+KERNEL_SOURCE = "tt.kernel_source"  # D1: name of the PrimFunc the kernel was split from
+COMPUTE_CONFIG = "tt.compute_config"  # D4: ComputeConfig fields
+DST_PLAN = "tt.dst_plan"  # D5: DST capacity and sub-blocking chosen per accumulator
+RUNTIME_ARGS = "tt.runtime_args"  # E1: ordered list of runtime-arg dicts
+PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j}
+
+# ---- allocation annotations ----------------------------------------------------------------
+CB_DESC = "tt.cb_desc"  # A2: on shared AllocBuffers
+ACC_DESC = "tt.acc_desc"  # A2: on fragment AllocBuffers (accumulators)
+
+# ---- statement markers (AttrStmt keys) -----------------------------------------------------
+PERSISTENT_BODY = "tt.persistent_body"  # B2: the per-work-unit part of the kernel body
+CB_PRODUCE = "tt.cb_produce"  # C3: body produces one block of CB `node` (value = tiles)
+CB_CONSUME = "tt.cb_consume"  # C3: body consumes one block of CB `node` (value = tiles)
+DST_SCOPE = "tt.dst_scope"  # D5: accumulator lives in DST for the body
+
+# ---- schemas -------------------------------------------------------------------------------
+# field -> type(s) (or tuple of allowed string values for enums)
+SCHEMAS: dict[str, dict[str, object]] = {
+    LAYOUT_DESC: {
+        "memory": ("DRAM", "L1"),
+        "layout": ("interleaved", "sharded"),
+        "dtype": str,
+        "tile": list,
+        "shape": list,
+        "tiles": list,  # [rows, cols] in tiles (last two dims)
+        "page_bytes": int,
+    },
+    CB_DESC: {
+        "rows": int,  # block rows in tiles
+        "cols": int,  # block cols in tiles
+        "depth": int,  # blocks the ring holds
+        "dtype": str,
+        "page_bytes": int,
+    },
+    ACC_DESC: {"rows": int, "cols": int, "dtype": str},
+    PARTITION: {
+        "mode": ("contiguous",),
+        "grid": list,  # [gx, gy, gz]
+        "core_grid": list,  # [cols, rows] of the device grid used
+        "num_blocks": int,
+        "num_cores": int,
+        "work": list,  # [[core_x, core_y, start_id, count], ...]
+    },
+    COMPUTE_CONFIG: {
+        "math_fidelity": ("LoFi", "HiFi2", "HiFi3", "HiFi4"),
+        "fp32_dest_acc_en": bool,
+        "dst_full_sync_en": bool,
+        "unpack_to_dest_fp32": list,  # CB ids unpacked straight to DST in fp32
+        "math_approx_mode": bool,
+    },
+}
+
+
+def check(key: str, value) -> list[str]:
+    """Problems with ``value`` as the attribute ``key`` (empty when it conforms)."""
+    schema = SCHEMAS.get(key)
+    if schema is None:
+        return []
+    problems = []
+    for field, kind in schema.items():
+        if field not in value:
+            problems.append(f"{key}: missing field {field!r}")
+            continue
+        v = value[field]
+        if isinstance(kind, tuple):
+            if str(v) not in kind:
+                problems.append(f"{key}.{field}: {v!r} not one of {kind}")
+        elif kind is int:
+            try:
+                int(v)
+            except Exception:
+                problems.append(f"{key}.{field}: expected an integer, got {v!r}")
+        elif kind is bool:
+            if not isinstance(v, bool) and str(v) not in ("True", "False", "0", "1"):
+                problems.append(f"{key}.{field}: expected a bool, got {v!r}")
+        elif kind is list:
+            if isinstance(v, str) or not hasattr(v, "__len__"):
+                problems.append(f"{key}.{field}: expected a list, got {v!r}")
+        elif kind is str:
+            if not isinstance(v, str):
+                problems.append(f"{key}.{field}: expected a string, got {v!r}")
+    return problems

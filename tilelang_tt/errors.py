@@ -1,0 +1,63 @@
+"""Errors raised by tilelang-tt.
+
+Every error a user can trigger by writing an unsupported or malformed kernel is a
+:class:`TTCompileError` (or a subclass) whose message names the buffer, op or source line
+involved and says what to change.  Errors reported by the emulator or an SDK build at run
+time are :class:`TTRuntimeError`.
+"""
+
+from __future__ import annotations
+
+
+class TTCompileError(Exception):
+    """A kernel cannot be compiled for Tenstorrent; the message says why and what to change."""
+
+    def __init__(self, message: str, *, span=None, hint: str | None = None):
+        self.span = span
+        self.hint = hint
+        location = describe_span(span)
+        text = message
+        if location:
+            text = f"{location}: {text}"
+        if hint:
+            text = f"{text}\n  hint: {hint}"
+        super().__init__(text)
+
+
+class TTUnsupportedError(TTCompileError):
+    """A construct that is valid TileLang but not supported by this backend yet."""
+
+
+class TTLayoutError(TTCompileError):
+    """A shape, layout or alignment that cannot be mapped onto 32x32 tiles."""
+
+
+class TTResourceError(TTCompileError):
+    """A resource limit of the device is exceeded (L1, circular buffers, DST, runtime args)."""
+
+
+class TTVerifyError(TTCompileError):
+    """The lowered IR violates an invariant checked by VerifyTTIR (a compiler bug or bad input)."""
+
+
+class TTRuntimeError(RuntimeError):
+    """Running a compiled artifact failed (emulator protocol error, deadlock, build failure)."""
+
+
+def describe_span(span) -> str:
+    """Render a TVM span as ``file:line`` plus the source line when it can be read."""
+    if span is None:
+        return ""
+    try:
+        path = str(span.source_name.name)
+        line = int(span.line)
+    except Exception:  # pragma: no cover - spans without a source
+        return ""
+    text = f"{path}:{line}"
+    try:
+        with open(path, encoding="utf-8") as fh:
+            src = fh.read().splitlines()[line - 1].strip()
+        text += f" `{src}`"
+    except Exception:
+        pass
+    return text

@@ -1,0 +1,214 @@
+"""Registry of the ``tt.*`` TIR ops.
+
+Every op the pipeline puts into TIR is a registered ``tvm.ir.Op`` (opaque call effect), printed
+by TVMScript as ``T.tt.<name>(...)`` and parsed back through the ``T.tt`` script namespace.
+
+Three families:
+
+* **abstract** ops (stages C1-C3) describe tile dataflow without any protocol:
+  ``tt.read_to_cb``, ``tt.write_from_cb``, ``tt.mm.mma``, ``tt.fpu.add`` ...;
+* **protocol** ops (stages D2-E1) are one-to-one with TT-Metalium calls; ``cpp`` names the
+  C++ function codegen prints;
+* **meta** ops (``tt.alloc_cb``, ``tt.work_id``, ``tt.tensor_accessor``, ``tt.get_arg_val``)
+  carry values codegen prints as declarations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import tvm
+import tvm_ffi
+from tvm.tirx.op import call_intrin
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str  # full op name, "tt.<...>"
+    family: str  # "abstract" | "dataflow" | "compute" | "meta"
+    ret: str  # TIR dtype of the call
+    doc: str
+    cpp: str | None = None  # C++ spelling for protocol ops
+
+
+_SPECS: dict[str, OpSpec] = {}
+
+
+def _op(name, family, ret, doc, cpp=None):
+    full = f"tt.{name}"
+    _SPECS[full] = OpSpec(full, family, ret, doc, cpp)
+
+
+# --- meta ---------------------------------------------------------------------------------
+_op("alloc_cb", "meta", "int32",
+    "alloc_cb(cb_id, rows, cols, depth, dtype, role): a circular buffer holding `depth` blocks "
+    "of rows x cols tiles; cb_id is -1 until BuildTileDFGTT assigns it")
+_op("work_id", "meta", "int32", "the work unit the persistent per-core loop is processing")
+_op("get_arg_val", "meta", "int32", "get_arg_val(slot): runtime argument `slot`")
+_op("tensor_accessor", "meta", "handle",
+    "tensor_accessor(buffer, index, addr_slot, page_bytes): TensorAccessor over `buffer`; its "
+    "compile-time args are the `index`-th TensorAccessorArgs of the kernel")
+# --- abstract tile dataflow (C1-C3) --------------------------------------------------------
+_op("read_to_cb", "abstract", "void",
+    "read_to_cb(cb, buffer, row0, col0, rows, cols): one block of tiles from DRAM into cb")
+_op("write_from_cb", "abstract", "void",
+    "write_from_cb(cb, buffer, row0, col0, rows, cols): one block of tiles from cb to DRAM")
+_op("acc.clear", "abstract", "void", "acc.clear(acc): the accumulator starts from zero")
+_op("acc.pack", "abstract", "void", "acc.pack(acc, cb): the accumulator block is packed into cb")
+_op("mm.mma", "abstract", "void",
+    "mm.mma(acc, cb_a, cb_b, Mt, Nt, Kt, transpose_b): acc += A @ B on tile blocks")
+for _name in ("add", "sub", "mul"):
+    _op(f"fpu.{_name}", "abstract", "void",
+        f"fpu.{_name}(cb_out, cb_a, cb_b, ntiles): elementwise {_name} on the matrix engine")
+    _op(f"sfpu.{_name}", "abstract", "void",
+        f"sfpu.{_name}(cb_out, cb_a, cb_b, ntiles): elementwise {_name} on the vector engine "
+        "in fp32 (operands unpacked straight to DST)")
+# --- dataflow protocol (D2-D3) -------------------------------------------------------------
+for _name in ("cb_reserve_back", "cb_push_back", "cb_wait_front", "cb_pop_front"):
+    _op(_name, "dataflow", "void", f"{_name}(cb, ntiles)", cpp=_name)
+_op("get_write_ptr", "dataflow", "int32", "get_write_ptr(cb): L1 address of the back page", "get_write_ptr")
+_op("get_read_ptr", "dataflow", "int32", "get_read_ptr(cb): L1 address of the front page", "get_read_ptr")
+_op("noc_async_read_page", "dataflow", "void", "noc_async_read_page(page, accessor, l1_addr)",
+    "noc_async_read_page")
+_op("noc_async_write_page", "dataflow", "void", "noc_async_write_page(page, accessor, l1_addr)",
+    "noc_async_write_page")
+_op("noc_async_read_barrier", "dataflow", "void", "wait for this kernel's NOC reads",
+    "noc_async_read_barrier")
+_op("noc_async_write_barrier", "dataflow", "void", "wait for this kernel's NOC writes",
+    "noc_async_write_barrier")
+# --- compute protocol (D3-D5) --------------------------------------------------------------
+_op("compute_kernel_hw_startup", "compute", "void",
+    "compute_kernel_hw_startup(icb0, icb1, ocb, reverse): one-time engine configuration; "
+    "reverse=1 for matmul (in0 -> SrcB)", "compute_kernel_hw_startup")
+_op("matmul_init", "compute", "void", "matmul_init(in0, in1, transpose)", "matmul_init")
+_op("matmul_tiles", "compute", "void", "matmul_tiles(in0, in1, i0, i1, idst): DST[idst] += A @ B",
+    "matmul_tiles")
+_op("binary_op_init_common", "compute", "void", "binary_op_init_common(icb0, icb1, ocb)",
+    "binary_op_init_common")
+for _name in ("add", "sub", "mul"):
+    _op(f"{_name}_tiles_init", "compute", "void", f"{_name}_tiles_init(icb0, icb1)", f"{_name}_tiles_init")
+    _op(f"{_name}_tiles", "compute", "void", f"{_name}_tiles(icb0, icb1, i0, i1, idst)", f"{_name}_tiles")
+    _op(f"{_name}_binary_tile_init", "compute", "void", f"{_name}_binary_tile_init()",
+        f"{_name}_binary_tile_init")
+    _op(f"{_name}_binary_tile", "compute", "void",
+        f"{_name}_binary_tile(idst0, idst1, odst): SFPU {_name} of two DST tiles", f"{_name}_binary_tile")
+_op("copy_tile_to_dst_init_short", "compute", "void", "copy_tile_to_dst_init_short(cb)",
+    "copy_tile_to_dst_init_short")
+_op("copy_tile", "compute", "void", "copy_tile(cb, itile, idst)", "copy_tile")
+for _name in ("tile_regs_acquire", "tile_regs_commit", "tile_regs_wait", "tile_regs_release"):
+    _op(_name, "compute", "void", f"{_name}()", _name)
+_op("pack_tile", "compute", "void",
+    "pack_tile(idst, ocb, out_index): DST tile to position out_index of the reserved block",
+    "pack_tile")
+_op("pack_reconfig_data_format", "compute", "void", "pack_reconfig_data_format(ocb)",
+    "pack_reconfig_data_format")
+_op("reconfig_data_format_srca", "compute", "void", "reconfig_data_format_srca(cb)",
+    "reconfig_data_format_srca")
+_op("reconfig_data_format_srcb", "compute", "void", "reconfig_data_format_srcb(cb)",
+    "reconfig_data_format_srcb")
+
+
+def _register_all() -> None:
+    register = tvm_ffi.get_global_func("ir.RegisterOp")
+    for spec in _SPECS.values():
+        try:
+            tvm.ir.Op.get(spec.name)
+            continue  # already registered (module re-import)
+        except Exception:
+            pass
+        register(spec.name, spec.doc)
+        tvm.ir.register_op_attr(spec.name, "TCallEffectKind", 3)  # opaque
+        tvm.ir.register_op_attr(spec.name, "TScriptPrinterName", spec.name)
+
+
+_register_all()
+
+
+def spec(name: str) -> OpSpec:
+    return _SPECS[name]
+
+
+def specs() -> dict[str, OpSpec]:
+    return dict(_SPECS)
+
+
+def op(name: str) -> tvm.ir.Op:
+    return tvm.ir.Op.get(name)
+
+
+def call(name: str, *args, span=None):
+    """Build a ``tt.*`` call expression."""
+    s = _SPECS[name]
+    return call_intrin(s.ret, s.name, *args, span=span)
+
+
+def evaluate(name: str, *args, span=None):
+    """Build a ``tt.*`` call as a statement."""
+    return tvm.tirx.Evaluate(call(name, *args, span=span))
+
+
+def tt_op_name(expr) -> str | None:
+    """The ``tt.*`` op name of a Call, or None."""
+    if isinstance(expr, tvm.ir.Call) and isinstance(expr.op, tvm.ir.Op):
+        name = expr.op.name
+        if name in _SPECS:
+            return name
+    return None
+
+
+def stmt_op_name(stmt) -> str | None:
+    """The ``tt.*`` op name of an ``Evaluate(call)`` statement, or None."""
+    if isinstance(stmt, tvm.tirx.Evaluate):
+        return tt_op_name(stmt.value)
+    return None
+
+
+# --- TVMScript namespace: T.tt.<op>(...) parses back to the same Call ----------------------
+class _OpsNamespace:
+    """Namespace object holding callables for one dotted level of ``T.tt``."""
+
+    def __init__(self, prefix: str):
+        self._prefix = prefix
+
+
+def _script_namespace():
+    root = _OpsNamespace("tt")
+    for name in _SPECS:
+        parts = name.split(".")[1:]
+        node = root
+        for part in parts[:-1]:
+            child = getattr(node, part, None)
+            if child is None:
+                child = _OpsNamespace(f"{node._prefix}.{part}")
+                # The printer's namespace walker treats classes named *Namespace as nested.
+                setattr(node, part, child)
+            node = child
+        setattr(node, parts[-1], _make_script_fn(name))
+    return root
+
+
+def _make_script_fn(name):
+    def fn(*args, **_kwargs):
+        return call(name, *args)
+
+    fn.__name__ = name.split(".")[-1]
+    return fn
+
+
+def register_script_namespace() -> None:
+    from tvm.tirx.script.builder import ir as builder_ir
+
+    if getattr(builder_ir, "tt", None) is None:
+        builder_ir.register_script_namespace("tt", _script_namespace())
+    else:
+        for module_name in ("tvm.tirx.script.builder", "tvm.tirx.script.parser",
+                            "tvm.tirx.script", "tvm.script.tirx"):
+            import sys
+            module = sys.modules.get(module_name)
+            if module is not None and getattr(module, "tt", None) is None:
+                setattr(module, "tt", builder_ir.tt)
+    # The namespace walker re-registers printer names only for "tirx."-prefixed ops; ours are
+    # set explicitly above, so nothing is lost.
+
+
+register_script_namespace()

@@ -1,0 +1,1 @@
+"""The tilelang-tt lowering pipeline: one module per stage, assembled in ``pipeline``."""

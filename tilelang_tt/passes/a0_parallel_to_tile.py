@@ -1,0 +1,190 @@
+"""A0 LowerParallelToTileTT: element-parallel loop nests become tile operations.
+
+Requires: frontend TIR (``T.Parallel`` nests are ``For`` loops of kind ``parallel``).
+
+Guarantees: every ``T.Parallel`` nest whose body is one elementwise assignment over a
+tile-aligned rectangle (``dst = a``, ``a + b``, ``a - b``, ``a * b``; ``Bind`` statements in
+the body are inlined) is replaced by the matching tile primitive (``tile.copy`` / ``tile.add``
+/ ``tile.sub`` / ``tile.mul``) on regions.  Operands that live in global memory are staged
+through new shared buffers (``tile.copy`` in before, ``tile.copy`` out after), so later stages
+only see tile ops whose compute operands are shared buffers.  Any other parallel body is a
+``TTUnsupportedError`` naming the source line.
+"""
+
+from __future__ import annotations
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+from tvm.sym import Analyzer
+
+from ..errors import TTCompileError, TTLayoutError, TTUnsupportedError
+from .common import buffer_dtype, buffer_scope, const_int, seq, stmts_of, substitute, tt_pass
+
+_BINARY = {tirx.Add: "Add", tirx.Sub: "Sub", tirx.Mul: "Mul"}
+_SUPPORTED = "dst = a, dst = a + b, dst = a - b, dst = a * b"
+
+
+def _operator(name):
+    import tvm.tirx.operator as tirx_op
+
+    return getattr(tirx_op, name)
+
+
+def _tile_call(name, *regions):
+    return _operator(name)(*regions, workspace={}, config={}, dispatch=None, scope=None)
+
+
+class _Nest:
+    def __init__(self, loop: tirx.For):
+        self.loop = loop
+        self.vars, self.extents = [], []
+        body = loop
+        while isinstance(body, tirx.For) and body.kind == tirx.ForKind.PARALLEL:
+            self.vars.append(body.loop_var)
+            self.extents.append(const_int(body.extent, "T.Parallel extent", body.span))
+            if const_int(body.min, "T.Parallel start", body.span) != 0:
+                raise TTUnsupportedError("T.Parallel loops must start at 0", span=body.span)
+            body = body.body
+        self.body = body
+        self.span = loop.span
+
+
+def _free_of(expr, loop_vars) -> bool:
+    found = []
+    tvm_ffi.structural_walk(expr, (tvm.ir.Var, lambda v: found.append(v)), order="pre")
+    return not any(v.same_as(lv) for v in found for lv in loop_vars)
+
+
+def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
+    """Region of ``buf`` touched by ``buf[indices]`` over the nest, or a clear error."""
+    n = len(nest.vars)
+    if len(indices) < n:
+        raise TTUnsupportedError(
+            f"T.Parallel: {what} {buf.name} has rank {len(indices)} but the nest has {n} loops",
+            span=nest.span)
+    lead, tail = list(indices[: len(indices) - n]), list(indices[len(indices) - n:])
+    slices = []
+    for idx in lead:
+        if not _free_of(idx, nest.vars):
+            raise TTUnsupportedError(
+                f"T.Parallel: {what} {buf.name}[...] indexes a leading dimension with a parallel "
+                "loop variable; only the last dimensions may follow the loop nest",
+                span=nest.span)
+        slices.append(slice(idx, idx + 1))
+    for idx, var, ext in zip(tail, nest.vars, nest.extents):
+        base = ana.simplify(idx - var)
+        if not _free_of(base, nest.vars):
+            raise TTUnsupportedError(
+                f"T.Parallel: index `{idx}` of {what} {buf.name} is not `offset + {var.name}`; "
+                "transposed or strided element access is not supported",
+                span=nest.span)
+        slices.append(slice(base, base + ext))
+    return buf[tuple(slices)]
+
+
+def _lower_nest(nest: _Nest):
+    ana = Analyzer()
+    stmts = stmts_of(nest.body)
+    mapping, scalars = {}, {}
+
+    def inline(node):
+        node = substitute(node, mapping)
+        if not scalars:
+            return node
+        return tvm_ffi.structural_map(
+            node, [(tvm.ir.TensorLoad, lambda ld: scalars.get(ld.source, ld))], order="post")
+
+    for s in stmts[:-1]:
+        # `y = by * 32 + i` parses either as a Bind or as a scalar local buffer + store
+        if isinstance(s, tirx.Bind):
+            mapping[s.var] = inline(s.value)
+        elif isinstance(s, tirx.AllocBuffer) and buffer_scope(s.buffer) == "local" \
+                and [int(d) for d in s.buffer.ty.shape] == [1]:
+            continue
+        elif isinstance(s, tirx.BufferStore) and buffer_scope(s.buffer) == "local" \
+                and [int(d) for d in s.buffer.ty.shape] == [1]:
+            scalars[s.buffer] = inline(s.value)
+        else:
+            raise TTUnsupportedError(
+                "T.Parallel body must be one elementwise assignment (optionally after `x = ...` "
+                f"bindings); found `{s}`", span=getattr(s, "span", None) or nest.span)
+    store = stmts[-1]
+    if not isinstance(store, tirx.BufferStore):
+        raise TTUnsupportedError(
+            f"T.Parallel body must end with an assignment `dst[...] = ...`; found `{store}`",
+            span=getattr(store, "span", None) or nest.span)
+    span = store.span or nest.span
+    store = inline(store)
+    dst_buf = store.buffer
+    value = store.value
+
+    if isinstance(value, tvm.ir.TensorLoad):
+        kind, loads = "Copy", [value]
+    elif type(value) in _BINARY and all(isinstance(x, tvm.ir.TensorLoad) for x in (value.a, value.b)):
+        kind, loads = _BINARY[type(value)], [value.a, value.b]
+    else:
+        raise TTUnsupportedError(
+            f"T.Parallel body `{dst_buf.name}[...] = {value}` is not supported yet; supported "
+            f"elementwise forms: {_SUPPORTED} (operands are buffer elements)", span=span)
+
+    dtype = buffer_dtype(dst_buf)
+    for ld in loads:
+        if buffer_dtype(ld.source) != dtype:
+            raise TTUnsupportedError(
+                f"T.Parallel: {ld.source.name} is {buffer_dtype(ld.source)} but {dst_buf.name} is "
+                f"{dtype}; mixed-dtype elementwise ops are not supported yet (cast with T.copy "
+                "through a buffer of the target dtype)", span=span)
+
+    dst_region = _access_region(dst_buf, list(store.indices), nest, ana, "destination")
+    src_regions = [_access_region(ld.source, list(ld.indices), nest, ana, "operand") for ld in loads]
+
+    shape = [e for e in nest.extents]
+    prologue, epilogue, allocs = [], [], []
+    staged = {}
+
+    def stage(region, is_dst):
+        buf = region.source
+        if buffer_scope(buf) != "global":
+            return region
+        if len(shape) < 2:
+            raise TTLayoutError(
+                f"T.Parallel over global {buf.name} must be at least 2-D (rows x cols of tiles)",
+                span=span)
+        key = (buf, str(region), is_dst)
+        if key in staged:
+            return staged[key]
+        stage_buf = tirx.decl_buffer(shape, buffer_dtype(buf), f"{buf.name}_tile", scope="shared")
+        allocs.append(tirx.AllocBuffer(stage_buf))
+        full = stage_buf[tuple(slice(0, e) for e in shape)]
+        if is_dst:
+            epilogue.append(_tile_call("Copy", region, full))
+        else:
+            prologue.append(_tile_call("Copy", full, region))
+        staged[key] = full
+        return full
+
+    if kind == "Copy":
+        # a plain element copy is a tile copy: no staging needed
+        return _tile_call("Copy", dst_region, src_regions[0])
+    srcs = [stage(r, False) for r in src_regions]
+    dst = stage(dst_region, True)
+    return seq(allocs + prologue + [_tile_call(kind, dst, *srcs)] + epilogue)
+
+
+@tt_pass("LowerParallelToTileTT")
+def LowerParallelToTileTT(func, mod, ctx):
+    """T.Parallel elementwise nests -> tile primitives (see module docstring)."""
+
+    def rewrite(loop):
+        if loop.kind != tirx.ForKind.PARALLEL:
+            return loop
+        try:
+            return _lower_nest(_Nest(loop))
+        except TTCompileError:
+            raise
+        except Exception as err:  # an analysis failure must still name the loop
+            raise TTUnsupportedError(f"cannot lower T.Parallel loop: {err}", span=loop.span) from None
+
+    body = tvm_ffi.structural_map(func.body, [(tirx.For, rewrite)], order="pre")
+    return func.with_body(body)

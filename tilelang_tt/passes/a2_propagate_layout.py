@@ -1,0 +1,80 @@
+"""A2 PropagateTTLayout: circular-buffer and accumulator descriptors for block-local buffers.
+
+Requires: InferTTLayout.
+
+Guarantees: every shared ``AllocBuffer`` carries ``tt.cb_desc`` = ``{rows, cols, depth,
+dtype, page_bytes}`` (block size in tiles, ring depth in blocks, page = one tile of the
+buffer's dtype).  ``depth`` is the ``num_stages`` of the innermost ``T.Pipelined`` loop that
+contains a write of the buffer (at least 1), else 2 (double buffering across work units).
+Every fragment ``AllocBuffer`` carries ``tt.acc_desc`` = ``{rows, cols, dtype}``.
+"""
+
+from __future__ import annotations
+
+import tvm_ffi
+from tvm import tirx
+
+from .. import attrs
+from .common import (
+    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, const_int, tile_bytes, tt_pass,
+)
+
+DEFAULT_DEPTH = 2
+
+
+def tile_dst_buffer(call: tirx.TilePrimitiveCall):
+    """The buffer a tile primitive writes (its first operand)."""
+    return call.args[0].source
+
+
+def _written_buffers(node) -> list:
+    return [tile_dst_buffer(c) for c in collect(node, tirx.TilePrimitiveCall)]
+
+
+def _block_tiles(buf):
+    shape = buffer_shape(buf)
+    lead = 1
+    for d in shape[:-2]:
+        lead *= d
+    return lead * shape[-2] // TILE, shape[-1] // TILE
+
+
+def _pipelined_depths(body) -> dict:
+    """buffer -> num_stages of the innermost pipelined loop containing a write of it."""
+    loops = [f for f in collect(body, tirx.For) if attrs.LOOP_NUM_STAGES in (f.annotations or {})]
+    best = {}
+    for loop in loops:
+        stages = const_int(loop.annotations[attrs.LOOP_NUM_STAGES], "num_stages", loop.span)
+        inner = collect(loop.body, tirx.For)
+        for buf in _written_buffers(loop.body):
+            prev = best.get(buf)
+            # keep the innermost loop: the one nested inside the other
+            if prev is None or any(l.same_as(loop) for l in prev[1]):
+                best[buf] = (max(1, stages), inner)
+    return {buf: depth for buf, (depth, _) in best.items()}
+
+
+@tt_pass("PropagateTTLayout", requires=("InferTTLayout",))
+def PropagateTTLayout(func, mod, ctx):
+    """Attach ``tt.cb_desc`` / ``tt.acc_desc`` to block-local allocations."""
+    depths = _pipelined_depths(func.body)
+
+    def annotate(alloc: tirx.AllocBuffer):
+        buf = alloc.buffer
+        scope = buffer_scope(buf)
+        ann = dict(alloc.annotations or {})
+        rows, cols = _block_tiles(buf)
+        dtype = buffer_dtype(buf)
+        if scope == "shared":
+            ann[attrs.CB_DESC] = {
+                "rows": rows, "cols": cols, "depth": depths.get(buf, DEFAULT_DEPTH),
+                "dtype": dtype, "page_bytes": tile_bytes(dtype),
+            }
+        elif scope == "local.fragment":
+            ann[attrs.ACC_DESC] = {"rows": rows, "cols": cols, "dtype": dtype}
+        else:
+            return alloc
+        return tirx.AllocBuffer(buf, ann, alloc.span)
+
+    body = tvm_ffi.structural_map(func.body, [(tirx.AllocBuffer, annotate)], order="post")
+    return func.with_body(body)

@@ -1,0 +1,216 @@
+"""Helpers shared by the pipeline stages: pass construction, attribute access, IR queries.
+
+All traversal goes through TVM's own ``tvm_ffi.structural_walk`` / ``structural_map``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+from tvm.sym import Analyzer
+
+from .. import attrs, ops
+from ..errors import TTCompileError, TTVerifyError
+
+TILE = 32
+
+
+# --------------------------------------------------------------------------------------------
+# pass construction
+# --------------------------------------------------------------------------------------------
+def tt_pass(name: str, *, requires: tuple[str, ...] = ()):
+    """Make ``fn(func, mod, ctx) -> func`` a ``tvm.transform.Pass`` named ``name``.
+
+    The pass checks that the stages it ``requires`` ran first (recorded in ``tt.stage_log``)
+    and records itself.  ``tvm.transform`` wraps Python exceptions raised inside a pass; the
+    wrapper lets a :class:`TTCompileError` escape unchanged so users see our message.
+    """
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def run(func, mod, ctx):
+            log = list(func.attrs[STAGE_LOG]) if func.attrs is not None and STAGE_LOG in func.attrs else []
+            missing = [r for r in requires if r not in log]
+            if missing:
+                raise TTVerifyError(
+                    f"{name} requires {', '.join(missing)} to have run first (ran: {log or 'none'})")
+            out = fn(func, mod, ctx)
+            return out.with_attr(STAGE_LOG, log + [name]).with_attr(attrs.STAGE, name)
+
+        def guarded(func, mod, ctx):
+            try:
+                return run(func, mod, ctx)
+            except TTCompileError as err:
+                _PENDING_ERROR.append(err)
+                raise
+
+        p = tirx.transform.prim_func_pass(guarded, opt_level=0, name=name)
+        p.__tt_name__ = name
+        p.__doc__ = fn.__doc__
+        return p
+
+    return decorate
+
+
+STAGE_LOG = "tt.stage_log"
+_PENDING_ERROR: list[TTCompileError] = []
+
+
+def run_pass(p, mod: tvm.IRModule) -> tvm.IRModule:
+    """Apply a pass, re-raising our own errors instead of TVM's wrapped ones."""
+    _PENDING_ERROR.clear()
+    try:
+        return p(mod)
+    except TTCompileError:
+        raise
+    except Exception:
+        if _PENDING_ERROR:
+            err = _PENDING_ERROR[-1]
+            _PENDING_ERROR.clear()
+            raise err from None
+        raise
+
+
+# --------------------------------------------------------------------------------------------
+# attributes
+# --------------------------------------------------------------------------------------------
+def get_attr(func: tirx.PrimFunc, key: str, default=None):
+    if func.attrs is None or key not in func.attrs:
+        return default
+    return func.attrs[key]
+
+
+def require_attr(func: tirx.PrimFunc, key: str, stage: str):
+    value = get_attr(func, key)
+    if value is None:
+        raise TTVerifyError(f"{stage}: missing function attribute {key!r}")
+    return value
+
+
+def to_py(value):
+    """Convert FFI containers (Map, Array, IntImm, String) into plain Python values."""
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if isinstance(value, tvm.tirx.IntImm):
+        return int(value.value)
+    if isinstance(value, tvm.tirx.FloatImm):
+        return float(value.value)
+    if isinstance(value, tvm.ir.Var):
+        return value
+    if hasattr(value, "items"):
+        return {(k if isinstance(k, tvm.ir.Var) else str(k)): to_py(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) or type(value).__name__ == "Array":
+        return [to_py(v) for v in value]
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# IR queries
+# --------------------------------------------------------------------------------------------
+def walk(node, node_type, fn):
+    """Call ``fn`` on every node of ``node_type`` under ``node`` (pre-order)."""
+    tvm_ffi.structural_walk(node, (node_type, fn), order="pre")
+
+
+def collect(node, node_type, pred=None) -> list:
+    found = []
+
+    def visit(n):
+        if pred is None or pred(n):
+            found.append(n)
+
+    walk(node, node_type, visit)
+    return found
+
+
+def tt_calls(node, name: str | None = None) -> list:
+    """All ``tt.*`` Call nodes (optionally of one op) under ``node``, in program order."""
+    return collect(node, tvm.ir.Call,
+                   lambda c: ops.tt_op_name(c) is not None and (name is None or c.op.name == name))
+
+
+def contains_tt_call(node, names) -> bool:
+    names = set(names)
+    return any(c.op.name in names for c in tt_calls(node))
+
+
+def substitute(node, mapping: dict):
+    """Replace variables (by identity) in a statement or expression."""
+    if not mapping:
+        return node
+    return tvm_ffi.structural_map(node, [(tvm.ir.Var, lambda v: mapping.get(v, v))], order="post")
+
+
+def seq(stmts) -> tirx.Stmt:
+    """A statement from a list, flattening nested SeqStmts and dropping no-ops."""
+    flat = []
+    for s in stmts:
+        if s is None:
+            continue
+        if isinstance(s, tirx.SeqStmt):
+            flat.extend(s.seq)
+        elif isinstance(s, tirx.Evaluate) and isinstance(s.value, tvm.tirx.IntImm):
+            continue
+        else:
+            flat.append(s)
+    if not flat:
+        return tirx.Evaluate(tirx.IntImm("int32", 0))
+    if len(flat) == 1:
+        return flat[0]
+    return tirx.SeqStmt(flat)
+
+
+def is_noop(stmt) -> bool:
+    return isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tvm.tirx.IntImm)
+
+
+def stmts_of(stmt) -> list:
+    if isinstance(stmt, tirx.SeqStmt):
+        return list(stmt.seq)
+    return [stmt]
+
+
+def buffer_scope(buf) -> str:
+    return str(buf.scope())
+
+
+def buffer_dtype(buf) -> str:
+    return str(buf.ty.dtype)
+
+
+def buffer_shape(buf) -> list:
+    return [int(s) if isinstance(s, tvm.tirx.IntImm) else s for s in buf.ty.shape]
+
+
+def const_int(expr, what: str, span=None) -> int:
+    """The value of a constant integer expression, or a clear error."""
+    if isinstance(expr, int):
+        return expr
+    simplified = Analyzer().simplify(expr)
+    if isinstance(simplified, tvm.tirx.IntImm):
+        return int(simplified.value)
+    raise TTCompileError(f"{what} must be a compile-time constant, got `{expr}`", span=span)
+
+
+def with_span(stmt_or_none, fallback):
+    span = getattr(stmt_or_none, "span", None)
+    return span if span is not None else fallback
+
+
+DTYPE_BYTES = {"bfloat16": 2, "float32": 4}
+DATA_FORMAT = {"bfloat16": "Float16_b", "float32": "Float32"}
+
+
+def tile_bytes(dtype: str) -> int:
+    return TILE * TILE * DTYPE_BYTES[dtype]
+
+
+def int_imm(v: int, dtype: str = "int32"):
+    return tirx.IntImm(dtype, int(v))
+
+
+def simplify(expr):
+    return Analyzer().simplify(expr)
