@@ -18,6 +18,7 @@ LAYOUT_DESC = "tt.layout_desc"  # A1: {buffer var: layout dict}
 ACCESSORS = "tt.accessors"  # A3 (abstract) / D2 (bound): list of accessor dicts
 PARTITION = "tt.partition"  # B1: work partition dict
 CORE_LAUNCH = "tt.core_launch"  # B2: {"grid": [...], "block_vars": [...]}
+CB_MAP = "tt.cb_map"  # C1: {shared buffer var: CB var}
 TILE_DFG = "tt.tile_dfg"  # C3: list of CB dicts (producer, consumers, id)
 KERNEL_KIND = "tt.kernel_kind"  # D1: "reader" | "compute" | "writer"
 KERNEL_SOURCE = "tt.kernel_source"  # D1: name of the PrimFunc the kernel was split from

@@ -2,6 +2,9 @@
 
 Requires: frontend TIR (``T.Parallel`` nests are ``For`` loops of kind ``parallel``).
 
+Also turns scalar assignments (``y = by * 32 + i``, which TVMScript parses as a one-element
+local buffer) into ``Bind`` statements so index arithmetic stays plain expressions.
+
 Guarantees: every ``T.Parallel`` nest whose body is one elementwise assignment over a
 tile-aligned rectangle (``dst = a``, ``a + b``, ``a - b``, ``a * b``; ``Bind`` statements in
 the body are inlined) is replaced by the matching tile primitive (``tile.copy`` / ``tile.add``
@@ -19,7 +22,9 @@ from tvm import tirx
 from tvm.sym import Analyzer
 
 from ..errors import TTCompileError, TTLayoutError, TTUnsupportedError
-from .common import buffer_dtype, buffer_scope, const_int, seq, stmts_of, substitute, tt_pass
+from .common import (
+    buffer_dtype, buffer_scope, collect, const_int, seq, stmts_of, substitute, tt_pass,
+)
 
 _BINARY = {tirx.Add: "Add", tirx.Sub: "Sub", tirx.Mul: "Mul"}
 _SUPPORTED = "dst = a, dst = a + b, dst = a - b, dst = a * b"
@@ -86,36 +91,20 @@ def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
 def _lower_nest(nest: _Nest):
     ana = Analyzer()
     stmts = stmts_of(nest.body)
-    mapping, scalars = {}, {}
-
-    def inline(node):
-        node = substitute(node, mapping)
-        if not scalars:
-            return node
-        return tvm_ffi.structural_map(
-            node, [(tvm.ir.TensorLoad, lambda ld: scalars.get(ld.source, ld))], order="post")
-
+    mapping = {}
     for s in stmts[:-1]:
-        # `y = by * 32 + i` parses either as a Bind or as a scalar local buffer + store
-        if isinstance(s, tirx.Bind):
-            mapping[s.var] = inline(s.value)
-        elif isinstance(s, tirx.AllocBuffer) and buffer_scope(s.buffer) == "local" \
-                and [int(d) for d in s.buffer.ty.shape] == [1]:
-            continue
-        elif isinstance(s, tirx.BufferStore) and buffer_scope(s.buffer) == "local" \
-                and [int(d) for d in s.buffer.ty.shape] == [1]:
-            scalars[s.buffer] = inline(s.value)
-        else:
+        if not isinstance(s, tirx.Bind):
             raise TTUnsupportedError(
                 "T.Parallel body must be one elementwise assignment (optionally after `x = ...` "
                 f"bindings); found `{s}`", span=getattr(s, "span", None) or nest.span)
+        mapping[s.var] = substitute(s.value, mapping)
     store = stmts[-1]
     if not isinstance(store, tirx.BufferStore):
         raise TTUnsupportedError(
             f"T.Parallel body must end with an assignment `dst[...] = ...`; found `{store}`",
             span=getattr(store, "span", None) or nest.span)
     span = store.span or nest.span
-    store = inline(store)
+    store = substitute(store, mapping)
     dst_buf = store.buffer
     value = store.value
 
@@ -172,9 +161,46 @@ def _lower_nest(nest: _Nest):
     return seq(allocs + prologue + [_tile_call(kind, dst, *srcs)] + epilogue)
 
 
+def _is_scalar_local(buf) -> bool:
+    return buffer_scope(buf) == "local" and [int(d) for d in buf.ty.shape] == [1]
+
+
+def scalars_to_binds(body):
+    """``y = expr`` parses as a 1-element local buffer plus one store: make it ``Bind(y, expr)``.
+
+    Only buffers stored exactly once (and not read by their own store) are rewritten; any
+    other use of local buffers is left for later stages to reject.
+    """
+    stores = {}
+    for st in collect(body, tirx.BufferStore):
+        if _is_scalar_local(st.buffer):
+            stores.setdefault(st.buffer, []).append(st)
+    single = {}
+    for buf, sts in stores.items():
+        reads_self = any(ld.source.same_as(buf) for ld in collect(sts[0].value, tvm.ir.TensorLoad))
+        if len(sts) == 1 and not reads_self:
+            single[buf] = tirx.Var(buf.name, str(buf.ty.dtype))
+    if not single:
+        return body
+
+    def rewrite(node):
+        if isinstance(node, tirx.AllocBuffer) and node.buffer in single:
+            return tirx.Evaluate(tirx.IntImm("int32", 0))
+        if isinstance(node, tirx.BufferStore) and node.buffer in single:
+            return tirx.Bind(single[node.buffer], node.value, node.span)
+        if isinstance(node, tvm.ir.TensorLoad) and node.source in single:
+            return single[node.source]
+        return node
+
+    body = tvm_ffi.structural_map(
+        body, [((tirx.AllocBuffer, tirx.BufferStore, tvm.ir.TensorLoad), rewrite)], order="post")
+    return tvm_ffi.structural_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+
+
 @tt_pass("LowerParallelToTileTT")
 def LowerParallelToTileTT(func, mod, ctx):
     """T.Parallel elementwise nests -> tile primitives (see module docstring)."""
+    func = func.with_body(scalars_to_binds(func.body))
 
     def rewrite(loop):
         if loop.kind != tirx.ForKind.PARALLEL:

@@ -13,6 +13,7 @@ from tvm import tirx
 from tvm.sym import Analyzer
 
 from .. import attrs, ops
+from ..ops import stmt_op_name  # noqa: F401  (re-exported for the passes)
 from ..errors import TTCompileError, TTVerifyError
 
 TILE = 32
@@ -21,42 +22,68 @@ TILE = 32
 # --------------------------------------------------------------------------------------------
 # pass construction
 # --------------------------------------------------------------------------------------------
+STAGE_LOG = "tt.stage_log"
+_PENDING_ERROR: list[TTCompileError] = []
+
+
+def stage_log(func) -> list:
+    return list(func.attrs[STAGE_LOG]) if func.attrs is not None and STAGE_LOG in func.attrs else []
+
+
+def check_stage(func, name: str, requires) -> None:
+    log = stage_log(func)
+    missing = [r for r in requires if r not in log]
+    if missing:
+        raise TTVerifyError(
+            f"{name} requires {', '.join(missing)} to have run first (ran: {log or 'none'})")
+
+
+def record_stage(func, name: str):
+    return func.with_attr(STAGE_LOG, stage_log(func) + [name]).with_attr(attrs.STAGE, name)
+
+
+def _guard(fn):
+    """``tvm.transform`` turns Python exceptions into RuntimeError; keep ours for run_pass."""
+
+    @functools.wraps(fn)
+    def guarded(*args):
+        try:
+            return fn(*args)
+        except TTCompileError as err:
+            _PENDING_ERROR.append(err)
+            raise
+
+    return guarded
+
+
 def tt_pass(name: str, *, requires: tuple[str, ...] = ()):
     """Make ``fn(func, mod, ctx) -> func`` a ``tvm.transform.Pass`` named ``name``.
 
     The pass checks that the stages it ``requires`` ran first (recorded in ``tt.stage_log``)
-    and records itself.  ``tvm.transform`` wraps Python exceptions raised inside a pass; the
-    wrapper lets a :class:`TTCompileError` escape unchanged so users see our message.
+    and records itself.
     """
 
     def decorate(fn):
-        @functools.wraps(fn)
         def run(func, mod, ctx):
-            log = list(func.attrs[STAGE_LOG]) if func.attrs is not None and STAGE_LOG in func.attrs else []
-            missing = [r for r in requires if r not in log]
-            if missing:
-                raise TTVerifyError(
-                    f"{name} requires {', '.join(missing)} to have run first (ran: {log or 'none'})")
-            out = fn(func, mod, ctx)
-            return out.with_attr(STAGE_LOG, log + [name]).with_attr(attrs.STAGE, name)
+            check_stage(func, name, requires)
+            return record_stage(fn(func, mod, ctx), name)
 
-        def guarded(func, mod, ctx):
-            try:
-                return run(func, mod, ctx)
-            except TTCompileError as err:
-                _PENDING_ERROR.append(err)
-                raise
-
-        p = tirx.transform.prim_func_pass(guarded, opt_level=0, name=name)
-        p.__tt_name__ = name
+        p = tirx.transform.prim_func_pass(_guard(run), opt_level=0, name=name)
         p.__doc__ = fn.__doc__
         return p
 
     return decorate
 
 
-STAGE_LOG = "tt.stage_log"
-_PENDING_ERROR: list[TTCompileError] = []
+def tt_module_pass(name: str):
+    """Make ``fn(mod, ctx) -> mod`` a module-level ``tvm.transform.Pass`` named ``name``."""
+
+    def decorate(fn):
+        p = tvm.transform.module_pass(_guard(fn), opt_level=0, name=name)
+        p.__doc__ = fn.__doc__
+        return p
+
+    return decorate
 
 
 def run_pass(p, mod: tvm.IRModule) -> tvm.IRModule:
@@ -214,3 +241,36 @@ def int_imm(v: int, dtype: str = "int32"):
 
 def simplify(expr):
     return Analyzer().simplify(expr)
+
+
+def split_persistent(body):
+    """(prologue statements, the ``tt.persistent_body`` AttrStmt) of a kernel body."""
+    items = stmts_of(body)
+    for i, s in enumerate(items):
+        if isinstance(s, tirx.AttrStmt) and str(s.attr_key) == attrs.PERSISTENT_BODY:
+            if i != len(items) - 1:
+                raise TTVerifyError("statements after the persistent body")
+            return items[:i], s
+    raise TTVerifyError("kernel body has no tt.persistent_body marker (GridToCoreGrid not run?)")
+
+
+def with_persistent(prologue, persistent, new_body=None):
+    """Rebuild a kernel body from its prologue and persistent body (optionally replaced)."""
+    if new_body is not None:
+        persistent = tirx.AttrStmt(persistent.node, persistent.attr_key, persistent.value,
+                                   new_body, persistent.span)
+    return seq(list(prologue) + [persistent])
+
+
+def loop_nest(extents: list, make_body, names=None):
+    """Nested serial loops over ``extents`` (extent-1 loops folded to the constant 0).
+
+    ``make_body(*indices)`` builds the innermost statement from the loop variables.
+    """
+    names = names or [f"i{k}" for k in range(len(extents))]
+    idx = [tirx.Var(n, "int32") if e > 1 else int_imm(0) for n, e in zip(names, extents)]
+    stmt = make_body(*idx)
+    for var, ext in reversed(list(zip(idx, extents))):
+        if ext > 1:
+            stmt = tirx.For(var, int_imm(0), int_imm(ext), tirx.ForKind.SERIAL, stmt)
+    return stmt

@@ -1,0 +1,187 @@
+"""TIR -> C++ printing for device kernels: a visitor, no templates.
+
+Codegen is dumb: every decision was taken by the passes and is spelled out in the IR.  This
+module only prints: ``tt.*`` protocol calls by their C++ name, loops, conditions, bindings and
+integer arithmetic (all indices are non-negative ``uint32_t``, so floor division and modulo
+print as ``/`` and ``%``).  The persistent per-core loop is printed around the
+``tt.persistent_body`` marker from the slots recorded in ``tt.persistent``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import tvm
+from tvm import tirx
+
+from .. import attrs, ops
+from ..errors import TTVerifyError
+from ..passes.common import get_attr, to_py
+
+_BINOPS = {
+    tirx.Add: "+", tirx.Sub: "-", tirx.Mul: "*", tirx.FloorDiv: "/", tirx.FloorMod: "%",
+    tirx.Div: "/", tirx.Mod: "%", tirx.EQ: "==", tirx.NE: "!=", tirx.LT: "<", tirx.LE: "<=",
+    tirx.GT: ">", tirx.GE: ">=", tirx.And: "&&", tirx.Or: "||",
+}
+
+
+class KernelPrinter:
+    """Prints one lowered kernel PrimFunc as the body of ``kernel_main``."""
+
+    INDENT = "    "
+
+    def __init__(self, func: tirx.PrimFunc):
+        self.func = func
+        self.names: dict = {}
+        self.used: set = {"work_id", "start_id", "work_count", "work_offset", "kernel_main"}
+        self.lines: list[str] = []
+        self.depth = 1
+        self.accessor_args: dict = {}  # accessor index -> args variable name
+        persistent = to_py(get_attr(func, attrs.PERSISTENT)) or {}
+        self.start_slot = persistent.get("start_slot")
+        self.count_slot = persistent.get("count_slot")
+
+    # ---- names ---------------------------------------------------------------------------
+    def name(self, var) -> str:
+        for v, n in self.names.items():
+            if v.same_as(var):
+                return n
+        base = re.sub(r"[^A-Za-z0-9_]", "_", str(var.name)) or "v"
+        if base[0].isdigit():
+            base = "v" + base
+        candidate, k = base, 1
+        while candidate in self.used:
+            candidate = f"{base}_{k}"
+            k += 1
+        self.used.add(candidate)
+        self.names[var] = candidate
+        return candidate
+
+    # ---- expressions ---------------------------------------------------------------------
+    def expr(self, e) -> str:
+        if isinstance(e, int):
+            return str(e)
+        if isinstance(e, tvm.tirx.IntImm):
+            if e.dtype == "bool":
+                return "true" if int(e.value) else "false"
+            return str(int(e.value))
+        if isinstance(e, tvm.tirx.FloatImm):
+            return repr(float(e.value)) + "f"
+        if isinstance(e, tvm.ir.Var):
+            return self.name(e)
+        op = _BINOPS.get(type(e))
+        if op is not None:
+            return f"({self.expr(e.a)} {op} {self.expr(e.b)})"
+        if isinstance(e, tirx.Not):
+            return f"(!{self.expr(e.a)})"
+        if isinstance(e, tirx.Min):
+            a, b = self.expr(e.a), self.expr(e.b)
+            return f"(({a}) < ({b}) ? ({a}) : ({b}))"
+        if isinstance(e, tirx.Max):
+            a, b = self.expr(e.a), self.expr(e.b)
+            return f"(({a}) > ({b}) ? ({a}) : ({b}))"
+        if isinstance(e, tirx.Select):
+            return f"({self.expr(e.condition)} ? {self.expr(e.true_value)} : {self.expr(e.false_value)})"
+        if isinstance(e, tirx.Cast):
+            return f"static_cast<uint32_t>({self.expr(e.value)})"
+        if isinstance(e, tvm.ir.Call):
+            return self.call(e)
+        raise TTVerifyError(f"codegen: cannot print expression `{e}` ({type(e).__name__})")
+
+    def call(self, c) -> str:
+        name = ops.tt_op_name(c)
+        if name is None:
+            raise TTVerifyError(f"codegen: non-tt call `{c}` in a device kernel")
+        spec = ops.spec(name)
+        args = [self.expr(a) for a in c.args]
+        if name == "tt.work_id":
+            return "work_id"
+        if name == "tt.get_arg_val":
+            return f"get_arg_val<uint32_t>({args[0]})"
+        if name == "tt.compute_kernel_hw_startup":
+            template = "<SrcOrder::Reverse>" if int(c.args[3]) else ""
+            return f"compute_kernel_hw_startup{template}({', '.join(args[:3])})"
+        if name == "tt.pack_tile":
+            template = "<true>" if int(c.args[3]) else ""
+            return f"pack_tile{template}({', '.join(args[:3])})"
+        if spec.cpp is None:
+            raise TTVerifyError(f"codegen: abstract op {name} reached codegen (pipeline bug)")
+        return f"{spec.cpp}({', '.join(args)})"
+
+    # ---- statements ----------------------------------------------------------------------
+    def emit(self, line: str = ""):
+        self.lines.append(self.INDENT * self.depth + line if line else "")
+
+    def stmt(self, s):
+        if isinstance(s, tirx.SeqStmt):
+            for x in s.seq:
+                self.stmt(x)
+        elif isinstance(s, tirx.Evaluate):
+            if isinstance(s.value, tvm.tirx.IntImm):
+                return
+            self.emit(self.expr(s.value) + ";")
+        elif isinstance(s, tirx.For):
+            v = self.name(s.loop_var)
+            lo, ext = self.expr(s.min), s.extent
+            hi = self.expr(ext) if isinstance(s.min, tvm.tirx.IntImm) and int(s.min) == 0 \
+                else f"{lo} + {self.expr(ext)}"
+            self.emit(f"for (uint32_t {v} = {lo}; {v} < {hi}; ++{v}) {{")
+            self.block(s.body)
+            self.emit("}")
+        elif isinstance(s, tirx.IfThenElse):
+            self.emit(f"if ({self.expr(s.condition)}) {{")
+            self.block(s.then_case)
+            if s.else_case is not None:
+                self.emit("} else {")
+                self.block(s.else_case)
+            self.emit("}")
+        elif isinstance(s, tirx.Bind):
+            self.bind(s)
+        elif isinstance(s, tirx.AttrStmt) and str(s.attr_key) == attrs.PERSISTENT_BODY:
+            self.persistent(s)
+        else:
+            raise TTVerifyError(f"codegen: cannot print statement {type(s).__name__}: {s}")
+
+    def block(self, body):
+        self.depth += 1
+        self.stmt(body)
+        self.depth -= 1
+
+    def bind(self, b: tirx.Bind):
+        name = ops.tt_op_name(b.value)
+        v = self.name(b.var)
+        if name == "tt.alloc_cb":
+            cb_id, rows, cols, depth = (int(x) for x in b.value.args[:4])
+            dtype, label = str(b.value.args[4].value), str(b.value.args[5].value)
+            self.emit(f"constexpr uint32_t {v} = {cb_id};  // {label}: {rows}x{cols} tiles "
+                      f"x {depth}, {dtype}")
+        elif name == "tt.tensor_accessor":
+            buf, index, slot, page = b.value.args
+            index = int(index)
+            args_name = f"{v}_args"
+            self.used.add(args_name)
+            offset = "0" if index == 0 else \
+                f"{self.accessor_args[index - 1]}.next_compile_time_args_offset()"
+            self.accessor_args[index] = args_name
+            self.emit(f"constexpr auto {args_name} = TensorAccessorArgs<{offset}>();")
+            self.emit(f"const auto {v} = TensorAccessor({args_name}, "
+                      f"get_arg_val<uint32_t>({int(slot)}), {int(page)});  // {buf.name}")
+        else:
+            self.emit(f"const uint32_t {v} = {self.expr(b.value)};")
+
+    def persistent(self, s):
+        if self.start_slot is None:
+            raise TTVerifyError("codegen: kernel has no tt.persistent signature (E1 not run)")
+        self.emit(f"const uint32_t start_id = get_arg_val<uint32_t>({self.start_slot});")
+        self.emit(f"const uint32_t work_count = get_arg_val<uint32_t>({self.count_slot});")
+        self.emit("for (uint32_t work_offset = 0; work_offset < work_count; ++work_offset) {")
+        self.depth += 1
+        self.emit("const uint32_t work_id = start_id + work_offset;")
+        self.emit("(void)work_id;")
+        self.stmt(s.body)
+        self.depth -= 1
+        self.emit("}")
+
+    def body(self) -> str:
+        self.stmt(self.func.body)
+        return "\n".join(self.lines)

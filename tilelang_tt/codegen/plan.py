@@ -1,0 +1,169 @@
+"""The runtime plan (``tt.plan.json``): everything the host program does, as data.
+
+Tensors, circular buffers, kernels with their compile-time and runtime argument layouts,
+the compute configuration and, per core, its range of work units plus the DRAM pages its
+reader reads and its writer writes.  The page lists are obtained by *executing* the lowered
+reader and writer TIR for each of the core's work units (a small interpreter over the
+statement and expression forms the pipeline produces), so they show what the generated
+kernels will touch, not what anyone intended.
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import tirx
+
+from .. import attrs, ops
+from ..errors import TTVerifyError
+from ..passes.common import DATA_FORMAT, get_attr, split_persistent, to_py
+from ..passes.f_verify import all_cbs, kernels_of
+
+PLAN_VERSION = 1
+PROCESSORS = {"reader": ("RISCV_1", "RISCV_1_default"), "writer": ("RISCV_0", "RISCV_0_default")}
+
+_ARITH = {
+    tirx.Add: lambda a, b: a + b, tirx.Sub: lambda a, b: a - b, tirx.Mul: lambda a, b: a * b,
+    tirx.FloorDiv: lambda a, b: a // b, tirx.FloorMod: lambda a, b: a % b,
+    tirx.Div: lambda a, b: a // b, tirx.Mod: lambda a, b: a % b,
+    tirx.EQ: lambda a, b: int(a == b), tirx.NE: lambda a, b: int(a != b),
+    tirx.LT: lambda a, b: int(a < b), tirx.LE: lambda a, b: int(a <= b),
+    tirx.GT: lambda a, b: int(a > b), tirx.GE: lambda a, b: int(a >= b),
+    tirx.And: lambda a, b: int(bool(a) and bool(b)), tirx.Or: lambda a, b: int(bool(a) or bool(b)),
+    tirx.Min: min, tirx.Max: max,
+}
+
+
+class PageTracer:
+    """Runs a dataflow kernel's TIR for given work units and records the pages it moves."""
+
+    def __init__(self, func):
+        self.prologue, self.persistent = split_persistent(func.body)
+        self.env = {}
+        self.pages = {}  # buffer name -> list of page ids
+        self.accessor_buffer = {}
+        for s in self.prologue:
+            if isinstance(s, tirx.Bind) and ops.tt_op_name(s.value) == "tt.tensor_accessor":
+                self.accessor_buffer[hash(s.var)] = str(s.value.args[0].name)
+
+    def value(self, e):
+        if isinstance(e, tvm.tirx.IntImm):
+            return int(e.value)
+        if isinstance(e, tvm.ir.Var):
+            try:
+                return self.env[hash(e)]  # FFI objects hash by node identity
+            except KeyError:
+                raise TTVerifyError(f"plan: unbound variable {e.name}") from None
+        fn = _ARITH.get(type(e))
+        if fn is not None:
+            return fn(self.value(e.a), self.value(e.b))
+        if isinstance(e, tirx.Not):
+            return int(not self.value(e.a))
+        if isinstance(e, tvm.ir.Call):
+            name = ops.tt_op_name(e)
+            if name == "tt.work_id":
+                return self.env["__work_id__"]
+            if name in ("tt.get_write_ptr", "tt.get_read_ptr"):
+                return 0
+        raise TTVerifyError(f"plan: cannot evaluate `{e}`")
+
+    def run(self, s):
+        if isinstance(s, tirx.SeqStmt):
+            for x in s.seq:
+                self.run(x)
+        elif isinstance(s, tirx.For):
+            lo, ext = self.value(s.min), self.value(s.extent)
+            for i in range(lo, lo + ext):
+                self.env[hash(s.loop_var)] = i
+                self.run(s.body)
+        elif isinstance(s, tirx.Bind):
+            self.env[hash(s.var)] = self.value(s.value)
+        elif isinstance(s, tirx.IfThenElse):
+            if self.value(s.condition):
+                self.run(s.then_case)
+            elif s.else_case is not None:
+                self.run(s.else_case)
+        elif isinstance(s, tirx.Evaluate):
+            name = ops.tt_op_name(s.value)
+            if name in ("tt.noc_async_read_page", "tt.noc_async_write_page"):
+                tile, accessor = s.value.args[0], s.value.args[1]
+                buf = self.accessor_buffer[hash(accessor)]
+                self.pages.setdefault(buf, []).append(self.value(tile))
+
+    def trace(self, start: int, count: int) -> dict:
+        self.pages = {}
+        for work_id in range(start, start + count):
+            self.env = {"__work_id__": work_id}
+            self.run(self.persistent.body)
+        return self.pages
+
+
+def _kernel_entry(kind, func):
+    runtime = []
+    for a in to_py(get_attr(func, attrs.RUNTIME_ARGS, [])):
+        entry = {"kind": a["kind"]}
+        if "buffer" in a:
+            entry["tensor"] = str(a["buffer"].name)
+        runtime.append(entry)
+    compile_args = [{"kind": "tensor_accessor", "tensor": str(a["buffer"].name),
+                     "index": a["index"]} for a in to_py(get_attr(func, attrs.ACCESSORS, []))]
+    entry = {"file": f"{kind}.cpp", "compile_args": compile_args, "runtime_args": runtime}
+    if kind in PROCESSORS:
+        entry["processor"], entry["noc"] = PROCESSORS[kind]
+    else:
+        entry["config"] = to_py(get_attr(func, attrs.COMPUTE_CONFIG))
+        entry["dst_plan"] = to_py(get_attr(func, attrs.DST_PLAN, []))
+    return entry
+
+
+def build_plan(mod) -> dict:
+    kernels = kernels_of(mod)
+    reader, writer = kernels["reader"], kernels["writer"]
+    source = str(get_attr(reader, attrs.KERNEL_SOURCE))
+    partition = to_py(get_attr(reader, attrs.PARTITION))
+    layouts = to_py(get_attr(reader, attrs.LAYOUT_DESC))
+    read_by = {str(a["buffer"].name) for a in to_py(get_attr(reader, attrs.ACCESSORS, []))}
+    written_by = {str(a["buffer"].name) for a in to_py(get_attr(writer, attrs.ACCESSORS, []))}
+
+    tensors = []
+    for index, buf in enumerate(reader.params):
+        lay = layouts[buf]
+        name = str(buf.name)
+        role = ("inout" if name in read_by and name in written_by else
+                "input" if name in read_by else "output" if name in written_by else "unused")
+        tensors.append({
+            "name": name, "index": index, "shape": lay["shape"], "dtype": lay["dtype"],
+            "data_format": DATA_FORMAT[lay["dtype"]], "role": role, "memory": lay["memory"],
+            "layout": lay["layout"], "page_bytes": lay["page_bytes"], "tiles": lay["tiles"],
+            "num_pages": lay["tiles"][0] * lay["tiles"][1],
+        })
+
+    cbs = []
+    for e in all_cbs(kernels):
+        cbs.append({
+            "id": int(e["id"]), "name": e["name"], "role": e["role"], "dtype": e["dtype"],
+            "data_format": DATA_FORMAT[e["dtype"]], "page_bytes": int(e["page_bytes"]),
+            "block": [int(e["rows"]), int(e["cols"])], "depth": int(e["depth"]),
+            "num_pages": int(e["rows"]) * int(e["cols"]) * int(e["depth"]),
+            "producer": e["producer"], "consumer": e["consumer"],
+        })
+
+    read_tracer, write_tracer = PageTracer(reader), PageTracer(writer)
+    cores = []
+    for x, y, start, count in partition["work"]:
+        cores.append({"core": [x, y], "start_id": start, "count": count,
+                      "reads": read_tracer.trace(start, count),
+                      "writes": write_tracer.trace(start, count)})
+
+    return {
+        "version": PLAN_VERSION,
+        "kernel": source,
+        "target": str(get_attr(reader, attrs.TARGET)),
+        "grid": partition["grid"],
+        "core_grid": partition["core_grid"],
+        "partition": {"mode": partition["mode"], "num_blocks": partition["num_blocks"],
+                      "num_cores": partition["num_cores"]},
+        "tensors": tensors,
+        "circular_buffers": cbs,
+        "kernels": {kind: _kernel_entry(kind, f) for kind, f in kernels.items()},
+        "cores": cores,
+    }

@@ -1,0 +1,173 @@
+"""C1 LowerSharedToCB: shared buffers become circular buffers; copies become tile streams.
+
+Requires: GridToCoreGrid.
+
+Guarantees:
+
+* every shared ``AllocBuffer`` is replaced by ``cb = tt.alloc_cb(-1, rows, cols, depth, dtype,
+  name)`` bound before the persistent body (CBs are static per kernel); ``tt.cb_map`` maps each
+  shared buffer var to its CB var;
+* ``copy(shared <- global)`` becomes ``tt.read_to_cb(cb, buffer, row0, col0, rows, cols)`` and
+  ``copy(global <- shared)`` becomes ``tt.write_from_cb(...)``, with ``row0``/``col0`` in tiles
+  of the tensor's page grid (leading dims flattened into rows);
+* ``copy(shared <- fragment)`` becomes ``tt.acc.pack(acc, cb)``; ``copy(global <- fragment)``
+  packs into a new output CB that is then written out;
+* copies are checked to be whole-buffer on the block side, tile-aligned and in bounds on the
+  global side (``TTLayoutError`` naming the buffer and offset otherwise); other copy
+  directions are ``TTUnsupportedError``.
+"""
+
+from __future__ import annotations
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+from tvm.sym import Analyzer
+
+from .. import attrs, ops
+from ..errors import TTLayoutError, TTUnsupportedError
+from .common import (
+    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, int_imm, require_attr,
+    seq, to_py, tt_pass,
+)
+
+OUTPUT_DEPTH = 2
+
+
+def alloc_cb_call(rows, cols, depth, dtype, name, cb_id=-1):
+    return ops.call("tt.alloc_cb", int_imm(cb_id), int_imm(rows), int_imm(cols), int_imm(depth),
+                    tvm.ir.StringImm(dtype), tvm.ir.StringImm(name))
+
+
+def _analyzer(func) -> Analyzer:
+    """An analyzer that knows the ranges of block indices and loop variables."""
+    ana = Analyzer()
+    launch = to_py(require_attr(func, attrs.CORE_LAUNCH, "LowerSharedToCB"))
+    grid = launch["grid"]
+    for var, ext in zip(launch["block_vars"], grid):
+        ana.bind(var, tvm.ir.Range(0, ext))
+    for loop in collect(func.body, tirx.For):
+        ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
+    return ana
+
+
+def _check_whole(region, span):
+    buf = region.source
+    for r, dim in zip(region.region, buffer_shape(buf)):
+        if not (isinstance(r.min, tvm.tirx.IntImm) and int(r.min) == 0
+                and isinstance(r.extent, tvm.tirx.IntImm) and int(r.extent) == dim):
+            raise TTUnsupportedError(
+                f"T.copy must move whole block buffers; {buf.name}[{r.min}:+{r.extent}] is a "
+                "partial region of it", span=span,
+                hint=f"copy into/out of all of {buf.name} (shape {buffer_shape(buf)})")
+
+
+def global_tiles(region, block_buf, ana: Analyzer, span):
+    """(row0, col0, rows, cols) in tiles of ``region`` of a global tensor, or a clear error."""
+    buf = region.source
+    shape = buffer_shape(buf)
+    ranges = list(region.region)
+    block_shape = buffer_shape(block_buf)
+    # extents must match the block buffer (TileLang aligns shapes from the right)
+    extents = [int(r.extent) if isinstance(r.extent, tvm.tirx.IntImm) else None for r in ranges]
+    want = [1] * (len(shape) - len(block_shape)) + block_shape \
+        if len(block_shape) <= len(shape) else None
+    if want is None or [e for e in extents] != want:
+        raise TTLayoutError(
+            f"copy between {buf.name} region of extent {extents} and {block_buf.name} of shape "
+            f"{block_shape}: the extents must match", span=span)
+    for r, e in zip(ranges[:-2], extents[:-2]):
+        if e != 1:
+            raise TTUnsupportedError(
+                f"copy of {buf.name}: leading dimensions must be indexed one at a time", span=span)
+    row_r, col_r = ranges[-2], ranges[-1]
+    for r, what, dim in ((row_r, "row", shape[-2]), (col_r, "column", shape[-1])):
+        if not ana.can_prove(tirx.floormod(r.min, TILE) == 0):
+            raise TTLayoutError(
+                f"copy of {buf.name} starts at {what} `{r.min}`, which is not a multiple of 32; "
+                "block offsets must be tile-aligned", span=span)
+        if not ana.can_prove(r.min + r.extent <= dim) or not ana.can_prove(r.min >= 0):
+            raise TTLayoutError(
+                f"copy of {buf.name} at {what} `{r.min}` with extent {r.extent} can run past "
+                f"the tensor's {what} count {dim}; the launch grid times the block size must "
+                f"not exceed the tensor (partial blocks are not supported)", span=span,
+                hint="make the dimension a multiple of the block size")
+    lead = int_imm(0)
+    for r, dim in zip(ranges[:-2], shape[:-2]):
+        lead = lead * dim + r.min
+    row_tiles = shape[-2] // TILE
+    row0 = ana.simplify(lead * row_tiles + tirx.floordiv(row_r.min, TILE))
+    col0 = ana.simplify(tirx.floordiv(col_r.min, TILE))
+    return row0, col0, int(row_r.extent) // TILE, int(col_r.extent) // TILE
+
+
+@tt_pass("LowerSharedToCB", requires=("GridToCoreGrid",))
+def LowerSharedToCB(func, mod, ctx):
+    """Shared allocations -> tt.alloc_cb; copies -> tt.read_to_cb / tt.write_from_cb / acc.pack."""
+    ana = _analyzer(func)
+    cb_of = {}
+    binds = []
+    for alloc in collect(func.body, tirx.AllocBuffer):
+        buf = alloc.buffer
+        if buffer_scope(buf) != "shared":
+            continue
+        desc = to_py(alloc.annotations[attrs.CB_DESC])
+        var = tirx.Var(f"{buf.name}_cb", "int32")
+        cb_of[buf] = var
+        binds.append(tirx.Bind(var, alloc_cb_call(desc["rows"], desc["cols"], desc["depth"],
+                                                  desc["dtype"], buf.name), alloc.span))
+
+    def cb(buf):
+        return cb_of[buf]
+
+    def lower_copy(call: tirx.TilePrimitiveCall):
+        if call.op.name != "tirx.tile.copy":
+            return call
+        dst, src = call.args[0], call.args[1]
+        d_scope, s_scope = buffer_scope(dst.source), buffer_scope(src.source)
+        span = call.span
+        if d_scope == "shared" and s_scope == "global":
+            _check_whole(dst, span)
+            r0, c0, nr, nc = global_tiles(src, dst.source, ana, span)
+            return ops.evaluate("tt.read_to_cb", cb(dst.source), src.source, r0, c0,
+                                int_imm(nr), int_imm(nc), span=span)
+        if d_scope == "global" and s_scope == "shared":
+            _check_whole(src, span)
+            r0, c0, nr, nc = global_tiles(dst, src.source, ana, span)
+            return ops.evaluate("tt.write_from_cb", cb(src.source), dst.source, r0, c0,
+                                int_imm(nr), int_imm(nc), span=span)
+        if d_scope == "shared" and s_scope == "local.fragment":
+            _check_whole(dst, span)
+            _check_whole(src, span)
+            if buffer_shape(dst.source) != buffer_shape(src.source):
+                raise TTLayoutError(
+                    f"copy {src.source.name} -> {dst.source.name}: shapes "
+                    f"{buffer_shape(src.source)} and {buffer_shape(dst.source)} differ", span=span)
+            return ops.evaluate("tt.acc.pack", src.source, cb(dst.source), span=span)
+        if d_scope == "global" and s_scope == "local.fragment":
+            _check_whole(src, span)
+            r0, c0, nr, nc = global_tiles(dst, src.source, ana, span)
+            out_name = f"{src.source.name}_out"
+            var = tirx.Var(f"{out_name}_cb", "int32")
+            binds.append(tirx.Bind(var, alloc_cb_call(nr, nc, OUTPUT_DEPTH,
+                                                      buffer_dtype(dst.source), out_name), span))
+            return seq([
+                ops.evaluate("tt.acc.pack", src.source, var, span=span),
+                ops.evaluate("tt.write_from_cb", var, dst.source, r0, c0, int_imm(nr),
+                             int_imm(nc), span=span),
+            ])
+        raise TTUnsupportedError(
+            f"T.copy from {s_scope} {src.source.name} to {d_scope} {dst.source.name} is not "
+            "supported; supported: global->shared, shared->global, fragment->shared, "
+            "fragment->global", span=span)
+
+    def drop_shared(alloc: tirx.AllocBuffer):
+        if buffer_scope(alloc.buffer) == "shared":
+            return tirx.Evaluate(int_imm(0))
+        return alloc
+
+    body = tvm_ffi.structural_map(
+        func.body, [(tirx.TilePrimitiveCall, lower_copy), (tirx.AllocBuffer, drop_shared)],
+        order="post")
+    body = tvm_ffi.structural_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    return func.with_body(seq(binds + [body])).with_attr(attrs.CB_MAP, cb_of)

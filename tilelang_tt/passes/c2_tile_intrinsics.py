@@ -1,0 +1,160 @@
+"""C2 LowerTTTileIntrinsics: tile compute ops become CB-level compute ops.
+
+Requires: LowerSharedToCB.
+
+Guarantees (no DST handling, no init calls yet):
+
+* ``tile.gemm(C, A, B, C, tA, tB, 1, beta)`` with ``A``/``B`` shared and ``C`` a fragment
+  becomes ``tt.mm.mma(C, cb_A, cb_B, Mt, Nt, Kt, tB)``, preceded by ``tt.acc.clear(C)`` when
+  ``beta == 0`` (``clear_accum``);
+* ``tile.fill(fragment, 0)`` (``T.clear``) becomes ``tt.acc.clear(fragment)``;
+* ``tile.add/sub/mul(dst, a, b)`` on shared buffers becomes ``tt.fpu.<op>`` for bfloat16
+  (matrix engine) and ``tt.sfpu.<op>`` for float32 (the vector engine keeps fp32; the FPU's
+  source registers would round fp32 to TF32);
+* any other tile op, and any element access left outside ``T.Parallel``, is a
+  ``TTUnsupportedError`` naming the op and source line.
+"""
+
+from __future__ import annotations
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from .. import attrs, ops
+from ..errors import TTLayoutError, TTUnsupportedError
+from .common import (
+    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm, require_attr, seq, to_py,
+    tt_pass,
+)
+
+_ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mul"}
+_REDUCE = {"tirx.tile.sum": "T.reduce_sum", "tirx.tile.max": "T.reduce_max"}
+
+
+def _tiles(buf):
+    shape = buffer_shape(buf)
+    lead = 1
+    for d in shape[:-2]:
+        lead *= d
+    return lead * shape[-2] // TILE, shape[-1] // TILE
+
+
+def _whole(region, what, span):
+    buf = region.source
+    for r, dim in zip(region.region, buffer_shape(buf)):
+        if not (isinstance(r.min, tvm.tirx.IntImm) and int(r.min) == 0
+                and isinstance(r.extent, tvm.tirx.IntImm) and int(r.extent) == dim):
+            raise TTUnsupportedError(
+                f"{what} must use whole buffers; {buf.name} is used partially", span=span)
+    return buf
+
+
+@tt_pass("LowerTTTileIntrinsics", requires=("LowerSharedToCB",))
+def LowerTTTileIntrinsics(func, mod, ctx):
+    """Tile compute primitives -> tt.mm.mma / tt.fpu.* / tt.sfpu.* / tt.acc.clear."""
+    cb_of = to_py(require_attr(func, attrs.CB_MAP, "LowerTTTileIntrinsics"))
+
+    def cb(buf, what, span):
+        if buffer_scope(buf) != "shared":
+            raise TTUnsupportedError(
+                f"{what} operand {buf.name} is in {buffer_scope(buf)} memory; compute operands "
+                "must be shared buffers (copy global tensors in with T.copy first)", span=span)
+        return cb_of[buf]
+
+    def lower_gemm(call, span):
+        d, a, b, c, trans_a, trans_b, alpha, beta = call.args
+        acc = _whole(d, "T.gemm", span)
+        if buffer_scope(acc) != "local.fragment":
+            raise TTUnsupportedError(
+                f"T.gemm accumulates into {acc.name} ({buffer_scope(acc)}); the accumulator must "
+                "be a T.alloc_fragment buffer", span=span)
+        if not c.source.same_as(acc):
+            raise TTUnsupportedError("T.gemm: C must be the accumulator it writes", span=span)
+        if bool(trans_a):
+            raise TTUnsupportedError(
+                "T.gemm(transpose_A=True) is not supported: the matrix engine transposes only B "
+                "tiles", span=span, hint="store A as (M, K) or transpose it beforehand")
+        if float(alpha.value) != 1.0:
+            raise TTUnsupportedError("T.gemm with alpha != 1 is not supported", span=span)
+        a_buf = _whole(a, "T.gemm", span)
+        b_buf = _whole(b, "T.gemm", span)
+        mt, kt = _tiles(a_buf)
+        if bool(trans_b):
+            nt, kt_b = _tiles(b_buf)
+        else:
+            kt_b, nt = _tiles(b_buf)
+        cm, cn = _tiles(acc)
+        if kt != kt_b or (cm, cn) != (mt, nt):
+            raise TTLayoutError(
+                f"T.gemm shapes do not agree: A {a_buf.name}{buffer_shape(a_buf)}, B "
+                f"{b_buf.name}{buffer_shape(b_buf)} (transpose_B={bool(trans_b)}), C "
+                f"{acc.name}{buffer_shape(acc)}", span=span)
+        if buffer_dtype(a_buf) != buffer_dtype(b_buf):
+            raise TTUnsupportedError(
+                f"T.gemm operands {a_buf.name} ({buffer_dtype(a_buf)}) and {b_buf.name} "
+                f"({buffer_dtype(b_buf)}) must have the same dtype", span=span)
+        mma = ops.evaluate("tt.mm.mma", acc, cb(a_buf, "T.gemm", span), cb(b_buf, "T.gemm", span),
+                           int_imm(mt), int_imm(nt), int_imm(kt), int_imm(int(bool(trans_b))),
+                           span=span)
+        if float(beta.value) == 0.0:
+            return seq([ops.evaluate("tt.acc.clear", acc, span=span), mma])
+        return mma
+
+    def lower(call: tirx.TilePrimitiveCall):
+        name = call.op.name
+        span = call.span
+        if name == "tirx.tile.gemm":
+            return lower_gemm(call, span)
+        if name == "tirx.tile.fill":
+            buf = _whole(call.args[0], "T.clear/T.fill", span)
+            value = call.args[1]
+            is_zero = (isinstance(value, int) and value == 0) or (
+                hasattr(value, "value") and float(value.value) == 0.0)
+            if buffer_scope(buf) != "local.fragment" or not is_zero:
+                raise TTUnsupportedError(
+                    f"T.fill({buf.name}, {value}) is not supported yet: only clearing an "
+                    "accumulator fragment (T.clear on a T.alloc_fragment buffer) is", span=span)
+            return ops.evaluate("tt.acc.clear", buf, span=span)
+        if name in _ELTWISE:
+            dst, a, b = call.args[0], call.args[1], call.args[2]
+            if not all(isinstance(x, tvm.ir.TensorRegion) for x in (a, b)):
+                raise TTUnsupportedError(
+                    f"elementwise {_ELTWISE[name]} with a scalar operand is not supported yet",
+                    span=span)
+            bufs = [_whole(x, f"elementwise {_ELTWISE[name]}", span) for x in (dst, a, b)]
+            shapes = {tuple(buffer_shape(x)) for x in bufs}
+            dtypes = {buffer_dtype(x) for x in bufs}
+            if len(shapes) != 1 or len(dtypes) != 1:
+                raise TTUnsupportedError(
+                    f"elementwise {_ELTWISE[name]} needs operands of one shape and dtype; got "
+                    + ", ".join(f"{x.name}{buffer_shape(x)}:{buffer_dtype(x)}" for x in bufs),
+                    span=span)
+            rows, cols = _tiles(bufs[0])
+            engine = "sfpu" if dtypes.pop() == "float32" else "fpu"
+            return ops.evaluate(f"tt.{engine}.{_ELTWISE[name]}",
+                                *[cb(x, f"elementwise {_ELTWISE[name]}", span) for x in bufs],
+                                int_imm(rows * cols), span=span)
+        if name in _REDUCE:
+            raise TTUnsupportedError(
+                f"{_REDUCE[name]} is not supported yet (reductions are planned)", span=span)
+        raise TTUnsupportedError(f"tile op {name} is not supported by the Tenstorrent backend",
+                                 span=span)
+
+    body = tvm_ffi.structural_map(func.body, [(tirx.TilePrimitiveCall, lower)], order="post")
+    body = tvm_ffi.structural_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+
+    for store in collect(body, tirx.BufferStore):
+        raise TTUnsupportedError(
+            f"element assignment to {store.buffer.name} outside an elementwise T.Parallel "
+            "nest is not supported", span=store.span)
+    for load in collect(body, tvm.ir.TensorLoad):
+        raise TTUnsupportedError(
+            f"element read of {load.source.name}[...] in an index or control expression is not "
+            "supported; use block indices and loop variables", span=getattr(load, "span", None))
+    for alloc in collect(body, tirx.AllocBuffer):
+        if buffer_scope(alloc.buffer) not in ("local.fragment",):
+            raise TTUnsupportedError(
+                f"allocation {alloc.buffer.name} in scope {buffer_scope(alloc.buffer)} is not "
+                "supported (use T.alloc_shared or T.alloc_fragment)", span=alloc.span)
+    return func.with_body(body).without_attr(attrs.CB_MAP)

@@ -1,0 +1,207 @@
+"""C3 BuildTileDFGTT: the producer -> circular buffer -> consumer graph, and CB ids.
+
+Requires: LowerTTTileIntrinsics.
+
+Guarantees:
+
+* ``tt.tile_dfg`` lists every CB: ``{cb, id, name, rows, cols, depth, dtype, page_bytes,
+  producer, consumer, role}`` where producer is ``reader`` (``tt.read_to_cb``) or ``compute``
+  (``tt.acc.pack``, ``tt.fpu.*``, ``tt.sfpu.*``), consumer is ``compute`` (``tt.mm.mma``,
+  ``tt.fpu.*``, ``tt.sfpu.*``) or ``writer`` (``tt.write_from_cb``), and role is ``input``
+  (reader -> compute), ``output`` (compute -> writer), ``intermediate`` (compute -> compute) or
+  ``passthrough`` (reader -> writer);
+* CB ids follow the TT-Metalium convention: inputs from ``c_0``, outputs from ``c_16``,
+  intermediates from ``c_24`` (falling back to any free index); more than 32 CBs is a
+  ``TTResourceError``; every ``tt.alloc_cb`` carries its id;
+* compute-side consumption is explicit: statements that consume one pushed block of a CB are
+  wrapped in ``AttrStmt(cb, "tt.cb_consume", tiles)``; the wrapped range starts at the first
+  statement after the producing statement that uses the block and ends at the last one
+  before the next production, in the innermost statement list holding both producer and
+  consumers (so a block produced outside a loop and used inside it is held for the loop).
+"""
+
+from __future__ import annotations
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from .. import attrs, ops
+from ..errors import TTCompileError, TTResourceError, TTUnsupportedError
+from .common import collect, get_attr, int_imm, seq, stmts_of, tt_calls, tt_pass
+
+# op -> (argument positions read as CBs, argument positions written as CBs)
+COMPUTE_CB_USE = {
+    "tt.mm.mma": ((1, 2), ()),
+    "tt.acc.pack": ((), (1,)),
+    **{f"tt.{e}.{o}": ((1, 2), (0,)) for e in ("fpu", "sfpu") for o in ("add", "sub", "mul")},
+}
+ID_RANGES = {"input": range(0, 16), "output": range(16, 24), "intermediate": range(24, 32),
+             "passthrough": range(0, 16)}
+MAX_CBS = 32
+
+
+def cb_binds(body) -> list:
+    """The ``cb = tt.alloc_cb(...)`` Binds of a kernel, in order."""
+    return [b for b in collect(body, tirx.Bind) if ops.tt_op_name(b.value) == "tt.alloc_cb"]
+
+
+def cb_uses(body):
+    """(producers, consumers): CB var -> list of (kernel kind, call)."""
+    producers, consumers = {}, {}
+    for call in tt_calls(body):
+        name = call.op.name
+        if name == "tt.read_to_cb":
+            producers.setdefault(call.args[0], []).append(("reader", call))
+        elif name == "tt.write_from_cb":
+            consumers.setdefault(call.args[0], []).append(("writer", call))
+        elif name in COMPUTE_CB_USE:
+            reads, writes = COMPUTE_CB_USE[name]
+            for i in reads:
+                consumers.setdefault(call.args[i], []).append(("compute", call))
+            for i in writes:
+                producers.setdefault(call.args[i], []).append(("compute", call))
+    return producers, consumers
+
+
+def _contains(stmt, call) -> bool:
+    return any(c.same_as(call) for c in tt_calls(stmt))
+
+
+def _consume_ranges(stmts, producer_calls, consumer_calls, name, span):
+    """Index ranges [first, last] of ``stmts`` consuming each produced block."""
+    prod_idx = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in producer_calls)]
+    cons_idx = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in consumer_calls)]
+    ranges = []
+    for n, p in enumerate(prod_idx):
+        nxt = prod_idx[n + 1] if n + 1 < len(prod_idx) else len(stmts)
+        users = [i for i in cons_idx if p < i < nxt]
+        if not users:
+            raise TTCompileError(f"a block written to shared buffer {name} is never used",
+                                 span=span)
+        ranges.append((users[0], users[-1]))
+    stray = [i for i in cons_idx if not prod_idx or i < prod_idx[0]]
+    if stray:
+        raise TTCompileError(f"shared buffer {name} is used before anything is written to it",
+                             span=span)
+    return ranges
+
+
+@tt_pass("BuildTileDFGTT", requires=("LowerTTTileIntrinsics",))
+def BuildTileDFGTT(func, mod, ctx):
+    """Build tt.tile_dfg, assign CB ids and mark compute-side consumption ranges."""
+    body = func.body
+    binds = cb_binds(body)
+    producers, consumers = cb_uses(body)
+    entries, used_ids = [], set()
+    by_var = {}
+    for b in binds:
+        var = b.var
+        args = b.value.args
+        name = str(args[5].value)
+        prods = producers.get(var, [])
+        cons = consumers.get(var, [])
+        if not prods:
+            raise TTCompileError(f"shared buffer {name} is read but never written", span=b.span)
+        if not cons:
+            raise TTCompileError(
+                f"shared buffer {name} is written but never read (copy it out or drop it)",
+                span=b.span)
+        p_kinds = {k for k, _ in prods}
+        c_kinds = {k for k, _ in cons}
+        if len(p_kinds) > 1 or len(c_kinds) > 1:
+            raise TTUnsupportedError(
+                f"shared buffer {name} is written by {sorted(p_kinds)} and read by "
+                f"{sorted(c_kinds)}; a shared buffer must have one producer and one consumer "
+                "kernel (use a second buffer)", span=b.span)
+        producer, consumer = p_kinds.pop(), c_kinds.pop()
+        role = {("reader", "compute"): "input", ("compute", "writer"): "output",
+                ("compute", "compute"): "intermediate",
+                ("reader", "writer"): "passthrough"}[(producer, consumer)]
+        rows, cols, depth = int(args[1]), int(args[2]), int(args[3])
+        dtype = str(args[4].value)
+        entries.append({
+            "cb": var, "name": name, "rows": rows, "cols": cols, "depth": depth, "dtype": dtype,
+            "page_bytes": 32 * 32 * (2 if dtype == "bfloat16" else 4), "producer": producer,
+            "consumer": consumer, "role": role, "span": b.span,
+        })
+        by_var[var] = entries[-1]
+
+    if len(entries) > MAX_CBS:
+        raise TTResourceError(
+            f"the kernel needs {len(entries)} circular buffers; a Tensix core has {MAX_CBS}")
+    for e in entries:
+        free = [i for i in ID_RANGES[e["role"]] if i not in used_ids] or \
+            [i for i in range(MAX_CBS) if i not in used_ids]
+        e["id"] = free[0]
+        used_ids.add(e["id"])
+
+    # compute-side consumption ranges
+    seqs = collect(body, tirx.SeqStmt)
+    homes = []  # [(home SeqStmt, [(first, last, entry), ...])]
+    for e in entries:
+        if e["consumer"] != "compute":
+            continue
+        p_calls = [c for _, c in producers[e["cb"]]]
+        c_calls = [c for _, c in consumers[e["cb"]]]
+        targets = p_calls + c_calls
+        home = None
+        for s in seqs:  # pre-order: the last seq holding all uses is the innermost
+            if all(_contains(s, c) for c in targets):
+                home = s
+        if home is None:
+            raise TTCompileError(f"cannot place the uses of shared buffer {e['name']}",
+                                 span=e["span"])
+        slot = next((h for h in homes if h[0].same_as(home)), None)
+        if slot is None:
+            slot = (home, [])
+            homes.append(slot)
+        for first, last in _consume_ranges(list(home.seq), p_calls, c_calls, e["name"],
+                                           e["span"]):
+            slot[1].append((first, last, e))
+
+    def wrap(s: tirx.SeqStmt):
+        slot = next((h for h in homes if h[0].same_as(s)), None)
+        if slot is None:
+            return s
+        items = list(s.seq)
+        ranges = sorted(slot[1], key=lambda r: (r[0], -(r[1] - r[0])))
+        for (f1, l1, e1) in ranges:
+            for (f2, l2, e2) in ranges:
+                if f1 < f2 <= l1 < l2:
+                    raise TTUnsupportedError(
+                        f"the uses of shared buffers {e1['name']} and {e2['name']} interleave; "
+                        "reorder the statements so one buffer's uses enclose the other's",
+                        span=e2["span"])
+        return seq(_wrap_ranges(items, ranges))
+
+    body = tvm_ffi.structural_map(body, [(tirx.SeqStmt, wrap)], order="pre")
+
+    def set_id(b: tirx.Bind):
+        e = by_var.get(b.var) if ops.tt_op_name(b.value) == "tt.alloc_cb" else None
+        if e is None:
+            return b
+        args = list(b.value.args)
+        args[0] = int_imm(e["id"])
+        return tirx.Bind(b.var, ops.call("tt.alloc_cb", *args), b.span)
+
+    body = tvm_ffi.structural_map(body, [(tirx.Bind, set_id)], order="post")
+    dfg = [{k: v for k, v in e.items() if k != "span"} for e in entries]
+    return func.with_body(body).with_attr(attrs.TILE_DFG, dfg)
+
+
+def _wrap_ranges(items, ranges):
+    """Wrap ``items[first..last]`` in consume markers; ranges are sorted outermost first."""
+    if not ranges:
+        return items
+    first, last, e = ranges[0]
+    inner = [r for r in ranges[1:] if first <= r[0] and r[1] <= last]
+    rest = [r for r in ranges[1:] if not (first <= r[0] and r[1] <= last)]
+    shifted = [(f - first, l - first, x) for f, l, x in inner]
+    body = seq(_wrap_ranges(items[first:last + 1], shifted))
+    marked = tirx.AttrStmt(e["cb"], attrs.CB_CONSUME, int_imm(e["rows"] * e["cols"]), body)
+    out = items[:first] + [marked] + items[last + 1:]
+    # ranges after this one shift left by the number of statements folded into `marked`
+    fold = last - first
+    rest = [(f - fold if f > last else f, l - fold if l > last else l, x) for f, l, x in rest]
+    return _wrap_ranges(out, rest)

@@ -1,0 +1,202 @@
+"""D4 InsertComputeInitTT: compute-engine start-up and per-op initialisation.
+
+Requires: SplitDeviceKernel (works on the compute kernel; others pass through).
+
+Guarantees, for the compute kernel:
+
+* the prologue starts with ``compute_kernel_hw_startup(icb0, icb1, ocb, reverse)`` configured
+  for the first compute op (``reverse = 1`` for a matmul: in0 feeds SrcB), followed by
+  ``binary_op_init_common`` when the kernel has matrix-engine elementwise ops;
+* every ``tt.mm.mma`` / ``tt.fpu.*`` op is preceded by its init (``matmul_init(a, b,
+  transpose)``, ``<op>_tiles_init(a, b)``) and by ``reconfig_data_format_srca/srcb`` when its
+  operands' data formats differ from the unpacker's current ones - unless the same
+  configuration is already in force on every path (a loop whose body uses one configuration
+  gets it once, before the loop);
+* ``tt.compute_config`` holds the ComputeConfig: HiFi4, ``fp32_dest_acc_en`` when an
+  accumulator is float32 or an SFPU op runs in fp32, half-sync DST, and the CBs to unpack
+  straight to DST in fp32.
+
+The vector-engine ops (``tt.sfpu.*``) configure themselves when expanded (D5), so after one
+the configuration is unknown and the next op re-initialises.
+"""
+
+from __future__ import annotations
+
+import tvm_ffi
+from tvm import tirx
+
+from .. import attrs, ops
+from .common import (
+    buffer_dtype, collect, int_imm, require_attr, seq, split_persistent, stmt_op_name, to_py,
+    tt_calls, tt_pass, with_persistent,
+)
+
+_FPU = {f"tt.fpu.{o}": o for o in ("add", "sub", "mul")}
+_SFPU = {f"tt.sfpu.{o}": o for o in ("add", "sub", "mul")}
+
+
+class CBInfo:
+    """CB var -> (id, dtype) from tt.tile_dfg."""
+
+    def __init__(self, func):
+        self.entries = to_py(require_attr(func, attrs.TILE_DFG, "compute pass"))
+
+    def _find(self, cb):
+        for e in self.entries:
+            if e["cb"].same_as(cb):
+                return e
+        raise KeyError(cb)
+
+    def dtype(self, cb) -> str:
+        return self._find(cb)["dtype"]
+
+    def id(self, cb) -> int:
+        return int(self._find(cb)["id"])
+
+
+def _op_config(call, info: CBInfo):
+    """(init key, init statement, required (srcA cb, srcB cb)) of an abstract compute op."""
+    name = call.op.name
+    if name == "tt.mm.mma":
+        a, b, trans = call.args[1], call.args[2], int(call.args[6])
+        key = ("matmul", info.id(a), info.id(b), trans)
+        return key, ops.evaluate("tt.matmul_init", a, b, int_imm(trans)), (b, a)
+    if name in _FPU:
+        a, b = call.args[1], call.args[2]
+        key = ("binary", _FPU[name], info.id(a), info.id(b))
+        return key, ops.evaluate(f"tt.{_FPU[name]}_tiles_init", a, b), (a, b)
+    return None
+
+
+def _pack_target(body, acc):
+    for call in tt_calls(body, "tt.acc.pack"):
+        if call.args[0].same_as(acc):
+            return call.args[1]
+    return None
+
+
+class _InitState:
+    def __init__(self, info: CBInfo, src_a, src_b):
+        self.info = info
+        self.key = None
+        self.fmt = {"a": info.dtype(src_a) if src_a is not None else None,
+                    "b": info.dtype(src_b) if src_b is not None else None}
+
+    def configs_in(self, node):
+        keys = set()
+        unknown = False
+        for call in tt_calls(node):
+            if call.op.name in _SFPU:
+                unknown = True
+            cfg = _op_config(call, self.info)
+            if cfg is not None:
+                keys.add((cfg[0], self._fmts(cfg[2])))
+        return keys, unknown
+
+    def _fmts(self, srcs):
+        return tuple(self.info.dtype(s) for s in srcs)
+
+    def setup(self, call):
+        """Statements that bring the engine into ``call``'s configuration."""
+        key, init, (src_a, src_b) = _op_config(call, self.info)
+        out = []
+        if self.fmt["a"] != self.info.dtype(src_a):
+            out.append(ops.evaluate("tt.reconfig_data_format_srca", src_a))
+            self.fmt["a"] = self.info.dtype(src_a)
+        if self.fmt["b"] != self.info.dtype(src_b):
+            out.append(ops.evaluate("tt.reconfig_data_format_srcb", src_b))
+            self.fmt["b"] = self.info.dtype(src_b)
+        if self.key != key:
+            out.append(init)
+            self.key = key
+        return out
+
+    def forget(self):
+        self.key = None
+        self.fmt = {"a": None, "b": None}
+
+
+@tt_pass("InsertComputeInitTT", requires=("SplitDeviceKernel",))
+def InsertComputeInitTT(func, mod, ctx):
+    """Insert hw start-up, per-op init and data-format reconfiguration in the compute kernel."""
+    if str(require_attr(func, attrs.KERNEL_KIND, "InsertComputeInitTT")) != "compute":
+        return func
+    info = CBInfo(func)
+    calls = [c for c in tt_calls(func.body)
+             if c.op.name == "tt.mm.mma" or c.op.name in _FPU or c.op.name in _SFPU]
+    accs = [a.buffer for a in collect(func.body, tirx.AllocBuffer)
+            if attrs.ACC_DESC in (a.annotations or {})]
+    fp32_acc = any(buffer_dtype(a) == "float32" for a in accs)
+    sfpu_inputs = sorted({info.id(c.args[i]) for c in calls if c.op.name in _SFPU
+                          for i in (1, 2)})
+    config = {
+        "math_fidelity": "HiFi4",
+        "fp32_dest_acc_en": bool(fp32_acc or sfpu_inputs),
+        "dst_full_sync_en": False,
+        "unpack_to_dest_fp32": sfpu_inputs,
+        "math_approx_mode": False,
+    }
+    if not calls:
+        return func.with_attr(attrs.COMPUTE_CONFIG, config)
+
+    first = calls[0]
+    if first.op.name == "tt.mm.mma":
+        a, b = first.args[1], first.args[2]
+        out = _pack_target(func.body, first.args[0])
+        reverse = 1
+        src_a, src_b = b, a
+    else:
+        out, a, b = first.args[0], first.args[1], first.args[2]
+        reverse = 0
+        src_a, src_b = a, b
+    if out is None:
+        outs = [e["cb"] for e in info.entries if e["producer"] == "compute"]
+        out = outs[0] if outs else a
+    prologue_ops = [ops.evaluate("tt.compute_kernel_hw_startup", a, b, out, int_imm(reverse))]
+    state = _InitState(info, src_a, src_b)
+    fpu = [c for c in calls if c.op.name in _FPU]
+    if fpu:
+        c0 = fpu[0]
+        prologue_ops.append(ops.evaluate("tt.binary_op_init_common", c0.args[1], c0.args[2],
+                                         c0.args[0]))
+
+    def on_for(loop):
+        keys, unknown = state.configs_in(loop.body)
+        if not keys and not unknown:
+            return loop
+        if len(keys) == 1 and not unknown:
+            (key, _fmts), = keys
+            call = next(c for c in tt_calls(loop.body) if _op_config(c, info) is not None)
+            pre = state.setup(call)
+            return seq(pre + [loop]) if pre else loop
+        state.forget()
+        return loop
+
+    def on_if(node):
+        keys, unknown = state.configs_in(node)
+        if keys or unknown:
+            state.forget()
+        return node
+
+    def on_eval(ev):
+        name = stmt_op_name(ev)
+        if name in _SFPU:
+            state.forget()
+            return ev
+        if name == "tt.mm.mma" or name in _FPU:
+            pre = state.setup(ev.value)
+            return seq(pre + [ev]) if pre else ev
+        return ev
+
+    prologue, persistent = split_persistent(func.body)
+    # the persistent loop repeats its body: when the body ends in another configuration than
+    # the one it starts in, assume nothing at its top so every iteration configures itself
+    keys, unknown = state.configs_in(persistent.body)
+    if len(keys) > 1 or unknown:
+        state.forget()
+    new_body = tvm_ffi.structural_map(
+        persistent.body, [(tirx.For, on_for), (tirx.IfThenElse, on_if), (tirx.Evaluate, on_eval)],
+        order="pre")
+    body = with_persistent(list(prologue) + prologue_ops, persistent, new_body)
+    body = tvm_ffi.structural_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    return func.with_body(body).with_attr(attrs.COMPUTE_CONFIG, config)

@@ -1,0 +1,107 @@
+"""The tilelang-tt pipeline: frontend TIR -> three device kernels, verified.
+
+Stage order (each a ``tvm.transform.Pass`` in its own module):
+
+    A0 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
+    A1 InferTTLayout              tt.layout_desc per global buffer
+    A2 PropagateTTLayout          tt.cb_desc / tt.acc_desc on block-local buffers
+    A3 AttachTensorAccessorTT     abstract accessor descriptors
+    B1 LayoutAwareWorkPartitionTT block grid -> per-core ranges of work units
+    B2 GridToCoreGrid             block indices from the core's current work unit
+    C1 LowerSharedToCB            shared buffers -> CBs; copies -> tile streams
+    C2 LowerTTTileIntrinsics      gemm / eltwise -> tt.mm.mma / tt.fpu.* / tt.sfpu.*
+    C3 BuildTileDFGTT             producer -> CB -> consumer graph, CB ids, consume ranges
+    D1 SplitDeviceKernel          reader / compute / writer
+    D2 ConfigureTensorAccessorTT  accessors bound to compile-time and runtime args
+    D3 LowerCBIntrinsics          reserve/push/wait/pop, NOC reads and writes, barriers
+    D4 InsertComputeInitTT        hw start-up, per-op init, data-format reconfiguration
+    D5 InsertDSTManagementTT      acquire/commit/wait/pack/release, sub-blocking, spills
+    E1 FinalizePersistentSignatureTT  runtime-arg layout of the persistent kernels
+    F  VerifyTTIR                 completeness and device limits
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import tvm
+
+from .. import attrs
+from ..errors import TTCompileError
+from ..target import resolve_target
+from .a0_parallel_to_tile import LowerParallelToTileTT
+from .a1_infer_layout import InferTTLayout
+from .a2_propagate_layout import PropagateTTLayout
+from .a3_attach_accessor import AttachTensorAccessorTT
+from .b1_work_partition import LayoutAwareWorkPartitionTT
+from .b2_grid_to_core import GridToCoreGrid
+from .c1_shared_to_cb import LowerSharedToCB
+from .c2_tile_intrinsics import LowerTTTileIntrinsics
+from .c3_tile_dfg import BuildTileDFGTT
+from .common import run_pass
+from .d1_split_kernel import SplitDeviceKernel
+from .d2_configure_accessor import ConfigureTensorAccessorTT
+from .d3_cb_intrinsics import LowerCBIntrinsics
+from .d4_compute_init import InsertComputeInitTT
+from .d5_dst_management import InsertDSTManagementTT
+from .e1_persistent_signature import FinalizePersistentSignatureTT
+from .f_verify import VerifyTTIR
+
+STAGES = [
+    ("A0", LowerParallelToTileTT),
+    ("A1", InferTTLayout),
+    ("A2", PropagateTTLayout),
+    ("A3", AttachTensorAccessorTT),
+    ("B1", LayoutAwareWorkPartitionTT),
+    ("B2", GridToCoreGrid),
+    ("C1", LowerSharedToCB),
+    ("C2", LowerTTTileIntrinsics),
+    ("C3", BuildTileDFGTT),
+    ("D1", SplitDeviceKernel),
+    ("D2", ConfigureTensorAccessorTT),
+    ("D3", LowerCBIntrinsics),
+    ("D4", InsertComputeInitTT),
+    ("D5", InsertDSTManagementTT),
+    ("E1", FinalizePersistentSignatureTT),
+    ("F", VerifyTTIR),
+]
+
+
+def stage_names() -> list[str]:
+    return [p.info.name for _, p in STAGES]
+
+
+def prepare(func, target=None) -> tvm.IRModule:
+    """Wrap a frontend PrimFunc in a module tagged with the target's device profile."""
+    if isinstance(func, tvm.IRModule):
+        funcs = list(func.functions.items())
+        if len(funcs) != 1:
+            raise TTCompileError("compile one kernel at a time (the module has "
+                                 f"{len(funcs)} functions)")
+        gv, func = funcs[0]
+        name = gv.name_hint
+    else:
+        if not isinstance(func, tvm.tirx.PrimFunc):
+            raise TTCompileError(f"expected a T.prim_func kernel, got {type(func).__name__}")
+        name = str(func.attrs["global_symbol"]) if func.attrs is not None and \
+            "global_symbol" in func.attrs else getattr(func, "__name__", "kernel")
+    _, profile = resolve_target(target)
+    func = func.with_attr(attrs.TARGET, profile.name).with_attr("global_symbol", name)
+    return tvm.IRModule({name: func})
+
+
+def run(mod: tvm.IRModule, *, stop_after: str | None = None, dump_dir=None) -> tvm.IRModule:
+    """Apply the stages in order (up to and including ``stop_after``), dumping IR if asked."""
+    dump_dir = dump_dir or os.environ.get("TT_DUMP_IR")
+    if dump_dir:
+        dump_dir = Path(dump_dir)
+        dump_dir.mkdir(parents=True, exist_ok=True)
+        (dump_dir / "00_frontend.py").write_text(mod.script())
+    for i, (tag, p) in enumerate(STAGES, start=1):
+        mod = run_pass(p, mod)
+        if dump_dir:
+            (dump_dir / f"{i:02d}_{tag}_{p.info.name}.py").write_text(mod.script())
+        if stop_after in (tag, p.info.name):
+            break
+    return mod
