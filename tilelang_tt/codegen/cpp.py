@@ -62,7 +62,7 @@ class KernelPrinter:
         if isinstance(e, int):
             return str(e)
         if isinstance(e, tvm.tirx.IntImm):
-            if e.dtype == "bool":
+            if str(e.ty) == "bool":
                 return "true" if int(e.value) else "false"
             return str(int(e.value))
         if isinstance(e, tvm.tirx.FloatImm):

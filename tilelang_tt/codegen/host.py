@@ -102,7 +102,8 @@ def host_source(plan: dict) -> str:
     w = out.append
     w("int main(int argc, char** argv) {")
     w(f"    if (argc != {len(tensors) + 1}) {{")
-    w(f'        std::fprintf(stderr, "usage: %s {" ".join(f"<{t["name"]}.bin>" for t in tensors)}\\n", argv[0]);')
+    args = " ".join("<" + t["name"] + ".bin>" for t in tensors)
+    w(f'        std::fprintf(stderr, "usage: %s {args}\\n", argv[0]);')
     w("        return 2;")
     w("    }")
     w("    auto mesh = distributed::MeshDevice::create_unit_mesh(0);")

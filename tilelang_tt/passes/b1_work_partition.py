@@ -6,8 +6,9 @@ Guarantees: ``tt.partition`` = ``{mode, grid, core_grid, num_blocks, num_cores, 
 Blocks are numbered ``id = (bz * gy + by) * gx + bx``; the ``num_cores = min(num_blocks,
 cores)`` cores each own one contiguous range of ids (the first ``num_blocks % num_cores`` cores
 one more block, as ``split_work_to_cores`` splits).  Core ``c`` is logical core
-``(c % core_grid_x, c // core_grid_x)``.  ``work`` lists ``[x, y, start_id, count]`` per
-core.  The grid extents must be constants.
+``(c % core_grid_x, c // core_grid_x)``; the core grid is the device's unless
+``annotate_tt_schedule(core_grid=...)`` asked for a smaller one.  ``work`` lists ``[x, y,
+start_id, count]`` per core.  The grid extents must be constants.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from tvm import tirx
 from .. import attrs
 from ..errors import TTCompileError, TTUnsupportedError
 from ..target import profile_of
-from .common import collect, const_int, require_attr, tt_pass
+from .common import collect, const_int, get_attr, require_attr, to_py, tt_pass
 
 BLOCK_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
 
@@ -69,11 +70,20 @@ def LayoutAwareWorkPartitionTT(func, mod, ctx):
     num_blocks = grid[0] * grid[1] * grid[2]
     if num_blocks < 1:
         raise TTCompileError(f"the launch grid {grid} has no blocks")
-    work = split_work(num_blocks, profile.grid_x, profile.grid_y)
+    grid_x, grid_y = profile.grid_x, profile.grid_y
+    requested = to_py(get_attr(func, attrs.SCHEDULE, {})) or {}
+    if "core_grid" in requested:
+        cols, rows = requested["core_grid"]
+        if cols > grid_x or rows > grid_y:
+            raise TTCompileError(
+                f"requested core grid {cols}x{rows} exceeds the {profile.name} grid "
+                f"{grid_x}x{grid_y}")
+        grid_x, grid_y = cols, rows
+    work = split_work(num_blocks, grid_x, grid_y)
     partition = {
         "mode": "contiguous",
         "grid": grid,
-        "core_grid": [profile.grid_x, profile.grid_y],
+        "core_grid": [grid_x, grid_y],
         "num_blocks": num_blocks,
         "num_cores": len(work),
         "work": work,

@@ -1,0 +1,75 @@
+"""Public compile entry points: ``lower``, ``compile``, ``annotate_tt_layout``,
+``annotate_tt_schedule``."""
+
+from __future__ import annotations
+
+import json
+
+import tvm
+from tvm import tirx
+
+from . import attrs
+from .codegen.cmake import cmake_source
+from .codegen.host import host_source
+from .codegen.kernels import kernel_source
+from .codegen.plan import build_plan
+from .errors import TTCompileError
+from .passes import pipeline
+from .passes.f_verify import kernels_of
+from .runtime.artifact import Artifact
+
+
+def _param_by_name(func, name):
+    for p in func.params:
+        if tirx.is_buffer_var(p) and str(p.name) == name:
+            return p
+    raise TTCompileError(f"kernel has no tensor parameter named {name!r}")
+
+
+def annotate_tt_layout(func: tirx.PrimFunc, layouts: dict) -> tirx.PrimFunc:
+    """Request layouts for tensor parameters: ``{"A": {"memory": "DRAM", "layout":
+    "interleaved"}}``.  InferTTLayout validates the requests."""
+    current = dict(func.attrs[attrs.LAYOUT_DESC]) if func.attrs is not None and \
+        attrs.LAYOUT_DESC in func.attrs else {}
+    for name, desc in layouts.items():
+        current[_param_by_name(func, name)] = dict(desc)
+    return func.with_attr(attrs.LAYOUT_DESC, current)
+
+
+def annotate_tt_schedule(func: tirx.PrimFunc, *, core_grid=None) -> tirx.PrimFunc:
+    """Scheduling requests: ``core_grid=(cols, rows)`` limits the cores the work is spread on."""
+    sched = {}
+    if core_grid is not None:
+        cols, rows = (int(v) for v in core_grid)
+        if cols < 1 or rows < 1:
+            raise TTCompileError(f"core_grid must be positive, got {core_grid}")
+        sched["core_grid"] = [cols, rows]
+    return func.with_attr(attrs.SCHEDULE, sched)
+
+
+def lower(func, target="tenstorrent", *, dump_ir=None, stop_after: str | None = None
+          ) -> tvm.IRModule:
+    """Run the pipeline; returns the module of reader/compute/writer kernels (or the module as
+    it is after ``stop_after``).  ``dump_ir`` (or ``TT_DUMP_IR``) names a directory that
+    receives the IR after every stage."""
+    mod = pipeline.prepare(func, target)
+    return pipeline.run(mod, stop_after=stop_after, dump_dir=dump_ir)
+
+
+def generate(mod: tvm.IRModule) -> tuple[dict, dict]:
+    """(sources, plan) of a lowered module."""
+    kernels = kernels_of(mod)
+    plan = build_plan(mod)
+    sources = {f"{kind}.cpp": kernel_source(kernels[kind])
+               for kind in ("reader", "compute", "writer")}
+    sources["main.cpp"] = host_source(plan)
+    sources["tt.plan.json"] = json.dumps(plan, indent=1) + "\n"
+    sources["CMakeLists.txt"] = cmake_source(plan["kernel"])
+    return sources, plan
+
+
+def compile(func, target="tenstorrent", out_idx=None, *, dump_ir=None) -> Artifact:  # noqa: A001
+    """Compile a kernel for Tenstorrent; see :class:`Artifact` for running it."""
+    mod = lower(func, target, dump_ir=dump_ir)
+    sources, plan = generate(mod)
+    return Artifact(sources=sources, plan=plan, module=mod, out_idx=out_idx)

@@ -1,0 +1,1 @@
+"""Running compiled kernels: artifacts, host tensors, the emulator build driver."""

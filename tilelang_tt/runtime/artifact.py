@@ -1,0 +1,150 @@
+"""A compiled kernel: its sources and plan, saving, and running in mock (or real) mode."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..errors import TTRuntimeError
+from . import tensors
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("TILELANG_TT_CACHE", Path.home() / ".cache" / "tilelang-tt"))
+
+
+class Artifact:
+    """What ``tilelang_tt.compile`` returns.
+
+    * ``sources``: file name -> text (``reader.cpp``, ``compute.cpp``, ``writer.cpp``,
+      ``main.cpp``, ``tt.plan.json``, ``CMakeLists.txt``);
+    * ``plan``: the runtime plan as a dict; ``module``: the lowered IRModule;
+    * ``save(dir)`` writes the project; ``art(a, b)`` / ``art.run(a, b)`` runs it (see
+      :meth:`run`); ``last_run_stats`` holds the emulator's counters of the last run.
+    """
+
+    def __init__(self, *, sources: dict, plan: dict, module, out_idx=None):
+        self.sources = dict(sources)
+        self.plan = plan
+        self.module = module
+        self.tensors = plan["tensors"]
+        n = len(self.tensors)
+        if out_idx is None:
+            self.out_idx = []
+        else:
+            idx = [out_idx] if isinstance(out_idx, int) else list(out_idx)
+            self.out_idx = sorted({i % n if -n <= i < n else _bad_out_idx(i, n) for i in idx})
+        self.last_run_stats = None
+
+    @property
+    def name(self) -> str:
+        return self.plan["kernel"]
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for key in sorted(self.sources):
+            h.update(key.encode() + b"\0" + self.sources[key].encode() + b"\0")
+        return h.hexdigest()[:20]
+
+    def save(self, directory) -> Path:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        for fname, text in self.sources.items():
+            (directory / fname).write_text(text)
+        return directory
+
+    def __call__(self, *args):
+        return self.run(*args)
+
+    # ---- running -------------------------------------------------------------------------
+    def run(self, *args, mode: str = "mock", arch: str | None = None):
+        """Run on the emulator (``mode="mock"``) or an SDK build (``mode="real"``).
+
+        Pass every tensor (outputs are filled in place and returned), or - when the artifact
+        was compiled with ``out_idx`` - only the inputs: the outputs are allocated and
+        returned (one array, or a list).  bfloat16 tensors take and return
+        ``ml_dtypes.bfloat16`` arrays; float arrays given for them are rounded to nearest even.
+        """
+        host = tensors.bind_arguments(self.tensors, self.out_idx, args)
+        if mode == "mock":
+            self._run_mock(host, arch or self.plan["target"])
+        elif mode == "real":
+            self._run_real(host)
+        else:
+            raise TTRuntimeError(f"unknown run mode {mode!r}; use 'mock' or 'real'")
+        return tensors.results(self.tensors, self.out_idx, host, len(args))
+
+    def project_dir(self) -> Path:
+        """A content-addressed copy of the project (kernels must stay at a fixed path)."""
+        d = cache_root() / "projects" / f"{self.name}-{self.digest()}"
+        if not (d / "main.cpp").exists():
+            tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=d.parent if d.parent.exists()
+                                        else _mkdir(d.parent)))
+            self.save(tmp)
+            try:
+                tmp.rename(d)
+            except OSError:  # another process won the race
+                shutil.rmtree(tmp, ignore_errors=True)
+        return d
+
+    def _run_mock(self, host: dict, arch: str):
+        from . import mockbuild
+
+        project = self.project_dir()
+        try:
+            exe = mockbuild.build_host(project / "main.cpp", project)
+        except mockbuild.MockBuildError as err:
+            raise TTRuntimeError(f"building {self.name} for the emulator failed:\n{err}") from None
+        with tempfile.TemporaryDirectory(prefix="tt-run-") as tmp:
+            paths = tensors.write_inputs(self.tensors, host, Path(tmp))
+            try:
+                result = mockbuild.run_host(exe, [str(p) for p in paths], arch=arch)
+            except mockbuild.MockRuntimeError as err:
+                raise TTRuntimeError(f"running {self.name} on the emulator failed:\n{err}") from None
+            self.last_run_stats = result.stats
+            tensors.read_outputs(self.tensors, host, paths)
+
+    def _run_real(self, host: dict):
+        sdk = os.environ.get("TT_METAL_HOME")
+        if not sdk:
+            raise TTRuntimeError(
+                "real mode needs a TT-Metalium SDK: set TT_METAL_HOME to its checkout/install")
+        project = self.project_dir()
+        build = project / "build-real"
+        for cmd in (["cmake", "-S", str(project), "-B", str(build), "-DTT_METAL_REAL=ON"],
+                    ["cmake", "--build", str(build), "-j"]):
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise TTRuntimeError(f"real-mode build failed ({' '.join(cmd)}):\n"
+                                     f"{proc.stdout}\n{proc.stderr}")
+        exe = build / _target_name(self.name)
+        with tempfile.TemporaryDirectory(prefix="tt-run-") as tmp:
+            paths = tensors.write_inputs(self.tensors, host, Path(tmp))
+            proc = subprocess.run([str(exe)] + [str(p) for p in paths], capture_output=True,
+                                  text=True)
+            if proc.returncode != 0:
+                raise TTRuntimeError(f"{self.name} failed on the device:\n{proc.stderr}")
+            self.last_run_stats = None
+            tensors.read_outputs(self.tensors, host, paths)
+
+    def __repr__(self):
+        return (f"<tilelang_tt.Artifact {self.name}: {len(self.plan['cores'])} cores, "
+                f"grid {self.plan['grid']}, files {sorted(self.sources)}>")
+
+
+def _target_name(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name) or "kernel"
+
+
+def _mkdir(p: Path) -> Path:
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def _bad_out_idx(i, n):
+    raise TTRuntimeError(f"out_idx {i} is out of range for a kernel with {n} tensors")
+

@@ -1,0 +1,97 @@
+"""Host tensors <-> the files ``main.cpp`` reads and writes; argument checking.
+
+Files hold raw row-major little-endian data: bfloat16 as 2-byte words, float32 as 4 bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from ..errors import TTRuntimeError
+
+NP_DTYPE = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float32": np.dtype(np.float32)}
+
+
+class TTArgumentError(TTRuntimeError, ValueError):
+    """A tensor passed to a compiled kernel has the wrong shape, dtype or count."""
+
+
+def _convert(t: dict, value, what: str) -> np.ndarray:
+    want = NP_DTYPE[t["dtype"]]
+    arr = np.asarray(value)
+    shape = tuple(t["shape"])
+    if arr.shape != shape:
+        raise TTArgumentError(f"{what} {t['name']}: expected shape {shape}, got {arr.shape}")
+    if arr.dtype == want:
+        return np.ascontiguousarray(arr)
+    if arr.dtype.kind == "f" or arr.dtype == NP_DTYPE["bfloat16"]:
+        # ml_dtypes converts to bfloat16 with round-to-nearest-even
+        return np.ascontiguousarray(arr.astype(want))
+    raise TTArgumentError(
+        f"{what} {t['name']}: expected {t['dtype']} (or a float array to convert), got "
+        f"{arr.dtype}")
+
+
+def bind_arguments(tensor_specs: list, out_idx: list, args: tuple) -> dict:
+    """index -> host array for every tensor (outputs allocated when not passed)."""
+    n = len(tensor_specs)
+    host = {}
+    if len(args) == n:
+        for i, (t, a) in enumerate(zip(tensor_specs, args)):
+            if t["role"] in ("output",) and not isinstance(a, np.ndarray):
+                raise TTArgumentError(f"output {t['name']} must be a numpy array to fill in place")
+            host[i] = _convert(t, a, "tensor")
+        host["_given"] = list(args)
+        return host
+    inputs = [i for i in range(n) if i not in out_idx]
+    if out_idx and len(args) == len(inputs):
+        for i, a in zip(inputs, args):
+            host[i] = _convert(tensor_specs[i], a, "input")
+        for i in out_idx:
+            t = tensor_specs[i]
+            host[i] = np.zeros(tuple(t["shape"]), dtype=NP_DTYPE[t["dtype"]])
+        return host
+    names = [t["name"] for t in tensor_specs]
+    expect = f"{n} tensors ({', '.join(names)})"
+    if out_idx:
+        expect += f" or the {len(inputs)} inputs ({', '.join(names[i] for i in inputs)})"
+    raise TTArgumentError(f"kernel takes {expect}; got {len(args)} arguments")
+
+
+def write_inputs(tensor_specs: list, host: dict, directory: Path) -> list[Path]:
+    paths = []
+    for i, t in enumerate(tensor_specs):
+        p = directory / f"{i}_{t['name']}.bin"
+        if t["role"] in ("input", "inout", "unused"):
+            host[i].tofile(p)
+        paths.append(p)
+    return paths
+
+
+def read_outputs(tensor_specs: list, host: dict, paths: list) -> None:
+    for i, t in enumerate(tensor_specs):
+        if t["role"] not in ("output", "inout"):
+            continue
+        data = np.fromfile(paths[i], dtype=NP_DTYPE[t["dtype"]])
+        if data.size != host[i].size:
+            raise TTRuntimeError(f"output {t['name']}: the program wrote {data.size} values, "
+                                 f"expected {host[i].size}")
+        host[i][...] = data.reshape(host[i].shape)
+
+
+def results(tensor_specs: list, out_idx: list, host: dict, n_args: int):
+    """What a call returns: the outputs (filled in the caller's arrays when they were given)."""
+    given = host.get("_given")
+    outs = out_idx or [i for i, t in enumerate(tensor_specs) if t["role"] in ("output", "inout")]
+    if given is not None:
+        for i in outs:
+            target = given[i]
+            if isinstance(target, np.ndarray) and target is not host[i]:
+                target[...] = host[i].astype(target.dtype)
+        arrays = [given[i] for i in outs]
+    else:
+        arrays = [host[i] for i in outs]
+    return arrays[0] if len(arrays) == 1 else arrays
