@@ -6,7 +6,7 @@ Guarantees: the ``blockIdx`` launch attributes are gone.  The kernel body is wra
 ``AttrStmt(tt.persistent_body)``, whose body first binds each block index from
 ``tt.work_id()`` (``bx = id % gx``, ``by = id / gx % gy``, ``bz = id / (gx * gy)``) and then
 holds the original block body unchanged.  ``tt.core_launch`` records the grid and the block
-variables.  The persistent loop over a core's work units is emitted by codegen.
+dimensions bound (``block_dims``, 0 = x).  The persistent loop over a core's work units is emitted by codegen.
 """
 
 from __future__ import annotations
@@ -41,5 +41,6 @@ def GridToCoreGrid(func, mod, ctx):
     binds = [tirx.Bind(v, val) for v, val in zip(block_vars, values) if v is not None]
     persistent = tirx.AttrStmt(int_imm(0), attrs.PERSISTENT_BODY, int_imm(gx * gy * gz),
                                seq(binds + [body]))
-    launch = {"grid": [gx, gy, gz], "block_vars": [v for v in block_vars if v is not None]}
+    launch = {"grid": [gx, gy, gz],
+              "block_dims": [d for d, v in enumerate(block_vars) if v is not None]}
     return func.with_body(persistent).with_attr(attrs.CORE_LAUNCH, launch)

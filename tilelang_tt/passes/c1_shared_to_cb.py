@@ -28,7 +28,7 @@ from .. import attrs, ops
 from ..errors import TTLayoutError, TTUnsupportedError
 from .common import (
     TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, int_imm, require_attr,
-    seq, to_py, tt_pass,
+    seq, split_persistent, stmts_of, to_py, tt_pass,
 )
 
 OUTPUT_DEPTH = 2
@@ -44,8 +44,11 @@ def _analyzer(func) -> Analyzer:
     ana = Analyzer()
     launch = to_py(require_attr(func, attrs.CORE_LAUNCH, "LowerSharedToCB"))
     grid = launch["grid"]
-    for var, ext in zip(launch["block_vars"], grid):
-        ana.bind(var, tvm.ir.Range(0, ext))
+    _, persistent = split_persistent(func.body)
+    # GridToCoreGrid binds the block indices first, in block_dims order
+    block_binds = stmts_of(persistent.body)[:len(launch["block_dims"])]
+    for bind, dim in zip(block_binds, launch["block_dims"]):
+        ana.bind(bind.var, tvm.ir.Range(0, grid[dim]))
     for loop in collect(func.body, tirx.For):
         ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
     return ana

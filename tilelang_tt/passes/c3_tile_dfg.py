@@ -4,7 +4,7 @@ Requires: LowerTTTileIntrinsics.
 
 Guarantees:
 
-* ``tt.tile_dfg`` lists every CB: ``{cb, id, name, rows, cols, depth, dtype, page_bytes,
+* ``tt.tile_dfg`` lists every CB: ``{id, name, rows, cols, depth, dtype, page_bytes,
   producer, consumer, role}`` where producer is ``reader`` (``tt.read_to_cb``) or ``compute``
   (``tt.acc.pack``, ``tt.fpu.*``, ``tt.sfpu.*``), consumer is ``compute`` (``tt.mm.mma``,
   ``tt.fpu.*``, ``tt.sfpu.*``) or ``writer`` (``tt.write_from_cb``), and role is ``input``
@@ -186,7 +186,7 @@ def BuildTileDFGTT(func, mod, ctx):
         return tirx.Bind(b.var, ops.call("tt.alloc_cb", *args), b.span)
 
     body = tvm_ffi.structural_map(body, [(tirx.Bind, set_id)], order="post")
-    dfg = [{k: v for k, v in e.items() if k != "span"} for e in entries]
+    dfg = [{k: v for k, v in e.items() if k not in ("span", "cb")} for e in entries]
     return func.with_body(body).with_attr(attrs.TILE_DFG, dfg)
 
 

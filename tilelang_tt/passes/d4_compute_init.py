@@ -36,16 +36,21 @@ _SFPU = {f"tt.sfpu.{o}": o for o in ("add", "sub", "mul")}
 
 
 class CBInfo:
-    """CB var -> (id, dtype) from tt.tile_dfg."""
+    """CB var -> its ``tt.tile_dfg`` entry (matched through the ``tt.alloc_cb`` id)."""
 
     def __init__(self, func):
         self.entries = to_py(require_attr(func, attrs.TILE_DFG, "compute pass"))
+        self.var_ids = {}
+        for b in collect(func.body, tirx.Bind):
+            if ops.tt_op_name(b.value) == "tt.alloc_cb":
+                self.var_ids[b.var] = int(b.value.args[0])
+
+    def var_of(self, entry):
+        return next(v for v, i in self.var_ids.items() if i == int(entry["id"]))
 
     def _find(self, cb):
-        for e in self.entries:
-            if e["cb"].same_as(cb):
-                return e
-        raise KeyError(cb)
+        cb_id = self.var_ids[cb]
+        return next(e for e in self.entries if int(e["id"]) == cb_id)
 
     def dtype(self, cb) -> str:
         return self._find(cb)["dtype"]
@@ -150,7 +155,7 @@ def InsertComputeInitTT(func, mod, ctx):
         reverse = 0
         src_a, src_b = a, b
     if out is None:
-        outs = [e["cb"] for e in info.entries if e["producer"] == "compute"]
+        outs = [info.var_of(e) for e in info.entries if e["producer"] == "compute"]
         out = outs[0] if outs else a
     prologue_ops = [ops.evaluate("tt.compute_kernel_hw_startup", a, b, out, int_imm(reverse))]
     state = _InitState(info, src_a, src_b)

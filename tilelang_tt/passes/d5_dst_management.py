@@ -95,10 +95,11 @@ class _Ctx:
             raise TTUnsupportedError(
                 f"no circular buffer left for the partial results of {acc.name} (32 in use)")
         var = tirx.Var(f"{acc.name}_partials_cb", "int32")
-        entry = {"cb": var, "name": f"{acc.name}_partials", "rows": rows, "cols": cols,
+        entry = {"name": f"{acc.name}_partials", "rows": rows, "cols": cols,
                  "depth": 1, "dtype": dtype, "page_bytes": 32 * 32 * (4 if dtype == "float32" else 2),
                  "producer": "compute", "consumer": "compute", "role": "spill", "id": free[0]}
         self.info.entries.append(entry)
+        self.info.var_ids[var] = free[0]
         bind = tirx.Bind(var, alloc_cb_call(rows, cols, 1, dtype, entry["name"], cb_id=free[0]))
         self.new_cbs.append(bind)
         self.note_dtype(dtype)

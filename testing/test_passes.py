@@ -1,0 +1,295 @@
+"""Each pipeline stage's contract, checked on real frontend IR (kernels parsed from TileLang)."""
+
+import pytest
+import tvm
+from tvm import tirx
+
+import kernels
+import tilelang_tt
+from tilelang_tt import attrs, ops
+from tilelang_tt.passes import pipeline
+from tilelang_tt.passes.common import buffer_scope, collect, get_attr, to_py, tt_calls
+
+
+def upto(func, stage, target="tenstorrent"):
+    return tilelang_tt.lower(func, target, stop_after=stage)
+
+
+def only(mod):
+    (f,) = mod.functions.values()
+    return f
+
+
+def kernel(mod, kind):
+    for f in mod.functions.values():
+        if str(f.attrs[attrs.KERNEL_KIND]) == kind:
+            return f
+    raise KeyError(kind)
+
+
+def op_names(node):
+    return [c.op.name for c in tt_calls(node)]
+
+
+GEMM = dict(M=256, N=256, K=128)
+
+
+def test_stage_list_is_complete():
+    assert pipeline.stage_names() == [
+        "LowerParallelToTileTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT",
+        "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",
+        "LowerTTTileIntrinsics", "BuildTileDFGTT", "SplitDeviceKernel",
+        "ConfigureTensorAccessorTT", "LowerCBIntrinsics", "InsertComputeInitTT",
+        "InsertDSTManagementTT", "FinalizePersistentSignatureTT", "VerifyTTIR"]
+    for _, p in pipeline.STAGES:
+        assert isinstance(p, tvm.transform.Pass)
+
+
+def test_passes_check_their_requirements():
+    from tilelang_tt.passes.c1_shared_to_cb import LowerSharedToCB
+    from tilelang_tt.passes.common import run_pass
+
+    mod = pipeline.prepare(kernels.matmul(**GEMM), "tenstorrent")
+    with pytest.raises(tilelang_tt.TTVerifyError, match="requires GridToCoreGrid"):
+        run_pass(LowerSharedToCB, mod)
+
+
+def test_a0_parallel_over_globals_is_staged_through_shared():
+    f = only(upto(kernels.elementwise_add(64, 64), "A0"))
+    names = [c.op.name for c in collect(f.body, tirx.TilePrimitiveCall)]
+    assert names == ["tirx.tile.copy", "tirx.tile.copy", "tirx.tile.add", "tirx.tile.copy"]
+    staged = [a.buffer for a in collect(f.body, tirx.AllocBuffer)]
+    assert [buffer_scope(b) for b in staged] == ["shared"] * 3
+    assert not [l for l in collect(f.body, tirx.For) if l.kind == tirx.ForKind.PARALLEL]
+
+
+def test_a0_parallel_over_shared_becomes_tile_op():
+    f = only(upto(kernels.elementwise_add_shared(64, 64), "A0"))
+    (add,) = [c for c in collect(f.body, tirx.TilePrimitiveCall) if c.op.name == "tirx.tile.add"]
+    assert [a.source.name for a in add.args] == ["C_shared", "A_shared", "B_shared"]
+
+
+def test_a1_layouts():
+    f = only(upto(kernels.matmul(**GEMM), "A1"))
+    lay = to_py(f.attrs[attrs.LAYOUT_DESC])
+    a = next(v for k, v in lay.items() if k.name == "A")
+    assert a == {"memory": "DRAM", "layout": "interleaved", "dtype": "bfloat16",
+                 "tile": [32, 32], "shape": [256, 128], "tiles": [8, 4], "page_bytes": 2048}
+    assert not attrs.check(attrs.LAYOUT_DESC, a)
+
+
+def test_a1_user_layout_requests_are_validated():
+    f = tilelang_tt.annotate_tt_layout(kernels.matmul(**GEMM), {"A": {"layout": "sharded"}})
+    with pytest.raises(tilelang_tt.TTUnsupportedError, match="A: DRAM sharded"):
+        upto(f, "A1")
+    f = tilelang_tt.annotate_tt_layout(kernels.matmul(**GEMM), {"B": {"halo": 1}})
+    with pytest.raises(tilelang_tt.TTLayoutError, match="halo"):
+        upto(f, "A1")
+
+
+def test_a2_cb_depth_from_num_stages_and_acc_desc():
+    f = only(upto(kernels.matmul_nt(**GEMM, num_stages=3), "A2"))
+    descs = {a.buffer.name: to_py(a.annotations) for a in collect(f.body, tirx.AllocBuffer)}
+    assert descs["A_shared"][attrs.CB_DESC] == {"rows": 4, "cols": 1, "depth": 3,
+                                                "dtype": "bfloat16", "page_bytes": 2048}
+    assert descs["B_shared"][attrs.CB_DESC]["depth"] == 3
+    assert descs["C_shared"][attrs.CB_DESC]["depth"] == 2  # outside the pipelined loop
+    assert descs["C_local"][attrs.ACC_DESC] == {"rows": 4, "cols": 4, "dtype": "float32"}
+
+
+def test_a3_abstract_accessors():
+    f = only(upto(kernels.matmul(**GEMM), "A3"))
+    accs = to_py(f.attrs[attrs.ACCESSORS])
+    assert [a["buffer"].name for a in accs] == ["A", "B", "C"]
+    assert all(a["bound"] is False and a["page_bytes"] == 2048 for a in accs)
+
+
+@pytest.mark.parametrize("grid_blocks,target,cores", [((2, 2), "tenstorrent", 4),
+                                                       ((16, 8), "tenstorrent", 64),
+                                                       ((16, 16), "tenstorrent/blackhole", 130)])
+def test_b1_partition_covers_every_block_once(grid_blocks, target, cores):
+    gx, gy = grid_blocks
+    f = only(upto(kernels.elementwise_add(32 * gy, 32 * gx), "B1", target))
+    part = to_py(f.attrs[attrs.PARTITION])
+    assert part["grid"] == [gx, gy, 1] and part["num_cores"] == cores
+    ids = [i for _, _, start, count in part["work"] for i in range(start, start + count)]
+    assert sorted(ids) == list(range(gx * gy))
+    counts = {count for *_, count in part["work"]}
+    assert max(counts) - min(counts) <= 1
+    assert not attrs.check(attrs.PARTITION, part)
+
+
+def test_b1_schedule_request_limits_cores():
+    f = tilelang_tt.annotate_tt_schedule(kernels.elementwise_add(128, 128), core_grid=(2, 1))
+    part = to_py(only(upto(f, "B1")).attrs[attrs.PARTITION])
+    assert part["num_cores"] == 2 and part["work"] == [[0, 0, 0, 8], [1, 0, 8, 8]]
+
+
+def test_b2_block_indices_from_work_id():
+    f = only(upto(kernels.matmul(**GEMM), "B2"))
+    assert not [a for a in collect(f.body, tirx.AttrStmt) if str(a.attr_key) == "thread_extent"]
+    (pb,) = [a for a in collect(f.body, tirx.AttrStmt) if str(a.attr_key) == attrs.PERSISTENT_BODY]
+    binds = [b for b in collect(pb.body, tirx.Bind)]
+    assert [b.var.name for b in binds] == ["bx", "by"]
+    assert all("tt.work_id" in op_names(b.value) for b in binds)
+    assert tt_calls(pb.body, "tt.work_id")
+    # the body below the bindings is the original block body (tile ops still there)
+    assert len(collect(pb.body, tirx.TilePrimitiveCall)) == 5
+
+
+def test_c1_shared_to_cb_and_tile_streams():
+    f = only(upto(kernels.matmul(**GEMM), "C1"))
+    assert not [a for a in collect(f.body, tirx.AllocBuffer) if buffer_scope(a.buffer) == "shared"]
+    cbs = [b for b in collect(f.body, tirx.Bind) if ops.tt_op_name(b.value) == "tt.alloc_cb"]
+    assert [str(b.value.args[5].value) for b in cbs] == ["A_shared", "B_shared", "C_local_out"]
+    reads = tt_calls(f.body, "tt.read_to_cb")
+    assert [r.args[1].name for r in reads] == ["A", "B"]
+    assert [int(x) for x in reads[0].args[4:]] == [4, 1]  # 128x32 block = 4x1 tiles
+    (write,) = tt_calls(f.body, "tt.write_from_cb")
+    assert write.args[1].name == "C" and [int(x) for x in write.args[4:]] == [4, 4]
+    assert tt_calls(f.body, "tt.acc.pack")
+
+
+def test_c2_compute_ops():
+    f = only(upto(kernels.matmul_nt(**GEMM), "C2"))
+    (mma,) = tt_calls(f.body, "tt.mm.mma")
+    assert [int(x) for x in mma.args[3:]] == [4, 4, 1, 1]  # Mt Nt Kt transpose_b
+    assert len(tt_calls(f.body, "tt.acc.clear")) == 1
+    assert not collect(f.body, tirx.TilePrimitiveCall)
+    g = only(upto(kernels.elementwise_add(64, 64, dtype="bfloat16"), "C2"))
+    assert [c.op.name for c in tt_calls(g.body) if "pu." in c.op.name] == ["tt.fpu.add"]
+    h = only(upto(kernels.elementwise_add(64, 64, dtype="float32"), "C2"))
+    assert [c.op.name for c in tt_calls(h.body) if "pu." in c.op.name] == ["tt.sfpu.add"]
+
+
+def test_c3_dfg_ids_and_consume_ranges():
+    f = only(upto(kernels.matmul_nt(**GEMM), "C3"))
+    dfg = to_py(f.attrs[attrs.TILE_DFG])
+    table = {e["name"]: (e["id"], e["role"], e["producer"], e["consumer"]) for e in dfg}
+    assert table == {"A_shared": (0, "input", "reader", "compute"),
+                     "B_shared": (1, "input", "reader", "compute"),
+                     "C_shared": (16, "output", "compute", "writer")}
+    marks = [a for a in collect(f.body, tirx.AttrStmt) if str(a.attr_key) == attrs.CB_CONSUME]
+    assert sorted(m.node.name for m in marks) == ["A_shared_cb", "B_shared_cb"]
+    assert all(tt_calls(m.body, "tt.mm.mma") for m in marks)
+    assert all(int(m.value) == 4 for m in marks)
+    ids = [int(b.value.args[0]) for b in collect(f.body, tirx.Bind)
+           if ops.tt_op_name(b.value) == "tt.alloc_cb"]
+    assert ids == [0, 1, 16]
+
+
+def test_d1_split_keeps_own_work_only():
+    mod = upto(kernels.matmul(**GEMM), "D1")
+    assert sorted(g.name_hint for g in mod.functions) == ["gemm_compute", "gemm_reader",
+                                                          "gemm_writer"]
+    r, c, w = kernel(mod, "reader"), kernel(mod, "compute"), kernel(mod, "writer")
+    assert set(op_names(r.body)) == {"tt.alloc_cb", "tt.work_id", "tt.read_to_cb"}
+    assert set(op_names(w.body)) == {"tt.alloc_cb", "tt.work_id", "tt.write_from_cb"}
+    assert {"tt.mm.mma", "tt.acc.clear", "tt.acc.pack"} <= set(op_names(c.body))
+    assert "tt.work_id" not in op_names(c.body)  # compute does not need block indices
+    assert "tt.read_to_cb" not in op_names(c.body)
+
+
+def test_d2_accessors_bound_to_args():
+    mod = upto(kernels.matmul(**GEMM), "D2")
+    r = kernel(mod, "reader")
+    accs = to_py(r.attrs[attrs.ACCESSORS])
+    assert [(a["buffer"].name, a["index"], a["addr_slot"], a["bound"]) for a in accs] == [
+        ("A", 0, 0, True), ("B", 1, 1, True)]
+    binds = tt_calls(r.body, "tt.tensor_accessor")
+    assert [b.args[0].name for b in binds] == ["A", "B"]
+    assert to_py(kernel(mod, "compute").attrs[attrs.ACCESSORS]) == []
+
+
+def test_d3_protocol():
+    mod = upto(kernels.matmul(**GEMM), "D3")
+    r, c, w = kernel(mod, "reader"), kernel(mod, "compute"), kernel(mod, "writer")
+    assert op_names(r.body).count("tt.cb_reserve_back") == 2
+    assert op_names(r.body).count("tt.noc_async_read_barrier") == 1
+    assert "tt.read_to_cb" not in op_names(r.body)
+    assert {"tt.cb_wait_front", "tt.noc_async_write_page", "tt.noc_async_write_barrier",
+            "tt.cb_pop_front"} <= set(op_names(w.body))
+    waits = tt_calls(c.body, "tt.cb_wait_front")
+    assert [x.args[0].name for x in waits] == ["A_shared_cb", "B_shared_cb"]
+    assert not [a for a in collect(c.body, tirx.AttrStmt) if str(a.attr_key) == attrs.CB_CONSUME]
+
+
+def test_d4_init():
+    mod = upto(kernels.matmul_nt(**GEMM), "D4")
+    c = kernel(mod, "compute")
+    names = op_names(c.body)
+    assert names.index("tt.compute_kernel_hw_startup") < names.index("tt.matmul_init")
+    (startup,) = tt_calls(c.body, "tt.compute_kernel_hw_startup")
+    assert int(startup.args[3]) == 1  # SrcOrder::Reverse for matmul
+    (init,) = tt_calls(c.body, "tt.matmul_init")
+    assert int(init.args[2]) == 1  # transpose_B
+    cfg = to_py(c.attrs[attrs.COMPUTE_CONFIG])
+    assert cfg["fp32_dest_acc_en"] is True and not attrs.check(attrs.COMPUTE_CONFIG, cfg)
+    e = kernel(upto(kernels.elementwise_add_shared(64, 64), "D4"), "compute")
+    assert op_names(e.body)[:3] == ["tt.alloc_cb"] * 3
+    assert "tt.binary_op_init_common" in op_names(e.body) and "tt.add_tiles_init" in op_names(e.body)
+
+
+def test_d5_accumulator_that_fits_dst():
+    mod = upto(kernels.matmul(64, 64, 128, 64, 64, 32, accum_dtype="float32"), "D5")
+    c = kernel(mod, "compute")
+    names = op_names(c.body)
+    assert not [n for n in names if ops.spec(n).family == "abstract"]
+    assert names.count("tt.tile_regs_acquire") == 1 and names.count("tt.tile_regs_release") == 1
+    assert to_py(c.attrs[attrs.DST_PLAN]) == [{"acc": "C_local", "tiles": 4, "capacity": 4,
+                                              "subblock": [2, 2], "spill_cb": -1}]
+
+
+def test_d5_accumulator_subblocks_and_spills():
+    mod = upto(kernels.matmul(**GEMM), "D5")
+    c = kernel(mod, "compute")
+    plan = to_py(c.attrs[attrs.DST_PLAN])
+    assert plan == [{"acc": "C_local", "tiles": 16, "capacity": 4, "subblock": [1, 4],
+                     "spill_cb": 24}]
+    spill = [e for e in to_py(c.attrs[attrs.TILE_DFG]) if e["role"] == "spill"]
+    assert spill and spill[0]["dtype"] == "float32" and spill[0]["id"] == 24
+    assert 24 in to_py(c.attrs[attrs.COMPUTE_CONFIG])["unpack_to_dest_fp32"]
+    packs = tt_calls(c.body, "tt.pack_tile")
+    assert {int(p.args[3]) for p in packs} == {0, 1}  # spill in order, output out of order
+    bf16 = kernel(upto(kernels.matmul(**GEMM, accum_dtype="bfloat16"), "D5"), "compute")
+    assert to_py(bf16.attrs[attrs.DST_PLAN])[0]["subblock"] == [2, 4]  # 8 tiles of 16-bit DST
+
+
+def test_d5_eltwise_chunks_by_capacity():
+    c = kernel(upto(kernels.elementwise_add(256, 256, 128, 128), "D5"), "compute")
+    (add,) = tt_calls(c.body, "tt.add_tiles")
+    (loop,) = [l for l in collect(c.body, tirx.For) if l.loop_var.same_as(add.args[4])]
+    assert int(loop.extent) == 8  # 16 tiles, 8 per acquire in 16-bit half-sync DST
+    f32 = kernel(upto(kernels.elementwise_add(64, 64, 64, 64, dtype="float32"), "D5"), "compute")
+    assert "tt.add_binary_tile" in op_names(f32.body) and "tt.copy_tile" in op_names(f32.body)
+
+
+def test_e1_signature():
+    mod = upto(kernels.matmul(**GEMM), "E1")
+    r = kernel(mod, "reader")
+    args = to_py(r.attrs[attrs.RUNTIME_ARGS])
+    assert [a["kind"] for a in args] == ["buffer_addr", "buffer_addr", "start_id", "count"]
+    assert to_py(r.attrs[attrs.PERSISTENT]) == {"start_slot": 2, "count_slot": 3}
+    c = kernel(mod, "compute")
+    assert [a["kind"] for a in to_py(c.attrs[attrs.RUNTIME_ARGS])] == ["start_id", "count"]
+
+
+def test_f_verify_rejects_l1_overflow():
+    big = kernels.matmul(1024, 1024, 1024, 512, 512, 64, num_stages=4)
+    with pytest.raises(tilelang_tt.TTResourceError, match="KiB of L1"):
+        tilelang_tt.lower(big)
+
+
+def test_lowered_ir_prints_and_parses_back():
+    mod = tilelang_tt.lower(kernels.elementwise_add_shared(64, 64))
+    text = mod.script()
+    assert "T.tt.cb_wait_front" in text and "T.tt.add_tiles" in text
+    reparsed = tvm.script.from_source(text)
+    assert len(list(reparsed.functions)) == 3
+
+
+def test_dump_ir_writes_every_stage(tmp_path):
+    tilelang_tt.lower(kernels.elementwise_add(64, 64), dump_ir=tmp_path)
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files[0] == "00_frontend.py" and len(files) == 17
+    assert files[-1] == "16_F_VerifyTTIR.py"
