@@ -25,6 +25,7 @@ from ..errors import TTCompileError, TTLayoutError, TTUnsupportedError
 from .common import (
     buffer_dtype, buffer_scope, collect, const_int, seq, stmts_of, substitute, tt_pass,
 )
+from .common import tt_map
 
 _BINARY = {tirx.Add: "Add", tirx.Sub: "Sub", tirx.Mul: "Mul"}
 _SUPPORTED = "dst = a, dst = a + b, dst = a - b, dst = a * b"
@@ -192,9 +193,9 @@ def scalars_to_binds(body):
             return single[node.source]
         return node
 
-    body = tvm_ffi.structural_map(
+    body = tt_map(
         body, [((tirx.AllocBuffer, tirx.BufferStore, tvm.ir.TensorLoad), rewrite)], order="post")
-    return tvm_ffi.structural_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
 
 
 @tt_pass("LowerParallelToTileTT")
@@ -212,5 +213,5 @@ def LowerParallelToTileTT(func, mod, ctx):
         except Exception as err:  # an analysis failure must still name the loop
             raise TTUnsupportedError(f"cannot lower T.Parallel loop: {err}", span=loop.span) from None
 
-    body = tvm_ffi.structural_map(func.body, [(tirx.For, rewrite)], order="pre")
+    body = tt_map(func.body, [(tirx.For, rewrite)], order="pre")
     return func.with_body(body)

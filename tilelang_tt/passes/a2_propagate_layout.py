@@ -18,6 +18,7 @@ from .. import attrs
 from .common import (
     TILE, buffer_dtype, buffer_scope, buffer_shape, collect, const_int, tile_bytes, tt_pass,
 )
+from .common import tt_map
 
 DEFAULT_DEPTH = 2
 
@@ -76,5 +77,5 @@ def PropagateTTLayout(func, mod, ctx):
             return alloc
         return tirx.AllocBuffer(buf, ann, alloc.span)
 
-    body = tvm_ffi.structural_map(func.body, [(tirx.AllocBuffer, annotate)], order="post")
+    body = tt_map(func.body, [(tirx.AllocBuffer, annotate)], order="post")
     return func.with_body(body)

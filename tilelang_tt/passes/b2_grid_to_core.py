@@ -18,6 +18,7 @@ from tvm import tirx
 from .. import attrs, ops
 from .b1_work_partition import launch_grid
 from .common import int_imm, require_attr, seq, tt_pass
+from .common import tt_map
 
 
 @tt_pass("GridToCoreGrid", requires=("LayoutAwareWorkPartitionTT",))
@@ -31,7 +32,7 @@ def GridToCoreGrid(func, mod, ctx):
             return attr.body
         return attr
 
-    body = tvm_ffi.structural_map(func.body, [(tirx.AttrStmt, strip)], order="post")
+    body = tt_map(func.body, [(tirx.AttrStmt, strip)], order="post")
     work_id = ops.call("tt.work_id")
     values = [
         tirx.floormod(work_id, int_imm(gx)),

@@ -30,6 +30,7 @@ from .common import (
     TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, int_imm, require_attr,
     seq, split_persistent, stmts_of, to_py, tt_pass,
 )
+from .common import tt_map
 
 OUTPUT_DEPTH = 2
 
@@ -169,8 +170,8 @@ def LowerSharedToCB(func, mod, ctx):
             return tirx.Evaluate(int_imm(0))
         return alloc
 
-    body = tvm_ffi.structural_map(
+    body = tt_map(
         func.body, [(tirx.TilePrimitiveCall, lower_copy), (tirx.AllocBuffer, drop_shared)],
         order="post")
-    body = tvm_ffi.structural_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     return func.with_body(seq(binds + [body])).with_attr(attrs.CB_MAP, cb_of)

@@ -27,6 +27,7 @@ from .common import (
     TILE, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm, require_attr, seq, to_py,
     tt_pass,
 )
+from .common import tt_map
 
 _ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mul"}
 _REDUCE = {"tirx.tile.sum": "T.reduce_sum", "tirx.tile.max": "T.reduce_max"}
@@ -141,8 +142,8 @@ def LowerTTTileIntrinsics(func, mod, ctx):
         raise TTUnsupportedError(f"tile op {name} is not supported by the Tenstorrent backend",
                                  span=span)
 
-    body = tvm_ffi.structural_map(func.body, [(tirx.TilePrimitiveCall, lower)], order="post")
-    body = tvm_ffi.structural_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    body = tt_map(func.body, [(tirx.TilePrimitiveCall, lower)], order="post")
+    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
 
     for store in collect(body, tirx.BufferStore):
         raise TTUnsupportedError(

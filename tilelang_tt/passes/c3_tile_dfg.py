@@ -29,6 +29,7 @@ from tvm import tirx
 from .. import attrs, ops
 from ..errors import TTCompileError, TTResourceError, TTUnsupportedError
 from .common import collect, get_attr, int_imm, seq, stmts_of, tt_calls, tt_pass
+from .common import tt_map
 
 # op -> (argument positions read as CBs, argument positions written as CBs)
 COMPUTE_CB_USE = {
@@ -175,7 +176,7 @@ def BuildTileDFGTT(func, mod, ctx):
                         span=e2["span"])
         return seq(_wrap_ranges(items, ranges))
 
-    body = tvm_ffi.structural_map(body, [(tirx.SeqStmt, wrap)], order="pre")
+    body = tt_map(body, [(tirx.SeqStmt, wrap)], order="pre")
 
     def set_id(b: tirx.Bind):
         e = by_var.get(b.var) if ops.tt_op_name(b.value) == "tt.alloc_cb" else None
@@ -185,7 +186,7 @@ def BuildTileDFGTT(func, mod, ctx):
         args[0] = int_imm(e["id"])
         return tirx.Bind(b.var, ops.call("tt.alloc_cb", *args), b.span)
 
-    body = tvm_ffi.structural_map(body, [(tirx.Bind, set_id)], order="post")
+    body = tt_map(body, [(tirx.Bind, set_id)], order="post")
     dfg = [{k: v for k, v in e.items() if k not in ("span", "cb")} for e in entries]
     return func.with_body(body).with_attr(attrs.TILE_DFG, dfg)
 

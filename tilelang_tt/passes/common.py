@@ -274,3 +274,26 @@ def loop_nest(extents: list, make_body, names=None):
         if ext > 1:
             stmt = tirx.For(var, int_imm(0), int_imm(ext), tirx.ForKind.SERIAL, stmt)
     return stmt
+
+
+def tt_map(node, entries, order: str = "post"):
+    """``tvm_ffi.structural_map`` that lets a :class:`TTCompileError` raised in a callback
+    escape unchanged (the FFI boundary would otherwise turn it into a RuntimeError)."""
+    raised: list[TTCompileError] = []
+
+    def guard(fn):
+        def inner(x):
+            try:
+                return fn(x)
+            except TTCompileError as err:
+                raised.append(err)
+                raise
+
+        return inner
+
+    try:
+        return tvm_ffi.structural_map(node, [(t, guard(f)) for t, f in entries], order=order)
+    except Exception:
+        if raised:
+            raise raised[0] from None
+        raise

@@ -26,6 +26,7 @@ from .. import attrs, ops
 from .common import (
     buffer_scope, check_stage, collect, get_attr, is_noop, record_stage, seq, tt_module_pass,
 )
+from .common import tt_map
 
 KINDS = ("reader", "compute", "writer")
 
@@ -64,8 +65,8 @@ def _drop_unused_binds(body):
         def drop(b):
             return _NOOP if any(b.same_as(d) for d in dead) else b
 
-        body = tvm_ffi.structural_map(body, [(tirx.Bind, drop)], order="post")
-        body = tvm_ffi.structural_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+        body = tt_map(body, [(tirx.Bind, drop)], order="post")
+        body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
 
 
 def extract(body, kind: str):
@@ -101,7 +102,7 @@ def extract(body, kind: str):
     def on_seq(s):
         return seq(s.seq)
 
-    out = tvm_ffi.structural_map(body, [
+    out = tt_map(body, [
         (tirx.Evaluate, on_evaluate), (tirx.For, on_for), (tirx.AttrStmt, on_attr),
         (tirx.IfThenElse, on_if), (tirx.AllocBuffer, on_alloc), (tirx.SeqStmt, on_seq),
     ], order="post")

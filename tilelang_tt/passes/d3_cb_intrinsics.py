@@ -31,6 +31,7 @@ from ..errors import TTVerifyError
 from .common import (
     collect, int_imm, loop_nest, require_attr, seq, stmt_op_name, to_py, tt_pass,
 )
+from .common import tt_map
 
 
 def _accessors(body) -> dict:
@@ -107,9 +108,9 @@ def _lower_runs(body, lower_run):
             return seq(lower_run([ev.value], stmt_op_name(ev) == "tt.read_to_cb"))
         return ev
 
-    body = tvm_ffi.structural_map(body, [(tirx.SeqStmt, on_seq)], order="post")
+    body = tt_map(body, [(tirx.SeqStmt, on_seq)], order="post")
     # statements that were not inside a SeqStmt (a loop body of one op)
-    return tvm_ffi.structural_map(body, [(tirx.Evaluate, on_eval)], order="post")
+    return tt_map(body, [(tirx.Evaluate, on_eval)], order="post")
 
 
 @tt_pass("LowerCBIntrinsics", requires=("ConfigureTensorAccessorTT",))
@@ -127,7 +128,7 @@ def LowerCBIntrinsics(func, mod, ctx):
             return seq([ops.evaluate("tt.cb_wait_front", a.node, n), a.body,
                         ops.evaluate("tt.cb_pop_front", a.node, n)])
 
-        body = tvm_ffi.structural_map(body, [(tirx.AttrStmt, on_attr)], order="post")
-    body = tvm_ffi.structural_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+        body = tt_map(body, [(tirx.AttrStmt, on_attr)], order="post")
+    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     return func.with_body(body)
 

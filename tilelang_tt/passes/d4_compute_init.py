@@ -30,6 +30,7 @@ from .common import (
     buffer_dtype, collect, int_imm, require_attr, seq, split_persistent, stmt_op_name, to_py,
     tt_calls, tt_pass, with_persistent,
 )
+from .common import tt_map
 
 _FPU = {f"tt.fpu.{o}": o for o in ("add", "sub", "mul")}
 _SFPU = {f"tt.sfpu.{o}": o for o in ("add", "sub", "mul")}
@@ -199,9 +200,9 @@ def InsertComputeInitTT(func, mod, ctx):
     keys, unknown = state.configs_in(persistent.body)
     if len(keys) > 1 or unknown:
         state.forget()
-    new_body = tvm_ffi.structural_map(
+    new_body = tt_map(
         persistent.body, [(tirx.For, on_for), (tirx.IfThenElse, on_if), (tirx.Evaluate, on_eval)],
         order="pre")
     body = with_persistent(list(prologue) + prologue_ops, persistent, new_body)
-    body = tvm_ffi.structural_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     return func.with_body(body).with_attr(attrs.COMPUTE_CONFIG, config)

@@ -37,6 +37,7 @@ from .common import (
     buffer_dtype, collect, int_imm, loop_nest, require_attr, seq, stmt_op_name, stmts_of,
     to_py, tt_calls, tt_pass,
 )
+from .common import tt_map
 from .c1_shared_to_cb import alloc_cb_call
 from .d4_compute_init import CBInfo
 
@@ -285,7 +286,7 @@ def _replace_calls(stmt, calls, make):
             return out if out is not None else tirx.Evaluate(int_imm(0))
         return e
 
-    return tvm_ffi.structural_map(stmt, [(tirx.Evaluate, on_eval)], order="post")
+    return tt_map(stmt, [(tirx.Evaluate, on_eval)], order="post")
 
 
 def _lower_eltwise(cx: _Ctx, call):
@@ -352,7 +353,7 @@ def InsertDSTManagementTT(func, mod, ctx):
         if desc is None:
             continue
         home, new_home = _lower_accumulator(cx, alloc.buffer, to_py(desc), body)
-        body = tvm_ffi.structural_map(
+        body = tt_map(
             body, [(tirx.SeqStmt, lambda s, h=home, n=new_home: n if s.same_as(h) else s)],
             order="pre")
 
@@ -362,15 +363,15 @@ def InsertDSTManagementTT(func, mod, ctx):
             return _lower_eltwise(cx, e.value)
         return e
 
-    body = tvm_ffi.structural_map(body, [(tirx.Evaluate, on_eval)], order="post")
+    body = tt_map(body, [(tirx.Evaluate, on_eval)], order="post")
     # fragments have no storage of their own any more: DST and CBs hold them
-    body = tvm_ffi.structural_map(
+    body = tt_map(
         body, [(tirx.AllocBuffer, lambda a: tirx.Evaluate(int_imm(0))
                 if attrs.ACC_DESC in (a.annotations or {}) else a)], order="post")
     if cx.new_cbs:
         items = stmts_of(body)
         body = seq(cx.new_cbs + items)
-    body = tvm_ffi.structural_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     dfg = [dict(e) for e in cx.info.entries]
     return (func.with_body(body).with_attr(attrs.TILE_DFG, dfg)
             .with_attr(attrs.COMPUTE_CONFIG, cx.config).with_attr(attrs.DST_PLAN, cx.plan))

@@ -1,0 +1,182 @@
+"""Unsupported or malformed kernels get a TTCompileError naming the construct and source line."""
+
+import pytest
+
+import kernels
+import tilelang_tt
+import tilelang_tt.language as T
+from tilelang_tt import TTCompileError, TTLayoutError, TTResourceError, TTUnsupportedError
+
+HERE = __file__
+
+
+def compile_error(func, exc=TTCompileError):
+    with pytest.raises(exc) as info:
+        tilelang_tt.compile(func)
+    return str(info.value)
+
+
+def test_unsupported_parallel_body_names_line():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(2, 2) as (bx, by):
+            for i, j in T.Parallel(32, 32):
+                B[by * 32 + i, bx * 32 + j] = T.exp(A[by * 32 + i, bx * 32 + j])
+
+    msg = compile_error(k, TTUnsupportedError)
+    assert "T.Parallel body" in msg and "not supported yet" in msg
+    assert f"{HERE}:" in msg and "T.exp" in msg
+
+
+def test_transposed_parallel_access():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(2, 2) as (bx, by):
+            for i, j in T.Parallel(32, 32):
+                B[by * 32 + i, bx * 32 + j] = A[bx * 32 + j, by * 32 + i] + A[by * 32 + i, bx * 32 + j]
+
+    assert "transposed or strided" in compile_error(k, TTUnsupportedError)
+
+
+def test_shape_not_multiple_of_32():
+    msg = compile_error(kernels.elementwise_add(64, 48, 32, 16), TTLayoutError)
+    assert "multiples of 32" in msg and "48" in msg
+
+
+def test_partial_blocks_rejected():
+    msg = compile_error(kernels.matmul(96, 128, 64, 64, 64, 32), TTLayoutError)
+    assert "run past" in msg and "A" in msg and f"{kernels.__file__}:" in msg
+
+
+def test_misaligned_copy():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1, 1) as (bx, by):
+            s = T.alloc_shared((32, 32), "bfloat16")
+            T.copy(A[16, 0], s)
+            T.copy(s, B[0, 0])
+
+    msg = compile_error(k, TTLayoutError)
+    assert "not a multiple of 32" in msg and "A" in msg and "T.copy(A[16, 0], s)" in msg
+
+
+def test_float16_suggests_bfloat16():
+    msg = compile_error(kernels.elementwise_add(64, 64, dtype="float16"), TTUnsupportedError)
+    assert "float16" in msg and "bfloat16" in msg
+
+
+def test_reduction_not_supported_yet():
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, 1) as (bx, by):
+            s = T.alloc_shared((32, 32), "float32")
+            r = T.alloc_shared((32, 32), "float32")
+            T.copy(A[0, 0], s)
+            T.reduce_sum(s, r, dim=1)
+            T.copy(r, B[0, 0])
+
+    msg = compile_error(k, TTUnsupportedError)
+    assert "T.reduce_sum" in msg and "T.reduce_sum(s, r, dim=1)" in msg
+
+
+def test_transpose_a_rejected():
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), "bfloat16"), C: T.Tensor((32, 32), "bfloat16")):
+        with T.Kernel(1, 1) as (bx, by):
+            a = T.alloc_shared((32, 32), "bfloat16")
+            c = T.alloc_fragment((32, 32), "float32")
+            T.clear(c)
+            T.copy(A[0, 0], a)
+            T.gemm(a, a, c, transpose_A=True)
+            T.copy(c, C[0, 0])
+
+    msg = compile_error(k, TTUnsupportedError)
+    assert "transpose_A" in msg and "T.gemm(a, a, c, transpose_A=True)" in msg
+
+
+def test_gemm_into_shared_rejected():
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), "bfloat16"), C: T.Tensor((32, 32), "bfloat16")):
+        with T.Kernel(1, 1) as (bx, by):
+            a = T.alloc_shared((32, 32), "bfloat16")
+            c = T.alloc_shared((32, 32), "bfloat16")
+            T.copy(A[0, 0], a)
+            T.gemm(a, a, c)
+            T.copy(c, C[0, 0])
+
+    assert "T.alloc_fragment" in compile_error(k, TTUnsupportedError)
+
+
+def test_fill_nonzero_rejected():
+    @T.prim_func
+    def k(C: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, 1) as (bx, by):
+            c = T.alloc_fragment((32, 32), "float32")
+            T.fill(c, 1.5)
+            T.copy(c, C[0, 0])
+
+    assert "T.fill" in compile_error(k, TTUnsupportedError)
+
+
+def test_accumulator_without_clear():
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), "bfloat16"), C: T.Tensor((32, 32), "bfloat16")):
+        with T.Kernel(1, 1) as (bx, by):
+            a = T.alloc_shared((32, 32), "bfloat16")
+            c = T.alloc_fragment((32, 32), "float32")
+            T.copy(A[0, 0], a)
+            T.gemm(a, a, c)
+            T.copy(c, C[0, 0])
+
+    assert "cleared once (T.clear)" in compile_error(k, TTUnsupportedError)
+
+
+def test_global_to_global_copy():
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), "bfloat16"), B: T.Tensor((32, 32), "bfloat16")):
+        with T.Kernel(1, 1) as (bx, by):
+            T.copy(A[0, 0], B)
+
+    assert "global A to global B" in compile_error(k, TTUnsupportedError)
+
+
+def test_unused_shared_buffer():
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), "bfloat16"), B: T.Tensor((32, 32), "bfloat16")):
+        with T.Kernel(1, 1) as (bx, by):
+            s = T.alloc_shared((32, 32), "bfloat16")
+            t = T.alloc_shared((32, 32), "bfloat16")
+            T.copy(A[0, 0], s)
+            T.copy(A[0, 0], t)
+            T.copy(t, B[0, 0])
+
+    assert "s is written but never read" in compile_error(k)
+
+
+def test_l1_overflow_names_buffers():
+    msg = compile_error(kernels.matmul(1024, 1024, 1024, 512, 512, 64, num_stages=4),
+                        TTResourceError)
+    assert "A_shared" in msg and "num_stages" in msg
+
+
+def test_element_access_outside_parallel():
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), "bfloat16"), B: T.Tensor((32, 32), "bfloat16")):
+        with T.Kernel(1, 1) as (bx, by):
+            B[0, 0] = A[0, 0]
+
+    assert "outside an elementwise T.Parallel" in compile_error(k, TTUnsupportedError)
+
+
+def test_non_kernel_input():
+    with pytest.raises(TTCompileError, match="expected a T.prim_func"):
+        tilelang_tt.compile(lambda: None)
+
+
+def test_no_tvm_internals_in_messages():
+    """Errors are ours, not RuntimeErrors re-raised by TVM's pass infrastructure."""
+    try:
+        tilelang_tt.compile(kernels.matmul(96, 128, 64, 64, 64, 32))
+    except TTCompileError as err:
+        assert type(err) is TTLayoutError
+        assert err.__cause__ is None
