@@ -1,0 +1,131 @@
+"""Every foundation kernel runs on the emulator and matches numpy."""
+
+import numpy as np
+import pytest
+
+import kernels
+import tilelang_tt
+from helpers import BF16, as_f32, rand
+from tilelang_tt.runtime.tensors import TTArgumentError
+
+
+def gemm_ref(a, b, transpose_b=False):
+    b32 = as_f32(b)
+    return as_f32(a) @ (b32.T if transpose_b else b32)
+
+
+def check_gemm(c, ref, dtype, tol=1e-2):
+    c = as_f32(c)
+    scale = np.abs(ref).max()
+    # bf16 output: one rounding of a correctly accumulated fp32 value, plus fp32 summation order
+    np.testing.assert_allclose(c, ref, rtol=tol, atol=tol * scale)
+    if dtype == "bfloat16":
+        assert np.mean(np.abs(c - ref) <= 2 ** -8 * np.abs(ref) + 1e-3 * scale) > 0.99
+
+
+GEMMS = [
+    # (M, N, K, block_M, block_N, block_K, stages): 128x128 seed blocks, small, rectangular,
+    # more blocks than cores (19x5 = 95 blocks on 64 cores)
+    (256, 256, 256, 128, 128, 32, 3),
+    (128, 192, 96, 64, 64, 32, 2),
+    (160, 608, 64, 32, 32, 32, 2),
+]
+
+
+@pytest.mark.parametrize("shape", GEMMS, ids=lambda s: "x".join(map(str, s)))
+def test_gemm_seed(shape):
+    M, N, K, bm, bn, bk, st = shape
+    art = tilelang_tt.compile(kernels.matmul(M, N, K, bm, bn, bk, num_stages=st), out_idx=-1)
+    a, b = rand((M, K), "bfloat16", 1), rand((K, N), "bfloat16", 2)
+    c = art(a, b)
+    assert c.dtype == BF16 and c.shape == (M, N)
+    check_gemm(c, gemm_ref(a, b), "bfloat16")
+    assert art.last_run_stats is not None
+
+
+@pytest.mark.parametrize("shape", [(256, 128, 192, 128, 64, 32, 2), (96, 64, 128, 32, 32, 64, 3)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_gemm_tilelang_idiom_transpose_b(shape):
+    M, N, K, bm, bn, bk, st = shape
+    art = tilelang_tt.compile(kernels.matmul_nt(M, N, K, bm, bn, bk, num_stages=st), out_idx=[2])
+    a, b = rand((M, K), "bfloat16", 3), rand((N, K), "bfloat16", 4)
+    check_gemm(art(a, b), gemm_ref(a, b, transpose_b=True), "bfloat16")
+
+
+def test_gemm_bf16_accumulator():
+    art = tilelang_tt.compile(kernels.matmul(128, 128, 256, 64, 64, 64, accum_dtype="bfloat16"),
+                              out_idx=-1)
+    a, b = rand((128, 256), "bfloat16", 5), rand((256, 128), "bfloat16", 6)
+    # DST holds bf16: every accumulation step rounds, so the error grows with K
+    check_gemm(art(a, b), gemm_ref(a, b), "bfloat16", tol=5e-2)
+
+
+def test_gemm_float32_output():
+    art = tilelang_tt.compile(kernels.matmul(64, 64, 128, 64, 64, 32, dtype="float32"),
+                              out_idx=-1)
+    a, b = rand((64, 128), "float32", 7), rand((128, 64), "float32", 8)
+    # fp32 operands pass through the FPU's TF32 source registers
+    check_gemm(art(a, b), gemm_ref(a, b), "float32", tol=5e-3)
+
+
+ADDS = [
+    ("shared", "bfloat16", 128, 96, 32, 32),
+    ("shared", "float32", 128, 128, 64, 64),
+    ("global", "bfloat16", 256, 256, 128, 128),
+    ("global", "float32", 64, 96, 32, 32),
+    ("global", "bfloat16", 320, 288, 32, 32),  # 90 blocks on 64 cores
+]
+
+
+@pytest.mark.parametrize("case", ADDS, ids=lambda c: "-".join(map(str, c)))
+def test_elementwise_add(case):
+    form, dtype, M, N, bm, bn = case
+    factory = kernels.elementwise_add_shared if form == "shared" else kernels.elementwise_add
+    art = tilelang_tt.compile(factory(M, N, bm, bn, dtype), out_idx=-1)
+    a, b = rand((M, N), dtype, 10), rand((M, N), dtype, 11)
+    c = art(a, b)
+    # one rounding of the exact sum, as numpy does it: bitwise equal
+    expected = (as_f32(a) + as_f32(b)).astype(BF16 if dtype == "bfloat16" else np.float32)
+    assert c.dtype == expected.dtype
+    np.testing.assert_array_equal(as_f32(c), as_f32(expected))
+
+
+def test_fill_outputs_in_place_and_convert_floats():
+    art = tilelang_tt.compile(kernels.elementwise_add(64, 64))
+    a = np.random.default_rng(0).standard_normal((64, 64))  # float64: rounded to bf16 (RNE)
+    b = np.ones((64, 64), dtype=np.float32)
+    c = np.zeros((64, 64), dtype=BF16)
+    out = art(a, b, c)
+    assert out is c
+    expected = (as_f32(a.astype(BF16)) + 1.0).astype(BF16)
+    np.testing.assert_array_equal(as_f32(c), as_f32(expected))
+
+
+def test_argument_errors():
+    art = tilelang_tt.compile(kernels.elementwise_add(64, 64), out_idx=-1)
+    ok = np.zeros((64, 64), dtype=BF16)
+    with pytest.raises(TTArgumentError, match=r"A: expected shape \(64, 64\), got \(32, 64\)"):
+        art(np.zeros((32, 64), dtype=BF16), ok)
+    with pytest.raises(TTArgumentError, match="expected bfloat16"):
+        art(np.zeros((64, 64), dtype=np.int32), ok)
+    with pytest.raises(TTArgumentError, match="kernel takes 3 tensors"):
+        art(ok)
+
+
+def test_run_stats_count_traffic():
+    art = tilelang_tt.compile(kernels.elementwise_add(64, 128), out_idx=-1)
+    art(rand((64, 128), "bfloat16"), rand((64, 128), "bfloat16"))
+    stats = art.last_run_stats
+    total = stats["total"]
+    pages = 2 * 4  # 64x128 = 2x4 tiles per tensor
+    assert total["dram_bytes_read"] == 2 * pages * 2048
+    assert total["dram_bytes_written"] == pages * 2048
+    assert len(stats["cores"]) == len(art.plan["cores"])
+
+
+def test_blackhole_mock_run():
+    art = tilelang_tt.compile(kernels.elementwise_add(32 * 10, 32 * 14),
+                              target="tenstorrent/blackhole", out_idx=-1)
+    assert len(art.plan["cores"]) == 130
+    a, b = rand((320, 448), "bfloat16", 1), rand((320, 448), "bfloat16", 2)
+    np.testing.assert_array_equal(as_f32(art(a, b)), as_f32((as_f32(a) + as_f32(b)).astype(BF16)))

@@ -1,0 +1,85 @@
+"""``tilelang-tt`` command line.
+
+    tilelang-tt compile FILE.py:NAME -o DIR [--target tenstorrent/blackhole] [--dump-ir DIR]
+    tilelang-tt run FILE.py:NAME [--target ...]     compile, run on the emulator with random
+                                                    inputs, print the emulator's counters
+
+``NAME`` is a ``T.prim_func`` defined in the file, or a function returning one that can be
+called without arguments (a kernel factory with defaults).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+
+def load_kernel(spec: str):
+    import tvm
+
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path:
+        raise SystemExit(f"expected FILE.py:NAME, got {spec!r}")
+    file = Path(path)
+    if not file.exists():
+        raise SystemExit(f"no such file: {file}")
+    sys.path.insert(0, str(file.resolve().parent))
+    module_spec = importlib.util.spec_from_file_location(file.stem, file)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    obj = getattr(module, name, None)
+    if obj is None:
+        raise SystemExit(f"{file} defines no {name!r}")
+    if not isinstance(obj, tvm.tirx.PrimFunc) and callable(obj):
+        obj = obj()
+    if not isinstance(obj, tvm.tirx.PrimFunc):
+        raise SystemExit(f"{spec} is not a T.prim_func (nor a factory returning one)")
+    return obj
+
+
+def main(argv=None) -> int:
+    import tilelang_tt
+
+    parser = argparse.ArgumentParser(prog="tilelang-tt", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_compile = sub.add_parser("compile", help="generate the TT-Metalium project of a kernel")
+    p_compile.add_argument("kernel", help="FILE.py:NAME")
+    p_compile.add_argument("-o", "--output", required=True, help="output directory")
+    p_compile.add_argument("--target", default="tenstorrent")
+    p_compile.add_argument("--dump-ir", default=None, help="write the IR after every stage here")
+    p_run = sub.add_parser("run", help="compile and run on the emulator with random inputs")
+    p_run.add_argument("kernel", help="FILE.py:NAME")
+    p_run.add_argument("--target", default="tenstorrent")
+    args = parser.parse_args(argv)
+
+    func = load_kernel(args.kernel)
+    try:
+        art = tilelang_tt.compile(func, target=args.target,
+                                  dump_ir=getattr(args, "dump_ir", None))
+    except tilelang_tt.TTCompileError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    if args.command == "compile":
+        out = art.save(args.output)
+        print(f"wrote {', '.join(sorted(art.sources))} to {out}")
+        return 0
+    rng = np.random.default_rng(0)
+    inputs = []
+    for t in art.plan["tensors"]:
+        inputs.append(rng.standard_normal(t["shape"]).astype(np.float32))
+    try:
+        art.run(*inputs)
+    except tilelang_tt.TTRuntimeError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(json.dumps(art.last_run_stats, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
