@@ -36,7 +36,11 @@ def load_kernel(spec: str):
     if obj is None:
         raise SystemExit(f"{file} defines no {name!r}")
     if not isinstance(obj, tvm.tirx.PrimFunc) and callable(obj):
-        obj = obj()
+        try:
+            obj = obj()
+        except TypeError as err:
+            raise SystemExit(f"{spec} is a function that cannot be called without arguments "
+                             f"({err}); point at a T.prim_func instead") from None
     if not isinstance(obj, tvm.tirx.PrimFunc):
         raise SystemExit(f"{spec} is not a T.prim_func (nor a factory returning one)")
     return obj

@@ -1,0 +1,42 @@
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "tilelang_tt.cli", *args], capture_output=True,
+                          text=True)
+
+
+def test_compile_writes_project(tmp_path):
+    kernel = tmp_path / "k.py"
+    kernel.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(EXAMPLES)!r})\n"
+        "from kernels import elementwise_add\n"
+        "add = elementwise_add(64, 64)\n")
+    out = tmp_path / "out"
+    proc = run_cli("compile", f"{kernel}:add", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["CMakeLists.txt", "compute.cpp", "main.cpp",
+                                                    "reader.cpp", "tt.plan.json", "writer.cpp"]
+
+
+def test_compile_factory_and_errors(tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli("compile", f"{EXAMPLES / 'kernels.py'}:matmul_nt", "-o", str(out))
+    assert proc.returncode != 0 and "cannot be called without arguments" in proc.stderr
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import tilelang_tt.language as T\n"
+        "@T.prim_func\n"
+        "def k(A: T.Tensor((64, 48), 'bfloat16'), B: T.Tensor((64, 48), 'bfloat16')):\n"
+        "    with T.Kernel(1, 1) as (bx, by):\n"
+        "        s = T.alloc_shared((64, 48), 'bfloat16')\n"
+        "        T.copy(A[0, 0], s)\n"
+        "        T.copy(s, B[0, 0])\n")
+    proc = run_cli("compile", f"{bad}:k", "-o", str(out))
+    assert proc.returncode == 1 and "multiples of 32" in proc.stderr
+    assert "Traceback" not in proc.stderr
