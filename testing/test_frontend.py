@@ -1,7 +1,6 @@
 """The TileLang-compatible frontend parses kernels into the documented frontend TIR."""
 
 import pytest
-import tvm
 from tvm import tirx
 
 import kernels

@@ -8,7 +8,7 @@ import kernels
 import tilelang_tt
 from tilelang_tt import attrs, ops
 from tilelang_tt.passes import pipeline
-from tilelang_tt.passes.common import buffer_scope, collect, get_attr, to_py, tt_calls
+from tilelang_tt.passes.common import buffer_scope, collect, to_py, tt_calls
 
 
 def upto(func, stage, target="tenstorrent"):

@@ -9,8 +9,8 @@
     art.save("out/")                    # a CMake project: mock by default, SDK via TT_METAL_HOME
 """
 
-from . import ops as _ops  # registers the tt.* TIR ops and the T.tt script namespace
-from . import target as _target  # registers the "tenstorrent" target tags
+from . import ops as _ops  # noqa: F401  registers the tt.* TIR ops and the T.tt script namespace
+from . import target as _target  # noqa: F401  registers the "tenstorrent" target tags
 from .compiler import annotate_tt_layout, annotate_tt_schedule, compile, generate, lower
 from .errors import (TTCompileError, TTLayoutError, TTResourceError, TTRuntimeError,
                      TTUnsupportedError, TTVerifyError)

@@ -11,7 +11,6 @@ Every fragment ``AllocBuffer`` carries ``tt.acc_desc`` = ``{rows, cols, dtype}``
 
 from __future__ import annotations
 
-import tvm_ffi
 from tvm import tirx
 
 from .. import attrs

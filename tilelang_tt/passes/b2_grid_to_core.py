@@ -11,8 +11,6 @@ dimensions bound (``block_dims``, 0 = x).  The persistent loop over a core's wor
 
 from __future__ import annotations
 
-import tvm
-import tvm_ffi
 from tvm import tirx
 
 from .. import attrs, ops

@@ -20,14 +20,13 @@ Guarantees:
 from __future__ import annotations
 
 import tvm
-import tvm_ffi
 from tvm import tirx
 from tvm.sym import Analyzer
 
 from .. import attrs, ops
 from ..errors import TTLayoutError, TTUnsupportedError
 from .common import (
-    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, int_imm, require_attr,
+    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm, require_attr,
     seq, split_persistent, stmts_of, to_py, tt_pass,
 )
 from .common import tt_map
@@ -80,7 +79,7 @@ def global_tiles(region, block_buf, ana: Analyzer, span):
         raise TTLayoutError(
             f"copy between {buf.name} region of extent {extents} and {block_buf.name} of shape "
             f"{block_shape}: the extents must match", span=span)
-    for r, e in zip(ranges[:-2], extents[:-2]):
+    for e in extents[:-2]:
         if e != 1:
             raise TTUnsupportedError(
                 f"copy of {buf.name}: leading dimensions must be indexed one at a time", span=span)

@@ -18,7 +18,6 @@ Guarantees (no DST handling, no init calls yet):
 from __future__ import annotations
 
 import tvm
-import tvm_ffi
 from tvm import tirx
 
 from .. import attrs, ops

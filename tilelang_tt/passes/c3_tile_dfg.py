@@ -22,13 +22,11 @@ Guarantees:
 
 from __future__ import annotations
 
-import tvm
-import tvm_ffi
 from tvm import tirx
 
 from .. import attrs, ops
 from ..errors import TTCompileError, TTResourceError, TTUnsupportedError
-from .common import collect, get_attr, int_imm, seq, stmts_of, tt_calls, tt_pass
+from .common import collect, int_imm, seq, tt_calls, tt_pass
 from .common import tt_map
 
 # op -> (argument positions read as CBs, argument positions written as CBs)

@@ -62,7 +62,7 @@ def _drop_unused_binds(body):
         if not dead:
             return body
 
-        def drop(b):
+        def drop(b, dead=dead):
             return _NOOP if any(b.same_as(d) for d in dead) else b
 
         body = tt_map(body, [(tirx.Bind, drop)], order="post")

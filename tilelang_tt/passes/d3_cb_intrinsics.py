@@ -21,8 +21,6 @@ every reserve has its push and every wait its pop with the same number of tiles.
 
 from __future__ import annotations
 
-import tvm
-import tvm_ffi
 from tvm import tirx
 from tvm.sym import Analyzer
 

@@ -22,7 +22,6 @@ the configuration is unknown and the next op re-initialises.
 
 from __future__ import annotations
 
-import tvm_ffi
 from tvm import tirx
 
 from .. import attrs, ops

@@ -27,7 +27,6 @@ Capacity ``D`` = tiles one ``tile_regs_acquire`` gives (8 for 16-bit half-sync, 
 from __future__ import annotations
 
 import tvm
-import tvm_ffi
 from tvm import tirx
 
 from .. import attrs, ops
@@ -140,7 +139,6 @@ def _lower_accumulator(cx: _Ctx, acc, desc, body):
            for m in mmas[1:]):
         raise TTUnsupportedError(f"accumulator {acc.name} is updated by different T.gemm shapes")
     out = packs[0].args[1]
-    out_dtype = cx.info.dtype(out)
 
     # locate: one statement list holding [clear, ..., X (all mma), ..., pack]
     home = None
