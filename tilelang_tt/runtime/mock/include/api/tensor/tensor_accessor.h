@@ -1,0 +1,37 @@
+// tilelang-tt mock TT-Metalium: TensorAccessor over an interleaved buffer.
+// Host side, TensorAccessorArgs(buffer).append_to(args) appends one word: bit 0 = DRAM (else
+// L1), bit 1 = sharded. Device side, TensorAccessorArgs<offset>() reads it at compile time.
+#pragma once
+#include <cstdint>
+
+#include "ttmock/kernel_args.h"
+
+namespace ttmock {
+uint64_t interleaved_noc_addr(bool is_dram, uint32_t bank_base, uint32_t page_size,
+                              uint32_t page_id, uint32_t offset);
+void sharded_accessor_unsupported();
+}  // namespace ttmock
+
+template <uint32_t CTA_OFFSET>
+struct TensorAccessorArgs {
+    static constexpr uint32_t config = get_compile_time_arg_val(CTA_OFFSET);
+    static constexpr bool is_dram = (config & 1u) != 0;
+    static constexpr bool is_sharded = (config & 2u) != 0;
+    constexpr TensorAccessorArgs() = default;
+    static constexpr uint32_t next_compile_time_args_offset() { return CTA_OFFSET + 1; }
+    static constexpr uint32_t compile_time_args_skip() { return 1; }
+};
+
+template <typename Args>
+struct TensorAccessor {
+    uint32_t bank_base_address;
+    uint32_t page_size;
+    constexpr TensorAccessor(const Args&, uint32_t bank_base, uint32_t page_bytes)
+        : bank_base_address(bank_base), page_size(page_bytes) {
+        if (Args::is_sharded) ttmock::sharded_accessor_unsupported();
+    }
+    uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t = 0) const {
+        return ttmock::interleaved_noc_addr(Args::is_dram, bank_base_address, page_size, page_id,
+                                            offset);
+    }
+};

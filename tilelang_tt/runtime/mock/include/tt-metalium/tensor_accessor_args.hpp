@@ -1,0 +1,21 @@
+// tilelang-tt mock TT-Metalium: host side of TensorAccessorArgs (appends the accessor's
+// compile-time args; the emulator's encoding is one word: bit 0 DRAM, bit 1 sharded).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "tt-metalium/host_api.hpp"
+
+namespace tt::tt_metal {
+class TensorAccessorArgs {
+public:
+    explicit TensorAccessorArgs(const distributed::MeshBuffer& buffer);
+    explicit TensorAccessorArgs(const std::shared_ptr<distributed::MeshBuffer>& buffer)
+        : TensorAccessorArgs(*buffer) {}
+    void append_to(std::vector<uint32_t>& compile_time_args) const;
+    std::vector<uint32_t> get_compile_time_args() const;
+private:
+    uint32_t config_ = 0;
+};
+}  // namespace tt::tt_metal

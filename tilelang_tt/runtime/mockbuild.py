@@ -1,0 +1,153 @@
+"""Build and run generated programs against the emulator (mock mode).
+
+Everything is cached under ``$TILELANG_TT_CACHE`` (default ``~/.cache/tilelang-tt``):
+
+* ``mock/lib-<hash>/libttmock.so`` - the emulator, built once per version of its sources;
+* ``mock/host/<hash>/main`` - a host program, by content of ``main.cpp`` and kernel directory;
+* ``mock/kernels/*.so`` - kernels, JIT-compiled by the emulator at ``CreateKernel`` and keyed by
+  source, compile-time args, defines and emulator version.
+
+Writes go to a temporary name and are renamed into place, so concurrent processes are safe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+CXX = os.environ.get("CXX", "c++")
+
+
+class MockBuildError(RuntimeError):
+    """The emulator or a host program failed to compile (message: the compiler's output)."""
+
+
+class MockRuntimeError(RuntimeError):
+    """The emulator reported an error (message: its ``TT-MOCK ERROR`` block)."""
+
+
+@dataclass
+class MockRunResult:
+    returncode: int
+    stdout: str
+    stderr: str
+    stats: dict | None
+
+
+def mock_root() -> Path:
+    return Path(__file__).resolve().parent / "mock"
+
+
+def cache_root() -> Path:
+    root = Path(os.environ.get("TILELANG_TT_CACHE", Path.home() / ".cache" / "tilelang-tt"))
+    return root / "mock"
+
+
+def _compiler_id() -> str:
+    try:
+        out = subprocess.run([CXX, "--version"], capture_output=True, text=True, check=True)
+        return out.stdout.splitlines()[0]
+    except (OSError, subprocess.CalledProcessError) as err:
+        raise MockBuildError(f"no C++ compiler ({CXX}): {err}") from None
+
+
+def sources_hash() -> str:
+    h = hashlib.sha256(_compiler_id().encode())
+    root = mock_root()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".h", ".hpp", ".cpp")):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _run(cmd, what):
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise MockBuildError(f"{what} failed:\n$ {' '.join(map(str, cmd))}\n{proc.stdout}{proc.stderr}")
+
+
+def _publish(tmp_dir: Path, final: Path) -> None:
+    final.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        tmp_dir.rename(final)
+    except OSError:  # another process published first
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+
+
+def mock_library() -> Path:
+    """The emulator shared library, built on first use."""
+    version = sources_hash()
+    final = cache_root() / f"lib-{version}"
+    lib = final / "libttmock.so"
+    if lib.exists():
+        return lib
+    root = mock_root()
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".lib-", dir=final.parent))
+    include = root / "include"
+    defines = [f'-DTTMOCK_INCLUDE_DIR="{include}"', f'-DTTMOCK_CXX="{CXX}"',
+               f'-DTTMOCK_VERSION="{version}"']
+    sources = sorted((root / "src").glob("*.cpp"))
+
+    def compile_one(src):
+        obj = tmp / (src.stem + ".o")
+        _run([CXX, "-std=c++20", "-O2", "-fPIC", "-c", f"-I{include}", f"-I{root / 'src'}",
+              *defines, str(src), "-o", str(obj)], f"compiling the emulator ({src.name})")
+        return obj
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        objects = list(pool.map(compile_one, sources))
+    _run([CXX, "-shared", "-o", str(tmp / "libttmock.so"), *map(str, objects), "-ldl"],
+         "linking the emulator")
+    for obj in objects:
+        obj.unlink()
+    _publish(tmp, final)
+    return lib
+
+
+def build_host(main_cpp: Path, kernel_dir: Path) -> Path:
+    """Compile a host program against the emulator; returns the executable."""
+    lib = mock_library()
+    main_cpp, kernel_dir = Path(main_cpp).resolve(), Path(kernel_dir).resolve()
+    key = hashlib.sha256(main_cpp.read_bytes() + str(kernel_dir).encode() + str(lib).encode())
+    final = cache_root() / "host" / key.hexdigest()[:20]
+    exe = final / "main"
+    if exe.exists():
+        return exe
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".host-", dir=final.parent))
+    _run([CXX, "-std=c++20", "-O1", f"-I{mock_root() / 'include'}",
+          f'-DTT_KERNEL_DIR="{kernel_dir}"', str(main_cpp), "-o", str(tmp / "main"),
+          f"-L{lib.parent}", "-lttmock", f"-Wl,-rpath,{lib.parent}"],
+         f"compiling {main_cpp.name} against the emulator")
+    _publish(tmp, final)
+    return exe
+
+
+def run_host(exe: Path, args: list[str], arch: str = "wormhole_b0", timeout: float = 600
+             ) -> MockRunResult:
+    """Run a host program on the emulator; raises MockRuntimeError on any failure."""
+    with tempfile.TemporaryDirectory(prefix="tt-mock-") as tmp:
+        stats_path = Path(tmp) / "stats.json"
+        env = dict(os.environ, TT_MOCK_ARCH=arch, TT_MOCK_STATS=str(stats_path),
+                   TT_MOCK_CACHE=str(cache_root()))
+        try:
+            proc = subprocess.run([str(exe), *args], capture_output=True, text=True, env=env,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise MockRuntimeError(f"{exe.name} did not finish in {timeout:.0f} s") from None
+        stats = json.loads(stats_path.read_text()) if stats_path.exists() else None
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        start = next((i for i, l in enumerate(lines) if l.startswith("TT-MOCK ERROR")), None)
+        message = "\n".join(lines[start:]) if start is not None else proc.stderr.strip()
+        if not message:
+            message = f"exit status {proc.returncode}"
+        raise MockRuntimeError(message)
+    return MockRunResult(proc.returncode, proc.stdout, proc.stderr, stats)
