@@ -247,8 +247,13 @@ void run_fibers(std::vector<Fiber>& fibers) {
         if (unfinished > 0 && g_progress == before) {
             std::ostringstream os;
             os << "deadlock: every unfinished kernel is blocked and none can make progress:";
+            size_t shown = 0;
             for (const Fiber& f : fibers) {
                 if (f.finished) continue;
+                if (++shown > 24) {
+                    os << "\n  ... and " << unfinished - 24 << " more blocked kernels";
+                    break;
+                }
                 os << "\n  " << describe_fiber(f) << ": blocked in " << f.blocked;
             }
             host_fail(os.str());
