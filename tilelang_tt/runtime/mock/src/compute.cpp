@@ -109,6 +109,7 @@ void unpack(uint32_t cb, uint32_t itile, bool src_reg, float* out, const std::st
 
 void store_dst(ComputeState& e, uint32_t idst, const float* v) {
     for (uint32_t i = 0; i < kTileElems; ++i) e.dst[idst][i] = e.fp32_dest_acc ? v[i] : round_bf16(v[i]);
+    e.dst_written[idst] = true;
 }
 
 std::string args5(const char* name, uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t e) {
@@ -200,6 +201,7 @@ void ttmock::regs(const char* step_c) {
                         "tile_regs_release since the last acquire)");
         }
         for (auto& t : e.dst) std::fill(std::begin(t), std::end(t), 0.0f);
+        std::fill(std::begin(e.dst_written), std::end(e.dst_written), false);
         e.dst_state = DstState::Acquired;
     } else if (step == "tile_regs_commit") {
         if (e.dst_state != DstState::Acquired) fail("tile_regs_commit(): DST was not acquired by math");
@@ -351,8 +353,9 @@ void ttmock::reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32
     unpack(iscaler_cb, iscaler, true, s, what);
     const float scale = s[0];
     std::memcpy(out, e.dst[idst], sizeof(out));
+    const bool first = !e.dst_written[idst];  // the first reduction into a tile sets it
     auto combine = [&](uint32_t at, float v) {
-        out[at] = pool == MAX ? std::max(out[at], v) : out[at] + v;
+        out[at] = first ? v : pool == MAX ? std::max(out[at], v) : out[at] + v;
     };
     if (dim == REDUCE_ROW) {
         for (uint32_t r = 0; r < 32; ++r) {

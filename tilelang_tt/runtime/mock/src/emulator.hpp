@@ -85,6 +85,7 @@ struct ComputeState {
     std::vector<UnpackToDestMode> unpack_to_dest;
     DstState dst_state = DstState::Released;
     float dst[16][kTileElems] = {};
+    bool dst_written[16] = {};  // written since tile_regs_acquire (a reduction's first write sets)
     bool started = false;  // compute_kernel_hw_startup called
     tt::DataFormat srca = tt::DataFormat::Invalid, srcb = tt::DataFormat::Invalid,
                    pack = tt::DataFormat::Invalid;

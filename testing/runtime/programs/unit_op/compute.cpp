@@ -1,0 +1,67 @@
+// Unit-op test program: one compute op on tile 0 of c_0 (and c_1), result packed to c_16.
+// The op is chosen by the defines the host passes in ComputeConfig::defines.
+#include <cstdint>
+#include "api/compute/common.h"
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/matmul.h"
+#include "api/compute/eltwise_binary.h"
+#include "api/compute/eltwise_binary_sfpu.h"
+#include "api/compute/bcast.h"
+#include "api/compute/reduce.h"
+#include "api/compute/transpose_wh.h"
+#include "api/compute/tile_move_copy.h"
+#include "api/compute/eltwise_unary/eltwise_unary.h"
+#include "api/compute/pack.h"
+#include "api/compute/reg_api.h"
+
+void kernel_main() {
+    constexpr uint32_t in0 = 0, in1 = 1, out = 16;
+#if defined(OP_MATMUL)
+    compute_kernel_hw_startup<SrcOrder::Reverse>(in0, in1, out);
+    matmul_init(in0, in1, TRANSPOSE);
+#else
+    compute_kernel_hw_startup(in0, in1, out);
+#endif
+    cb_wait_front(in0, 1);
+    cb_wait_front(in1, 1);
+    tile_regs_acquire();
+#if defined(OP_MATMUL)
+    matmul_tiles(in0, in1, 0, 0, 0);
+#elif defined(OP_BINARY)
+    OP_INIT(in0, in1);
+    OP_CALL(in0, in1, 0, 0, 0);
+#elif defined(OP_BCAST)
+    OP_INIT(in0, in1);
+    OP_CALL<BCAST>(in0, in1, 0, 0, 0);
+#elif defined(OP_COPY)
+    copy_tile_to_dst_init_short(in0);
+    copy_tile(in0, 0, 0);
+#elif defined(OP_SFPU)
+    copy_tile_to_dst_init_short(in0);
+    copy_tile(in0, 0, 0);
+    OP_INIT();
+    OP_CALL(0);
+#elif defined(OP_SFPU_BINARY)
+    copy_tile_to_dst_init_short(in0);
+    copy_tile(in0, 0, 0);
+    copy_tile_to_dst_init_short(in1);
+    copy_tile(in1, 0, 1);
+    OP_INIT();
+    OP_CALL(0, 1, 0);
+#elif defined(OP_REDUCE)
+    reduce_init<POOL, DIM>(in0, in1, out);
+    reduce_tile<POOL, DIM>(in0, in1, 0, 0, 0);
+    reduce_uninit();
+#elif defined(OP_TRANSPOSE)
+    transpose_wh_init(in0, out);
+    transpose_wh_tile(in0, 0, 0);
+#endif
+    tile_regs_commit();
+    tile_regs_wait();
+    cb_reserve_back(out, 1);
+    pack_tile(0, out);
+    cb_push_back(out, 1);
+    tile_regs_release();
+    cb_pop_front(in0, 1);
+    cb_pop_front(in1, 1);
+}
