@@ -1,0 +1,1 @@
+../tilelang_tt/cmake/FindMetalium.cmake
