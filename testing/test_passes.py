@@ -293,3 +293,11 @@ def test_dump_ir_writes_every_stage(tmp_path):
     files = sorted(p.name for p in tmp_path.iterdir())
     assert files[0] == "00_frontend.py" and len(files) == 17
     assert files[-1] == "16_F_VerifyTTIR.py"
+
+
+def test_dump_ir_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("TT_DUMP_IR", str(tmp_path))
+    tilelang_tt.lower(kernels.matmul(64, 64, 64, 32, 32, 32))
+    dumped = {p.name for p in tmp_path.iterdir()}
+    assert "10_D1_SplitDeviceKernel.py" in dumped and len(dumped) == 17
+    assert "T.tt.read_to_cb" in (tmp_path / "07_C1_LowerSharedToCB.py").read_text()
