@@ -40,3 +40,9 @@ def test_compile_factory_and_errors(tmp_path):
     proc = run_cli("compile", f"{bad}:k", "-o", str(out))
     assert proc.returncode == 1 and "multiples of 32" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_run_prints_counters():
+    proc = run_cli("run", f"{EXAMPLES / 'elementwise_add.py'}:add")
+    assert proc.returncode == 0, proc.stderr
+    assert "on 64 emulated cores" in proc.stdout and '"dram_bytes_read": 4194304' in proc.stdout

@@ -81,7 +81,10 @@ def main(argv=None) -> int:
     except tilelang_tt.TTRuntimeError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    print(json.dumps(art.last_run_stats, indent=1))
+    stats = art.last_run_stats or {}
+    print(f"ran {art.name} on {len(stats.get('cores', []))} emulated cores "
+          f"({stats.get('arch', args.target)}); totals:")
+    print(json.dumps(stats.get("total", {}), indent=1, sort_keys=True))
     return 0
 
 
