@@ -131,3 +131,33 @@ def test_blackhole_mock_run():
     assert len(art.plan["cores"]) == 130
     a, b = rand((320, 448), "bfloat16", 1), rand((320, 448), "bfloat16", 2)
     np.testing.assert_array_equal(as_f32(art(a, b)), as_f32((as_f32(a) + as_f32(b)).astype(BF16)))
+
+
+def test_gemm_single_k_step_with_subblocks():
+    # 128x128 output block (16 tiles) > DST, K in one step: sub-blocks pack straight out
+    art = tilelang_tt.compile(kernels.matmul(128, 256, 32, 128, 128, 32), out_idx=-1)
+    a, b = rand((128, 32), "bfloat16", 12), rand((32, 256), "bfloat16", 13)
+    check_gemm(art(a, b), gemm_ref(a, b), "bfloat16")
+
+
+def test_gemm_transpose_b_multi_tile_k_with_spills():
+    art = tilelang_tt.compile(kernels.matmul_nt(256, 256, 256, 128, 128, 64), out_idx=-1)
+    a, b = rand((256, 256), "bfloat16", 14), rand((256, 256), "bfloat16", 15)
+    check_gemm(art(a, b), gemm_ref(a, b, transpose_b=True), "bfloat16")
+
+
+def test_batched_elementwise_with_three_grid_dims():
+    import tilelang_tt.language as T
+
+    B, M, N = 3, 64, 96
+
+    @T.prim_func
+    def sub3(X: T.Tensor((B, M, N), "float32"), Y: T.Tensor((B, M, N), "float32"),
+             Z: T.Tensor((B, M, N), "float32")):
+        with T.Kernel(N // 32, M // 32, B) as (bx, by, bz):
+            for i, j in T.Parallel(32, 32):
+                Z[bz, by * 32 + i, bx * 32 + j] = X[bz, by * 32 + i, bx * 32 + j] - Y[bz, by * 32 + i, bx * 32 + j]
+
+    art = tilelang_tt.compile(sub3, out_idx=-1)
+    x, y = rand((B, M, N), "float32", 16), rand((B, M, N), "float32", 17)
+    np.testing.assert_array_equal(art(x, y), x - y)
