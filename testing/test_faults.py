@@ -92,3 +92,42 @@ def test_pop_more_than_waited(gemm):
                     "cb_pop_front(A_shared_cb, 3);")
     msg, _ = run_fault(faulty)
     assert "cb_pop_front" in msg and "compute.cpp" in msg and names_core(msg)
+
+
+@pytest.fixture(scope="module")
+def add128():
+    # 128x128 bf16 blocks: 16 tiles per block, 8 per DST acquire in 16-bit half-sync mode
+    return tilelang_tt.compile(kernels.elementwise_add(128, 128, 128, 128), out_idx=-1)
+
+
+def run_add(art):
+    a, b = rand((128, 128), "bfloat16", 1), rand((128, 128), "bfloat16", 2)
+    with pytest.raises(TTRuntimeError) as info:
+        art(a, b)
+    return str(info.value)
+
+
+def test_dst_overflow_for_the_mode(add128):
+    # with fp32 accumulation DST holds 4 tiles per acquire; the kernel uses 8
+    faulty = inject(add128, "main.cpp", ".fp32_dest_acc_en = false", ".fp32_dest_acc_en = true")
+    msg = run_add(faulty)
+    assert "DST index 4" in msg and "holds 4 tiles" in msg and "compute.cpp" in msg
+
+
+def test_l1_over_capacity(add128):
+    faulty = inject(add128, "main.cpp", "CircularBufferConfig(65536,",
+                    "CircularBufferConfig(2097152,")
+    msg = run_add(faulty)
+    assert "L1 over capacity on core (0,0)" in msg and "c_0" in msg
+
+
+def test_too_many_runtime_args(add128):
+    faulty = inject(add128, "main.cpp", "SetRuntimeArgs(program, compute, core, {w.start_id, w.count});",
+                    "SetRuntimeArgs(program, compute, core, std::vector<uint32_t>(400, 0u));")
+    assert "at most 341" in run_add(faulty)
+
+
+def test_kernel_that_does_not_compile_is_reported(add128):
+    faulty = inject(add128, "compute.cpp", "tile_regs_commit();", "tile_regs_commit(1);")
+    msg = run_add(faulty)
+    assert "compute.cpp (compute kernel) does not compile" in msg and "tile_regs_commit" in msg
