@@ -14,6 +14,7 @@ LOOP_NUM_STAGES = "num_stages"  # T.Pipelined(num_stages=k): CB depth for blocks
 # ---- function attributes -------------------------------------------------------------------
 TARGET = "tt.target"  # device profile name ("wormhole_b0", "blackhole")
 STAGE = "tt.stage"  # name of the last pipeline stage applied
+STAGE_LOG = "tt.stage_log"  # names of all stages applied, in order (requirement checks)
 SCHEDULE = "tt.schedule"  # user scheduling requests (annotate_tt_schedule): {"core_grid": [x, y]}
 LAYOUT_DESC = "tt.layout_desc"  # A1: {buffer var: layout dict}
 ACCESSORS = "tt.accessors"  # A3 (abstract) / D2 (bound): list of accessor dicts

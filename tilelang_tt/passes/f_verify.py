@@ -117,7 +117,7 @@ def VerifyTTIR(mod, ctx):
     target = str(require_attr(kernels["compute"], attrs.TARGET, "VerifyTTIR"))
     profile = profile_of(target)
     for kind, func in kernels.items():
-        if "FinalizePersistentSignatureTT" not in list(get_attr(func, "tt.stage_log", [])):
+        if "FinalizePersistentSignatureTT" not in list(get_attr(func, attrs.STAGE_LOG, [])):
             raise TTVerifyError(f"{kind} kernel: FinalizePersistentSignatureTT has not run")
         _check_kernel(kind, func, profile)
     cbs = all_cbs(kernels)
