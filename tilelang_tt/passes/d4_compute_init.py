@@ -170,7 +170,6 @@ def InsertComputeInitTT(func, mod, ctx):
         if not keys and not unknown:
             return loop
         if len(keys) == 1 and not unknown:
-            (key, _fmts), = keys
             call = next(c for c in tt_calls(loop.body) if _op_config(c, info) is not None)
             pre = state.setup(call)
             return seq(pre + [loop]) if pre else loop

@@ -76,7 +76,7 @@ class Artifact:
             self._run_real(host)
         else:
             raise TTRuntimeError(f"unknown run mode {mode!r}; use 'mock' or 'real'")
-        return tensors.results(self.tensors, self.out_idx, host, len(args))
+        return tensors.results(self.tensors, self.out_idx, host)
 
     def project_dir(self) -> Path:
         """A content-addressed copy of the project (kernels must stay at a fixed path)."""

@@ -82,7 +82,7 @@ def read_outputs(tensor_specs: list, host: dict, paths: list) -> None:
         host[i][...] = data.reshape(host[i].shape)
 
 
-def results(tensor_specs: list, out_idx: list, host: dict, n_args: int):
+def results(tensor_specs: list, out_idx: list, host: dict):
     """What a call returns: the outputs (filled in the caller's arrays when they were given)."""
     given = host.get("_given")
     outs = out_idx or [i for i, t in enumerate(tensor_specs) if t["role"] in ("output", "inout")]
