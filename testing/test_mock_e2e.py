@@ -161,3 +161,40 @@ def test_batched_elementwise_with_three_grid_dims():
     art = tilelang_tt.compile(sub3, out_idx=-1)
     x, y = rand((B, M, N), "float32", 16), rand((B, M, N), "float32", 17)
     np.testing.assert_array_equal(art(x, y), x - y)
+
+
+def test_gemm_with_bias_epilogue_through_shared_buffers():
+    """Compute -> compute: the accumulator is packed into a shared buffer that an elementwise
+    add then consumes together with a bias block read from DRAM."""
+    import tilelang_tt.language as T
+
+    M = N = 128
+    K, bm, bn, bk = 64, 64, 64, 32
+
+    @T.prim_func
+    def gemm_bias(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"),
+                  Bias: T.Tensor((M, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(N // bn, M // bm) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "bfloat16")
+            B_s = T.alloc_shared((bk, bn), "bfloat16")
+            acc = T.alloc_fragment((bm, bn), "float32")
+            C_s = T.alloc_shared((bm, bn), "bfloat16")
+            bias_s = T.alloc_shared((bm, bn), "bfloat16")
+            out_s = T.alloc_shared((bm, bn), "bfloat16")
+            T.clear(acc)
+            for k in T.Pipelined(K // bk, num_stages=2):
+                T.copy(A[by * bm, k * bk], A_s)
+                T.copy(B[k * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, acc)
+            T.copy(acc, C_s)
+            T.copy(Bias[by * bm, bx * bn], bias_s)
+            for i, j in T.Parallel(bm, bn):
+                out_s[i, j] = C_s[i, j] + bias_s[i, j]
+            T.copy(out_s, C[by * bm, bx * bn])
+
+    art = tilelang_tt.compile(gemm_bias, out_idx=-1)
+    roles = {c["name"]: c["role"] for c in art.plan["circular_buffers"]}
+    assert roles["C_s"] == "intermediate" and roles["bias_s"] == "input"
+    a, b, bias = rand((M, K), "bfloat16", 18), rand((K, N), "bfloat16", 19), rand((M, N), "bfloat16", 20)
+    ref = as_f32(gemm_ref(a, b).astype(BF16)) + as_f32(bias)
+    check_gemm(art(a, b, bias), ref, "bfloat16")
