@@ -180,3 +180,14 @@ def test_no_tvm_internals_in_messages():
     except TTCompileError as err:
         assert type(err) is TTLayoutError
         assert err.__cause__ is None
+
+
+def test_scalar_parameter_rejected():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16"), n: T.int32):
+        with T.Kernel(2, 2) as (bx, by):
+            s = T.alloc_shared((32, 32), "bfloat16")
+            T.copy(A[by * 32, bx * 32], s)
+            T.copy(s, B[by * 32, bx * 32])
+
+    assert "scalar kernel parameter `n`" in compile_error(k, TTUnsupportedError)

@@ -5,7 +5,7 @@ Requires: frontend TIR after LowerParallelToTileTT.
 Guarantees: ``tt.layout_desc`` maps every buffer parameter (by its buffer var) to
 ``{memory, layout, dtype, tile, shape, tiles, page_bytes}``.  Defaults: DRAM, interleaved,
 32x32 tiles, one tile per page; user requests made with ``annotate_tt_layout`` are merged in
-and validated.  Rejects (``TTLayoutError``/``TTUnsupportedError``): dtypes other than
+and validated.  Rejects (``TTLayoutError``/``TTUnsupportedError``): scalar parameters, dtypes other than
 bfloat16/float32, tensors of rank < 2, last two dims not multiples of 32, sharded or L1
 placement (not supported yet), halo requests; shared/fragment allocations whose last two dims
 are not multiples of 32.
@@ -65,7 +65,9 @@ def InferTTLayout(func, mod, ctx):
     layouts = {}
     for buf in func.params:
         if not tirx.is_buffer_var(buf):
-            continue
+            raise TTUnsupportedError(
+                f"scalar kernel parameter `{buf.name}` is not supported yet",
+                hint="make it a Python value the kernel closes over (a compile-time constant)")
         dtype = _check_dtype(buf)
         shape = _check_tileable(buf, "tensor")
         user = requested.get(buf, {})
