@@ -198,3 +198,27 @@ def test_gemm_with_bias_epilogue_through_shared_buffers():
     a, b, bias = rand((M, K), "bfloat16", 18), rand((K, N), "bfloat16", 19), rand((M, N), "bfloat16", 20)
     ref = as_f32(gemm_ref(a, b).astype(BF16)) + as_f32(bias)
     check_gemm(art(a, b, bias), ref, "bfloat16")
+
+
+def test_copy_only_kernel_with_block_dependent_loop():
+    """Reader -> writer with no compute (a passthrough CB), and a loop whose trip count depends
+    on the block index."""
+    import tilelang_tt.language as T
+
+    @T.prim_func
+    def tri_copy(A: T.Tensor((64, 128), "bfloat16"), B: T.Tensor((64, 128), "bfloat16")):
+        with T.Kernel(1, 2) as (bx, by):
+            s = T.alloc_shared((32, 32), "bfloat16")
+            for j in T.serial(by + 3):  # row block 0 copies 3 column tiles, row block 1 four
+                T.copy(A[by * 32, j * 32], s)
+                T.copy(s, B[by * 32, j * 32])
+
+    art = tilelang_tt.compile(tri_copy)
+    assert {c["role"] for c in art.plan["circular_buffers"]} == {"passthrough"}
+    a = rand((64, 128), "bfloat16", 21)
+    b = np.zeros((64, 128), dtype=BF16)
+    art(a, b)
+    expected = np.zeros((64, 128), dtype=np.float32)
+    expected[:32, :96] = as_f32(a)[:32, :96]
+    expected[32:, :] = as_f32(a)[32:, :]
+    np.testing.assert_array_equal(as_f32(b), expected)
