@@ -107,6 +107,16 @@ void unpack(uint32_t cb, uint32_t itile, bool src_reg, float* out, const std::st
     }
 }
 
+// Checks the unpacker formats and the DST index, then unpacks the srcA and srcB operand tiles.
+void unpack_ab(const ComputeState& e, uint32_t cb_a, uint32_t tile_a, uint32_t cb_b,
+               uint32_t tile_b, uint32_t idst, float* a, float* b, const std::string& what) {
+    check_src(e, true, cb_a, what);
+    check_src(e, false, cb_b, what);
+    check_dst(e, idst, what, false);
+    unpack(cb_a, tile_a, true, a, what);
+    unpack(cb_b, tile_b, true, b, what);
+}
+
 void store_dst(ComputeState& e, uint32_t idst, const float* v) {
     for (uint32_t i = 0; i < kTileElems; ++i) e.dst[idst][i] = e.fp32_dest_acc ? v[i] : round_bf16(v[i]);
     e.dst_written[idst] = true;
@@ -226,12 +236,8 @@ void ttmock::matmul(uint32_t in0, uint32_t in1, uint32_t i0, uint32_t i1, uint32
     const std::string what = args5("matmul_tiles", in0, in1, i0, i1, idst);
     ComputeState& e = started_engine(what);
     check_mode(e, "matmul", "matmul_init(in0, in1)", what);
-    check_src(e, false, in0, what);  // in0 -> srcB
-    check_src(e, true, in1, what);   // in1 -> srcA
-    check_dst(e, idst, what, false);
     static thread_local float a[kTileElems], b[kTileElems], acc[kTileElems];
-    unpack(in0, i0, true, a, what);
-    unpack(in1, i1, true, b, what);
+    unpack_ab(e, in1, i1, in0, i0, idst, b, a, what);  // in1 -> srcA, in0 -> srcB
     for (uint32_t r = 0; r < 32; ++r) {
         for (uint32_t c = 0; c < 32; ++c) {
             float sum = 0.0f;
@@ -257,12 +263,8 @@ void ttmock::eltwise_binary(const char* op, uint32_t icb0, uint32_t icb1, uint32
     const std::string what = args5((std::string(op) + "_tiles").c_str(), icb0, icb1, i0, i1, idst);
     ComputeState& e = started_engine(what);
     check_mode(e, op, std::string(op) + "_tiles_init(icb0, icb1)", what);
-    check_src(e, true, icb0, what);
-    check_src(e, false, icb1, what);
-    check_dst(e, idst, what, false);
     static thread_local float a[kTileElems], b[kTileElems], out[kTileElems];
-    unpack(icb0, i0, true, a, what);
-    unpack(icb1, i1, true, b, what);
+    unpack_ab(e, icb0, i0, icb1, i1, idst, a, b, what);
     for (uint32_t i = 0; i < kTileElems; ++i) out[i] = binop(op, a[i], b[i]);
     store_dst(e, idst, out);
     count(op);
@@ -276,12 +278,8 @@ void ttmock::eltwise_bcast(const char* op, int bcast, uint32_t icb0, uint32_t ic
     ComputeState& e = started_engine(what);
     check_mode(e, std::string(op) + "_bcast", std::string(op) + "_bcast_*_init_short", what);
     if (e.bcast_type != bcast) fail(what + ": the broadcast init was for another broadcast type");
-    check_src(e, true, icb0, what);
-    check_src(e, false, icb1, what);
-    check_dst(e, idst, what, false);
     static thread_local float a[kTileElems], b[kTileElems], out[kTileElems];
-    unpack(icb0, i0, true, a, what);
-    unpack(icb1, i1, true, b, what);
+    unpack_ab(e, icb0, i0, icb1, i1, idst, a, b, what);
     for (uint32_t r = 0; r < 32; ++r) {
         for (uint32_t c = 0; c < 32; ++c) {
             float y = b[face_index(r, c)];
@@ -345,12 +343,8 @@ void ttmock::reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32
     if (e.reduce_pool != pool || e.reduce_dim != dim) {
         fail(what + ": reduce_init was for another pool type / dimension");
     }
-    check_src(e, true, icb, what);
-    check_src(e, false, iscaler_cb, what);
-    check_dst(e, idst, what, false);
     static thread_local float a[kTileElems], s[kTileElems], out[kTileElems];
-    unpack(icb, itile, true, a, what);
-    unpack(iscaler_cb, iscaler, true, s, what);
+    unpack_ab(e, icb, itile, iscaler_cb, iscaler, idst, a, s, what);
     const float scale = s[0];
     std::memcpy(out, e.dst[idst], sizeof(out));
     const bool first = !e.dst_written[idst];  // the first reduction into a tile sets it
