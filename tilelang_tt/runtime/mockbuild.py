@@ -2,7 +2,9 @@
 
 Everything is cached under ``$TILELANG_TT_CACHE`` (default ``~/.cache/tilelang-tt``):
 
-* ``mock/lib-<hash>/libttmock.so`` - the emulator, built once per version of its sources;
+* ``mock/lib-<hash>/libttmock.so`` - the emulator, built once per version of its sources, next to
+  ``include/``, a snapshot of the headers it JIT-compiles kernels against (so a cache entry never
+  depends on a source tree that may since have changed);
 * ``mock/host/<hash>/main`` - a host program, by content of ``main.cpp`` and kernel directory;
 * ``mock/kernels/*.so`` - kernels, JIT-compiled by the emulator at ``CreateKernel`` and keyed by
   source, compile-time args, defines and emulator version.
@@ -59,7 +61,7 @@ def _compiler_id() -> str:
 
 
 def sources_hash() -> str:
-    h = hashlib.sha256(_compiler_id().encode())
+    h = hashlib.sha256(_compiler_id().encode() + b"\0cache-layout-2")
     root = mock_root()
     for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".h", ".hpp", ".cpp")):
         h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
@@ -90,14 +92,15 @@ def mock_library() -> Path:
     root = mock_root()
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".lib-", dir=final.parent))
-    include = root / "include"
+    shutil.copytree(root / "include", tmp / "include")
+    include = final / "include"  # the path the snapshot has once published
     defines = [f'-DTTMOCK_INCLUDE_DIR="{include}"', f'-DTTMOCK_CXX="{CXX}"',
                f'-DTTMOCK_VERSION="{version}"']
     sources = sorted((root / "src").glob("*.cpp"))
 
     def compile_one(src):
         obj = tmp / (src.stem + ".o")
-        _run([CXX, "-std=c++20", "-O2", "-fPIC", "-c", f"-I{include}", f"-I{root / 'src'}",
+        _run([CXX, "-std=c++20", "-O2", "-fPIC", "-c", f"-I{tmp / 'include'}", f"-I{root / 'src'}",
               *defines, str(src), "-o", str(obj)], f"compiling the emulator ({src.name})")
         return obj
 
@@ -122,7 +125,7 @@ def build_host(main_cpp: Path, kernel_dir: Path) -> Path:
         return exe
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".host-", dir=final.parent))
-    _run([CXX, "-std=c++20", "-O1", f"-I{mock_root() / 'include'}",
+    _run([CXX, "-std=c++20", "-O1", f"-I{lib.parent / 'include'}",
           f'-DTT_KERNEL_DIR="{kernel_dir}"', str(main_cpp), "-o", str(tmp / "main"),
           f"-L{lib.parent}", "-lttmock", f"-Wl,-rpath,{lib.parent}"],
          f"compiling {main_cpp.name} against the emulator")
