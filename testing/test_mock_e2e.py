@@ -222,3 +222,42 @@ def test_copy_only_kernel_with_block_dependent_loop():
     expected[:32, :96] = as_f32(a)[:32, :96]
     expected[32:, :] = as_f32(a)[32:, :]
     np.testing.assert_array_equal(as_f32(b), expected)
+
+
+@pytest.mark.parametrize("case", [
+    ("bfloat16", "bfloat16", 128, 96, 32, 32),
+    ("float32", "float32", 64, 128, 64, 64),
+    ("float32", "bfloat16", 96, 64, 32, 32),  # the copy out of the fragment casts (pack rounds)
+    ("bfloat16", "float32", 64, 64, 64, 32),  # widening: exact
+], ids=lambda c: "-".join(map(str, c)))
+def test_elementwise_add_through_fragment(case):
+    in_dtype, out_dtype, M, N, bm, bn = case
+    art = tilelang_tt.compile(
+        kernels.elementwise_add_fragment(M, N, bm, bn, in_dtype, out_dtype), out_idx=-1)
+    roles = {c["name"]: c["role"] for c in art.plan["circular_buffers"]}
+    assert roles["C_local"] == "intermediate" and roles["C_shared"] == "output"
+    a, b = rand((M, N), in_dtype, 21), rand((M, N), in_dtype, 22)
+    c = art(a, b)
+    exact = (as_f32(a) + as_f32(b)).astype(BF16 if in_dtype == "bfloat16" else np.float32)
+    expected = exact.astype(BF16 if out_dtype == "bfloat16" else np.float32)
+    assert c.dtype == expected.dtype
+    np.testing.assert_array_equal(as_f32(c), as_f32(expected))
+
+
+def test_parallel_copy_between_shared_buffers():
+    import tilelang_tt.language as T
+
+    @T.prim_func
+    def copy2(A: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2) as (bx, by):
+            A_s = T.alloc_shared((32, 32), "bfloat16")
+            C_s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[by * 32, bx * 32], A_s)
+            for i, j in T.Parallel(32, 32):
+                C_s[i, j] = A_s[i, j]
+            T.copy(C_s, C[by * 32, bx * 32])
+
+    art = tilelang_tt.compile(copy2, out_idx=-1)
+    assert "copy_tile(A_s_cb" in art.sources["compute.cpp"]
+    a = rand((64, 64), "bfloat16", 23)
+    np.testing.assert_array_equal(art(a), as_f32(a))

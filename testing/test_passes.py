@@ -95,6 +95,17 @@ def test_a2_cb_depth_from_num_stages_and_acc_desc():
     assert descs["B_shared"][attrs.CB_DESC]["depth"] == 3
     assert descs["C_shared"][attrs.CB_DESC]["depth"] == 2  # outside the pipelined loop
     assert descs["C_local"][attrs.ACC_DESC] == {"rows": 4, "cols": 4, "dtype": "float32"}
+    assert attrs.CB_DESC not in descs["C_local"]
+
+
+def test_a2_fragment_without_gemm_is_a_block_buffer():
+    f = only(upto(kernels.elementwise_add_fragment(64, 64, 64, 32), "A2"))
+    descs = {a.buffer.name: to_py(a.annotations) for a in collect(f.body, tirx.AllocBuffer)}
+    assert buffer_scope(next(a.buffer for a in collect(f.body, tirx.AllocBuffer)
+                             if a.buffer.name == "C_local")) == "local.fragment"
+    assert descs["C_local"][attrs.CB_DESC] == {"rows": 2, "cols": 1, "depth": 2,
+                                               "dtype": "bfloat16", "page_bytes": 2048}
+    assert attrs.ACC_DESC not in descs["C_local"]
 
 
 def test_a3_abstract_accessors():
@@ -160,6 +171,11 @@ def test_c2_compute_ops():
     assert [c.op.name for c in tt_calls(g.body) if "pu." in c.op.name] == ["tt.fpu.add"]
     h = only(upto(kernels.elementwise_add(64, 64, dtype="float32"), "C2"))
     assert [c.op.name for c in tt_calls(h.body) if "pu." in c.op.name] == ["tt.sfpu.add"]
+    # fragment -> shared is a compute copy between two CBs
+    k = only(upto(kernels.elementwise_add_fragment(64, 64), "C2"))
+    (copy,) = tt_calls(k.body, "tt.unary.copy")
+    (add,) = tt_calls(k.body, "tt.fpu.add")
+    assert copy.args[1].same_as(add.args[0]) and int(copy.args[2]) == 1
 
 
 def test_c3_dfg_ids_and_consume_ranges():
@@ -262,6 +278,16 @@ def test_d5_eltwise_chunks_by_capacity():
     assert int(loop.extent) == 8  # 16 tiles, 8 per acquire in 16-bit half-sync DST
     f32 = kernel(upto(kernels.elementwise_add(64, 64, 64, 64, dtype="float32"), "D5"), "compute")
     assert "tt.add_binary_tile" in op_names(f32.body) and "tt.copy_tile" in op_names(f32.body)
+    # a copy moves DST-capacity tiles per acquire; fp32 sources are unpacked straight to DST
+    cp = kernel(upto(kernels.elementwise_add_fragment(128, 128, 128, 128, "float32", "bfloat16"),
+                     "D5"), "compute")
+    names = op_names(cp.body)
+    assert "tt.unary.copy" not in names and names.count("tt.copy_tile") == 3  # 2 for the add
+    copy = tt_calls(cp.body, "tt.copy_tile")[-1]
+    (loop,) = [l for l in collect(cp.body, tirx.For) if l.loop_var.same_as(copy.args[2])]
+    assert int(loop.extent) == 4  # fp32 DST: 4 tiles
+    config = to_py(cp.attrs[attrs.COMPUTE_CONFIG])
+    assert config["fp32_dest_acc_en"] and len(config["unpack_to_dest_fp32"]) == 3
 
 
 def test_e1_signature():

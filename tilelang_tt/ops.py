@@ -57,6 +57,9 @@ _op("acc.clear", "abstract", "void", "acc.clear(acc): the accumulator starts fro
 _op("acc.pack", "abstract", "void", "acc.pack(acc, cb): the accumulator block is packed into cb")
 _op("mm.mma", "abstract", "void",
     "mm.mma(acc, cb_a, cb_b, Mt, Nt, Kt, transpose_b): acc += A @ B on tile blocks")
+_op("unary.copy", "abstract", "void",
+    "unary.copy(cb_out, cb_in, ntiles): tiles copied through DST (unpack, pack); the pack "
+    "converts to the output's data format")
 for _name in ("add", "sub", "mul"):
     _op(f"fpu.{_name}", "abstract", "void",
         f"fpu.{_name}(cb_out, cb_a, cb_b, ntiles): elementwise {_name} on the matrix engine")

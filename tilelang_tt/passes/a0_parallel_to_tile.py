@@ -6,11 +6,11 @@ Also turns scalar assignments (``y = by * 32 + i``, which TVMScript parses as a 
 local buffer) into ``Bind`` statements so index arithmetic stays plain expressions.
 
 Guarantees: every ``T.Parallel`` nest whose body is one elementwise assignment over a
-tile-aligned rectangle (``dst = a``, ``a + b``, ``a - b``, ``a * b``; ``Bind`` statements in
-the body are inlined) is replaced by the matching tile primitive (``tile.copy`` / ``tile.add``
+tile-aligned rectangle (``dst = a`` - also across dtypes -, ``a + b``, ``a - b``, ``a * b``;
+``Bind`` statements in the body are inlined) is replaced by the matching tile primitive (``tile.copy`` / ``tile.add``
 / ``tile.sub`` / ``tile.mul``) on regions.  Operands that live in global memory are staged
 through new shared buffers (``tile.copy`` in before, ``tile.copy`` out after), so later stages
-only see tile ops whose compute operands are shared buffers.  Any other parallel body is a
+only see tile ops whose compute operands are shared buffers or fragments.  Any other parallel body is a
 ``TTUnsupportedError`` naming the source line.
 """
 
@@ -109,6 +109,8 @@ def _lower_nest(nest: _Nest):
     dst_buf = store.buffer
     value = store.value
 
+    if isinstance(value, tirx.Cast) and isinstance(value.value, tvm.ir.TensorLoad):
+        value = value.value  # `dst = a` across dtypes: a copy converts (the pack rounds)
     if isinstance(value, tvm.ir.TensorLoad):
         kind, loads = "Copy", [value]
     elif type(value) in _BINARY and all(isinstance(x, tvm.ir.TensorLoad) for x in (value.a, value.b)):
@@ -119,7 +121,7 @@ def _lower_nest(nest: _Nest):
             f"elementwise forms: {_SUPPORTED} (operands are buffer elements)", span=span)
 
     dtype = buffer_dtype(dst_buf)
-    for ld in loads:
+    for ld in loads if kind != "Copy" else []:
         if buffer_dtype(ld.source) != dtype:
             raise TTUnsupportedError(
                 f"T.Parallel: {ld.source.name} is {buffer_dtype(ld.source)} but {dst_buf.name} is "

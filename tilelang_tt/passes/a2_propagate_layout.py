@@ -2,11 +2,17 @@
 
 Requires: InferTTLayout.
 
-Guarantees: every shared ``AllocBuffer`` carries ``tt.cb_desc`` = ``{rows, cols, depth,
-dtype, page_bytes}`` (block size in tiles, ring depth in blocks, page = one tile of the
+Guarantees: every *block buffer* ``AllocBuffer`` carries ``tt.cb_desc`` = ``{rows, cols,
+depth, dtype, page_bytes}`` (block size in tiles, ring depth in blocks, page = one tile of the
 buffer's dtype).  ``depth`` is the ``num_stages`` of the innermost ``T.Pipelined`` loop that
 contains a write of the buffer (at least 1), else 2 (double buffering across work units).
-Every fragment ``AllocBuffer`` carries ``tt.acc_desc`` = ``{rows, cols, dtype}``.
+Every *accumulator* ``AllocBuffer`` carries ``tt.acc_desc`` = ``{rows, cols, dtype}``.
+
+Block buffers are the shared buffers and the fragments no ``T.gemm`` accumulates into: a
+Tensix core has no register file that holds a whole fragment, so such a fragment (TileLang's
+``C_local`` in an elementwise kernel) lives in a circular buffer exactly like a shared one.
+Accumulators are the fragments that are the ``C`` operand of a ``T.gemm``; they live in DST
+(D5).  Later stages decide from these two annotations, not from the memory scope.
 """
 
 from __future__ import annotations
@@ -54,10 +60,17 @@ def _pipelined_depths(body) -> dict:
     return {buf: depth for buf, (depth, _) in best.items()}
 
 
+def gemm_accumulators(body) -> list:
+    """The buffers some ``tile.gemm`` accumulates into (its first operand)."""
+    return [tile_dst_buffer(c) for c in collect(body, tirx.TilePrimitiveCall)
+            if c.op.name == "tirx.tile.gemm"]
+
+
 @tt_pass("PropagateTTLayout", requires=("InferTTLayout",))
 def PropagateTTLayout(func, mod, ctx):
     """Attach ``tt.cb_desc`` / ``tt.acc_desc`` to block-local allocations."""
     depths = _pipelined_depths(func.body)
+    accumulators = gemm_accumulators(func.body)
 
     def annotate(alloc: tirx.AllocBuffer):
         buf = alloc.buffer
@@ -65,7 +78,8 @@ def PropagateTTLayout(func, mod, ctx):
         ann = dict(alloc.annotations or {})
         rows, cols = _block_tiles(buf)
         dtype = buffer_dtype(buf)
-        if scope == "shared":
+        is_acc = any(buf.same_as(a) for a in accumulators)
+        if scope == "shared" or (scope == "local.fragment" and not is_acc):
             ann[attrs.CB_DESC] = {
                 "rows": rows, "cols": cols, "depth": depths.get(buf, DEFAULT_DEPTH),
                 "dtype": dtype, "page_bytes": tile_bytes(dtype),

@@ -4,14 +4,16 @@ Requires: GridToCoreGrid.
 
 Guarantees:
 
-* every shared ``AllocBuffer`` is replaced by ``cb = tt.alloc_cb(-1, rows, cols, depth, dtype,
+* every block-buffer ``AllocBuffer`` (one with ``tt.cb_desc``: shared buffers and fragments
+  that are not accumulators) is replaced by ``cb = tt.alloc_cb(-1, rows, cols, depth, dtype,
   name)`` bound before the persistent body (CBs are static per kernel); ``tt.cb_map`` maps each
-  shared buffer var to its CB var;
-* ``copy(shared <- global)`` becomes ``tt.read_to_cb(cb, buffer, row0, col0, rows, cols)`` and
-  ``copy(global <- shared)`` becomes ``tt.write_from_cb(...)``, with ``row0``/``col0`` in tiles
+  such buffer var to its CB var;
+* ``copy(block <- global)`` becomes ``tt.read_to_cb(cb, buffer, row0, col0, rows, cols)`` and
+  ``copy(global <- block)`` becomes ``tt.write_from_cb(...)``, with ``row0``/``col0`` in tiles
   of the tensor's page grid (leading dims flattened into rows);
-* ``copy(shared <- fragment)`` becomes ``tt.acc.pack(acc, cb)``; ``copy(global <- fragment)``
-  packs into a new output CB that is then written out;
+* ``copy(block <- accumulator)`` becomes ``tt.acc.pack(acc, cb)``; ``copy(global <-
+  accumulator)`` packs into a new output CB that is then written out;
+* ``copy(block <- block)`` is a compute op and stays a tile primitive for C2;
 * copies are checked to be whole-buffer on the block side, tile-aligned and in bounds on the
   global side (``TTLayoutError`` naming the buffer and offset otherwise); other copy
   directions are ``TTUnsupportedError``.
@@ -109,12 +111,16 @@ def LowerSharedToCB(func, mod, ctx):
     """Shared allocations -> tt.alloc_cb; copies -> tt.read_to_cb / tt.write_from_cb / acc.pack."""
     ana = _analyzer(func)
     cb_of = {}
+    accumulators = []
     binds = []
     for alloc in collect(func.body, tirx.AllocBuffer):
         buf = alloc.buffer
-        if buffer_scope(buf) != "shared":
+        ann = alloc.annotations or {}
+        if attrs.ACC_DESC in ann:
+            accumulators.append(buf)
+        if attrs.CB_DESC not in ann:
             continue
-        desc = to_py(alloc.annotations[attrs.CB_DESC])
+        desc = to_py(ann[attrs.CB_DESC])
         var = tirx.Var(f"{buf.name}_cb", "int32")
         cb_of[buf] = var
         binds.append(tirx.Bind(var, alloc_cb_call(desc["rows"], desc["cols"], desc["depth"],
@@ -123,23 +129,32 @@ def LowerSharedToCB(func, mod, ctx):
     def cb(buf):
         return cb_of[buf]
 
+    def kind(buf):
+        if buf in cb_of:
+            return "block"
+        if any(buf.same_as(a) for a in accumulators):
+            return "accumulator"
+        return buffer_scope(buf)
+
     def lower_copy(call: tirx.TilePrimitiveCall):
         if call.op.name != "tirx.tile.copy":
             return call
         dst, src = call.args[0], call.args[1]
-        d_scope, s_scope = buffer_scope(dst.source), buffer_scope(src.source)
+        d_scope, s_scope = kind(dst.source), kind(src.source)
         span = call.span
-        if d_scope == "shared" and s_scope == "global":
+        if d_scope == "block" and s_scope == "block":
+            return call
+        if d_scope == "block" and s_scope == "global":
             _check_whole(dst, span)
             r0, c0, nr, nc = global_tiles(src, dst.source, ana, span)
             return ops.evaluate("tt.read_to_cb", cb(dst.source), src.source, r0, c0,
                                 int_imm(nr), int_imm(nc), span=span)
-        if d_scope == "global" and s_scope == "shared":
+        if d_scope == "global" and s_scope == "block":
             _check_whole(src, span)
             r0, c0, nr, nc = global_tiles(dst, src.source, ana, span)
             return ops.evaluate("tt.write_from_cb", cb(src.source), dst.source, r0, c0,
                                 int_imm(nr), int_imm(nc), span=span)
-        if d_scope == "shared" and s_scope == "local.fragment":
+        if d_scope == "block" and s_scope == "accumulator":
             _check_whole(dst, span)
             _check_whole(src, span)
             if buffer_shape(dst.source) != buffer_shape(src.source):
@@ -147,7 +162,7 @@ def LowerSharedToCB(func, mod, ctx):
                     f"copy {src.source.name} -> {dst.source.name}: shapes "
                     f"{buffer_shape(src.source)} and {buffer_shape(dst.source)} differ", span=span)
             return ops.evaluate("tt.acc.pack", src.source, cb(dst.source), span=span)
-        if d_scope == "global" and s_scope == "local.fragment":
+        if d_scope == "global" and s_scope == "accumulator":
             _check_whole(src, span)
             r0, c0, nr, nc = global_tiles(dst, src.source, ana, span)
             out_name = f"{src.source.name}_out"
@@ -159,13 +174,15 @@ def LowerSharedToCB(func, mod, ctx):
                 ops.evaluate("tt.write_from_cb", var, dst.source, r0, c0, int_imm(nr),
                              int_imm(nc), span=span),
             ])
+        what = {"block": "block buffer", "accumulator": "accumulator"}
         raise TTUnsupportedError(
-            f"T.copy from {s_scope} {src.source.name} to {d_scope} {dst.source.name} is not "
-            "supported; supported: global->shared, shared->global, fragment->shared, "
-            "fragment->global", span=span)
+            f"T.copy from {what.get(s_scope, s_scope)} {src.source.name} to "
+            f"{what.get(d_scope, d_scope)} {dst.source.name} is not supported; supported: "
+            "global->shared/fragment, shared/fragment->global, shared/fragment->shared/fragment, "
+            "gemm accumulator->shared/global", span=span)
 
     def drop_shared(alloc: tirx.AllocBuffer):
-        if buffer_scope(alloc.buffer) == "shared":
+        if attrs.CB_DESC in (alloc.annotations or {}):
             return tirx.Evaluate(int_imm(0))
         return alloc
 

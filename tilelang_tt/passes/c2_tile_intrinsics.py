@@ -8,9 +8,12 @@ Guarantees (no DST handling, no init calls yet):
   becomes ``tt.mm.mma(C, cb_A, cb_B, Mt, Nt, Kt, tB)``, preceded by ``tt.acc.clear(C)`` when
   ``beta == 0`` (``clear_accum``);
 * ``tile.fill(fragment, 0)`` (``T.clear``) becomes ``tt.acc.clear(fragment)``;
-* ``tile.add/sub/mul(dst, a, b)`` on shared buffers becomes ``tt.fpu.<op>`` for bfloat16
-  (matrix engine) and ``tt.sfpu.<op>`` for float32 (the vector engine keeps fp32; the FPU's
-  source registers would round fp32 to TF32);
+* ``tile.add/sub/mul(dst, a, b)`` on block buffers (shared buffers and non-accumulator
+  fragments, see A2) becomes ``tt.fpu.<op>`` for bfloat16 (matrix engine) and
+  ``tt.sfpu.<op>`` for float32 (the vector engine keeps fp32; the FPU's source registers would
+  round fp32 to TF32);
+* ``tile.copy(dst, src)`` between block buffers becomes ``tt.unary.copy(cb_dst, cb_src,
+  ntiles)`` (through DST; the pack converts the data format when the dtypes differ);
 * any other tile op, and any element access left outside ``T.Parallel``, is a
   ``TTUnsupportedError`` naming the op and source line.
 """
@@ -56,10 +59,12 @@ def LowerTTTileIntrinsics(func, mod, ctx):
     cb_of = to_py(require_attr(func, attrs.CB_MAP, "LowerTTTileIntrinsics"))
 
     def cb(buf, what, span):
-        if buffer_scope(buf) != "shared":
+        if buf not in cb_of:
+            where = ("a T.gemm accumulator (copy it to a shared buffer first)"
+                     if buffer_scope(buf) == "local.fragment" else f"in {buffer_scope(buf)} memory")
             raise TTUnsupportedError(
-                f"{what} operand {buf.name} is in {buffer_scope(buf)} memory; compute operands "
-                "must be shared buffers (copy global tensors in with T.copy first)", span=span)
+                f"{what} operand {buf.name} is {where}; compute operands must be shared buffers "
+                "or fragments (copy global tensors in with T.copy first)", span=span)
         return cb_of[buf]
 
     def lower_gemm(call, span):
@@ -111,11 +116,22 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             value = call.args[1]
             is_zero = (isinstance(value, int) and value == 0) or (
                 hasattr(value, "value") and float(value.value) == 0.0)
-            if buffer_scope(buf) != "local.fragment" or not is_zero:
+            if buf in cb_of or buffer_scope(buf) != "local.fragment" or not is_zero:
                 raise TTUnsupportedError(
-                    f"T.fill({buf.name}, {value}) is not supported yet: only clearing an "
-                    "accumulator fragment (T.clear on a T.alloc_fragment buffer) is", span=span)
+                    f"T.fill({buf.name}, {value}) is not supported yet: only clearing a "
+                    "T.gemm accumulator (T.clear on the T.alloc_fragment buffer of a T.gemm) is",
+                    span=span)
             return ops.evaluate("tt.acc.clear", buf, span=span)
+        if name == "tirx.tile.copy":  # C1 leaves only block <- block copies
+            dst = _whole(call.args[0], "T.copy between shared buffers or fragments", span)
+            src = _whole(call.args[1], "T.copy between shared buffers or fragments", span)
+            if _tiles(dst) != _tiles(src):
+                raise TTLayoutError(
+                    f"T.copy {src.name}{buffer_shape(src)} -> {dst.name}{buffer_shape(dst)}: the "
+                    "shapes must hold the same tiles", span=span)
+            rows, cols = _tiles(dst)
+            return ops.evaluate("tt.unary.copy", cb(dst, "T.copy", span), cb(src, "T.copy", span),
+                                int_imm(rows * cols), span=span)
         if name in _ELTWISE:
             dst, a, b = call.args[0], call.args[1], call.args[2]
             if not all(isinstance(x, tvm.ir.TensorRegion) for x in (a, b)):

@@ -34,6 +34,7 @@ COMPUTE_CB_USE = {
     "tt.mm.mma": ((1, 2), ()),
     "tt.acc.pack": ((), (1,)),
     **{f"tt.{e}.{o}": ((1, 2), (0,)) for e in ("fpu", "sfpu") for o in ("add", "sub", "mul")},
+    "tt.unary.copy": ((1,), (0,)),
 }
 ID_RANGES = {"input": range(0, 16), "output": range(16, 24), "intermediate": range(24, 32),
              "passthrough": range(0, 16)}

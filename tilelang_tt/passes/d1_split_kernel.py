@@ -7,8 +7,8 @@ Guarantees: the module holds ``<name>_reader``, ``<name>_compute`` and ``<name>_
 no longer the original function.  Each keeps only its own work:
 
 * reader: ``tt.read_to_cb``;
-* compute: ``tt.mm.mma``, ``tt.acc.*``, ``tt.fpu.*``, ``tt.sfpu.*``, fragment allocations and
-  the ``tt.cb_consume`` markers;
+* compute: ``tt.mm.mma``, ``tt.acc.*``, ``tt.fpu.*``, ``tt.sfpu.*``, ``tt.unary.*``, the
+  accumulator allocations and the ``tt.cb_consume`` markers;
 * writer: ``tt.write_from_cb``;
 
 plus the control flow around that work (loops and conditions that became empty are dropped),
@@ -24,14 +24,14 @@ from tvm import tirx
 
 from .. import attrs, ops
 from .common import (
-    buffer_scope, check_stage, collect, get_attr, is_noop, record_stage, seq, tt_module_pass,
+    check_stage, collect, get_attr, is_noop, record_stage, seq, tt_module_pass,
 )
 from .common import tt_map
 
 KINDS = ("reader", "compute", "writer")
 
 OWNER = {"tt.read_to_cb": "reader", "tt.write_from_cb": "writer"}
-_COMPUTE_PREFIXES = ("tt.mm.", "tt.acc.", "tt.fpu.", "tt.sfpu.")
+_COMPUTE_PREFIXES = ("tt.mm.", "tt.acc.", "tt.fpu.", "tt.sfpu.", "tt.unary.")
 
 _NOOP = tirx.Evaluate(tirx.IntImm("int32", 0))
 
@@ -95,7 +95,7 @@ def extract(body, kind: str):
         return _NOOP if is_noop(s.then_case) and empty_else else s
 
     def on_alloc(a):
-        if buffer_scope(a.buffer) == "local.fragment" and kind != "compute":
+        if attrs.ACC_DESC in (a.annotations or {}) and kind != "compute":
             return _NOOP
         return a
 

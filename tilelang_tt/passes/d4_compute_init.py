@@ -16,8 +16,9 @@ Guarantees, for the compute kernel:
   accumulator is float32 or an SFPU op runs in fp32, half-sync DST, and the CBs to unpack
   straight to DST in fp32.
 
-The vector-engine ops (``tt.sfpu.*``) configure themselves when expanded (D5), so after one
-the configuration is unknown and the next op re-initialises.
+The vector-engine ops (``tt.sfpu.*``) and the unary ops (``tt.unary.*``) configure themselves
+when expanded (D5), so after one the configuration is unknown and the next op
+re-initialises.  A float32 CB any of them reads is unpacked straight to DST in fp32.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ from .common import tt_map
 
 _FPU = {f"tt.fpu.{o}": o for o in ("add", "sub", "mul")}
 _SFPU = {f"tt.sfpu.{o}": o for o in ("add", "sub", "mul")}
+_UNARY = {"tt.unary.copy": "copy"}
+# ops that configure the engine themselves when D5 expands them: (CB argument positions read)
+SELF_CONFIGURED = {**{name: (1, 2) for name in _SFPU}, **{name: (1,) for name in _UNARY}}
 
 
 class CBInfo:
@@ -91,7 +95,7 @@ class _InitState:
         keys = set()
         unknown = False
         for call in tt_calls(node):
-            if call.op.name in _SFPU:
+            if call.op.name in SELF_CONFIGURED:
                 unknown = True
             cfg = _op_config(call, self.info)
             if cfg is not None:
@@ -128,17 +132,19 @@ def InsertComputeInitTT(func, mod, ctx):
         return func
     info = CBInfo(func)
     calls = [c for c in tt_calls(func.body)
-             if c.op.name == "tt.mm.mma" or c.op.name in _FPU or c.op.name in _SFPU]
+             if c.op.name == "tt.mm.mma" or c.op.name in _FPU or c.op.name in SELF_CONFIGURED]
     accs = [a.buffer for a in collect(func.body, tirx.AllocBuffer)
             if attrs.ACC_DESC in (a.annotations or {})]
     fp32_acc = any(buffer_dtype(a) == "float32" for a in accs)
-    sfpu_inputs = sorted({info.id(c.args[i]) for c in calls if c.op.name in _SFPU
-                          for i in (1, 2)})
+    sfpu = [c for c in calls if c.op.name in _SFPU]
+    fp32_unpacked = sorted({info.id(c.args[i]) for c in calls if c.op.name in SELF_CONFIGURED
+                            for i in SELF_CONFIGURED[c.op.name]
+                            if c.op.name in _SFPU or info.dtype(c.args[i]) == "float32"})
     config = {
         "math_fidelity": "HiFi4",
-        "fp32_dest_acc_en": bool(fp32_acc or sfpu_inputs),
+        "fp32_dest_acc_en": bool(fp32_acc or sfpu or fp32_unpacked),
         "dst_full_sync_en": False,
-        "unpack_to_dest_fp32": sfpu_inputs,
+        "unpack_to_dest_fp32": fp32_unpacked,
         "math_approx_mode": False,
     }
     if not calls:
@@ -150,6 +156,10 @@ def InsertComputeInitTT(func, mod, ctx):
         out = _pack_target(func.body, first.args[0])
         reverse = 1
         src_a, src_b = b, a
+    elif first.op.name in _UNARY:
+        out, a = first.args[0], first.args[1]
+        b, reverse = a, 0
+        src_a, src_b = a, a
     else:
         out, a, b = first.args[0], first.args[1], first.args[2]
         reverse = 0
@@ -184,7 +194,7 @@ def InsertComputeInitTT(func, mod, ctx):
 
     def on_eval(ev):
         name = stmt_op_name(ev)
-        if name in _SFPU:
+        if name in SELF_CONFIGURED:
             state.forget()
             return ev
         if name == "tt.mm.mma" or name in _FPU:

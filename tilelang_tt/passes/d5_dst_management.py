@@ -20,6 +20,8 @@ Capacity ``D`` = tiles one ``tile_regs_acquire`` gives (8 for 16-bit half-sync, 
 * **elementwise ops**: ``fpu.<op>`` processes ``D`` tiles per acquire (``<op>_tiles``);
   ``sfpu.<op>`` copies both operands into DST (``copy_tile``) and combines them with
   ``<op>_binary_tile``, ``D/2`` pairs per acquire; both reserve and push the output block;
+* **unary ops**: ``unary.copy`` copies ``D`` tiles per acquire into DST (``copy_tile``) and
+  packs them into the reserved output block;
 * ``pack_reconfig_data_format`` precedes each pack group when the kernel packs more than one
   data format; ``tt.dst_plan`` records capacity and sub-blocking per accumulator.
 """
@@ -42,6 +44,7 @@ from .d4_compute_init import CBInfo
 
 _FPU = {f"tt.fpu.{o}": o for o in ("add", "sub", "mul")}
 _SFPU = {f"tt.sfpu.{o}": o for o in ("add", "sub", "mul")}
+_UNARY = {"tt.unary.copy": "copy"}
 
 
 def ev(name, *args):
@@ -165,7 +168,7 @@ def _lower_accumulator(cx: _Ctx, acc, desc, body):
             f"T.clear({acc.name}) and its copy-out")
     i_x = x_idx.pop()
     x = items[i_x]
-    if any(stmt_op_name(it) in _FPU or stmt_op_name(it) in _SFPU
+    if any(stmt_op_name(it) in _FPU or stmt_op_name(it) in _SFPU or stmt_op_name(it) in _UNARY
            for it in items[i_clear:i_pack]):
         raise TTUnsupportedError(f"elementwise ops cannot run while {acc.name} occupies DST")
 
@@ -287,6 +290,33 @@ def _replace_calls(stmt, calls, make):
     return tt_map(stmt, [(tirx.Evaluate, on_eval)], order="post")
 
 
+def _in_chunks(out, n, chunk, group):
+    """The ``n``-tile output block reserved, produced ``chunk`` tiles per DST round, pushed."""
+    return seq([
+        ev("tt.cb_reserve_back", out, int_imm(n)),
+        loop_nest([n // chunk], group, ["chunk"]),
+        ev("tt.cb_push_back", out, int_imm(n)),
+    ])
+
+
+def _lower_unary(cx: _Ctx, call):
+    out, a, n = call.args[0], call.args[1], int(call.args[2])
+    chunk = largest_divisor(n, cx.capacity)
+
+    def group(c):
+        base = c * chunk
+        return seq([ev("tt.tile_regs_acquire")] + cx.srca_cfg(a) + [
+            ev("tt.copy_tile_to_dst_init_short", a),
+            loop_nest([chunk], lambda d: ev("tt.copy_tile", a, base + d, d), ["d"]),
+            ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait"),
+        ] + cx.pack_cfg(out) + [
+            loop_nest([chunk], lambda d: ev("tt.pack_tile", d, out, base + d, int_imm(0)), ["d"]),
+            ev("tt.tile_regs_release"),
+        ])
+
+    return _in_chunks(out, n, chunk, group)
+
+
 def _lower_eltwise(cx: _Ctx, call):
     name = call.op.name
     out, a, b, n = call.args[0], call.args[1], call.args[2], int(call.args[3])
@@ -332,11 +362,7 @@ def _lower_eltwise(cx: _Ctx, call):
                           ["d"]),
                 ev("tt.tile_regs_release"),
             ])
-    return seq([
-        ev("tt.cb_reserve_back", out, int_imm(n)),
-        loop_nest([n // chunk], group, ["chunk"]),
-        ev("tt.cb_push_back", out, int_imm(n)),
-    ])
+    return _in_chunks(out, n, chunk, group)
 
 
 @tt_pass("InsertDSTManagementTT", requires=("InsertComputeInitTT",))
@@ -359,6 +385,8 @@ def InsertDSTManagementTT(func, mod, ctx):
         name = stmt_op_name(e)
         if name in _FPU or name in _SFPU:
             return _lower_eltwise(cx, e.value)
+        if name in _UNARY:
+            return _lower_unary(cx, e.value)
         return e
 
     body = tt_map(body, [(tirx.Evaluate, on_eval)], order="post")
