@@ -191,3 +191,34 @@ def test_scalar_parameter_rejected():
             T.copy(s, B[by * 32, bx * 32])
 
     assert "scalar kernel parameter `n`" in compile_error(k, TTUnsupportedError)
+
+
+def test_clear_accum_must_be_constant():
+    with pytest.raises(TTCompileError) as info:
+        @T.prim_func
+        def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16"),
+              C: T.Tensor((64, 64), "bfloat16")):
+            with T.Kernel(1, 1) as (bx, by):
+                A_s = T.alloc_shared((64, 32), "bfloat16")
+                B_s = T.alloc_shared((32, 64), "bfloat16")
+                C_l = T.alloc_fragment((64, 64), "float32")
+                for k in T.serial(2):
+                    T.copy(A[0, k * 32], A_s)
+                    T.copy(B[k * 32, 0], B_s)
+                    T.gemm(A_s, B_s, C_l, clear_accum=(k == 0))
+                T.copy(C_l, C[0, 0])
+    msg = str(info.value)
+    assert "clear_accum" in msg and "T.clear" in msg and f"{HERE}:" in msg
+
+
+def test_symbolic_shapes_rejected():
+    m = T.symbolic("m")
+
+    @T.prim_func
+    def k(A: T.Tensor((m, 64), "float32"), C: T.Tensor((m, 64), "float32")):
+        with T.Kernel(2, T.ceildiv(m, 32)) as (bx, by):
+            for i, j in T.Parallel(32, 32):
+                C[by * 32 + i, bx * 32 + j] = A[by * 32 + i, bx * 32 + j]
+
+    msg = compile_error(k)
+    assert "symbolic shape" in msg and "A" in msg

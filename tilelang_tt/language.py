@@ -39,7 +39,7 @@ from tvm.script.ir_builder import tirx as _IB
 from tvm.tirx import is_buffer_var
 
 from . import attrs
-from .errors import TTCompileError, TTLayoutError
+from .errors import TTCompileError, TTLayoutError, TTUnsupportedError
 
 Tensor = _T.Buffer
 Buffer = _T.Buffer
@@ -175,6 +175,13 @@ def use_swizzle(panel_size=None, order="row", enable=True):
     return None
 
 
+def symbolic(name, dtype="int32"):
+    """TileLang ``T.symbolic``: a named symbolic dimension (shapes using it are rejected by
+    InferTTLayout until dynamic shapes are supported)."""
+    return tirx.Var(name, dtype)
+
+
+
 def annotate_layout(layout_map):
     """Accepted for TileLang compatibility (fragment layouts do not apply to Tensix)."""
     return None
@@ -244,6 +251,12 @@ def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=None, clear_accum
     """TileLang ``T.gemm``: ``C += A @ B`` (``C = A @ B`` with ``clear_accum``)."""
     regions = [_as_region(x, None, "gemm") for x in (A, B, C)]
     a_r, b_r, c_r = regions
+    if isinstance(clear_accum, tirx.IntImm):
+        clear_accum = bool(clear_accum.value)
+    if not isinstance(clear_accum, (bool, int)):
+        raise TTUnsupportedError(
+            f"T.gemm(clear_accum={clear_accum}) must be a constant True/False; to start a K loop "
+            "from zero, call T.clear on the accumulator before the loop")
     beta = tirx.FloatImm("float32", 0.0 if clear_accum else 1.0)
     alpha = tirx.FloatImm("float32", 1.0)
     return _insert(_operator("Gemm")(c_r, a_r, b_r, c_r, bool(transpose_A), bool(transpose_B),
