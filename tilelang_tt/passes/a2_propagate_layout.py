@@ -21,7 +21,7 @@ from tvm import tirx
 
 from .. import attrs
 from .common import (
-    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, const_int, tile_bytes, tt_pass,
+    block_tiles, buffer_dtype, buffer_scope, collect, const_int, tile_bytes, tt_pass,
 )
 from .common import tt_map
 
@@ -35,14 +35,6 @@ def tile_dst_buffer(call: tirx.TilePrimitiveCall):
 
 def _written_buffers(node) -> list:
     return [tile_dst_buffer(c) for c in collect(node, tirx.TilePrimitiveCall)]
-
-
-def _block_tiles(buf):
-    shape = buffer_shape(buf)
-    lead = 1
-    for d in shape[:-2]:
-        lead *= d
-    return lead * shape[-2] // TILE, shape[-1] // TILE
 
 
 def _pipelined_depths(body) -> dict:
@@ -76,7 +68,7 @@ def PropagateTTLayout(func, mod, ctx):
         buf = alloc.buffer
         scope = buffer_scope(buf)
         ann = dict(alloc.annotations or {})
-        rows, cols = _block_tiles(buf)
+        rows, cols = block_tiles(buf)
         dtype = buffer_dtype(buf)
         is_acc = any(buf.same_as(a) for a in accumulators)
         if scope == "shared" or (scope == "local.fragment" and not is_acc):

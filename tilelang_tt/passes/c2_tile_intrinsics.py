@@ -26,21 +26,13 @@ from tvm import tirx
 from .. import attrs, ops
 from ..errors import TTLayoutError, TTUnsupportedError
 from .common import (
-    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm, require_attr, seq, to_py,
+    block_tiles, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm, require_attr, seq, to_py,
     tt_pass,
 )
 from .common import tt_map
 
 _ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mul"}
 _REDUCE = {"tirx.tile.sum": "T.reduce_sum", "tirx.tile.max": "T.reduce_max"}
-
-
-def _tiles(buf):
-    shape = buffer_shape(buf)
-    lead = 1
-    for d in shape[:-2]:
-        lead *= d
-    return lead * shape[-2] // TILE, shape[-1] // TILE
 
 
 def _whole(region, what, span):
@@ -84,12 +76,12 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             raise TTUnsupportedError("T.gemm with alpha != 1 is not supported", span=span)
         a_buf = _whole(a, "T.gemm", span)
         b_buf = _whole(b, "T.gemm", span)
-        mt, kt = _tiles(a_buf)
+        mt, kt = block_tiles(a_buf)
         if bool(trans_b):
-            nt, kt_b = _tiles(b_buf)
+            nt, kt_b = block_tiles(b_buf)
         else:
-            kt_b, nt = _tiles(b_buf)
-        cm, cn = _tiles(acc)
+            kt_b, nt = block_tiles(b_buf)
+        cm, cn = block_tiles(acc)
         if kt != kt_b or (cm, cn) != (mt, nt):
             raise TTLayoutError(
                 f"T.gemm shapes do not agree: A {a_buf.name}{buffer_shape(a_buf)}, B "
@@ -125,11 +117,11 @@ def LowerTTTileIntrinsics(func, mod, ctx):
         if name == "tirx.tile.copy":  # C1 leaves only block <- block copies
             dst = _whole(call.args[0], "T.copy between shared buffers or fragments", span)
             src = _whole(call.args[1], "T.copy between shared buffers or fragments", span)
-            if _tiles(dst) != _tiles(src):
+            if block_tiles(dst) != block_tiles(src):
                 raise TTLayoutError(
                     f"T.copy {src.name}{buffer_shape(src)} -> {dst.name}{buffer_shape(dst)}: the "
                     "shapes must hold the same tiles", span=span)
-            rows, cols = _tiles(dst)
+            rows, cols = block_tiles(dst)
             return ops.evaluate("tt.unary.copy", cb(dst, "T.copy", span), cb(src, "T.copy", span),
                                 int_imm(rows * cols), span=span)
         if name in _ELTWISE:
@@ -146,7 +138,7 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                     f"elementwise {_ELTWISE[name]} needs operands of one shape and dtype; got "
                     + ", ".join(f"{x.name}{buffer_shape(x)}:{buffer_dtype(x)}" for x in bufs),
                     span=span)
-            rows, cols = _tiles(bufs[0])
+            rows, cols = block_tiles(bufs[0])
             engine = "sfpu" if dtypes.pop() == "float32" else "fpu"
             return ops.evaluate(f"tt.{engine}.{_ELTWISE[name]}",
                                 *[cb(x, f"elementwise {_ELTWISE[name]}", span) for x in bufs],

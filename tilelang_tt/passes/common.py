@@ -212,6 +212,15 @@ def buffer_shape(buf) -> list:
     return [int(s) if isinstance(s, tvm.tirx.IntImm) else s for s in buf.ty.shape]
 
 
+def block_tiles(buf) -> tuple[int, int]:
+    """(rows, cols) in 32x32 tiles of a block buffer; leading dimensions fold into rows."""
+    shape = buffer_shape(buf)
+    lead = 1
+    for d in shape[:-2]:
+        lead *= d
+    return lead * shape[-2] // TILE, shape[-1] // TILE
+
+
 def const_int(expr, what: str, span=None) -> int:
     """The value of a constant integer expression, or a clear error."""
     if isinstance(expr, int):
