@@ -103,3 +103,16 @@ def elementwise_add_fragment(M, N, block_M=32, block_N=32, in_dtype="bfloat16",
             T.copy(C_shared, C[by * block_M, bx * block_N])
 
     return add_fragment
+
+
+def elementwise_unary(fn, M, N, block_M=32, block_N=32, dtype="bfloat16"):
+    """``C = fn(A)`` in a T.Parallel nest over the global tensors; ``fn`` maps an element
+    expression to an element expression (e.g. ``T.exp``, ``lambda x: T.max(x, 0)``)."""
+
+    @T.prim_func
+    def unary(A: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M)) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                C[by * block_M + i, bx * block_N + j] = fn(A[by * block_M + i, bx * block_N + j])
+
+    return unary

@@ -6,6 +6,7 @@ import pytest
 pytest.importorskip("tilelang_tt.runtime.mockbuild", reason="emulator driver not installed")
 
 import kernels
+import tilelang_tt.language as T
 import tilelang_tt
 from helpers import BF16, as_f32, rand
 from tilelang_tt.runtime.tensors import TTArgumentError
@@ -261,3 +262,34 @@ def test_parallel_copy_between_shared_buffers():
     assert "copy_tile(A_s_cb" in art.sources["compute.cpp"]
     a = rand((64, 64), "bfloat16", 23)
     np.testing.assert_array_equal(art(a), as_f32(a))
+
+
+UNARY = {  # name: (TileLang element expression, numpy reference, inputs positive)
+    "exp": (lambda x: T.exp(x), np.exp, False),
+    "log": (lambda x: T.log(x), np.log, True),
+    "sqrt": (lambda x: T.sqrt(x), np.sqrt, True),
+    "rsqrt": (lambda x: T.rsqrt(x), lambda x: 1 / np.sqrt(x), True),
+    "sigmoid": (lambda x: T.sigmoid(x), lambda x: 1 / (1 + np.exp(-x)), False),
+    "tanh": (lambda x: T.tanh(x), np.tanh, False),
+    "abs": (lambda x: T.abs(x), np.abs, False),
+    "relu": (lambda x: T.max(x, 0.0), lambda x: np.maximum(x, 0), False),
+    "negative": (lambda x: -x, np.negative, False),
+    "recip": (lambda x: 1.0 / x, lambda x: 1 / x, True),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_sfpu_unary_in_parallel(name, dtype):
+    expr, ref_fn, positive = UNARY[name]
+    art = tilelang_tt.compile(kernels.elementwise_unary(expr, 64, 96, 32, 32, dtype), out_idx=-1)
+    assert f"{name}_tile(" in art.sources["compute.cpp"]
+    a = rand((64, 96), dtype, 24)
+    if positive:
+        a = (np.abs(as_f32(a)) + 0.25).astype(a.dtype)
+    ref = ref_fn(as_f32(a).astype(np.float64))
+    c = as_f32(art(a))
+    if dtype == "bfloat16":  # exact function of the bf16 input, one rounding to bf16
+        np.testing.assert_allclose(c, as_f32(ref.astype(np.float32).astype(BF16)), rtol=2 ** -8)
+    else:
+        np.testing.assert_allclose(c, ref, rtol=2e-6, atol=1e-7)

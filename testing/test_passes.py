@@ -6,6 +6,7 @@ from tvm import tirx
 
 import kernels
 import tilelang_tt
+import tilelang_tt.language as T
 from tilelang_tt import attrs, ops
 from tilelang_tt.passes import pipeline
 from tilelang_tt.passes.common import buffer_scope, collect, to_py, tt_calls
@@ -67,6 +68,24 @@ def test_a0_parallel_over_shared_becomes_tile_op():
     f = only(upto(kernels.elementwise_add_shared(64, 64), "A0"))
     (add,) = [c for c in collect(f.body, tirx.TilePrimitiveCall) if c.op.name == "tirx.tile.add"]
     assert [a.source.name for a in add.args] == ["C_shared", "A_shared", "B_shared"]
+
+
+@pytest.mark.parametrize("expr,fn", [
+    (lambda x: T.exp(x), "exp"), (lambda x: T.max(x, 0.0), "relu"), (lambda x: T.max(0, x), "relu"),
+    (lambda x: -x, "negative"), (lambda x: 1.0 / x, "recip"), (lambda x: T.abs(x), "abs")])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_a0_unary_functions_recognised_from_structure(expr, fn, dtype):
+    f = only(upto(kernels.elementwise_unary(expr, 64, 64, dtype=dtype), "A0"))
+    (call,) = [c for c in collect(f.body, tirx.TilePrimitiveCall) if c.op.name == "tt.tile.unary"]
+    assert str(call.args[2].value) == fn
+    assert [a.source.name for a in call.args[:2]] == ["C_tile", "A_tile"]
+
+
+@pytest.mark.parametrize("expr", [lambda x: T.max(x, 1.0), lambda x: x * 2.0, lambda x: 2.0 / x,
+                                  lambda x: T.exp(x) + x])
+def test_a0_other_unary_forms_rejected(expr):
+    with pytest.raises(tilelang_tt.TTUnsupportedError, match="not supported yet"):
+        upto(kernels.elementwise_unary(expr, 64, 64, dtype="float32"), "A0")
 
 
 def test_a1_layouts():
@@ -176,6 +195,9 @@ def test_c2_compute_ops():
     (copy,) = tt_calls(k.body, "tt.unary.copy")
     (add,) = tt_calls(k.body, "tt.fpu.add")
     assert copy.args[1].same_as(add.args[0]) and int(copy.args[2]) == 1
+    u = only(upto(kernels.elementwise_unary(lambda x: T.sigmoid(x), 64, 128, 64, 64), "C2"))
+    (sig,) = tt_calls(u.body, "tt.unary.sigmoid")
+    assert int(sig.args[2]) == 4
 
 
 def test_c3_dfg_ids_and_consume_ranges():
@@ -288,6 +310,17 @@ def test_d5_eltwise_chunks_by_capacity():
     assert int(loop.extent) == 4  # fp32 DST: 4 tiles
     config = to_py(cp.attrs[attrs.COMPUTE_CONFIG])
     assert config["fp32_dest_acc_en"] and len(config["unpack_to_dest_fp32"]) == 3
+    # an SFPU function: copied into DST, initialised, applied to each tile, packed
+    ex = kernel(upto(kernels.elementwise_unary(lambda x: T.exp(x), 64, 128, 64, 64), "D5"),
+                "compute")
+    names = op_names(ex.body)
+    order = [n for n in names if n in ("tt.copy_tile", "tt.exp_tile_init", "tt.exp_tile",
+                                       "tt.pack_tile")]
+    assert order == ["tt.copy_tile", "tt.exp_tile_init", "tt.exp_tile", "tt.pack_tile"]
+    (exp,) = tt_calls(ex.body, "tt.exp_tile")
+    (loop,) = [l for l in collect(ex.body, tirx.For) if l.loop_var.same_as(exp.args[0])]
+    assert int(loop.extent) == 4  # 4 tiles, all in one 8-tile DST round
+    assert not to_py(ex.attrs[attrs.COMPUTE_CONFIG])["fp32_dest_acc_en"]
 
 
 def test_e1_signature():

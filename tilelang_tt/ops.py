@@ -3,12 +3,14 @@
 Every op the pipeline puts into TIR is a registered ``tvm.ir.Op`` (opaque call effect), printed
 by TVMScript as ``T.tt.<name>(...)`` and parsed back through the ``T.tt`` script namespace.
 
-Three families:
+Four families:
 
+* **tile** ops (stages A0-C2) are tile primitives on buffer regions that TVM 0.27 has no
+  primitive for: ``tt.tile.unary(dst, src, fn)``;
 * **abstract** ops (stages C1-C3) describe tile dataflow without any protocol:
-  ``tt.read_to_cb``, ``tt.write_from_cb``, ``tt.mm.mma``, ``tt.fpu.add`` ...;
+  ``tt.read_to_cb``, ``tt.write_from_cb``, ``tt.mm.mma``, ``tt.fpu.add``, ``tt.unary.exp`` ...;
 * **protocol** ops (stages D2-E1) are one-to-one with TT-Metalium calls; ``cpp`` names the
-  C++ function codegen prints;
+  C++ function codegen prints and ``header`` the SDK header that declares it;
 * **meta** ops (``tt.alloc_cb``, ``tt.work_id``, ``tt.tensor_accessor``, ``tt.get_arg_val``)
   carry values codegen prints as declarations.
 """
@@ -25,18 +27,35 @@ from tvm.tirx.op import call_intrin
 @dataclass(frozen=True)
 class OpSpec:
     name: str  # full op name, "tt.<...>"
-    family: str  # "abstract" | "dataflow" | "compute" | "meta"
+    family: str  # "tile" | "abstract" | "dataflow" | "compute" | "meta"
     ret: str  # TIR dtype of the call
     doc: str
     cpp: str | None = None  # C++ spelling for protocol ops
+    header: str | None = None  # SDK header declaring a compute op
 
 
 _SPECS: dict[str, OpSpec] = {}
 
 
-def _op(name, family, ret, doc, cpp=None):
+def _op(name, family, ret, doc, cpp=None, header=None):
     full = f"tt.{name}"
-    _SPECS[full] = OpSpec(full, family, ret, doc, cpp)
+    _SPECS[full] = OpSpec(full, family, ret, doc, cpp, header)
+
+
+_COMPUTE = "api/compute/"
+# SFPU unary functions: name -> SDK header declaring <name>_tile_init / <name>_tile
+SFPU_UNARY = {
+    "exp": _COMPUTE + "eltwise_unary/exp.h",
+    "log": _COMPUTE + "compute_kernel_api.h",
+    "sqrt": _COMPUTE + "eltwise_unary/sqrt.h",
+    "rsqrt": _COMPUTE + "eltwise_unary/rsqrt.h",
+    "recip": _COMPUTE + "eltwise_unary/recip.h",
+    "relu": _COMPUTE + "eltwise_unary/relu.h",
+    "sigmoid": _COMPUTE + "compute_kernel_api.h",
+    "tanh": _COMPUTE + "compute_kernel_api.h",
+    "abs": _COMPUTE + "compute_kernel_api.h",
+    "negative": _COMPUTE + "eltwise_unary/negative.h",
+}
 
 
 # --- meta ---------------------------------------------------------------------------------
@@ -48,6 +67,16 @@ _op("get_arg_val", "meta", "int32", "get_arg_val(slot): runtime argument `slot`"
 _op("tensor_accessor", "meta", "handle",
     "tensor_accessor(buffer, index, addr_slot, page_bytes): TensorAccessor over `buffer`; its "
     "compile-time args are the `index`-th TensorAccessorArgs of the kernel")
+ELTWISE_BINARY = ("add", "sub", "mul")
+# abstract compute op name -> function, by engine
+FPU_BINARY = {f"tt.fpu.{o}": o for o in ELTWISE_BINARY}
+SFPU_BINARY = {f"tt.sfpu.{o}": o for o in ELTWISE_BINARY}
+UNARY = {f"tt.unary.{fn}": fn for fn in ("copy", *SFPU_UNARY)}
+
+# --- tile primitives of our own (A0-C2) -----------------------------------------------------
+_op("tile.unary", "tile", "void",
+    "tile.unary(dst, src, fn): dst = fn(src) elementwise on block regions; fn is one of "
+    + ", ".join(SFPU_UNARY))
 # --- abstract tile dataflow (C1-C3) --------------------------------------------------------
 _op("read_to_cb", "abstract", "void",
     "read_to_cb(cb, buffer, row0, col0, rows, cols): one block of tiles from DRAM into cb")
@@ -60,6 +89,9 @@ _op("mm.mma", "abstract", "void",
 _op("unary.copy", "abstract", "void",
     "unary.copy(cb_out, cb_in, ntiles): tiles copied through DST (unpack, pack); the pack "
     "converts to the output's data format")
+for _name in SFPU_UNARY:
+    _op(f"unary.{_name}", "abstract", "void",
+        f"unary.{_name}(cb_out, cb_in, ntiles): {_name} of every tile on the vector engine")
 for _name in ("add", "sub", "mul"):
     _op(f"fpu.{_name}", "abstract", "void",
         f"fpu.{_name}(cb_out, cb_a, cb_b, ntiles): elementwise {_name} on the matrix engine")
@@ -80,35 +112,38 @@ _op("noc_async_read_barrier", "dataflow", "void", "wait for this kernel's NOC re
 _op("noc_async_write_barrier", "dataflow", "void", "wait for this kernel's NOC writes",
     "noc_async_write_barrier")
 # --- compute protocol (D3-D5) --------------------------------------------------------------
-_op("compute_kernel_hw_startup", "compute", "void",
-    "compute_kernel_hw_startup(icb0, icb1, ocb, reverse): one-time engine configuration; "
-    "reverse=1 for matmul (in0 -> SrcB)", "compute_kernel_hw_startup")
-_op("matmul_init", "compute", "void", "matmul_init(in0, in1, transpose)", "matmul_init")
-_op("matmul_tiles", "compute", "void", "matmul_tiles(in0, in1, i0, i1, idst): DST[idst] += A @ B",
-    "matmul_tiles")
-_op("binary_op_init_common", "compute", "void", "binary_op_init_common(icb0, icb1, ocb)",
-    "binary_op_init_common")
+def _compute(name, doc, header):
+    _op(name, "compute", "void", doc, name, _COMPUTE + header)
+
+
+_compute("compute_kernel_hw_startup",
+         "compute_kernel_hw_startup(icb0, icb1, ocb, reverse): one-time engine configuration; "
+         "reverse=1 for matmul (in0 -> SrcB)", "compute_kernel_hw_startup.h")
+_compute("matmul_init", "matmul_init(in0, in1, transpose)", "matmul.h")
+_compute("matmul_tiles", "matmul_tiles(in0, in1, i0, i1, idst): DST[idst] += A @ B", "matmul.h")
+_compute("binary_op_init_common", "binary_op_init_common(icb0, icb1, ocb)", "eltwise_binary.h")
 for _name in ("add", "sub", "mul"):
-    _op(f"{_name}_tiles_init", "compute", "void", f"{_name}_tiles_init(icb0, icb1)", f"{_name}_tiles_init")
-    _op(f"{_name}_tiles", "compute", "void", f"{_name}_tiles(icb0, icb1, i0, i1, idst)", f"{_name}_tiles")
-    _op(f"{_name}_binary_tile_init", "compute", "void", f"{_name}_binary_tile_init()",
-        f"{_name}_binary_tile_init")
-    _op(f"{_name}_binary_tile", "compute", "void",
-        f"{_name}_binary_tile(idst0, idst1, odst): SFPU {_name} of two DST tiles", f"{_name}_binary_tile")
-_op("copy_tile_to_dst_init_short", "compute", "void", "copy_tile_to_dst_init_short(cb)",
-    "copy_tile_to_dst_init_short")
-_op("copy_tile", "compute", "void", "copy_tile(cb, itile, idst)", "copy_tile")
+    _compute(f"{_name}_tiles_init", f"{_name}_tiles_init(icb0, icb1)", "eltwise_binary.h")
+    _compute(f"{_name}_tiles", f"{_name}_tiles(icb0, icb1, i0, i1, idst)", "eltwise_binary.h")
+    _compute(f"{_name}_binary_tile_init", f"{_name}_binary_tile_init()",
+             "eltwise_binary_sfpu.h")
+    _compute(f"{_name}_binary_tile",
+             f"{_name}_binary_tile(idst0, idst1, odst): SFPU {_name} of two DST tiles",
+             "eltwise_binary_sfpu.h")
+for _name, _header in SFPU_UNARY.items():
+    _header = _header.removeprefix(_COMPUTE)
+    _compute(f"{_name}_tile_init", f"{_name}_tile_init(): configure the vector engine", _header)
+    _compute(f"{_name}_tile", f"{_name}_tile(idst): DST[idst] = {_name}(DST[idst])", _header)
+_compute("copy_tile_to_dst_init_short", "copy_tile_to_dst_init_short(cb)", "tile_move_copy.h")
+_compute("copy_tile", "copy_tile(cb, itile, idst)", "tile_move_copy.h")
 for _name in ("tile_regs_acquire", "tile_regs_commit", "tile_regs_wait", "tile_regs_release"):
-    _op(_name, "compute", "void", f"{_name}()", _name)
-_op("pack_tile", "compute", "void",
-    "pack_tile(idst, ocb, out_index): DST tile to position out_index of the reserved block",
-    "pack_tile")
-_op("pack_reconfig_data_format", "compute", "void", "pack_reconfig_data_format(ocb)",
-    "pack_reconfig_data_format")
-_op("reconfig_data_format_srca", "compute", "void", "reconfig_data_format_srca(cb)",
-    "reconfig_data_format_srca")
-_op("reconfig_data_format_srcb", "compute", "void", "reconfig_data_format_srcb(cb)",
-    "reconfig_data_format_srcb")
+    _compute(_name, f"{_name}()", "reg_api.h")
+_compute("pack_tile",
+         "pack_tile(idst, ocb, out_index): DST tile to position out_index of the reserved block",
+         "pack.h")
+_compute("pack_reconfig_data_format", "pack_reconfig_data_format(ocb)", "pack.h")
+_compute("reconfig_data_format_srca", "reconfig_data_format_srca(cb)", "common.h")
+_compute("reconfig_data_format_srcb", "reconfig_data_format_srcb(cb)", "common.h")
 
 
 def _register_all() -> None:
@@ -122,6 +157,8 @@ def _register_all() -> None:
         register(spec.name, spec.doc)
         tvm.ir.register_op_attr(spec.name, "TCallEffectKind", 3)  # opaque
         tvm.ir.register_op_attr(spec.name, "TScriptPrinterName", spec.name)
+        if spec.family == "tile":  # usable as the op of a tirx.TilePrimitiveCall
+            tvm.ir.register_op_attr(spec.name, "TIRxOpCategory", "tile_primitive")
 
 
 _register_all()

@@ -13,7 +13,8 @@ Guarantees (no DST handling, no init calls yet):
   ``tt.sfpu.<op>`` for float32 (the vector engine keeps fp32; the FPU's source registers would
   round fp32 to TF32);
 * ``tile.copy(dst, src)`` between block buffers becomes ``tt.unary.copy(cb_dst, cb_src,
-  ntiles)`` (through DST; the pack converts the data format when the dtypes differ);
+  ntiles)`` (through DST; the pack converts the data format when the dtypes differ), and
+  ``tt.tile.unary(dst, src, fn)`` becomes ``tt.unary.<fn>(cb_dst, cb_src, ntiles)``;
 * any other tile op, and any element access left outside ``T.Parallel``, is a
   ``TTUnsupportedError`` naming the op and source line.
 """
@@ -114,15 +115,17 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                     "T.gemm accumulator (T.clear on the T.alloc_fragment buffer of a T.gemm) is",
                     span=span)
             return ops.evaluate("tt.acc.clear", buf, span=span)
-        if name == "tirx.tile.copy":  # C1 leaves only block <- block copies
-            dst = _whole(call.args[0], "T.copy between shared buffers or fragments", span)
-            src = _whole(call.args[1], "T.copy between shared buffers or fragments", span)
+        if name in ("tirx.tile.copy", "tt.tile.unary"):  # C1 leaves only block <- block copies
+            fn = "copy" if name == "tirx.tile.copy" else str(call.args[2].value)
+            what = "T.copy" if fn == "copy" else f"elementwise {fn}"
+            dst = _whole(call.args[0], what, span)
+            src = _whole(call.args[1], what, span)
             if block_tiles(dst) != block_tiles(src):
                 raise TTLayoutError(
-                    f"T.copy {src.name}{buffer_shape(src)} -> {dst.name}{buffer_shape(dst)}: the "
+                    f"{what} {src.name}{buffer_shape(src)} -> {dst.name}{buffer_shape(dst)}: the "
                     "shapes must hold the same tiles", span=span)
             rows, cols = block_tiles(dst)
-            return ops.evaluate("tt.unary.copy", cb(dst, "T.copy", span), cb(src, "T.copy", span),
+            return ops.evaluate(f"tt.unary.{fn}", cb(dst, what, span), cb(src, what, span),
                                 int_imm(rows * cols), span=span)
         if name in _ELTWISE:
             dst, a, b = call.args[0], call.args[1], call.args[2]

@@ -33,8 +33,8 @@ from .common import tt_map
 COMPUTE_CB_USE = {
     "tt.mm.mma": ((1, 2), ()),
     "tt.acc.pack": ((), (1,)),
-    **{f"tt.{e}.{o}": ((1, 2), (0,)) for e in ("fpu", "sfpu") for o in ("add", "sub", "mul")},
-    "tt.unary.copy": ((1,), (0,)),
+    **{name: ((1, 2), (0,)) for name in (*ops.FPU_BINARY, *ops.SFPU_BINARY)},
+    **{name: ((1,), (0,)) for name in ops.UNARY},
 }
 ID_RANGES = {"input": range(0, 16), "output": range(16, 24), "intermediate": range(24, 32),
              "passthrough": range(0, 16)}

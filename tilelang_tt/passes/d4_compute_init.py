@@ -32,9 +32,7 @@ from .common import (
 )
 from .common import tt_map
 
-_FPU = {f"tt.fpu.{o}": o for o in ("add", "sub", "mul")}
-_SFPU = {f"tt.sfpu.{o}": o for o in ("add", "sub", "mul")}
-_UNARY = {"tt.unary.copy": "copy"}
+_FPU, _SFPU, _UNARY = ops.FPU_BINARY, ops.SFPU_BINARY, ops.UNARY
 # ops that configure the engine themselves when D5 expands them: (CB argument positions read)
 SELF_CONFIGURED = {**{name: (1, 2) for name in _SFPU}, **{name: (1,) for name in _UNARY}}
 

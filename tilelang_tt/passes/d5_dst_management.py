@@ -20,8 +20,9 @@ Capacity ``D`` = tiles one ``tile_regs_acquire`` gives (8 for 16-bit half-sync, 
 * **elementwise ops**: ``fpu.<op>`` processes ``D`` tiles per acquire (``<op>_tiles``);
   ``sfpu.<op>`` copies both operands into DST (``copy_tile``) and combines them with
   ``<op>_binary_tile``, ``D/2`` pairs per acquire; both reserve and push the output block;
-* **unary ops**: ``unary.copy`` copies ``D`` tiles per acquire into DST (``copy_tile``) and
-  packs them into the reserved output block;
+* **unary ops**: ``unary.<fn>`` copies ``D`` tiles per acquire into DST (``copy_tile``),
+  applies ``<fn>_tile_init`` / ``<fn>_tile`` to each (nothing more for ``copy``) and packs them
+  into the reserved output block;
 * ``pack_reconfig_data_format`` precedes each pack group when the kernel packs more than one
   data format; ``tt.dst_plan`` records capacity and sub-blocking per accumulator.
 """
@@ -42,9 +43,7 @@ from .common import tt_map
 from .c1_shared_to_cb import alloc_cb_call
 from .d4_compute_init import CBInfo
 
-_FPU = {f"tt.fpu.{o}": o for o in ("add", "sub", "mul")}
-_SFPU = {f"tt.sfpu.{o}": o for o in ("add", "sub", "mul")}
-_UNARY = {"tt.unary.copy": "copy"}
+_FPU, _SFPU, _UNARY = ops.FPU_BINARY, ops.SFPU_BINARY, ops.UNARY
 
 
 def ev(name, *args):
@@ -301,13 +300,19 @@ def _in_chunks(out, n, chunk, group):
 
 def _lower_unary(cx: _Ctx, call):
     out, a, n = call.args[0], call.args[1], int(call.args[2])
+    fn = _UNARY[call.op.name]
     chunk = largest_divisor(n, cx.capacity)
 
     def group(c):
         base = c * chunk
+        apply = [] if fn == "copy" else [
+            ev(f"tt.{fn}_tile_init"),
+            loop_nest([chunk], lambda d: ev(f"tt.{fn}_tile", d), ["d"]),
+        ]
         return seq([ev("tt.tile_regs_acquire")] + cx.srca_cfg(a) + [
             ev("tt.copy_tile_to_dst_init_short", a),
             loop_nest([chunk], lambda d: ev("tt.copy_tile", a, base + d, d), ["d"]),
+        ] + apply + [
             ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait"),
         ] + cx.pack_cfg(out) + [
             loop_nest([chunk], lambda d: ev("tt.pack_tile", d, out, base + d, int_imm(0)), ["d"]),
