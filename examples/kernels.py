@@ -116,3 +116,40 @@ def elementwise_unary(fn, M, N, block_M=32, block_N=32, dtype="bfloat16"):
                 C[by * block_M + i, bx * block_N + j] = fn(A[by * block_M + i, bx * block_N + j])
 
     return unary
+
+
+def elementwise_expr(fn, n_inputs, M, N, block_M=32, block_N=32, dtype="bfloat16"):
+    """``C = fn(X0, X1, ...)`` elementwise in a T.Parallel nest over the global tensors; ``fn``
+    takes ``n_inputs`` (1 to 3) element expressions (e.g. ``lambda a, b: T.exp(a - b) * 0.5``)."""
+    if n_inputs == 1:
+        @T.prim_func
+        def expr1(X0: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+            with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M)) as (bx, by):
+                for i, j in T.Parallel(block_M, block_N):
+                    y = by * block_M + i
+                    x = bx * block_N + j
+                    C[y, x] = fn(X0[y, x])
+
+        return expr1
+    if n_inputs == 2:
+        @T.prim_func
+        def expr2(X0: T.Tensor((M, N), dtype), X1: T.Tensor((M, N), dtype),
+                  C: T.Tensor((M, N), dtype)):
+            with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M)) as (bx, by):
+                for i, j in T.Parallel(block_M, block_N):
+                    y = by * block_M + i
+                    x = bx * block_N + j
+                    C[y, x] = fn(X0[y, x], X1[y, x])
+
+        return expr2
+
+    @T.prim_func
+    def expr3(X0: T.Tensor((M, N), dtype), X1: T.Tensor((M, N), dtype),
+              X2: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M)) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                y = by * block_M + i
+                x = bx * block_N + j
+                C[y, x] = fn(X0[y, x], X1[y, x], X2[y, x])
+
+    return expr3

@@ -293,3 +293,55 @@ def test_sfpu_unary_in_parallel(name, dtype):
         np.testing.assert_allclose(c, as_f32(ref.astype(np.float32).astype(BF16)), rtol=2 ** -8)
     else:
         np.testing.assert_allclose(c, ref, rtol=2e-6, atol=1e-7)
+
+
+EXPRESSIONS = {  # name: (inputs, TileLang element expression, numpy reference)
+    "exp_of_difference_scaled": (2, lambda a, b: T.exp(a - b) * 0.5 + 1.0,
+                                 lambda a, b: np.exp(a - b) * 0.5 + 1.0),
+    "sigmoid_gate": (2, lambda a, b: a * T.sigmoid(b), lambda a, b: a * (1 / (1 + np.exp(-b)))),
+    "three_operands": (3, lambda a, b, c: (a + b) * c - a, lambda a, b, c: (a + b) * c - a),
+    "constants_on_the_left": (1, lambda a: 2.0 - 3.0 / (T.abs(a) + 1.0),
+                              lambda a: 2.0 - 3.0 / (np.abs(a) + 1.0)),
+    "square_and_relu": (1, lambda a: T.max(a * a - 0.5, 0.0), lambda a: np.maximum(a * a - 0.5, 0)),
+    "quotient": (2, lambda a, b: a / (T.abs(b) + 0.5), lambda a, b: a / (np.abs(b) + 0.5)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+@pytest.mark.parametrize("name", sorted(EXPRESSIONS))
+def test_fused_elementwise_expressions(name, dtype):
+    n, expr, ref_fn = EXPRESSIONS[name]
+    art = tilelang_tt.compile(kernels.elementwise_expr(expr, n, 64, 128, 32, 64, dtype), out_idx=-1)
+    code = art.sources["compute.cpp"]
+    assert code.count("pack_tile(") == 1 and "tile_regs_acquire" in code  # one fused DST pass
+    assert len(art.plan["circular_buffers"]) == n + 1  # no intermediate buffers
+    xs = [rand((64, 128), dtype, 30 + k) for k in range(n)]
+    c = as_f32(art(*xs))
+    ref = ref_fn(*[as_f32(x).astype(np.float64) for x in xs])
+    if dtype == "bfloat16":  # computed in fp32 from the bf16 inputs, rounded once
+        np.testing.assert_allclose(c, as_f32(ref.astype(np.float32).astype(BF16)), rtol=2 ** -8,
+                                   atol=1e-6)
+    else:
+        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_fused_expression_in_tilelang_fragment_form():
+    @T.prim_func
+    def gelu_ish(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32"),
+                 C: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(2, 2) as (bx, by):
+            A_s = T.alloc_shared((32, 32), "float32")
+            B_s = T.alloc_shared((32, 32), "float32")
+            C_l = T.alloc_fragment((32, 32), "float32")
+            C_s = T.alloc_shared((32, 32), "bfloat16")
+            T.copy(A[by * 32, bx * 32], A_s)
+            T.copy(B[by * 32, bx * 32], B_s)
+            for i, j in T.Parallel(32, 32):
+                C_l[i, j] = A_s[i, j] * T.sigmoid(A_s[i, j] * 1.702) + B_s[i, j]
+            T.copy(C_l, C_s)
+            T.copy(C_s, C[by * 32, bx * 32])
+
+    art = tilelang_tt.compile(gelu_ish, out_idx=-1)
+    a, b = rand((64, 64), "float32", 40), rand((64, 64), "float32", 41)
+    ref = (a * (1 / (1 + np.exp(-a * np.float32(1.702)))) + b).astype(BF16)
+    np.testing.assert_allclose(as_f32(art(a, b)), as_f32(ref), rtol=2 ** -8)

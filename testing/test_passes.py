@@ -81,9 +81,21 @@ def test_a0_unary_functions_recognised_from_structure(expr, fn, dtype):
     assert [a.source.name for a in call.args[:2]] == ["C_tile", "A_tile"]
 
 
-@pytest.mark.parametrize("expr", [lambda x: T.max(x, 1.0), lambda x: x * 2.0, lambda x: 2.0 / x,
-                                  lambda x: T.exp(x) + x])
-def test_a0_other_unary_forms_rejected(expr):
+@pytest.mark.parametrize("expr,program", [
+    (lambda x: x * 2.0, "%0 #2.0 mul"), (lambda x: 2.0 / x, "#2.0 %0 div"),
+    (lambda x: T.exp(x) + x, "%0 exp %0 add"), (lambda x: -(x * x), "%0 %0 mul negative"),
+    (lambda x: T.max(T.exp(x), 0.0), "%0 exp relu")])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_a0_expressions_become_postfix_programs(expr, program, dtype):
+    f = only(upto(kernels.elementwise_unary(expr, 64, 64, dtype=dtype), "A0"))
+    (call,) = [c for c in collect(f.body, tirx.TilePrimitiveCall) if c.op.name == "tt.tile.expr"]
+    assert str(call.args[1].value) == program
+    assert [a.source.name for a in call.args[2:]] == ["A_tile"]  # equal loads share an operand
+
+
+@pytest.mark.parametrize("expr", [lambda x: T.max(x, 1.0), lambda x: T.exp2(x),
+                                  lambda x: T.if_then_else(x > 0.0, x, 0.0)])
+def test_a0_other_expressions_rejected(expr):
     with pytest.raises(tilelang_tt.TTUnsupportedError, match="not supported yet"):
         upto(kernels.elementwise_unary(expr, 64, 64, dtype="float32"), "A0")
 
@@ -321,6 +333,23 @@ def test_d5_eltwise_chunks_by_capacity():
     (loop,) = [l for l in collect(ex.body, tirx.For) if l.loop_var.same_as(exp.args[0])]
     assert int(loop.extent) == 4  # 4 tiles, all in one 8-tile DST round
     assert not to_py(ex.attrs[attrs.COMPUTE_CONFIG])["fp32_dest_acc_en"]
+
+
+def test_d5_expression_program_slots_and_rounds():
+    # (a + b) * c: 2 DST slots per tile at most, fp32 DST of 4 -> 2 tiles per round
+    f = kernels.elementwise_expr(lambda a, b, c: (a + b) * c, 3, 64, 128, 64, 128)
+    c = kernel(upto(f, "D5"), "compute")
+    assert to_py(c.attrs[attrs.COMPUTE_CONFIG])["fp32_dest_acc_en"]
+    names = [n for n in op_names(c.body) if n.endswith("_binary_tile") or n == "tt.copy_tile"]
+    assert names == ["tt.copy_tile", "tt.copy_tile", "tt.add_binary_tile", "tt.copy_tile",
+                     "tt.mul_binary_tile"]
+    (mul,) = tt_calls(c.body, "tt.mul_binary_tile")
+    (loop,) = [l for l in collect(c.body, tirx.For) if l.loop_var.same_as(mul.args[0].a)]
+    assert int(loop.extent) == 2
+    # a + (b + (c + (d + e))) holds five tiles at once: more than fp32 DST has
+    deep = kernels.elementwise_expr(lambda a, b, c: a + (b + (c + (a * b + c * 2.0))), 3, 64, 64)
+    with pytest.raises(tilelang_tt.TTResourceError, match="needs 5 DST tiles at once"):
+        upto(deep, "D5")
 
 
 def test_e1_signature():

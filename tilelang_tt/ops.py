@@ -77,6 +77,9 @@ UNARY = {f"tt.unary.{fn}": fn for fn in ("copy", *SFPU_UNARY)}
 _op("tile.unary", "tile", "void",
     "tile.unary(dst, src, fn): dst = fn(src) elementwise on block regions; fn is one of "
     + ", ".join(SFPU_UNARY))
+_op("tile.expr", "tile", "void",
+    "tile.expr(dst, program, *srcs): dst = the elementwise expression `program` (postfix, see "
+    "passes/eltwise_expr.py) of the source regions")
 # --- abstract tile dataflow (C1-C3) --------------------------------------------------------
 _op("read_to_cb", "abstract", "void",
     "read_to_cb(cb, buffer, row0, col0, rows, cols): one block of tiles from DRAM into cb")
@@ -92,6 +95,9 @@ _op("unary.copy", "abstract", "void",
 for _name in SFPU_UNARY:
     _op(f"unary.{_name}", "abstract", "void",
         f"unary.{_name}(cb_out, cb_in, ntiles): {_name} of every tile on the vector engine")
+_op("sfpu.expr", "abstract", "void",
+    "sfpu.expr(cb_out, ntiles, program, *cb_ins): an elementwise expression evaluated in a "
+    "float32 DST, operands copied in, one pack per tile")
 for _name in ("add", "sub", "mul"):
     _op(f"fpu.{_name}", "abstract", "void",
         f"fpu.{_name}(cb_out, cb_a, cb_b, ntiles): elementwise {_name} on the matrix engine")
@@ -122,14 +128,21 @@ _compute("compute_kernel_hw_startup",
 _compute("matmul_init", "matmul_init(in0, in1, transpose)", "matmul.h")
 _compute("matmul_tiles", "matmul_tiles(in0, in1, i0, i1, idst): DST[idst] += A @ B", "matmul.h")
 _compute("binary_op_init_common", "binary_op_init_common(icb0, icb1, ocb)", "eltwise_binary.h")
-for _name in ("add", "sub", "mul"):
+for _name in ELTWISE_BINARY:
     _compute(f"{_name}_tiles_init", f"{_name}_tiles_init(icb0, icb1)", "eltwise_binary.h")
     _compute(f"{_name}_tiles", f"{_name}_tiles(icb0, icb1, i0, i1, idst)", "eltwise_binary.h")
+for _name in (*ELTWISE_BINARY, "div"):
     _compute(f"{_name}_binary_tile_init", f"{_name}_binary_tile_init()",
              "eltwise_binary_sfpu.h")
     _compute(f"{_name}_binary_tile",
              f"{_name}_binary_tile(idst0, idst1, odst): SFPU {_name} of two DST tiles",
              "eltwise_binary_sfpu.h")
+_compute("binop_with_scalar_tile_init", "binop_with_scalar_tile_init()",
+         "eltwise_unary/binop_with_scalar.h")
+for _name in (*ELTWISE_BINARY, "div", "rsub"):
+    _compute(f"{_name}_unary_tile",
+             f"{_name}_unary_tile(idst, bits): DST[idst] {_name} the float32 scalar `bits`",
+             "eltwise_unary/binop_with_scalar.h")
 for _name, _header in SFPU_UNARY.items():
     _header = _header.removeprefix(_COMPUTE)
     _compute(f"{_name}_tile_init", f"{_name}_tile_init(): configure the vector engine", _header)
@@ -166,6 +179,23 @@ _register_all()
 
 def spec(name: str) -> OpSpec:
     return _SPECS[name]
+
+
+# abstract compute op -> (argument positions read as CBs, argument positions written as CBs)
+_CB_OPERANDS = {
+    "tt.mm.mma": ((1, 2), ()),
+    "tt.acc.pack": ((), (1,)),
+    **{name: ((1, 2), (0,)) for name in (*FPU_BINARY, *SFPU_BINARY)},
+    **{name: ((1,), (0,)) for name in UNARY},
+}
+
+
+def compute_cb_operands(call) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(CB argument positions read, positions written) of an abstract compute op, else None."""
+    name = call.op.name
+    if name == "tt.sfpu.expr":
+        return tuple(range(3, len(call.args))), (0,)
+    return _CB_OPERANDS.get(name)
 
 
 def specs() -> dict[str, OpSpec]:

@@ -64,6 +64,8 @@ class KernelPrinter:
         if isinstance(e, tvm.tirx.IntImm):
             if str(e.ty) == "bool":
                 return "true" if int(e.value) else "false"
+            if str(e.ty) == "uint32":
+                return f"{int(e.value)}u"
             return str(int(e.value))
         if isinstance(e, tvm.tirx.FloatImm):
             return repr(float(e.value)) + "f"

@@ -6,16 +6,21 @@ Also turns scalar assignments (``y = by * 32 + i``, which TVMScript parses as a 
 local buffer) into ``Bind`` statements so index arithmetic stays plain expressions.
 
 Guarantees: every ``T.Parallel`` nest whose body is one elementwise assignment over a
-tile-aligned rectangle (``dst = a`` - also across dtypes -, ``a + b``, ``a - b``, ``a * b``,
-or a unary function of one operand; ``Bind`` statements in the body are inlined) is replaced
-by the matching tile primitive (``tile.copy`` / ``tile.add`` / ``tile.sub`` / ``tile.mul``, or
-``tt.tile.unary(dst, a, fn)``) on regions.  The unary functions, recognised from the
-expression's structure: ``T.exp``, ``T.log``, ``T.sqrt``, ``T.rsqrt``, ``T.sigmoid``,
-``T.tanh``, ``T.abs`` (``fabs``), ``T.max(a, 0)`` (relu), ``-a`` (negative) and ``1 / a``
-(recip).  Operands that live in global memory are staged
-through new shared buffers (``tile.copy`` in before, ``tile.copy`` out after), so later stages
-only see tile ops whose compute operands are shared buffers or fragments.  Any other parallel body is a
-``TTUnsupportedError`` naming the source line.
+tile-aligned rectangle (``Bind`` statements in the body are inlined) is replaced by tile
+primitives on regions, chosen from the value's structure (see :mod:`.eltwise_expr`):
+
+* ``dst = a`` (also across dtypes): ``tile.copy``;
+* ``a + b``, ``a - b``, ``a * b`` of two elements: ``tile.add`` / ``tile.sub`` / ``tile.mul``;
+* one SFPU function of one element (``T.exp``, ``T.log``, ``T.sqrt``, ``T.rsqrt``,
+  ``T.sigmoid``, ``T.tanh``, ``T.abs``, ``T.max(a, 0)``, ``-a``, ``1 / a``):
+  ``tt.tile.unary(dst, a, fn)``;
+* any other expression of elements and float constants over those operators:
+  ``tt.tile.expr(dst, program, *operands)``, evaluated in DST as one fused op.
+
+Operands that live in global memory are staged through new shared buffers (``tile.copy`` in
+before, ``tile.copy`` out after), so later stages only see tile ops whose compute operands are
+shared buffers or fragments.  Any other parallel body is a ``TTUnsupportedError`` naming the
+source line.
 """
 
 from __future__ import annotations
@@ -31,44 +36,9 @@ from .common import (
     buffer_dtype, buffer_scope, collect, const_int, seq, stmts_of, substitute, tt_pass,
 )
 from .common import tt_map
+from .eltwise_expr import SUPPORTED, as_load, compile_program, unary_form
 
 _BINARY = {tirx.Add: "Add", tirx.Sub: "Sub", tirx.Mul: "Mul"}
-_UNARY_CALLS = {"tirx.exp": "exp", "tirx.log": "log", "tirx.sqrt": "sqrt", "tirx.rsqrt": "rsqrt",
-                "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs"}
-_SUPPORTED = ("dst = a, dst = a + b, dst = a - b, dst = a * b, dst = f(a) for f in T.exp, "
-              "T.log, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.abs, T.max(a, 0), -a, 1 / a")
-
-
-def _is_const(expr, value) -> bool:
-    return isinstance(expr, (tirx.FloatImm, tirx.IntImm)) and float(expr.value) == value
-
-
-def _as_load(expr, dtype):
-    """``expr`` as a buffer element of ``dtype``: a load, or a load of ``dtype`` widened by a
-    cast (TVMScript computes bfloat16 arithmetic in float32), else None."""
-    if isinstance(expr, tirx.Cast):
-        expr = expr.value
-        if not isinstance(expr, tvm.ir.TensorLoad) or buffer_dtype(expr.source) != dtype:
-            return None
-    return expr if isinstance(expr, tvm.ir.TensorLoad) else None
-
-
-def _unary_form(value, dtype):
-    """(fn, operand load) when ``value`` is a supported unary function of one load, else None."""
-    if isinstance(value, tvm.ir.Call) and isinstance(value.op, tvm.ir.Op):
-        fn = _UNARY_CALLS.get(value.op.name)
-        operand = _as_load(value.args[0], dtype) if len(value.args) == 1 else None
-        return (fn, operand) if fn and operand is not None else None
-    pairs = {tirx.Max: ("relu", 0.0), tirx.Mul: ("negative", -1.0), tirx.Div: ("recip", 1.0)}
-    if type(value) not in pairs:
-        return None
-    fn, const = pairs[type(value)]
-    a, b = _as_load(value.a, dtype), _as_load(value.b, dtype)
-    if a is not None and _is_const(value.b, const) and type(value) is not tirx.Div:
-        return fn, a
-    if b is not None and _is_const(value.a, const):
-        return fn, b
-    return None
 
 
 def _operator(name):
@@ -156,8 +126,9 @@ def _lower_nest(nest: _Nest):
         # bfloat16 math spelled in float32 and rounded back: the engines compute wider and
         # round once when packing, so this is the same function of the bfloat16 operands
         value = value.value
-    unary = _unary_form(value, dtype)
-    binary = [_as_load(x, dtype) for x in (value.a, value.b)] if type(value) in _BINARY else None
+    unary = unary_form(value, dtype)
+    binary = [as_load(x, dtype) for x in (value.a, value.b)] if type(value) in _BINARY else None
+    program = None
     if isinstance(value, tvm.ir.TensorLoad):
         kind, loads = "Copy", [value]
     elif unary is not None:
@@ -165,9 +136,12 @@ def _lower_nest(nest: _Nest):
     elif binary is not None and all(x is not None for x in binary):
         kind, loads = _BINARY[type(value)], binary
     else:
-        raise TTUnsupportedError(
-            f"T.Parallel body `{dst_buf.name}[...] = {value}` is not supported yet; supported "
-            f"elementwise forms: {_SUPPORTED} (operands are buffer elements)", span=span)
+        compiled = compile_program(value, dtype)
+        if compiled is None:
+            raise TTUnsupportedError(
+                f"T.Parallel body `{dst_buf.name}[...] = {value}` is not supported yet; "
+                f"supported: {SUPPORTED}", span=span)
+        (program, loads), kind = compiled, "Expr"
 
     for ld in loads if kind != "Copy" else []:
         if buffer_dtype(ld.source) != dtype:
@@ -212,6 +186,9 @@ def _lower_nest(nest: _Nest):
     if kind == "Unary":
         op = tirx.TilePrimitiveCall(dst, srcs[0], tvm.ir.StringImm(unary[0]),
                                     op=ops.op("tt.tile.unary"))
+    elif kind == "Expr":
+        op = tirx.TilePrimitiveCall(dst, tvm.ir.StringImm(program), *srcs,
+                                    op=ops.op("tt.tile.expr"))
     else:
         op = _tile_call(kind, dst, *srcs)
     return seq(allocs + prologue + [op] + epilogue)

@@ -15,6 +15,8 @@ Guarantees (no DST handling, no init calls yet):
 * ``tile.copy(dst, src)`` between block buffers becomes ``tt.unary.copy(cb_dst, cb_src,
   ntiles)`` (through DST; the pack converts the data format when the dtypes differ), and
   ``tt.tile.unary(dst, src, fn)`` becomes ``tt.unary.<fn>(cb_dst, cb_src, ntiles)``;
+* ``tt.tile.expr(dst, program, *srcs)`` becomes ``tt.sfpu.expr(cb_dst, ntiles, program,
+  *cb_srcs)``;
 * any other tile op, and any element access left outside ``T.Parallel``, is a
   ``TTUnsupportedError`` naming the op and source line.
 """
@@ -146,6 +148,18 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             return ops.evaluate(f"tt.{engine}.{_ELTWISE[name]}",
                                 *[cb(x, f"elementwise {_ELTWISE[name]}", span) for x in bufs],
                                 int_imm(rows * cols), span=span)
+        if name == "tt.tile.expr":
+            dst = _whole(call.args[0], "elementwise expression", span)
+            srcs = [_whole(r, "elementwise expression", span) for r in call.args[2:]]
+            for src in srcs:
+                if block_tiles(src) != block_tiles(dst):
+                    raise TTLayoutError(
+                        f"elementwise expression into {dst.name}{buffer_shape(dst)}: operand "
+                        f"{src.name}{buffer_shape(src)} has another shape", span=span)
+            rows, cols = block_tiles(dst)
+            return ops.evaluate(
+                "tt.sfpu.expr", cb(dst, "elementwise expression", span), int_imm(rows * cols),
+                call.args[1], *[cb(s, "elementwise expression", span) for s in srcs], span=span)
         if name in _REDUCE:
             raise TTUnsupportedError(
                 f"{_REDUCE[name]} is not supported yet (reductions are planned)", span=span)

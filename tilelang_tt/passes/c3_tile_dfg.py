@@ -29,13 +29,6 @@ from ..errors import TTCompileError, TTResourceError, TTUnsupportedError
 from .common import collect, int_imm, seq, tt_calls, tt_pass
 from .common import tt_map
 
-# op -> (argument positions read as CBs, argument positions written as CBs)
-COMPUTE_CB_USE = {
-    "tt.mm.mma": ((1, 2), ()),
-    "tt.acc.pack": ((), (1,)),
-    **{name: ((1, 2), (0,)) for name in (*ops.FPU_BINARY, *ops.SFPU_BINARY)},
-    **{name: ((1,), (0,)) for name in ops.UNARY},
-}
 ID_RANGES = {"input": range(0, 16), "output": range(16, 24), "intermediate": range(24, 32),
              "passthrough": range(0, 16)}
 MAX_CBS = 32
@@ -55,8 +48,8 @@ def cb_uses(body):
             producers.setdefault(call.args[0], []).append(("reader", call))
         elif name == "tt.write_from_cb":
             consumers.setdefault(call.args[0], []).append(("writer", call))
-        elif name in COMPUTE_CB_USE:
-            reads, writes = COMPUTE_CB_USE[name]
+        elif ops.compute_cb_operands(call) is not None:
+            reads, writes = ops.compute_cb_operands(call)
             for i in reads:
                 consumers.setdefault(call.args[i], []).append(("compute", call))
             for i in writes:

@@ -13,8 +13,9 @@ Guarantees, for the compute kernel:
   configuration is already in force on every path (a loop whose body uses one configuration
   gets it once, before the loop);
 * ``tt.compute_config`` holds the ComputeConfig: HiFi4, ``fp32_dest_acc_en`` when an
-  accumulator is float32 or an SFPU op runs in fp32, half-sync DST, and the CBs to unpack
-  straight to DST in fp32.
+  accumulator is float32, an operand is unpacked in fp32 or a ``tt.sfpu.*`` op runs (binary
+  SFPU ops and expression programs keep their intermediates in fp32), half-sync DST, and the
+  CBs to unpack straight to DST in fp32.
 
 The vector-engine ops (``tt.sfpu.*``) and the unary ops (``tt.unary.*``) configure themselves
 when expanded (D5), so after one the configuration is unknown and the next op
@@ -33,8 +34,10 @@ from .common import (
 from .common import tt_map
 
 _FPU, _SFPU, _UNARY = ops.FPU_BINARY, ops.SFPU_BINARY, ops.UNARY
-# ops that configure the engine themselves when D5 expands them: (CB argument positions read)
-SELF_CONFIGURED = {**{name: (1, 2) for name in _SFPU}, **{name: (1,) for name in _UNARY}}
+# ops that configure the engine themselves when D5 expands them
+SELF_CONFIGURED = {*_SFPU, *_UNARY, "tt.sfpu.expr"}
+# ops that run with a float32 DST
+_FP32_DST = {*_SFPU, "tt.sfpu.expr"}
 
 
 class CBInfo:
@@ -134,10 +137,10 @@ def InsertComputeInitTT(func, mod, ctx):
     accs = [a.buffer for a in collect(func.body, tirx.AllocBuffer)
             if attrs.ACC_DESC in (a.annotations or {})]
     fp32_acc = any(buffer_dtype(a) == "float32" for a in accs)
-    sfpu = [c for c in calls if c.op.name in _SFPU]
+    sfpu = [c for c in calls if c.op.name in _FP32_DST]
     fp32_unpacked = sorted({info.id(c.args[i]) for c in calls if c.op.name in SELF_CONFIGURED
-                            for i in SELF_CONFIGURED[c.op.name]
-                            if c.op.name in _SFPU or info.dtype(c.args[i]) == "float32"})
+                            for i in ops.compute_cb_operands(c)[0]
+                            if info.dtype(c.args[i]) == "float32"})
     config = {
         "math_fidelity": "HiFi4",
         "fp32_dest_acc_en": bool(fp32_acc or sfpu or fp32_unpacked),
@@ -154,13 +157,10 @@ def InsertComputeInitTT(func, mod, ctx):
         out = _pack_target(func.body, first.args[0])
         reverse = 1
         src_a, src_b = b, a
-    elif first.op.name in _UNARY:
-        out, a = first.args[0], first.args[1]
-        b, reverse = a, 0
-        src_a, src_b = a, a
     else:
-        out, a, b = first.args[0], first.args[1], first.args[2]
-        reverse = 0
+        reads, writes = ops.compute_cb_operands(first)
+        a, b = first.args[reads[0]], first.args[reads[-1]]
+        out, reverse = first.args[writes[0]], 0
         src_a, src_b = a, b
     if out is None:
         outs = [info.var_of(e) for e in info.entries if e["producer"] == "compute"]

@@ -20,6 +20,13 @@ Capacity ``D`` = tiles one ``tile_regs_acquire`` gives (8 for 16-bit half-sync, 
 * **elementwise ops**: ``fpu.<op>`` processes ``D`` tiles per acquire (``<op>_tiles``);
   ``sfpu.<op>`` copies both operands into DST (``copy_tile``) and combines them with
   ``<op>_binary_tile``, ``D/2`` pairs per acquire; both reserve and push the output block;
+* **expression programs**: ``sfpu.expr`` evaluates its postfix program (see
+  :mod:`.eltwise_expr`) for ``D // k`` tiles per acquire, where ``k`` is the number of DST
+  slots the program needs per tile: operands are copied into slots (``copy_tile``), SFPU
+  functions and binary ops work in place (``<fn>_tile``, ``<op>_binary_tile``, scalar
+  operands through ``<op>_unary_tile`` with the float's bits), and each tile's result is
+  packed from its first slot.  A program that needs more slots than DST has is a
+  ``TTResourceError``;
 * **unary ops**: ``unary.<fn>`` copies ``D`` tiles per acquire into DST (``copy_tile``),
   applies ``<fn>_tile_init`` / ``<fn>_tile`` to each (nothing more for ``copy``) and packs them
   into the reserved output block;
@@ -33,7 +40,7 @@ import tvm
 from tvm import tirx
 
 from .. import attrs, ops
-from ..errors import TTUnsupportedError, TTVerifyError
+from ..errors import TTResourceError, TTUnsupportedError, TTVerifyError
 from ..target import profile_of
 from .common import (
     buffer_dtype, collect, int_imm, loop_nest, require_attr, seq, stmt_op_name, stmts_of,
@@ -42,8 +49,10 @@ from .common import (
 from .common import tt_map
 from .c1_shared_to_cb import alloc_cb_call
 from .d4_compute_init import CBInfo
+from .eltwise_expr import float_bits, parse_program
 
 _FPU, _SFPU, _UNARY = ops.FPU_BINARY, ops.SFPU_BINARY, ops.UNARY
+_ELTWISE = {*_FPU, *_SFPU, *_UNARY, "tt.sfpu.expr"}
 
 
 def ev(name, *args):
@@ -167,8 +176,7 @@ def _lower_accumulator(cx: _Ctx, acc, desc, body):
             f"T.clear({acc.name}) and its copy-out")
     i_x = x_idx.pop()
     x = items[i_x]
-    if any(stmt_op_name(it) in _FPU or stmt_op_name(it) in _SFPU or stmt_op_name(it) in _UNARY
-           for it in items[i_clear:i_pack]):
+    if any(stmt_op_name(it) in _ELTWISE for it in items[i_clear:i_pack]):
         raise TTUnsupportedError(f"elementwise ops cannot run while {acc.name} occupies DST")
 
     if tiles <= cap:
@@ -298,6 +306,88 @@ def _in_chunks(out, n, chunk, group):
     ])
 
 
+def _program_slots(tokens) -> int:
+    """DST slots one tile of an expression program needs (its deepest stack of tiles)."""
+    depth = deepest = 0
+    stack = []
+    for kind, _ in tokens:
+        if kind in ("load", "const"):
+            stack.append(kind)
+            depth += kind == "load"
+        elif kind == "binary":
+            rhs, lhs = stack.pop(), stack.pop()
+            depth -= rhs == "load" and lhs == "load"
+            stack.append("load")
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _lower_expr(cx: _Ctx, call):
+    out, n, program = call.args[0], int(call.args[1]), str(call.args[2].value)
+    ins = list(call.args[3:])
+    tokens = parse_program(program)
+    slots = _program_slots(tokens)
+    if slots > cx.capacity:
+        raise TTResourceError(
+            f"the elementwise expression `{program}` needs {slots} DST tiles at once; DST holds "
+            f"{cx.capacity} in this mode (split the expression over two T.Parallel statements)")
+    chunk = largest_divisor(n, cx.capacity // slots)
+
+    def each(make):
+        return loop_nest([chunk], make, ["d"])
+
+    def group(c):
+        base = c * chunk
+        body = [ev("tt.tile_regs_acquire")]
+        stack = []  # ("slot", index) or ("const", value)
+        for kind, v in tokens:
+            top = len([s for s in stack if s[0] == "slot"])
+            if kind == "load":
+                cb = ins[v]
+                body += cx.srca_cfg(cb) + [
+                    ev("tt.copy_tile_to_dst_init_short", cb),
+                    each(lambda d, cb=cb, s=top: ev("tt.copy_tile", cb, base + d, d * slots + s)),
+                ]
+                stack.append(("slot", top))
+            elif kind == "const":
+                stack.append(("const", v))
+            elif kind == "unary":
+                s = stack[-1][1]
+                body += [ev(f"tt.{v}_tile_init"),
+                         each(lambda d, s=s, fn=v: ev(f"tt.{fn}_tile", d * slots + s))]
+            else:
+                rhs, lhs = stack.pop(), stack.pop()
+                body += _binary_in_dst(v, lhs, rhs, slots, each)
+                stack.append(lhs if lhs[0] == "slot" else rhs)
+        body += [ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait")] + cx.pack_cfg(out) + [
+            each(lambda d: ev("tt.pack_tile", d * slots, out, base + d, int_imm(0))),
+            ev("tt.tile_regs_release"),
+        ]
+        return seq(body)
+
+    return _in_chunks(out, n, chunk, group)
+
+
+def _binary_in_dst(op, lhs, rhs, slots, each):
+    """``lhs op rhs`` into the slot of the tile operand; at least one side is a tile."""
+    if lhs[0] == "slot" and rhs[0] == "slot":
+        return [ev(f"tt.{op}_binary_tile_init"),
+                each(lambda d: ev(f"tt.{op}_binary_tile", d * slots + lhs[1], d * slots + rhs[1],
+                                  d * slots + lhs[1]))]
+    (_, s), (_, c) = (lhs, rhs) if lhs[0] == "slot" else (rhs, lhs)
+    pre = []
+    if lhs[0] == "slot" or op in ("add", "mul"):
+        scalar_op = op
+    elif op == "sub":
+        scalar_op = "rsub"  # c - x
+    else:  # c / x = c * recip(x)
+        pre = [ev("tt.recip_tile_init"), each(lambda d: ev("tt.recip_tile", d * slots + s))]
+        scalar_op = "mul"
+    bits = tirx.IntImm("uint32", float_bits(c))
+    return pre + [ev("tt.binop_with_scalar_tile_init"),
+                  each(lambda d: ev(f"tt.{scalar_op}_unary_tile", d * slots + s, bits))]
+
+
 def _lower_unary(cx: _Ctx, call):
     out, a, n = call.args[0], call.args[1], int(call.args[2])
     fn = _UNARY[call.op.name]
@@ -392,6 +482,8 @@ def InsertDSTManagementTT(func, mod, ctx):
             return _lower_eltwise(cx, e.value)
         if name in _UNARY:
             return _lower_unary(cx, e.value)
+        if name == "tt.sfpu.expr":
+            return _lower_expr(cx, e.value)
         return e
 
     body = tt_map(body, [(tirx.Evaluate, on_eval)], order="post")

@@ -127,7 +127,12 @@ std::string args5(const char* name, uint32_t a, uint32_t b, uint32_t c, uint32_t
            std::to_string(c) + ", " + std::to_string(d) + ", " + std::to_string(e) + ")";
 }
 
-float sfpu_apply(const std::string& op, float x) {
+float sfpu_apply(const std::string& op, float x, float p) {
+    if (op == "add_unary") return x + p;
+    if (op == "sub_unary") return x - p;
+    if (op == "mul_unary") return x * p;
+    if (op == "div_unary") return x / p;
+    if (op == "rsub_unary") return p - x;
     if (op == "exp") return std::exp(x);
     if (op == "log") return std::log(x);
     if (op == "sqrt") return std::sqrt(x);
@@ -387,14 +392,16 @@ void ttmock::sfpu_init(const char* op) {
     e.sfpu_mode = op;
 }
 
-void ttmock::sfpu_unary(const char* op_c, uint32_t idst, float) {
+void ttmock::sfpu_unary(const char* op_c, uint32_t idst, float param) {
     const std::string op = op_c;
+    const bool scalar = op.size() > 6 && op.compare(op.size() - 6, 6, "_unary") == 0;
     const std::string what = op + "_tile(" + std::to_string(idst) + ")";
+    const std::string init = scalar ? "binop_with_scalar" : op;
     ComputeState& e = started_engine(what);
-    if (e.sfpu_mode != op) fail(what + ": call " + op + "_tile_init() first");
+    if (e.sfpu_mode != init) fail(what + ": call " + init + "_tile_init() first");
     check_dst(e, idst, what, false);
     static thread_local float out[kTileElems];
-    for (uint32_t i = 0; i < kTileElems; ++i) out[i] = sfpu_apply(op, e.dst[idst][i]);
+    for (uint32_t i = 0; i < kTileElems; ++i) out[i] = sfpu_apply(op, e.dst[idst][i], param);
     store_dst(e, idst, out);
     count("sfpu_" + op);
 }

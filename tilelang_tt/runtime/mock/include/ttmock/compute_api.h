@@ -1,6 +1,7 @@
 // tilelang-tt mock TT-Metalium: the compute kernel API (one header behind all api/compute/*.h).
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #include "ttmock/cb_api.h"
 #include "ttmock/kernel_args.h"
@@ -159,6 +160,21 @@ TTMOCK_SFPU_UNARY(negative)
 TTMOCK_SFPU_UNARY(square)
 TTMOCK_SFPU_UNARY(silu)
 #undef TTMOCK_SFPU_UNARY
+
+// binop_with_scalar: the scalar arrives as the bits of a float32
+ALWI void binop_with_scalar_tile_init() { ttmock::sfpu_init("binop_with_scalar"); }
+#define TTMOCK_SFPU_SCALAR(op)                                                       \
+    ALWI void op##_unary_tile(uint32_t idst, uint32_t param1) {                      \
+        float value;                                                                 \
+        std::memcpy(&value, &param1, sizeof value);                                  \
+        ttmock::sfpu_unary(#op "_unary", idst, value);                               \
+    }
+TTMOCK_SFPU_SCALAR(add)
+TTMOCK_SFPU_SCALAR(sub)
+TTMOCK_SFPU_SCALAR(mul)
+TTMOCK_SFPU_SCALAR(div)
+TTMOCK_SFPU_SCALAR(rsub)
+#undef TTMOCK_SFPU_SCALAR
 
 #define TTMOCK_SFPU_BINARY(op)                                                         \
     ALWI void op##_binary_tile_init() { ttmock::sfpu_init(#op "_binary"); }            \

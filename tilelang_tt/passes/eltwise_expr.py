@@ -1,0 +1,163 @@
+"""Elementwise expressions of ``T.Parallel`` bodies, recognised from their TIR structure.
+
+One module owns the *expression program* format shared by A0 (which writes programs) and D5
+(which evaluates them in DST).  A program is a postfix string of space-separated tokens:
+
+* ``%k`` pushes operand ``k`` (a block buffer, ``copy_tile`` into a fresh DST slot);
+* ``#c`` pushes the scalar constant ``c`` (only as an operand of ``add/sub/mul/div``);
+* ``add`` / ``sub`` / ``mul`` / ``div`` pop two entries and push the result;
+* an SFPU function name (``exp``, ``relu``, ... - :data:`ops.SFPU_UNARY`) replaces the top.
+
+``T.exp(A[i, j] + B[i, j]) * 0.5`` is ``%0 %1 add exp #0.5 mul``.  Programs run in a
+float32 DST and round once, at the pack, so casts between float types inside an expression
+are read through: bfloat16 arithmetic that TVMScript spells in float32
+(``bf16(f(float32(a)))``) is exactly ``f(a)``, and intermediate roundings TVMScript's typing
+would put in (``bf16(a - b)`` before ``exp``) are not made - the result is the more precise
+one.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from .. import ops
+from .common import buffer_dtype
+
+UNARY_CALLS = {"tirx.exp": "exp", "tirx.log": "log", "tirx.sqrt": "sqrt", "tirx.rsqrt": "rsqrt",
+               "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs"}
+BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div"}
+SUPPORTED = ("elementwise expressions of buffer elements and float constants built from +, -, "
+             "*, /, T.exp, T.log, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.abs, T.max(x, 0) "
+             "and unary minus")
+
+
+def _const(expr):
+    """The value of a float/int constant (possibly cast), else None."""
+    if isinstance(expr, tirx.Cast):
+        expr = expr.value
+    if isinstance(expr, (tirx.FloatImm, tirx.IntImm)):
+        return float(expr.value)
+    return None
+
+
+def as_load(expr, dtype):
+    """``expr`` as a buffer element of ``dtype``: a load, or a load of ``dtype`` widened by a
+    cast (TVMScript computes bfloat16 arithmetic in float32), else None."""
+    if isinstance(expr, tirx.Cast):
+        expr = expr.value
+        if not isinstance(expr, tvm.ir.TensorLoad) or buffer_dtype(expr.source) != dtype:
+            return None
+    return expr if isinstance(expr, tvm.ir.TensorLoad) else None
+
+
+def _special_unary(value):
+    """(fn, operand expression) for ``max(x, 0)``, ``x * -1`` and ``1 / x``, else None."""
+    a, b = getattr(value, "a", None), getattr(value, "b", None)
+    if isinstance(value, tirx.Max):
+        if _const(b) == 0.0 and _const(a) is None:
+            return "relu", a
+        if _const(a) == 0.0 and _const(b) is None:
+            return "relu", b
+    if isinstance(value, tirx.Mul):
+        if _const(b) == -1.0 and _const(a) is None:
+            return "negative", a
+        if _const(a) == -1.0 and _const(b) is None:
+            return "negative", b
+    if isinstance(value, tirx.Div) and _const(a) == 1.0 and _const(b) is None:
+        return "recip", b
+    return None
+
+
+def unary_form(value, dtype):
+    """(fn, operand load) when ``value`` is an SFPU function of one load, else None."""
+    if isinstance(value, tvm.ir.Call) and isinstance(value.op, tvm.ir.Op):
+        fn = UNARY_CALLS.get(value.op.name)
+        operand = as_load(value.args[0], dtype) if fn and len(value.args) == 1 else None
+        return (fn, operand) if operand is not None else None
+    special = _special_unary(value)
+    if special is not None:
+        operand = as_load(special[1], dtype)
+        return (special[0], operand) if operand is not None else None
+    return None
+
+
+def compile_program(value, dtype):
+    """(program, operand loads) of an elementwise expression, or None if it is not one.
+
+    Equal loads (same buffer, same indices) share one operand.
+    """
+    loads, tokens = [], []
+
+    def operand(load):
+        for k, seen in enumerate(loads):
+            if tvm_ffi.structural_equal(seen, load):
+                return k
+        loads.append(load)
+        return len(loads) - 1
+
+    def visit(e) -> bool:  # pushes e's tokens; False when e is not an elementwise expression
+        load = as_load(e, dtype)
+        if load is not None:
+            tokens.append(f"%{operand(load)}")
+            return True
+        if isinstance(e, tirx.Cast) and _const(e) is None:
+            return _is_float(e) and _is_float(e.value) and visit(e.value)
+        if isinstance(e, tvm.ir.Call) and isinstance(e.op, tvm.ir.Op):
+            fn = UNARY_CALLS.get(e.op.name)
+            if fn is None or len(e.args) != 1 or not visit(e.args[0]):
+                return False
+            tokens.append(fn)
+            return True
+        special = _special_unary(e)
+        if special is not None:
+            if not visit(special[1]):
+                return False
+            tokens.append(special[0])
+            return True
+        if type(e) in BINARY:
+            ca, cb = _const(e.a), _const(e.b)
+            if ca is not None and cb is not None:
+                return False  # constant folding is the user's job
+            for side, c in ((e.a, ca), (e.b, cb)):
+                if c is not None:
+                    tokens.append(f"#{c!r}")
+                elif not visit(side):
+                    return False
+            tokens.append(BINARY[type(e)])
+            return True
+        return False
+
+    if not visit(value) or not loads:
+        return None
+    return " ".join(tokens), loads
+
+
+def _is_float(e) -> bool:
+    return str(getattr(e, "ty", "")).startswith(("float", "bfloat"))
+
+
+def parse_program(program: str) -> list[tuple[str, object]]:
+    """Tokens of a program as (kind, value): ("load", k), ("const", c), ("binary", op),
+    ("unary", fn)."""
+    out = []
+    for tok in program.split():
+        if tok.startswith("%"):
+            out.append(("load", int(tok[1:])))
+        elif tok.startswith("#"):
+            out.append(("const", float(tok[1:])))
+        elif tok in BINARY.values():
+            out.append(("binary", tok))
+        elif tok in ops.SFPU_UNARY:
+            out.append(("unary", tok))
+        else:
+            raise ValueError(f"bad expression program token {tok!r} in {program!r}")
+    return out
+
+
+def float_bits(value: float) -> int:
+    """The IEEE-754 float32 bit pattern of ``value`` (the SFPU scalar-argument encoding)."""
+    return struct.unpack("<I", struct.pack("<f", value))[0]
