@@ -345,3 +345,12 @@ def test_fused_expression_in_tilelang_fragment_form():
     a, b = rand((64, 64), "float32", 40), rand((64, 64), "float32", 41)
     ref = (a * (1 / (1 + np.exp(-a * np.float32(1.702)))) + b).astype(BF16)
     np.testing.assert_allclose(as_f32(art(a, b)), as_f32(ref), rtol=2 ** -8)
+
+
+def test_parallel_copy_between_global_tensors_is_a_passthrough():
+    art = tilelang_tt.compile(kernels.elementwise_unary(lambda x: x, 96, 64, 32, 32), out_idx=-1)
+    (cb,) = art.plan["circular_buffers"]
+    assert cb["role"] == "passthrough"
+    assert "tile_regs_acquire" not in art.sources["compute.cpp"]
+    a = rand((96, 64), "bfloat16", 42)
+    np.testing.assert_array_equal(as_f32(art(a)), as_f32(a))

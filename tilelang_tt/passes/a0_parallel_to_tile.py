@@ -179,8 +179,13 @@ def _lower_nest(nest: _Nest):
         return full
 
     if kind == "Copy":
-        # a plain element copy is a tile copy: no staging needed
-        return _tile_call("Copy", dst_region, src_regions[0])
+        src = src_regions[0]
+        if buffer_scope(src.source) == "global" and buffer_scope(dst_buf) == "global":
+            # global -> global moves through one staged block (reader -> CB -> writer)
+            staged_src = stage(src, False)
+            return seq(allocs + prologue + [_tile_call("Copy", dst_region, staged_src)])
+        # any other element copy is a tile copy: no staging needed
+        return _tile_call("Copy", dst_region, src)
     srcs = [stage(r, False) for r in src_regions]
     dst = stage(dst_region, True)
     if kind == "Unary":
