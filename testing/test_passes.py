@@ -202,11 +202,18 @@ def test_c2_compute_ops():
     assert [c.op.name for c in tt_calls(g.body) if "pu." in c.op.name] == ["tt.fpu.add"]
     h = only(upto(kernels.elementwise_add(64, 64, dtype="float32"), "C2"))
     assert [c.op.name for c in tt_calls(h.body) if "pu." in c.op.name] == ["tt.sfpu.add"]
-    # fragment -> shared is a compute copy between two CBs
-    k = only(upto(kernels.elementwise_add_fragment(64, 64), "C2"))
+    # fragment -> shared of another dtype is a compute copy between two CBs
+    k = only(upto(kernels.elementwise_add_fragment(64, 64, out_dtype="float32"), "C2"))
     (copy,) = tt_calls(k.body, "tt.unary.copy")
     (add,) = tt_calls(k.body, "tt.fpu.add")
     assert copy.args[1].same_as(add.args[0]) and int(copy.args[2]) == 1
+    # of the same dtype it is forwarded: the add writes the shared buffer's CB directly
+    fwd = only(upto(kernels.elementwise_add_fragment(64, 64), "C2"))
+    assert not tt_calls(fwd.body, "tt.unary.copy")
+    (add,) = tt_calls(fwd.body, "tt.fpu.add")
+    names = {str(b.value.args[5].value): b.var for b in collect(fwd.body, tirx.Bind)
+             if ops.tt_op_name(b.value) == "tt.alloc_cb"}
+    assert "C_local" not in names and add.args[0].same_as(names["C_shared"])
     u = only(upto(kernels.elementwise_unary(lambda x: T.sigmoid(x), 64, 128, 64, 64), "C2"))
     (sig,) = tt_calls(u.body, "tt.unary.sigmoid")
     assert int(sig.args[2]) == 4

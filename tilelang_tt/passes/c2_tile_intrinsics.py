@@ -17,6 +17,8 @@ Guarantees (no DST handling, no init calls yet):
   ``tt.tile.unary(dst, src, fn)`` becomes ``tt.unary.<fn>(cb_dst, cb_src, ntiles)``;
 * ``tt.tile.expr(dst, program, *srcs)`` becomes ``tt.sfpu.expr(cb_dst, ntiles, program,
   *cb_srcs)``;
+* block -> block copies whose source only feeds them are forwarded: the source's producer
+  writes the destination and the copy is gone (:mod:`.copy_forwarding`);
 * any other tile op, and any element access left outside ``T.Parallel``, is a
   ``TTUnsupportedError`` naming the op and source line.
 """
@@ -33,6 +35,7 @@ from .common import (
     tt_pass,
 )
 from .common import tt_map
+from .copy_forwarding import forward_copies
 
 _ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mul"}
 _REDUCE = {"tirx.tile.sum": "T.reduce_sum", "tirx.tile.max": "T.reduce_max"}
@@ -168,6 +171,7 @@ def LowerTTTileIntrinsics(func, mod, ctx):
 
     body = tt_map(func.body, [(tirx.TilePrimitiveCall, lower)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    body = forward_copies(body)
 
     for store in collect(body, tirx.BufferStore):
         raise TTUnsupportedError(
