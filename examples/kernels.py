@@ -153,3 +153,48 @@ def elementwise_expr(fn, n_inputs, M, N, block_M=32, block_N=32, dtype="bfloat16
                 C[y, x] = fn(X0[y, x], X1[y, x], X2[y, x])
 
     return expr3
+
+
+def softmax(M, N, block_M=32, dtype="bfloat16"):
+    """Row softmax, one block of rows per work unit: T.reduce_max, exp of the difference to the
+    row max (a column-vector broadcast), T.reduce_sum, multiply by its reciprocal."""
+
+    @T.prim_func
+    def softmax_rows(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M)) as bx:
+            X_s = T.alloc_shared((block_M, N), dtype)
+            row_max = T.alloc_fragment((block_M,), dtype)
+            E = T.alloc_fragment((block_M, N), dtype)
+            row_sum = T.alloc_fragment((block_M,), dtype)
+            Y_s = T.alloc_shared((block_M, N), dtype)
+            T.copy(X[bx * block_M, 0], X_s)
+            T.reduce_max(X_s, row_max, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                E[i, j] = T.exp(X_s[i, j] - row_max[i])
+            T.reduce_sum(E, row_sum, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                Y_s[i, j] = E[i, j] / row_sum[i]
+            T.copy(Y_s, Y[bx * block_M, 0])
+
+    return softmax_rows
+
+
+def row_reduce_broadcast(M, N, block_M=32, kind="sum", combine="sub", dtype="float32"):
+    """``Y = X combine reduce_<kind>(X, dim=1)[i]``: one reduction, one column broadcast."""
+    reduce = T.reduce_sum if kind == "sum" else T.reduce_max
+    fn = {"sub": lambda x, r: x - r, "add": lambda x, r: x + r, "mul": lambda x, r: x * r,
+          "div": lambda x, r: x / r, "rsub": lambda x, r: r - x}[combine]
+
+    @T.prim_func
+    def row_op(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M)) as bx:
+            X_s = T.alloc_shared((block_M, N), dtype)
+            R = T.alloc_fragment((block_M,), dtype)
+            Y_s = T.alloc_shared((block_M, N), dtype)
+            T.copy(X[bx * block_M, 0], X_s)
+            reduce(X_s, R, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                Y_s[i, j] = fn(X_s[i, j], R[i])
+            T.copy(Y_s, Y[bx * block_M, 0])
+
+    return row_op

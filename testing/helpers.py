@@ -49,3 +49,17 @@ def rand(shape, dtype, seed=0, scale=1.0):
 
 def as_f32(x):
     return np.asarray(x).astype(np.float32)
+
+
+def kernel_from_source(tmp_path, source: str, name: str = "k"):
+    """The ``T.prim_func`` ``name`` of a module written from ``source`` (TVMScript parses a
+    kernel from its file, so generated kernel variants go through one)."""
+    import importlib.util
+    import uuid
+
+    path = tmp_path / f"kernel_{uuid.uuid4().hex}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)

@@ -359,3 +359,33 @@ def test_parallel_copy_between_global_tensors_is_a_passthrough():
     assert "tile_regs_acquire" not in art.sources["compute.cpp"]
     a = rand((96, 64), "bfloat16", 42)
     np.testing.assert_array_equal(as_f32(art(a)), as_f32(a))
+
+
+def softmax_ref(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("dtype,M,N,bm", [("bfloat16", 96, 128, 32), ("float32", 64, 256, 64)])
+def test_softmax_rows(dtype, M, N, bm):
+    art = tilelang_tt.compile(kernels.softmax(M, N, bm, dtype), out_idx=-1)
+    code = art.sources["compute.cpp"]
+    assert "reduce_tile<PoolType::MAX, ReduceDim::REDUCE_ROW>" in code
+    assert "sub_tiles_bcast_cols" in code and "mul_tiles_bcast_cols" in code
+    x = rand((M, N), dtype, 50, scale=2.0)
+    y = as_f32(art(x))
+    # bf16: E is stored in bf16; fp32: the matrix engine reads fp32 operands as TF32
+    np.testing.assert_allclose(y, softmax_ref(as_f32(x).astype(np.float64)),
+                               atol=4e-3 if dtype == "bfloat16" else 2e-3, rtol=2e-2)
+    np.testing.assert_allclose(y.sum(axis=1), 1.0, atol=2e-2)
+
+
+@pytest.mark.parametrize("kind,combine", [("sum", "sub"), ("max", "sub"), ("max", "rsub"),
+                                          ("sum", "div"), ("max", "mul"), ("sum", "add")])
+def test_row_reduction_broadcast(kind, combine):
+    M, N = 64, 96
+    art = tilelang_tt.compile(kernels.row_reduce_broadcast(M, N, 32, kind, combine), out_idx=-1)
+    x = np.abs(rand((M, N), "float32", 51)) + 0.5  # positive: sums stay away from zero
+    r = (x.sum if kind == "sum" else x.max)(axis=1, keepdims=True).astype(np.float64)
+    ref = {"sub": x - r, "add": x + r, "mul": x * r, "div": x / r, "rsub": r - x}[combine]
+    np.testing.assert_allclose(as_f32(art(x)), ref, rtol=3e-3, atol=1e-3 * np.abs(ref).max())

@@ -5,6 +5,7 @@ import tvm
 from tvm import tirx
 
 import kernels
+from helpers import kernel_from_source
 import tilelang_tt
 import tilelang_tt.language as T
 from tilelang_tt import attrs, ops
@@ -396,3 +397,76 @@ def test_dump_ir_from_environment(tmp_path, monkeypatch):
     dumped = {p.name for p in tmp_path.iterdir()}
     assert "10_D1_SplitDeviceKernel.py" in dumped and len(dumped) == 17
     assert "T.tt.read_to_cb" in (tmp_path / "07_C1_LowerSharedToCB.py").read_text()
+
+
+def test_c2_reductions_and_derived_vectors():
+    f = only(upto(kernels.softmax(64, 128, 32, "float32"), "C2"))
+    names = op_names(f.body)
+    assert names.count("tt.const_tile") == 2  # one scaler tile right before each reduction
+    (rmax,) = tt_calls(f.body, "tt.reduce.max")
+    assert [int(x) for x in rmax.args[3:]] == [1, 4]  # Mt, Nt
+    (inv,) = tt_calls(f.body, "tt.unary.recip")  # 1 / row_sum[i] is computed once per block
+    exprs = tt_calls(f.body, "tt.sfpu.expr")
+    assert [str(e.args[2].value) for e in exprs] == ["@sub:0:1 exp", "@mul:0:1"]
+    assert exprs[1].args[4].same_as(inv.args[0])
+
+
+def test_d4_matrix_engine_operands_are_not_unpacked_to_dest():
+    c = kernel(upto(kernels.softmax(64, 128, 32, "float32"), "D4"), "compute")
+    config = to_py(c.attrs[attrs.COMPUTE_CONFIG])
+    dfg = {e["name"]: e["id"] for e in to_py(c.attrs[attrs.TILE_DFG])}
+    assert config["fp32_dest_acc_en"]
+    # X_s feeds reduce_max and the broadcast subtraction; row_sum feeds only recip's copy_tile
+    assert dfg["X_s"] not in config["unpack_to_dest_fp32"]
+    assert dfg["row_sum"] in config["unpack_to_dest_fp32"]
+
+
+@pytest.mark.parametrize("body,match", [
+    ("T.reduce_max(X_s, R, dim=0)", "only row reductions"),
+    ("T.reduce_sum(X_s, R, dim=1, clear=False)", "clear=False"),
+])
+def test_unsupported_reductions(tmp_path, body, match):
+    src = f'''
+import tilelang_tt.language as T
+
+@T.prim_func
+def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
+    with T.Kernel(2) as bx:
+        X_s = T.alloc_shared((32, 64), "float32")
+        R = T.alloc_fragment((32,), "float32")
+        Y_s = T.alloc_shared((32, 64), "float32")
+        T.copy(X[bx * 32, 0], X_s)
+        {body}
+        for i, j in T.Parallel(32, 64):
+            Y_s[i, j] = X_s[i, j] - R[i]
+        T.copy(Y_s, Y[bx * 32, 0])
+'''
+    k = kernel_from_source(tmp_path, src)
+    with pytest.raises(tilelang_tt.TTUnsupportedError, match=match):
+        upto(k, "C2")
+
+
+@pytest.mark.parametrize("expr,match", [
+    ("X_s[i, j] - R[j % 32]", "column index"),
+    ("T.exp(R[i])", "not supported yet"),
+    ("X_s[i, j] * 2.0 - R[i]", "not supported yet"),
+])
+def test_unsupported_broadcasts(tmp_path, expr, match):
+    src = f'''
+import tilelang_tt.language as T
+
+@T.prim_func
+def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
+    with T.Kernel(2) as bx:
+        X_s = T.alloc_shared((32, 64), "float32")
+        R = T.alloc_fragment((32,), "float32")
+        Y_s = T.alloc_shared((32, 64), "float32")
+        T.copy(X[bx * 32, 0], X_s)
+        T.reduce_max(X_s, R, dim=1)
+        for i, j in T.Parallel(32, 64):
+            Y_s[i, j] = {expr}
+        T.copy(Y_s, Y[bx * 32, 0])
+'''
+    k = kernel_from_source(tmp_path, src)
+    with pytest.raises(tilelang_tt.TTUnsupportedError, match=match):
+        upto(k, "A0")

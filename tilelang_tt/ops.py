@@ -95,6 +95,12 @@ _op("unary.copy", "abstract", "void",
 for _name in SFPU_UNARY:
     _op(f"unary.{_name}", "abstract", "void",
         f"unary.{_name}(cb_out, cb_in, ntiles): {_name} of every tile on the vector engine")
+for _name in ("max", "sum"):
+    _op(f"reduce.{_name}", "abstract", "void",
+        f"reduce.{_name}(cb_out, cb_in, cb_scaler, Mt, Nt): the {_name} of every row of the "
+        "Mt x Nt block into a column vector (Mt tiles, values in column 0)")
+_op("const_tile", "abstract", "void",
+    "const_tile(cb, value): one tile of `value` pushed to cb (the reduce scaler)")
 _op("sfpu.expr", "abstract", "void",
     "sfpu.expr(cb_out, ntiles, program, *cb_ins): an elementwise expression evaluated in a "
     "float32 DST, operands copied in, one pack per tile")
@@ -137,6 +143,19 @@ for _name in (*ELTWISE_BINARY, "div"):
     _compute(f"{_name}_binary_tile",
              f"{_name}_binary_tile(idst0, idst1, odst): SFPU {_name} of two DST tiles",
              "eltwise_binary_sfpu.h")
+for _name in ELTWISE_BINARY:
+    _compute(f"{_name}_bcast_cols_init_short", f"{_name}_bcast_cols_init_short(icb0, icb1)",
+             "bcast.h")
+    _compute(f"{_name}_tiles_bcast_cols",
+             f"{_name}_tiles_bcast_cols(icb0, icb1, i0, i1, idst): DST[idst] = A[i0] {_name} "
+             "column 0 of B[i1] broadcast across the columns", "bcast.h")
+_compute("reduce_init", "reduce_init(icb, scaler_cb, ocb, pool, dim): pool 0 = SUM, 1 = MAX; "
+         "dim 0 = REDUCE_ROW", "reduce.h")
+_compute("reduce_tile", "reduce_tile(icb, scaler_cb, itile, iscaler, idst, pool, dim)", "reduce.h")
+_compute("reduce_uninit", "reduce_uninit(): restore the packer after a reduction", "reduce.h")
+_compute("fill_tile_init", "fill_tile_init()", "eltwise_unary/fill.h")
+_compute("fill_tile", "fill_tile(idst, value): every element of DST[idst] = value",
+         "eltwise_unary/fill.h")
 _compute("binop_with_scalar_tile_init", "binop_with_scalar_tile_init()",
          "eltwise_unary/binop_with_scalar.h")
 for _name in (*ELTWISE_BINARY, "div", "rsub"):
@@ -187,6 +206,9 @@ _CB_OPERANDS = {
     "tt.acc.pack": ((), (1,)),
     **{name: ((1, 2), (0,)) for name in (*FPU_BINARY, *SFPU_BINARY)},
     **{name: ((1,), (0,)) for name in UNARY},
+    "tt.reduce.max": ((1, 2), (0,)),
+    "tt.reduce.sum": ((1, 2), (0,)),
+    "tt.const_tile": ((), (0,)),
 }
 
 

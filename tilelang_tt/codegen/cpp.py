@@ -103,6 +103,10 @@ class KernelPrinter:
         if name == "tt.compute_kernel_hw_startup":
             template = "<SrcOrder::Reverse>" if int(c.args[3]) else ""
             return f"compute_kernel_hw_startup{template}({', '.join(args[:3])})"
+        if name in ("tt.reduce_init", "tt.reduce_tile"):
+            pool = "PoolType::MAX" if int(c.args[-2]) else "PoolType::SUM"
+            dim = ("ReduceDim::REDUCE_ROW", "ReduceDim::REDUCE_COL")[int(c.args[-1])]
+            return f"{spec.cpp}<{pool}, {dim}>({', '.join(args[:-2])})"
         if name == "tt.pack_tile":
             template = "<true>" if int(c.args[3]) else ""
             return f"pack_tile{template}({', '.join(args[:3])})"

@@ -33,10 +33,11 @@ from tvm.sym import Analyzer
 from .. import ops
 from ..errors import TTCompileError, TTLayoutError, TTUnsupportedError
 from .common import (
-    buffer_dtype, buffer_scope, collect, const_int, seq, stmts_of, substitute, tt_pass,
+    buffer_dtype, buffer_scope, buffer_shape, collect, const_int, seq, stmts_of, substitute,
+    tt_pass,
 )
 from .common import tt_map
-from .eltwise_expr import SUPPORTED, as_load, compile_program, unary_form
+from .eltwise_expr import SUPPORTED, VectorOperand, as_load, compile_program, unary_form
 
 _BINARY = {tirx.Add: "Add", tirx.Sub: "Sub", tirx.Mul: "Mul"}
 
@@ -75,6 +76,15 @@ def _free_of(expr, loop_vars) -> bool:
 def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
     """Region of ``buf`` touched by ``buf[indices]`` over the nest, or a clear error."""
     n = len(nest.vars)
+    if len(indices) == 1 and n == 2 and what == "operand" and buffer_scope(buf) != "global":
+        # a 1-D block buffer read as R[i]: a column vector broadcast along the rows
+        base = ana.simplify(indices[0] - nest.vars[0])
+        if not _free_of(base, nest.vars):
+            raise TTUnsupportedError(
+                f"T.Parallel: {buf.name}[{indices[0]}] reads a 1-D buffer with the column index; "
+                f"only column vectors indexed by the row (`{buf.name}[{nest.vars[0].name}]`) "
+                "are supported", span=nest.span)
+        return buf[base:base + nest.extents[0]]
     if len(indices) < n:
         raise TTUnsupportedError(
             f"T.Parallel: {what} {buf.name} has rank {len(indices)} but the nest has {n} loops",
@@ -126,8 +136,14 @@ def _lower_nest(nest: _Nest):
         # bfloat16 math spelled in float32 and rounded back: the engines compute wider and
         # round once when packing, so this is the same function of the bfloat16 operands
         value = value.value
+    def is_vector(load):
+        return len(load.indices) == 1 and len(nest.vars) == 2
+
     unary = unary_form(value, dtype)
     binary = [as_load(x, dtype) for x in (value.a, value.b)] if type(value) in _BINARY else None
+    if unary is not None and is_vector(unary[1]) or binary and any(
+            x is not None and is_vector(x) for x in binary):
+        unary = binary = None  # broadcasts are expression programs
     program = None
     if isinstance(value, tvm.ir.TensorLoad):
         kind, loads = "Copy", [value]
@@ -136,12 +152,13 @@ def _lower_nest(nest: _Nest):
     elif binary is not None and all(x is not None for x in binary):
         kind, loads = _BINARY[type(value)], binary
     else:
-        compiled = compile_program(value, dtype)
+        compiled = compile_program(value, dtype, is_vector)
         if compiled is None:
             raise TTUnsupportedError(
                 f"T.Parallel body `{dst_buf.name}[...] = {value}` is not supported yet; "
                 f"supported: {SUPPORTED}", span=span)
-        (program, loads), kind = compiled, "Expr"
+        (program, operands), kind = compiled, "Expr"
+        loads = [x.load if isinstance(x, VectorOperand) else x for x in operands]
 
     for ld in loads if kind != "Copy" else []:
         if buffer_dtype(ld.source) != dtype:
@@ -187,6 +204,18 @@ def _lower_nest(nest: _Nest):
         # any other element copy is a tile copy: no staging needed
         return _tile_call("Copy", dst_region, src)
     srcs = [stage(r, False) for r in src_regions]
+    if kind == "Expr":  # vectors seen through functions are computed first, into new fragments
+        for k, x in enumerate(operands):
+            if isinstance(x, VectorOperand):
+                for fn in x.fns:
+                    vec = srcs[k].source
+                    derived = tirx.decl_buffer(buffer_shape(vec), buffer_dtype(vec),
+                                               f"{vec.name}_{fn}", scope="local.fragment")
+                    allocs.append(tirx.AllocBuffer(derived))
+                    region = derived[0:buffer_shape(vec)[0]]
+                    prologue.append(tirx.TilePrimitiveCall(
+                        region, srcs[k], tvm.ir.StringImm(fn), op=ops.op("tt.tile.unary")))
+                    srcs[k] = region
     dst = stage(dst_region, True)
     if kind == "Unary":
         op = tirx.TilePrimitiveCall(dst, srcs[0], tvm.ir.StringImm(unary[0]),

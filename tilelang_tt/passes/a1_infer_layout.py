@@ -8,7 +8,8 @@ Guarantees: ``tt.layout_desc`` maps every buffer parameter (by its buffer var) t
 and validated.  Rejects (``TTLayoutError``/``TTUnsupportedError``): scalar parameters, dtypes other than
 bfloat16/float32, tensors of rank < 2, last two dims not multiples of 32, sharded or L1
 placement (not supported yet), halo requests; shared/fragment allocations whose last two dims
-are not multiples of 32.
+are not multiples of 32.  A 1-D allocation whose length is a multiple of 32 is a column
+vector (a row reduction's result): one tile per 32 rows, values in column 0.
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ def _check_dtype(buf, span=None):
     return dtype
 
 
-def _check_tileable(buf, what, span=None):
+def _check_tileable(buf, what, span=None, vector_ok=False):
     shape = buffer_shape(buf)
+    if vector_ok and len(shape) == 1 and isinstance(shape[0], int) and shape[0] % TILE == 0:
+        return shape  # a column vector: one tile per 32 rows, values in column 0
     if len(shape) < 2:
         raise TTLayoutError(
             f"{what} {buf.name} has shape {shape}; Tenstorrent tensors are tiled in 32x32 "
@@ -108,5 +111,5 @@ def InferTTLayout(func, mod, ctx):
         if scope in ("shared", "local.fragment"):
             _check_dtype(alloc.buffer, alloc.span)
             _check_tileable(alloc.buffer, "shared buffer" if scope == "shared" else "fragment",
-                            alloc.span)
+                            alloc.span, vector_ok=True)
     return func.with_attr(attrs.LAYOUT_DESC, layouts)

@@ -16,7 +16,12 @@ Guarantees (no DST handling, no init calls yet):
   ntiles)`` (through DST; the pack converts the data format when the dtypes differ), and
   ``tt.tile.unary(dst, src, fn)`` becomes ``tt.unary.<fn>(cb_dst, cb_src, ntiles)``;
 * ``tt.tile.expr(dst, program, *srcs)`` becomes ``tt.sfpu.expr(cb_dst, ntiles, program,
-  *cb_srcs)``;
+  *cb_srcs)`` (column-vector operands have the destination's rows and one column of tiles);
+* ``tile.max/sum(R, S, (1,), False)`` (``T.reduce_max/sum(S, R, dim=1)``) of a 2-D block
+  into a 1-D fragment (a column vector) becomes ``tt.reduce.<max|sum>(cb_R, cb_S, cb_scaler,
+  Mt, Nt)``, preceded by ``tt.const_tile(cb_scaler, 1.0)``: the scaler tile (ones) the
+  reduction reads, one CB per dtype, made right before each reduction so its uses nest with
+  every other buffer's;
 * block -> block copies whose source only feeds them are forwarded: the source's producer
   writes the destination and the copy is gone (:mod:`.copy_forwarding`);
 * any other tile op, and any element access left outside ``T.Parallel``, is a
@@ -34,7 +39,8 @@ from .common import (
     block_tiles, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm, require_attr, seq, to_py,
     tt_pass,
 )
-from .common import tt_map
+from .c1_shared_to_cb import alloc_cb_call
+from .common import split_persistent, tt_map, with_persistent
 from .copy_forwarding import forward_copies
 
 _ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mul"}
@@ -64,6 +70,50 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                 f"{what} operand {buf.name} is {where}; compute operands must be shared buffers "
                 "or fragments (copy global tensors in with T.copy first)", span=span)
         return cb_of[buf]
+
+    scalers = {}  # dtype -> (CB var, its Bind): a tile of ones every reduction reads
+
+    def scaler_cb(dtype):
+        if dtype not in scalers:
+            var = tirx.Var(f"reduce_scaler_{dtype}_cb", "int32")
+            scalers[dtype] = (var, tirx.Bind(var, alloc_cb_call(1, 1, 1, dtype,
+                                                                 f"reduce_scaler_{dtype}")))
+        return scalers[dtype][0]
+
+    def lower_reduce(call, name, span):
+        what = _REDUCE[name]
+        dst = _whole(call.args[0], what, span)
+        src = _whole(call.args[1], what, span)
+        axes = [int(a) for a in call.args[2]]
+        src_shape, dst_shape = buffer_shape(src), buffer_shape(dst)
+        if len(src_shape) != 2 or len(dst_shape) != 1:
+            raise TTUnsupportedError(
+                f"{what}({src.name}{src_shape} -> {dst.name}{dst_shape}): only 2-D blocks reduced "
+                "into 1-D fragments are supported", span=span)
+        if [a % 2 for a in axes] != [1]:
+            raise TTUnsupportedError(
+                f"{what}({src.name}, dim={axes[0]}): only row reductions (dim=1 / dim=-1, one "
+                "value per row) are supported yet", span=span)
+        if dst_shape[0] != src_shape[0]:
+            raise TTLayoutError(
+                f"{what}: {dst.name} has {dst_shape[0]} elements but {src.name} has "
+                f"{src_shape[0]} rows", span=span)
+        if bool(call.args[3]):
+            raise TTUnsupportedError(
+                f"{what}(..., clear=False) (accumulating into {dst.name}) is not supported yet",
+                span=span)
+        if buffer_dtype(src) != buffer_dtype(dst):
+            raise TTUnsupportedError(
+                f"{what}: {src.name} is {buffer_dtype(src)} but {dst.name} is "
+                f"{buffer_dtype(dst)}; reduce into a fragment of the same dtype", span=span)
+        mt, nt = block_tiles(src)
+        kind = "max" if name == "tirx.tile.max" else "sum"
+        scaler = scaler_cb(buffer_dtype(src))
+        return seq([
+            ops.evaluate("tt.const_tile", scaler, tirx.FloatImm("float32", 1.0), span=span),
+            ops.evaluate(f"tt.reduce.{kind}", cb(dst, what, span), cb(src, what, span), scaler,
+                         int_imm(mt), int_imm(nt), span=span),
+        ])
 
     def lower_gemm(call, span):
         d, a, b, c, trans_a, trans_b, alpha, beta = call.args
@@ -155,7 +205,9 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             dst = _whole(call.args[0], "elementwise expression", span)
             srcs = [_whole(r, "elementwise expression", span) for r in call.args[2:]]
             for src in srcs:
-                if block_tiles(src) != block_tiles(dst):
+                vector = len(buffer_shape(src)) == 1 and len(buffer_shape(dst)) == 2
+                want = (block_tiles(dst)[0], 1) if vector else block_tiles(dst)
+                if block_tiles(src) != want:
                     raise TTLayoutError(
                         f"elementwise expression into {dst.name}{buffer_shape(dst)}: operand "
                         f"{src.name}{buffer_shape(src)} has another shape", span=span)
@@ -164,14 +216,16 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                 "tt.sfpu.expr", cb(dst, "elementwise expression", span), int_imm(rows * cols),
                 call.args[1], *[cb(s, "elementwise expression", span) for s in srcs], span=span)
         if name in _REDUCE:
-            raise TTUnsupportedError(
-                f"{_REDUCE[name]} is not supported yet (reductions are planned)", span=span)
+            return lower_reduce(call, name, span)
         raise TTUnsupportedError(f"tile op {name} is not supported by the Tenstorrent backend",
                                  span=span)
 
     body = tt_map(func.body, [(tirx.TilePrimitiveCall, lower)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     body = forward_copies(body)
+    if scalers:
+        prologue, persistent = split_persistent(body)
+        body = with_persistent([b for _, b in scalers.values()] + list(prologue), persistent)
 
     for store in collect(body, tirx.BufferStore):
         raise TTUnsupportedError(

@@ -213,8 +213,11 @@ def buffer_shape(buf) -> list:
 
 
 def block_tiles(buf) -> tuple[int, int]:
-    """(rows, cols) in 32x32 tiles of a block buffer; leading dimensions fold into rows."""
+    """(rows, cols) in 32x32 tiles of a block buffer; leading dimensions fold into rows.  A 1-D
+    buffer is a column vector: one tile per 32 rows, its values in column 0."""
     shape = buffer_shape(buf)
+    if len(shape) == 1:
+        return shape[0] // TILE, 1
     lead = 1
     for d in shape[:-2]:
         lead *= d

@@ -32,12 +32,26 @@ from .common import (
     tt_calls, tt_pass, with_persistent,
 )
 from .common import tt_map
+from .eltwise_expr import parse_program
 
 _FPU, _SFPU, _UNARY = ops.FPU_BINARY, ops.SFPU_BINARY, ops.UNARY
 # ops that configure the engine themselves when D5 expands them
-SELF_CONFIGURED = {*_SFPU, *_UNARY, "tt.sfpu.expr"}
+SELF_CONFIGURED = {*_SFPU, *_UNARY, "tt.sfpu.expr", "tt.reduce.max", "tt.reduce.sum",
+                   "tt.const_tile"}
 # ops that run with a float32 DST
 _FP32_DST = {*_SFPU, "tt.sfpu.expr"}
+
+
+def matrix_engine_reads(call) -> list[int]:
+    """Argument positions of the CBs a compute op reads through the matrix engine's source
+    registers (as opposed to ``copy_tile`` into DST)."""
+    name = call.op.name
+    if name == "tt.mm.mma" or name in _FPU or name.startswith("tt.reduce."):
+        return list(ops.compute_cb_operands(call)[0])
+    if name == "tt.sfpu.expr":
+        bcast = [v for kind, v in parse_program(str(call.args[2].value)) if kind == "bcast"]
+        return sorted({3 + k for _, k, m in bcast} | {3 + m for _, k, m in bcast})
+    return []
 
 
 class CBInfo:
@@ -138,9 +152,12 @@ def InsertComputeInitTT(func, mod, ctx):
             if attrs.ACC_DESC in (a.annotations or {})]
     fp32_acc = any(buffer_dtype(a) == "float32" for a in accs)
     sfpu = [c for c in calls if c.op.name in _FP32_DST]
+    # float32 CBs that only copy_tile reads go straight to DST; one the matrix engine reads
+    # (matmul, FPU eltwise, reduce, broadcast) must go through its source registers
+    matrix_read = {info.id(c.args[i]) for c in calls for i in matrix_engine_reads(c)}
     fp32_unpacked = sorted({info.id(c.args[i]) for c in calls if c.op.name in SELF_CONFIGURED
                             for i in ops.compute_cb_operands(c)[0]
-                            if info.dtype(c.args[i]) == "float32"})
+                            if info.dtype(c.args[i]) == "float32"} - matrix_read)
     config = {
         "math_fidelity": "HiFi4",
         "fp32_dest_acc_en": bool(fp32_acc or sfpu or fp32_unpacked),
@@ -151,7 +168,7 @@ def InsertComputeInitTT(func, mod, ctx):
     if not calls:
         return func.with_attr(attrs.COMPUTE_CONFIG, config)
 
-    first = calls[0]
+    first = next((c for c in calls if ops.compute_cb_operands(c)[0]), calls[0])
     if first.op.name == "tt.mm.mma":
         a, b = first.args[1], first.args[2]
         out = _pack_target(func.body, first.args[0])

@@ -52,7 +52,7 @@ from .d4_compute_init import CBInfo
 from .eltwise_expr import float_bits, parse_program
 
 _FPU, _SFPU, _UNARY = ops.FPU_BINARY, ops.SFPU_BINARY, ops.UNARY
-_ELTWISE = {*_FPU, *_SFPU, *_UNARY, "tt.sfpu.expr"}
+_ELTWISE = {*_FPU, *_SFPU, *_UNARY, "tt.sfpu.expr", "tt.reduce.max", "tt.reduce.sum"}
 
 
 def ev(name, *args):
@@ -97,6 +97,13 @@ class _Ctx:
 
     def srca_cfg(self, cb):
         return [ev("tt.reconfig_data_format_srca", cb)] if self.multi_format else []
+
+    def srcb_cfg(self, cb):
+        return [ev("tt.reconfig_data_format_srcb", cb)] if self.multi_format else []
+
+    def tiles(self, cb) -> int:
+        entry = self.info._find(cb)
+        return int(entry["rows"]) * int(entry["cols"])
 
     def new_spill_cb(self, acc, rows, cols, dtype):
         used = {int(e["id"]) for e in self.info.entries}
@@ -311,9 +318,9 @@ def _program_slots(tokens) -> int:
     depth = deepest = 0
     stack = []
     for kind, _ in tokens:
-        if kind in ("load", "const"):
-            stack.append(kind)
-            depth += kind == "load"
+        if kind in ("load", "bcast", "const"):
+            stack.append("const" if kind == "const" else "load")
+            depth += kind != "const"
         elif kind == "binary":
             rhs, lhs = stack.pop(), stack.pop()
             depth -= rhs == "load" and lhs == "load"
@@ -347,6 +354,17 @@ def _lower_expr(cx: _Ctx, call):
                 body += cx.srca_cfg(cb) + [
                     ev("tt.copy_tile_to_dst_init_short", cb),
                     each(lambda d, cb=cb, s=top: ev("tt.copy_tile", cb, base + d, d * slots + s)),
+                ]
+                stack.append(("slot", top))
+            elif kind == "bcast":  # operand k op column vector m, on the matrix engine
+                op, k, m = v
+                a, r = ins[k], ins[m]
+                cols = n // cx.tiles(r)  # tiles per row of the block
+                body += cx.srca_cfg(a) + cx.srcb_cfg(r) + [
+                    ev(f"tt.{op}_bcast_cols_init_short", a, r),
+                    each(lambda d, a=a, r=r, op=op, s=top, cols=cols: ev(
+                        f"tt.{op}_tiles_bcast_cols", a, r, base + d,
+                        tirx.floordiv(base + d, cols), d * slots + s)),
                 ]
                 stack.append(("slot", top))
             elif kind == "const":
@@ -386,6 +404,42 @@ def _binary_in_dst(op, lhs, rhs, slots, each):
     bits = tirx.IntImm("uint32", float_bits(c))
     return pre + [ev("tt.binop_with_scalar_tile_init"),
                   each(lambda d: ev(f"tt.{scalar_op}_unary_tile", d * slots + s, bits))]
+
+
+def _lower_reduce(cx: _Ctx, call):
+    out, src, scaler, mt, nt = call.args[0], call.args[1], call.args[2], int(call.args[3]), \
+        int(call.args[4])
+    pool = 1 if call.op.name == "tt.reduce.max" else 0  # PoolType: SUM = 0, MAX = 1
+    chunk = largest_divisor(mt, cx.capacity)
+
+    def group(c):
+        base = c * chunk
+        return seq([ev("tt.tile_regs_acquire")] + cx.srca_cfg(src) + cx.srcb_cfg(scaler) + [
+            ev("tt.reduce_init", src, scaler, out, int_imm(pool), int_imm(0)),
+            loop_nest([chunk, nt], lambda d, k: ev(
+                "tt.reduce_tile", src, scaler, (base + d) * nt + k, int_imm(0), d, int_imm(pool),
+                int_imm(0)), ["d", "k"]),
+            ev("tt.reduce_uninit"),
+            ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait"),
+        ] + cx.pack_cfg(out) + [
+            loop_nest([chunk], lambda d: ev("tt.pack_tile", d, out, base + d, int_imm(0)), ["d"]),
+            ev("tt.tile_regs_release"),
+        ])
+
+    return _in_chunks(out, mt, chunk, group)
+
+
+def _lower_const_tile(cx: _Ctx, call):
+    cb, value = call.args[0], call.args[1]
+    return seq([
+        ev("tt.cb_reserve_back", cb, int_imm(1)),
+        ev("tt.tile_regs_acquire"), ev("tt.fill_tile_init"), ev("tt.fill_tile", int_imm(0), value),
+        ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait"),
+    ] + cx.pack_cfg(cb) + [
+        ev("tt.pack_tile", int_imm(0), cb, int_imm(0), int_imm(0)),
+        ev("tt.tile_regs_release"),
+        ev("tt.cb_push_back", cb, int_imm(1)),
+    ])
 
 
 def _lower_unary(cx: _Ctx, call):
@@ -484,6 +538,10 @@ def InsertDSTManagementTT(func, mod, ctx):
             return _lower_unary(cx, e.value)
         if name == "tt.sfpu.expr":
             return _lower_expr(cx, e.value)
+        if name in ("tt.reduce.max", "tt.reduce.sum"):
+            return _lower_reduce(cx, e.value)
+        if name == "tt.const_tile":
+            return _lower_const_tile(cx, e.value)
         return e
 
     body = tt_map(body, [(tirx.Evaluate, on_eval)], order="post")

@@ -5,6 +5,10 @@ One module owns the *expression program* format shared by A0 (which writes progr
 
 * ``%k`` pushes operand ``k`` (a block buffer, ``copy_tile`` into a fresh DST slot);
 * ``#c`` pushes the scalar constant ``c`` (only as an operand of ``add/sub/mul/div``);
+* ``@op:k:m`` (``op`` in ``add/sub/mul``) pushes ``operand k op operand m`` where operand
+  ``m`` is a column vector (a 1-D block buffer read as ``R[i]``, possibly through SFPU
+  functions) broadcast along the rows - the matrix engine's column broadcast, so a vector
+  may only meet a block element directly in ``+``, ``-``, ``*`` or ``/``;
 * ``add`` / ``sub`` / ``mul`` / ``div`` pop two entries and push the result;
 * an SFPU function name (``exp``, ``relu``, ... - :data:`ops.SFPU_UNARY`) replaces the top.
 
@@ -32,7 +36,8 @@ UNARY_CALLS = {"tirx.exp": "exp", "tirx.log": "log", "tirx.sqrt": "sqrt", "tirx.
 BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div"}
 SUPPORTED = ("elementwise expressions of buffer elements and float constants built from +, -, "
              "*, /, T.exp, T.log, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.abs, T.max(x, 0) "
-             "and unary minus")
+             "and unary minus; a 1-D buffer read as R[i] (possibly through those functions) only "
+             "as a direct operand of +, -, * or / with a block element (A[i, j] - R[i])")
 
 
 def _const(expr):
@@ -85,24 +90,84 @@ def unary_form(value, dtype):
     return None
 
 
-def compile_program(value, dtype):
-    """(program, operand loads) of an elementwise expression, or None if it is not one.
+class VectorOperand:
+    """A column vector operand derived from a 1-D buffer element ``load`` by applying SFPU
+    functions ``fns`` in order (A0 materialises it as a chain of ``tt.tile.unary`` into new
+    1-D fragments); ``fns == ()`` is the buffer itself."""
 
-    Equal loads (same buffer, same indices) share one operand.
+    def __init__(self, load, fns=()):
+        self.load, self.fns = load, tuple(fns)
+
+    def same(self, other) -> bool:
+        return (isinstance(other, VectorOperand) and self.fns == other.fns
+                and tvm_ffi.structural_equal(self.load, other.load))
+
+
+def compile_program(value, dtype, is_vector=lambda load: False):
+    """(program, operands) of an elementwise expression, or None if it is not one.
+
+    Operands are loads, or :class:`VectorOperand` for column vectors (``is_vector(load)``
+    tells the 1-D loads).  Equal operands share one index.  A vector may be transformed by
+    SFPU functions (``T.exp(m[i])``, ``1 / s[i]``) and must then meet a block element
+    directly in ``+``, ``-``, ``*`` or ``/`` (``a / v`` is ``a * recip(v)``).
     """
-    loads, tokens = [], []
+    operands, tokens = [], []
 
-    def operand(load):
-        for k, seen in enumerate(loads):
-            if tvm_ffi.structural_equal(seen, load):
+    def operand(x):
+        for k, seen in enumerate(operands):
+            same = seen.same(x) if isinstance(seen, VectorOperand) else (
+                not isinstance(x, VectorOperand) and tvm_ffi.structural_equal(seen, x))
+            if same:
                 return k
-        loads.append(load)
-        return len(loads) - 1
+        operands.append(x)
+        return len(operands) - 1
+
+    def vector(e, fns=()):
+        """``e`` as a VectorOperand (functions of one column-vector element), else None."""
+        load = as_load(e, dtype)
+        if load is not None:
+            return VectorOperand(load, fns) if is_vector(load) else None
+        if isinstance(e, tirx.Cast) and _const(e) is None and _is_float(e.value):
+            return vector(e.value, fns)
+        if isinstance(e, tvm.ir.Call) and isinstance(e.op, tvm.ir.Op) and len(e.args) == 1:
+            fn = UNARY_CALLS.get(e.op.name)
+            return vector(e.args[0], (fn, *fns)) if fn else None
+        special = _special_unary(e)
+        if special is not None:
+            return vector(special[1], (special[0], *fns))
+        return None
+
+    def block_load(e):
+        load = as_load(e, dtype)
+        return load if load is not None and not is_vector(load) else None
+
+    def broadcast(e) -> bool:
+        """``block op vector`` (either order) as one ``@`` token, else False."""
+        if type(e) not in BINARY:
+            return False
+        op = BINARY[type(e)]
+        la, lb = block_load(e.a), block_load(e.b)
+        va, vb = vector(e.a), vector(e.b)
+        if la is not None and vb is not None:
+            if op == "div":
+                vb, op = VectorOperand(vb.load, (*vb.fns, "recip")), "mul"
+            tokens.append(f"@{op}:{operand(la)}:{operand(vb)}")
+            return True
+        if lb is not None and va is not None and op != "div":
+            tokens.append(f"@{op}:{operand(lb)}:{operand(va)}")
+            if op == "sub":  # v - a = -(a - v)
+                tokens.append("negative")
+            return True
+        return False
 
     def visit(e) -> bool:  # pushes e's tokens; False when e is not an elementwise expression
         load = as_load(e, dtype)
         if load is not None:
+            if is_vector(load):
+                return False  # only as a direct operand of +, -, *, / (broadcast)
             tokens.append(f"%{operand(load)}")
+            return True
+        if broadcast(e):
             return True
         if isinstance(e, tirx.Cast) and _const(e) is None:
             return _is_float(e) and _is_float(e.value) and visit(e.value)
@@ -131,9 +196,9 @@ def compile_program(value, dtype):
             return True
         return False
 
-    if not visit(value) or not loads:
+    if not visit(value) or not operands:
         return None
-    return " ".join(tokens), loads
+    return " ".join(tokens), operands
 
 
 def _is_float(e) -> bool:
@@ -147,6 +212,9 @@ def parse_program(program: str) -> list[tuple[str, object]]:
     for tok in program.split():
         if tok.startswith("%"):
             out.append(("load", int(tok[1:])))
+        elif tok.startswith("@"):
+            op, k, m = tok[1:].split(":")
+            out.append(("bcast", (op, int(k), int(m))))
         elif tok.startswith("#"):
             out.append(("const", float(tok[1:])))
         elif tok in BINARY.values():

@@ -49,6 +49,16 @@ tt::DataFormat fmt(uint32_t cb, const std::string& what) {
 
 void count(const std::string& op) { current_core().counters.tile_ops[op] += 1; }
 
+// A CB configured UnpackToDestFp32 is unpacked straight into DST: the matrix engine, which
+// reads the srcA/srcB registers, cannot take it as an operand.
+void check_matrix_operand(const ComputeState& e, bool srca, uint32_t cb, const std::string& what) {
+    if (cb < e.unpack_to_dest.size() && e.unpack_to_dest[cb] == UnpackToDestMode::UnpackToDestFp32) {
+        fail(what + ": CB " + std::to_string(cb) + " is configured UnpackToDestFp32, so its tiles "
+             "bypass the " + (srca ? "srcA" : "srcB") + " register the matrix engine reads; "
+             "only copy_tile may read it");
+    }
+}
+
 void check_src(const ComputeState& e, bool srca, uint32_t cb, const std::string& what) {
     const tt::DataFormat want = fmt(cb, what);
     const tt::DataFormat have = srca ? e.srca : e.srcb;
@@ -112,6 +122,8 @@ void unpack_ab(const ComputeState& e, uint32_t cb_a, uint32_t tile_a, uint32_t c
                uint32_t tile_b, uint32_t idst, float* a, float* b, const std::string& what) {
     check_src(e, true, cb_a, what);
     check_src(e, false, cb_b, what);
+    check_matrix_operand(e, true, cb_a, what);
+    check_matrix_operand(e, false, cb_b, what);
     check_dst(e, idst, what, false);
     unpack(cb_a, tile_a, true, a, what);
     unpack(cb_b, tile_b, true, b, what);
@@ -128,6 +140,7 @@ std::string args5(const char* name, uint32_t a, uint32_t b, uint32_t c, uint32_t
 }
 
 float sfpu_apply(const std::string& op, float x, float p) {
+    if (op == "fill") return p;
     if (op == "add_unary") return x + p;
     if (op == "sub_unary") return x - p;
     if (op == "mul_unary") return x * p;

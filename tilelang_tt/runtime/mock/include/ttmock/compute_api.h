@@ -85,6 +85,10 @@ ALWI void binary_op_init_common(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
                                uint32_t idst) {                                                  \
         ttmock::eltwise_bcast(#op, B, icb0, icb1, i0, i1, idst);                                 \
     }                                                                                            \
+    ALWI void op##_tiles_bcast_cols(uint32_t icb0, uint32_t icb1, uint32_t i0, uint32_t i1,     \
+                                    uint32_t idst) {                                             \
+        ttmock::eltwise_bcast(#op, COL, icb0, icb1, i0, i1, idst);                               \
+    }                                                                                            \
     ALWI void op##_bcast_rows_init_short(uint32_t icb0, uint32_t icb1) {                         \
         ttmock::fpu_init(#op "_bcast", icb0, icb1, ROW);                                         \
     }                                                                                            \
@@ -160,6 +164,9 @@ TTMOCK_SFPU_UNARY(negative)
 TTMOCK_SFPU_UNARY(square)
 TTMOCK_SFPU_UNARY(silu)
 #undef TTMOCK_SFPU_UNARY
+
+ALWI void fill_tile_init() { ttmock::sfpu_init("fill"); }
+ALWI void fill_tile(uint32_t idst, float value) { ttmock::sfpu_unary("fill", idst, value); }
 
 // binop_with_scalar: the scalar arrives as the bits of a float32
 ALWI void binop_with_scalar_tile_init() { ttmock::sfpu_init("binop_with_scalar"); }
