@@ -376,12 +376,18 @@ def test_f_verify_rejects_l1_overflow():
         tilelang_tt.lower(big)
 
 
-def test_lowered_ir_prints_and_parses_back():
-    mod = tilelang_tt.lower(kernels.elementwise_add_shared(64, 64))
+@pytest.mark.parametrize("make,marker", [
+    (lambda: kernels.elementwise_add_shared(64, 64), "T.tt.add_tiles"),
+    (lambda: kernels.softmax(64, 64, 32, "float32"), "T.tt.reduce_tile"),
+    (lambda: kernels.elementwise_expr(lambda a, b: T.exp(a) * 0.5 - b, 2, 64, 64), "T.tt.mul_unary_tile"),
+])
+def test_lowered_ir_prints_and_parses_back(make, marker):
+    mod = tilelang_tt.lower(make())
     text = mod.script()
-    assert "T.tt.cb_wait_front" in text and "T.tt.add_tiles" in text
+    assert "T.tt.cb_wait_front" in text and marker in text
     reparsed = tvm.script.from_source(text)
     assert len(list(reparsed.functions)) == 3
+    assert reparsed.script().count("T.tt.") == text.count("T.tt.")  # no op lost
 
 
 def test_dump_ir_writes_every_stage(tmp_path):
