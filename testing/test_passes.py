@@ -427,12 +427,7 @@ def test_d4_matrix_engine_operands_are_not_unpacked_to_dest():
     assert dfg["row_sum"] in config["unpack_to_dest_fp32"]
 
 
-@pytest.mark.parametrize("body,match", [
-    ("T.reduce_max(X_s, R, dim=0)", "only row reductions"),
-    ("T.reduce_sum(X_s, R, dim=1, clear=False)", "clear=False"),
-])
-def test_unsupported_reductions(tmp_path, body, match):
-    src = f'''
+ROW_KERNEL = """
 import tilelang_tt.language as T
 
 @T.prim_func
@@ -442,37 +437,21 @@ def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
         R = T.alloc_fragment((32,), "float32")
         Y_s = T.alloc_shared((32, 64), "float32")
         T.copy(X[bx * 32, 0], X_s)
-        {body}
-        for i, j in T.Parallel(32, 64):
-            Y_s[i, j] = X_s[i, j] - R[i]
-        T.copy(Y_s, Y[bx * 32, 0])
-'''
-    k = kernel_from_source(tmp_path, src)
-    with pytest.raises(tilelang_tt.TTUnsupportedError, match=match):
-        upto(k, "C2")
-
-
-@pytest.mark.parametrize("expr,match", [
-    ("X_s[i, j] - R[j % 32]", "column index"),
-    ("T.exp(R[i])", "not supported yet"),
-    ("X_s[i, j] * 2.0 - R[i]", "not supported yet"),
-])
-def test_unsupported_broadcasts(tmp_path, expr, match):
-    src = f'''
-import tilelang_tt.language as T
-
-@T.prim_func
-def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
-    with T.Kernel(2) as bx:
-        X_s = T.alloc_shared((32, 64), "float32")
-        R = T.alloc_fragment((32,), "float32")
-        Y_s = T.alloc_shared((32, 64), "float32")
-        T.copy(X[bx * 32, 0], X_s)
-        T.reduce_max(X_s, R, dim=1)
+        {reduce}
         for i, j in T.Parallel(32, 64):
             Y_s[i, j] = {expr}
         T.copy(Y_s, Y[bx * 32, 0])
-'''
-    k = kernel_from_source(tmp_path, src)
+"""
+
+
+@pytest.mark.parametrize("reduce,expr,stage,match", [
+    ("T.reduce_max(X_s, R, dim=0)", "X_s[i, j] - R[i]", "C2", "only row reductions"),
+    ("T.reduce_sum(X_s, R, dim=1, clear=False)", "X_s[i, j] - R[i]", "C2", "clear=False"),
+    ("T.reduce_max(X_s, R)", "X_s[i, j] - R[j % 32]", "A0", "column index"),
+    ("T.reduce_max(X_s, R)", "T.exp(R[i])", "A0", "not supported yet"),
+    ("T.reduce_max(X_s, R)", "X_s[i, j] * 2.0 - R[i]", "A0", "not supported yet"),
+])
+def test_unsupported_reductions_and_broadcasts(tmp_path, reduce, expr, stage, match):
+    k = kernel_from_source(tmp_path, ROW_KERNEL.format(reduce=reduce, expr=expr))
     with pytest.raises(tilelang_tt.TTUnsupportedError, match=match):
-        upto(k, "A0")
+        upto(k, stage)

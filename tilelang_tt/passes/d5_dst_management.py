@@ -304,6 +304,16 @@ def _replace_calls(stmt, calls, make):
     return tt_map(stmt, [(tirx.Evaluate, on_eval)], order="post")
 
 
+def _pack_round(cx: _Ctx, out, base, chunk, slot=lambda d: d):
+    """End of a DST round: hand DST to the packer and pack tiles ``base .. base + chunk`` of
+    the reserved ``out`` block from their slots."""
+    return [ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait")] + cx.pack_cfg(out) + [
+        loop_nest([chunk], lambda d: ev("tt.pack_tile", slot(d), out, base + d, int_imm(0)),
+                  ["d"]),
+        ev("tt.tile_regs_release"),
+    ]
+
+
 def _in_chunks(out, n, chunk, group):
     """The ``n``-tile output block reserved, produced ``chunk`` tiles per DST round, pushed."""
     return seq([
@@ -377,11 +387,7 @@ def _lower_expr(cx: _Ctx, call):
                 rhs, lhs = stack.pop(), stack.pop()
                 body += _binary_in_dst(v, lhs, rhs, slots, each)
                 stack.append(lhs if lhs[0] == "slot" else rhs)
-        body += [ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait")] + cx.pack_cfg(out) + [
-            each(lambda d: ev("tt.pack_tile", d * slots, out, base + d, int_imm(0))),
-            ev("tt.tile_regs_release"),
-        ]
-        return seq(body)
+        return seq(body + _pack_round(cx, out, base, chunk, lambda d: d * slots))
 
     return _in_chunks(out, n, chunk, group)
 
@@ -420,11 +426,7 @@ def _lower_reduce(cx: _Ctx, call):
                 "tt.reduce_tile", src, scaler, (base + d) * nt + k, int_imm(0), d, int_imm(pool),
                 int_imm(0)), ["d", "k"]),
             ev("tt.reduce_uninit"),
-            ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait"),
-        ] + cx.pack_cfg(out) + [
-            loop_nest([chunk], lambda d: ev("tt.pack_tile", d, out, base + d, int_imm(0)), ["d"]),
-            ev("tt.tile_regs_release"),
-        ])
+        ] + _pack_round(cx, out, base, chunk))
 
     return _in_chunks(out, mt, chunk, group)
 
@@ -456,12 +458,7 @@ def _lower_unary(cx: _Ctx, call):
         return seq([ev("tt.tile_regs_acquire")] + cx.srca_cfg(a) + [
             ev("tt.copy_tile_to_dst_init_short", a),
             loop_nest([chunk], lambda d: ev("tt.copy_tile", a, base + d, d), ["d"]),
-        ] + apply + [
-            ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait"),
-        ] + cx.pack_cfg(out) + [
-            loop_nest([chunk], lambda d: ev("tt.pack_tile", d, out, base + d, int_imm(0)), ["d"]),
-            ev("tt.tile_regs_release"),
-        ])
+        ] + apply + _pack_round(cx, out, base, chunk))
 
     return _in_chunks(out, n, chunk, group)
 
@@ -480,12 +477,7 @@ def _lower_eltwise(cx: _Ctx, call):
                 ev("tt.tile_regs_acquire"),
                 loop_nest([chunk], lambda d: ev(f"tt.{op}_tiles", a, b, base + d, base + d, d),
                           ["d"]),
-                ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait"),
-            ] + cx.pack_cfg(out) + [
-                loop_nest([chunk], lambda d: ev("tt.pack_tile", d, out, base + d, int_imm(0)),
-                          ["d"]),
-                ev("tt.tile_regs_release"),
-            ])
+            ] + _pack_round(cx, out, base, chunk))
     else:
         op = _SFPU[name]
         if cap < 2:
@@ -505,12 +497,7 @@ def _lower_eltwise(cx: _Ctx, call):
                 ev(f"tt.{op}_binary_tile_init"),
                 loop_nest([chunk], lambda d: ev(f"tt.{op}_binary_tile", 2 * d, 2 * d + 1, 2 * d),
                           ["d"]),
-                ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait"),
-            ] + cx.pack_cfg(out) + [
-                loop_nest([chunk], lambda d: ev("tt.pack_tile", 2 * d, out, base + d, int_imm(0)),
-                          ["d"]),
-                ev("tt.tile_regs_release"),
-            ])
+            ] + _pack_round(cx, out, base, chunk, lambda d: 2 * d))
     return _in_chunks(out, n, chunk, group)
 
 
