@@ -389,3 +389,24 @@ def test_row_reduction_broadcast(kind, combine):
     r = (x.sum if kind == "sum" else x.max)(axis=1, keepdims=True).astype(np.float64)
     ref = {"sub": x - r, "add": x + r, "mul": x * r, "div": x / r, "rsub": r - x}[combine]
     np.testing.assert_allclose(as_f32(art(x)), ref, rtol=3e-3, atol=1e-3 * np.abs(ref).max())
+
+
+def test_fill_and_clear_block_buffers():
+    @T.prim_func
+    def affine(A: T.Tensor((64, 96), "float32"), C: T.Tensor((64, 96), "float32")):
+        with T.Kernel(3, 2) as (bx, by):
+            A_s = T.alloc_shared((32, 32), "float32")
+            S = T.alloc_shared((32, 32), "float32")
+            Z = T.alloc_fragment((32, 32), "float32")
+            C_s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[by * 32, bx * 32], A_s)
+            T.fill(S, 2.5)
+            T.clear(Z)
+            for i, j in T.Parallel(32, 32):
+                C_s[i, j] = A_s[i, j] * S[i, j] - Z[i, j]
+            T.copy(C_s, C[by * 32, bx * 32])
+
+    art = tilelang_tt.compile(affine, out_idx=-1)
+    assert "fill_tile(" in art.sources["compute.cpp"]
+    a = rand((64, 96), "float32", 60)
+    np.testing.assert_array_equal(art(a), a * np.float32(2.5))

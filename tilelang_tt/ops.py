@@ -100,7 +100,8 @@ for _name in ("max", "sum"):
         f"reduce.{_name}(cb_out, cb_in, cb_scaler, Mt, Nt): the {_name} of every row of the "
         "Mt x Nt block into a column vector (Mt tiles, values in column 0)")
 _op("const_tile", "abstract", "void",
-    "const_tile(cb, value): one tile of `value` pushed to cb (the reduce scaler)")
+    "const_tile(cb, value, ntiles): a block of `ntiles` tiles of `value` pushed to cb "
+    "(T.fill of a block buffer, the reduce scaler)")
 _op("sfpu.expr", "abstract", "void",
     "sfpu.expr(cb_out, ntiles, program, *cb_ins): an elementwise expression evaluated in a "
     "float32 DST, operands copied in, one pack per tile")

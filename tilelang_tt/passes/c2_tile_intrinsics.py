@@ -7,7 +7,9 @@ Guarantees (no DST handling, no init calls yet):
 * ``tile.gemm(C, A, B, C, tA, tB, 1, beta)`` with ``A``/``B`` shared and ``C`` a fragment
   becomes ``tt.mm.mma(C, cb_A, cb_B, Mt, Nt, Kt, tB)``, preceded by ``tt.acc.clear(C)`` when
   ``beta == 0`` (``clear_accum``);
-* ``tile.fill(fragment, 0)`` (``T.clear``) becomes ``tt.acc.clear(fragment)``;
+* ``tile.fill(accumulator, 0)`` (``T.clear``) becomes ``tt.acc.clear(accumulator)``;
+  ``tile.fill(block, c)`` (``T.fill`` / ``T.clear`` of a block buffer) becomes
+  ``tt.const_tile(cb, c, ntiles)``;
 * ``tile.add/sub/mul(dst, a, b)`` on block buffers (shared buffers and non-accumulator
   fragments, see A2) becomes ``tt.fpu.<op>`` for bfloat16 (matrix engine) and
   ``tt.sfpu.<op>`` for float32 (the vector engine keeps fp32; the FPU's source registers would
@@ -110,7 +112,8 @@ def LowerTTTileIntrinsics(func, mod, ctx):
         kind = "max" if name == "tirx.tile.max" else "sum"
         scaler = scaler_cb(buffer_dtype(src))
         return seq([
-            ops.evaluate("tt.const_tile", scaler, tirx.FloatImm("float32", 1.0), span=span),
+            ops.evaluate("tt.const_tile", scaler, tirx.FloatImm("float32", 1.0), int_imm(1),
+                         span=span),
             ops.evaluate(f"tt.reduce.{kind}", cb(dst, what, span), cb(src, what, span), scaler,
                          int_imm(mt), int_imm(nt), span=span),
         ])
@@ -164,11 +167,18 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             value = call.args[1]
             is_zero = (isinstance(value, int) and value == 0) or (
                 hasattr(value, "value") and float(value.value) == 0.0)
-            if buf in cb_of or buffer_scope(buf) != "local.fragment" or not is_zero:
+            if buf in cb_of:  # a block of constant tiles
+                if not isinstance(value, (int, float, tirx.IntImm, tirx.FloatImm)):
+                    raise TTUnsupportedError(
+                        f"T.fill({buf.name}, {value}): the value must be a constant", span=span)
+                rows, cols = block_tiles(buf)
+                return ops.evaluate("tt.const_tile", cb(buf, "T.fill", span),
+                                    tirx.FloatImm("float32", float(getattr(value, "value", value))),
+                                    int_imm(rows * cols), span=span)
+            if not is_zero:
                 raise TTUnsupportedError(
-                    f"T.fill({buf.name}, {value}) is not supported yet: only clearing a "
-                    "T.gemm accumulator (T.clear on the T.alloc_fragment buffer of a T.gemm) is",
-                    span=span)
+                    f"T.fill({buf.name}, {value}): a T.gemm accumulator can only be cleared "
+                    "(T.clear)", span=span)
             return ops.evaluate("tt.acc.clear", buf, span=span)
         if name in ("tirx.tile.copy", "tt.tile.unary"):  # C1 leaves only block <- block copies
             fn = "copy" if name == "tirx.tile.copy" else str(call.args[2].value)

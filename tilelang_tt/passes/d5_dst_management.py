@@ -30,6 +30,9 @@ Capacity ``D`` = tiles one ``tile_regs_acquire`` gives (8 for 16-bit half-sync, 
 * **unary ops**: ``unary.<fn>`` copies ``D`` tiles per acquire into DST (``copy_tile``),
   applies ``<fn>_tile_init`` / ``<fn>_tile`` to each (nothing more for ``copy``) and packs them
   into the reserved output block;
+* **reductions**: ``reduce.<max|sum>`` reduces each row of tiles into one DST tile
+  (``reduce_init`` / ``reduce_tile`` / ``reduce_uninit``), ``D`` rows per acquire;
+  ``const_tile`` fills ``D`` tiles per acquire (``fill_tile``) and packs them;
 * ``pack_reconfig_data_format`` precedes each pack group when the kernel packs more than one
   data format; ``tt.dst_plan`` records capacity and sub-blocking per accumulator.
 """
@@ -432,16 +435,15 @@ def _lower_reduce(cx: _Ctx, call):
 
 
 def _lower_const_tile(cx: _Ctx, call):
-    cb, value = call.args[0], call.args[1]
-    return seq([
-        ev("tt.cb_reserve_back", cb, int_imm(1)),
-        ev("tt.tile_regs_acquire"), ev("tt.fill_tile_init"), ev("tt.fill_tile", int_imm(0), value),
-        ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait"),
-    ] + cx.pack_cfg(cb) + [
-        ev("tt.pack_tile", int_imm(0), cb, int_imm(0), int_imm(0)),
-        ev("tt.tile_regs_release"),
-        ev("tt.cb_push_back", cb, int_imm(1)),
-    ])
+    cb, value, n = call.args[0], call.args[1], int(call.args[2])
+    chunk = largest_divisor(n, cx.capacity)
+
+    def group(c):
+        return seq([ev("tt.tile_regs_acquire"), ev("tt.fill_tile_init"),
+                    loop_nest([chunk], lambda d: ev("tt.fill_tile", d, value), ["d"])]
+                   + _pack_round(cx, cb, c * chunk, chunk))
+
+    return _in_chunks(cb, n, chunk, group)
 
 
 def _lower_unary(cx: _Ctx, call):
