@@ -107,15 +107,19 @@ def test_gemm_into_shared_rejected():
     assert "T.alloc_fragment" in compile_error(k, TTUnsupportedError)
 
 
-def test_fill_nonzero_rejected():
+def test_fill_nonzero_accumulator_rejected():
     @T.prim_func
-    def k(C: T.Tensor((32, 32), "float32")):
+    def k(A: T.Tensor((32, 32), "bfloat16"), C: T.Tensor((32, 32), "float32")):
         with T.Kernel(1, 1) as (bx, by):
+            a = T.alloc_shared((32, 32), "bfloat16")
             c = T.alloc_fragment((32, 32), "float32")
             T.fill(c, 1.5)
+            T.copy(A[0, 0], a)
+            T.gemm(a, a, c)
             T.copy(c, C[0, 0])
 
-    assert "T.fill" in compile_error(k, TTUnsupportedError)
+    msg = compile_error(k, TTUnsupportedError)
+    assert "T.fill(c, " in msg and "only be cleared" in msg
 
 
 def test_accumulator_without_clear():

@@ -410,3 +410,15 @@ def test_fill_and_clear_block_buffers():
     assert "fill_tile(" in art.sources["compute.cpp"]
     a = rand((64, 96), "float32", 60)
     np.testing.assert_array_equal(art(a), a * np.float32(2.5))
+
+
+def test_filled_fragment_written_out():
+    @T.prim_func
+    def const(C: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(2, 2) as (bx, by):
+            c = T.alloc_fragment((32, 32), "bfloat16")
+            T.fill(c, 1.5)
+            T.copy(c, C[by * 32, bx * 32])
+
+    art = tilelang_tt.compile(const, out_idx=-1)
+    np.testing.assert_array_equal(as_f32(art()), np.full((64, 64), 1.5, np.float32))

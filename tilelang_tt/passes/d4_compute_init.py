@@ -176,8 +176,8 @@ def InsertComputeInitTT(func, mod, ctx):
         src_a, src_b = b, a
     else:
         reads, writes = ops.compute_cb_operands(first)
-        a, b = first.args[reads[0]], first.args[reads[-1]]
         out, reverse = first.args[writes[0]], 0
+        a, b = (first.args[reads[0]], first.args[reads[-1]]) if reads else (out, out)
         src_a, src_b = a, b
     if out is None:
         outs = [info.var_of(e) for e in info.entries if e["producer"] == "compute"]
