@@ -422,3 +422,32 @@ def test_filled_fragment_written_out():
 
     art = tilelang_tt.compile(const, out_idx=-1)
     np.testing.assert_array_equal(as_f32(art()), np.full((64, 64), 1.5, np.float32))
+
+
+def test_copies_between_dtypes_convert_on_compute():
+    """Global and shared dtypes may differ: DRAM pages keep the tensor's dtype and a compute
+    copy converts (fp32 operands of a bf16 GEMM, a bf16 block written to an fp32 tensor)."""
+
+    @T.prim_func
+    def mixed(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32"),
+              C: T.Tensor((64, 64), "float32"), D: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2) as (bx, by):
+            A_s = T.alloc_shared((32, 64), "bfloat16")
+            B_s = T.alloc_shared((64, 32), "bfloat16")
+            acc = T.alloc_fragment((32, 32), "float32")
+            A_blk = T.alloc_shared((32, 32), "bfloat16")
+            T.copy(A[by * 32, 0], A_s)
+            T.copy(B[0, bx * 32], B_s)
+            T.gemm(A_s, B_s, acc, clear_accum=True)
+            T.copy(acc, C[by * 32, bx * 32])
+            T.copy(A[by * 32, bx * 32], A_blk)
+            T.copy(A_blk, D[by * 32, bx * 32])
+
+    art = tilelang_tt.compile(mixed, out_idx=[2, 3])
+    names = {c["name"] for c in art.plan["circular_buffers"]}
+    assert {"A_s_in_float32", "B_s_in_float32", "A_blk_in_float32", "A_blk_out_float32"} <= names
+    a, b = rand((64, 64), "float32", 61), rand((64, 64), "float32", 62)
+    c, d = art(a, b)
+    a16, b16 = as_f32(a.astype(BF16)), as_f32(b.astype(BF16))
+    check_gemm(c, a16 @ b16, "float32", tol=1e-5)  # exact products of bf16 values, fp32 sums
+    np.testing.assert_array_equal(d, a16)

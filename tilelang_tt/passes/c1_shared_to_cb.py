@@ -10,7 +10,8 @@ Guarantees:
   such buffer var to its CB var;
 * ``copy(block <- global)`` becomes ``tt.read_to_cb(cb, buffer, row0, col0, rows, cols)`` and
   ``copy(global <- block)`` becomes ``tt.write_from_cb(...)``, with ``row0``/``col0`` in tiles
-  of the tensor's page grid (leading dims flattened into rows);
+  of the tensor's page grid (leading dims flattened into rows); when the dtypes differ the
+  pages move through a staging CB of the tensor's dtype and a ``tt.unary.copy`` converts;
 * ``copy(block <- accumulator)`` becomes ``tt.acc.pack(acc, cb)``; ``copy(global <-
   accumulator)`` packs into a new output CB that is then written out;
 * ``copy(block <- block)`` is a compute op and stays a tile primitive for C2;
@@ -129,6 +130,15 @@ def LowerSharedToCB(func, mod, ctx):
     def cb(buf):
         return cb_of[buf]
 
+    def staging_cb(block, dtype, rows, cols, span, direction):
+        """A CB next to ``block`` holding its tiles in another dtype (for converting copies)."""
+        name = f"{block.name}_{direction}_{dtype}"
+        var = tirx.Var(f"{name}_cb", "int32")
+        depth = to_py(next(a for a in collect(func.body, tirx.AllocBuffer)
+                           if a.buffer.same_as(block)).annotations[attrs.CB_DESC])["depth"]
+        binds.append(tirx.Bind(var, alloc_cb_call(rows, cols, depth, dtype, name), span))
+        return var
+
     def kind(buf):
         if buf in cb_of:
             return "block"
@@ -147,13 +157,30 @@ def LowerSharedToCB(func, mod, ctx):
         if d_scope == "block" and s_scope == "global":
             _check_whole(dst, span)
             r0, c0, nr, nc = global_tiles(src, dst.source, ana, span)
-            return ops.evaluate("tt.read_to_cb", cb(dst.source), src.source, r0, c0,
-                                int_imm(nr), int_imm(nc), span=span)
+            if buffer_dtype(src.source) == buffer_dtype(dst.source):
+                return ops.evaluate("tt.read_to_cb", cb(dst.source), src.source, r0, c0,
+                                    int_imm(nr), int_imm(nc), span=span)
+            # DRAM pages hold the tensor's dtype: read them as they are, convert on compute
+            staging = staging_cb(dst.source, buffer_dtype(src.source), nr, nc, span, "in")
+            return seq([
+                ops.evaluate("tt.read_to_cb", staging, src.source, r0, c0, int_imm(nr),
+                             int_imm(nc), span=span),
+                ops.evaluate("tt.unary.copy", cb(dst.source), staging, int_imm(nr * nc),
+                             span=span),
+            ])
         if d_scope == "global" and s_scope == "block":
             _check_whole(src, span)
             r0, c0, nr, nc = global_tiles(dst, src.source, ana, span)
-            return ops.evaluate("tt.write_from_cb", cb(src.source), dst.source, r0, c0,
-                                int_imm(nr), int_imm(nc), span=span)
+            if buffer_dtype(src.source) == buffer_dtype(dst.source):
+                return ops.evaluate("tt.write_from_cb", cb(src.source), dst.source, r0, c0,
+                                    int_imm(nr), int_imm(nc), span=span)
+            staging = staging_cb(src.source, buffer_dtype(dst.source), nr, nc, span, "out")
+            return seq([
+                ops.evaluate("tt.unary.copy", staging, cb(src.source), int_imm(nr * nc),
+                             span=span),
+                ops.evaluate("tt.write_from_cb", staging, dst.source, r0, c0, int_imm(nr),
+                             int_imm(nc), span=span),
+            ])
         if d_scope == "block" and s_scope == "accumulator":
             _check_whole(dst, span)
             _check_whole(src, span)
