@@ -1,0 +1,210 @@
+"""DST lowering of the block-streaming compute ops (part of D5, see
+:mod:`.d5_dst_management`): elementwise FPU/SFPU ops, unary functions, expression programs,
+reductions and constant tiles.  Each reserves its output block, fills it in DST rounds of as
+many tiles as DST holds, and pushes it.
+"""
+
+from __future__ import annotations
+
+from tvm import tirx
+
+from .. import ops
+from ..errors import TTResourceError, TTVerifyError
+from .common import int_imm, loop_nest, seq
+from .dst_context import DstContext, ev, in_chunks, largest_divisor, pack_round
+from .eltwise_expr import float_bits, parse_program
+
+_FPU, _SFPU, _UNARY = ops.FPU_BINARY, ops.SFPU_BINARY, ops.UNARY
+
+
+def _program_slots(tokens) -> int:
+    """DST slots one tile of an expression program needs (its deepest stack of tiles)."""
+    depth = deepest = 0
+    stack = []
+    for kind, _ in tokens:
+        if kind in ("load", "bcast", "const"):
+            stack.append("const" if kind == "const" else "load")
+            depth += kind != "const"
+        elif kind == "binary":
+            rhs, lhs = stack.pop(), stack.pop()
+            depth -= rhs == "load" and lhs == "load"
+            stack.append("load")
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _lower_expr(cx: DstContext, call):
+    out, n, program = call.args[0], int(call.args[1]), str(call.args[2].value)
+    ins = list(call.args[3:])
+    tokens = parse_program(program)
+    slots = _program_slots(tokens)
+    if slots > cx.capacity:
+        raise TTResourceError(
+            f"the elementwise expression `{program}` needs {slots} DST tiles at once; DST holds "
+            f"{cx.capacity} in this mode (split the expression over two T.Parallel statements)")
+    chunk = largest_divisor(n, cx.capacity // slots)
+
+    def each(make):
+        return loop_nest([chunk], make, ["d"])
+
+    def group(c):
+        base = c * chunk
+        body = [ev("tt.tile_regs_acquire")]
+        stack = []  # ("slot", index) or ("const", value)
+        for kind, v in tokens:
+            top = len([s for s in stack if s[0] == "slot"])
+            if kind == "load":
+                cb = ins[v]
+                body += cx.srca_cfg(cb) + [
+                    ev("tt.copy_tile_to_dst_init_short", cb),
+                    each(lambda d, cb=cb, s=top: ev("tt.copy_tile", cb, base + d, d * slots + s)),
+                ]
+                stack.append(("slot", top))
+            elif kind == "bcast":  # operand k op column vector m, on the matrix engine
+                op, k, m = v
+                a, r = ins[k], ins[m]
+                cols = n // cx.tiles(r)  # tiles per row of the block
+                body += cx.srca_cfg(a) + cx.srcb_cfg(r) + [
+                    ev(f"tt.{op}_bcast_cols_init_short", a, r),
+                    each(lambda d, a=a, r=r, op=op, s=top, cols=cols: ev(
+                        f"tt.{op}_tiles_bcast_cols", a, r, base + d,
+                        tirx.floordiv(base + d, cols), d * slots + s)),
+                ]
+                stack.append(("slot", top))
+            elif kind == "const":
+                stack.append(("const", v))
+            elif kind == "unary":
+                s = stack[-1][1]
+                body += [ev(f"tt.{v}_tile_init"),
+                         each(lambda d, s=s, fn=v: ev(f"tt.{fn}_tile", d * slots + s))]
+            else:
+                rhs, lhs = stack.pop(), stack.pop()
+                body += _binary_in_dst(v, lhs, rhs, slots, each)
+                stack.append(lhs if lhs[0] == "slot" else rhs)
+        return seq(body + pack_round(cx, out, base, chunk, lambda d: d * slots))
+
+    return in_chunks(out, n, chunk, group)
+
+
+def _binary_in_dst(op, lhs, rhs, slots, each):
+    """``lhs op rhs`` into the slot of the tile operand; at least one side is a tile."""
+    if lhs[0] == "slot" and rhs[0] == "slot":
+        return [ev(f"tt.{op}_binary_tile_init"),
+                each(lambda d: ev(f"tt.{op}_binary_tile", d * slots + lhs[1], d * slots + rhs[1],
+                                  d * slots + lhs[1]))]
+    (_, s), (_, c) = (lhs, rhs) if lhs[0] == "slot" else (rhs, lhs)
+    pre = []
+    if lhs[0] == "slot" or op in ("add", "mul"):
+        scalar_op = op
+    elif op == "sub":
+        scalar_op = "rsub"  # c - x
+    else:  # c / x = c * recip(x)
+        pre = [ev("tt.recip_tile_init"), each(lambda d: ev("tt.recip_tile", d * slots + s))]
+        scalar_op = "mul"
+    bits = tirx.IntImm("uint32", float_bits(c))
+    return pre + [ev("tt.binop_with_scalar_tile_init"),
+                  each(lambda d: ev(f"tt.{scalar_op}_unary_tile", d * slots + s, bits))]
+
+
+def _lower_reduce(cx: DstContext, call):
+    out, src, scaler, mt, nt = call.args[0], call.args[1], call.args[2], int(call.args[3]), \
+        int(call.args[4])
+    pool = 1 if call.op.name == "tt.reduce.max" else 0  # PoolType: SUM = 0, MAX = 1
+    chunk = largest_divisor(mt, cx.capacity)
+
+    def group(c):
+        base = c * chunk
+        return seq([ev("tt.tile_regs_acquire")] + cx.srca_cfg(src) + cx.srcb_cfg(scaler) + [
+            ev("tt.reduce_init", src, scaler, out, int_imm(pool), int_imm(0)),
+            loop_nest([chunk, nt], lambda d, k: ev(
+                "tt.reduce_tile", src, scaler, (base + d) * nt + k, int_imm(0), d, int_imm(pool),
+                int_imm(0)), ["d", "k"]),
+            ev("tt.reduce_uninit"),
+        ] + pack_round(cx, out, base, chunk))
+
+    return in_chunks(out, mt, chunk, group)
+
+
+def _lower_const_tile(cx: DstContext, call):
+    cb, value, n = call.args[0], call.args[1], int(call.args[2])
+    chunk = largest_divisor(n, cx.capacity)
+
+    def group(c):
+        return seq([ev("tt.tile_regs_acquire"), ev("tt.fill_tile_init"),
+                    loop_nest([chunk], lambda d: ev("tt.fill_tile", d, value), ["d"])]
+                   + pack_round(cx, cb, c * chunk, chunk))
+
+    return in_chunks(cb, n, chunk, group)
+
+
+def _lower_unary(cx: DstContext, call):
+    out, a, n = call.args[0], call.args[1], int(call.args[2])
+    fn = _UNARY[call.op.name]
+    chunk = largest_divisor(n, cx.capacity)
+
+    def group(c):
+        base = c * chunk
+        apply = [] if fn == "copy" else [
+            ev(f"tt.{fn}_tile_init"),
+            loop_nest([chunk], lambda d: ev(f"tt.{fn}_tile", d), ["d"]),
+        ]
+        return seq([ev("tt.tile_regs_acquire")] + cx.srca_cfg(a) + [
+            ev("tt.copy_tile_to_dst_init_short", a),
+            loop_nest([chunk], lambda d: ev("tt.copy_tile", a, base + d, d), ["d"]),
+        ] + apply + pack_round(cx, out, base, chunk))
+
+    return in_chunks(out, n, chunk, group)
+
+
+def _lower_eltwise(cx: DstContext, call):
+    name = call.op.name
+    out, a, b, n = call.args[0], call.args[1], call.args[2], int(call.args[3])
+    cap = cx.capacity
+    if name in _FPU:
+        op = _FPU[name]
+        chunk = largest_divisor(n, cap)
+
+        def group(c):
+            base = c * chunk
+            return seq([
+                ev("tt.tile_regs_acquire"),
+                loop_nest([chunk], lambda d: ev(f"tt.{op}_tiles", a, b, base + d, base + d, d),
+                          ["d"]),
+            ] + pack_round(cx, out, base, chunk))
+    else:
+        op = _SFPU[name]
+        if cap < 2:
+            raise TTVerifyError("DST capacity below two tiles")
+        chunk = largest_divisor(n, cap // 2)
+
+        def group(c):
+            base = c * chunk
+            return seq([
+                ev("tt.tile_regs_acquire"),
+            ] + cx.srca_cfg(a) + [
+                ev("tt.copy_tile_to_dst_init_short", a),
+                loop_nest([chunk], lambda d: ev("tt.copy_tile", a, base + d, 2 * d), ["d"]),
+            ] + cx.srca_cfg(b) + [
+                ev("tt.copy_tile_to_dst_init_short", b),
+                loop_nest([chunk], lambda d: ev("tt.copy_tile", b, base + d, 2 * d + 1), ["d"]),
+                ev(f"tt.{op}_binary_tile_init"),
+                loop_nest([chunk], lambda d: ev(f"tt.{op}_binary_tile", 2 * d, 2 * d + 1, 2 * d),
+                          ["d"]),
+            ] + pack_round(cx, out, base, chunk, lambda d: 2 * d))
+    return in_chunks(out, n, chunk, group)
+
+
+def lower_block_op(cx: DstContext, call):
+    """The DST-managed statements of a block-streaming compute op, or None for other calls."""
+    name = call.op.name
+    if name in _FPU or name in _SFPU:
+        return _lower_eltwise(cx, call)
+    if name in _UNARY:
+        return _lower_unary(cx, call)
+    if name == "tt.sfpu.expr":
+        return _lower_expr(cx, call)
+    if name in ("tt.reduce.max", "tt.reduce.sum"):
+        return _lower_reduce(cx, call)
+    if name == "tt.const_tile":
+        return _lower_const_tile(cx, call)
+    return None
