@@ -198,3 +198,25 @@ def row_reduce_broadcast(M, N, block_M=32, kind="sum", combine="sub", dtype="flo
             T.copy(Y_s, Y[bx * block_M, 0])
 
     return row_op
+
+
+def rmsnorm(M, N, block_M=32, dtype="float32", eps=1e-6):
+    """RMSNorm over rows: ``Y = X * rsqrt(mean(X * X) + eps)``; the row statistic is a 1-D
+    fragment, transformed once per block and broadcast along the rows."""
+
+    @T.prim_func
+    def rms_norm(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M)) as bx:
+            X_s = T.alloc_shared((block_M, N), dtype)
+            X2 = T.alloc_fragment((block_M, N), dtype)
+            ss = T.alloc_fragment((block_M,), dtype)
+            Y_s = T.alloc_shared((block_M, N), dtype)
+            T.copy(X[bx * block_M, 0], X_s)
+            for i, j in T.Parallel(block_M, N):
+                X2[i, j] = X_s[i, j] * X_s[i, j]
+            T.reduce_sum(X2, ss, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                Y_s[i, j] = X_s[i, j] * T.rsqrt(ss[i] * (1.0 / N) + eps)
+            T.copy(Y_s, Y[bx * block_M, 0])
+
+    return rms_norm

@@ -451,3 +451,15 @@ def test_copies_between_dtypes_convert_on_compute():
     a16, b16 = as_f32(a.astype(BF16)), as_f32(b.astype(BF16))
     check_gemm(c, a16 @ b16, "float32", tol=1e-5)  # exact products of bf16 values, fp32 sums
     np.testing.assert_array_equal(d, a16)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_rmsnorm_rows(dtype):
+    M, N = 64, 128
+    art = tilelang_tt.compile(kernels.rmsnorm(M, N, 32, dtype), out_idx=-1)
+    assert "rsqrt_tile(" in art.sources["compute.cpp"]  # the row statistic's expression
+    x = rand((M, N), dtype, 70)
+    xf = as_f32(x).astype(np.float64)
+    ref = xf / np.sqrt((xf * xf).mean(axis=1, keepdims=True) + 1e-6)
+    np.testing.assert_allclose(as_f32(art(x)), ref, rtol=1e-2 if dtype == "bfloat16" else 2e-3,
+                               atol=1e-2 if dtype == "bfloat16" else 2e-3)

@@ -204,18 +204,23 @@ def _lower_nest(nest: _Nest):
         # any other element copy is a tile copy: no staging needed
         return _tile_call("Copy", dst_region, src)
     srcs = [stage(r, False) for r in src_regions]
-    if kind == "Expr":  # vectors seen through functions are computed first, into new fragments
+    if kind == "Expr":  # expressions of a vector are computed first, into new fragments
         for k, x in enumerate(operands):
-            if isinstance(x, VectorOperand):
-                for fn in x.fns:
-                    vec = srcs[k].source
-                    derived = tirx.decl_buffer(buffer_shape(vec), buffer_dtype(vec),
-                                               f"{vec.name}_{fn}", scope="local.fragment")
-                    allocs.append(tirx.AllocBuffer(derived))
-                    region = derived[0:buffer_shape(vec)[0]]
-                    prologue.append(tirx.TilePrimitiveCall(
-                        region, srcs[k], tvm.ir.StringImm(fn), op=ops.op("tt.tile.unary")))
-                    srcs[k] = region
+            if isinstance(x, VectorOperand) and x.program is not None:
+                vec = srcs[k].source
+                derived = tirx.decl_buffer(buffer_shape(vec), buffer_dtype(vec),
+                                           f"{vec.name}_{k}", scope="local.fragment")
+                allocs.append(tirx.AllocBuffer(derived))
+                region = derived[0:buffer_shape(vec)[0]]
+                tokens = x.program.split()
+                if len(tokens) == 2 and tokens[0] == "%0":  # one function: a unary op
+                    op = tirx.TilePrimitiveCall(region, srcs[k], tvm.ir.StringImm(tokens[1]),
+                                                op=ops.op("tt.tile.unary"))
+                else:
+                    op = tirx.TilePrimitiveCall(region, tvm.ir.StringImm(x.program), srcs[k],
+                                                op=ops.op("tt.tile.expr"))
+                prologue.append(op)
+                srcs[k] = region
     dst = stage(dst_region, True)
     if kind == "Unary":
         op = tirx.TilePrimitiveCall(dst, srcs[0], tvm.ir.StringImm(unary[0]),

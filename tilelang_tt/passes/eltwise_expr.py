@@ -91,15 +91,19 @@ def unary_form(value, dtype):
 
 
 class VectorOperand:
-    """A column vector operand derived from a 1-D buffer element ``load`` by applying SFPU
-    functions ``fns`` in order (A0 materialises it as a chain of ``tt.tile.unary`` into new
-    1-D fragments); ``fns == ()`` is the buffer itself."""
+    """A column vector operand: the 1-D buffer element ``load``, or the elementwise program
+    ``program`` of it alone (``%0`` is the vector; A0 materialises it once per block with a
+    ``tt.tile.expr`` into a new 1-D fragment)."""
 
-    def __init__(self, load, fns=()):
-        self.load, self.fns = load, tuple(fns)
+    def __init__(self, load, program=None):
+        self.load, self.program = load, program
+
+    def then(self, token: str) -> "VectorOperand":
+        """This vector with one more postfix token applied."""
+        return VectorOperand(self.load, f"{self.program or '%0'} {token}")
 
     def same(self, other) -> bool:
-        return (isinstance(other, VectorOperand) and self.fns == other.fns
+        return (isinstance(other, VectorOperand) and self.program == other.program
                 and tvm_ffi.structural_equal(self.load, other.load))
 
 
@@ -108,8 +112,9 @@ def compile_program(value, dtype, is_vector=lambda load: False):
 
     Operands are loads, or :class:`VectorOperand` for column vectors (``is_vector(load)``
     tells the 1-D loads).  Equal operands share one index.  A vector may be transformed by
-    SFPU functions (``T.exp(m[i])``, ``1 / s[i]``) and must then meet a block element
-    directly in ``+``, ``-``, ``*`` or ``/`` (``a / v`` is ``a * recip(v)``).
+    any elementwise program of it alone (``s[i] * (1.0 / N) + eps``, ``T.exp(m[i])``) and must
+    then meet a block element directly in ``+``, ``-``, ``*`` or ``/`` (``a / v`` is
+    ``a * recip(v)``).
     """
     operands, tokens = [], []
 
@@ -122,20 +127,15 @@ def compile_program(value, dtype, is_vector=lambda load: False):
         operands.append(x)
         return len(operands) - 1
 
-    def vector(e, fns=()):
-        """``e`` as a VectorOperand (functions of one column-vector element), else None."""
+    def vector(e):
+        """``e`` as a VectorOperand (an expression of one column-vector element), else None."""
         load = as_load(e, dtype)
         if load is not None:
-            return VectorOperand(load, fns) if is_vector(load) else None
-        if isinstance(e, tirx.Cast) and _const(e) is None and _is_float(e.value):
-            return vector(e.value, fns)
-        if isinstance(e, tvm.ir.Call) and isinstance(e.op, tvm.ir.Op) and len(e.args) == 1:
-            fn = UNARY_CALLS.get(e.op.name)
-            return vector(e.args[0], (fn, *fns)) if fn else None
-        special = _special_unary(e)
-        if special is not None:
-            return vector(special[1], (special[0], *fns))
-        return None
+            return VectorOperand(load) if is_vector(load) else None
+        compiled = compile_program(e, dtype)  # the vector read as a plain operand
+        if compiled is None or len(compiled[1]) != 1 or not is_vector(compiled[1][0]):
+            return None
+        return VectorOperand(compiled[1][0], compiled[0])
 
     def block_load(e):
         load = as_load(e, dtype)
@@ -150,7 +150,7 @@ def compile_program(value, dtype, is_vector=lambda load: False):
         va, vb = vector(e.a), vector(e.b)
         if la is not None and vb is not None:
             if op == "div":
-                vb, op = VectorOperand(vb.load, (*vb.fns, "recip")), "mul"
+                vb, op = vb.then("recip"), "mul"
             tokens.append(f"@{op}:{operand(la)}:{operand(vb)}")
             return True
         if lb is not None and va is not None and op != "div":
