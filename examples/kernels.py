@@ -220,3 +220,28 @@ def rmsnorm(M, N, block_M=32, dtype="float32", eps=1e-6):
             T.copy(Y_s, Y[bx * block_M, 0])
 
     return rms_norm
+
+
+def layernorm(M, N, block_M=32, dtype="float32", eps=1e-5):
+    """LayerNorm over rows (no affine): ``(X - mean) * rsqrt(var + eps)`` with the row mean
+    and variance as 1-D fragments; ``(X - mean)`` is a broadcast, the scale a row vector used
+    as a whole block."""
+
+    @T.prim_func
+    def layer_norm(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M)) as bx:
+            X_s = T.alloc_shared((block_M, N), dtype)
+            total = T.alloc_fragment((block_M,), dtype)
+            D2 = T.alloc_fragment((block_M, N), dtype)
+            var = T.alloc_fragment((block_M,), dtype)
+            Y_s = T.alloc_shared((block_M, N), dtype)
+            T.copy(X[bx * block_M, 0], X_s)
+            T.reduce_sum(X_s, total, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                D2[i, j] = (X_s[i, j] - total[i] * (1.0 / N)) * (X_s[i, j] - total[i] * (1.0 / N))
+            T.reduce_sum(D2, var, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                Y_s[i, j] = (X_s[i, j] - total[i] * (1.0 / N)) * T.rsqrt(var[i] * (1.0 / N) + eps)
+            T.copy(Y_s, Y[bx * block_M, 0])
+
+    return layer_norm

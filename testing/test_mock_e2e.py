@@ -463,3 +463,15 @@ def test_rmsnorm_rows(dtype):
     ref = xf / np.sqrt((xf * xf).mean(axis=1, keepdims=True) + 1e-6)
     np.testing.assert_allclose(as_f32(art(x)), ref, rtol=1e-2 if dtype == "bfloat16" else 2e-3,
                                atol=1e-2 if dtype == "bfloat16" else 2e-3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_layernorm_rows(dtype):
+    M, N = 64, 128
+    art = tilelang_tt.compile(kernels.layernorm(M, N, 32, dtype), out_idx=-1)
+    x = (rand((M, N), "float32", 71) * 3 + 1).astype(BF16 if dtype == "bfloat16" else np.float32)
+    xf = as_f32(x).astype(np.float64)
+    ref = (xf - xf.mean(axis=1, keepdims=True)) / np.sqrt(xf.var(axis=1, keepdims=True) + 1e-5)
+    # bf16: every intermediate block is stored in bf16; fp32: TF32 matrix-engine operands
+    tol = 3e-2 if dtype == "bfloat16" else 5e-3
+    np.testing.assert_allclose(as_f32(art(x)), ref, atol=tol, rtol=tol)

@@ -448,10 +448,23 @@ def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
     ("T.reduce_max(X_s, R, dim=0)", "X_s[i, j] - R[i]", "C2", "only row reductions"),
     ("T.reduce_sum(X_s, R, dim=1, clear=False)", "X_s[i, j] - R[i]", "C2", "clear=False"),
     ("T.reduce_max(X_s, R)", "X_s[i, j] - R[j % 32]", "A0", "column index"),
-    ("T.reduce_max(X_s, R)", "T.exp(R[i])", "A0", "not supported yet"),
-    ("T.reduce_max(X_s, R)", "X_s[i, j] * 2.0 - R[i]", "A0", "not supported yet"),
+    ("T.reduce_max(X_s, R)", "T.exp2(R[i])", "A0", "not supported yet"),
 ])
 def test_unsupported_reductions_and_broadcasts(tmp_path, reduce, expr, stage, match):
     k = kernel_from_source(tmp_path, ROW_KERNEL.format(reduce=reduce, expr=expr))
     with pytest.raises(tilelang_tt.TTUnsupportedError, match=match):
         upto(k, stage)
+
+
+@pytest.mark.parametrize("expr,program", [
+    ("X_s[i, j] - R[i]", "@sub:0:1"),  # a direct operand: one matrix-engine broadcast
+    ("X_s[i, j] * 2.0 - R[i]", "%0 #2.0 mul %1 sub"),  # elsewhere: broadcast into a block first
+    ("T.exp(R[i])", "%0"),
+])
+def test_a0_vector_operands(tmp_path, expr, program):
+    k = kernel_from_source(tmp_path, ROW_KERNEL.format(reduce="T.reduce_max(X_s, R)", expr=expr))
+    f = only(upto(k, "A0"))
+    exprs = [c for c in collect(f.body, tirx.TilePrimitiveCall) if c.op.name == "tt.tile.expr"]
+    assert str(exprs[-1].args[1].value) == program
+    if program.startswith("%"):  # the block broadcast is 0 + R[i] on the matrix engine
+        assert any(str(e.args[1].value) == "@add:0:1" for e in exprs)

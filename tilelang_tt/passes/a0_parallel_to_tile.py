@@ -25,6 +25,8 @@ source line.
 
 from __future__ import annotations
 
+import itertools
+
 import tvm
 import tvm_ffi
 from tvm import tirx
@@ -109,7 +111,8 @@ def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
     return buf[tuple(slices)]
 
 
-def _lower_nest(nest: _Nest):
+def _lower_nest(nest: _Nest, fresh):
+    """The tile ops of one nest; ``fresh(stem)`` names new buffers uniquely per kernel."""
     ana = Analyzer()
     stmts = stmts_of(nest.body)
     mapping = {}
@@ -209,7 +212,7 @@ def _lower_nest(nest: _Nest):
             if isinstance(x, VectorOperand) and x.program is not None:
                 vec = srcs[k].source
                 derived = tirx.decl_buffer(buffer_shape(vec), buffer_dtype(vec),
-                                           f"{vec.name}_{k}", scope="local.fragment")
+                                           fresh(vec.name), scope="local.fragment")
                 allocs.append(tirx.AllocBuffer(derived))
                 region = derived[0:buffer_shape(vec)[0]]
                 tokens = x.program.split()
@@ -221,6 +224,20 @@ def _lower_nest(nest: _Nest):
                                                 op=ops.op("tt.tile.expr"))
                 prologue.append(op)
                 srcs[k] = region
+            if isinstance(x, VectorOperand) and x.block:  # R[i] as a whole block: 0 + R[i]
+                vec = srcs[k].source
+                zeros, bcast = [tirx.decl_buffer(shape, buffer_dtype(vec), fresh(f"{vec.name}_{what}"),
+                                                 scope="local.fragment")
+                                for what in ("zeros", "rows")]
+                allocs += [tirx.AllocBuffer(zeros), tirx.AllocBuffer(bcast)]
+                full = tuple(slice(0, e) for e in shape)
+                prologue += [
+                    _operator("Fill")(zeros[full], tirx.FloatImm(buffer_dtype(vec), 0.0),
+                                      workspace={}, config={}, dispatch=None, scope=None),
+                    tirx.TilePrimitiveCall(bcast[full], tvm.ir.StringImm("@add:0:1"),
+                                           zeros[full], srcs[k], op=ops.op("tt.tile.expr")),
+                ]
+                srcs[k] = bcast[full]
     dst = stage(dst_region, True)
     if kind == "Unary":
         op = tirx.TilePrimitiveCall(dst, srcs[0], tvm.ir.StringImm(unary[0]),
@@ -273,12 +290,16 @@ def scalars_to_binds(body):
 def LowerParallelToTileTT(func, mod, ctx):
     """T.Parallel elementwise nests -> tile primitives (see module docstring)."""
     func = func.with_body(scalars_to_binds(func.body))
+    counter = itertools.count()
+
+    def fresh(stem):
+        return f"{stem}_{next(counter)}"
 
     def rewrite(loop):
         if loop.kind != tirx.ForKind.PARALLEL:
             return loop
         try:
-            return _lower_nest(_Nest(loop))
+            return _lower_nest(_Nest(loop), fresh)
         except TTCompileError:
             raise
         except Exception as err:  # an analysis failure must still name the loop

@@ -93,10 +93,12 @@ def unary_form(value, dtype):
 class VectorOperand:
     """A column vector operand: the 1-D buffer element ``load``, or the elementwise program
     ``program`` of it alone (``%0`` is the vector; A0 materialises it once per block with a
-    ``tt.tile.expr`` into a new 1-D fragment)."""
+    ``tt.tile.expr`` into a new 1-D fragment).  ``block`` marks a vector used where only a
+    whole block can go (``(a - v) * w``'s ``w``): A0 broadcasts it into a block first."""
 
     def __init__(self, load, program=None):
         self.load, self.program = load, program
+        self.block = False  # True: used as a block operand, broadcast along the rows first
 
     def then(self, token: str) -> "VectorOperand":
         """This vector with one more postfix token applied."""
@@ -104,17 +106,18 @@ class VectorOperand:
 
     def same(self, other) -> bool:
         return (isinstance(other, VectorOperand) and self.program == other.program
-                and tvm_ffi.structural_equal(self.load, other.load))
+                and self.block == other.block and tvm_ffi.structural_equal(self.load, other.load))
 
 
-def compile_program(value, dtype, is_vector=lambda load: False):
+def compile_program(value, dtype, is_vector=None):
     """(program, operands) of an elementwise expression, or None if it is not one.
 
     Operands are loads, or :class:`VectorOperand` for column vectors (``is_vector(load)``
     tells the 1-D loads).  Equal operands share one index.  A vector may be transformed by
     any elementwise program of it alone (``s[i] * (1.0 / N) + eps``, ``T.exp(m[i])``) and must
     then meet a block element directly in ``+``, ``-``, ``*`` or ``/`` (``a / v`` is
-    ``a * recip(v)``).
+    ``a * recip(v)``: one matrix-engine broadcast) or stand anywhere else as a block operand
+    (``VectorOperand.block``).
     """
     operands, tokens = [], []
 
@@ -129,6 +132,8 @@ def compile_program(value, dtype, is_vector=lambda load: False):
 
     def vector(e):
         """``e`` as a VectorOperand (an expression of one column-vector element), else None."""
+        if is_vector is None:
+            return None
         load = as_load(e, dtype)
         if load is not None:
             return VectorOperand(load) if is_vector(load) else None
@@ -139,7 +144,7 @@ def compile_program(value, dtype, is_vector=lambda load: False):
 
     def block_load(e):
         load = as_load(e, dtype)
-        return load if load is not None and not is_vector(load) else None
+        return load if load is not None and not (is_vector and is_vector(load)) else None
 
     def broadcast(e) -> bool:
         """``block op vector`` (either order) as one ``@`` token, else False."""
@@ -162,12 +167,15 @@ def compile_program(value, dtype, is_vector=lambda load: False):
 
     def visit(e) -> bool:  # pushes e's tokens; False when e is not an elementwise expression
         load = as_load(e, dtype)
-        if load is not None:
-            if is_vector(load):
-                return False  # only as a direct operand of +, -, *, / (broadcast)
+        if load is not None and not (is_vector and is_vector(load)):
             tokens.append(f"%{operand(load)}")
             return True
         if broadcast(e):
+            return True
+        vec = vector(e)
+        if vec is not None:  # a vector anywhere else: broadcast into a whole block first
+            vec.block = True
+            tokens.append(f"%{operand(vec)}")
             return True
         if isinstance(e, tirx.Cast) and _const(e) is None:
             return _is_float(e) and _is_float(e.value) and visit(e.value)
