@@ -226,3 +226,17 @@ def test_symbolic_shapes_rejected():
 
     msg = compile_error(k)
     assert "symbolic shape" in msg and "A" in msg
+
+
+def test_in_place_update_named():
+    @T.prim_func
+    def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2) as bx:
+            X_s = T.alloc_shared((32, 64), "float32")
+            T.copy(X[bx * 32, 0], X_s)
+            for i, j in T.Parallel(32, 64):
+                X_s[i, j] = X_s[i, j] + 1.0
+            T.copy(X_s, Y[bx * 32, 0])
+
+    msg = compile_error(k, TTUnsupportedError)
+    assert "X_s is updated in place" in msg and "new buffer" in msg and f"{HERE}:" in msg

@@ -102,6 +102,12 @@ def BuildTileDFGTT(func, mod, ctx):
                 span=b.span)
         p_kinds = {k for k, _ in prods}
         c_kinds = {k for k, _ in cons}
+        in_place = [c for _, c in prods if any(c.same_as(d) for _, d in cons)]
+        if in_place:
+            raise TTUnsupportedError(
+                f"buffer {name} is updated in place (one operation reads and writes it); a "
+                "circular buffer cannot be read and refilled by the same operation - write the "
+                "result into a new buffer", span=in_place[0].span or b.span)
         if len(p_kinds) > 1 or len(c_kinds) > 1:
             raise TTUnsupportedError(
                 f"shared buffer {name} is written by {sorted(p_kinds)} and read by "
