@@ -228,15 +228,18 @@ def test_symbolic_shapes_rejected():
     assert "symbolic shape" in msg and "A" in msg
 
 
-def test_in_place_update_named():
+def test_loop_carried_in_place_update_rejected():
     @T.prim_func
     def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
-        with T.Kernel(2) as bx:
-            X_s = T.alloc_shared((32, 64), "float32")
-            T.copy(X[bx * 32, 0], X_s)
-            for i, j in T.Parallel(32, 64):
-                X_s[i, j] = X_s[i, j] + 1.0
-            T.copy(X_s, Y[bx * 32, 0])
+        with T.Kernel(1) as _bx:
+            X_s = T.alloc_shared((64, 32), "float32")
+            S = T.alloc_fragment((64, 32), "float32")
+            T.clear(S)
+            for ko in T.serial(2):
+                T.copy(X[0, ko * 32], X_s)
+                for i, j in T.Parallel(64, 32):
+                    S[i, j] = S[i, j] + X_s[i, j]
+            T.copy(S, Y[0, 0])
 
     msg = compile_error(k, TTUnsupportedError)
-    assert "X_s is updated in place" in msg and "new buffer" in msg and f"{HERE}:" in msg
+    assert "S is updated in place in a loop that carries its value" in msg and f"{HERE}:" in msg

@@ -475,3 +475,55 @@ def test_layernorm_rows(dtype):
     # bf16: every intermediate block is stored in bf16; fp32: TF32 matrix-engine operands
     tol = 3e-2 if dtype == "bfloat16" else 5e-3
     np.testing.assert_allclose(as_f32(art(x)), ref, atol=tol, rtol=tol)
+
+
+def test_in_place_updates_get_new_versions():
+    @T.prim_func
+    def bump(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2) as bx:
+            X_s = T.alloc_shared((32, 64), "float32")
+            E = T.alloc_fragment((32, 64), "float32")
+            T.copy(X[bx * 32, 0], X_s)
+            for i, j in T.Parallel(32, 64):
+                X_s[i, j] = X_s[i, j] + 1.0
+            for i, j in T.Parallel(32, 64):
+                E[i, j] = X_s[i, j] * 2.0
+            for i, j in T.Parallel(32, 64):
+                E[i, j] = E[i, j] - X_s[i, j]
+            T.copy(E, Y[bx * 32, 0])
+
+    art = tilelang_tt.compile(bump, out_idx=-1)
+    x = rand((64, 64), "float32", 80)
+    np.testing.assert_array_equal(art(x), (x + 1) * 2 - (x + 1))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_gemm_epilogue_in_place_on_the_accumulator(dtype):
+    """TileLang's GEMM + activation idiom: the epilogue updates the (fp32) accumulator
+    fragment in place after the K loop, with a bias block of the operands' dtype; it reads a
+    packed copy and writes a new block buffer."""
+    M = N = K = 128
+
+    @T.prim_func
+    def gemm_relu(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+                  Bias: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(N // 64, M // 64) as (bx, by):
+            A_s = T.alloc_shared((64, 32), dtype)
+            B_s = T.alloc_shared((32, 64), dtype)
+            bias_s = T.alloc_shared((64, 64), dtype)
+            C_local = T.alloc_fragment((64, 64), "float32")
+            T.clear(C_local)
+            for ko in T.Pipelined(K // 32, num_stages=2):
+                T.copy(A[by * 64, ko * 32], A_s)
+                T.copy(B[ko * 32, bx * 64], B_s)
+                T.gemm(A_s, B_s, C_local)
+            T.copy(Bias[by * 64, bx * 64], bias_s)
+            for i, j in T.Parallel(64, 64):
+                C_local[i, j] = T.max(C_local[i, j] * 0.5 + bias_s[i, j], 0.0)
+            T.copy(C_local, C[by * 64, bx * 64])
+
+    art = tilelang_tt.compile(gemm_relu, out_idx=-1)
+    a, b = rand((M, K), dtype, 81), rand((K, N), dtype, 82)
+    bias = rand((M, N), dtype, 83)
+    ref = np.maximum(gemm_ref(a, b) * 0.5 + as_f32(bias), 0)
+    check_gemm(art(a, b, bias), ref, dtype)

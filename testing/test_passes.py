@@ -468,3 +468,32 @@ def test_a0_vector_operands(tmp_path, expr, program):
     assert str(exprs[-1].args[1].value) == program
     if program.startswith("%"):  # the block broadcast is 0 + R[i] on the matrix engine
         assert any(str(e.args[1].value) == "@add:0:1" for e in exprs)
+
+
+def test_a0_in_place_updates_get_versions(tmp_path):
+    src = '''
+import tilelang_tt.language as T
+
+@T.prim_func
+def k(A: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "float32")):
+    with T.Kernel(1, 1) as (bx, by):
+        A_s = T.alloc_shared((64, 64), "bfloat16")
+        acc = T.alloc_fragment((64, 64), "float32")
+        T.copy(A[0, 0], A_s)
+        T.gemm(A_s, A_s, acc, clear_accum=True)
+        for i, j in T.Parallel(64, 64):
+            acc[i, j] = T.max(acc[i, j], 0.0)
+        for i, j in T.Parallel(64, 64):
+            acc[i, j] = acc[i, j] * 2.0
+        T.copy(acc, C[0, 0])
+'''
+    f = only(upto(kernel_from_source(tmp_path, src), "A0"))
+    calls = [(c.op.name.split(".")[-1], [a.source.name for a in c.args
+                                         if isinstance(a, tvm.ir.TensorRegion)])
+             for c in collect(f.body, tirx.TilePrimitiveCall)]
+    assert calls == [
+        ("copy", ["A_s", "A"]), ("gemm", ["acc", "A_s", "A_s", "acc"]),
+        ("copy", ["acc_0", "acc"]),  # the accumulator packed once, before its first reader
+        ("unary", ["acc_1", "acc_0"]), ("expr", ["acc_2", "acc_1"]),  # each update: a version
+        ("copy", ["C", "acc_2"]),  # later statements read the newest version
+    ]

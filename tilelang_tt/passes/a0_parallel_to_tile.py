@@ -20,7 +20,8 @@ primitives on regions, chosen from the value's structure (see :mod:`.eltwise_exp
 Operands that live in global memory are staged through new shared buffers (``tile.copy`` in
 before, ``tile.copy`` out after), so later stages only see tile ops whose compute operands are
 shared buffers or fragments.  Any other parallel body is a ``TTUnsupportedError`` naming the
-source line.
+source line.  Finally in-place updates and elementwise reads of GEMM accumulators get new
+buffer versions (:mod:`.block_versions`), so no operation reads and writes one buffer.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .common import (
     tt_pass,
 )
 from .common import tt_map
+from .block_versions import version_block_updates
 from .eltwise_expr import SUPPORTED, VectorOperand, as_load, compile_program, unary_form
 
 _BINARY = {tirx.Add: "Add", tirx.Sub: "Sub", tirx.Mul: "Mul"}
@@ -163,12 +165,10 @@ def _lower_nest(nest: _Nest, fresh):
         (program, operands), kind = compiled, "Expr"
         loads = [x.load if isinstance(x, VectorOperand) else x for x in operands]
 
-    for ld in loads if kind != "Copy" else []:
-        if buffer_dtype(ld.source) != dtype:
-            raise TTUnsupportedError(
-                f"T.Parallel: {ld.source.name} is {buffer_dtype(ld.source)} but {dst_buf.name} is "
-                f"{dtype}; mixed-dtype elementwise ops are not supported yet (cast with T.copy "
-                "through a buffer of the target dtype)", span=span)
+    if kind in _BINARY.values() and any(buffer_dtype(ld.source) != dtype for ld in loads):
+        # the engines' binary ops take one dtype; a program converts as it copies into DST
+        (program, operands), kind = compile_program(value, dtype, is_vector), "Expr"
+        loads = list(operands)
 
     dst_region = _access_region(dst_buf, list(store.indices), nest, ana, "destination")
     src_regions = [_access_region(ld.source, list(ld.indices), nest, ana, "operand") for ld in loads]
@@ -306,4 +306,6 @@ def LowerParallelToTileTT(func, mod, ctx):
             raise TTUnsupportedError(f"cannot lower T.Parallel loop: {err}", span=loop.span) from None
 
     body = tt_map(func.body, [(tirx.For, rewrite)], order="pre")
+    body = version_block_updates(body, fresh)
+    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     return func.with_body(body)

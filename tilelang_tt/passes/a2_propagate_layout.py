@@ -21,16 +21,12 @@ from tvm import tirx
 
 from .. import attrs
 from .common import (
-    block_tiles, buffer_dtype, buffer_scope, collect, const_int, tile_bytes, tt_pass,
+    block_tiles, buffer_dtype, buffer_scope, collect, const_int, gemm_accumulators,
+    tile_bytes, tile_dst_buffer, tt_pass,
 )
 from .common import tt_map
 
 DEFAULT_DEPTH = 2
-
-
-def tile_dst_buffer(call: tirx.TilePrimitiveCall):
-    """The buffer a tile primitive writes (its first operand)."""
-    return call.args[0].source
 
 
 def _written_buffers(node) -> list:
@@ -50,12 +46,6 @@ def _pipelined_depths(body) -> dict:
             if prev is None or any(l.same_as(loop) for l in prev[1]):
                 best[buf] = (max(1, stages), inner)
     return {buf: depth for buf, (depth, _) in best.items()}
-
-
-def gemm_accumulators(body) -> list:
-    """The buffers some ``tile.gemm`` accumulates into (its first operand)."""
-    return [tile_dst_buffer(c) for c in collect(body, tirx.TilePrimitiveCall)
-            if c.op.name == "tirx.tile.gemm"]
 
 
 @tt_pass("PropagateTTLayout", requires=("InferTTLayout",))

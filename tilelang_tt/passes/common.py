@@ -212,6 +212,17 @@ def buffer_shape(buf) -> list:
     return [int(s) if isinstance(s, tvm.tirx.IntImm) else s for s in buf.ty.shape]
 
 
+def tile_dst_buffer(call: tirx.TilePrimitiveCall):
+    """The buffer a tile primitive writes (its first operand)."""
+    return call.args[0].source
+
+
+def gemm_accumulators(body) -> list:
+    """The buffers some ``tile.gemm`` accumulates into (its first operand)."""
+    return [tile_dst_buffer(c) for c in collect(body, tirx.TilePrimitiveCall)
+            if c.op.name == "tirx.tile.gemm"]
+
+
 def block_tiles(buf) -> tuple[int, int]:
     """(rows, cols) in 32x32 tiles of a block buffer; leading dimensions fold into rows.  A 1-D
     buffer is a column vector: one tile per 32 rows, its values in column 0."""
