@@ -74,6 +74,11 @@ def global_tiles(region, block_buf, ana: Analyzer, span):
     shape = buffer_shape(buf)
     ranges = list(region.region)
     block_shape = buffer_shape(block_buf)
+    if len(block_shape) < 2:
+        raise TTUnsupportedError(
+            f"copy between {buf.name} and the 1-D buffer {block_buf.name}: a 1-D block buffer "
+            "is a column vector in tiles (values in column 0) and cannot be copied to or from "
+            "global memory yet; broadcast it into a 2-D buffer first (B[i, j] = R[i])", span=span)
     # extents must match the block buffer (TileLang aligns shapes from the right)
     extents = [int(r.extent) if isinstance(r.extent, tvm.tirx.IntImm) else None for r in ranges]
     want = [1] * (len(shape) - len(block_shape)) + block_shape \

@@ -185,7 +185,8 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             what = "T.copy" if fn == "copy" else f"elementwise {fn}"
             dst = _whole(call.args[0], what, span)
             src = _whole(call.args[1], what, span)
-            if block_tiles(dst) != block_tiles(src):
+            one_d = (len(buffer_shape(dst)) == 1) != (len(buffer_shape(src)) == 1)
+            if block_tiles(dst) != block_tiles(src) or one_d:  # a vector's tiles are not a block's
                 raise TTLayoutError(
                     f"{what} {src.name}{buffer_shape(src)} -> {dst.name}{buffer_shape(dst)}: the "
                     "shapes must hold the same tiles", span=span)
