@@ -243,3 +243,17 @@ def test_loop_carried_in_place_update_rejected():
 
     msg = compile_error(k, TTUnsupportedError)
     assert "S is updated in place in a loop that carries its value" in msg and f"{HERE}:" in msg
+
+
+def test_vector_copied_to_global_rejected():
+    @T.prim_func
+    def k(X: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 32), "float32")):
+        with T.Kernel(2) as bx:
+            X_s = T.alloc_shared((32, 64), "float32")
+            R = T.alloc_fragment((32,), "float32")
+            T.copy(X[bx * 32, 0], X_s)
+            T.reduce_sum(X_s, R, dim=1)
+            T.copy(R, C[bx * 32, 0])
+
+    msg = compile_error(k, TTUnsupportedError)
+    assert "1-D buffer R" in msg and "broadcast it into a 2-D buffer" in msg and f"{HERE}:" in msg
