@@ -527,3 +527,22 @@ def test_gemm_epilogue_in_place_on_the_accumulator(dtype):
     bias = rand((M, N), dtype, 83)
     ref = np.maximum(gemm_ref(a, b) * 0.5 + as_f32(bias), 0)
     check_gemm(art(a, b, bias), ref, dtype)
+
+
+def test_gemm_epilogue_reading_the_accumulator_twice():
+    @T.prim_func
+    def gemm_sq(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, 1) as (bx, by):
+            A_s = T.alloc_shared((64, 64), "float32")
+            acc = T.alloc_fragment((64, 64), "float32")
+            T.copy(A[0, 0], A_s)
+            T.gemm(A_s, A_s, acc, clear_accum=True)
+            for i, j in T.Parallel(64, 64):
+                acc[i, j] = acc[i, j] * acc[i, j]
+            T.copy(acc, C[0, 0])
+
+    art = tilelang_tt.compile(gemm_sq, out_idx=-1)
+    assert art.sources["compute.cpp"].count("pack_tile(") == 2  # one pack of acc, one result
+    a = rand((64, 64), "float32", 84, scale=0.5)
+    p = as_f32(a).astype(np.float64) @ as_f32(a)
+    np.testing.assert_allclose(art(a), p * p, rtol=1e-2, atol=1e-2 * np.abs(p * p).max())

@@ -98,7 +98,11 @@ def version_block_updates(body, fresh):
         pre = []
         if call.op.name in ELEMENTWISE:
             reads = [a.source for a in args[1:] if isinstance(a, tvm.ir.TensorRegion)]
-            for acc in [b for b in reads if is_acc(b)]:
+            accs_read = []
+            for b in reads:
+                if is_acc(b) and not any(b.same_as(x) for x in accs_read):
+                    accs_read.append(b)
+            for acc in accs_read:
                 packed = new_version(acc, where, call)
                 pre += [tirx.AllocBuffer(packed), _copy(_full(packed), _full(acc))]
                 args = [args[0]] + [_on(a, packed) if isinstance(a, tvm.ir.TensorRegion)
