@@ -546,3 +546,42 @@ def test_gemm_epilogue_reading_the_accumulator_twice():
     a = rand((64, 64), "float32", 84, scale=0.5)
     p = as_f32(a).astype(np.float64) @ as_f32(a)
     np.testing.assert_allclose(art(a), p * p, rtol=1e-2, atol=1e-2 * np.abs(p * p).max())
+
+
+COLUMN_KERNEL = """
+import tilelang_tt.language as T
+
+@T.prim_func
+def k(X: T.Tensor((128, 96), "{dtype}"), Y: T.Tensor((128, 96), "{dtype}")):
+    with T.Kernel(3) as bx:
+        X_s = T.alloc_shared((128, 32), "{dtype}")
+        C = T.alloc_fragment((32,), "{dtype}")
+        Y_s = T.alloc_shared((128, 32), "{dtype}")
+        T.copy(X[0, bx * 32], X_s)
+        {reduce}(X_s, C, dim=0)
+        for i, j in T.Parallel(128, 32):
+            Y_s[i, j] = {expr}
+        T.copy(Y_s, Y[0, bx * 32])
+"""
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("reduce,expr,ref", [
+    ("T.reduce_max", "T.exp(X_s[i, j] - C[j])", lambda x, c: np.exp(x - c)),
+    ("T.reduce_sum", "X_s[i, j] / C[j]", lambda x, c: x / c),
+    ("T.reduce_sum", "X_s[i, j] * 2.0 - C[j] * 0.5", lambda x, c: x * 2 - c * 0.5),  # as a block
+])
+def test_column_reductions_and_row_broadcasts(tmp_path, dtype, reduce, expr, ref):
+    from helpers import kernel_from_source
+
+    k = kernel_from_source(tmp_path, COLUMN_KERNEL.format(dtype=dtype, reduce=reduce, expr=expr))
+    art = tilelang_tt.compile(k, out_idx=-1)
+    assert "ReduceDim::REDUCE_COL" in art.sources["compute.cpp"]
+    assert "_tiles_bcast_rows(" in art.sources["compute.cpp"]
+    x = (np.abs(rand((128, 96), "float32", 90)) + 0.5).astype(BF16 if dtype == "bfloat16"
+                                                               else np.float32)
+    xf = as_f32(x).astype(np.float64)
+    c = (xf.max if reduce == "T.reduce_max" else xf.sum)(axis=0, keepdims=True)
+    expected = ref(xf, c)
+    tol = 2e-2 if dtype == "bfloat16" else 3e-3
+    np.testing.assert_allclose(as_f32(art(x)), expected, rtol=tol, atol=tol * np.abs(expected).max())

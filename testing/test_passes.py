@@ -410,7 +410,7 @@ def test_c2_reductions_and_derived_vectors():
     names = op_names(f.body)
     assert names.count("tt.const_tile") == 2  # one scaler tile right before each reduction
     (rmax,) = tt_calls(f.body, "tt.reduce.max")
-    assert [int(x) for x in rmax.args[3:]] == [1, 4]  # Mt, Nt
+    assert [int(x) for x in rmax.args[3:]] == [1, 4, 0]  # Mt, Nt, over_rows
     (inv,) = tt_calls(f.body, "tt.unary.recip")  # 1 / row_sum[i] is computed once per block
     exprs = tt_calls(f.body, "tt.sfpu.expr")
     assert [str(e.args[2].value) for e in exprs] == ["@sub:0:1 exp", "@mul:0:1"]
@@ -444,15 +444,19 @@ def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
 """
 
 
-@pytest.mark.parametrize("reduce,expr,stage,match", [
-    ("T.reduce_max(X_s, R, dim=0)", "X_s[i, j] - R[i]", "C2", "only row reductions"),
-    ("T.reduce_sum(X_s, R, dim=1, clear=False)", "X_s[i, j] - R[i]", "C2", "clear=False"),
-    ("T.reduce_max(X_s, R)", "X_s[i, j] - R[j % 32]", "A0", "column index"),
-    ("T.reduce_max(X_s, R)", "T.exp2(R[i])", "A0", "not supported yet"),
+@pytest.mark.parametrize("reduce,expr,stage,error,match", [
+    ("T.reduce_max(X_s, R, dim=0)", "X_s[i, j] - R[i]", "A2", tilelang_tt.TTLayoutError,
+     "used as a row vector .T.reduce over dim=0. and as a col vector"),
+    ("T.reduce_sum(X_s, R, dim=1, clear=False)", "X_s[i, j] - R[i]", "C2",
+     tilelang_tt.TTUnsupportedError, "clear=False"),
+    ("T.reduce_max(X_s, R)", "X_s[i, j] - R[j % 32]", "A0", tilelang_tt.TTUnsupportedError,
+     "column index"),
+    ("T.reduce_max(X_s, R)", "T.exp2(R[i])", "A0", tilelang_tt.TTUnsupportedError,
+     "not supported yet"),
 ])
-def test_unsupported_reductions_and_broadcasts(tmp_path, reduce, expr, stage, match):
+def test_unsupported_reductions_and_broadcasts(tmp_path, reduce, expr, stage, error, match):
     k = kernel_from_source(tmp_path, ROW_KERNEL.format(reduce=reduce, expr=expr))
-    with pytest.raises(tilelang_tt.TTUnsupportedError, match=match):
+    with pytest.raises(error, match=match):
         upto(k, stage)
 
 

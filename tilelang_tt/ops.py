@@ -97,8 +97,9 @@ for _name in SFPU_UNARY:
         f"unary.{_name}(cb_out, cb_in, ntiles): {_name} of every tile on the vector engine")
 for _name in ("max", "sum"):
     _op(f"reduce.{_name}", "abstract", "void",
-        f"reduce.{_name}(cb_out, cb_in, cb_scaler, Mt, Nt): the {_name} of every row of the "
-        "Mt x Nt block into a column vector (Mt tiles, values in column 0)")
+        f"reduce.{_name}(cb_out, cb_in, cb_scaler, Mt, Nt, over_rows): the {_name} of every row "
+        "of the Mt x Nt block into a column vector (Mt tiles, values in column 0), or with "
+        "over_rows of every column into a row vector (Nt tiles, values in row 0)")
 _op("const_tile", "abstract", "void",
     "const_tile(cb, value, ntiles): a block of `ntiles` tiles of `value` pushed to cb "
     "(T.fill of a block buffer, the reduce scaler)")
@@ -145,13 +146,15 @@ for _name in (*ELTWISE_BINARY, "div"):
              f"{_name}_binary_tile(idst0, idst1, odst): SFPU {_name} of two DST tiles",
              "eltwise_binary_sfpu.h")
 for _name in ELTWISE_BINARY:
-    _compute(f"{_name}_bcast_cols_init_short", f"{_name}_bcast_cols_init_short(icb0, icb1)",
-             "bcast.h")
-    _compute(f"{_name}_tiles_bcast_cols",
-             f"{_name}_tiles_bcast_cols(icb0, icb1, i0, i1, idst): DST[idst] = A[i0] {_name} "
-             "column 0 of B[i1] broadcast across the columns", "bcast.h")
+    for _dim, _what in (("cols", "column 0 of B[i1] broadcast across the columns"),
+                        ("rows", "row 0 of B[i1] broadcast down the rows")):
+        _compute(f"{_name}_bcast_{_dim}_init_short",
+                 f"{_name}_bcast_{_dim}_init_short(icb0, icb1)", "bcast.h")
+        _compute(f"{_name}_tiles_bcast_{_dim}",
+                 f"{_name}_tiles_bcast_{_dim}(icb0, icb1, i0, i1, idst): DST[idst] = A[i0] "
+                 f"{_name} {_what}", "bcast.h")
 _compute("reduce_init", "reduce_init(icb, scaler_cb, ocb, pool, dim): pool 0 = SUM, 1 = MAX; "
-         "dim 0 = REDUCE_ROW", "reduce.h")
+         "dim 0 = REDUCE_ROW, 1 = REDUCE_COL", "reduce.h")
 _compute("reduce_tile", "reduce_tile(icb, scaler_cb, itile, iscaler, idst, pool, dim)", "reduce.h")
 _compute("reduce_uninit", "reduce_uninit(): restore the packer after a reduction", "reduce.h")
 _compute("fill_tile_init", "fill_tile_init()", "eltwise_unary/fill.h")

@@ -81,14 +81,15 @@ def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
     """Region of ``buf`` touched by ``buf[indices]`` over the nest, or a clear error."""
     n = len(nest.vars)
     if len(indices) == 1 and n == 2 and what == "operand" and buffer_scope(buf) != "global":
-        # a 1-D block buffer read as R[i]: a column vector broadcast along the rows
-        base = ana.simplify(indices[0] - nest.vars[0])
-        if not _free_of(base, nest.vars):
-            raise TTUnsupportedError(
-                f"T.Parallel: {buf.name}[{indices[0]}] reads a 1-D buffer with the column index; "
-                f"only column vectors indexed by the row (`{buf.name}[{nest.vars[0].name}]`) "
-                "are supported", span=nest.span)
-        return buf[base:base + nest.extents[0]]
+        # a 1-D block buffer read as R[i] (a column vector broadcast along the rows) or as R[j]
+        # (a row vector broadcast down the columns)
+        for var, ext in zip(nest.vars, nest.extents):
+            base = ana.simplify(indices[0] - var)
+            if _free_of(base, nest.vars):
+                return buf[base:base + ext]
+        raise TTUnsupportedError(
+            f"T.Parallel: {buf.name}[{indices[0]}] must read the 1-D buffer with the row or the "
+            f"column index plus an offset (`{buf.name}[{nest.vars[0].name}]`)", span=nest.span)
     if len(indices) < n:
         raise TTUnsupportedError(
             f"T.Parallel: {what} {buf.name} has rank {len(indices)} but the nest has {n} loops",
@@ -142,7 +143,10 @@ def _lower_nest(nest: _Nest, fresh):
         # round once when packing, so this is the same function of the bfloat16 operands
         value = value.value
     def is_vector(load):
-        return len(load.indices) == 1 and len(nest.vars) == 2
+        """"col" for R[i] (indexed by the row), "row" for R[j], None for a block element."""
+        if len(load.indices) != 1 or len(nest.vars) != 2:
+            return None
+        return "col" if not _free_of(load.indices[0], [nest.vars[0]]) else "row"
 
     unary = unary_form(value, dtype)
     binary = [as_load(x, dtype) for x in (value.a, value.b)] if type(value) in _BINARY else None
@@ -234,7 +238,8 @@ def _lower_nest(nest: _Nest, fresh):
                 prologue += [
                     _operator("Fill")(zeros[full], tirx.FloatImm(buffer_dtype(vec), 0.0),
                                       workspace={}, config={}, dispatch=None, scope=None),
-                    tirx.TilePrimitiveCall(bcast[full], tvm.ir.StringImm("@add:0:1"),
+                    tirx.TilePrimitiveCall(bcast[full], tvm.ir.StringImm(
+                        "@add:0:1" + (":row" if x.orient == "row" else "")),
                                            zeros[full], srcs[k], op=ops.op("tt.tile.expr")),
                 ]
                 srcs[k] = bcast[full]

@@ -6,7 +6,9 @@ Guarantees: every *block buffer* ``AllocBuffer`` carries ``tt.cb_desc`` = ``{row
 depth, dtype, page_bytes}`` (block size in tiles, ring depth in blocks, page = one tile of the
 buffer's dtype).  ``depth`` is the ``num_stages`` of the innermost ``T.Pipelined`` loop that
 contains a write of the buffer (at least 1), else 2 (double buffering across work units).
-Every *accumulator* ``AllocBuffer`` carries ``tt.acc_desc`` = ``{rows, cols, dtype}``.
+Every *accumulator* ``AllocBuffer`` carries ``tt.acc_desc`` = ``{rows, cols, dtype}``.  A 1-D
+block buffer is ``Mt x 1`` tiles (column vector) or ``1 x Nt`` (row vector), as
+:mod:`.vector_orientation` decides.
 
 Block buffers are the shared buffers and the fragments no ``T.gemm`` accumulates into: a
 Tensix core has no register file that holds a whole fragment, so such a fragment (TileLang's
@@ -21,10 +23,18 @@ from tvm import tirx
 
 from .. import attrs
 from .common import (
-    block_tiles, buffer_dtype, buffer_scope, collect, const_int, gemm_accumulators,
-    tile_bytes, tile_dst_buffer, tt_pass,
+    block_tiles,
+    buffer_dtype,
+    buffer_scope,
+    collect,
+    const_int,
+    gemm_accumulators,
+    tile_bytes,
+    tile_dst_buffer,
+    tt_map,
+    tt_pass,
 )
-from .common import tt_map
+from .vector_orientation import vector_orientations
 
 DEFAULT_DEPTH = 2
 
@@ -53,12 +63,15 @@ def PropagateTTLayout(func, mod, ctx):
     """Attach ``tt.cb_desc`` / ``tt.acc_desc`` to block-local allocations."""
     depths = _pipelined_depths(func.body)
     accumulators = gemm_accumulators(func.body)
+    orientations = vector_orientations(func.body)
 
     def annotate(alloc: tirx.AllocBuffer):
         buf = alloc.buffer
         scope = buffer_scope(buf)
         ann = dict(alloc.annotations or {})
         rows, cols = block_tiles(buf)
+        if any(buf.same_as(b) and o == "row" for b, o in orientations.items()):
+            rows, cols = cols, rows  # a row vector: 1 x Nt tiles
         dtype = buffer_dtype(buf)
         is_acc = any(buf.same_as(a) for a in accumulators)
         if scope == "shared" or (scope == "local.fragment" and not is_acc):

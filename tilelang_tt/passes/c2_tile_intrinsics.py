@@ -19,9 +19,9 @@ Guarantees (no DST handling, no init calls yet):
   ``tt.tile.unary(dst, src, fn)`` becomes ``tt.unary.<fn>(cb_dst, cb_src, ntiles)``;
 * ``tt.tile.expr(dst, program, *srcs)`` becomes ``tt.sfpu.expr(cb_dst, ntiles, program,
   *cb_srcs)`` (column-vector operands have the destination's rows and one column of tiles);
-* ``tile.max/sum(R, S, (1,), False)`` (``T.reduce_max/sum(S, R, dim=1)``) of a 2-D block
-  into a 1-D fragment (a column vector) becomes ``tt.reduce.<max|sum>(cb_R, cb_S, cb_scaler,
-  Mt, Nt)``, preceded by ``tt.const_tile(cb_scaler, 1.0)``: the scaler tile (ones) the
+* ``tile.max/sum(R, S, (d,), False)`` (``T.reduce_max/sum(S, R, dim=d)``) of a 2-D block
+  into a 1-D fragment (a column vector for ``d = 1``, a row vector for ``d = 0``) becomes
+  ``tt.reduce.<max|sum>(cb_R, cb_S, cb_scaler, Mt, Nt, d == 0)``, preceded by ``tt.const_tile(cb_scaler, 1.0)``: the scaler tile (ones) the
   reduction reads, one CB per dtype, made right before each reduction so its uses nest with
   every other buffer's;
 * block -> block copies whose source only feeds them are forwarded: the source's producer
@@ -73,6 +73,13 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                 "or fragments (copy global tensors in with T.copy first)", span=span)
         return cb_of[buf]
 
+    cb_tiles = {b.var: (int(b.value.args[1]), int(b.value.args[2]))
+                for b in collect(func.body, tirx.Bind) if ops.tt_op_name(b.value) == "tt.alloc_cb"}
+
+    def tiles_of(buf):
+        """(rows, cols) in tiles as A2 laid the block buffer out (1-D: a column or row vector)."""
+        return cb_tiles[cb_of[buf]] if buf in cb_of else block_tiles(buf)
+
     scalers = {}  # dtype -> (CB var, its Bind): a tile of ones every reduction reads
 
     def scaler_cb(dtype):
@@ -92,14 +99,15 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             raise TTUnsupportedError(
                 f"{what}({src.name}{src_shape} -> {dst.name}{dst_shape}): only 2-D blocks reduced "
                 "into 1-D fragments are supported", span=span)
-        if [a % 2 for a in axes] != [1]:
-            raise TTUnsupportedError(
-                f"{what}({src.name}, dim={axes[0]}): only row reductions (dim=1 / dim=-1, one "
-                "value per row) are supported yet", span=span)
-        if dst_shape[0] != src_shape[0]:
+        if len(axes) != 1:
+            raise TTUnsupportedError(f"{what} over several dims at once is not supported",
+                                     span=span)
+        over_cols = axes[0] % 2 == 1  # dim=1: one value per row (a column vector)
+        lines = "rows" if over_cols else "columns"
+        if dst_shape[0] != src_shape[0 if over_cols else 1]:
             raise TTLayoutError(
                 f"{what}: {dst.name} has {dst_shape[0]} elements but {src.name} has "
-                f"{src_shape[0]} rows", span=span)
+                f"{src_shape[0 if over_cols else 1]} {lines}", span=span)
         if bool(call.args[3]):
             raise TTUnsupportedError(
                 f"{what}(..., clear=False) (accumulating into {dst.name}) is not supported yet",
@@ -109,13 +117,17 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                 f"{what}: {src.name} is {buffer_dtype(src)} but {dst.name} is "
                 f"{buffer_dtype(dst)}; reduce into a fragment of the same dtype", span=span)
         mt, nt = block_tiles(src)
+        if tiles_of(dst) != ((mt, 1) if over_cols else (1, nt)):
+            raise TTLayoutError(
+                f"{what}: {dst.name} is used as a vector of the other orientation elsewhere",
+                span=span)
         kind = "max" if name == "tirx.tile.max" else "sum"
         scaler = scaler_cb(buffer_dtype(src))
         return seq([
             ops.evaluate("tt.const_tile", scaler, tirx.FloatImm("float32", 1.0), int_imm(1),
                          span=span),
             ops.evaluate(f"tt.reduce.{kind}", cb(dst, what, span), cb(src, what, span), scaler,
-                         int_imm(mt), int_imm(nt), span=span),
+                         int_imm(mt), int_imm(nt), int_imm(0 if over_cols else 1), span=span),
         ])
 
     def lower_gemm(call, span):
@@ -186,7 +198,7 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             dst = _whole(call.args[0], what, span)
             src = _whole(call.args[1], what, span)
             one_d = (len(buffer_shape(dst)) == 1) != (len(buffer_shape(src)) == 1)
-            if block_tiles(dst) != block_tiles(src) or one_d:  # a vector's tiles are not a block's
+            if tiles_of(dst) != tiles_of(src) or one_d:  # a vector's tiles are not a block's
                 raise TTLayoutError(
                     f"{what} {src.name}{buffer_shape(src)} -> {dst.name}{buffer_shape(dst)}: the "
                     "shapes must hold the same tiles", span=span)
@@ -217,8 +229,9 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             srcs = [_whole(r, "elementwise expression", span) for r in call.args[2:]]
             for src in srcs:
                 vector = len(buffer_shape(src)) == 1 and len(buffer_shape(dst)) == 2
-                want = (block_tiles(dst)[0], 1) if vector else block_tiles(dst)
-                if block_tiles(src) != want:
+                rows, cols = tiles_of(dst)
+                want = {(rows, 1), (1, cols)} if vector else {(rows, cols)}
+                if tiles_of(src) not in want:
                     raise TTLayoutError(
                         f"elementwise expression into {dst.name}{buffer_shape(dst)}: operand "
                         f"{src.name}{buffer_shape(src)} has another shape", span=span)

@@ -50,7 +50,7 @@ def matrix_engine_reads(call) -> list[int]:
         return list(ops.compute_cb_operands(call)[0])
     if name == "tt.sfpu.expr":
         bcast = [v for kind, v in parse_program(str(call.args[2].value)) if kind == "bcast"]
-        return sorted({3 + k for _, k, m in bcast} | {3 + m for _, k, m in bcast})
+        return sorted({3 + k for _, k, m, _ in bcast} | {3 + m for _, k, m, _ in bcast})
     return []
 
 

@@ -61,14 +61,19 @@ def _lower_expr(cx: DstContext, call):
                 ]
                 stack.append(("slot", top))
             elif kind == "bcast":  # operand k op column vector m, on the matrix engine
-                op, k, m = v
+                op, k, m, orient = v
                 a, r = ins[k], ins[m]
-                cols = n // cx.tiles(r)  # tiles per row of the block
+                if orient == "col":  # one vector tile per row of tiles
+                    dim, cols = "cols", n // cx.tiles(r)
+                    tile_of = lambda t, cols=cols: tirx.floordiv(t, cols)  # noqa: E731
+                else:  # one vector tile per column of tiles
+                    dim, cols = "rows", cx.tiles(r)
+                    tile_of = lambda t, cols=cols: tirx.floormod(t, cols)  # noqa: E731
                 body += cx.srca_cfg(a) + cx.srcb_cfg(r) + [
-                    ev(f"tt.{op}_bcast_cols_init_short", a, r),
-                    each(lambda d, a=a, r=r, op=op, s=top, cols=cols: ev(
-                        f"tt.{op}_tiles_bcast_cols", a, r, base + d,
-                        tirx.floordiv(base + d, cols), d * slots + s)),
+                    ev(f"tt.{op}_bcast_{dim}_init_short", a, r),
+                    each(lambda d, a=a, r=r, op=op, s=top, dim=dim, tile_of=tile_of: ev(
+                        f"tt.{op}_tiles_bcast_{dim}", a, r, base + d, tile_of(base + d),
+                        d * slots + s)),
                 ]
                 stack.append(("slot", top))
             elif kind == "const":
@@ -107,22 +112,28 @@ def _binary_in_dst(op, lhs, rhs, slots, each):
 
 
 def _lower_reduce(cx: DstContext, call):
-    out, src, scaler, mt, nt = call.args[0], call.args[1], call.args[2], int(call.args[3]), \
-        int(call.args[4])
+    out, src, scaler = call.args[0], call.args[1], call.args[2]
+    mt, nt, over_rows = int(call.args[3]), int(call.args[4]), int(call.args[5])
     pool = 1 if call.op.name == "tt.reduce.max" else 0  # PoolType: SUM = 0, MAX = 1
-    chunk = largest_divisor(mt, cx.capacity)
+    # REDUCE_ROW (dim 0 of the op): each row of tiles into one tile of a column vector;
+    # REDUCE_COL (dim 1): each column of tiles into one tile of a row vector
+    lines, length = (nt, mt) if over_rows else (mt, nt)
+    chunk = largest_divisor(lines, cx.capacity)
+
+    def tile(line, k):
+        return k * nt + line if over_rows else line * nt + k
 
     def group(c):
         base = c * chunk
         return seq([ev("tt.tile_regs_acquire")] + cx.srca_cfg(src) + cx.srcb_cfg(scaler) + [
-            ev("tt.reduce_init", src, scaler, out, int_imm(pool), int_imm(0)),
-            loop_nest([chunk, nt], lambda d, k: ev(
-                "tt.reduce_tile", src, scaler, (base + d) * nt + k, int_imm(0), d, int_imm(pool),
-                int_imm(0)), ["d", "k"]),
+            ev("tt.reduce_init", src, scaler, out, int_imm(pool), int_imm(over_rows)),
+            loop_nest([chunk, length], lambda d, k: ev(
+                "tt.reduce_tile", src, scaler, tile(base + d, k), int_imm(0), d, int_imm(pool),
+                int_imm(over_rows)), ["d", "k"]),
             ev("tt.reduce_uninit"),
         ] + pack_round(cx, out, base, chunk))
 
-    return in_chunks(out, mt, chunk, group)
+    return in_chunks(out, lines, chunk, group)
 
 
 def _lower_const_tile(cx: DstContext, call):

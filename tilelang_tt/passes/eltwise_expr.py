@@ -6,9 +6,9 @@ One module owns the *expression program* format shared by A0 (which writes progr
 * ``%k`` pushes operand ``k`` (a block buffer, ``copy_tile`` into a fresh DST slot);
 * ``#c`` pushes the scalar constant ``c`` (only as an operand of ``add/sub/mul/div``);
 * ``@op:k:m`` (``op`` in ``add/sub/mul``) pushes ``operand k op operand m`` where operand
-  ``m`` is a column vector (a 1-D block buffer read as ``R[i]``, possibly through SFPU
-  functions) broadcast along the rows - the matrix engine's column broadcast, so a vector
-  may only meet a block element directly in ``+``, ``-``, ``*`` or ``/``;
+  ``m`` is a column vector (a 1-D block buffer read as ``R[i]``) broadcast along the rows -
+  the matrix engine's column broadcast; ``@op:k:m:row`` is the same with a row vector
+  (``R[j]``) broadcast down the columns;
 * ``add`` / ``sub`` / ``mul`` / ``div`` pop two entries and push the result;
 * an SFPU function name (``exp``, ``relu``, ... - :data:`ops.SFPU_UNARY`) replaces the top.
 
@@ -96,17 +96,18 @@ class VectorOperand:
     ``tt.tile.expr`` into a new 1-D fragment).  ``block`` marks a vector used where only a
     whole block can go (``(a - v) * w``'s ``w``): A0 broadcasts it into a block first."""
 
-    def __init__(self, load, program=None):
-        self.load, self.program = load, program
-        self.block = False  # True: used as a block operand, broadcast along the rows first
+    def __init__(self, load, program=None, orient="col"):
+        self.load, self.program, self.orient = load, program, orient
+        self.block = False  # True: used as a block operand, broadcast first
 
     def then(self, token: str) -> "VectorOperand":
         """This vector with one more postfix token applied."""
-        return VectorOperand(self.load, f"{self.program or '%0'} {token}")
+        return VectorOperand(self.load, f"{self.program or '%0'} {token}", self.orient)
 
     def same(self, other) -> bool:
         return (isinstance(other, VectorOperand) and self.program == other.program
-                and self.block == other.block and tvm_ffi.structural_equal(self.load, other.load))
+                and self.block == other.block and self.orient == other.orient
+                and tvm_ffi.structural_equal(self.load, other.load))
 
 
 def compile_program(value, dtype, is_vector=None):
@@ -136,11 +137,12 @@ def compile_program(value, dtype, is_vector=None):
             return None
         load = as_load(e, dtype)
         if load is not None:
-            return VectorOperand(load) if is_vector(load) else None
+            orient = is_vector(load)
+            return VectorOperand(load, None, orient) if orient else None
         compiled = compile_program(e, dtype)  # the vector read as a plain operand
         if compiled is None or len(compiled[1]) != 1 or not is_vector(compiled[1][0]):
             return None
-        return VectorOperand(compiled[1][0], compiled[0])
+        return VectorOperand(compiled[1][0], compiled[0], is_vector(compiled[1][0]))
 
     def block_load(e):
         load = as_load(e, dtype)
@@ -156,10 +158,10 @@ def compile_program(value, dtype, is_vector=None):
         if la is not None and vb is not None:
             if op == "div":
                 vb, op = vb.then("recip"), "mul"
-            tokens.append(f"@{op}:{operand(la)}:{operand(vb)}")
+            tokens.append(f"@{op}:{operand(la)}:{operand(vb)}" + (":row" * (vb.orient == "row")))
             return True
         if lb is not None and va is not None and op != "div":
-            tokens.append(f"@{op}:{operand(lb)}:{operand(va)}")
+            tokens.append(f"@{op}:{operand(lb)}:{operand(va)}" + (":row" * (va.orient == "row")))
             if op == "sub":  # v - a = -(a - v)
                 tokens.append("negative")
             return True
@@ -221,8 +223,8 @@ def parse_program(program: str) -> list[tuple[str, object]]:
         if tok.startswith("%"):
             out.append(("load", int(tok[1:])))
         elif tok.startswith("@"):
-            op, k, m = tok[1:].split(":")
-            out.append(("bcast", (op, int(k), int(m))))
+            op, k, m, *orient = tok[1:].split(":")
+            out.append(("bcast", (op, int(k), int(m), orient[0] if orient else "col")))
         elif tok.startswith("#"):
             out.append(("const", float(tok[1:])))
         elif tok in BINARY.values():

@@ -89,6 +89,10 @@ ALWI void binary_op_init_common(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
                                     uint32_t idst) {                                             \
         ttmock::eltwise_bcast(#op, COL, icb0, icb1, i0, i1, idst);                               \
     }                                                                                            \
+    ALWI void op##_tiles_bcast_rows(uint32_t icb0, uint32_t icb1, uint32_t i0, uint32_t i1,     \
+                                    uint32_t idst) {                                             \
+        ttmock::eltwise_bcast(#op, ROW, icb0, icb1, i0, i1, idst);                               \
+    }                                                                                            \
     ALWI void op##_bcast_rows_init_short(uint32_t icb0, uint32_t icb1) {                         \
         ttmock::fpu_init(#op "_bcast", icb0, icb1, ROW);                                         \
     }                                                                                            \
