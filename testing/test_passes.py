@@ -501,3 +501,10 @@ def k(A: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "float32")):
         ("unary", ["acc_1", "acc_0"]), ("expr", ["acc_2", "acc_1"]),  # each update: a version
         ("copy", ["C", "acc_2"]),  # later statements read the newest version
     ]
+
+
+def test_a0_constant_subexpressions_fold():
+    f = only(upto(kernels.elementwise_unary(lambda x: x * T.sqrt(4.0) - T.exp(0.0), 64, 64,
+                                            dtype="float32"), "A0"))
+    (call,) = [c for c in collect(f.body, tirx.TilePrimitiveCall) if c.op.name == "tt.tile.expr"]
+    assert str(call.args[1].value) == "%0 #2.0 mul #1.0 sub"

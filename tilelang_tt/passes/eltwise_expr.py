@@ -22,6 +22,7 @@ one.
 
 from __future__ import annotations
 
+import math
 import struct
 
 import tvm
@@ -40,12 +41,34 @@ SUPPORTED = ("elementwise expressions of buffer elements and float constants bui
              "as a direct operand of +, -, * or / with a block element (A[i, j] - R[i])")
 
 
+_FOLD_UNARY = {
+    "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "rsqrt": lambda x: 1 / math.sqrt(x),
+    "sigmoid": lambda x: 1 / (1 + math.exp(-x)), "tanh": math.tanh, "abs": abs,
+    "relu": lambda x: max(x, 0.0), "negative": lambda x: -x, "recip": lambda x: 1 / x,
+}
+_FOLD_BINARY = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b,
+                "mul": lambda a, b: a * b, "div": lambda a, b: a / b}
+
+
 def _const(expr):
-    """The value of a float/int constant (possibly cast), else None."""
+    """The value of a constant expression (literals, casts, and the supported functions and
+    operators of constants - TVMScript leaves ``T.sqrt(3.0)`` unfolded), else None."""
     if isinstance(expr, tirx.Cast):
-        expr = expr.value
+        return _const(expr.value)
     if isinstance(expr, (tirx.FloatImm, tirx.IntImm)):
         return float(expr.value)
+    try:
+        if isinstance(expr, tvm.ir.Call) and isinstance(expr.op, tvm.ir.Op) and len(expr.args) == 1:
+            fn, arg = UNARY_CALLS.get(expr.op.name), _const(expr.args[0])
+            return _FOLD_UNARY[fn](arg) if fn and arg is not None else None
+        if type(expr) in BINARY:
+            a, b = _const(expr.a), _const(expr.b)
+            return _FOLD_BINARY[BINARY[type(expr)]](a, b) if None not in (a, b) else None
+        if isinstance(expr, tirx.Max):
+            a, b = _const(expr.a), _const(expr.b)
+            return max(a, b) if None not in (a, b) else None
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return None
     return None
 
 
