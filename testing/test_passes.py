@@ -354,8 +354,13 @@ def test_d5_expression_program_slots_and_rounds():
     (mul,) = tt_calls(c.body, "tt.mul_binary_tile")
     (loop,) = [l for l in collect(c.body, tirx.For) if l.loop_var.same_as(mul.args[0].a)]
     assert int(loop.extent) == 2
-    # a + (b + (c + (d + e))) holds five tiles at once: more than fp32 DST has
-    deep = kernels.elementwise_expr(lambda a, b, c: a + (b + (c + (a * b + c * 2.0))), 3, 64, 64)
+    # a + (b + (c + (a * b + ...))): commutative, so the deepest side goes first (2 slots)
+    deep_add = kernels.elementwise_expr(lambda a, b, c: a + (b + (c + (a * b + c * 2.0))), 3,
+                                        64, 64)
+    c = kernel(upto(deep_add, "D5"), "compute")
+    assert {int(x.args[2]) for x in tt_calls(c.body, "tt.copy_tile")} == {0, 1}
+    # a - (b - (c - (a - b * 2))) holds five tiles at once: more than fp32 DST has
+    deep = kernels.elementwise_expr(lambda a, b, c: a - (b - (c - (a - b * 2.0))), 3, 64, 64)
     with pytest.raises(tilelang_tt.TTResourceError, match="needs 5 DST tiles at once"):
         upto(deep, "D5")
 

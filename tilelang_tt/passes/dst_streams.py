@@ -12,32 +12,16 @@ from .. import ops
 from ..errors import TTResourceError, TTVerifyError
 from .common import int_imm, loop_nest, seq
 from .dst_context import DstContext, ev, in_chunks, largest_divisor, pack_round
-from .eltwise_expr import float_bits, parse_program
+from .eltwise_expr import float_bits, parse_program, program_slots
 
 _FPU, _SFPU, _UNARY = ops.FPU_BINARY, ops.SFPU_BINARY, ops.UNARY
-
-
-def _program_slots(tokens) -> int:
-    """DST slots one tile of an expression program needs (its deepest stack of tiles)."""
-    depth = deepest = 0
-    stack = []
-    for kind, _ in tokens:
-        if kind in ("load", "bcast", "const"):
-            stack.append("const" if kind == "const" else "load")
-            depth += kind != "const"
-        elif kind == "binary":
-            rhs, lhs = stack.pop(), stack.pop()
-            depth -= rhs == "load" and lhs == "load"
-            stack.append("load")
-        deepest = max(deepest, depth)
-    return deepest
 
 
 def _lower_expr(cx: DstContext, call):
     out, n, program = call.args[0], int(call.args[1]), str(call.args[2].value)
     ins = list(call.args[3:])
     tokens = parse_program(program)
-    slots = _program_slots(tokens)
+    slots = program_slots(tokens)
     if slots > cx.capacity:
         raise TTResourceError(
             f"the elementwise expression `{program}` needs {slots} DST tiles at once; DST holds "

@@ -217,15 +217,23 @@ def compile_program(value, dtype, is_vector=None):
             tokens.append(special[0])
             return True
         if type(e) in BINARY:
-            ca, cb = _const(e.a), _const(e.b)
-            if ca is not None and cb is not None:
-                return False  # constant folding is the user's job
-            for side, c in ((e.a, ca), (e.b, cb)):
+            sides = []
+            for side in (e.a, e.b):
+                c = _const(side)
+                start = len(tokens)
                 if c is not None:
                     tokens.append(f"#{c!r}")
                 elif not visit(side):
                     return False
-            tokens.append(BINARY[type(e)])
+                sides.append(tokens[start:])
+                del tokens[start:]
+            if all(t[0].startswith("#") and len(t) == 1 for t in sides):
+                return False  # a constant: _const folds what it can
+            op = BINARY[type(e)]
+            need = [program_slots(parse_program(" ".join(t))) for t in sides]
+            if op in ("add", "mul") and need[1] > need[0]:
+                sides.reverse()  # the deeper side first: fewer DST slots at once
+            tokens.extend(sides[0] + sides[1] + [op])
             return True
         return False
 
@@ -257,6 +265,22 @@ def parse_program(program: str) -> list[tuple[str, object]]:
         else:
             raise ValueError(f"bad expression program token {tok!r} in {program!r}")
     return out
+
+
+def program_slots(tokens) -> int:
+    """DST slots one tile of a parsed program needs (its deepest stack of tiles)."""
+    depth = deepest = 0
+    stack = []
+    for kind, _ in tokens:
+        if kind in ("load", "bcast", "const"):
+            stack.append("const" if kind == "const" else "load")
+            depth += kind != "const"
+        elif kind == "binary":
+            rhs, lhs = stack.pop(), stack.pop()
+            depth -= rhs == "load" and lhs == "load"
+            stack.append("load")
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def float_bits(value: float) -> int:
