@@ -585,3 +585,49 @@ def test_column_reductions_and_row_broadcasts(tmp_path, dtype, reduce, expr, ref
     expected = ref(xf, c)
     tol = 2e-2 if dtype == "bfloat16" else 3e-3
     np.testing.assert_allclose(as_f32(art(x)), expected, rtol=tol, atol=tol * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_gemm_with_a_1d_bias_and_relu(dtype):
+    """TileLang's GEMM epilogue with a bias vector: a 1-D tensor is a row vector in DRAM,
+    broadcast down the columns of the accumulator block."""
+    M = N = K = 128
+
+    @T.prim_func
+    def gemm_bias_relu(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+                       Bias: T.Tensor((N,), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(N // 64, M // 64) as (bx, by):
+            A_s = T.alloc_shared((64, 32), dtype)
+            B_s = T.alloc_shared((32, 64), dtype)
+            C_local = T.alloc_fragment((64, 64), "float32")
+            T.clear(C_local)
+            for ko in T.Pipelined(K // 32, num_stages=2):
+                T.copy(A[by * 64, ko * 32], A_s)
+                T.copy(B[ko * 32, bx * 64], B_s)
+                T.gemm(A_s, B_s, C_local)
+            for i, j in T.Parallel(64, 64):
+                C_local[i, j] = T.max(C_local[i, j] + Bias[bx * 64 + j], 0.0)
+            T.copy(C_local, C[by * 64, bx * 64])
+
+    art = tilelang_tt.compile(gemm_bias_relu, out_idx=-1)
+    assert "_tiles_bcast_rows(" in art.sources["compute.cpp"]
+    a, b, bias = rand((M, K), dtype, 91), rand((K, N), dtype, 92), rand((N,), dtype, 93)
+    check_gemm(art(a, b, bias), np.maximum(gemm_ref(a, b) + as_f32(bias), 0), dtype)
+
+
+def test_column_sums_written_to_a_1d_tensor():
+    @T.prim_func
+    def colsum(X: T.Tensor((128, 96), "float32"), S: T.Tensor((96,), "float32")):
+        with T.Kernel(3) as bx:
+            X_s = T.alloc_shared((128, 32), "float32")
+            s = T.alloc_shared((32,), "float32")
+            T.copy(X[0, bx * 32], X_s)
+            T.reduce_sum(X_s, s, dim=0)
+            T.copy(s, S[bx * 32])
+
+    art = tilelang_tt.compile(colsum, out_idx=-1)
+    x = rand((128, 96), "float32", 94)
+    out = art(x)
+    assert out.shape == (96,)
+    # the matrix engine reads fp32 as TF32; DST and the result keep fp32
+    np.testing.assert_allclose(out, x.astype(np.float64).sum(axis=0), atol=2e-2, rtol=2e-3)

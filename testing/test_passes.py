@@ -123,7 +123,8 @@ def test_a2_cb_depth_from_num_stages_and_acc_desc():
     f = only(upto(kernels.matmul_nt(**GEMM, num_stages=3), "A2"))
     descs = {a.buffer.name: to_py(a.annotations) for a in collect(f.body, tirx.AllocBuffer)}
     assert descs["A_shared"][attrs.CB_DESC] == {"rows": 4, "cols": 1, "depth": 3,
-                                                "dtype": "bfloat16", "page_bytes": 2048}
+                                                "dtype": "bfloat16", "page_bytes": 2048,
+                                                "vector": "none"}
     assert descs["B_shared"][attrs.CB_DESC]["depth"] == 3
     assert descs["C_shared"][attrs.CB_DESC]["depth"] == 2  # outside the pipelined loop
     assert descs["C_local"][attrs.ACC_DESC] == {"rows": 4, "cols": 4, "dtype": "float32"}
@@ -136,7 +137,8 @@ def test_a2_fragment_without_gemm_is_a_block_buffer():
     assert buffer_scope(next(a.buffer for a in collect(f.body, tirx.AllocBuffer)
                              if a.buffer.name == "C_local")) == "local.fragment"
     assert descs["C_local"][attrs.CB_DESC] == {"rows": 2, "cols": 1, "depth": 2,
-                                               "dtype": "bfloat16", "page_bytes": 2048}
+                                               "dtype": "bfloat16", "page_bytes": 2048,
+                                               "vector": "none"}
     assert attrs.ACC_DESC not in descs["C_local"]
 
 

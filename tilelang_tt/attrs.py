@@ -57,6 +57,7 @@ SCHEMAS: dict[str, dict[str, object]] = {
         "depth": int,  # blocks the ring holds
         "dtype": str,
         "page_bytes": int,
+        "vector": ("none", "col", "row"),  # a 1-D buffer: column or row vector of tiles
     },
     ACC_DESC: {"rows": int, "cols": int, "dtype": str},
     PARTITION: {

@@ -80,12 +80,18 @@ def _free_of(expr, loop_vars) -> bool:
 def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
     """Region of ``buf`` touched by ``buf[indices]`` over the nest, or a clear error."""
     n = len(nest.vars)
-    if len(indices) == 1 and n == 2 and what == "operand" and buffer_scope(buf) != "global":
-        # a 1-D block buffer read as R[i] (a column vector broadcast along the rows) or as R[j]
-        # (a row vector broadcast down the columns)
+    if len(indices) == 1 and n == 2 and what == "operand":
+        # a 1-D buffer read as R[i] (a column vector broadcast along the rows) or as R[j]
+        # (a row vector broadcast down the columns); a 1-D tensor in DRAM is a row vector
         for var, ext in zip(nest.vars, nest.extents):
             base = ana.simplify(indices[0] - var)
             if _free_of(base, nest.vars):
+                if buffer_scope(buf) == "global" and var.same_as(nest.vars[0]):
+                    raise TTUnsupportedError(
+                        f"T.Parallel: the 1-D tensor {buf.name} is read with the row index; a "
+                        f"1-D tensor is a row vector (`{buf.name}[{nest.vars[1].name}]`, "
+                        "broadcast down the columns) - copy it into a 1-D fragment with a "
+                        "reduction's layout to use it per row", span=nest.span)
                 return buf[base:base + ext]
         raise TTUnsupportedError(
             f"T.Parallel: {buf.name}[{indices[0]}] must read the 1-D buffer with the row or the "
@@ -192,9 +198,11 @@ def _lower_nest(nest: _Nest, fresh):
         key = (buf, str(region), is_dst)
         if key in staged:
             return staged[key]
-        stage_buf = tirx.decl_buffer(shape, buffer_dtype(buf), f"{buf.name}_tile", scope="shared")
+        # a 1-D tensor's region is staged as a 1-D block buffer (a row vector)
+        block = shape if len(buffer_shape(buf)) > 1 else [region.region[0].extent]
+        stage_buf = tirx.decl_buffer(block, buffer_dtype(buf), f"{buf.name}_tile", scope="shared")
         allocs.append(tirx.AllocBuffer(stage_buf))
-        full = stage_buf[tuple(slice(0, e) for e in shape)]
+        full = stage_buf[tuple(slice(0, e) for e in block)]
         if is_dst:
             epilogue.append(_tile_call("Copy", region, full))
         else:

@@ -8,8 +8,9 @@ Guarantees: ``tt.layout_desc`` maps every buffer parameter (by its buffer var) t
 and validated.  Rejects (``TTLayoutError``/``TTUnsupportedError``): scalar parameters, dtypes other than
 bfloat16/float32, tensors of rank < 2, last two dims not multiples of 32, sharded or L1
 placement (not supported yet), halo requests; shared/fragment allocations whose last two dims
-are not multiples of 32.  A 1-D allocation whose length is a multiple of 32 is a column
-vector (a row reduction's result): one tile per 32 rows, values in column 0.
+are not multiples of 32.  A 1-D allocation whose length is a multiple of 32 is a vector (see
+:mod:`.vector_orientation`); a 1-D tensor parameter of such a length is a row vector in DRAM
+(one row of tiles, values in row 0 of each; the runtime pads it).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def InferTTLayout(func, mod, ctx):
                 f"scalar kernel parameter `{buf.name}` is not supported yet",
                 hint="make it a Python value the kernel closes over (a compile-time constant)")
         dtype = _check_dtype(buf)
-        shape = _check_tileable(buf, "tensor")
+        shape = _check_tileable(buf, "tensor", vector_ok=True)
         user = requested.get(buf, {})
         unknown = set(user) - _USER_KEYS - set(attrs.SCHEMAS[attrs.LAYOUT_DESC])
         if unknown:
@@ -101,8 +102,10 @@ def InferTTLayout(func, mod, ctx):
             "dtype": dtype,
             "tile": [TILE, TILE],
             "shape": list(shape),
-            # tile grid of the tensor seen as (batch * rows, cols): the page order
-            "tiles": [batch * shape[-2] // TILE, shape[-1] // TILE],
+            # tile grid of the tensor seen as (batch * rows, cols): the page order; a 1-D
+            # tensor is one row of tiles whose row 0 holds the values (a row vector)
+            "tiles": ([batch * shape[-2] // TILE, shape[-1] // TILE] if len(shape) > 1
+                      else [1, shape[0] // TILE]),
             "page_bytes": tile_bytes(dtype),
         }
 

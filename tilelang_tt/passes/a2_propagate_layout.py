@@ -3,7 +3,7 @@
 Requires: InferTTLayout.
 
 Guarantees: every *block buffer* ``AllocBuffer`` carries ``tt.cb_desc`` = ``{rows, cols,
-depth, dtype, page_bytes}`` (block size in tiles, ring depth in blocks, page = one tile of the
+depth, dtype, page_bytes, vector}`` (block size in tiles, ring depth in blocks, page = one tile of the
 buffer's dtype).  ``depth`` is the ``num_stages`` of the innermost ``T.Pipelined`` loop that
 contains a write of the buffer (at least 1), else 2 (double buffering across work units).
 Every *accumulator* ``AllocBuffer`` carries ``tt.acc_desc`` = ``{rows, cols, dtype}``.  A 1-D
@@ -26,6 +26,7 @@ from .common import (
     block_tiles,
     buffer_dtype,
     buffer_scope,
+    buffer_shape,
     collect,
     const_int,
     gemm_accumulators,
@@ -70,14 +71,17 @@ def PropagateTTLayout(func, mod, ctx):
         scope = buffer_scope(buf)
         ann = dict(alloc.annotations or {})
         rows, cols = block_tiles(buf)
-        if any(buf.same_as(b) and o == "row" for b, o in orientations.items()):
+        vector = "none"
+        if len(buffer_shape(buf)) == 1:
+            vector = next((o for b, o in orientations.items() if buf.same_as(b)), "col")
+        if vector == "row":
             rows, cols = cols, rows  # a row vector: 1 x Nt tiles
         dtype = buffer_dtype(buf)
         is_acc = any(buf.same_as(a) for a in accumulators)
         if scope == "shared" or (scope == "local.fragment" and not is_acc):
             ann[attrs.CB_DESC] = {
                 "rows": rows, "cols": cols, "depth": depths.get(buf, DEFAULT_DEPTH),
-                "dtype": dtype, "page_bytes": tile_bytes(dtype),
+                "dtype": dtype, "page_bytes": tile_bytes(dtype), "vector": vector,
             }
         elif scope == "local.fragment":
             ann[attrs.ACC_DESC] = {"rows": rows, "cols": cols, "dtype": dtype}

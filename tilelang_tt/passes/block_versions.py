@@ -6,8 +6,9 @@ updates (``C_local[i, j] = T.max(C_local[i, j], 0)`` after a ``T.gemm`` loop), s
 update gets a fresh buffer (single assignment, in program order):
 
 * an elementwise tile op (``tile.add/sub/mul``, ``tt.tile.unary``, ``tt.tile.expr``) that
-  reads a GEMM accumulator reads a new fragment instead, filled right before it by
-  ``tile.copy(new <- accumulator)`` (which C1 makes the accumulator's pack);
+  reads a GEMM accumulator reads a new fragment instead, filled by ``tile.copy(new <-
+  accumulator)`` (which C1 makes the accumulator's pack) placed right after the statement
+  that last updates the accumulator;
 * one that writes a buffer it also reads, or writes an accumulator, writes a new fragment;
 * every later tile op refers to the newest version.
 
@@ -59,6 +60,7 @@ def version_block_updates(body, fresh):
 
     versions = {}  # original buffer -> (newest version, loop it was made in or None)
     replacements = []  # (call, statements replacing it)
+    packs = []  # (accumulator, first reader, copy that packs it)
 
     def current(buf, call, where):
         entry = next((v for b, v in versions.items() if b.same_as(buf)), None)
@@ -104,7 +106,8 @@ def version_block_updates(body, fresh):
                     accs_read.append(b)
             for acc in accs_read:
                 packed = new_version(acc, where, call)
-                pre += [tirx.AllocBuffer(packed), _copy(_full(packed), _full(acc))]
+                pre.append(tirx.AllocBuffer(packed))
+                packs.append((acc, call, _copy(_full(packed), _full(acc))))
                 args = [args[0]] + [_on(a, packed) if isinstance(a, tvm.ir.TensorRegion)
                                     and a.source.same_as(acc) else a for a in args[1:]]
             dst = args[0].source
@@ -125,4 +128,21 @@ def version_block_updates(body, fresh):
                 return seq(new)
         return call
 
+    # an accumulator is packed right after its last update, before anything else the reading
+    # statement needs (staged operands, derived vectors) can claim DST
+    def place_packs(s: tirx.SeqStmt):
+        items = list(s.seq)
+        for acc, reader, pack in packs:
+            holds = [any(c.same_as(reader) for c in collect(it, tirx.TilePrimitiveCall))
+                     for it in items]
+            if not any(holds):
+                continue
+            at = holds.index(True)
+            updates = [i for i, it in enumerate(items[:at])
+                       if any(c.op.name == "tirx.tile.gemm" and c.args[0].source.same_as(acc)
+                              for c in collect(it, tirx.TilePrimitiveCall))]
+            items.insert(updates[-1] + 1 if updates else at, pack)
+        return seq(items) if len(items) != len(s.seq) else s
+
+    body = tt_map(body, [(tirx.SeqStmt, place_packs)], order="post")
     return tt_map(body, [(tirx.TilePrimitiveCall, rewrite)], order="post")

@@ -74,11 +74,20 @@ def global_tiles(region, block_buf, ana: Analyzer, span):
     shape = buffer_shape(buf)
     ranges = list(region.region)
     block_shape = buffer_shape(block_buf)
-    if len(block_shape) < 2:
+    if len(shape) == 1 and len(block_shape) == 1:  # a row vector: one row of tiles
+        (r,) = ranges
+        _check_range(buf, r, "element", shape[0], ana, span)
+        if not isinstance(r.extent, tvm.tirx.IntImm) or int(r.extent) != block_shape[0]:
+            raise TTLayoutError(
+                f"copy between {buf.name}[{r.min}:+{r.extent}] and {block_buf.name} of shape "
+                f"{block_shape}: the extents must match", span=span)
+        return int_imm(0), ana.simplify(tirx.floordiv(r.min, TILE)), 1, block_shape[0] // TILE
+    if len(block_shape) < 2 or len(shape) < 2:
         raise TTUnsupportedError(
             f"copy between {buf.name} and the 1-D buffer {block_buf.name}: a 1-D block buffer "
-            "is a column vector in tiles (values in column 0) and cannot be copied to or from "
-            "global memory yet; broadcast it into a 2-D buffer first (B[i, j] = R[i])", span=span)
+            "is a vector in tiles and moves to or from global memory only as a row vector "
+            "read from a 1-D tensor; broadcast it into a 2-D buffer first (B[i, j] = R[i])",
+            span=span)
     # extents must match the block buffer (TileLang aligns shapes from the right)
     extents = [int(r.extent) if isinstance(r.extent, tvm.tirx.IntImm) else None for r in ranges]
     want = [1] * (len(shape) - len(block_shape)) + block_shape \
@@ -93,16 +102,7 @@ def global_tiles(region, block_buf, ana: Analyzer, span):
                 f"copy of {buf.name}: leading dimensions must be indexed one at a time", span=span)
     row_r, col_r = ranges[-2], ranges[-1]
     for r, what, dim in ((row_r, "row", shape[-2]), (col_r, "column", shape[-1])):
-        if not ana.can_prove(tirx.floormod(r.min, TILE) == 0):
-            raise TTLayoutError(
-                f"copy of {buf.name} starts at {what} `{r.min}`, which is not a multiple of 32; "
-                "block offsets must be tile-aligned", span=span)
-        if not ana.can_prove(r.min + r.extent <= dim) or not ana.can_prove(r.min >= 0):
-            raise TTLayoutError(
-                f"copy of {buf.name} at {what} `{r.min}` with extent {r.extent} can run past "
-                f"the tensor's {what} count {dim}; the launch grid times the block size must "
-                f"not exceed the tensor (partial blocks are not supported)", span=span,
-                hint="make the dimension a multiple of the block size")
+        _check_range(buf, r, what, dim, ana, span)
     lead = int_imm(0)
     for r, dim in zip(ranges[:-2], shape[:-2]):
         lead = lead * dim + r.min
@@ -112,11 +112,26 @@ def global_tiles(region, block_buf, ana: Analyzer, span):
     return row0, col0, int(row_r.extent) // TILE, int(col_r.extent) // TILE
 
 
+def _check_range(buf, r, what, dim, ana: Analyzer, span):
+    """A copy's range of one tensor dimension is tile-aligned and in bounds."""
+    if not ana.can_prove(tirx.floormod(r.min, TILE) == 0):
+        raise TTLayoutError(
+            f"copy of {buf.name} starts at {what} `{r.min}`, which is not a multiple of 32; "
+            "block offsets must be tile-aligned", span=span)
+    if not ana.can_prove(r.min + r.extent <= dim) or not ana.can_prove(r.min >= 0):
+        raise TTLayoutError(
+            f"copy of {buf.name} at {what} `{r.min}` with extent {r.extent} can run past "
+            f"the tensor's {what} count {dim}; the launch grid times the block size must "
+            f"not exceed the tensor (partial blocks are not supported)", span=span,
+            hint="make the dimension a multiple of the block size")
+
+
 @tt_pass("LowerSharedToCB", requires=("GridToCoreGrid",))
 def LowerSharedToCB(func, mod, ctx):
     """Shared allocations -> tt.alloc_cb; copies -> tt.read_to_cb / tt.write_from_cb / acc.pack."""
     ana = _analyzer(func)
     cb_of = {}
+    vectors = {}  # block buffer -> "none" / "col" / "row"
     accumulators = []
     binds = []
     for alloc in collect(func.body, tirx.AllocBuffer):
@@ -129,11 +144,20 @@ def LowerSharedToCB(func, mod, ctx):
         desc = to_py(ann[attrs.CB_DESC])
         var = tirx.Var(f"{buf.name}_cb", "int32")
         cb_of[buf] = var
+        vectors[buf] = desc["vector"]
         binds.append(tirx.Bind(var, alloc_cb_call(desc["rows"], desc["cols"], desc["depth"],
                                                   desc["dtype"], buf.name), alloc.span))
 
     def cb(buf):
         return cb_of[buf]
+
+    def check_vector_copy(block, tensor, span):
+        """A 1-D tensor holds a row vector: only a row-vector block buffer matches its pages."""
+        if len(buffer_shape(tensor)) == 1 and vectors.get(block) != "row":
+            raise TTLayoutError(
+                f"copy between the 1-D tensor {tensor.name} and {block.name}: a 1-D tensor is a "
+                f"row vector in DRAM, but {block.name} is used as a column vector (R[i], or a "
+                "dim=1 reduction); broadcast it as R[j] or reduce over dim=0", span=span)
 
     def staging_cb(block, dtype, rows, cols, span, direction):
         """A CB next to ``block`` holding its tiles in another dtype (for converting copies)."""
@@ -161,6 +185,7 @@ def LowerSharedToCB(func, mod, ctx):
             return call
         if d_scope == "block" and s_scope == "global":
             _check_whole(dst, span)
+            check_vector_copy(dst.source, src.source, span)
             r0, c0, nr, nc = global_tiles(src, dst.source, ana, span)
             if buffer_dtype(src.source) == buffer_dtype(dst.source):
                 return ops.evaluate("tt.read_to_cb", cb(dst.source), src.source, r0, c0,
@@ -175,6 +200,7 @@ def LowerSharedToCB(func, mod, ctx):
             ])
         if d_scope == "global" and s_scope == "block":
             _check_whole(src, span)
+            check_vector_copy(src.source, dst.source, span)
             r0, c0, nr, nc = global_tiles(dst, src.source, ana, span)
             if buffer_dtype(src.source) == buffer_dtype(dst.source):
                 return ops.evaluate("tt.write_from_cb", cb(src.source), dst.source, r0, c0,

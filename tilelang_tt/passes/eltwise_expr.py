@@ -165,7 +165,8 @@ def compile_program(value, dtype, is_vector=None):
         compiled = compile_program(e, dtype)  # the vector read as a plain operand
         if compiled is None or len(compiled[1]) != 1 or not is_vector(compiled[1][0]):
             return None
-        return VectorOperand(compiled[1][0], compiled[0], is_vector(compiled[1][0]))
+        program = None if compiled[0] == "%0" else compiled[0]  # "%0": only a dtype cast
+        return VectorOperand(compiled[1][0], program, is_vector(compiled[1][0]))
 
     def block_load(e):
         load = as_load(e, dtype)

@@ -66,7 +66,12 @@ def write_inputs(tensor_specs: list, host: dict, directory: Path) -> list[Path]:
     for i, t in enumerate(tensor_specs):
         p = directory / f"{i}_{t['name']}.bin"
         if t["role"] in ("input", "inout", "unused"):
-            host[i].tofile(p)
+            data = host[i]
+            if data.ndim == 1:  # a row vector: row 0 of a 32-row tile band, the rest zero
+                band = np.zeros((32, data.shape[0]), dtype=data.dtype)
+                band[0] = data
+                data = band
+            data.tofile(p)
         paths.append(p)
     return paths
 
@@ -76,6 +81,8 @@ def read_outputs(tensor_specs: list, host: dict, paths: list) -> None:
         if t["role"] not in ("output", "inout"):
             continue
         data = np.fromfile(paths[i], dtype=NP_DTYPE[t["dtype"]])
+        if host[i].ndim == 1 and data.size == 32 * host[i].size:  # a row vector: row 0
+            data = data.reshape(32, -1)[0]
         if data.size != host[i].size:
             raise TTRuntimeError(f"output {t['name']}: the program wrote {data.size} values, "
                                  f"expected {host[i].size}")
