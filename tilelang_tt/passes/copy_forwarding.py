@@ -4,8 +4,10 @@ TileLang stages results through a fragment and a shared buffer (``C_local[...] =
 T.copy(C_local, C_shared)``).  On Tensix both are circular buffers, and the copy would cost a
 round trip through DST.  When the copy is the only reader of its source, the source has one
 compute producer in the same statement list before the copy, the destination has no other
-producer and both hold the same dtype and tiles, the producer writes the destination
-directly: the copy and the source's circular buffer disappear.
+producer and both hold the same tiles, the producer writes the destination directly: the
+copy and the source's circular buffer disappear.  Every compute producer ends in a pack that
+converts to the destination's data format, so the dtypes may differ when the source is the
+wider one (float32): rounding once to the destination's dtype is what the copy made too.
 """
 
 from __future__ import annotations
@@ -59,10 +61,14 @@ def _same_block(body, first, second) -> bool:
     return False
 
 
-def _signature(bind):
-    """(rows, cols, dtype) of a ``tt.alloc_cb`` bind."""
+def _tiles(bind):
+    """(rows, cols) of a ``tt.alloc_cb`` bind."""
     args = bind.value.args
-    return int(args[1]), int(args[2]), str(args[4].value)
+    return int(args[1]), int(args[2])
+
+
+def _dtype(bind) -> str:
+    return str(bind.value.args[4].value)
 
 
 def forward_copies(body):
@@ -74,7 +80,8 @@ def forward_copies(body):
             src_prod, src_cons = uses.get(src, ([], []))
             dst_prod, _ = uses.get(dst, ([], []))
             if (len(src_prod) != 1 or len(src_cons) != 1 or len(dst_prod) != 1
-                    or _signature(binds[src]) != _signature(binds[dst])):
+                    or _tiles(binds[src]) != _tiles(binds[dst])
+                    or _dtype(binds[src]) not in (_dtype(binds[dst]), "float32")):
                 continue
             producer = src_prod[0]
             if producer.op.name == "tt.read_to_cb" or not _same_block(body, producer, copy):
