@@ -13,7 +13,8 @@ Guarantees, for the compute kernel:
   configuration is already in force on every path (a loop whose body uses one configuration
   gets it once, before the loop);
 * ``tt.compute_config`` holds the ComputeConfig: HiFi4, ``fp32_dest_acc_en`` when an
-  accumulator or any compute result is float32, an operand is unpacked in fp32 or a
+  accumulator or any compute result is float32, a reduction reads float32, an operand is
+  unpacked in fp32 or a
   ``tt.sfpu.*`` op runs (binary SFPU ops and expression programs keep their intermediates in
   fp32), half-sync DST, and the CBs to unpack straight to DST in fp32.
 
@@ -160,9 +161,12 @@ def InsertComputeInitTT(func, mod, ctx):
                             if info.dtype(c.args[i]) == "float32"} - matrix_read)
     config = {
         "math_fidelity": "HiFi4",
-        # DST holds fp32 whenever a result is fp32: packing it from a 16-bit DST would round
+        # DST holds fp32 whenever a result is fp32 (packing it from a 16-bit DST would round)
+        # or a reduction accumulates fp32 data over several tiles
         "fp32_dest_acc_en": bool(fp32_acc or sfpu or fp32_unpacked or any(
-            e["producer"] == "compute" and e["dtype"] == "float32" for e in info.entries)),
+            e["producer"] == "compute" and e["dtype"] == "float32" for e in info.entries)
+            or any(c.op.name.startswith("tt.reduce.") and info.dtype(c.args[1]) == "float32"
+                   for c in calls)),
         "dst_full_sync_en": False,
         "unpack_to_dest_fp32": fp32_unpacked,
         "math_approx_mode": False,
