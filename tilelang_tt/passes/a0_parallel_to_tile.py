@@ -148,6 +148,7 @@ def _lower_nest(nest: _Nest, fresh):
         # bfloat16 math spelled in float32 and rounded back: the engines compute wider and
         # round once when packing, so this is the same function of the bfloat16 operands
         value = value.value
+
     def is_vector(load):
         """"col" for R[i] (indexed by the row), "row" for R[j], None for a block element."""
         if len(load.indices) != 1 or len(nest.vars) != 2:
@@ -219,38 +220,8 @@ def _lower_nest(nest: _Nest, fresh):
         # any other element copy is a tile copy: no staging needed
         return _tile_call("Copy", dst_region, src)
     srcs = [stage(r, False) for r in src_regions]
-    if kind == "Expr":  # expressions of a vector are computed first, into new fragments
-        for k, x in enumerate(operands):
-            if isinstance(x, VectorOperand) and x.program is not None:
-                vec = srcs[k].source
-                derived = tirx.decl_buffer(buffer_shape(vec), buffer_dtype(vec),
-                                           fresh(vec.name), scope="local.fragment")
-                allocs.append(tirx.AllocBuffer(derived))
-                region = derived[0:buffer_shape(vec)[0]]
-                tokens = x.program.split()
-                if len(tokens) == 2 and tokens[0] == "%0":  # one function: a unary op
-                    op = tirx.TilePrimitiveCall(region, srcs[k], tvm.ir.StringImm(tokens[1]),
-                                                op=ops.op("tt.tile.unary"))
-                else:
-                    op = tirx.TilePrimitiveCall(region, tvm.ir.StringImm(x.program), srcs[k],
-                                                op=ops.op("tt.tile.expr"))
-                prologue.append(op)
-                srcs[k] = region
-            if isinstance(x, VectorOperand) and x.block:  # R[i] as a whole block: 0 + R[i]
-                vec = srcs[k].source
-                zeros, bcast = [tirx.decl_buffer(shape, buffer_dtype(vec), fresh(f"{vec.name}_{what}"),
-                                                 scope="local.fragment")
-                                for what in ("zeros", "rows")]
-                allocs += [tirx.AllocBuffer(zeros), tirx.AllocBuffer(bcast)]
-                full = tuple(slice(0, e) for e in shape)
-                prologue += [
-                    _operator("Fill")(zeros[full], tirx.FloatImm(buffer_dtype(vec), 0.0),
-                                      workspace={}, config={}, dispatch=None, scope=None),
-                    tirx.TilePrimitiveCall(bcast[full], tvm.ir.StringImm(
-                        "@add:0:1" + (":row" if x.orient == "row" else "")),
-                                           zeros[full], srcs[k], op=ops.op("tt.tile.expr")),
-                ]
-                srcs[k] = bcast[full]
+    if kind == "Expr":
+        srcs = _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue)
     dst = stage(dst_region, True)
     if kind == "Unary":
         op = tirx.TilePrimitiveCall(dst, srcs[0], tvm.ir.StringImm(unary[0]),
@@ -261,6 +232,47 @@ def _lower_nest(nest: _Nest, fresh):
     else:
         op = _tile_call(kind, dst, *srcs)
     return seq(allocs + prologue + [op] + epilogue)
+
+
+def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):
+    """Source regions of an expression's operands once its vector operands are ready:
+    expressions of a vector alone are computed first into new 1-D fragments, and a vector
+    used as a whole block is broadcast into one (``0 + R[i]`` on the matrix engine)."""
+    srcs = list(srcs)
+    for k, x in enumerate(operands):
+        if not isinstance(x, VectorOperand):
+            continue
+        vec = srcs[k].source
+        if x.program is not None:
+            derived = tirx.decl_buffer(buffer_shape(vec), buffer_dtype(vec), fresh(vec.name),
+                                       scope="local.fragment")
+            allocs.append(tirx.AllocBuffer(derived))
+            region = derived[0:buffer_shape(vec)[0]]
+            tokens = x.program.split()
+            if len(tokens) == 2 and tokens[0] == "%0":  # one function: a unary op
+                op = tirx.TilePrimitiveCall(region, srcs[k], tvm.ir.StringImm(tokens[1]),
+                                            op=ops.op("tt.tile.unary"))
+            else:
+                op = tirx.TilePrimitiveCall(region, tvm.ir.StringImm(x.program), srcs[k],
+                                            op=ops.op("tt.tile.expr"))
+            prologue.append(op)
+            srcs[k] = region
+            vec = derived
+        if x.block:
+            zeros, rows = [tirx.decl_buffer(shape, buffer_dtype(vec), fresh(f"{vec.name}_{what}"),
+                                            scope="local.fragment")
+                           for what in ("zeros", "rows")]
+            allocs += [tirx.AllocBuffer(zeros), tirx.AllocBuffer(rows)]
+            full = tuple(slice(0, e) for e in shape)
+            program = "@add:0:1" + (":row" if x.orient == "row" else "")
+            prologue += [
+                _operator("Fill")(zeros[full], tirx.FloatImm(buffer_dtype(vec), 0.0),
+                                  workspace={}, config={}, dispatch=None, scope=None),
+                tirx.TilePrimitiveCall(rows[full], tvm.ir.StringImm(program), zeros[full],
+                                       srcs[k], op=ops.op("tt.tile.expr")),
+            ]
+            srcs[k] = rows[full]
+    return srcs
 
 
 def _is_scalar_local(buf) -> bool:
