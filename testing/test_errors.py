@@ -287,3 +287,16 @@ def test_1d_tensor_copied_into_a_column_vector_rejected():
 
     msg = compile_error(k, TTLayoutError)
     assert "1-D tensor b" in msg and "column vector" in msg and f"{HERE}:" in msg
+
+
+def test_tilelang_operation_not_supported_yet_is_named():
+    with pytest.raises(TTCompileError) as info:
+        @T.prim_func
+        def k(X: T.Tensor((64, 64), "float32")):
+            with T.Kernel(2) as bx:
+                X_s = T.alloc_shared((32, 64), "float32")
+                R = T.alloc_fragment((32,), "float32")
+                T.copy(X[bx * 32, 0], X_s)
+                T.reduce_min(X_s, R, dim=1)
+    msg = str(info.value)
+    assert "T.reduce_min is a TileLang operation" in msg and f"{HERE}:" in msg

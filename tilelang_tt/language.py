@@ -290,8 +290,17 @@ def reduce_max(src, dst, dim=-1, clear=True):
     return _reduce("max", src, dst, dim, clear)
 
 
+# TileLang operations this backend does not lower yet (a clearer error than a missing name)
+_NOT_YET = ("reduce_min", "reduce_abssum", "reduce_absmax", "cumsum", "atomic_add",
+            "atomic_max", "atomic_min", "gemm_sp", "im2col", "c2d_im2col")
+
+
 def __getattr__(name):
     """Everything else is TVMScript's own (T.float32, T.exp, T.max, T.if_then_else, ...)."""
+    if name in _NOT_YET:
+        raise AttributeError(
+            f"T.{name} is a TileLang operation the Tenstorrent backend does not support yet "
+            "(docs/SUPPORT.md lists what compiles)")
     try:
         return getattr(_T, name)
     except AttributeError:
