@@ -277,7 +277,7 @@ def clear(buffer):
 def _reduce(kind, src, dst, dim, clear_dst):
     src_r = _as_region(src, None, f"reduce_{kind}")
     dst_r = _as_region(dst, None, f"reduce_{kind}")
-    op = _operator("Sum" if kind == "sum" else "Max")
+    op = _operator({"sum": "Sum", "max": "Max", "min": "Min"}[kind])
     return _insert(op(dst_r, src_r, (int(dim),), not clear_dst, workspace={}, config={},
                       dispatch=None, scope=None))
 
@@ -290,8 +290,12 @@ def reduce_max(src, dst, dim=-1, clear=True):
     return _reduce("max", src, dst, dim, clear)
 
 
+def reduce_min(src, dst, dim=-1, clear=True):
+    return _reduce("min", src, dst, dim, clear)
+
+
 # TileLang operations this backend does not lower yet (a clearer error than a missing name)
-_NOT_YET = ("reduce_min", "reduce_abssum", "reduce_absmax", "cumsum", "atomic_add",
+_NOT_YET = ("reduce_abssum", "reduce_absmax", "cumsum", "atomic_add",
             "atomic_max", "atomic_min", "gemm_sp", "im2col", "c2d_im2col")
 
 

@@ -275,6 +275,28 @@ def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):
     return srcs
 
 
+def _min_as_max(call, fresh):
+    """``tile.min`` (``T.reduce_min``) as ``-max(-x)``: the engines reduce by sum or max only."""
+    if call.op.name != "tirx.tile.min":
+        return call
+    dst, src, axes, accum = call.args[0], call.args[1], call.args[2], call.args[3]
+    made = []
+    for region in (src, dst):
+        buf = region.source
+        neg = tirx.decl_buffer(buffer_shape(buf), buffer_dtype(buf), fresh(f"{buf.name}_neg"),
+                               scope="local.fragment")
+        made.append((tirx.AllocBuffer(neg), neg[tuple(slice(0, d) for d in buffer_shape(buf))]))
+    (alloc_x, neg_x), (alloc_r, neg_r) = made
+    negate = tvm.ir.StringImm("negative")
+    return seq([
+        alloc_x, alloc_r,
+        tirx.TilePrimitiveCall(neg_x, src, negate, op=ops.op("tt.tile.unary")),
+        _operator("Max")(neg_r, neg_x, axes, accum, workspace={}, config={}, dispatch=None,
+                         scope=None),
+        tirx.TilePrimitiveCall(dst, neg_r, negate, op=ops.op("tt.tile.unary")),
+    ])
+
+
 def _is_scalar_local(buf) -> bool:
     return buffer_scope(buf) == "local" and [int(d) for d in buf.ty.shape] == [1]
 
@@ -331,6 +353,8 @@ def LowerParallelToTileTT(func, mod, ctx):
             raise TTUnsupportedError(f"cannot lower T.Parallel loop: {err}", span=loop.span) from None
 
     body = tt_map(func.body, [(tirx.For, rewrite)], order="pre")
+    body = tt_map(body, [(tirx.TilePrimitiveCall, lambda c: _min_as_max(c, fresh))],
+                  order="post")
     body = version_block_updates(body, fresh)
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     return func.with_body(body)
