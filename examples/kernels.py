@@ -181,7 +181,8 @@ def softmax(M, N, block_M=32, dtype="bfloat16"):
 
 def row_reduce_broadcast(M, N, block_M=32, kind="sum", combine="sub", dtype="float32"):
     """``Y = X combine reduce_<kind>(X, dim=1)[i]``: one reduction, one column broadcast."""
-    reduce = {"sum": T.reduce_sum, "max": T.reduce_max, "min": T.reduce_min}[kind]
+    reduce = {"sum": T.reduce_sum, "max": T.reduce_max, "min": T.reduce_min,
+              "abssum": T.reduce_abssum, "absmax": T.reduce_absmax}[kind]
     fn = {"sub": lambda x, r: x - r, "add": lambda x, r: x + r, "mul": lambda x, r: x * r,
           "div": lambda x, r: x / r, "rsub": lambda x, r: r - x}[combine]
 

@@ -382,12 +382,16 @@ def test_softmax_rows(dtype, M, N, bm):
 
 @pytest.mark.parametrize("kind,combine", [("sum", "sub"), ("max", "sub"), ("max", "rsub"),
                                           ("sum", "div"), ("max", "mul"), ("sum", "add"),
-                                          ("min", "sub")])
+                                          ("min", "sub"), ("abssum", "sub"), ("absmax", "div")])
 def test_row_reduction_broadcast(kind, combine):
     M, N = 64, 96
     art = tilelang_tt.compile(kernels.row_reduce_broadcast(M, N, 32, kind, combine), out_idx=-1)
     x = np.abs(rand((M, N), "float32", 51)) + 0.5  # positive: sums stay away from zero
-    r = {"sum": x.sum, "max": x.max, "min": x.min}[kind](axis=1, keepdims=True).astype(np.float64)
+    if kind.startswith("abs"):
+        x = x * np.where(rand((M, N), "float32", 52) > 0, 1, -1).astype(np.float32)
+    ax = np.abs(x) if kind.startswith("abs") else x
+    r = {"sum": ax.sum, "max": ax.max, "min": ax.min}[kind.removeprefix("abs")](
+        axis=1, keepdims=True).astype(np.float64)
     ref = {"sub": x - r, "add": x + r, "mul": x * r, "div": x / r, "rsub": r - x}[combine]
     np.testing.assert_allclose(as_f32(art(x)), ref, rtol=3e-3, atol=1e-3 * np.abs(ref).max())
 

@@ -33,6 +33,9 @@ PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j}
 CB_DESC = "tt.cb_desc"  # A2: on shared AllocBuffers
 ACC_DESC = "tt.acc_desc"  # A2: on fragment AllocBuffers (accumulators)
 
+# ---- tile primitive config keys (frontend -> A0) -------------------------------------------
+REDUCE_ABS = "tt.reduce_abs"  # T.reduce_abssum / absmax: reduce |x| (A0 inserts the abs)
+
 # ---- statement markers (AttrStmt keys) -----------------------------------------------------
 PERSISTENT_BODY = "tt.persistent_body"  # B2: the per-work-unit part of the kernel body
 CB_PRODUCE = "tt.cb_produce"  # C3: body produces one block of CB `node` (value = tiles)

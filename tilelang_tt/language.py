@@ -277,8 +277,11 @@ def clear(buffer):
 def _reduce(kind, src, dst, dim, clear_dst):
     src_r = _as_region(src, None, f"reduce_{kind}")
     dst_r = _as_region(dst, None, f"reduce_{kind}")
-    op = _operator({"sum": "Sum", "max": "Max", "min": "Min"}[kind])
-    return _insert(op(dst_r, src_r, (int(dim),), not clear_dst, workspace={}, config={},
+    op = _operator({"sum": "Sum", "max": "Max", "min": "Min", "abssum": "Sum",
+                    "absmax": "Max"}[kind])
+    # |x| reductions carry a marker the compiler expands (abs first, then sum / max)
+    config = {attrs.REDUCE_ABS: True} if kind.startswith("abs") else {}
+    return _insert(op(dst_r, src_r, (int(dim),), not clear_dst, workspace={}, config=config,
                       dispatch=None, scope=None))
 
 
@@ -294,8 +297,16 @@ def reduce_min(src, dst, dim=-1, clear=True):
     return _reduce("min", src, dst, dim, clear)
 
 
+def reduce_abssum(src, dst, dim=-1, clear=True):
+    return _reduce("abssum", src, dst, dim, clear)
+
+
+def reduce_absmax(src, dst, dim=-1, clear=True):
+    return _reduce("absmax", src, dst, dim, clear)
+
+
 # TileLang operations this backend does not lower yet (a clearer error than a missing name)
-_NOT_YET = ("reduce_abssum", "reduce_absmax", "cumsum", "atomic_add",
+_NOT_YET = ("cumsum", "atomic_add",
             "atomic_max", "atomic_min", "gemm_sp", "im2col", "c2d_im2col")
 
 

@@ -33,7 +33,7 @@ import tvm_ffi
 from tvm import tirx
 from tvm.sym import Analyzer
 
-from .. import ops
+from .. import attrs, ops
 from ..errors import TTCompileError, TTLayoutError, TTUnsupportedError
 from .common import (
     buffer_dtype, buffer_scope, buffer_shape, collect, const_int, seq, stmts_of, substitute,
@@ -275,26 +275,40 @@ def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):
     return srcs
 
 
-def _min_as_max(call, fresh):
-    """``tile.min`` (``T.reduce_min``) as ``-max(-x)``: the engines reduce by sum or max only."""
-    if call.op.name != "tirx.tile.min":
+def _reduction_on_engines(call, fresh):
+    """The engines reduce by sum or max only: ``T.reduce_min`` becomes ``-max(-x)``, and
+    ``T.reduce_abssum`` / ``absmax`` reduce a new fragment holding ``|x|``."""
+    name = call.op.name
+    absolute = name in ("tirx.tile.sum", "tirx.tile.max") and bool(
+        (call.config or {}).get(attrs.REDUCE_ABS, False))
+    if name != "tirx.tile.min" and not absolute:
         return call
     dst, src, axes, accum = call.args[0], call.args[1], call.args[2], call.args[3]
-    made = []
-    for region in (src, dst):
+    stmts = []
+
+    def fragment_like(region, what):
         buf = region.source
-        neg = tirx.decl_buffer(buffer_shape(buf), buffer_dtype(buf), fresh(f"{buf.name}_neg"),
-                               scope="local.fragment")
-        made.append((tirx.AllocBuffer(neg), neg[tuple(slice(0, d) for d in buffer_shape(buf))]))
-    (alloc_x, neg_x), (alloc_r, neg_r) = made
-    negate = tvm.ir.StringImm("negative")
-    return seq([
-        alloc_x, alloc_r,
-        tirx.TilePrimitiveCall(neg_x, src, negate, op=ops.op("tt.tile.unary")),
-        _operator("Max")(neg_r, neg_x, axes, accum, workspace={}, config={}, dispatch=None,
-                         scope=None),
-        tirx.TilePrimitiveCall(dst, neg_r, negate, op=ops.op("tt.tile.unary")),
-    ])
+        made = tirx.decl_buffer(buffer_shape(buf), buffer_dtype(buf), fresh(f"{buf.name}_{what}"),
+                                scope="local.fragment")
+        stmts.append(tirx.AllocBuffer(made))
+        return made[tuple(slice(0, d) for d in buffer_shape(buf))]
+
+    def unary(out, x, fn):
+        return tirx.TilePrimitiveCall(out, x, tvm.ir.StringImm(fn), op=ops.op("tt.tile.unary"))
+
+    def reduce(kind, out, x):
+        return _operator(kind)(out, x, axes, accum, workspace={}, config={}, dispatch=None,
+                               scope=None)
+
+    if absolute:
+        abs_x = fragment_like(src, "abs")
+        stmts += [unary(abs_x, src, "abs"),
+                  reduce("Sum" if name == "tirx.tile.sum" else "Max", dst, abs_x)]
+    else:
+        neg_x, neg_r = fragment_like(src, "neg"), fragment_like(dst, "neg")
+        stmts += [unary(neg_x, src, "negative"), reduce("Max", neg_r, neg_x),
+                  unary(dst, neg_r, "negative")]
+    return seq(stmts)
 
 
 def _is_scalar_local(buf) -> bool:
@@ -353,7 +367,7 @@ def LowerParallelToTileTT(func, mod, ctx):
             raise TTUnsupportedError(f"cannot lower T.Parallel loop: {err}", span=loop.span) from None
 
     body = tt_map(func.body, [(tirx.For, rewrite)], order="pre")
-    body = tt_map(body, [(tirx.TilePrimitiveCall, lambda c: _min_as_max(c, fresh))],
+    body = tt_map(body, [(tirx.TilePrimitiveCall, lambda c: _reduction_on_engines(c, fresh))],
                   order="post")
     body = version_block_updates(body, fresh)
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
