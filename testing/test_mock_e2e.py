@@ -636,3 +636,17 @@ def test_column_sums_written_to_a_1d_tensor():
     assert out.shape == (96,)
     # the matrix engine reads fp32 as TF32; DST and the result keep fp32
     np.testing.assert_allclose(out, x.astype(np.float64).sum(axis=0), atol=2e-2, rtol=2e-3)
+
+
+def test_copy_between_global_tensors():
+    """T.copy(global -> global) moves through one staged block; dtypes may differ."""
+
+    @T.prim_func
+    def move(A: T.Tensor((64, 96), "float32"), C: T.Tensor((64, 96), "bfloat16")):
+        with T.Kernel(3, 2) as (bx, by):
+            T.copy(A[by * 32:(by + 1) * 32, bx * 32:(bx + 1) * 32],
+                   C[by * 32:(by + 1) * 32, bx * 32:(bx + 1) * 32])
+
+    art = tilelang_tt.compile(move, out_idx=-1)
+    a = rand((64, 96), "float32", 95)
+    np.testing.assert_array_equal(as_f32(art(a)), as_f32(a.astype(BF16)))

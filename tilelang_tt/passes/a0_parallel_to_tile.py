@@ -275,6 +275,23 @@ def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):
     return srcs
 
 
+def _staged_global_copy(call, fresh):
+    """``T.copy`` between two global tensors moves through one staged block buffer."""
+    if call.op.name != "tirx.tile.copy":
+        return call
+    dst, src = call.args[0], call.args[1]
+    if buffer_scope(dst.source) != "global" or buffer_scope(src.source) != "global":
+        return call
+    shape = [r.extent for r in src.region]
+    while len(shape) > 2 and isinstance(shape[0], tirx.IntImm) and int(shape[0]) == 1:
+        shape = shape[1:]  # leading dims indexed one at a time
+    stage = tirx.decl_buffer(shape, buffer_dtype(src.source), fresh(f"{src.source.name}_tile"),
+                             scope="shared")
+    full = stage[tuple(slice(0, e) for e in shape)]
+    return seq([tirx.AllocBuffer(stage), _tile_call("Copy", full, src),
+                _tile_call("Copy", dst, full)])
+
+
 def _reduction_on_engines(call, fresh):
     """The engines reduce by sum or max only: ``T.reduce_min`` becomes ``-max(-x)``, and
     ``T.reduce_abssum`` / ``absmax`` reduce a new fragment holding ``|x|``."""
@@ -367,8 +384,12 @@ def LowerParallelToTileTT(func, mod, ctx):
             raise TTUnsupportedError(f"cannot lower T.Parallel loop: {err}", span=loop.span) from None
 
     body = tt_map(func.body, [(tirx.For, rewrite)], order="pre")
-    body = tt_map(body, [(tirx.TilePrimitiveCall, lambda c: _reduction_on_engines(c, fresh))],
-                  order="post")
+    def engine_forms(call):  # tile ops the engines cannot do as written
+        if call.op.name == "tirx.tile.copy":
+            return _staged_global_copy(call, fresh)
+        return _reduction_on_engines(call, fresh)
+
+    body = tt_map(body, [(tirx.TilePrimitiveCall, engine_forms)], order="post")
     body = version_block_updates(body, fresh)
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     return func.with_body(body)
