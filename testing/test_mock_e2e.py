@@ -650,3 +650,32 @@ def test_copy_between_global_tensors():
     art = tilelang_tt.compile(move, out_idx=-1)
     a = rand((64, 96), "float32", 95)
     np.testing.assert_array_equal(as_f32(art(a)), as_f32(a.astype(BF16)))
+
+
+def test_elementwise_prologue_inside_the_k_loop():
+    """An operand converted and scaled inside the K loop (a dequantisation-style prologue):
+    the accumulator leaves DST between K steps (the spill path) so the prologue can use it."""
+    M = N = K = 128
+
+    @T.prim_func
+    def scaled_gemm(A: T.Tensor((M, K), "float32"), B: T.Tensor((K, N), "bfloat16"),
+                    C: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(N // 64, M // 64) as (bx, by):
+            A_s = T.alloc_shared((64, 32), "float32")
+            A_q = T.alloc_shared((64, 32), "bfloat16")
+            B_s = T.alloc_shared((32, 64), "bfloat16")
+            C_local = T.alloc_fragment((64, 64), "float32")
+            T.clear(C_local)
+            for ko in T.Pipelined(K // 32, num_stages=2):
+                T.copy(A[by * 64, ko * 32], A_s)
+                for i, j in T.Parallel(64, 32):
+                    A_q[i, j] = A_s[i, j] * 0.5
+                T.copy(B[ko * 32, bx * 64], B_s)
+                T.gemm(A_q, B_s, C_local)
+            T.copy(C_local, C[by * 64, bx * 64])
+
+    art = tilelang_tt.compile(scaled_gemm, out_idx=-1)
+    assert "C_local_partials" in {c["name"] for c in art.plan["circular_buffers"]}
+    a, b = rand((M, K), "float32", 96), rand((K, N), "bfloat16", 97)
+    ref = as_f32((a * np.float32(0.5)).astype(BF16)) @ as_f32(b)
+    check_gemm(art(a, b), ref, "bfloat16")

@@ -5,10 +5,11 @@ Requires: InsertComputeInitTT (works on the compute kernel; others pass through)
 Capacity ``D`` = tiles one ``tile_regs_acquire`` gives (8 for 16-bit half-sync, 4 with
 ``fp32_dest_acc_en``).  Guarantees, for the compute kernel:
 
-* **accumulator that fits** (``Mt*Nt <= D``): ``acc.clear`` becomes ``tile_regs_acquire``,
+* **accumulator that fits** (``Mt*Nt <= D``, and no other compute op between its clear and
+  its copy-out): ``acc.clear`` becomes ``tile_regs_acquire``,
   each ``mm.mma`` becomes ``matmul_tiles`` loops accumulating in DST, and ``acc.pack`` becomes
   ``commit / wait / cb_reserve_back / pack_tile... / cb_push_back / release``;
-* **accumulator that does not fit**: computed in sub-blocks of ``sh x sw`` tiles
+* **accumulator that does not fit** (or shares the K loop with other compute ops): computed in sub-blocks of ``sh x sw`` tiles
   (``sh | Mt``, ``sw | Nt``, ``sh*sw <= D``, largest then widest), as tt-metal's
   ``matmul_multicore_reuse`` does: in every K step each sub-block is acquired, reloaded from a
   spill CB (all but the first step), accumulated over the resident A/B blocks, and packed back

@@ -93,10 +93,13 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
             f"T.clear({acc.name}) and its copy-out")
     i_x = x_idx.pop()
     x = items[i_x]
-    if any(stmt_op_name(it) in ELTWISE for it in items[i_clear:i_pack]):
-        raise TTUnsupportedError(f"elementwise ops cannot run while {acc.name} occupies DST")
+    # other compute ops between the clear and the copy-out (say, scaling an operand inside
+    # the K loop) need DST too: then the accumulator cannot stay in DST for the whole loop,
+    # and takes the spill path, which releases DST between K steps
+    shares_dst = any(c.op.name in ELTWISE
+                     for it in items[i_clear:i_pack + 1] for c in tt_calls(it))
 
-    if tiles <= cap:
+    if tiles <= cap and not shares_dst:
         cx.plan.append({"acc": acc.name, "tiles": tiles, "capacity": cap, "subblock": [mt, nt],
                         "spill_cb": -1})
 
