@@ -32,14 +32,18 @@ class OpSpec:
     doc: str
     cpp: str | None = None  # C++ spelling for protocol ops
     header: str | None = None  # SDK header declaring a compute op
+    # protocol ops whose last `template_args` arguments are C++ template arguments: a function
+    # of those (constant) arguments giving the "<...>" text ("" for the default instantiation)
+    template: object = None
+    template_args: int = 0
 
 
 _SPECS: dict[str, OpSpec] = {}
 
 
-def _op(name, family, ret, doc, cpp=None, header=None):
+def _op(name, family, ret, doc, cpp=None, header=None, template=None, template_args=0):
     full = f"tt.{name}"
-    _SPECS[full] = OpSpec(full, family, ret, doc, cpp, header)
+    _SPECS[full] = OpSpec(full, family, ret, doc, cpp, header, template, template_args)
 
 
 _COMPUTE = "api/compute/"
@@ -126,13 +130,19 @@ _op("noc_async_read_barrier", "dataflow", "void", "wait for this kernel's NOC re
 _op("noc_async_write_barrier", "dataflow", "void", "wait for this kernel's NOC writes",
     "noc_async_write_barrier")
 # --- compute protocol (D3-D5) --------------------------------------------------------------
-def _compute(name, doc, header):
-    _op(name, "compute", "void", doc, name, _COMPUTE + header)
+def _compute(name, doc, header, template=None, template_args=0):
+    _op(name, "compute", "void", doc, name, _COMPUTE + header, template, template_args)
+
+
+def _reduce_template(pool, dim):
+    return (f"<{'PoolType::MAX' if pool else 'PoolType::SUM'}, "
+            f"{('ReduceDim::REDUCE_ROW', 'ReduceDim::REDUCE_COL')[dim]}>")
 
 
 _compute("compute_kernel_hw_startup",
          "compute_kernel_hw_startup(icb0, icb1, ocb, reverse): one-time engine configuration; "
-         "reverse=1 for matmul (in0 -> SrcB)", "compute_kernel_hw_startup.h")
+         "reverse=1 for matmul (in0 -> SrcB)", "compute_kernel_hw_startup.h",
+         template=lambda reverse: "<SrcOrder::Reverse>" if reverse else "", template_args=1)
 _compute("matmul_init", "matmul_init(in0, in1, transpose)", "matmul.h")
 _compute("matmul_tiles", "matmul_tiles(in0, in1, i0, i1, idst): DST[idst] += A @ B", "matmul.h")
 _compute("binary_op_init_common", "binary_op_init_common(icb0, icb1, ocb)", "eltwise_binary.h")
@@ -154,8 +164,9 @@ for _name in ELTWISE_BINARY:
                  f"{_name}_tiles_bcast_{_dim}(icb0, icb1, i0, i1, idst): DST[idst] = A[i0] "
                  f"{_name} {_what}", "bcast.h")
 _compute("reduce_init", "reduce_init(icb, scaler_cb, ocb, pool, dim): pool 0 = SUM, 1 = MAX; "
-         "dim 0 = REDUCE_ROW, 1 = REDUCE_COL", "reduce.h")
-_compute("reduce_tile", "reduce_tile(icb, scaler_cb, itile, iscaler, idst, pool, dim)", "reduce.h")
+         "dim 0 = REDUCE_ROW, 1 = REDUCE_COL", "reduce.h", _reduce_template, 2)
+_compute("reduce_tile", "reduce_tile(icb, scaler_cb, itile, iscaler, idst, pool, dim)", "reduce.h",
+         _reduce_template, 2)
 _compute("reduce_uninit", "reduce_uninit(): restore the packer after a reduction", "reduce.h")
 _compute("fill_tile_init", "fill_tile_init()", "eltwise_unary/fill.h")
 _compute("fill_tile", "fill_tile(idst, value): every element of DST[idst] = value",
@@ -175,8 +186,9 @@ _compute("copy_tile", "copy_tile(cb, itile, idst)", "tile_move_copy.h")
 for _name in ("tile_regs_acquire", "tile_regs_commit", "tile_regs_wait", "tile_regs_release"):
     _compute(_name, f"{_name}()", "reg_api.h")
 _compute("pack_tile",
-         "pack_tile(idst, ocb, out_index): DST tile to position out_index of the reserved block",
-         "pack.h")
+         "pack_tile(idst, ocb, out_index, out_of_order): DST tile to position out_index of the "
+         "reserved block (out_of_order=1: pack_tile<true>, any position)", "pack.h",
+         template=lambda out_of_order: "<true>" if out_of_order else "", template_args=1)
 _compute("pack_reconfig_data_format", "pack_reconfig_data_format(ocb)", "pack.h")
 _compute("reconfig_data_format_srca", "reconfig_data_format_srca(cb)", "common.h")
 _compute("reconfig_data_format_srcb", "reconfig_data_format_srcb(cb)", "common.h")

@@ -100,18 +100,12 @@ class KernelPrinter:
             return "work_id"
         if name == "tt.get_arg_val":
             return f"get_arg_val<uint32_t>({args[0]})"
-        if name == "tt.compute_kernel_hw_startup":
-            template = "<SrcOrder::Reverse>" if int(c.args[3]) else ""
-            return f"compute_kernel_hw_startup{template}({', '.join(args[:3])})"
-        if name in ("tt.reduce_init", "tt.reduce_tile"):
-            pool = "PoolType::MAX" if int(c.args[-2]) else "PoolType::SUM"
-            dim = ("ReduceDim::REDUCE_ROW", "ReduceDim::REDUCE_COL")[int(c.args[-1])]
-            return f"{spec.cpp}<{pool}, {dim}>({', '.join(args[:-2])})"
-        if name == "tt.pack_tile":
-            template = "<true>" if int(c.args[3]) else ""
-            return f"pack_tile{template}({', '.join(args[:3])})"
         if spec.cpp is None:
             raise TTVerifyError(f"codegen: abstract op {name} reached codegen (pipeline bug)")
+        if spec.template_args:  # the registry spells the template arguments
+            n = spec.template_args
+            template = spec.template(*[int(a) for a in c.args[-n:]])
+            return f"{spec.cpp}{template}({', '.join(args[:-n])})"
         return f"{spec.cpp}({', '.join(args)})"
 
     # ---- statements ----------------------------------------------------------------------
