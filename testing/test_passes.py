@@ -287,7 +287,7 @@ def test_d4_init():
     assert cfg["fp32_dest_acc_en"] is True and not attrs.check(attrs.COMPUTE_CONFIG, cfg)
     e = kernel(upto(kernels.elementwise_add_shared(64, 64), "D4"), "compute")
     assert op_names(e.body)[:3] == ["tt.alloc_cb"] * 3
-    assert "tt.binary_op_init_common" in op_names(e.body) and "tt.add_tiles_init" in op_names(e.body)
+    assert "tt.add_init" in op_names(e.body)
 
 
 def test_d5_accumulator_that_fits_dst():

@@ -145,9 +145,9 @@ _compute("compute_kernel_hw_startup",
          template=lambda reverse: "<SrcOrder::Reverse>" if reverse else "", template_args=1)
 _compute("matmul_init", "matmul_init(in0, in1, transpose)", "matmul.h")
 _compute("matmul_tiles", "matmul_tiles(in0, in1, i0, i1, idst): DST[idst] += A @ B", "matmul.h")
-_compute("binary_op_init_common", "binary_op_init_common(icb0, icb1, ocb)", "eltwise_binary.h")
 for _name in ELTWISE_BINARY:
-    _compute(f"{_name}_tiles_init", f"{_name}_tiles_init(icb0, icb1)", "eltwise_binary.h")
+    _compute(f"{_name}_init", f"{_name}_init(icb0, icb1): configure the matrix engine for {_name}_tiles",
+             "eltwise_binary.h")
     _compute(f"{_name}_tiles", f"{_name}_tiles(icb0, icb1, i0, i1, idst)", "eltwise_binary.h")
 for _name in (*ELTWISE_BINARY, "div"):
     _compute(f"{_name}_binary_tile_init", f"{_name}_binary_tile_init()",
@@ -158,8 +158,8 @@ for _name in (*ELTWISE_BINARY, "div"):
 for _name in ELTWISE_BINARY:
     for _dim, _what in (("cols", "column 0 of B[i1] broadcast across the columns"),
                         ("rows", "row 0 of B[i1] broadcast down the rows")):
-        _compute(f"{_name}_bcast_{_dim}_init_short",
-                 f"{_name}_bcast_{_dim}_init_short(icb0, icb1)", "bcast.h")
+        _compute(f"{_name}_bcast_{_dim}_init",
+                 f"{_name}_bcast_{_dim}_init(icb0, icb1)", "bcast.h")
         _compute(f"{_name}_tiles_bcast_{_dim}",
                  f"{_name}_tiles_bcast_{_dim}(icb0, icb1, i0, i1, idst): DST[idst] = A[i0] "
                  f"{_name} {_what}", "bcast.h")
@@ -181,7 +181,7 @@ for _name, _header in SFPU_UNARY.items():
     _header = _header.removeprefix(_COMPUTE)
     _compute(f"{_name}_tile_init", f"{_name}_tile_init(): configure the vector engine", _header)
     _compute(f"{_name}_tile", f"{_name}_tile(idst): DST[idst] = {_name}(DST[idst])", _header)
-_compute("copy_tile_to_dst_init_short", "copy_tile_to_dst_init_short(cb)", "tile_move_copy.h")
+_compute("copy_init", "copy_init(cb): configure unpack and math for copy_tile from cb", "tile_move_copy.h")
 _compute("copy_tile", "copy_tile(cb, itile, idst)", "tile_move_copy.h")
 for _name in ("tile_regs_acquire", "tile_regs_commit", "tile_regs_wait", "tile_regs_release"):
     _compute(_name, f"{_name}()", "reg_api.h")

@@ -73,7 +73,7 @@ def test_matmul_bf16_dst_rounds(exe, tmp_path):
 @pytest.mark.parametrize("op,fn", [("add", np.add), ("sub", np.subtract), ("mul", np.multiply)])
 def test_eltwise_binary_bf16_exact(exe, tmp_path, op, fn):
     a, b = inputs(3)
-    c = run(exe, tmp_path, {"OP_BINARY": 1, "OP_INIT": f"{op}_tiles_init", "OP_CALL": f"{op}_tiles"},
+    c = run(exe, tmp_path, {"OP_BINARY": 1, "OP_INIT": f"{op}_init", "OP_CALL": f"{op}_tiles"},
             a, b)
     np.testing.assert_array_equal(c, bf16(fn(a, b)))
 
@@ -82,7 +82,7 @@ def test_fpu_rounds_fp32_operands_to_tf32(exe, tmp_path):
     rng = np.random.default_rng(4)
     a = rng.standard_normal((32, 32)).astype(np.float32)
     b = rng.standard_normal((32, 32)).astype(np.float32)
-    c = run(exe, tmp_path, {"OP_BINARY": 1, "OP_INIT": "add_tiles_init", "OP_CALL": "add_tiles"},
+    c = run(exe, tmp_path, {"OP_BINARY": 1, "OP_INIT": "add_init", "OP_CALL": "add_tiles"},
             a, b, in_fmt="f32", out_fmt="f32", fp32_acc=True)
     np.testing.assert_array_equal(c, tf32(a) + tf32(b))
     assert not np.array_equal(c, a + b)
@@ -105,8 +105,8 @@ def test_sfpu_binary_fp32_exact(exe, tmp_path, op, fn):
     ("SCALAR", lambda a, b: a + b[0, 0])])
 def test_bcast(exe, tmp_path, bcast, ref):
     a, b = inputs(6)
-    init = {"ROW": "add_bcast_rows_init_short", "COL": "add_bcast_cols_init_short",
-            "SCALAR": "add_bcast_scalar_init_short"}[bcast]
+    init = {"ROW": "add_bcast_rows_init", "COL": "add_bcast_cols_init",
+            "SCALAR": "add_bcast_scalar_init"}[bcast]
     c = run(exe, tmp_path, {"OP_BCAST": 1, "OP_INIT": init, "OP_CALL": "add_tiles_bcast",
                             "BCAST": bcast}, a, b)
     np.testing.assert_array_equal(c, bf16(ref(a, b)))
@@ -179,6 +179,6 @@ def test_unpack_to_dest_needs_fp32_dest(exe, tmp_path):
 
 def test_wrong_init_is_named(exe, tmp_path):
     a, b = inputs(11)
-    with pytest.raises(mockbuild.MockRuntimeError, match="call add_tiles_init"):
-        run(exe, tmp_path, {"OP_BINARY": 1, "OP_INIT": "mul_tiles_init", "OP_CALL": "add_tiles"},
+    with pytest.raises(mockbuild.MockRuntimeError, match="call add_init"):
+        run(exe, tmp_path, {"OP_BINARY": 1, "OP_INIT": "mul_init", "OP_CALL": "add_tiles"},
             a, b)

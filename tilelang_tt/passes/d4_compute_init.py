@@ -5,10 +5,9 @@ Requires: SplitDeviceKernel (works on the compute kernel; others pass through).
 Guarantees, for the compute kernel:
 
 * the prologue starts with ``compute_kernel_hw_startup(icb0, icb1, ocb, reverse)`` configured
-  for the first compute op (``reverse = 1`` for a matmul: in0 feeds SrcB), followed by
-  ``binary_op_init_common`` when the kernel has matrix-engine elementwise ops;
+  for the first compute op (``reverse = 1`` for a matmul: in0 feeds SrcB);
 * every ``tt.mm.mma`` / ``tt.fpu.*`` op is preceded by its init (``matmul_init(a, b,
-  transpose)``, ``<op>_tiles_init(a, b)``) and by ``reconfig_data_format_srca/srcb`` when its
+  transpose)``, ``<op>_init(a, b)``) and by ``reconfig_data_format_srca/srcb`` when its
   operands' data formats differ from the unpacker's current ones - unless the same
   configuration is already in force on every path (a loop whose body uses one configuration
   gets it once, before the loop);
@@ -89,7 +88,7 @@ def _op_config(call, info: CBInfo):
     if name in _FPU:
         a, b = call.args[1], call.args[2]
         key = ("binary", _FPU[name], info.id(a), info.id(b))
-        return key, ops.evaluate(f"tt.{_FPU[name]}_tiles_init", a, b), (a, b)
+        return key, ops.evaluate(f"tt.{_FPU[name]}_init", a, b), (a, b)
     return None
 
 
@@ -190,11 +189,6 @@ def InsertComputeInitTT(func, mod, ctx):
         out = outs[0] if outs else a
     prologue_ops = [ops.evaluate("tt.compute_kernel_hw_startup", a, b, out, int_imm(reverse))]
     state = _InitState(info, src_a, src_b)
-    fpu = [c for c in calls if c.op.name in _FPU]
-    if fpu:
-        c0 = fpu[0]
-        prologue_ops.append(ops.evaluate("tt.binary_op_init_common", c0.args[1], c0.args[2],
-                                         c0.args[0]))
 
     def on_for(loop):
         keys, unknown = state.configs_in(loop.body)

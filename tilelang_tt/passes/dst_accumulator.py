@@ -161,7 +161,7 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
     def on_mma(m):
         def block(i, j):
             reload = cx.srca_cfg(spill) + [
-                ev("tt.copy_tile_to_dst_init_short", spill),
+                ev("tt.copy_init", spill),
                 ev("tt.cb_wait_front", spill, int_imm(sub)),
                 loop_nest([sub], lambda t: ev("tt.copy_tile", spill, t, t), ["t"]),
                 ev("tt.cb_pop_front", spill, int_imm(sub)),

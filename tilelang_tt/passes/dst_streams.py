@@ -40,7 +40,7 @@ def _lower_expr(cx: DstContext, call):
             if kind == "load":
                 cb = ins[v]
                 body += cx.srca_cfg(cb) + [
-                    ev("tt.copy_tile_to_dst_init_short", cb),
+                    ev("tt.copy_init", cb),
                     each(lambda d, cb=cb, s=top: ev("tt.copy_tile", cb, base + d, d * slots + s)),
                 ]
                 stack.append(("slot", top))
@@ -54,7 +54,7 @@ def _lower_expr(cx: DstContext, call):
                     dim, cols = "rows", cx.tiles(r)
                     tile_of = lambda t, cols=cols: tirx.floormod(t, cols)  # noqa: E731
                 body += cx.srca_cfg(a) + cx.srcb_cfg(r) + [
-                    ev(f"tt.{op}_bcast_{dim}_init_short", a, r),
+                    ev(f"tt.{op}_bcast_{dim}_init", a, r),
                     each(lambda d, a=a, r=r, op=op, s=top, dim=dim, tile_of=tile_of: ev(
                         f"tt.{op}_tiles_bcast_{dim}", a, r, base + d, tile_of(base + d),
                         d * slots + s)),
@@ -144,7 +144,7 @@ def _lower_unary(cx: DstContext, call):
             loop_nest([chunk], lambda d: ev(f"tt.{fn}_tile", d), ["d"]),
         ]
         return seq([ev("tt.tile_regs_acquire")] + cx.srca_cfg(a) + [
-            ev("tt.copy_tile_to_dst_init_short", a),
+            ev("tt.copy_init", a),
             loop_nest([chunk], lambda d: ev("tt.copy_tile", a, base + d, d), ["d"]),
         ] + apply + pack_round(cx, out, base, chunk))
 
@@ -177,10 +177,10 @@ def _lower_eltwise(cx: DstContext, call):
             return seq([
                 ev("tt.tile_regs_acquire"),
             ] + cx.srca_cfg(a) + [
-                ev("tt.copy_tile_to_dst_init_short", a),
+                ev("tt.copy_init", a),
                 loop_nest([chunk], lambda d: ev("tt.copy_tile", a, base + d, 2 * d), ["d"]),
             ] + cx.srca_cfg(b) + [
-                ev("tt.copy_tile_to_dst_init_short", b),
+                ev("tt.copy_init", b),
                 loop_nest([chunk], lambda d: ev("tt.copy_tile", b, base + d, 2 * d + 1), ["d"]),
                 ev(f"tt.{op}_binary_tile_init"),
                 loop_nest([chunk], lambda d: ev(f"tt.{op}_binary_tile", 2 * d, 2 * d + 1, 2 * d),

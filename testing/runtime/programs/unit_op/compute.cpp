@@ -34,17 +34,17 @@ void kernel_main() {
     OP_INIT(in0, in1);
     OP_CALL<BCAST>(in0, in1, 0, 0, 0);
 #elif defined(OP_COPY)
-    copy_tile_to_dst_init_short(in0);
+    copy_init(in0);
     copy_tile(in0, 0, 0);
 #elif defined(OP_SFPU)
-    copy_tile_to_dst_init_short(in0);
+    copy_init(in0);
     copy_tile(in0, 0, 0);
     OP_INIT();
     OP_CALL(0);
 #elif defined(OP_SFPU_BINARY)
-    copy_tile_to_dst_init_short(in0);
+    copy_init(in0);
     copy_tile(in0, 0, 0);
-    copy_tile_to_dst_init_short(in1);
+    copy_init(in1);
     copy_tile(in1, 0, 1);
     OP_INIT();
     OP_CALL(0, 1, 0);

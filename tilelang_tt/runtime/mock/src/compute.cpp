@@ -177,17 +177,6 @@ void ttmock::hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb, bool reverse
     e.pack = fmt(ocb, what);
 }
 
-void ttmock::binary_init_common(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
-    const std::string what = "binary_op_init_common(" + std::to_string(icb0) + ", " +
-                             std::to_string(icb1) + ", " + std::to_string(ocb) + ")";
-    ComputeState& e = engine(what);
-    e.started = true;  // binary_op_init_common performs the full hardware configuration
-    e.srca = fmt(icb0, what);
-    e.srcb = fmt(icb1, what);
-    e.pack = fmt(ocb, what);
-    e.fpu_mode = "add";
-}
-
 void ttmock::fpu_init(const char* mode, uint32_t icb0, uint32_t icb1, uint32_t arg) {
     const std::string what = std::string(mode) + " init(" + std::to_string(icb0) + ", " +
                              std::to_string(icb1) + ")";
@@ -280,7 +269,7 @@ void ttmock::eltwise_binary(const char* op, uint32_t icb0, uint32_t icb1, uint32
                             uint32_t idst) {
     const std::string what = args5((std::string(op) + "_tiles").c_str(), icb0, icb1, i0, i1, idst);
     ComputeState& e = started_engine(what);
-    check_mode(e, op, std::string(op) + "_tiles_init(icb0, icb1)", what);
+    check_mode(e, op, std::string(op) + "_init(icb0, icb1)", what);
     static thread_local float a[kTileElems], b[kTileElems], out[kTileElems];
     unpack_ab(e, icb0, i0, icb1, i1, idst, a, b, what);
     for (uint32_t i = 0; i < kTileElems; ++i) out[i] = binop(op, a[i], b[i]);
@@ -294,7 +283,7 @@ void ttmock::eltwise_bcast(const char* op, int bcast, uint32_t icb0, uint32_t ic
     const std::string what = args5((std::string(op) + "_tiles_bcast<" + names[bcast & 3] + ">").c_str(),
                                    icb0, icb1, i0, i1, idst);
     ComputeState& e = started_engine(what);
-    check_mode(e, std::string(op) + "_bcast", std::string(op) + "_bcast_*_init_short", what);
+    check_mode(e, std::string(op) + "_bcast", std::string(op) + "_bcast_<rows|cols|scalar>_init", what);
     if (e.bcast_type != bcast) fail(what + ": the broadcast init was for another broadcast type");
     static thread_local float a[kTileElems], b[kTileElems], out[kTileElems];
     unpack_ab(e, icb0, i0, icb1, i1, idst, a, b, what);
@@ -316,7 +305,7 @@ void ttmock::copy(uint32_t icb, uint32_t itile, uint32_t idst) {
                              ", " + std::to_string(idst) + ")";
     ComputeState& e = started_engine(what);
     if (e.fpu_mode != "copy" && e.fpu_mode != "copy_transpose") {
-        check_mode(e, "copy", "copy_tile_to_dst_init_short(cb)", what);
+        check_mode(e, "copy", "copy_init(cb)", what);
     }
     check_src(e, true, icb, what);
     check_dst(e, idst, what, false);

@@ -26,7 +26,6 @@ enum ReduceDim : uint8_t { REDUCE_ROW = 0, REDUCE_COL = 1, REDUCE_SCALAR = 2 };
 namespace ttmock {
 void hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb, bool reverse);
 void fpu_init(const char* mode, uint32_t icb0, uint32_t icb1, uint32_t arg);
-void binary_init_common(uint32_t icb0, uint32_t icb1, uint32_t ocb);
 void matmul(uint32_t in0, uint32_t in1, uint32_t i0, uint32_t i1, uint32_t idst);
 void eltwise_binary(const char* op, uint32_t icb0, uint32_t icb1, uint32_t i0, uint32_t i1,
                     uint32_t idst);
@@ -69,11 +68,9 @@ ALWI void mm_init_short(uint32_t in0, uint32_t in1, const uint32_t transpose = 0
 ALWI void matmul_tiles(uint32_t in0, uint32_t in1, uint32_t i0, uint32_t i1, uint32_t idst) {
     ttmock::matmul(in0, in1, i0, i1, idst);
 }
-ALWI void binary_op_init_common(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
-    ttmock::binary_init_common(icb0, icb1, ocb);
-}
 #define TTMOCK_BINARY(op)                                                                        \
-    ALWI void op##_tiles_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false) {         \
+    ALWI void op##_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false,                 \
+                        uint32_t /*call_line*/ = __builtin_LINE()) {                             \
         (void)acc_to_dest;                                                                       \
         ttmock::fpu_init(#op, icb0, icb1, 0);                                                    \
     }                                                                                            \
@@ -93,16 +90,16 @@ ALWI void binary_op_init_common(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
                                     uint32_t idst) {                                             \
         ttmock::eltwise_bcast(#op, ROW, icb0, icb1, i0, i1, idst);                               \
     }                                                                                            \
-    ALWI void op##_bcast_rows_init_short(uint32_t icb0, uint32_t icb1) {                         \
+    ALWI void op##_bcast_rows_init(uint32_t icb0, uint32_t icb1,                                \
+                                   uint32_t /*call_line*/ = __builtin_LINE()) {                  \
         ttmock::fpu_init(#op "_bcast", icb0, icb1, ROW);                                         \
     }                                                                                            \
-    ALWI void op##_bcast_cols_init_short(uint32_t icb0, uint32_t icb1) {                         \
+    ALWI void op##_bcast_cols_init(uint32_t icb0, uint32_t icb1,                                \
+                                   uint32_t /*call_line*/ = __builtin_LINE()) {                  \
         ttmock::fpu_init(#op "_bcast", icb0, icb1, COL);                                         \
     }                                                                                            \
-    ALWI void op##_bcast_scalar_init_short(uint32_t icb0, uint32_t icb1) {                       \
-        ttmock::fpu_init(#op "_bcast", icb0, icb1, SCALAR);                                      \
-    }                                                                                            \
-    ALWI void op##_tiles_bcast_scalar_init_short(uint32_t icb0, uint32_t icb1) {                 \
+    ALWI void op##_bcast_scalar_init(uint32_t icb0, uint32_t icb1,                              \
+                                     uint32_t /*call_line*/ = __builtin_LINE()) {                \
         ttmock::fpu_init(#op "_bcast", icb0, icb1, SCALAR);                                      \
     }
 TTMOCK_BINARY(add)
@@ -111,15 +108,11 @@ TTMOCK_BINARY(mul)
 #undef TTMOCK_BINARY
 
 // ---- copy, transpose, reduce ----------------------------------------------------------------
-ALWI void copy_tile_init(uint32_t cbid) { ttmock::fpu_init("copy", cbid, cbid, 0); }
-ALWI void copy_tile_to_dst_init_short(uint32_t cbid, uint32_t transpose = 0) {
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void copy_init(uint32_t cbid, uint32_t transpose = 0, uint32_t transpose_within_16x16_face = false,
+                    uint32_t /*call_line*/ = __builtin_LINE()) {
+    (void)transpose_within_16x16_face;
     ttmock::fpu_init("copy", cbid, cbid, transpose);
-}
-ALWI void copy_tile_to_dst_init_short_with_dt(uint32_t old_cbid, uint32_t new_cbid,
-                                              uint32_t transpose = 0) {
-    (void)old_cbid;
-    ttmock::reconfig_srca(new_cbid);
-    ttmock::fpu_init("copy", new_cbid, new_cbid, transpose);
 }
 ALWI void copy_tile(uint32_t in_cb_id, uint32_t in_tile_index, uint32_t dst_tile_index) {
     ttmock::copy(in_cb_id, in_tile_index, dst_tile_index);
