@@ -51,6 +51,20 @@ bool ring_overlaps(const CBConfig& cfg, uint32_t first_page, uint32_t n, uint32_
     return false;
 }
 
+// On hardware a CB's read / write pointer wraps to the ring's start only when it lands exactly on
+// the ring's end (cb_push_back / cb_pop_front); the pages of one reserved or waited block are
+// addressed linearly from the pointer. A block that starts near the end runs past the ring.
+void check_block_in_ring(const CBConfig& cfg, int32_t cb, uint32_t first_page, int32_t n,
+                         const std::string& what, const char* side) {
+    if (first_page + static_cast<uint32_t>(n) <= cfg.pages()) return;
+    fail(what + ": the block of " + std::to_string(n) + " pages at " + side + " page " +
+         std::to_string(first_page) + " straddles the end of CB " + std::to_string(cb) + "'s " +
+         std::to_string(cfg.pages()) + "-page ring (its last " +
+         std::to_string(first_page + n - cfg.pages()) +
+         " page(s) would lie past the ring on hardware); make the CB's page count a multiple of "
+         "every block size reserved or waited on it");
+}
+
 void complete(PendingTransfer& t) {
     std::memcpy(t.dst, t.src, t.size);
     for (uint8_t* d : t.extra_dsts) std::memcpy(d, t.src, t.size);
@@ -98,6 +112,7 @@ void cb_reserve_back(int32_t cb, int32_t n) {
         fail(what + ": CB " + std::to_string(cb) + " holds " + std::to_string(cfg.pages()) +
              " pages; cannot reserve " + std::to_string(n));
     }
+    check_block_in_ring(cfg, cb, s.wr_page, n, what, "write");
     auto free_pages = [&] { return cfg.pages() - s.filled; };
     if (free_pages() < static_cast<uint32_t>(n)) {
         ++s.stalls_reserve;
@@ -136,6 +151,8 @@ void cb_push_back(int32_t cb, int32_t n) {
     s.filled += n;
     s.pushed_total += n;
     s.pack_pos = 0;
+    s.pusher = f.file + " (" + kind_name(f.kind) + " kernel)";
+    s.last_push = what;
     note_progress();
 }
 
@@ -149,6 +166,7 @@ void cb_wait_front(int32_t cb, int32_t n) {
         fail(what + ": CB " + std::to_string(cb) + " holds " + std::to_string(cfg.pages()) +
              " pages; waiting for " + std::to_string(n) + " can never succeed");
     }
+    check_block_in_ring(cfg, cb, s.rd_page, n, what, "read");
     if (s.filled < static_cast<uint32_t>(n)) {
         ++s.stalls_wait;
         block_until([&] { return s.filled >= static_cast<uint32_t>(n); },
@@ -186,6 +204,7 @@ void cb_pop_front(int32_t cb, int32_t n) {
     s.rd_page = (s.rd_page + n) % cfg.pages();
     s.filled -= n;
     s.popped_total += n;
+    s.popper = f.file + " (" + kind_name(f.kind) + " kernel)";
     note_progress();
 }
 
@@ -245,6 +264,21 @@ uint64_t get_noc_multicast_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t 
 uint64_t ttmock::interleaved_noc_addr(bool is_dram, uint32_t bank_base, uint32_t page_size,
                                       uint32_t page_id, uint32_t offset) {
     if (!is_dram) fail("TensorAccessor over an L1 buffer is not supported by the emulator");
+    const std::string what = "TensorAccessor::get_noc_addr(page " + std::to_string(page_id) +
+                             ", offset " + std::to_string(offset) + ") of the buffer at DRAM address " +
+                             std::to_string(bank_base);
+    const DramBuffer* buf = nullptr;
+    for (const DramBuffer& b : device().dram_buffers) {
+        if (b.base == bank_base) buf = &b;
+    }
+    if (buf == nullptr) {
+        fail(what + ": no DRAM buffer starts at that address (give the TensorAccessor the "
+                    "buffer's address())");
+    }
+    if (page_id >= buf->pages || offset >= buf->page_size) {
+        fail(what + ": the buffer has " + std::to_string(buf->pages) + " pages of " +
+             std::to_string(buf->page_size) + " bytes; the access lies outside its pages");
+    }
     const uint32_t banks = device().prof.dram_banks;
     const uint32_t aligned = (page_size + 31u) & ~31u;
     const uint64_t local = bank_base + static_cast<uint64_t>(page_id / banks) * aligned + offset;

@@ -254,13 +254,15 @@ void launch(ProgramImpl& p) {
     for (const Core& c : d.cores) {
         if (!c.active) continue;
         for (int i = 0; i < kMaxCBs; ++i) {
-            if (c.cb_cfg[i].used && c.cb[i].filled != 0) {
-                host_fail("program finished with " + std::to_string(c.cb[i].filled) +
-                          " unconsumed page(s) in CB " + std::to_string(i) + " on core (" +
-                          std::to_string(c.x) + "," + std::to_string(c.y) + "): the producer pushed " +
-                          std::to_string(c.cb[i].pushed_total) + " pages, the consumer popped " +
-                          std::to_string(c.cb[i].popped_total));
-            }
+            const CBState& s = c.cb[i];
+            if (!c.cb_cfg[i].used || s.filled == 0) continue;
+            host_fail("program finished with " + std::to_string(s.filled) + " unconsumed page(s) in CB " +
+                      std::to_string(i) + " on core (" + std::to_string(c.x) + "," + std::to_string(c.y) +
+                      "): " + s.pusher + " pushed " + std::to_string(s.pushed_total) +
+                      " page(s) (last call: " + s.last_push + "), " +
+                      (s.popped_total ? s.popper + " popped " + std::to_string(s.popped_total)
+                                      : std::string("no kernel popped any")) +
+                      "; every pushed page must be popped before the program ends");
         }
     }
 }
@@ -425,6 +427,7 @@ std::shared_ptr<MeshBuffer> MeshBuffer::create(const ReplicatedBufferConfig& glo
         d.dram_top[i] = base + per_bank * aligned;
         if (d.dram[i].size() < d.dram_top[i]) d.dram[i].resize(d.dram_top[i]);
     }
+    d.dram_buffers.push_back({base, pages, local.page_size, aligned});
     b->impl->address = base;
     b->impl->size = global.size;
     b->impl->page_size = local.page_size;
