@@ -336,10 +336,10 @@ void ttmock::copy(uint32_t icb, uint32_t itile, uint32_t idst) {
 }
 
 void ttmock::transpose(uint32_t icb, uint32_t itile, uint32_t idst) {
-    const std::string what = "transpose_wh_tile(" + std::to_string(icb) + ", " +
+    const std::string what = "transpose_tile(" + std::to_string(icb) + ", " +
                              std::to_string(itile) + ", " + std::to_string(idst) + ")";
     ComputeState& e = started_engine(what);
-    check_mode(e, "transpose", "transpose_wh_init(icb, ocb)", what);
+    check_mode(e, "transpose", "transpose_init(icb)", what);
     check_src(e, true, icb, what);
     check_dst(e, idst, what, false);
     static thread_local float a[kTileElems], out[kTileElems];

@@ -119,13 +119,19 @@ void* compile_kernel(const KernelDesc& k) {
     static std::map<std::string, void*> loaded;
     const std::string source = read_file(k.path);
     std::ostringstream flags;
-    flags << "-DKERNEL_COMPILE_TIME_ARGS=";
-    for (uint32_t a : k.compile_args) flags << a << "u,";
+    if (!k.compile_args.empty()) {  // as the SDK's JIT: -DKERNEL_COMPILE_TIME_ARGS=a,b,c
+        flags << "-DKERNEL_COMPILE_TIME_ARGS=";
+        for (size_t i = 0; i < k.compile_args.size(); ++i) flags << (i ? "," : "") << k.compile_args[i];
+    }
     for (const auto& [name, value] : k.defines) flags << " '-D" << name << "=" << value << "'";
+    // what the SDK's firmware wrapper puts in front of the kernel: for compute kernels
+    // `using namespace ckernel;` and DST_ACCUM_MODE, for data movement kernels the dataflow API
     if (k.kind == KernelKind::Compute) {
-        flags << " -DMATH_FIDELITY=" << static_cast<int>(k.compute.math_fidelity)
-              << " -DDST_ACCUM_MODE=" << (k.compute.fp32_dest_acc_en ? "true" : "false")
-              << " -DAPPROX=" << (k.compute.math_approx_mode ? "true" : "false");
+        flags << " -include ttmock/jit_compute.h -DTTMOCK_DST_ACCUM_MODE="
+              << (k.compute.fp32_dest_acc_en ? "true" : "false");
+    } else {
+        flags << " -include api/dataflow/dataflow_api.h -DNOC_INDEX="
+              << (k.kind == KernelKind::Reader ? 1 : 0);
     }
     const std::string key_text = std::string(TTMOCK_VERSION) + "\n" + TTMOCK_CXX + "\n" +
                                  flags.str() + "\n" + source;
@@ -478,10 +484,16 @@ void Finish(MeshCommandQueue&) {}
 }  // namespace distributed
 
 TensorAccessorArgs::TensorAccessorArgs(const distributed::MeshBuffer& buffer) {
-    config_ = buffer.buffer_type() == BufferType::DRAM ? 1u : 0u;
+    const bool dram = buffer.buffer_type() == BufferType::DRAM;
+    config_ = dram ? 2u : 0u;  // tensor_accessor::ArgConfig::IsDram
+    const uint32_t align = dram ? 32u : 16u;
+    page_ = static_cast<uint32_t>((buffer.page_size() + align - 1) / align * align);
 }
-void TensorAccessorArgs::append_to(std::vector<uint32_t>& cta) const { cta.push_back(config_); }
-std::vector<uint32_t> TensorAccessorArgs::get_compile_time_args() const { return {config_}; }
+void TensorAccessorArgs::append_to(std::vector<uint32_t>& cta) const {
+    cta.push_back(config_);
+    cta.push_back(page_);
+}
+std::vector<uint32_t> TensorAccessorArgs::get_compile_time_args() const { return {config_, page_}; }
 
 std::tuple<uint32_t, CoreRangeSet, CoreRangeSet, CoreRangeSet, uint32_t, uint32_t> split_work_to_cores(
     const CoreCoord grid, uint32_t units, bool row_wise) {
