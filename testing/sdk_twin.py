@@ -154,6 +154,7 @@ class Decl:
     sig: str
     file: str
     members: dict = field(default_factory=dict)  # record: public member name -> [Decl]
+    deprecated: bool = False
 
     def describe(self):
         return f"{self.kind} {self.sig}"
@@ -335,6 +336,15 @@ class Extractor:
                 into.setdefault(dd.qname, []).append(dd)
 
     def decl(self, ch: Node, ns: str, namer: Namer):
+        out = self._decl(ch, ns, namer)
+        if out:
+            inner = [ch] + [c for c in ch.children if c.kind in ("FunctionDecl", "CXXMethodDecl", "CXXRecordDecl")]
+            if any(a.kind == "DeprecatedAttr" for n in inner for a in n.children):
+                for d in out:
+                    d.deprecated = True
+        return out
+
+    def _decl(self, ch: Node, ns: str, namer: Namer):
         k = ch.kind
         name = self.name_of(ch)
         if k in ("FunctionDecl", "CXXMethodDecl", "CXXConstructorDecl"):
@@ -421,12 +431,13 @@ def public_headers(include: Path = MOCK_INCLUDE) -> dict[str, list[str]]:
 class Twin:
     """Builds and runs the clang commands of both sides."""
 
-    def __init__(self, sc, work: Path, include: Path = MOCK_INCLUDE, arch="wormhole_b0"):
+    def __init__(self, sc, work: Path, include: Path = MOCK_INCLUDE, arch="wormhole_b0", sdk_work=None):
         self.sc, self.work, self.include = sc, work, include
+        self.sdk_work = sdk_work or work
         self.a = sc.ARCHES[arch]
         plan = {"target": arch, "kernels": {"compute": {"config": {}}},
                 "circular_buffers": [{"id": i, "data_format": "Float16_b"} for i in range(32)]}
-        self.gen = work / "gen"
+        self.gen = self.sdk_work / "gen"
         self.gen.mkdir(parents=True, exist_ok=True)
         (self.gen / "chlkc_descriptors.h").write_text(sc.descriptors_h(plan))
         (self.gen / "defines_generated.h").write_text("#define NOC_MODE 0\n")
@@ -437,7 +448,7 @@ class Twin:
 
     # SDK side: the firmware wrapper with `headers` as the kernel
     def sdk_cmd(self, kind, pass_, headers, tag):
-        d = self.work / f"sdk-{kind}-{pass_}-{tag}"
+        d = self.sdk_work / f"sdk-{kind}-{pass_}-{tag}"
         d.mkdir(parents=True, exist_ok=True)
         body = "".join(f'#include "{h}"\n' for h in headers)
         cmd = self.base() + ["-I", str(d), "-I", str(self.gen)]
@@ -496,23 +507,33 @@ class Finding:
 
 
 _SDK_CACHE: dict = {}  # SDK-side clang outputs, by (kind, pass, headers, mode): they never change
+_SDK_WORK: Path | None = None  # where the SDK side's files live (the cached outputs name them)
+
+
+def _sdk_work() -> Path:
+    global _SDK_WORK
+    if _SDK_WORK is None:
+        import atexit
+        _SDK_WORK = Path(tempfile.mkdtemp(prefix="sdk-twin-sdk-"))
+        atexit.register(shutil.rmtree, _SDK_WORK, True)
+    return _SDK_WORK
 
 
 def compare(include: Path = MOCK_INCLUDE, work: Path | None = None, jobs: int = 2,
-            only: list[str] | None = None) -> list[Finding]:
+            only: list[str] | None = None, all_passes: bool = True) -> list[Finding]:
     """Every difference between the mock device headers under `include` and the SDK's (`only`:
-    just these public headers)."""
+    just these public headers; `all_passes=False`: only the MATH / RISCV_0 compile)."""
     sc = load_sdkcheck()
     tmp = Path(tempfile.mkdtemp(prefix="sdk-twin-")) if work is None else work
     try:
-        return _compare(sc, include, tmp, jobs, only)
+        return _compare(sc, include, tmp, jobs, only, all_passes)
     finally:
         if work is None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _compare(sc, include, work, jobs, only):
-    tw = Twin(sc, work, include)
+def _compare(sc, include, work, jobs, only, all_passes):
+    tw = Twin(sc, work, include, sdk_work=_sdk_work())
     sdk_inc = sc.SDK / "tt_metal/hw/inc"
     findings: list[Finding] = []
     headers = public_headers(include)
@@ -522,6 +543,8 @@ def _compare(sc, include, work, jobs, only):
     in_mock = lambda f: os.path.realpath(f).startswith(mock_root + os.sep)  # noqa: E731
     # every pass is checked for the signatures; visibility through each header in the first
     passes = {"compute": ["MATH", "UNPACK", "PACK"], "dataflow": ["RISCV_0", "RISCV_1"]}
+    if not all_passes:
+        passes = {k: v[:1] for k, v in passes.items()}
     jobs_list = []  # (key, cmd, src, mode)
     for kind, hs in headers.items():
         present = []
@@ -604,6 +627,8 @@ def _match(d: Decl, cands: list[Decl], qname: str, header: str, ps: str) -> list
     if not same:
         alts = " | ".join(sorted({c.describe() for c in cands}))
         return [f"{d.describe()}: differs from the SDK's {alts} [{ps}]"]
+    if all(c.deprecated for c in same):
+        return [f"{d.describe()}: deprecated in the SDK (a newer SDK removes it) [{ps}]"]
     if d.kind != "record":
         return []
     problems = []

@@ -168,7 +168,7 @@ def test_accessor_page_past_the_buffer_end(gemm):
 def test_noc_read_running_into_the_next_buffer(gemm):
     # a 2-page read from A's last page in bank 0 runs into B, allocated right after A
     faulty = inject(gemm, "reader.cpp", "noc_async_read_page((((by * 8) + (r * 4)) + k), A_accessor, ((r * 2048) + A_shared_l1));",
-                    "noc_async_read(get_noc_addr(12, A_accessor), A_shared_l1, 4096);")
+                    "noc_async_read(A_accessor.get_noc_addr(12), A_shared_l1, 4096);")
     msg, _ = run_fault(faulty)
     assert "run past the pages of the buffer" in msg and "DRAM bank 0" in msg
     assert "noc_async_read" in msg and "reader.cpp" in msg and names_core(msg)
