@@ -14,7 +14,8 @@ every declaration visible through it outside namespace ``ttmock`` - functions an
 (parameter types, default arguments, template parameters and their defaults, return type,
 constexpr / static / const), classes and class templates (their public members, recursively), enums
 (underlying type, enumerators and values), variables and type aliases - the SDK must declare the same
-entity, equal in all of these, and visible through the same header in every pass. Macros the mock
+entity, equal in all of these, and visible through the same header in every pass; and what the
+SDK's header offers of the entities the mock declares, the mock's header offers too. Macros the mock
 headers define must be defined by the SDK too. ``python testing/sdk_twin.py`` prints the differences.
 """
 
@@ -606,6 +607,12 @@ def _compare(sc, include, work, jobs, only, all_passes):
                 for qname, ds in sorted(mock_decls.items()):
                     for d in ds:
                         if os.path.realpath(d.file) not in vis_mock:
+                            # the other way round: what the SDK's header offers, the mock's must too
+                            if vis_sdk is not None and any(
+                                    os.path.realpath(c.file) in vis_sdk and c.kind == d.kind and c.sig == d.sig
+                                    for c in sdk_decls.get(qname, [])):
+                                findings.append(Finding(h, ps, f"{d.describe()}: the SDK declares it through "
+                                                               f"{h}, the mock does not [{ps}]"))
                             continue
                         cands = [s for s in sdk_decls.get(qname, [])
                                  if vis_sdk is None or os.path.realpath(s.file) in vis_sdk]

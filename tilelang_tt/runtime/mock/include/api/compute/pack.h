@@ -1,6 +1,7 @@
 // tilelang-tt mock TT-Metalium: packing DST tiles into a CB (api/compute/pack.h).
 #pragma once
 #include "api/compute/common_globals.h"
+#include "api/compute/reconfig_data_format.h"
 
 namespace ckernel {
 template <bool out_of_order_output = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
