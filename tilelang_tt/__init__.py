@@ -7,6 +7,10 @@
     c = art(a, b)                       # runs the generated C++ on the emulator (mock mode)
     art.sources["compute.cpp"]          # reader.cpp compute.cpp writer.cpp main.cpp ...
     art.save("out/")                    # a CMake project: mock by default, SDK via TT_METAL_HOME
+
+``import tilelang_tt as tilelang`` serves TileLang programs: ``tilelang.jit`` (both forms),
+``tilelang.compile``, ``tilelang.PassConfigKey``, ``tilelang.TensorSupplyType``,
+``tilelang.profiler.do_bench``, ``tilelang.testing``.
 """
 
 from . import ops as _ops  # noqa: F401  registers the tt.* TIR ops and the T.tt script namespace
@@ -14,12 +18,18 @@ from . import target as _target  # noqa: F401  registers the "tenstorrent" targe
 from .compiler import annotate_tt_layout, annotate_tt_schedule, compile, generate, lower
 from .errors import (TTCompileError, TTLayoutError, TTResourceError, TTRuntimeError,
                      TTUnsupportedError, TTVerifyError)
+from .jit import JITKernel, jit, par_compile
 from .runtime.artifact import Artifact
+from .runtime.profiler import TensorSupplyType
+from .tilelang_compat import (PassConfigKey, cdiv, disable_cache, enable_cache,
+                              is_cache_enabled, next_power_of_2, set_log_level)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Artifact", "TTCompileError", "TTLayoutError", "TTResourceError", "TTRuntimeError",
-    "TTUnsupportedError", "TTVerifyError", "annotate_tt_layout", "annotate_tt_schedule",
-    "compile", "generate", "lower",
+    "Artifact", "JITKernel", "PassConfigKey", "TTCompileError", "TTLayoutError",
+    "TTResourceError", "TTRuntimeError", "TTUnsupportedError", "TTVerifyError",
+    "TensorSupplyType", "annotate_tt_layout", "annotate_tt_schedule", "cdiv", "compile",
+    "disable_cache", "enable_cache", "generate", "is_cache_enabled", "jit", "lower",
+    "next_power_of_2", "par_compile", "set_log_level",
 ]

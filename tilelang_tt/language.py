@@ -77,25 +77,32 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
 
         if not inspect.isfunction(fn):
             raise TypeError(f"@T.prim_func expects a function, got {fn!r}")
-        extra_vars = utils.inspect_function_capture(fn)
-        _parallel_vars().clear()
-        language_compat.take_noted_error()
-        try:
-            parsed = parse_function(fn, extra_vars, check_well_formed=check_well_formed)
-        except tvm.error.DiagnosticError as err:
-            # keep the class of a TT error raised by a T.* call inside the kernel
-            noted = language_compat.take_noted_error()
-            cls = type(noted) if isinstance(noted, TTCompileError) else TTCompileError
-            raise cls(f"cannot parse kernel {fn.__name__!r}:\n{err}") from None
-        finally:
-            marked = list(_parallel_vars())
-            _parallel_vars().clear()
-        parsed = _mark_parallel_loops(parsed, marked)
-        return parsed
+        return _parse_kernel(fn, utils.inspect_function_capture(fn), None, check_well_formed)
 
     if func is None:
         return decorate
     return decorate(func)
+
+
+def prim_func_from_tree(fn, extra_vars: dict, tree, check_well_formed: bool = True):
+    """Parse ``tree`` (a rewritten AST of ``fn``'s source, see tilelang_tt.jit) as a kernel."""
+    return _parse_kernel(fn, extra_vars, tree, check_well_formed)
+
+
+def _parse_kernel(fn, extra_vars, tree, check_well_formed):
+    _parallel_vars().clear()
+    language_compat.take_noted_error()
+    try:
+        parsed = parse_function(fn, extra_vars, check_well_formed=check_well_formed, tree=tree)
+    except tvm.error.DiagnosticError as err:
+        # keep the class of a TT error raised by a T.* call inside the kernel
+        noted = language_compat.take_noted_error()
+        cls = type(noted) if isinstance(noted, TTCompileError) else TTCompileError
+        raise cls(f"cannot parse kernel {fn.__name__!r}:\n{err}") from None
+    finally:
+        marked = list(_parallel_vars())
+        _parallel_vars().clear()
+    return _mark_parallel_loops(parsed, marked)
 
 
 # the TVMScript parser dispatches on the decorator's token
