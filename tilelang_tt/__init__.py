@@ -13,6 +13,8 @@
 ``tilelang.profiler.do_bench``, ``tilelang.testing``.
 """
 
+import tvm  # noqa: F401  (TileLang programs write `from tilelang import tvm`)
+
 from . import ops as _ops  # noqa: F401  registers the tt.* TIR ops and the T.tt script namespace
 from . import target as _target  # noqa: F401  registers the "tenstorrent" target tags
 from .compiler import annotate_tt_layout, annotate_tt_schedule, compile, generate, lower

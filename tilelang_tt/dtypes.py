@@ -163,9 +163,8 @@ DTYPES: dict[str, dtype] = {
     "bool": dtype("bool"), "short": dtype("int16"), "int": dtype("int32"),
     "uint": dtype("uint32"), "long": dtype("int64"), "half": dtype("float16"),
     "float": dtype("float32"), "double": dtype("float64"), "int4": dtype("int4"),
-    "bfloat16": dtype("bfloat16"), "bfloat16x2": dtype("bfloat16x2"),
 }
-for _base in _INTS + _UINTS + _FLOATS + _FP8:
+for _base in _INTS + _UINTS + _FLOATS + _FP8 + ("bfloat16",):
     DTYPES[_base] = dtype(_base)
     for _lanes in _LANES:
         DTYPES[f"{_base}x{_lanes}"] = dtype(f"{_base}x{_lanes}")

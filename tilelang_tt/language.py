@@ -32,6 +32,7 @@ import contextlib
 import inspect
 import re
 import threading
+import typing
 
 import tvm
 import tvm_ffi
@@ -50,6 +51,11 @@ from .language_compat import GemmWarpPolicy, LayoutHint  # noqa: F401
 
 ceildiv = _T.ceildiv
 cdiv = _T.ceildiv
+Any = typing.Any
+PrimExpr = tvm.ir.Expr
+PrimFunc = tirx.PrimFunc
+SizeVar = tvm.ir.Var
+StringImm = tvm.ir.StringImm
 grid = _T.grid
 macro = _T.macro
 Layout = LayoutHint
@@ -89,7 +95,59 @@ def prim_func_from_tree(fn, extra_vars: dict, tree, check_well_formed: bool = Tr
     return _parse_kernel(fn, extra_vars, tree, check_well_formed)
 
 
+_BIND = "__tt_bind"
+
+
+def python_value(value):
+    """TileLang keeps Python values assigned in a kernel (``dtype = T.float``, ``scale =
+    1.44 / d``, ``n = T.ceildiv(N, 64)``) as Python values; TVMScript would store them in a
+    scalar variable.  Assignments go through this function (see :func:`_bind_python_values`)."""
+    from tvm.script.ir_builder import ir as _I
+
+    if isinstance(value, tirx.IntImm) and str(value.ty) == "int32":
+        return _I.meta_var(int(value.value))
+    if isinstance(value, (bool, int, float, str)) or (
+            isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str))
+                                             for v in value)):
+        return _I.meta_var(value)
+    return value
+
+
+def _bind_python_values(tree):
+    """Wrap the value of every assignment in the kernel (not in nested functions) in
+    ``__tt_bind(...)``; the nodes keep their source locations."""
+    import ast
+    import copy
+
+    tree = copy.deepcopy(tree)
+    fdef = tree.body[0]
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                  ast.ClassDef)):
+                continue
+            if isinstance(child, ast.Assign):
+                call = ast.Call(func=ast.Name(id=_BIND, ctx=ast.Load()), args=[child.value],
+                                keywords=[])
+                child.value = ast.copy_location(call, child.value)
+                ast.fix_missing_locations(child)
+            visit(child)
+
+    visit(fdef)
+    return tree
+
+
 def _parse_kernel(fn, extra_vars, tree, check_well_formed):
+    import ast
+
+    from tvm.script.parser.core import diagnostics
+
+    if tree is None:
+        tree = ast.parse(diagnostics.Source(fn).source)
+    tree = _bind_python_values(tree)
+    extra_vars = dict(extra_vars)
+    extra_vars[_BIND] = python_value
     _parallel_vars().clear()
     language_compat.take_noted_error()
     try:
@@ -331,7 +389,7 @@ def use_swizzle(panel_size=None, order="row", enable=True):
     return None
 
 
-def annotate_layout(layout_map):
+def annotate_layout(layout_map=None):
     """Accepted for TileLang compatibility (fragment layouts do not apply to Tensix)."""
     return None
 
@@ -595,6 +653,12 @@ def reduce_absmax(src, dst, dim=-1, clear=True, batch=1, nan_propagate=False, an
     return _reduce("absmax", src, dst, dim, clear)
 
 
+def _jit_func():
+    from .jit import JITImpl
+
+    return JITImpl
+
+
 def __ldg(x):  # noqa: N807 - TileLang's name; a read-only-cache load is a plain read here
     return x
 
@@ -610,6 +674,8 @@ def __getattr__(name):
         return getattr(_T, _FAST_MATH[name])
     if name == "__ldg":
         return globals()["__ldg"]
+    if name == "JITFunc":
+        return _jit_func()
     found = language_compat.resolve(name)
     if found is not None:
         return found
