@@ -15,6 +15,7 @@
 
 import tvm  # noqa: F401  (TileLang programs write `from tilelang import tvm`)
 
+from . import _tilelang_modules
 from . import ops as _ops  # noqa: F401  registers the tt.* TIR ops and the T.tt script namespace
 from . import target as _target  # noqa: F401  registers the "tenstorrent" target tags
 from .compiler import annotate_tt_layout, annotate_tt_schedule, compile, generate, lower
@@ -25,6 +26,8 @@ from .runtime.artifact import Artifact
 from .runtime.profiler import TensorSupplyType
 from .tilelang_compat import (PassConfigKey, cdiv, disable_cache, enable_cache,
                               is_cache_enabled, next_power_of_2, set_log_level)
+
+_tilelang_modules.install()
 
 __version__ = "0.1.0"
 

@@ -184,12 +184,12 @@ class LayoutHint:
 class Refused:
     """A TileLang name without a Tensix meaning: using it raises TTUnsupportedError."""
 
-    def __init__(self, name: str, reason: str):
-        self._name = name
+    def __init__(self, name: str, reason: str, prefix: str = "T."):
+        self._name = prefix + name
         self._reason = reason
 
     def _error(self):
-        return note_error(TTUnsupportedError(f"T.{self._name}: {self._reason}"))
+        return note_error(TTUnsupportedError(f"{self._name}: {self._reason}"))
 
     def __call__(self, *args, **kwargs):
         raise self._error()
@@ -209,7 +209,7 @@ class Refused:
         raise self._error()
 
     def __repr__(self):
-        return f"<refused TileLang name T.{self._name}>"
+        return f"<refused TileLang name {self._name}>"
 
 
 def resolve(name: str):
