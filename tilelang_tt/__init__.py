@@ -38,3 +38,17 @@ __all__ = [
     "disable_cache", "enable_cache", "generate", "is_cache_enabled", "jit", "lower",
     "next_power_of_2", "par_compile", "set_log_level",
 ]
+
+
+def __getattr__(name):
+    """TileLang's top-level names without a counterpart (``tilelang.autotune``, the
+    submodules of _tilelang_modules) are refusals, not AttributeErrors."""
+    import importlib
+
+    if name in _tilelang_modules.TOP_LEVEL:
+        from .language_compat import Refused
+
+        return Refused(name, _tilelang_modules.TOP_LEVEL[name], prefix="tilelang.")
+    if name in _tilelang_modules.MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -33,6 +33,9 @@ MODULES = {
 }
 
 
+TOP_LEVEL = {"autotune": MODULES["autotuner"], "AutoTuner": MODULES["autotuner"]}
+
+
 class _RefusedModule(types.ModuleType):
     def __init__(self, name: str, reason: str):
         super().__init__(name, f"TileLang's {name.split('.', 1)[1]}: {reason}")
