@@ -133,7 +133,12 @@ def record(outcome, exc=None):
     entry = {"outcome": outcome}
     if exc is not None:
         entry["type"] = type(exc).__name__
-        entry["message"] = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+        lines = [l.strip() for l in str(exc).strip().splitlines() if l.strip()]
+        err = [l for l in lines if l.startswith("error:")]
+        first = lines[0] if lines else ""
+        if err and first.startswith("cannot parse kernel"):
+            first = err[0] + " " + next((l for l in lines if l.startswith("-->")), "")
+        entry["message"] = first[:300]
         tb = traceback.extract_tb(exc.__traceback__)
         where = [f"{os.path.basename(f.filename)}:{f.lineno}" for f in tb[-3:]]
         entry["where"] = " <- ".join(reversed(where))
