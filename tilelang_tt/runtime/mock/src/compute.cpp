@@ -251,6 +251,7 @@ void ttmock::matmul(uint32_t in0, uint32_t in1, uint32_t i0, uint32_t i1, uint32
     const std::string what = args5("matmul_tiles", in0, in1, i0, i1, idst);
     ComputeState& e = started_engine(what);
     check_mode(e, "matmul", "matmul_init(in0, in1)", what);
+    TileMathTimer tile_math_timer(current_core());  // the arithmetic, for the run statistics
     static thread_local float a[kTileElems], b[kTileElems], acc[kTileElems];
     unpack_ab(e, in1, i1, in0, i0, idst, b, a, what);  // in1 -> srcA, in0 -> srcB
     for (uint32_t r = 0; r < 32; ++r) {
@@ -278,6 +279,7 @@ void ttmock::eltwise_binary(const char* op, uint32_t icb0, uint32_t icb1, uint32
     const std::string what = args5((std::string(op) + "_tiles").c_str(), icb0, icb1, i0, i1, idst);
     ComputeState& e = started_engine(what);
     check_mode(e, op, std::string(op) + "_init(icb0, icb1)", what);
+    TileMathTimer tile_math_timer(current_core());  // the arithmetic, for the run statistics
     static thread_local float a[kTileElems], b[kTileElems], out[kTileElems];
     unpack_ab(e, icb0, i0, icb1, i1, idst, a, b, what);
     for (uint32_t i = 0; i < kTileElems; ++i) out[i] = binop(op, a[i], b[i]);
@@ -293,6 +295,7 @@ void ttmock::eltwise_bcast(const char* op, int bcast, uint32_t icb0, uint32_t ic
     ComputeState& e = started_engine(what);
     check_mode(e, std::string(op) + "_bcast", std::string(op) + "_bcast_<rows|cols|scalar>_init", what);
     if (e.bcast_type != bcast) fail(what + ": the broadcast init was for another broadcast type");
+    TileMathTimer tile_math_timer(current_core());  // the arithmetic, for the run statistics
     static thread_local float a[kTileElems], b[kTileElems], out[kTileElems];
     unpack_ab(e, icb0, i0, icb1, i1, idst, a, b, what);
     for (uint32_t r = 0; r < 32; ++r) {
@@ -323,6 +326,7 @@ void ttmock::copy(uint32_t icb, uint32_t itile, uint32_t idst) {
         fail(what + ": CB " + std::to_string(icb) +
              " is UnpackToDestFp32 but the kernel was created without fp32_dest_acc_en");
     }
+    TileMathTimer tile_math_timer(current_core());  // the arithmetic, for the run statistics
     static thread_local float a[kTileElems], out[kTileElems];
     unpack(icb, itile, !to_dest, a, what);
     for (uint32_t r = 0; r < 32; ++r) {
@@ -342,6 +346,7 @@ void ttmock::transpose(uint32_t icb, uint32_t itile, uint32_t idst) {
     check_mode(e, "transpose", "transpose_init(icb)", what);
     check_src(e, true, icb, what);
     check_dst(e, idst, what, false);
+    TileMathTimer tile_math_timer(current_core());  // the arithmetic, for the run statistics
     static thread_local float a[kTileElems], out[kTileElems];
     unpack(icb, itile, true, a, what);
     for (uint32_t r = 0; r < 32; ++r)
@@ -358,6 +363,7 @@ void ttmock::reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32
     if (e.reduce_pool != pool || e.reduce_dim != dim) {
         fail(what + ": reduce_init was for another pool type / dimension");
     }
+    TileMathTimer tile_math_timer(current_core());  // the arithmetic, for the run statistics
     static thread_local float a[kTileElems], s[kTileElems], out[kTileElems];
     unpack_ab(e, icb, itile, iscaler_cb, iscaler, idst, a, s, what);
     const float scale = s[0];
@@ -410,6 +416,7 @@ void ttmock::sfpu_unary(const char* op_c, uint32_t idst, float param) {
     ComputeState& e = started_engine(what);
     if (e.sfpu_mode != init) fail(what + ": call " + init + "_tile_init() first");
     check_dst(e, idst, what, false);
+    TileMathTimer tile_math_timer(current_core());  // the arithmetic, for the run statistics
     static thread_local float out[kTileElems];
     for (uint32_t i = 0; i < kTileElems; ++i) out[i] = sfpu_apply(op, e.dst[idst][i], param);
     store_dst(e, idst, out);
@@ -425,6 +432,7 @@ void ttmock::sfpu_binary(const char* op_c, uint32_t i0, uint32_t i1, uint32_t od
     check_dst(e, i0, what, false);
     check_dst(e, i1, what, false);
     check_dst(e, odst, what, false);
+    TileMathTimer tile_math_timer(current_core());  // the arithmetic, for the run statistics
     static thread_local float out[kTileElems];
     for (uint32_t i = 0; i < kTileElems; ++i) {
         const float x = e.dst[i0][i], y = e.dst[i1][i];
@@ -457,6 +465,7 @@ void ttmock::pack(uint32_t idst, uint32_t ocb, uint32_t out_index, bool out_of_o
     if (!out_of_order) s.pack_pos += 1;
     const uint32_t page = (s.wr_page + pos) % cfg.pages();
     uint8_t* p = current_core().l1 + cfg.offset + page * cfg.page_bytes;
+    TileMathTimer tile_math_timer(current_core());  // the arithmetic, for the run statistics
     if (f == tt::DataFormat::Float16_b) {
         auto* h = reinterpret_cast<uint16_t*>(p);
         for (uint32_t i = 0; i < kTileElems; ++i) h[i] = float_to_bf16_bits(e.dst[idst][i]);
