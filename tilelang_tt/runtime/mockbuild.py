@@ -25,6 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CXX = os.environ.get("CXX", "c++")
+# The emulator's arithmetic is exact integer / exactly-rounded float work: optimise it fully, but
+# never contract a*b+c into an FMA behind the model's back (results must not depend on the CPU).
+EMULATOR_FLAGS = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-Wno-psabi"]
 
 
 class MockBuildError(RuntimeError):
@@ -61,7 +64,7 @@ def _compiler_id() -> str:
 
 
 def sources_hash() -> str:
-    h = hashlib.sha256(_compiler_id().encode() + b"\0cache-layout-2")
+    h = hashlib.sha256(_compiler_id().encode() + b"\0cache-layout-2\0" + " ".join(EMULATOR_FLAGS).encode())
     root = mock_root()
     for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".h", ".hpp", ".cpp")):
         h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
@@ -100,7 +103,7 @@ def mock_library() -> Path:
 
     def compile_one(src):
         obj = tmp / (src.stem + ".o")
-        _run([CXX, "-std=c++20", "-O2", "-fPIC", "-c", f"-I{tmp / 'include'}", f"-I{root / 'src'}",
+        _run([CXX, "-std=c++20", *EMULATOR_FLAGS, "-fPIC", "-c", f"-I{tmp / 'include'}", f"-I{root / 'src'}",
               *defines, str(src), "-o", str(obj)], f"compiling the emulator ({src.name})")
         return obj
 

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "emulator.hpp"
+#include "fpu.hpp"
+#include "sfpu.hpp"
 #include "ttmock/compute_api.h"
 #include "ttmock/numerics.hpp"
 
@@ -97,9 +99,8 @@ void check_dst(const ComputeState& e, uint32_t idst, const std::string& what, bo
     }
 }
 
-// Unpack front tile `itile` of `cb` as floats (face layout). `src_reg`: through srcA/srcB
-// registers (TF32); otherwise straight to DST.
-void unpack(uint32_t cb, uint32_t itile, bool src_reg, float* out, const std::string& what) {
+// The L1 page of front tile `itile` of `cb` (after checking it was waited for)
+const uint8_t* front_page(uint32_t cb, uint32_t itile, const std::string& what) {
     const CBConfig& cfg = cb_cfg(cb, what);
     const CBState& s = current_core().cb[cb];
     if (itile >= s.waited) {
@@ -107,59 +108,40 @@ void unpack(uint32_t cb, uint32_t itile, bool src_reg, float* out, const std::st
              " but cb_wait_front guaranteed " + std::to_string(s.waited) + " page(s)");
     }
     const uint32_t page = (s.rd_page + itile) % cfg.pages();
-    const uint8_t* p = current_core().l1 + cfg.offset + page * cfg.page_bytes;
-    if (cfg.format == tt::DataFormat::Float16_b) {
-        const auto* h = reinterpret_cast<const uint16_t*>(p);
-        for (uint32_t i = 0; i < kTileElems; ++i) out[i] = bf16_bits_to_float(h[i]);
+    return current_core().l1 + cfg.offset + page * cfg.page_bytes;
+}
+
+// Unpack front tile `itile` of `cb` into a source register (`src_reg`: BF16 exactly, fp32 as TF32
+// with a 32-bit DST or BF16 with a 16-bit one, both truncated) or straight into DST (fp32 exact).
+void unpack(const ComputeState& e, uint32_t cb, uint32_t itile, bool src_reg, uint32_t* out,
+            const std::string& what) {
+    const uint8_t* p = front_page(cb, itile, what);
+    if (cb_cfg(cb, what).format == tt::DataFormat::Float16_b) {
+        fpu::unpack_bf16(reinterpret_cast<const uint16_t*>(p), out);
+    } else if (src_reg) {
+        fpu::unpack_fp32(reinterpret_cast<const uint32_t*>(p), out, e.fp32_dest_acc);
     } else {
-        const auto* h = reinterpret_cast<const float*>(p);
-        for (uint32_t i = 0; i < kTileElems; ++i) out[i] = src_reg ? round_tf32(h[i]) : h[i];
+        fpu::unpack_fp32_to_dst(reinterpret_cast<const uint32_t*>(p), out);
     }
 }
 
 // Checks the unpacker formats and the DST index, then unpacks the srcA and srcB operand tiles.
 void unpack_ab(const ComputeState& e, uint32_t cb_a, uint32_t tile_a, uint32_t cb_b,
-               uint32_t tile_b, uint32_t idst, float* a, float* b, const std::string& what) {
+               uint32_t tile_b, uint32_t idst, uint32_t* a, uint32_t* b, const std::string& what) {
     check_src(e, true, cb_a, what);
     check_src(e, false, cb_b, what);
     check_matrix_operand(e, true, cb_a, what);
     check_matrix_operand(e, false, cb_b, what);
     check_dst(e, idst, what, false);
-    unpack(cb_a, tile_a, true, a, what);
-    unpack(cb_b, tile_b, true, b, what);
+    unpack(e, cb_a, tile_a, true, a, what);
+    unpack(e, cb_b, tile_b, true, b, what);
 }
 
-void store_dst(ComputeState& e, uint32_t idst, const float* v) {
-    for (uint32_t i = 0; i < kTileElems; ++i) e.dst[idst][i] = e.fp32_dest_acc ? v[i] : round_bf16(v[i]);
-    e.dst_written[idst] = true;
-}
+int phases(const ComputeState& e) { return fpu::fidelity_phases(static_cast<int>(e.fidelity)); }
 
 std::string args5(const char* name, uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t e) {
     return std::string(name) + "(" + std::to_string(a) + ", " + std::to_string(b) + ", " +
            std::to_string(c) + ", " + std::to_string(d) + ", " + std::to_string(e) + ")";
-}
-
-float sfpu_apply(const std::string& op, float x, float p) {
-    if (op == "fill") return p;
-    if (op == "add_unary") return x + p;
-    if (op == "sub_unary") return x - p;
-    if (op == "mul_unary") return x * p;
-    if (op == "div_unary") return x / p;
-    if (op == "rsub_unary") return p - x;
-    if (op == "exp") return std::exp(x);
-    if (op == "log") return std::log(x);
-    if (op == "sqrt") return std::sqrt(x);
-    if (op == "rsqrt") return 1.0f / std::sqrt(x);
-    if (op == "recip") return 1.0f / x;
-    if (op == "relu") return x > 0.0f ? x : 0.0f;
-    if (op == "gelu") return 0.5f * x * (1.0f + std::erf(x / std::sqrt(2.0f)));
-    if (op == "sigmoid") return 1.0f / (1.0f + std::exp(-x));
-    if (op == "tanh") return std::tanh(x);
-    if (op == "abs") return std::fabs(x);
-    if (op == "negative") return -x;
-    if (op == "square") return x * x;
-    if (op == "silu") return x / (1.0f + std::exp(-x));
-    fail("unknown SFPU op " + op);
 }
 
 }  // namespace
@@ -203,6 +185,10 @@ void ttmock::reconfig_srcb(uint32_t cb) {
     const std::string what = "reconfig_data_format_srcb(" + std::to_string(cb) + ")";
     started_engine(what).srcb = fmt(cb, what);
 }
+void ttmock::pack_l1_acc(bool enable) {
+    started_engine("pack_reconfig_l1_acc(" + std::to_string(enable ? 1 : 0) + ")").pack_l1_acc = enable;
+}
+
 void ttmock::reconfig_pack(uint32_t cb) {
     const std::string what = "pack_reconfig_data_format(" + std::to_string(cb) + ")";
     started_engine(what).pack = fmt(cb, what);
@@ -217,7 +203,7 @@ void ttmock::regs(const char* step_c) {
             fail(step + "(): DST is already acquired (missing tile_regs_commit / tile_regs_wait / "
                         "tile_regs_release since the last acquire)");
         }
-        for (auto& t : e.dst) std::fill(std::begin(t), std::end(t), 0.0f);
+        for (auto& t : e.dst) std::fill(std::begin(t), std::end(t), 0u);
         std::fill(std::begin(e.dst_written), std::end(e.dst_written), false);
         e.dst_state = DstState::Acquired;
     } else if (step == "tile_regs_commit") {
@@ -243,26 +229,22 @@ void ttmock::matmul(uint32_t in0, uint32_t in1, uint32_t i0, uint32_t i1, uint32
     const std::string what = args5("matmul_tiles", in0, in1, i0, i1, idst);
     ComputeState& e = started_engine(what);
     check_mode(e, "matmul", "matmul_init(in0, in1)", what);
-    static thread_local float a[kTileElems], b[kTileElems], acc[kTileElems];
+    uint32_t a[kTileElems], b[kTileElems];
     unpack_ab(e, in1, i1, in0, i0, idst, b, a, what);  // in1 -> srcA, in0 -> srcB
-    for (uint32_t r = 0; r < 32; ++r) {
-        for (uint32_t c = 0; c < 32; ++c) {
-            float sum = 0.0f;
-            for (uint32_t k = 0; k < 32; ++k) {
-                const float bv = e.matmul_transpose ? b[face_index(c, k)] : b[face_index(k, c)];
-                sum += a[face_index(r, k)] * bv;
-            }
-            acc[face_index(r, c)] = e.dst[idst][face_index(r, c)] + sum;
-        }
-    }
-    store_dst(e, idst, acc);
+    fpu::matmul(e.dst[idst], a, b, e.matmul_transpose, phases(e), e.fp32_dest_acc);
+    e.dst_written[idst] = true;
     count("matmul");
 }
 
-static float binop(const std::string& op, float x, float y) {
-    if (op == "add") return x + y;
-    if (op == "sub") return x - y;
-    return x * y;
+// add / sub run on ELWADD / ELWSUB (one phase: the LLK forces LoFi), mul on ELWMUL per phase
+static void binop(ComputeState& e, const char* op, uint32_t idst, const uint32_t* a,
+                  const uint32_t* b, int bcast) {
+    if (op[0] == 'm') {
+        fpu::eltwise_mul(e.dst[idst], a, b, bcast, phases(e), e.fp32_dest_acc);
+    } else {
+        fpu::eltwise_add(e.dst[idst], a, b, op[0] == 's', bcast, e.fp32_dest_acc);
+    }
+    e.dst_written[idst] = true;
 }
 
 void ttmock::eltwise_binary(const char* op, uint32_t icb0, uint32_t icb1, uint32_t i0, uint32_t i1,
@@ -270,10 +252,9 @@ void ttmock::eltwise_binary(const char* op, uint32_t icb0, uint32_t icb1, uint32
     const std::string what = args5((std::string(op) + "_tiles").c_str(), icb0, icb1, i0, i1, idst);
     ComputeState& e = started_engine(what);
     check_mode(e, op, std::string(op) + "_init(icb0, icb1)", what);
-    static thread_local float a[kTileElems], b[kTileElems], out[kTileElems];
+    uint32_t a[kTileElems], b[kTileElems];
     unpack_ab(e, icb0, i0, icb1, i1, idst, a, b, what);
-    for (uint32_t i = 0; i < kTileElems; ++i) out[i] = binop(op, a[i], b[i]);
-    store_dst(e, idst, out);
+    binop(e, op, idst, a, b, fpu::kBcastNone);
     count(op);
 }
 
@@ -285,18 +266,9 @@ void ttmock::eltwise_bcast(const char* op, int bcast, uint32_t icb0, uint32_t ic
     ComputeState& e = started_engine(what);
     check_mode(e, std::string(op) + "_bcast", std::string(op) + "_bcast_<rows|cols|scalar>_init", what);
     if (e.bcast_type != bcast) fail(what + ": the broadcast init was for another broadcast type");
-    static thread_local float a[kTileElems], b[kTileElems], out[kTileElems];
+    uint32_t a[kTileElems], b[kTileElems];
     unpack_ab(e, icb0, i0, icb1, i1, idst, a, b, what);
-    for (uint32_t r = 0; r < 32; ++r) {
-        for (uint32_t c = 0; c < 32; ++c) {
-            float y = b[face_index(r, c)];
-            if (bcast == ROW) y = b[face_index(0, c)];
-            if (bcast == COL) y = b[face_index(r, 0)];
-            if (bcast == SCALAR) y = b[face_index(0, 0)];
-            out[face_index(r, c)] = binop(op, a[face_index(r, c)], y);
-        }
-    }
-    store_dst(e, idst, out);
+    binop(e, op, idst, a, b, bcast);
     count(std::string("bcast_") + op);
 }
 
@@ -315,15 +287,14 @@ void ttmock::copy(uint32_t icb, uint32_t itile, uint32_t idst) {
         fail(what + ": CB " + std::to_string(icb) +
              " is UnpackToDestFp32 but the kernel was created without fp32_dest_acc_en");
     }
-    static thread_local float a[kTileElems], out[kTileElems];
-    unpack(icb, itile, !to_dest, a, what);
-    for (uint32_t r = 0; r < 32; ++r) {
-        for (uint32_t c = 0; c < 32; ++c) {
-            out[face_index(r, c)] =
-                e.fpu_mode == "copy_transpose" ? a[face_index(c, r)] : a[face_index(r, c)];
-        }
+    uint32_t a[kTileElems];
+    unpack(e, icb, itile, !to_dest, a, what);
+    if (to_dest) {
+        std::memcpy(e.dst[idst], a, sizeof(a));
+    } else {
+        fpu::datacopy(e.dst[idst], a, e.fpu_mode == "copy_transpose", e.fp32_dest_acc);
     }
-    store_dst(e, idst, out);
+    e.dst_written[idst] = true;
     count("copy");
 }
 
@@ -334,11 +305,10 @@ void ttmock::transpose(uint32_t icb, uint32_t itile, uint32_t idst) {
     check_mode(e, "transpose", "transpose_wh_init(icb, ocb)", what);
     check_src(e, true, icb, what);
     check_dst(e, idst, what, false);
-    static thread_local float a[kTileElems], out[kTileElems];
-    unpack(icb, itile, true, a, what);
-    for (uint32_t r = 0; r < 32; ++r)
-        for (uint32_t c = 0; c < 32; ++c) out[face_index(r, c)] = a[face_index(c, r)];
-    store_dst(e, idst, out);
+    uint32_t a[kTileElems];
+    unpack(e, icb, itile, true, a, what);
+    fpu::datacopy(e.dst[idst], a, true, e.fp32_dest_acc);
+    e.dst_written[idst] = true;
     count("transpose");
 }
 
@@ -350,41 +320,20 @@ void ttmock::reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32
     if (e.reduce_pool != pool || e.reduce_dim != dim) {
         fail(what + ": reduce_init was for another pool type / dimension");
     }
-    static thread_local float a[kTileElems], s[kTileElems], out[kTileElems];
+    uint32_t a[kTileElems], s[kTileElems];
     unpack_ab(e, icb, itile, iscaler_cb, iscaler, idst, a, s, what);
-    const float scale = s[0];
-    std::memcpy(out, e.dst[idst], sizeof(out));
-    const bool first = !e.dst_written[idst];  // the first reduction into a tile sets it
-    auto combine = [&](uint32_t at, float v) {
-        out[at] = first ? v : pool == MAX ? std::max(out[at], v) : out[at] + v;
-    };
-    if (dim == REDUCE_ROW) {
-        for (uint32_t r = 0; r < 32; ++r) {
-            float acc = pool == MAX ? -INFINITY : 0.0f;
-            for (uint32_t c = 0; c < 32; ++c) {
-                const float v = a[face_index(r, c)] * scale;
-                acc = pool == MAX ? std::max(acc, v) : acc + v;
-            }
-            combine(face_index(r, 0), acc);
+    if (pool == MAX) {
+        // GMPOOL takes no scaler: the SrcB operand must hold 1.0
+        if (s[0] != 0x3F800000u) {
+            fail(what + ": a MAX reduction's scaler tile must hold 1.0 (GMPOOL does not scale); "
+                 "element [0][0] of CB " + std::to_string(iscaler_cb) + " is " +
+                 std::to_string(std::bit_cast<float>(s[0])));
         }
-    } else if (dim == REDUCE_COL) {
-        for (uint32_t c = 0; c < 32; ++c) {
-            float acc = pool == MAX ? -INFINITY : 0.0f;
-            for (uint32_t r = 0; r < 32; ++r) {
-                const float v = a[face_index(r, c)] * scale;
-                acc = pool == MAX ? std::max(acc, v) : acc + v;
-            }
-            combine(face_index(0, c), acc);
-        }
+        fpu::reduce_max(e.dst[idst], a, dim, !e.dst_written[idst]);
     } else {
-        float acc = pool == MAX ? -INFINITY : 0.0f;
-        for (uint32_t i = 0; i < kTileElems; ++i) {
-            const float v = a[i] * scale;
-            acc = pool == MAX ? std::max(acc, v) : acc + v;
-        }
-        combine(0, acc);
+        fpu::reduce_sum(e.dst[idst], a, s, dim, phases(e), e.fp32_dest_acc);
     }
-    store_dst(e, idst, out);
+    e.dst_written[idst] = true;
     count("reduce");
 }
 
@@ -394,7 +343,7 @@ void ttmock::sfpu_init(const char* op) {
     e.sfpu_mode = op;
 }
 
-void ttmock::sfpu_unary(const char* op_c, uint32_t idst, float param) {
+void ttmock::sfpu_unary(const char* op_c, uint32_t idst, float param, bool approx) {
     const std::string op = op_c;
     const bool scalar = op.size() > 6 && op.compare(op.size() - 6, 6, "_unary") == 0;
     const std::string what = op + "_tile(" + std::to_string(idst) + ")";
@@ -402,9 +351,10 @@ void ttmock::sfpu_unary(const char* op_c, uint32_t idst, float param) {
     ComputeState& e = started_engine(what);
     if (e.sfpu_mode != init) fail(what + ": call " + init + "_tile_init() first");
     check_dst(e, idst, what, false);
-    static thread_local float out[kTileElems];
-    for (uint32_t i = 0; i < kTileElems; ++i) out[i] = sfpu_apply(op, e.dst[idst][i], param);
-    store_dst(e, idst, out);
+    const sfpu::Unary f = sfpu::unary_from_name(op_c);
+    if (f == sfpu::Unary::Unknown) fail("unknown SFPU op " + op);
+    sfpu::unary(f, e.dst[idst], param, approx, e.fp32_dest_acc);
+    e.dst_written[idst] = true;
     count("sfpu_" + op);
 }
 
@@ -417,12 +367,10 @@ void ttmock::sfpu_binary(const char* op_c, uint32_t i0, uint32_t i1, uint32_t od
     check_dst(e, i0, what, false);
     check_dst(e, i1, what, false);
     check_dst(e, odst, what, false);
-    static thread_local float out[kTileElems];
-    for (uint32_t i = 0; i < kTileElems; ++i) {
-        const float x = e.dst[i0][i], y = e.dst[i1][i];
-        out[i] = op == "add" ? x + y : op == "sub" ? x - y : op == "mul" ? x * y : x / y;
-    }
-    store_dst(e, odst, out);
+    const sfpu::Binary f = sfpu::binary_from_name(op_c);
+    if (f == sfpu::Binary::Unknown) fail("unknown SFPU binary op " + op);
+    sfpu::binary(f, e.dst[odst], e.dst[i0], e.dst[i1], e.fp32_dest_acc);
+    e.dst_written[odst] = true;
     count("sfpu_" + op + "_binary");
 }
 
@@ -451,10 +399,18 @@ void ttmock::pack(uint32_t idst, uint32_t ocb, uint32_t out_index, bool out_of_o
     uint8_t* p = current_core().l1 + cfg.offset + page * cfg.page_bytes;
     if (f == tt::DataFormat::Float16_b) {
         auto* h = reinterpret_cast<uint16_t*>(p);
-        for (uint32_t i = 0; i < kTileElems; ++i) h[i] = float_to_bf16_bits(e.dst[idst][i]);
+        if (e.pack_l1_acc) {
+            fpu::pack_bf16_l1_acc(e.dst[idst], h, e.fp32_dest_acc);
+        } else {
+            fpu::pack_bf16(e.dst[idst], h, e.fp32_dest_acc);
+        }
     } else {
-        auto* h = reinterpret_cast<float*>(p);
-        for (uint32_t i = 0; i < kTileElems; ++i) h[i] = e.dst[idst][i];
+        auto* h = reinterpret_cast<uint32_t*>(p);
+        if (e.pack_l1_acc) {
+            fpu::pack_fp32_l1_acc(e.dst[idst], h, e.fp32_dest_acc);
+        } else {
+            fpu::pack_fp32(e.dst[idst], h, e.fp32_dest_acc);
+        }
     }
     count("pack");
 }

@@ -84,7 +84,9 @@ struct ComputeState {
     MathFidelity fidelity = MathFidelity::HiFi4;
     std::vector<UnpackToDestMode> unpack_to_dest;
     DstState dst_state = DstState::Released;
-    float dst[16][kTileElems] = {};
+    bool approx = false;    // math_approx_mode (APPROX): SFPU functions in approximate mode
+    bool pack_l1_acc = false;  // pack_reconfig_l1_acc(1): the packer adds to the L1 tile
+    uint32_t dst[16][kTileElems] = {};  // fp32 bit patterns; 16-bit mode: BF16 in the high half
     bool dst_written[16] = {};  // written since tile_regs_acquire (a reduction's first write sets)
     bool started = false;  // compute_kernel_hw_startup called
     tt::DataFormat srca = tt::DataFormat::Invalid, srcb = tt::DataFormat::Invalid,

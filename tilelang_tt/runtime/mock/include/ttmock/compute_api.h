@@ -36,12 +36,13 @@ void transpose(uint32_t icb, uint32_t itile, uint32_t idst);
 void reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32_t itile,
             uint32_t iscaler, uint32_t idst);
 void sfpu_init(const char* op);
-void sfpu_unary(const char* op, uint32_t idst, float param);
+void sfpu_unary(const char* op, uint32_t idst, float param, bool approx = false);
 void sfpu_binary(const char* op, uint32_t idst0, uint32_t idst1, uint32_t odst);
 void pack(uint32_t idst, uint32_t ocb, uint32_t out_index, bool out_of_order);
 void reconfig_srca(uint32_t cb);
 void reconfig_srcb(uint32_t cb);
 void reconfig_pack(uint32_t cb);
+void pack_l1_acc(bool enable);
 void regs(const char* step);
 }  // namespace ttmock
 
@@ -138,28 +139,30 @@ ALWI void reduce_tile(uint32_t icb, uint32_t icb_scaler, uint32_t itile, uint32_
 ALWI void reduce_uninit() {}
 
 // ---- SFPU ---------------------------------------------------------------------------------------
-#define TTMOCK_SFPU_UNARY(op)                                                 \
-    template <bool approx = false>                                           \
+// `approx`: the function's approximate mode, as the SDK selects it (a template argument of the
+// tile call, or APPROX = math_approx_mode for the functions whose init reads it)
+#define TTMOCK_SFPU_UNARY(op, approx_default, approx_used)                    \
+    template <bool approx = approx_default>                                  \
     ALWI void op##_tile_init() {                                             \
         ttmock::sfpu_init(#op);                                              \
     }                                                                        \
-    template <bool approx = false>                                           \
+    template <bool approx = approx_default>                                  \
     ALWI void op##_tile(uint32_t idst) {                                     \
-        ttmock::sfpu_unary(#op, idst, 0.0f);                                 \
+        ttmock::sfpu_unary(#op, idst, 0.0f, approx_used);                    \
     }
-TTMOCK_SFPU_UNARY(exp)
-TTMOCK_SFPU_UNARY(log)
-TTMOCK_SFPU_UNARY(sqrt)
-TTMOCK_SFPU_UNARY(rsqrt)
-TTMOCK_SFPU_UNARY(recip)
-TTMOCK_SFPU_UNARY(relu)
-TTMOCK_SFPU_UNARY(gelu)
-TTMOCK_SFPU_UNARY(sigmoid)
-TTMOCK_SFPU_UNARY(tanh)
-TTMOCK_SFPU_UNARY(abs)
-TTMOCK_SFPU_UNARY(negative)
-TTMOCK_SFPU_UNARY(square)
-TTMOCK_SFPU_UNARY(silu)
+TTMOCK_SFPU_UNARY(exp, false, approx)
+TTMOCK_SFPU_UNARY(log, false, APPROX)
+TTMOCK_SFPU_UNARY(sqrt, false, APPROX)
+TTMOCK_SFPU_UNARY(rsqrt, false, APPROX)
+TTMOCK_SFPU_UNARY(recip, false, APPROX)
+TTMOCK_SFPU_UNARY(relu, false, false)
+TTMOCK_SFPU_UNARY(gelu, true, approx)
+TTMOCK_SFPU_UNARY(sigmoid, false, approx)
+TTMOCK_SFPU_UNARY(tanh, false, approx)
+TTMOCK_SFPU_UNARY(abs, false, false)
+TTMOCK_SFPU_UNARY(negative, false, false)
+TTMOCK_SFPU_UNARY(square, false, false)
+TTMOCK_SFPU_UNARY(silu, false, false)
 #undef TTMOCK_SFPU_UNARY
 
 ALWI void fill_tile_init() { ttmock::sfpu_init("fill"); }
@@ -202,6 +205,8 @@ ALWI void pack_tile(uint32_t ifrom_dst, uint32_t icb, std::uint32_t output_tile_
     ttmock::pack(ifrom_dst, icb, output_tile_index, out_of_order_output);
 }
 ALWI void pack_reconfig_data_format(uint32_t new_ocb) { ttmock::reconfig_pack(new_ocb); }
+// packer L1 accumulation: pack_tile adds to the L1 tile instead of overwriting it
+ALWI void pack_reconfig_l1_acc(const uint32_t l1_acc_en) { ttmock::pack_l1_acc(l1_acc_en != 0); }
 ALWI void pack_reconfig_data_format(uint32_t old_ocb, uint32_t new_ocb) {
     (void)old_ocb;
     ttmock::reconfig_pack(new_ocb);
