@@ -309,24 +309,56 @@ uint32_t dot16(uint32_t dst, const uint32_t* srca, const uint32_t* srcb, int pha
 
 template <bool kFp32>
 void reduce_sum_impl(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int dim, int phases) {
-    uint32_t lanes[16], scale[16];
+    uint32_t lanes[16], scale[kTileElems];
     std::fill(std::begin(scale), std::end(scale), scaler[0]);
-    if (dim == 0) {  // REDUCE_ROW (MVMUL): SrcB = input rows, SrcA = scaler; phases outermost
-        for (uint32_t r = 0; r < 32; ++r) {
-            uint32_t& out = dst[face_index(r, 0)];
-            for (int p = 0; p < phases; ++p) {
-                for (uint32_t fc = 0; fc < 2; ++fc) {
-                    for (uint32_t k = 0; k < 16; ++k) lanes[k] = a[face_index(r, fc * 16 + k)];
-                    out = dot16<kFp32>(out, scale, lanes, p);
+    if (dim == 0 || dim == 1) {
+        // Through the MVMUL row kernel, 16 outputs at a time. REDUCE_ROW (MVMUL): the input rows
+        // are SrcB and the scaler SrcA, phases outermost; its outputs (column 0) are the rows, so
+        // the input face is transposed to [k][row]. REDUCE_COL (GAPOOL): the input is SrcA and the
+        // scaler SrcB, phases innermost per face row; its outputs (row 0) are the columns.
+        const bool row = dim == 0;
+        Operand in, sc;
+        decode(a, in, !row);
+        decode(scale, sc, row);  // the scaler in every lane
+        RowPlan plans[2];
+        int32_t e[2][256];
+        float hi[2][256], lo[2][256];
+        auto face_operand = [&](int slot, int face) {  // [k][out] arrays of one input face
+            for (int i = 0; i < 16; ++i) {
+                for (int j = 0; j < 16; ++j) {
+                    const int src = face * 256 + (row ? j * 16 + i : i * 16 + j);
+                    e[slot][i * 16 + j] = in.e[src];
+                    hi[slot][i * 16 + j] = in.hi[src];
+                    lo[slot][i * 16 + j] = in.lo[src];
                 }
             }
-        }
-    } else if (dim == 1) {  // REDUCE_COL (GAPOOL): SrcA = input columns, SrcB = scaler; phases innermost
-        for (uint32_t c = 0; c < 32; ++c) {
-            uint32_t& out = dst[face_index(0, c)];
-            for (uint32_t fr = 0; fr < 2; ++fr) {
-                for (uint32_t k = 0; k < 16; ++k) lanes[k] = a[face_index(fr * 16 + k, c)];
-                for (int p = 0; p < phases; ++p) out = dot16<kFp32>(out, lanes, scale, p);
+        };
+        if (row) {
+            for (int fr = 0; fr < 2; ++fr) {
+                uint32_t out[16];
+                for (int r = 0; r < 16; ++r) out[r] = dst[face_index(fr * 16 + r, 0)];
+                for (int fc = 0; fc < 2; ++fc) {
+                    face_operand(fc, fr * 2 + fc);
+                    plan_row(plans[fc], e[fc], sc.e);
+                }
+                for (int p = 0; p < phases; ++p) {
+                    for (int fc = 0; fc < 2; ++fc) {
+                        mvmul_row<kFp32>(out, plans[fc], (p & 2) ? lo[fc] : hi[fc],
+                                         (p & 1) ? sc.lo : sc.hi, product_exp_adjust(p));
+                    }
+                }
+                for (int r = 0; r < 16; ++r) dst[face_index(fr * 16 + r, 0)] = out[r];
+            }
+        } else {
+            for (int fc = 0; fc < 2; ++fc) {
+                for (int fr = 0; fr < 2; ++fr) {
+                    face_operand(0, fr * 2 + fc);
+                    plan_row(plans[0], e[0], sc.e);
+                    for (int p = 0; p < phases; ++p) {
+                        mvmul_row<kFp32>(dst + fc * 256, plans[0], (p & 1) ? lo[0] : hi[0],
+                                         (p & 2) ? sc.lo : sc.hi, product_exp_adjust(p));
+                    }
+                }
             }
         }
     } else {  // REDUCE_SCALAR: column sums of all four faces, then one sum of the 16 partials
@@ -405,10 +437,17 @@ void unpack_fp32_to_dst(const uint32_t* l1, uint32_t* dst) { std::memcpy(dst, l1
 // ---- matrix engine -------------------------------------------------------------------------------
 void datacopy(uint32_t* dst, const uint32_t* src, bool transpose, bool fp32_dst) {
     const uint32_t keep = fp32_dst ? 0xFFFFFFFFu : 0xFFFF0000u;
+    if (!transpose) {
+        for (int i = 0; i < kTileElems; i += kLanes) {  // MOVA2D flushes denormals
+            const vu v = load<vu>(src + i);
+            store(dst + i, (v & kExpMask) != 0 ? (v & keep) : vu{});
+        }
+        return;
+    }
     for (uint32_t r = 0; r < 32; ++r) {
         for (uint32_t c = 0; c < 32; ++c) {
-            const uint32_t v = src[transpose ? face_index(c, r) : face_index(r, c)];
-            dst[face_index(r, c)] = (v & kExpMask) ? (v & keep) : 0;  // MOVA2D flushes denormals
+            const uint32_t v = src[face_index(c, r)];
+            dst[face_index(r, c)] = (v & kExpMask) ? (v & keep) : 0;
         }
     }
 }

@@ -18,25 +18,33 @@
 
 #include "fpu.hpp"
 
+// The tile loops get a clone for CPUs with FMA (x86-64-v3): SFPMAD is a fused multiply-add, and
+// without the instruction std::fma is a slow library call. Both clones round identically.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(TTMOCK_NO_CLONES)
+#define SFPU_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define SFPU_HOT
+#endif
+// everything a tile loop calls is inlined into it, so each clone compiles it for its target
+#define SINLINE inline __attribute__((always_inline))
+
 namespace ttmock::sfpu {
 namespace {
 
 constexpr int kTileElems = 1024;
 
-inline uint32_t B(float f) { return std::bit_cast<uint32_t>(f); }
-inline float F(uint32_t u) { return std::bit_cast<float>(u); }
-inline float flush(float x) { return (B(x) & 0x7F800000u) ? x : 0.0f; }
+SINLINE uint32_t B(float f) { return std::bit_cast<uint32_t>(f); }
+SINLINE float F(uint32_t u) { return std::bit_cast<float>(u); }
+// denormals and zeros -> +0; a float compare and select, so SFPMAD chains stay in FP registers
+SINLINE float flush(float x) { return std::fabs(x) < 0x1p-126f ? 0.0f : x; }
 
 // SFPMAD: d = a * b + c, one rounding; denormals in and out become zero; a zero result is +0
-inline float mad(float a, float b, float c) {
-    const float r = flush(std::fma(flush(a), flush(b), flush(c)));
-    return r == 0.0f ? 0.0f : r;
-}
-inline float mul(float a, float b) { return mad(a, b, 0.0f); }
-inline float add(float a, float b) { return mad(a, 1.0f, b); }
+SINLINE float mad(float a, float b, float c) { return flush(std::fma(flush(a), flush(b), flush(c))); }
+SINLINE float mul(float a, float b) { return mad(a, b, 0.0f); }
+SINLINE float add(float a, float b) { return mad(a, 1.0f, b); }
 
 // SFPSTOCHRND FP32 -> BF16, round to nearest: ties away from zero; zero/denormal -> +0, NaN -> Inf
-inline float round_bf16(float x) {
+SINLINE float round_bf16(float x) {
     uint32_t u = B(x);
     const uint32_t e = (u >> 23) & 255;
     if (e == 0) return 0.0f;
@@ -47,29 +55,29 @@ inline float round_bf16(float x) {
     return F(u);
 }
 // float32_to_bf16_rne (ckernel_sfpu_conversions.h): software round to nearest even
-inline float rne_bf16(float x) {
+SINLINE float rne_bf16(float x) {
     const uint32_t u = B(x);
     return F((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000u);
 }
 
-inline int32_t exexp(float x) { return static_cast<int32_t>((B(x) >> 23) & 255) - 127; }
-inline int32_t exexp_biased(float x) { return static_cast<int32_t>((B(x) >> 23) & 255); }
-inline float setexp(float x, int32_t e) { return F((B(x) & 0x807FFFFFu) | ((static_cast<uint32_t>(e) & 255) << 23)); }
-inline float addexp(float x, int32_t d) { return setexp(x, exexp_biased(x) + d); }
-inline float setsgn(float x, uint32_t s) { return F((B(x) & 0x7FFFFFFFu) | (s << 31)); }
-inline float copysgn(float x, float s) { return F((B(x) & 0x7FFFFFFFu) | (B(s) & 0x80000000u)); }
-inline float copyman(float x, float m) { return F((B(x) & 0xFF800000u) | (B(m) & 0x7FFFFFu)); }
-inline uint32_t shft(uint32_t v, int32_t s) {  // SFPSHFT, logical
+SINLINE int32_t exexp(float x) { return static_cast<int32_t>((B(x) >> 23) & 255) - 127; }
+SINLINE int32_t exexp_biased(float x) { return static_cast<int32_t>((B(x) >> 23) & 255); }
+SINLINE float setexp(float x, int32_t e) { return F((B(x) & 0x807FFFFFu) | ((static_cast<uint32_t>(e) & 255) << 23)); }
+SINLINE float addexp(float x, int32_t d) { return setexp(x, exexp_biased(x) + d); }
+SINLINE float setsgn(float x, uint32_t s) { return F((B(x) & 0x7FFFFFFFu) | (s << 31)); }
+SINLINE float copysgn(float x, float s) { return F((B(x) & 0x7FFFFFFFu) | (B(s) & 0x80000000u)); }
+SINLINE float copyman(float x, float m) { return F((B(x) & 0xFF800000u) | (B(m) & 0x7FFFFFu)); }
+SINLINE uint32_t shft(uint32_t v, int32_t s) {  // SFPSHFT, logical
     return s >= 32 || s <= -32 ? 0u : (s >= 0 ? v << s : v >> -s);
 }
 // SFPSTOCHRND float -> integer, round to nearest (ties away), sign-magnitude, saturating
-inline int32_t to_int_nearest(float x, int32_t max_mag) {
+SINLINE int32_t to_int_nearest(float x, int32_t max_mag) {
     const float m = std::floor(std::fabs(x) + 0.5f);
     const int32_t mag = m >= static_cast<float>(max_mag) ? max_mag : static_cast<int32_t>(m);
     return std::signbit(x) ? -mag : mag;
 }
 // IEEE fp32 -> fp16 bits, nearest even (how the SFPI compiler encodes vLut16 constants)
-inline uint16_t to_fp16(float x) {
+SINLINE uint16_t to_fp16(float x) {
     const uint32_t u = B(x);
     const uint32_t s = (u >> 16) & 0x8000;
     const int32_t e = static_cast<int32_t>((u >> 23) & 255) - 127 + 15;
@@ -80,11 +88,11 @@ inline uint16_t to_fp16(float x) {
     if (r & 0x800) { r >>= 1; ++ee; }
     return static_cast<uint16_t>(s | (static_cast<uint32_t>(ee) << 10) | (r & 0x3FF));
 }
-inline float lut16(uint16_t x) {  // Lut16ToFp32 (SFPLUTFP32)
+SINLINE float lut16(uint16_t x) {  // Lut16ToFp32 (SFPLUTFP32)
     const uint32_t s = x >> 15, e = (x >> 10) & 31, m = x & 0x3FF;
     return F((s << 31) | ((e == 31 ? 0 : 112 + e) << 23) | (m << 13));
 }
-inline float lut8(float c) {  // an SFPLUT coefficient: sign, 3-bit exponent 127-e, 4-bit mantissa
+SINLINE float lut8(float c) {  // an SFPLUT coefficient: sign, 3-bit exponent 127-e, 4-bit mantissa
     if (c == 0.0f) return 0.0f;
     const int32_t e = 127 - exexp_biased(c);
     const uint32_t m = (B(c) >> 19) & 15;
@@ -92,7 +100,7 @@ inline float lut8(float c) {  // an SFPLUT coefficient: sign, 3-bit exponent 127
 }
 
 // SFPLUTFP32, 6-entry FP16 table (slopes s[6], intercepts c[6], splits at .5 1 1.5 2 3)
-float lut6(float x, const float* s, const float* c, bool retain_sign) {
+SINLINE float lut6(float x, const float* s, const float* c, bool retain_sign) {
     const float b = std::fabs(x);
     const int i = b < 0.5f ? 0 : b < 1.0f ? 1 : b < 1.5f ? 2 : b < 2.0f ? 3 : b < 3.0f ? 4 : 5;
     const float d = mad(lut16(to_fp16(s[i])), b, lut16(to_fp16(c[i])));
@@ -101,7 +109,7 @@ float lut6(float x, const float* s, const float* c, bool retain_sign) {
 
 // ---- exp (ckernel_sfpu_exp.h) --------------------------------------------------------------------
 // _sfpu_exp_21f_bf16_: exp(x) = 2^xi * 2^xf (Moroz et al. exp_21f), 2nd-degree polynomial
-float exp_21f(float val, bool to_bf16) {
+SINLINE float exp_21f(float val, bool to_bf16) {
     float xlog2 = mad(val, 1.4426950216293334961f, 127.0f);
     xlog2 = std::clamp(xlog2, 0.0f, 255.0f);
     const uint32_t man = (B(xlog2) & 0x7FFFFF) | 0x800000;
@@ -114,7 +122,7 @@ float exp_21f(float val, bool to_bf16) {
 }
 
 // _sfpu_exp_fp32_accurate_ (N. Juffa): round(x/ln2), two-part Cody-Waite, degree-7 polynomial
-float exp_fp32(float a) {
+SINLINE float exp_fp32(float a) {
     float j = mul(1.442695f, a);
     const int32_t i = to_int_nearest(j, 32767);
     j = static_cast<float>(i);
@@ -135,7 +143,7 @@ float exp_fp32(float a) {
 }
 
 // approximate mode (Schraudolph): bits = uint16(round(x * 256/ln2 + (127*256 - 11.2))) << 15
-float exp_approx(float x) {
+SINLINE float exp_approx(float x) {
     x = std::max(x, -88.5f);
     const float t = mad(x, 369.329925537109375f, 32500.818359375f);
     const int32_t q = std::clamp(to_int_nearest(t, 65535), 0, 65535);
@@ -148,7 +156,7 @@ constexpr RecipConst kRecipFp32{0.3232325017452239990234375f, 1.4545459747314453
 constexpr RecipConst kRecipBf16{0.32133400440216064453125f, 1.4514148235321044921875f, 2.1200883388519287109375f};
 
 // sfpu_reciprocal_iter: quadratic initial estimate on the mantissa, `iters` Newton steps, scale
-float recip_iter(float in, int iters, bool to_bf16, const RecipConst& k, bool normalized = false) {
+SINLINE float recip_iter(float in, int iters, bool to_bf16, const RecipConst& k, bool normalized = false) {
     const float nx = normalized ? setsgn(in, 1) : copyman(-1.0f, in);  // -mantissa in [1, 2)
     float y = mad(k.p0, nx, k.p1);
     const uint32_t scale_bits = ~B(in);
@@ -167,7 +175,7 @@ float recip_iter(float in, int iters, bool to_bf16, const RecipConst& k, bool no
 }
 
 // ---- sqrt / rsqrt (ckernel_sfpu_sqrt.h, _calculate_sqrt_body_) -------------------------------------
-float sqrt_body(float x, bool approx, bool reciprocal) {
+SINLINE float sqrt_body(float x, bool approx, bool reciprocal) {
     const uint32_t inf = 0x7F800000u;
     const int32_t i = static_cast<int32_t>(B(x) >> 1);
     float y = F(static_cast<uint32_t>((approx ? 0x5f0b3892 : 0x5f1110a0) - i));
@@ -217,7 +225,7 @@ float sqrt_body(float x, bool approx, bool reciprocal) {
 }
 
 // ---- log (ckernel_sfpu_log.h, calculate_log_body; N. Juffa) ------------------------------------------
-float log_body(float a, bool fp32) {
+SINLINE float log_body(float a, bool fp32) {
     constexpr float kLn2Scaled = 0.693147182f * 1.19209290e-7f;
     a = mad(a, 1.0f, 0.0f);
     const int32_t e = static_cast<int32_t>(B(a) - B(0.75f)) & static_cast<int32_t>(0xFF800000u);
@@ -250,7 +258,7 @@ float log_body(float a, bool fp32) {
 }
 
 // ---- tanh (ckernel_sfpu_tanh.h) -----------------------------------------------------------------------
-float tanh_fp32(float x) {  // _sfpu_tanh_fp32_accurate_ (N. Juffa)
+SINLINE float tanh_fp32(float x) {  // _sfpu_tanh_fp32_accurate_ (N. Juffa)
     float j = mul(x, 2.0f * 1.442695f);
     float a = add(x, x);
     const int32_t i = std::min(std::abs(to_int_nearest(j, 255)), 255);
@@ -284,7 +292,7 @@ float tanh_fp32(float x) {  // _sfpu_tanh_fp32_accurate_ (N. Juffa)
     }
     return copysgn(y, x);
 }
-float tanh_poly(float x) {  // _sfpu_tanh_polynomial_x2_ (16-bit DST)
+SINLINE float tanh_poly(float x) {  // _sfpu_tanh_polynomial_x2_ (16-bit DST)
     const float a = std::fabs(x);
     float r = 5.876733921468257904052734375e-3f;
     r = mad(r, a, -6.6649019718170166015625e-2f);
@@ -295,19 +303,19 @@ float tanh_poly(float x) {  // _sfpu_tanh_polynomial_x2_ (16-bit DST)
     r = mul(r, a);
     return copysgn(std::min(r, 1.0f), x);
 }
-float tanh_approx(float x) {
+SINLINE float tanh_approx(float x) {
     static const float s[6] = {0.96191406f, 0.57617188f, 0.28710938f, 0.0964355469f, 0.0390625f, 0.0f};
     static const float c[6] = {0.0f, 0.192871094f, 0.48193359f, 0.76806641f, 0.8828125f, 1.0f};
     return lut6(x, s, c, true);
 }
 
 // ---- gelu (ckernel_sfpu_gelu.h) -------------------------------------------------------------------------
-float gelu_approx(float x) {  // calculate_gelu_appx: x/2 + piecewise-linear LUT of |x|
+SINLINE float gelu_approx(float x) {  // calculate_gelu_appx: x/2 + piecewise-linear LUT of |x|
     static const float s[6] = {0.1928f, 0.4939f, 0.6188f, 0.6099f, 0.5402f, 0.5f};
     static const float c[6] = {-0.00010443f, -0.1604f, -0.2796f, -0.2635f, -0.1194f, 0.0f};
     return add(mul(x, 0.5f), lut6(x, s, c, false));
 }
-float gelu_piecewise(float x) {  // calculate_gelu_piecewise (16-bit DST, precise mode)
+SINLINE float gelu_piecewise(float x) {  // calculate_gelu_piecewise (16-bit DST, precise mode)
     const float x2 = mul(x, x);
     if (!(x > -5.54259443f)) return 0.0f;
     const float xlog2 = mad(x2, -0.72134752044f, 127.0f);
@@ -332,7 +340,7 @@ float gelu_piecewise(float x) {  // calculate_gelu_piecewise (16-bit DST, precis
     }
     return result;
 }
-float gelu_fp32(float x) {  // 32-bit DST, precise mode: x * (1 + erf(x / sqrt 2)) / 2
+SINLINE float gelu_fp32(float x) {  // 32-bit DST, precise mode: x * (1 + erf(x / sqrt 2)) / 2
     // The LLK evaluates erf with a degree-16 rational approximation accurate to fp32 (erf(x) is
     // not modelled term by term here; libm's erff stands in, within a few fp32 ulp of it).
     if (!(x > -5.54259443f)) return x - x;
@@ -343,18 +351,18 @@ float gelu_fp32(float x) {  // 32-bit DST, precise mode: x * (1 + erf(x / sqrt 2
 }
 
 // ---- sigmoid (ckernel_sfpu_sigmoid.h, ckernel_sfpu_sigmoid_appx.h) ---------------------------------------
-float sigmoid(float x, bool fp32) {
+SINLINE float sigmoid(float x, bool fp32) {
     const float e = fp32 ? exp_fp32(F(B(x) ^ 0x80000000u)) : exp_21f(F(B(x) ^ 0x80000000u), false);
     return recip_iter(add(1.0f, e), fp32 ? 2 : 1, false, kRecipFp32);
 }
-float sigmoid_approx(float x) {  // SFPLUT: a*|x| + c per range, sign of x, then + 0.5
+SINLINE float sigmoid_approx(float x) {  // SFPLUT: a*|x| + c per range, sign of x, then + 0.5
     const float b = std::fabs(x);
     const float a = b < 1.0f ? 0.22656f : b < 2.0f ? 0.26562f : 0.0f;
     const float c = b < 1.0f ? 0.0f : b < 2.0f ? -0.04687f : 0.5f;
     return add(copysgn(mad(lut8(a), b, lut8(c)), x), 0.5f);
 }
 
-float unary_one(Unary op, float x, float p, bool approx, bool fp32) {
+SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32) {
     switch (op) {
         case Unary::Fill: return p;
         case Unary::AddScalar: return add(x, p);
@@ -426,16 +434,44 @@ Binary binary_from_name(const char* n) {
     return Binary::Unknown;
 }
 
-void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst) {
+namespace {
+// SFPLOAD reads BF16 / FP32 exactly; SFPSTORE flushes denormals and, into a 16-bit DST, truncates
+// (the LLK rounds first where the function needs it)
+template <typename Fn>
+SINLINE void each(uint32_t* tile, bool fp32_dst, Fn fn) {
+    const uint32_t keep = fp32_dst ? 0xFFFFFFFFu : 0xFFFF0000u;
     for (int i = 0; i < kTileElems; ++i) {
-        // SFPLOAD reads BF16 / FP32 exactly; SFPSTORE flushes denormals and, into a 16-bit DST,
-        // truncates (the LLK rounds first where the function needs it)
-        const float r = unary_one(op, F(tile[i]), param, approx, fp32_dst);
-        tile[i] = fpu::dst_store_sfpu(B(r), fp32_dst);
+        const uint32_t r = B(fn(F(tile[i])));
+        tile[i] = ((r & 0x7F800000u) ? r : (r & 0x80000000u)) & keep;
     }
 }
+}  // namespace
 
-void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst) {
+SFPU_HOT void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst) {
+    // one loop per (function, mode): the choice is made once per tile, not per element
+#define SFPU_CASE(pred, expr) \
+    if (pred) return each(tile, fp32_dst, [&](float x) __attribute__((always_inline)) { return (expr); })
+    const bool fp32 = fp32_dst;
+    switch (op) {
+        case Unary::Exp:
+            SFPU_CASE(approx, exp_approx(x));
+            SFPU_CASE(fp32, exp_fp32(x));
+            SFPU_CASE(true, exp_21f(x, true));
+        case Unary::Tanh:
+            SFPU_CASE(approx, tanh_approx(x));
+            SFPU_CASE(fp32, tanh_fp32(x));
+            SFPU_CASE(true, round_bf16(tanh_poly(x)));
+        case Unary::Recip:
+            SFPU_CASE(approx, recip_iter(x, 0, false, kRecipFp32));
+            SFPU_CASE(fp32, recip_iter(x, 2, false, kRecipFp32));
+            SFPU_CASE(true, recip_iter(x, 1, true, kRecipBf16));
+        default:
+            SFPU_CASE(true, unary_one(op, x, param, approx, fp32));
+    }
+#undef SFPU_CASE
+}
+
+SFPU_HOT void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst) {
     for (int i = 0; i < kTileElems; ++i) {
         const float x = F(a[i]), y = F(b[i]);
         float r = 0.0f;
@@ -473,7 +509,8 @@ void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool
                 break;
             case Binary::Unknown: break;
         }
-        out[i] = fpu::dst_store_sfpu(B(r), fp32_dst);
+        const uint32_t u = B(r);
+        out[i] = ((u & 0x7F800000u) ? u : (u & 0x80000000u)) & (fp32_dst ? 0xFFFFFFFFu : 0xFFFF0000u);
     }
 }
 
