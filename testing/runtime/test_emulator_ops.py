@@ -142,7 +142,7 @@ def test_bcast(exe, tmp_path, bcast):
     init = {"ROW": "add_bcast_rows_init", "COL": "add_bcast_cols_init",
             "SCALAR": "add_bcast_scalar_init"}[bcast]
     c = run(exe, tmp_path, {"OP_BCAST": 1, "OP_INIT": init, "OP_CALL": "add_tiles_bcast",
-                            "BCAST": bcast}, a, b)
+                            "BCAST": f"BroadcastType::{bcast}"}, a, b)
     bb = {"ROW": np.broadcast_to(b[0:1, :], b.shape), "COL": np.broadcast_to(b[:, 0:1], b.shape),
           "SCALAR": np.full_like(b, b[0, 0])}[bcast]
     d = tm.eltwise_add(src(a, "bf16", False), src(bb, "bf16", False), False)
@@ -223,8 +223,8 @@ def test_reduce(exe, tmp_path, pool, dim, fp32_acc):
     a = bf16(a)
     scale = 1.0 if pool == "MAX" else 0.5
     scaler = np.full((32, 32), scale, dtype=np.float32)
-    c = run(exe, tmp_path, {"OP_REDUCE": 1, "POOL": pool, "DIM": dim}, a, scaler,
-            out_fmt="f32", fp32_acc=fp32_acc)
+    c = run(exe, tmp_path, {"OP_REDUCE": 1, "POOL": f"PoolType::{pool}", "DIM": f"ReduceDim::{dim}"},
+            a, scaler, out_fmt="f32", fp32_acc=fp32_acc)
     if pool == "MAX":
         ref = np.zeros((32, 32), dtype=np.float32)
         ref[:, 0] = a.max(axis=1)
@@ -238,7 +238,7 @@ def test_reduce(exe, tmp_path, pool, dim, fp32_acc):
 def test_reduce_max_needs_a_unit_scaler(exe, tmp_path):
     a, _ = inputs(10)
     with pytest.raises(mockbuild.MockRuntimeError, match="scaler tile must hold 1.0"):
-        run(exe, tmp_path, {"OP_REDUCE": 1, "POOL": "MAX", "DIM": "REDUCE_ROW"}, a,
+        run(exe, tmp_path, {"OP_REDUCE": 1, "POOL": "PoolType::MAX", "DIM": "ReduceDim::REDUCE_ROW"}, a,
             np.full((32, 32), 0.5, dtype=np.float32), out_fmt="f32", fp32_acc=True)
 
 

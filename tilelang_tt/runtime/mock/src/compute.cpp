@@ -111,6 +111,14 @@ tt::DataFormat fmt(uint32_t cb, const Call& what) {
         fail_at(what, ": CB " + std::to_string(cb) + " has data format " + format_name(f) +
                       ", which the emulator's compute engine does not model (Float16_b, Float32)");
     }
+    // the unpacker and packer step through a CB by the tile size of its format
+    const uint32_t page = cb_cfg(cb, what).page_bytes;
+    if (page != tile_bytes(f)) {
+        fail_at(what, ": CB " + std::to_string(cb) + " has " + std::to_string(page) +
+                "-byte pages but its data format " + format_name(f) + " has " +
+                std::to_string(tile_bytes(f)) + "-byte tiles; the unpacker and packer address a "
+                "CB in tiles of its format (set_page_size must give the tile size)");
+    }
     return f;
 }
 
@@ -366,9 +374,9 @@ void ttmock::copy(uint32_t icb, uint32_t itile, uint32_t idst) {
 }
 
 void ttmock::transpose(uint32_t icb, uint32_t itile, uint32_t idst) {
-    const Call what = call("transpose_wh_tile", {icb, itile, idst});
+    const Call what = call("transpose_tile", {icb, itile, idst});
     ComputeState& e = started_engine(what);
-    check_mode(e, kTranspose, "transpose_wh_init(icb, ocb)", what);
+    check_mode(e, kTranspose, "transpose_init(icb)", what);
     check_src(e, true, icb, what);
     check_dst(e, idst, what, false);
     uint32_t a[kTileElems];
@@ -427,7 +435,7 @@ void ttmock::sfpu_init(const char* op) {
     }
 }
 
-void ttmock::sfpu_unary(const char* op, uint32_t idst, float param, bool approx) {
+void ttmock::sfpu_unary(const char* op, uint32_t idst, float param, int approx) {
     const Call what = call(op, {idst}, "_tile");
     ComputeState& e = started_engine(what);
     const int id = cached_id(e, 1, op, [](const char* n) { return static_cast<int>(sfpu::unary_from_name(n)); });
@@ -438,7 +446,8 @@ void ttmock::sfpu_unary(const char* op, uint32_t idst, float param, bool approx)
         fail_at(what, std::string(": call ") + (scalar ? "binop_with_scalar" : op) + "_tile_init() first");
     }
     check_dst(e, idst, what, false);
-    sfpu::unary(f, e.dst[idst], param, approx, e.fp32_dest_acc);
+    sfpu::unary(f, e.dst[idst], param, approx == kApproxFromConfig ? e.approx : approx != 0,
+                e.fp32_dest_acc);
     e.dst_written[idst] = true;
     count(e, kCntSfpu + id, op, "sfpu_");
 }
