@@ -228,18 +228,16 @@ void ttmock::fpu_init(const char* mode, uint32_t icb0, uint32_t icb1, uint32_t a
     ComputeState& e = started_engine(what);
     fmt(icb0, what);
     fmt(icb1, what);
-    e.fpu_mode = mode;
-    if (e.fpu_mode == "matmul") e.matmul_transpose = arg != 0;
-    if (e.fpu_mode.size() > 6 && e.fpu_mode.substr(e.fpu_mode.size() - 6) == "_bcast") {
-        e.bcast_type = static_cast<int>(arg);
-    }
-    if (e.fpu_mode == "reduce") {
+    int op = cached_id(e, 0, mode, [](const char* m) { return static_cast<int>(fpu_op_of(m)); });
+    if (op == kCopy && arg != 0) op = kCopyTranspose;
+    if (op == kMatmul) e.matmul_transpose = arg != 0;
+    if (op == kAddBcast || op == kSubBcast || op == kMulBcast) e.bcast_type = static_cast<int>(arg);
+    if (op == kReduce) {
         e.reduce_pool = static_cast<int>(arg / 4);
         e.reduce_dim = static_cast<int>(arg % 4);
     }
-    if (e.fpu_mode == "copy" && arg != 0) e.fpu_mode = "copy_transpose";
-    e.fpu_op = e.fpu_mode == "copy_transpose" ? kCopyTranspose
-                                              : cached_id(e, 0, mode, [](const char* m) { return static_cast<int>(fpu_op_of(m)); });
+    if (op != e.fpu_op || op == kOtherOp) e.fpu_mode = op == kCopyTranspose ? "copy_transpose" : mode;
+    e.fpu_op = op;
 }
 
 void ttmock::reconfig_srca(uint32_t cb) {
@@ -424,15 +422,14 @@ bool is_scalar_op(sfpu::Unary u) {
 
 void ttmock::sfpu_init(const char* op) {
     ComputeState& e = started_engine(call(op, {}, "_tile_init"));
-    e.sfpu_mode = op;
-    const std::string name = op;
-    if (name == "binop_with_scalar") {
-        e.sfpu_op = kScalarInit;
-    } else if (name.size() > 7 && name.compare(name.size() - 7, 7, "_binary") == 0) {
-        e.sfpu_op = kBinaryBase + static_cast<int>(sfpu::binary_from_name(name.substr(0, name.size() - 7).c_str()));
-    } else {
-        e.sfpu_op = static_cast<int>(sfpu::unary_from_name(op));
-    }
+    e.sfpu_op = cached_id(e, 3, op, [](const char* n) {
+        const std::string name = n;
+        if (name == "binop_with_scalar") return kScalarInit;
+        if (name.size() > 7 && name.compare(name.size() - 7, 7, "_binary") == 0) {
+            return kBinaryBase + static_cast<int>(sfpu::binary_from_name(name.substr(0, name.size() - 7).c_str()));
+        }
+        return static_cast<int>(sfpu::unary_from_name(n));
+    });
 }
 
 void ttmock::sfpu_unary(const char* op, uint32_t idst, float param, int approx) {

@@ -96,10 +96,9 @@ struct ComputeState {
                    pack = tt::DataFormat::Invalid;
     std::string fpu_mode;   // "matmul", "add", "sub", "mul", "copy", "bcast_*", "reduce", ...
     int fpu_op = 0;         // fpu_mode as compute.cpp's FpuOp (checked per tile without strings)
-    std::string sfpu_mode;  // last <op>_tile_init
-    int sfpu_op = -1;       // sfpu_mode as compute.cpp's SFPU op id
+    int sfpu_op = -1;       // the last <op>_tile_init, as compute.cpp's SFPU op id
     uint64_t* op_counter[64] = {};  // this core's tile_ops counters, by compute.cpp's op id
-    std::pair<const char*, int> name_cache[3][8] = {};  // API name literal -> id (compute.cpp)
+    std::pair<const char*, int> name_cache[4][8] = {};  // API name literal -> id (compute.cpp)
     bool matmul_transpose = false;
     int bcast_type = 0;
     int reduce_pool = 0, reduce_dim = 0;
