@@ -175,7 +175,8 @@ _compute("binop_with_scalar_tile_init", "binop_with_scalar_tile_init()",
          "eltwise_unary/binop_with_scalar.h")
 for _name in (*ELTWISE_BINARY, "div", "rsub"):
     _compute(f"{_name}_unary_tile",
-             f"{_name}_unary_tile(idst, bits): DST[idst] {_name} the float32 scalar `bits`",
+             f"{_name}_unary_tile(idst, bits): DST[idst] {_name} the float32 scalar `bits`"
+             + (" (the SDK multiplies by `bits`: pass the divisor's reciprocal)" if _name == "div" else ""),
              "eltwise_unary/binop_with_scalar.h")
 for _name, _header in SFPU_UNARY.items():
     _header = _header.removeprefix(_COMPUTE)

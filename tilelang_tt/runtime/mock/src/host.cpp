@@ -20,6 +20,9 @@
 #ifndef TTMOCK_INCLUDE_DIR
 #error "TTMOCK_INCLUDE_DIR must point at the mock headers"
 #endif
+#ifndef TTMOCK_KERNEL_FLAGS  // optimisation of JIT-compiled kernels (mockbuild.py sets it)
+#define TTMOCK_KERNEL_FLAGS "-O2"
+#endif
 #ifndef TTMOCK_CXX
 #define TTMOCK_CXX "c++"
 #endif
@@ -138,7 +141,8 @@ void* compile_kernel(const KernelDesc& k) {
         flags << " -include api/dataflow/dataflow_api.h -DNOC_INDEX="
               << (k.kind == KernelKind::Reader ? 1 : 0);
     }
-    const std::string key_text = std::string(TTMOCK_VERSION) + "\n" + TTMOCK_CXX + "\n" +
+    const std::string key_text = std::string(TTMOCK_VERSION) + "\n" + TTMOCK_CXX + " " +
+                                 TTMOCK_KERNEL_FLAGS + "\n" +
                                  flags.str() + "\n" + source;
     char hex[17];
     std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(fnv1a(key_text)));
@@ -153,7 +157,7 @@ void* compile_kernel(const KernelDesc& k) {
         std::string src_dir = k.path.substr(0, k.path.find_last_of('/') == std::string::npos
                                                    ? 0 : k.path.find_last_of('/'));
         std::ostringstream cmd;
-        cmd << TTMOCK_CXX << " -std=c++20 -O1 -fPIC -shared -w";
+        cmd << TTMOCK_CXX << " -std=c++20 " << TTMOCK_KERNEL_FLAGS << " -fPIC -shared -w";
         if (!src_dir.empty()) cmd << " -I'" << src_dir << "'";
         cmd << " -I'" << TTMOCK_INCLUDE_DIR << "' " << flags.str() << " '" << k.path << "' -o '"
             << tmp << "' > '" << log << "' 2>&1";
@@ -251,6 +255,7 @@ void launch(ProgramImpl& p) {
                 f.compute->fp32_dest_acc = k.compute.fp32_dest_acc_en;
                 f.compute->full_sync = k.compute.dst_full_sync_en;
                 f.compute->fidelity = k.compute.math_fidelity;
+                f.compute->approx = k.compute.math_approx_mode;
                 f.compute->unpack_to_dest = k.compute.unpack_to_dest_mode;
             }
             d.cores[f.core].active = true;

@@ -24,12 +24,16 @@ void transpose(uint32_t icb, uint32_t itile, uint32_t idst);
 void reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32_t itile,
             uint32_t iscaler, uint32_t idst);
 void sfpu_init(const char* op);
-void sfpu_unary(const char* op, uint32_t idst, float param);
+// approx: the function's approximate mode as the SDK selects it: 0 / 1 from a template argument
+// of the tile call, kApproxFromConfig for the functions whose LLK reads APPROX (math_approx_mode)
+constexpr int kApproxFromConfig = -1;
+void sfpu_unary(const char* op, uint32_t idst, float param, int approx = 0);
 void sfpu_binary(const char* op, uint32_t idst0, uint32_t idst1, uint32_t odst);
 void pack(uint32_t idst, uint32_t ocb, uint32_t out_index, bool out_of_order);
 void reconfig_srca(uint32_t cb);
 void reconfig_srcb(uint32_t cb);
 void reconfig_pack(uint32_t cb);
+void pack_l1_acc(bool enable);  // pack_reconfig_l1_acc: the packer adds to the L1 tile
 void regs(const char* step);
 [[noreturn]] void unsupported(const char* what);  // an SDK feature the emulator does not model
 }  // namespace ttmock

@@ -7,7 +7,7 @@ namespace ckernel {
 template <VectorMode vec_mode = VectorMode::RC, bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void sigmoid_tile(uint32_t idst) {
     static_assert(vec_mode == VectorMode::RC, "the emulator models VectorMode::RC only");
-    ttmock::sfpu_unary("sigmoid", idst, 0.0f);
+    ttmock::sfpu_unary("sigmoid", idst, 0.0f, fast_and_approx);
 }
 template <bool fast_and_approx = false>
 ALWI void sigmoid_tile_init() { ttmock::sfpu_init("sigmoid"); }
@@ -18,7 +18,7 @@ ALWI void log_tile(uint32_t idst) { ttmock::sfpu_unary("log", idst, 0.0f); }
 template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void tanh_tile_init() { ttmock::sfpu_init("tanh"); }
 template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void tanh_tile(uint32_t idst) { ttmock::sfpu_unary("tanh", idst, 0.0f); }
+ALWI void tanh_tile(uint32_t idst) { ttmock::sfpu_unary("tanh", idst, 0.0f, fast_and_approx); }
 ALWI void abs_tile(uint32_t idst) { ttmock::sfpu_unary("abs", idst, 0.0f); }
 ALWI void abs_tile_init() { ttmock::sfpu_init("abs"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>

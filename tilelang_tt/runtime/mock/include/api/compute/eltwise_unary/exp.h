@@ -24,6 +24,6 @@ ALWI void exp_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC, uint1
     static_assert(!scale_en, "the emulator models exp without input scaling");
     if (vector_mode != VectorMode::RC) ttmock::unsupported("exp_tile with a VectorMode other than RC");
     (void)scale;
-    ttmock::sfpu_unary("exp", idst, 0.0f);
+    ttmock::sfpu_unary("exp", idst, 0.0f, approx);
 }
 }  // namespace ckernel

@@ -6,5 +6,5 @@ namespace ckernel {
 template <bool fast_and_approx = true, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void gelu_tile_init() { ttmock::sfpu_init("gelu"); }
 template <bool fast_and_approx = true, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void gelu_tile(uint32_t idst) { ttmock::sfpu_unary("gelu", idst, 0.0f); }
+ALWI void gelu_tile(uint32_t idst) { ttmock::sfpu_unary("gelu", idst, 0.0f, fast_and_approx); }
 }  // namespace ckernel

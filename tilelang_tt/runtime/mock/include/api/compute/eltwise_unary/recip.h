@@ -14,6 +14,8 @@ template <
     ReciprocalApproxMode approx_mode = ReciprocalApproxMode::Default>
 ALWI void recip_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC) {
     if (vector_mode != VectorMode::RC) ttmock::unsupported("recip_tile with a VectorMode other than RC");
-    ttmock::sfpu_unary("recip", idst, 0.0f);
+    ttmock::sfpu_unary("recip", idst, 0.0f,
+                       approx_mode == ReciprocalApproxMode::Default ? ttmock::kApproxFromConfig
+                                                                    : approx_mode == ReciprocalApproxMode::Approximate);
 }
 }  // namespace ckernel

@@ -6,5 +6,5 @@ namespace ckernel {
 enum class RsqrtMode { Default, Fast };
 ALWI void rsqrt_tile_init() { ttmock::sfpu_init("rsqrt"); }
 template <RsqrtMode mode = RsqrtMode::Default, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void rsqrt_tile(uint32_t idst) { ttmock::sfpu_unary("rsqrt", idst, 0.0f); }
+ALWI void rsqrt_tile(uint32_t idst) { ttmock::sfpu_unary("rsqrt", idst, 0.0f, ttmock::kApproxFromConfig); }
 }  // namespace ckernel
