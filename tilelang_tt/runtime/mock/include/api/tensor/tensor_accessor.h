@@ -1,9 +1,11 @@
 // tilelang-tt mock TT-Metalium: TensorAccessor over an interleaved buffer.
-// Host side, TensorAccessorArgs(buffer).append_to(args) appends one word: bit 0 = DRAM (else
-// L1), bit 1 = sharded. Device side, TensorAccessorArgs<offset>() reads it at compile time.
+// Host side, TensorAccessorArgs(buffer).append_to(args) appends two words, as the SDK does for an
+// interleaved buffer: the ArgsConfig word (tensor_accessor::ArgConfig bits: IsDram, Sharded) and
+// the aligned page size. Device side, TensorAccessorArgs<offset>() reads them at compile time.
 #pragma once
 #include <cstdint>
 
+#include "hostdevcommon/tensor_accessor/arg_config.hpp"
 #include "ttmock/kernel_args.h"
 
 namespace ttmock {
@@ -15,11 +17,11 @@ void sharded_accessor_unsupported();
 template <uint32_t CTA_OFFSET>
 struct TensorAccessorArgs {
     static constexpr uint32_t config = get_compile_time_arg_val(CTA_OFFSET);
-    static constexpr bool is_dram = (config & 1u) != 0;
-    static constexpr bool is_sharded = (config & 2u) != 0;
+    static constexpr bool is_dram = (config & static_cast<uint32_t>(tensor_accessor::ArgConfig::IsDram)) != 0;
+    static constexpr bool is_sharded = (config & static_cast<uint32_t>(tensor_accessor::ArgConfig::Sharded)) != 0;
     constexpr TensorAccessorArgs() = default;
-    static constexpr uint32_t next_compile_time_args_offset() { return CTA_OFFSET + 1; }
-    static constexpr uint32_t compile_time_args_skip() { return 1; }
+    static constexpr uint32_t next_compile_time_args_offset() { return CTA_OFFSET + 2; }
+    static constexpr uint32_t compile_time_args_skip() { return 2; }
 };
 
 template <typename Args>
