@@ -4,6 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import tvm
 from tvm import tirx
@@ -68,8 +72,31 @@ def generate(mod: tvm.IRModule) -> tuple[dict, dict]:
     return sources, plan
 
 
+# When set to a directory, every compiled project is also saved there as <kernel>-<digest>/
+# (one copy per distinct content): CI checks all of them against the real SDK.
+SAVE_PROJECTS_ENV = "TILELANG_TT_SAVE_PROJECTS"
+
+
+def _save_project_copy(art: Artifact) -> None:
+    root = os.environ.get(SAVE_PROJECTS_ENV)
+    if not root:
+        return
+    final = Path(root) / f"{art.name}-{art.digest()}"
+    if final.exists():
+        return
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".save-", dir=final.parent))
+    art.save(tmp)
+    try:
+        tmp.rename(final)
+    except OSError:  # saved concurrently by another process
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def compile(func, target="tenstorrent", out_idx=None, *, dump_ir=None) -> Artifact:  # noqa: A001
     """Compile a kernel for Tenstorrent; see :class:`Artifact` for running it."""
     mod = lower(func, target, dump_ir=dump_ir)
     sources, plan = generate(mod)
-    return Artifact(sources=sources, plan=plan, module=mod, out_idx=out_idx)
+    art = Artifact(sources=sources, plan=plan, module=mod, out_idx=out_idx)
+    _save_project_copy(art)
+    return art
