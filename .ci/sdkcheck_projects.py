@@ -5,7 +5,7 @@ usage: sdkcheck_projects.py PROJECTS_DIR [SDKCHECK]
 
 PROJECTS_DIR holds one directory per generated project (what compiling with
 TILELANG_TT_SAVE_PROJECTS=PROJECTS_DIR leaves, one copy per distinct content). The device
-kernels of every project are checked; the host program of one project per distinct main.cpp
+kernels of every project are checked, warnings as errors (the SDK's JIT builds with -Werror); the host program of one project per distinct main.cpp
 (linking it against the real libtt_metal.so through the mock host headers). Exits non-zero on
 any error in generated code or host API mismatch; sdkcheck's exit 3 (errors inside the SDK
 environment only) counts as clean.
@@ -44,7 +44,8 @@ def main() -> int:
         return 2
     projects_dir = Path(sys.argv[1]).resolve()
     sdkcheck = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT.parent / "shared" / "tools" / "sdkcheck" / "sdkcheck.sh"
-    projects = sorted(p for p in projects_dir.iterdir() if (p / "tt.plan.json").exists()) if projects_dir.is_dir() else []
+    projects = sorted(p for p in projects_dir.iterdir()
+                      if not p.name.startswith(".") and (p / "tt.plan.json").exists()) if projects_dir.is_dir() else []
     if not projects:
         print(f"sdkcheck_projects: no generated projects under {projects_dir}")
         return 1
@@ -52,7 +53,7 @@ def main() -> int:
     for p in projects:
         by_host.setdefault(hashlib.sha256((p / "main.cpp").read_bytes()).hexdigest(), p)
     print(f"sdkcheck_projects: {len(projects)} projects, {len(by_host)} distinct host programs")
-    device_code, _ = run(sdkcheck, ["--device-only", str(projects_dir)], projects_dir.parent / "sdkcheck-device.json")
+    device_code, _ = run(sdkcheck, ["--device-only", "--werror", *map(str, projects)], projects_dir.parent / "sdkcheck-device.json")
     host_code, _ = run(sdkcheck, ["--host-only", "--host-include", str(MOCK_INCLUDE), *map(str, by_host.values())],
                        projects_dir.parent / "sdkcheck-host.json")
     failed = [what for what, code in (("device", device_code), ("host", host_code)) if code not in (0, 3)]
