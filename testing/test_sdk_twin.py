@@ -1,98 +1,91 @@
-"""The mock host headers are TT-Metalium 0.81.1's twin, checked against the real library.
+"""The mock device API is the twin of the real TT-Metalium 0.81.1 device API (testing/sdk_twin.py):
+every declaration the mock's api/ headers offer exists in the SDK, with the same signature, through
+the same header; and the comparison notices when one mock declaration is changed.
 
-A generated main.cpp compiled against the mock headers must link against the libtt_metal.so of
-the official ttnn==0.81.1 wheel (sdkcheck --host-only): every non-inline function it takes from
-the mock has the SDK's namespace, name and parameter types. Functions the mock defines inline
-must not be ones the library exports (the SDK defines them in its headers too). A mock
-declaration changed to differ must make the check fail.
-
-Needs sdkcheck's environment (bash ../shared/tools/sdkcheck/setup.sh). Without it these tests
-skip, unless REQUIRE_ENV is set (CI sets it): then they fail.
+Needs the sdkcheck environment (../shared/tools/sdkcheck/setup.sh). Without it the tests skip,
+unless TT_REQUIRE_SDKCHECK=1 (set by .ci/run), where a missing environment is a failure.
 """
 
 import os
 import re
 import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
-import kernels
-import tilelang_tt
-from tilelang_tt.codegen.cmake import mock_dir
+import sdk_twin
 
-REQUIRE_ENV = "TILELANG_TT_REQUIRE_SDKCHECK"
-ROOT = Path(__file__).resolve().parent.parent
-SDKCHECK = Path(os.environ.get("TILELANG_TT_SDKCHECK", ROOT.parent / "shared" / "tools" / "sdkcheck" / "sdkcheck.sh"))
+try:
+    sdk_twin.load_sdkcheck()
+    MISSING = None
+except sdk_twin.Unavailable as e:
+    MISSING = str(e)
 
-
-def sdkcheck(*args):
-    return subprocess.run(["bash", str(SDKCHECK), *map(str, args)], capture_output=True, text=True,
-                          timeout=600)
-
-
-@pytest.fixture(scope="module")
-def sdk():
-    problem = None
-    if not SDKCHECK.exists():
-        problem = f"sdkcheck not found at {SDKCHECK}"
-    else:
-        probe = sdkcheck("--host-symbols", r"^tt::tt_metal::CreateProgram\(")
-        if probe.returncode != 0 or "tt::tt_metal::CreateProgram()" not in probe.stdout:
-            problem = f"sdkcheck environment missing (run setup.sh): {probe.stdout}{probe.stderr}"
-    if problem:
-        if os.environ.get(REQUIRE_ENV):
-            pytest.fail(f"{REQUIRE_ENV} is set but {problem}")
-        pytest.skip(problem)
+if MISSING and os.environ.get("TT_REQUIRE_SDKCHECK") == "1":
+    pytest.fail(f"TT_REQUIRE_SDKCHECK=1 but the sdkcheck environment is missing: {MISSING}",
+                pytrace=False)
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"sdkcheck environment: {MISSING}")
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    art = tilelang_tt.compile(kernels.matmul(64, 64, 64, 32, 32, 32), out_idx=-1)
-    return art.save(tmp_path_factory.mktemp("twin") / "gemm")
+def test_mock_device_headers_are_the_sdks_twin():
+    findings = sdk_twin.compare(jobs=2)
+    assert not findings, "mock device API differs from TT-Metalium 0.81.1:\n" + "\n".join(map(str, findings))
 
 
-def host_check(project, include, *extra):
-    proc = sdkcheck("--host-only", "--host-include", include, *extra, project)
-    return proc.returncode, proc.stdout + proc.stderr
+# one edit of one mock header each, and a piece of what the report must say about it
+MUTATIONS = [
+    # a default argument's value
+    ("api/compute/pack.h", "std::uint32_t output_tile_index = 0)", "std::uint32_t output_tile_index = 1)",
+     "ckernel::pack_tile"),
+    # a parameter type
+    ("api/compute/matmul.h", "std::uint32_t in1_tile_index,", "std::uint16_t in1_tile_index,",
+     "ckernel::matmul_tiles"),
+    # a template parameter's default
+    ("api/compute/compute_kernel_hw_startup.h", "template <SrcOrder src_order = SrcOrder::Regular>",
+     "template <SrcOrder src_order = SrcOrder::Reverse>", "ckernel::compute_kernel_hw_startup"),
+    # a name the SDK has removed
+    ("api/compute/transpose.h", "ALWI void transpose_init(", "ALWI void transpose_wh_init(",
+     "the SDK declares no ckernel::transpose_wh_init"),
+    # a name the SDK deprecates (same signature as its replacement)
+    ("api/compute/tile_move_copy.h", "ALWI void copy_init(", "ALWI void copy_tile_to_dst_init_short(",
+     "deprecated in the SDK"),
+    # a declaration in a header that does not declare it in the SDK
+    ("api/compute/eltwise_unary/relu.h", "ALWI void relu_tile_init()",
+     "ALWI void abs_tile_init() {}\nALWI void relu_tile_init()", "abs_tile_init"),
+    # a header that no longer offers what the SDK's offers (an include dropped)
+    ("api/compute/pack.h", '#include "api/compute/reconfig_data_format.h"\n', "",
+     "the SDK declares it through api/compute/pack.h, the mock does not", ["api/compute/reconfig_data_format.h"]),
+    # a member of a class template
+    ("api/tensor/tensor_accessor.h", "const uint32_t offset = 0, uint8_t noc = noc_index) const {",
+     "const uint32_t offset = 0, uint8_t noc = 0) const {", "TensorAccessor::get_noc_addr"),
+    # the namespace
+    ("api/dataflow/dataflow_api.h", "FORCE_INLINE\nuint32_t get_write_ptr(uint32_t operand) {",
+     "namespace ttmock_x { inline uint32_t get_write_ptr(uint32_t) { return 0; } }\n"
+     "FORCE_INLINE\nuint32_t get_write_ptr(uint32_t operand) {", "ttmock_x::get_write_ptr"),
+    # a macro the SDK does not define
+    ("api/compute/common_globals.h", "#define ALWI", "#define MOCK_ONLY_MACRO 1\n#define ALWI",
+     "macro MOCK_ONLY_MACRO"),
+]
 
 
-def test_generated_host_program_links_against_the_real_library(sdk, project):
-    code, out = host_check(project, mock_dir() / "include", "-v")
-    assert code == 0, out
-    linked = re.search(r"main\.cpp takes (\d+) function\(s\) from the host library; (\d+) of them link", out)
-    assert linked and int(linked.group(1)) >= 20 and linked.group(1) == linked.group(2), out
-    # what the mock defines inline (or as templates), the real library must not export
-    inline = [line.split("inline:", 1)[1].strip() for line in out.splitlines() if "inline:" in line]
-    assert inline, out
-    pattern = "^(" + "|".join(re.escape(name) for name in inline) + ")$"
-    exported = sdkcheck("--host-symbols", pattern)
-    assert exported.returncode == 0, exported.stderr
-    clashes = [line for line in exported.stdout.splitlines() if line and not line.startswith("#")]
-    assert not clashes, f"inline in the mock headers but exported by libtt_metal.so: {clashes}"
-
-
-ALTERATIONS = {
-    # the mock's former Finish(MeshCommandQueue&): 0.81.1 takes a span of sub-device ids
-    "Finish": ("tt-metalium/distributed.hpp",
-               "void Finish(MeshCommandQueue& mesh_cq, ttsl::Span<const SubDeviceId> sub_device_ids = {});",
-               "void Finish(MeshCommandQueue& mesh_cq);"),
-    # a parameter type: runtime args as 64-bit words
-    "SetRuntimeArgs": ("tt-metalium/host_api.hpp",
-                       "    std::initializer_list<uint32_t> runtime_args);",
-                       "    std::initializer_list<uint64_t> runtime_args);"),
-}
-
-
-@pytest.mark.parametrize("name", ["Finish", "SetRuntimeArgs"])
-def test_an_altered_mock_declaration_is_a_host_api_mismatch(sdk, project, tmp_path, name):
+@pytest.mark.parametrize("header,old,new,expect,also", [(*m, [])[:5] for m in MUTATIONS],
+                         ids=[m[0] + ":" + m[3].split()[0] for m in MUTATIONS])
+def test_a_changed_mock_declaration_is_reported(tmp_path, header, old, new, expect, also):
     include = tmp_path / "include"
-    shutil.copytree(mock_dir() / "include", include)
-    header, old, new = ALTERATIONS[name]
-    text = (include / header).read_text()
-    assert old in text, f"{header} no longer declares {old!r}"
-    (include / header).write_text(text.replace(old, new))
-    code, out = host_check(project, include)
-    assert code == 1, out
-    assert "[host API mismatch]" in out and f"{name}(" in out, out
+    shutil.copytree(sdk_twin.MOCK_INCLUDE, include)
+    path = include / header
+    text = path.read_text()
+    assert text.count(old) == 1, f"{old!r} not (once) in {header}"
+    path.write_text(text.replace(old, new))
+    findings = sdk_twin.compare(include, tmp_path / "work", jobs=2, only=[header, *also],
+                                all_passes=False)
+    report = "\n".join(map(str, findings))
+    assert findings and expect in report, f"{header} mutated, expected {expect!r} in:\n{report}"
+
+
+def test_a_mock_header_the_sdk_lacks_is_reported(tmp_path):
+    include = tmp_path / "include"
+    shutil.copytree(sdk_twin.MOCK_INCLUDE, include)
+    shutil.copy(include / "api/compute/transpose.h", include / "api/compute/transpose_wh.h")
+    findings = sdk_twin.compare(include, tmp_path / "work", jobs=2, only=["api/compute/transpose_wh.h"],
+                                all_passes=False)
+    assert any(re.search(r"no header api/compute/transpose_wh\.h", str(f)) for f in findings)

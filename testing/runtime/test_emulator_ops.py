@@ -108,7 +108,7 @@ def test_bcast(exe, tmp_path, bcast, ref):
     init = {"ROW": "add_bcast_rows_init", "COL": "add_bcast_cols_init",
             "SCALAR": "add_bcast_scalar_init"}[bcast]
     c = run(exe, tmp_path, {"OP_BCAST": 1, "OP_INIT": init, "OP_CALL": "add_tiles_bcast",
-                            "BCAST": bcast}, a, b)
+                            "BCAST": f"BroadcastType::{bcast}"}, a, b)
     np.testing.assert_array_equal(c, bf16(ref(a, b)))
 
 
@@ -145,7 +145,7 @@ def test_reduce(exe, tmp_path, pool, dim):
     a[3, :] = -np.abs(a[3, :]) - 1  # an all-negative row: MAX must not clip it at DST's zero
     a = bf16(a)
     scaler = np.full((32, 32), 0.5, dtype=np.float32)
-    c = run(exe, tmp_path, {"OP_REDUCE": 1, "POOL": pool, "DIM": dim}, a, scaler,
+    c = run(exe, tmp_path, {"OP_REDUCE": 1, "POOL": f"PoolType::{pool}", "DIM": f"ReduceDim::{dim}"}, a, scaler,
             out_fmt="f32", fp32_acc=True)
     f = (lambda x, axis: np.max(x * 0.5, axis=axis)) if pool == "MAX" else \
         (lambda x, axis: np.sum(x * 0.5, axis=axis))

@@ -44,6 +44,14 @@ tt::DataFormat fmt(uint32_t cb, const std::string& what) {
         fail(what + ": CB " + std::to_string(cb) + " has data format " + format_name(f) +
              ", which the emulator's compute engine does not model (Float16_b, Float32)");
     }
+    // the unpacker and packer step through a CB by the tile size of its format
+    const uint32_t page = cb_cfg(cb, what).page_bytes;
+    if (page != tile_bytes(f)) {
+        fail(what + ": CB " + std::to_string(cb) + " has " + std::to_string(page) +
+             "-byte pages but its data format " + format_name(f) + " has " +
+             std::to_string(tile_bytes(f)) + "-byte tiles; the unpacker and packer address a "
+             "CB in tiles of its format (set_page_size must give the tile size)");
+    }
     return f;
 }
 
@@ -328,10 +336,10 @@ void ttmock::copy(uint32_t icb, uint32_t itile, uint32_t idst) {
 }
 
 void ttmock::transpose(uint32_t icb, uint32_t itile, uint32_t idst) {
-    const std::string what = "transpose_wh_tile(" + std::to_string(icb) + ", " +
+    const std::string what = "transpose_tile(" + std::to_string(icb) + ", " +
                              std::to_string(itile) + ", " + std::to_string(idst) + ")";
     ComputeState& e = started_engine(what);
-    check_mode(e, "transpose", "transpose_wh_init(icb, ocb)", what);
+    check_mode(e, "transpose", "transpose_init(icb)", what);
     check_src(e, true, icb, what);
     check_dst(e, idst, what, false);
     static thread_local float a[kTileElems], out[kTileElems];

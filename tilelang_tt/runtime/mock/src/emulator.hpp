@@ -49,6 +49,8 @@ struct CBState {
     uint32_t pack_pos = 0;              // next sequential pack position in the reserved region
     uint64_t stalls_reserve = 0, stalls_wait = 0;
     uint64_t pushed_total = 0, popped_total = 0;
+    std::string pusher, popper;  // the kernels that pushed / popped last (for messages)
+    std::string last_push;       // the last cb_push_back call
 };
 
 struct PendingTransfer {
@@ -127,12 +129,18 @@ struct Fiber {
     std::string last_call;
 };
 
+// An interleaved DRAM buffer: page p lives in bank p % banks at base + (p / banks) * aligned.
+struct DramBuffer {
+    uint64_t base = 0, pages = 0, page_size = 0, aligned = 0;
+};
+
 struct Device {
     Profile prof;
     std::vector<Core> cores;
     uint8_t* l1_region = nullptr;
     std::vector<std::vector<uint8_t>> dram;  // per bank
     std::vector<uint64_t> dram_top;          // per-bank bump allocator (bytes)
+    std::vector<DramBuffer> dram_buffers;    // every buffer allocated (NOC accesses must hit one)
     uint32_t sem_count = 0;
     std::string stats_path;
     Core& core_at(uint32_t x, uint32_t y) { return cores[y * prof.grid_x + x]; }

@@ -95,13 +95,19 @@ void* compile_kernel(const KernelDesc& k) {
     static std::map<std::string, void*> loaded;
     const std::string source = read_file(k.path);
     std::ostringstream flags;
-    flags << "-DKERNEL_COMPILE_TIME_ARGS=";
-    for (uint32_t a : k.compile_args) flags << a << "u,";
+    if (!k.compile_args.empty()) {  // as the SDK's JIT: -DKERNEL_COMPILE_TIME_ARGS=a,b,c
+        flags << "-DKERNEL_COMPILE_TIME_ARGS=";
+        for (size_t i = 0; i < k.compile_args.size(); ++i) flags << (i ? "," : "") << k.compile_args[i];
+    }
     for (const auto& [name, value] : k.defines) flags << " '-D" << name << "=" << value << "'";
+    // what the SDK's firmware wrapper puts in front of the kernel: for compute kernels
+    // `using namespace ckernel;` and DST_ACCUM_MODE, for data movement kernels the dataflow API
     if (k.kind == KernelKind::Compute) {
-        flags << " -DMATH_FIDELITY=" << static_cast<int>(k.compute.math_fidelity)
-              << " -DDST_ACCUM_MODE=" << (k.compute.fp32_dest_acc_en ? "true" : "false")
-              << " -DAPPROX=" << (k.compute.math_approx_mode ? "true" : "false");
+        flags << " -include ttmock/jit_compute.h -DTTMOCK_DST_ACCUM_MODE="
+              << (k.compute.fp32_dest_acc_en ? "true" : "false");
+    } else {
+        flags << " -include api/dataflow/dataflow_api.h -DNOC_INDEX="
+              << (k.kind == KernelKind::Reader ? 1 : 0);
     }
     const std::string key_text = std::string(TTMOCK_VERSION) + "\n" + TTMOCK_CXX + "\n" +
                                  flags.str() + "\n" + source;
@@ -232,13 +238,15 @@ void launch(tt::tt_metal::detail::ProgramImpl& p) {
     for (const Core& c : d.cores) {
         if (!c.active) continue;
         for (int i = 0; i < kMaxCBs; ++i) {
-            if (c.cb_cfg[i].used && c.cb[i].filled != 0) {
-                host_fail("program finished with " + std::to_string(c.cb[i].filled) +
-                          " unconsumed page(s) in CB " + std::to_string(i) + " on core (" +
-                          std::to_string(c.x) + "," + std::to_string(c.y) + "): the producer pushed " +
-                          std::to_string(c.cb[i].pushed_total) + " pages, the consumer popped " +
-                          std::to_string(c.cb[i].popped_total));
-            }
+            const CBState& s = c.cb[i];
+            if (!c.cb_cfg[i].used || s.filled == 0) continue;
+            host_fail("program finished with " + std::to_string(s.filled) + " unconsumed page(s) in CB " +
+                      std::to_string(i) + " on core (" + std::to_string(c.x) + "," + std::to_string(c.y) +
+                      "): " + s.pusher + " pushed " + std::to_string(s.pushed_total) +
+                      " page(s) (last call: " + s.last_push + "), " +
+                      (s.popped_total ? s.popper + " popped " + std::to_string(s.popped_total)
+                                      : std::string("no kernel popped any")) +
+                      "; every pushed page must be popped before the program ends");
         }
     }
 }
@@ -537,6 +545,7 @@ std::shared_ptr<MeshBuffer> MeshBuffer::create(const MeshBufferConfig& config, c
         d.dram_top[i] = base + per_bank * stride;
         if (d.dram[i].size() < d.dram_top[i]) d.dram[i].resize(d.dram_top[i]);
     }
+    d.dram_buffers.push_back({base, pages, local.page_size, stride});
     return std::shared_ptr<MeshBuffer>(new MeshBuffer(config, local, base, replicated->size, mesh_device));
 }
 
