@@ -15,6 +15,7 @@ CASES = {
     "gemm_seed_64_bf16acc": lambda: kernels.matmul(128, 128, 256, 64, 64, 64,
                                                    accum_dtype="bfloat16"),
     "gemm_nt_128": lambda: kernels.matmul_nt(256, 128, 192, 128, 64, 32),
+    "gemm_one_k_step": lambda: kernels.matmul(128, 256, 32, 128, 128, 32),
     "gemm_nt_many_blocks": lambda: kernels.matmul_nt(576, 320, 64, 32, 32, 32),
     "add_shared_bf16": lambda: kernels.elementwise_add_shared(128, 96, 32, 32),
     "add_shared_f32_64": lambda: kernels.elementwise_add_shared(128, 128, 64, 64, "float32"),
@@ -37,6 +38,15 @@ def test_files(art):
 def test_protocol_balanced(art):
     for fname in ("reader.cpp", "compute.cpp", "writer.cpp"):
         assert_balanced(art.sources[fname], fname)
+
+
+def test_no_unused_constants(art):
+    # the SDK's JIT builds kernels with -Werror: an unused constant (a CB the kernel never
+    # names, e.g. a spill CB of a one-step K loop) fails the build on hardware
+    for fname in ("reader.cpp", "compute.cpp", "writer.cpp"):
+        src = art.sources[fname]
+        for name in re.findall(r"constexpr (?:uint32_t|auto) (\w+) =", src):
+            assert len(re.findall(rf"\b{name}\b", src)) > 1, f"{fname}: {name} is never used"
 
 
 def test_no_tir_left(art):

@@ -136,9 +136,10 @@ def test_kernel_that_does_not_compile_is_reported(add128):
 def test_matrix_engine_reading_an_unpack_to_dest_cb():
     art = tilelang_tt.compile(kernels.softmax(64, 128, 32, "float32"), out_idx=-1)
     x_s = next(c["id"] for c in art.plan["circular_buffers"] if c["name"] == "X_s")
-    line = "std::vector<UnpackToDestMode> unpack_to_dest(NUM_CIRCULAR_BUFFERS, UnpackToDestMode::Default);"
+    line = ("std::vector<tt::tt_metal::UnpackToDestMode> unpack_to_dest(NUM_CIRCULAR_BUFFERS, "
+            "tt::tt_metal::UnpackToDestMode::Default);")
     faulty = inject(art, "main.cpp", line,
-                    line + f"\n    unpack_to_dest[{x_s}] = UnpackToDestMode::UnpackToDestFp32;")
+                    line + f"\n    unpack_to_dest[{x_s}] = tt::tt_metal::UnpackToDestMode::UnpackToDestFp32;")
     with pytest.raises(TTRuntimeError) as info:
         faulty(rand((64, 128), "float32", 3))
     msg = str(info.value)

@@ -4,6 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import tvm
 from tvm import tirx
@@ -101,6 +105,27 @@ def generate(mod: tvm.IRModule) -> tuple[dict, dict]:
     return sources, plan
 
 
+# When set to a directory, every compiled project is also saved there as <kernel>-<digest>/
+# (one copy per distinct content): CI checks all of them against the real SDK.
+SAVE_PROJECTS_ENV = "TILELANG_TT_SAVE_PROJECTS"
+
+
+def _save_project_copy(art: Artifact) -> None:
+    root = os.environ.get(SAVE_PROJECTS_ENV)
+    if not root:
+        return
+    final = Path(root) / f"{art.name}-{art.digest()}"
+    if final.exists():
+        return
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".save-", dir=final.parent))
+    art.save(tmp)
+    try:
+        tmp.rename(final)
+    except OSError:  # saved concurrently by another process
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def tenstorrent_target(target):
     """The Tenstorrent target a TileLang ``target=`` stands for: Tenstorrent targets are kept;
     TileLang's other targets (None, "auto", "cuda", "hip", "llvm", a dict ...) have no meaning
@@ -125,4 +150,6 @@ def compile(func, out_idx=None, execution_backend=None, target="tenstorrent",  #
     options) are accepted and ignored."""
     mod = lower(func, tenstorrent_target(target), dump_ir=dump_ir, pass_configs=pass_configs)
     sources, plan = generate(mod)
-    return Artifact(sources=sources, plan=plan, module=mod, out_idx=out_idx)
+    art = Artifact(sources=sources, plan=plan, module=mod, out_idx=out_idx)
+    _save_project_copy(art)
+    return art

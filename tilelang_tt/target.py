@@ -17,6 +17,11 @@ from .errors import TTCompileError
 
 TARGET_KEY = "tenstorrent"
 
+# The TT-Metalium release the generated C++ is written for (recorded in tt.plan.json; the
+# generated CMake project checks it against the SDK it finds in real mode).
+SDK_NAME = "TT-Metalium"
+SDK_VERSION = "0.81.1"
+
 
 @dataclass(frozen=True)
 class DeviceProfile:

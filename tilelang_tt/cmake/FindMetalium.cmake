@@ -5,7 +5,9 @@
 #      and the default prefixes;
 #   2. a tt-metal checkout built in place at $ENV{TT_METAL_HOME} (build/lib/libtt_metal.so and
 #      the tt_metal/api headers).
-# Fails with a message naming TT_METAL_HOME when neither exists.
+# Fails with a message naming TT_METAL_HOME when neither exists. Sets Metalium_VERSION to the
+# SDK's release (the CMake package's version; for a checkout, its `git describe` tag), or leaves
+# it empty when that cannot be told.
 
 set(_tt_home "$ENV{TT_METAL_HOME}")
 
@@ -13,6 +15,7 @@ find_package(TT-Metalium CONFIG QUIET
   HINTS "${_tt_home}" "${_tt_home}/build" "${_tt_home}/build_Release" "${_tt_home}/build/lib/cmake")
 if(TARGET TT::Metalium)
   set(Metalium_FOUND TRUE)
+  set(Metalium_VERSION "${TT-Metalium_VERSION}")
   return()
 endif()
 
@@ -22,6 +25,16 @@ if(_tt_home)
     NO_DEFAULT_PATH)
   find_path(METALIUM_INCLUDE_DIR tt-metalium/host_api.hpp
     PATHS "${_tt_home}/tt_metal/api" "${_tt_home}/build/include" NO_DEFAULT_PATH)
+endif()
+
+set(Metalium_VERSION "")
+if(_tt_home AND EXISTS "${_tt_home}/.git")
+  find_package(Git QUIET)
+  if(GIT_FOUND)
+    execute_process(COMMAND "${GIT_EXECUTABLE}" -C "${_tt_home}" describe --tags --abbrev=0
+      OUTPUT_VARIABLE _tt_tag OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    string(REGEX MATCH "[0-9]+\\.[0-9]+\\.[0-9]+" Metalium_VERSION "${_tt_tag}")
+  endif()
 endif()
 
 include(FindPackageHandleStandardArgs)

@@ -2,13 +2,16 @@
 
 Mock mode (default) links the tilelang-tt emulator (``TT::Mock``); real mode - when
 ``TT_METAL_HOME`` is set or ``-DTT_METAL_REAL=ON`` - finds an installed TT-Metalium SDK through
-``FindMetalium.cmake`` and links ``TT::Metalium``.  The kernels are compiled at run time by the
+``FindMetalium.cmake`` and links ``TT::Metalium``, warning when the SDK's version is not the
+one the code was generated for (``SDK_VERSION``).  The kernels are compiled at run time by the
 SDK (or the emulator) from the sources next to ``main.cpp`` (``TT_KERNEL_DIR``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from ..target import SDK_NAME, SDK_VERSION
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -47,6 +50,17 @@ target_compile_definitions({target} PRIVATE TT_KERNEL_DIR="${{CMAKE_CURRENT_SOUR
 if(TT_METAL_REAL)
   list(APPEND CMAKE_MODULE_PATH "${{TILELANG_TT_CMAKE_DIR}}")
   find_package(Metalium REQUIRED)
+  # the code uses the API of the release it was generated for
+  set(TILELANG_TT_SDK_VERSION "{SDK_VERSION}")
+  if(NOT Metalium_VERSION)
+    message(WARNING "tilelang-tt: this project was generated for {SDK_NAME} ${{TILELANG_TT_SDK_VERSION}}; "
+      "the SDK found does not tell its version, so it may differ")
+  elseif(NOT Metalium_VERSION VERSION_EQUAL TILELANG_TT_SDK_VERSION)
+    message(WARNING "tilelang-tt: this project was generated for {SDK_NAME} ${{TILELANG_TT_SDK_VERSION}} "
+      "but the SDK found is {SDK_NAME} ${{Metalium_VERSION}}; API differences between the two "
+      "releases can break the build. Regenerate with a tilelang-tt for ${{Metalium_VERSION}} or "
+      "build against {SDK_NAME} ${{TILELANG_TT_SDK_VERSION}}.")
+  endif()
   target_link_libraries({target} PRIVATE TT::Metalium)
 else()
   find_package(TTMock REQUIRED PATHS "${{TILELANG_TT_MOCK_DIR}}" NO_DEFAULT_PATH)

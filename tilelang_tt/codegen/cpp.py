@@ -16,7 +16,7 @@ from tvm import tirx
 
 from .. import attrs, ops
 from ..errors import TTVerifyError
-from ..passes.common import get_attr, to_py
+from ..passes.common import collect, get_attr, to_py
 
 _BINOPS = {
     tirx.Add: "+", tirx.Sub: "-", tirx.Mul: "*", tirx.FloorDiv: "/", tirx.FloorMod: "%",
@@ -34,6 +34,7 @@ class KernelPrinter:
         self.func = func
         self.names: dict = {}
         self.used: set = {"work_id", "start_id", "work_count", "work_offset", "kernel_main"}
+        self._read_vars = None
         self.lines: list[str] = []
         self.depth = 1
         self.accessor_args: dict = {}  # accessor index -> args variable name
@@ -151,6 +152,8 @@ class KernelPrinter:
         name = ops.tt_op_name(b.value)
         v = self.name(b.var)
         if name == "tt.alloc_cb":
+            if not self.read(b.var):
+                return  # a CB this kernel never names: no unused constant (the JIT builds with -Werror)
             cb_id, rows, cols, depth = (int(x) for x in b.value.args[:4])
             dtype, label = str(b.value.args[4].value), str(b.value.args[5].value)
             self.emit(f"constexpr uint32_t {v} = {cb_id};  // {label}: {rows}x{cols} tiles "
@@ -181,6 +184,14 @@ class KernelPrinter:
         self.stmt(s.body)
         self.depth -= 1
         self.emit("}")
+
+    def read(self, var) -> bool:
+        """Whether any expression of the kernel (a call argument or a bound value) uses ``var``."""
+        if self._read_vars is None:
+            exprs = [b.value for b in collect(self.func.body, tirx.Bind)]
+            exprs += collect(self.func.body, tvm.ir.Call)
+            self._read_vars = [v for e in exprs for v in collect(e, tvm.ir.Var)]
+        return any(v.same_as(var) for v in self._read_vars)
 
     def body(self) -> str:
         self.stmt(self.func.body)

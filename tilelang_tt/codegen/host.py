@@ -32,7 +32,9 @@ _PRELUDE = """\
 #include <tt-metalium/tilize_utils.hpp>
 #include <tt-metalium/bfloat16.hpp>
 
-using namespace tt::tt_metal;
+// TT-Metalium names are spelled in full: the SDK keeps deprecated global aliases of several
+// (CoreCoord, CoreRange, MathFidelity, ...), which `using namespace tt::tt_metal` would pick up.
+namespace distributed = tt::tt_metal::distributed;
 
 #ifndef TT_KERNEL_DIR
 #define TT_KERNEL_DIR "."
@@ -113,23 +115,24 @@ def host_source(plan: dict) -> str:
     for t in tensors:
         n = t["name"]
         w(f"    distributed::DeviceLocalBufferConfig {n}_local{{.page_size = {t['page_bytes']}, "
-          f".buffer_type = BufferType::DRAM}};")
+          f".buffer_type = tt::tt_metal::BufferType::DRAM}};")
         w(f"    distributed::ReplicatedBufferConfig {n}_size{{.size = "
           f"{t['page_bytes'] * t['num_pages']}}};")
         w(f"    auto {n}_buffer = distributed::MeshBuffer::create({n}_size, {n}_local, mesh.get());")
     w("")
     cores = [tuple(c["core"]) for c in plan["cores"]]
     ranges = _core_ranges(cores)
-    w("    Program program = CreateProgram();")
-    w("    const CoreRangeSet cores(std::vector<CoreRange>{")
+    w("    tt::tt_metal::Program program = tt::tt_metal::CreateProgram();")
+    w("    const tt::tt_metal::CoreRangeSet cores(std::vector<tt::tt_metal::CoreRange>{")
     for x0, y0, x1, y1 in ranges:
-        w(f"        CoreRange(CoreCoord{{{x0}, {y0}}}, CoreCoord{{{x1}, {y1}}}),")
+        w(f"        tt::tt_metal::CoreRange(tt::tt_metal::CoreCoord{{{x0}, {y0}}}, "
+          f"tt::tt_metal::CoreCoord{{{x1}, {y1}}}),")
     w("    });")
     w("")
     w("    // circular buffers")
     for cb in plan["circular_buffers"]:
         idx = f"tt::CBIndex::c_{cb['id']}"
-        w(f"    CreateCircularBuffer(program, cores, CircularBufferConfig("
+        w(f"    tt::tt_metal::CreateCircularBuffer(program, cores, tt::tt_metal::CircularBufferConfig("
           f"{cb['num_pages'] * cb['page_bytes']}, {{{{{idx}, tt::DataFormat::{cb['data_format']}}}}})"
           f".set_page_size({idx}, {cb['page_bytes']}));  // {cb['name']} ({cb['role']})")
     w("")
@@ -138,16 +141,19 @@ def host_source(plan: dict) -> str:
         k = kernels[kind]
         w(f"    std::vector<uint32_t> {kind}_compile_args;")
         for a in sorted(k["compile_args"], key=lambda a: a["index"]):
-            w(f"    TensorAccessorArgs(*{a['tensor']}_buffer).append_to({kind}_compile_args);")
-        w(f"    KernelHandle {kind} = CreateKernel(program, TT_KERNEL_DIR \"/{kind}.cpp\", cores, "
-          f"DataMovementConfig{{.processor = DataMovementProcessor::{k['processor']}, "
-          f".noc = NOC::{k['noc']}, .compile_args = {kind}_compile_args}});")
+            w(f"    tt::tt_metal::TensorAccessorArgs(*{a['tensor']}_buffer).append_to({kind}_compile_args);")
+        w(f"    const tt::tt_metal::KernelHandle {kind} = tt::tt_metal::CreateKernel(program, "
+          f"TT_KERNEL_DIR \"/{kind}.cpp\", cores, tt::tt_metal::DataMovementConfig{{"
+          f".processor = tt::tt_metal::DataMovementProcessor::{k['processor']}, "
+          f".noc = tt::tt_metal::NOC::{k['noc']}, .compile_args = {kind}_compile_args}});")
     cfg = kernels["compute"]["config"]
-    w("    std::vector<UnpackToDestMode> unpack_to_dest(NUM_CIRCULAR_BUFFERS, UnpackToDestMode::Default);")
+    w("    std::vector<tt::tt_metal::UnpackToDestMode> unpack_to_dest(NUM_CIRCULAR_BUFFERS, "
+      "tt::tt_metal::UnpackToDestMode::Default);")
     for cb_id in cfg["unpack_to_dest_fp32"]:
-        w(f"    unpack_to_dest[{cb_id}] = UnpackToDestMode::UnpackToDestFp32;")
-    w("    KernelHandle compute = CreateKernel(program, TT_KERNEL_DIR \"/compute.cpp\", cores, "
-      f"ComputeConfig{{.math_fidelity = MathFidelity::{cfg['math_fidelity']}, "
+        w(f"    unpack_to_dest[{cb_id}] = tt::tt_metal::UnpackToDestMode::UnpackToDestFp32;")
+    w("    const tt::tt_metal::KernelHandle compute = tt::tt_metal::CreateKernel(program, "
+      "TT_KERNEL_DIR \"/compute.cpp\", cores, "
+      f"tt::tt_metal::ComputeConfig{{.math_fidelity = tt::tt_metal::MathFidelity::{cfg['math_fidelity']}, "
       f".fp32_dest_acc_en = {str(cfg['fp32_dest_acc_en']).lower()}, "
       f".dst_full_sync_en = {str(cfg['dst_full_sync_en']).lower()}, "
       ".unpack_to_dest_mode = unpack_to_dest, "
@@ -160,7 +166,7 @@ def host_source(plan: dict) -> str:
         w(f"        {{{x}, {y}, {c['start_id']}, {c['count']}}},")
     w("    };")
     w("    for (const CoreWork& w : work) {")
-    w("        const CoreCoord core{w.x, w.y};")
+    w("        const tt::tt_metal::CoreCoord core{w.x, w.y};")
     for kind in ("reader", "compute", "writer"):
         args = []
         for a in kernels[kind]["runtime_args"]:
@@ -172,7 +178,7 @@ def host_source(plan: dict) -> str:
                 args.append("w.count")
             else:
                 raise ValueError(f"unknown runtime arg kind {a['kind']}")
-        w(f"        SetRuntimeArgs(program, {kind}, core, {{{', '.join(args)}}});")
+        w(f"        tt::tt_metal::SetRuntimeArgs(program, {kind}, core, {{{', '.join(args)}}});")
     w("    }")
     w("")
     w("    // inputs: row-major files -> tilized device pages (one host copy at a time: each is")

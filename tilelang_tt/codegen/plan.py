@@ -17,6 +17,7 @@ from .. import attrs, ops
 from ..errors import TTVerifyError
 from ..passes.common import DATA_FORMAT, get_attr, split_persistent, to_py
 from ..passes.f_verify import all_cbs, kernels_of
+from ..target import SDK_NAME, SDK_VERSION
 
 PLAN_VERSION = 1
 PROCESSORS = {"reader": ("RISCV_1", "RISCV_1_default"), "writer": ("RISCV_0", "RISCV_0_default")}
@@ -158,6 +159,7 @@ def build_plan(mod) -> dict:
         "version": PLAN_VERSION,
         "kernel": source,
         "target": str(get_attr(reader, attrs.TARGET)),
+        "sdk": {"name": SDK_NAME, "version": SDK_VERSION},
         "grid": partition["grid"],
         "core_grid": partition["core_grid"],
         "partition": {"mode": partition["mode"], "num_blocks": partition["num_blocks"],

@@ -131,7 +131,9 @@ def build_host(main_cpp: Path, kernel_dir: Path) -> Path:
         return exe
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".host-", dir=final.parent))
-    _run([CXX, "-std=c++20", "-O1", f"-I{lib.parent / 'include'}",
+    # deprecated SDK names are errors, as in sdkcheck: the mock headers carry the SDK's
+    # [[deprecated]] aliases, so a host program that uses one fails here too
+    _run([CXX, "-std=c++20", "-O1", "-Werror=deprecated-declarations", f"-I{lib.parent / 'include'}",
           f'-DTT_KERNEL_DIR="{kernel_dir}"', str(main_cpp), "-o", str(tmp / "main"),
           f"-L{lib.parent}", "-lttmock", f"-Wl,-rpath,{lib.parent}"],
          f"compiling {main_cpp.name} against the emulator")

@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
     distributed::EnqueueWriteMeshBuffer(cq, src, tilize_nfaces(in, 32, 32), false);
 
     Program program = CreateProgram();
-    const CoreRange cores(CoreCoord{0, 0}, CoreCoord{3, 0});
+    const tt::tt_metal::CoreRange cores(tt::tt_metal::CoreCoord{0, 0}, tt::tt_metal::CoreCoord{3, 0});
     CreateCircularBuffer(program, cores, CircularBufferConfig(2048, {{tt::CBIndex::c_0, tt::DataFormat::Float16_b}})
                                              .set_page_size(tt::CBIndex::c_0, 2048));
     CreateSemaphore(program, cores, 0);
@@ -36,15 +36,15 @@ int main(int argc, char** argv) {
                            DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::RISCV_1_default, .compile_args = rd_args});
     auto wr = CreateKernel(program, TT_KERNEL_DIR "/writer.cpp", cores,
                            DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default, .compile_args = wr_args});
-    const CoreCoord sender = mesh->worker_core_from_logical_core({0, 0});
-    const CoreCoord first = mesh->worker_core_from_logical_core({1, 0});
-    const CoreCoord last = mesh->worker_core_from_logical_core({3, 0});
+    const tt::tt_metal::CoreCoord sender = mesh->worker_core_from_logical_core({0, 0});
+    const tt::tt_metal::CoreCoord first = mesh->worker_core_from_logical_core({1, 0});
+    const tt::tt_metal::CoreCoord last = mesh->worker_core_from_logical_core({3, 0});
     for (uint32_t x = 0; x < 4; ++x) {
-        SetRuntimeArgs(program, rd, CoreCoord{x, 0},
+        SetRuntimeArgs(program, rd, tt::tt_metal::CoreCoord{x, 0},
                        {static_cast<uint32_t>(src->address()), static_cast<uint32_t>(sender.x),
                         static_cast<uint32_t>(sender.y), static_cast<uint32_t>(first.x), static_cast<uint32_t>(first.y),
                         static_cast<uint32_t>(last.x), static_cast<uint32_t>(last.y), x == 0 ? 1u : 0u});
-        SetRuntimeArgs(program, wr, CoreCoord{x, 0}, {static_cast<uint32_t>(dst->address()), x});
+        SetRuntimeArgs(program, wr, tt::tt_metal::CoreCoord{x, 0}, {static_cast<uint32_t>(dst->address()), x});
     }
     distributed::MeshWorkload workload;
     workload.add_program(distributed::MeshCoordinateRange(mesh->shape()), std::move(program));

@@ -19,10 +19,10 @@ int main(int argc, char** argv) {
     if (argc != 9) return 2;
     const std::string op = argv[1];
     const uint32_t n = std::stoul(argv[2]);
-    const std::map<std::string, MathFidelity> fidelities = {
-        {"LoFi", MathFidelity::LoFi}, {"HiFi2", MathFidelity::HiFi2},
-        {"HiFi3", MathFidelity::HiFi3}, {"HiFi4", MathFidelity::HiFi4}};
-    const MathFidelity fidelity = fidelities.at(argv[3]);
+    const std::map<std::string, tt::tt_metal::MathFidelity> fidelities = {
+        {"LoFi", tt::tt_metal::MathFidelity::LoFi}, {"HiFi2", tt::tt_metal::MathFidelity::HiFi2},
+        {"HiFi3", tt::tt_metal::MathFidelity::HiFi3}, {"HiFi4", tt::tt_metal::MathFidelity::HiFi4}};
+    const tt::tt_metal::MathFidelity fidelity = fidelities.at(argv[3]);
     const bool fp32_acc = std::string(argv[4]) == "1";
     const std::string kblock = argv[5];
     const uint32_t tiles = n * n / 1024, nt = n / 32;
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     auto c = distributed::MeshBuffer::create(size, local, mesh.get());
 
     Program program = CreateProgram();
-    const CoreCoord core{0, 0};
+    const tt::tt_metal::CoreCoord core{0, 0};
     for (uint32_t cb : {0u, 1u, 16u}) {
         CreateCircularBuffer(program, core, CircularBufferConfig(2 * 2048, {{cb, tt::DataFormat::Float16_b}}).set_page_size(cb, 2048));
     }

@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
     const auto out_fmt = out_f32 ? tt::DataFormat::Float32 : tt::DataFormat::Float16_b;
     const uint32_t in_bytes = in_f32 ? 4096 : 2048, out_bytes = out_f32 ? 4096 : 2048;
     Program program = CreateProgram();
-    const CoreCoord core{0, 0};
+    const tt::tt_metal::CoreCoord core{0, 0};
     CreateCircularBuffer(program, core, CircularBufferConfig(in_bytes, {{tt::CBIndex::c_0, in_fmt}}).set_page_size(tt::CBIndex::c_0, in_bytes));
     CreateCircularBuffer(program, core, CircularBufferConfig(in_bytes, {{tt::CBIndex::c_1, in_fmt}}).set_page_size(tt::CBIndex::c_1, in_bytes));
     CreateCircularBuffer(program, core, CircularBufferConfig(out_bytes, {{tt::CBIndex::c_16, out_fmt}}).set_page_size(tt::CBIndex::c_16, out_bytes));
@@ -64,13 +64,13 @@ int main(int argc, char** argv) {
                            DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::RISCV_1_default, .compile_args = rd_args});
     auto wr = CreateKernel(program, TT_KERNEL_DIR "/writer.cpp", core,
                            DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default, .compile_args = wr_args});
-    std::vector<UnpackToDestMode> modes(NUM_CIRCULAR_BUFFERS, UnpackToDestMode::Default);
-    if (to_dest) modes[0] = modes[1] = UnpackToDestMode::UnpackToDestFp32;
-    const std::map<std::string, MathFidelity> fidelities = {
-        {"LoFi", MathFidelity::LoFi}, {"HiFi2", MathFidelity::HiFi2},
-        {"HiFi3", MathFidelity::HiFi3}, {"HiFi4", MathFidelity::HiFi4}};
-    const MathFidelity fidelity = defines.count("FIDELITY") ? fidelities.at(defines["FIDELITY"])
-                                                            : MathFidelity::HiFi4;
+    std::vector<tt::tt_metal::UnpackToDestMode> modes(NUM_CIRCULAR_BUFFERS, tt::tt_metal::UnpackToDestMode::Default);
+    if (to_dest) modes[0] = modes[1] = tt::tt_metal::UnpackToDestMode::UnpackToDestFp32;
+    const std::map<std::string, tt::tt_metal::MathFidelity> fidelities = {
+        {"LoFi", tt::tt_metal::MathFidelity::LoFi}, {"HiFi2", tt::tt_metal::MathFidelity::HiFi2},
+        {"HiFi3", tt::tt_metal::MathFidelity::HiFi3}, {"HiFi4", tt::tt_metal::MathFidelity::HiFi4}};
+    const tt::tt_metal::MathFidelity fidelity = defines.count("FIDELITY") ? fidelities.at(defines["FIDELITY"])
+                                                            : tt::tt_metal::MathFidelity::HiFi4;
     CreateKernel(program, TT_KERNEL_DIR "/compute.cpp", core,
                  ComputeConfig{.math_fidelity = fidelity, .fp32_dest_acc_en = fp32_acc,
                                .unpack_to_dest_mode = modes, .defines = defines});

@@ -125,7 +125,7 @@ tt::DataFormat fmt(uint32_t cb, const Call& what) {
 // A CB configured UnpackToDestFp32 is unpacked straight into DST: the matrix engine, which
 // reads the srcA/srcB registers, cannot take it as an operand.
 void check_matrix_operand(const ComputeState& e, bool srca, uint32_t cb, const Call& what) {
-    if (cb < e.unpack_to_dest.size() && e.unpack_to_dest[cb] == UnpackToDestMode::UnpackToDestFp32) {
+    if (cb < e.unpack_to_dest.size() && e.unpack_to_dest[cb] == tt::tt_metal::UnpackToDestMode::UnpackToDestFp32) {
         fail_at(what, ": CB " + std::to_string(cb) + " is configured UnpackToDestFp32, so its tiles "
                 "bypass the " + (srca ? "srcA" : "srcB") + " register the matrix engine reads; "
                 "only copy_tile may read it");
@@ -361,7 +361,7 @@ void ttmock::copy(uint32_t icb, uint32_t itile, uint32_t idst) {
     check_src(e, true, icb, what);
     check_dst(e, idst, what, false);
     const bool to_dest = icb < e.unpack_to_dest.size() &&
-                         e.unpack_to_dest[icb] == UnpackToDestMode::UnpackToDestFp32;
+                         e.unpack_to_dest[icb] == tt::tt_metal::UnpackToDestMode::UnpackToDestFp32;
     if (to_dest && !e.fp32_dest_acc) {
         fail_at(what, ": CB " + std::to_string(icb) +
                 " is UnpackToDestFp32 but the kernel was created without fp32_dest_acc_en");

@@ -8,9 +8,13 @@
 #include <utility>
 #include <vector>
 
+#include "tt-metalium/base_types.hpp"
 #include "ttmock/types.hpp"
 
 namespace ttmock {
+
+using tt::tt_metal::MathFidelity;
+using tt::tt_metal::UnpackToDestMode;
 
 constexpr int kMaxCBs = 32;
 constexpr uint32_t kTileElems = 1024;

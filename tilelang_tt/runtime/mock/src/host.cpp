@@ -1,4 +1,5 @@
-// tilelang-tt mock TT-Metalium: host API - buffers, programs, kernel JIT, workload launch.
+// tilelang-tt mock TT-Metalium: host API - programs, kernel JIT, device, buffers, command queue,
+// workload launch. The functions have the SDK's names and signatures (tt-metalium/*.hpp).
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,15 +7,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <functional>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
-#include "emulator.hpp"
-#include "tt-metalium/host_api.hpp"
+#include "host_internal.hpp"
 #include "tt-metalium/tensor_accessor_args.hpp"
 
 #ifndef TTMOCK_INCLUDE_DIR
@@ -32,54 +32,30 @@
 
 namespace ttmock {
 
-struct CBAlloc {
-    std::vector<CoreCoord> cores;
-    std::map<uint8_t, tt::DataFormat> formats;
-    std::map<uint8_t, uint32_t> page_sizes;
-    uint32_t total_size = 0;
-};
-
-struct KernelDesc {
-    std::string path;
-    std::vector<CoreCoord> cores;
-    KernelKind kind;
-    std::vector<uint32_t> compile_args;
-    std::map<std::string, std::string> defines;
-    tt::tt_metal::ComputeConfig compute;
-    std::map<std::pair<std::size_t, std::size_t>, std::vector<uint32_t>> runtime_args;
-};
-
-struct SemaphoreDesc {
-    std::vector<CoreCoord> cores;
-    uint32_t initial;
-};
-
-struct ProgramImpl {
-    std::vector<CBAlloc> cbs;
-    std::vector<KernelDesc> kernels;
-    std::vector<SemaphoreDesc> semaphores;
-};
-
-struct BufferImpl {
-    uint64_t address = 0, size = 0, page_size = 0;
-    tt::tt_metal::BufferType type = tt::tt_metal::BufferType::DRAM;
-};
-
 namespace {
 
-std::vector<CoreCoord> cores_of(const tt::tt_metal::CoreSpec& spec) {
-    std::vector<CoreCoord> out;
-    if (auto* c = std::get_if<CoreCoord>(&spec)) out.push_back(*c);
-    if (auto* r = std::get_if<CoreRange>(&spec)) out = r->cores();
-    if (auto* s = std::get_if<CoreRangeSet>(&spec)) out = s->cores();
+void check_on_grid(const std::vector<CoreCoord>& cores) {
     const Profile& p = device().prof;
-    for (const CoreCoord& c : out) {
+    for (const CoreCoord& c : cores) {
         if (c.x >= p.grid_x || c.y >= p.grid_y) {
             host_fail("core " + c.str() + " is outside the " + std::to_string(p.grid_x) + "x" +
                       std::to_string(p.grid_y) + " compute grid of " + p.name);
         }
     }
+}
+
+std::vector<CoreCoord> cores_of(const std::variant<CoreCoord, CoreRange, CoreRangeSet>& spec) {
+    std::vector<CoreCoord> out;
+    if (auto* c = std::get_if<CoreCoord>(&spec)) out.push_back(*c);
+    if (auto* r = std::get_if<CoreRange>(&spec)) out = tt::tt_metal::corerange_to_cores(CoreRangeSet(*r), std::nullopt, true);
+    if (auto* s = std::get_if<CoreRangeSet>(&spec)) out = tt::tt_metal::corerange_to_cores(*s, std::nullopt, true);
+    check_on_grid(out);
     return out;
+}
+
+std::vector<CoreCoord> cores_of(const std::variant<CoreRange, CoreRangeSet>& spec) {
+    if (auto* r = std::get_if<CoreRange>(&spec)) return cores_of(std::variant<CoreCoord, CoreRange, CoreRangeSet>(*r));
+    return cores_of(std::variant<CoreCoord, CoreRange, CoreRangeSet>(std::get<CoreRangeSet>(spec)));
 }
 
 uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
@@ -180,7 +156,9 @@ void* compile_kernel(const KernelDesc& k) {
     return entry;
 }
 
-void launch(ProgramImpl& p) {
+}  // namespace
+
+void launch(tt::tt_metal::detail::ProgramImpl& p) {
     Device& d = device();
     // reset core state, then configure CBs and semaphores
     for (Core& c : d.cores) {
@@ -283,48 +261,47 @@ void launch(ProgramImpl& p) {
     }
 }
 
-}  // namespace
+
 }  // namespace ttmock
 
 using namespace ttmock;
 
 namespace tt::tt_metal {
 
-CircularBufferConfig::CircularBufferConfig(uint32_t total_size,
-                                           const std::map<uint8_t, tt::DataFormat>& spec)
-    : total_size_(total_size), formats_(spec) {}
+// ---- programs, kernels, circular buffers, semaphores, runtime args -------------------------------
 
-CircularBufferConfig& CircularBufferConfig::set_page_size(uint8_t index, uint32_t page_size) {
-    if (!formats_.count(index)) {
-        host_fail("CircularBufferConfig::set_page_size: CB index " + std::to_string(index) +
-                  " has no data format in this config");
-    }
-    page_sizes_[index] = page_size;
-    return *this;
-}
+Program::Program() : internal_(std::make_shared<detail::ProgramImpl>()) {}
+Program::Program(Program&& other) noexcept = default;
+Program& Program::operator=(Program&& other) noexcept = default;
+Program::~Program() noexcept = default;
 
-Program::Program() : impl(std::make_shared<ProgramImpl>()) {}
 Program CreateProgram() { return Program(); }
 
-CBHandle CreateCircularBuffer(Program& program, const CoreSpec& spec, const CircularBufferConfig& config) {
+CBHandle CreateCircularBuffer(Program& program, const std::variant<CoreCoord, CoreRange, CoreRangeSet>& spec,
+                              const CircularBufferConfig& config) {
     CBAlloc a;
     a.cores = cores_of(spec);
-    a.formats = config.data_formats();
-    a.page_sizes = config.page_sizes();
     a.total_size = config.total_size();
-    for (const auto& [idx, f] : a.formats) {
-        if (idx >= kMaxCBs) host_fail("CreateCircularBuffer: CB index " + std::to_string(idx) + " >= 32");
+    for (uint8_t idx : config.buffer_indices()) {
+        if (idx >= kMaxCBs) {
+            host_fail("CreateCircularBuffer: CB index " + std::to_string(idx) + " >= " + std::to_string(kMaxCBs) +
+                      ", the number of CBs of " + device().prof.name);
+        }
+        const tt::DataFormat f = *config.data_formats()[idx];
         if (tile_bytes(f) == 0) {
             host_fail(std::string("CreateCircularBuffer: data format ") + format_name(f) +
                       " is not supported by the emulator (Float16_b, Float32, Int32, UInt32, UInt16)");
         }
+        a.formats[idx] = f;
+        if (config.page_sizes()[idx]) a.page_sizes[idx] = *config.page_sizes()[idx];
     }
-    program.impl->cbs.push_back(a);
-    return program.impl->cbs.size();
+    program.impl().cbs.push_back(a);
+    return program.impl().cbs.size();
 }
 
-KernelHandle CreateKernel(Program& program, const std::string& file, const CoreSpec& spec,
-                          const std::variant<DataMovementConfig, ComputeConfig, EthernetConfig>& config) {
+KernelHandle CreateKernel(Program& program, const std::string& file,
+                          const std::variant<CoreCoord, CoreRange, CoreRangeSet>& spec,
+                          const std::variant<DataMovementConfig, ComputeConfig>& config) {
     KernelDesc k;
     k.path = file;
     k.cores = cores_of(spec);
@@ -332,16 +309,17 @@ KernelHandle CreateKernel(Program& program, const std::string& file, const CoreS
         k.kind = dm->processor == DataMovementProcessor::RISCV_1 ? KernelKind::Reader : KernelKind::Writer;
         k.compile_args = dm->compile_args;
         k.defines = dm->defines;
-    } else if (auto* cc = std::get_if<ComputeConfig>(&config)) {
-        k.kind = KernelKind::Compute;
-        k.compile_args = cc->compile_args;
-        k.defines = cc->defines;
-        k.compute = *cc;
+        if (!dm->named_compile_args.empty()) host_fail("CreateKernel: named compile-time args are not emulated");
     } else {
-        host_fail("CreateKernel: ethernet kernels are not supported by the emulator");
+        const ComputeConfig& cc = std::get<ComputeConfig>(config);
+        k.kind = KernelKind::Compute;
+        k.compile_args = cc.compile_args;
+        k.defines = cc.defines;
+        k.compute = cc;
+        if (!cc.named_compile_args.empty()) host_fail("CreateKernel: named compile-time args are not emulated");
     }
-    for (const KernelDesc& other : program.impl->kernels) {
-        bool same_proc = other.kind == k.kind;
+    for (const KernelDesc& other : program.impl().kernels) {
+        const bool same_proc = other.kind == k.kind;
         for (const CoreCoord& a : other.cores)
             for (const CoreCoord& b : k.cores)
                 if (same_proc && a == b) {
@@ -350,175 +328,273 @@ KernelHandle CreateKernel(Program& program, const std::string& file, const CoreS
                 }
     }
     compile_kernel(k);  // compile now so errors point at CreateKernel
-    program.impl->kernels.push_back(std::move(k));
-    return static_cast<KernelHandle>(program.impl->kernels.size() - 1);
+    program.impl().kernels.push_back(std::move(k));
+    return static_cast<KernelHandle>(program.impl().kernels.size() - 1);
 }
 
-uint32_t CreateSemaphore(Program& program, const CoreSpec& spec, uint32_t initial) {
-    program.impl->semaphores.push_back({cores_of(spec), initial});
-    if (program.impl->semaphores.size() > 16) host_fail("CreateSemaphore: at most 16 semaphores per program");
-    return static_cast<uint32_t>(program.impl->semaphores.size() - 1);
+uint32_t CreateSemaphore(Program& program, const std::variant<CoreRange, CoreRangeSet>& spec, uint32_t initial) {
+    program.impl().semaphores.push_back({cores_of(spec), initial});
+    if (program.impl().semaphores.size() > 16) host_fail("CreateSemaphore: at most 16 semaphores per program");
+    return static_cast<uint32_t>(program.impl().semaphores.size() - 1);
 }
 
-void SetRuntimeArgs(const Program& program, KernelHandle kernel, const CoreSpec& spec,
-                    const std::vector<uint32_t>& args) {
-    if (kernel >= program.impl->kernels.size()) host_fail("SetRuntimeArgs: unknown kernel handle");
-    KernelDesc& k = program.impl->kernels[kernel];
+namespace {
+// Runtime args are set through a const Program&, as in the SDK (they live in the program's state).
+void set_args_on(const Program& program, KernelHandle kernel, const std::vector<CoreCoord>& cores,
+                 const std::vector<uint32_t>& args) {
+    auto& kernels = const_cast<detail::ProgramImpl&>(program.impl()).kernels;
+    if (kernel >= kernels.size()) host_fail("SetRuntimeArgs: unknown kernel handle");
+    KernelDesc& k = kernels[kernel];
     if (args.size() > 341) {
         host_fail("SetRuntimeArgs: " + std::to_string(args.size()) + " runtime args for " +
                   base_name(k.path) + "; a core accepts at most 341 (4-byte) args");
     }
-    for (const CoreCoord& c : cores_of(spec)) {
+    for (const CoreCoord& c : cores) {
         bool member = false;
         for (const CoreCoord& kc : k.cores) member |= kc == c;
         if (!member) host_fail("SetRuntimeArgs: kernel " + base_name(k.path) + " does not run on core " + c.str());
         k.runtime_args[{c.x, c.y}] = args;
     }
 }
+}  // namespace
 
-void SetRuntimeArgs(const Program& program, KernelHandle kernel, const CoreSpec& spec,
+void SetRuntimeArgs(const Program& program, KernelHandle kernel,
+                    const std::variant<CoreCoord, CoreRange, CoreRangeSet>& spec, ttsl::Span<const uint32_t> args) {
+    set_args_on(program, kernel, cores_of(spec), std::vector<uint32_t>(args.begin(), args.end()));
+}
+
+void SetRuntimeArgs(const Program& program, KernelHandle kernel,
+                    const std::variant<CoreCoord, CoreRange, CoreRangeSet>& spec,
                     std::initializer_list<uint32_t> args) {
-    SetRuntimeArgs(program, kernel, spec, std::vector<uint32_t>(args));
+    set_args_on(program, kernel, cores_of(spec), std::vector<uint32_t>(args));
 }
 
-std::vector<uint32_t>& GetRuntimeArgs(const Program& program, KernelHandle kernel, const CoreCoord& core) {
-    return program.impl->kernels.at(kernel).runtime_args[{core.x, core.y}];
+void SetRuntimeArgs(const Program& program, KernelHandle kernel, const std::vector<CoreCoord>& cores,
+                    const std::vector<std::vector<uint32_t>>& args) {
+    if (cores.size() != args.size()) {
+        host_fail("SetRuntimeArgs: " + std::to_string(cores.size()) + " cores but " + std::to_string(args.size()) +
+                  " argument lists");
+    }
+    check_on_grid(cores);
+    for (size_t i = 0; i < cores.size(); ++i) set_args_on(program, kernel, {cores[i]}, args[i]);
 }
 
-namespace distributed {
+// ---- TensorAccessorArgs ----------------------------------------------------------------------------
 
-std::shared_ptr<MeshDevice> MeshDevice::create_unit_mesh(int device_id, std::size_t, std::size_t, std::size_t) {
+TensorAccessorArgs::TensorAccessorArgs(const distributed::MeshBuffer& buffer, tensor_accessor::ArgsConfig cfg)
+    : buffer_(&buffer), args_config_(cfg) {
+    update_args_config();
+}
+TensorAccessorArgs::TensorAccessorArgs(const distributed::MeshBuffer* buffer, tensor_accessor::ArgsConfig cfg)
+    : buffer_(buffer), args_config_(cfg) {
+    update_args_config();
+}
+TensorAccessorArgs::TensorAccessorArgs(const std::shared_ptr<distributed::MeshBuffer>& buffer,
+                                       tensor_accessor::ArgsConfig cfg)
+    : buffer_(buffer.get()), args_config_(cfg) {
+    update_args_config();
+}
+
+void TensorAccessorArgs::update_args_config() {
+    if (buffer_ == nullptr) {
+        args_config_ = tensor_accessor::ArgConfig::None;
+        return;
+    }
+    if ((args_config_.raw() & static_cast<uint8_t>(tensor_accessor::ArgConfig::Runtime)) != 0) {
+        host_fail("TensorAccessorArgs: runtime ArgConfig bits (args passed as common runtime args) are not emulated");
+    }
+    args_config_.set(tensor_accessor::ArgConfig::IsDram,
+                     buffer_->device_local_config().buffer_type == BufferType::DRAM);
+}
+
+void TensorAccessorArgs::append_to(std::vector<uint32_t>& cta) const {
+    if (buffer_ == nullptr) {  // an absent optional tensor: two zero words
+        cta.insert(cta.end(), {0u, 0u});
+        return;
+    }
+    const bool dram = args_config_.test(tensor_accessor::ArgConfig::IsDram);
+    const uint32_t page = buffer_->page_size();
+    const uint32_t align = dram ? 32u : 16u;  // DRAM / L1 alignment of the emulated device
+    cta.push_back(args_config_.raw());
+    cta.push_back((page + align - 1) / align * align);
+}
+
+std::vector<uint32_t> TensorAccessorArgs::get_compile_time_args() const {
+    std::vector<uint32_t> out;
+    append_to(out);
+    return out;
+}
+
+}  // namespace tt::tt_metal
+
+namespace ttmock {
+namespace {
+
+using tt::tt_metal::distributed::MeshBuffer;
+
+// The emulated device's command queue: every enqueued command completes before it returns.
+class EmulatedCommandQueue final : public tt::tt_metal::distributed::MeshCommandQueue {
+public:
+    explicit EmulatedCommandQueue(tt::tt_metal::distributed::MeshDevice* d) : MeshCommandQueue(d, 0) {}
+
+    void enqueue_mesh_workload(tt::tt_metal::distributed::MeshWorkload& workload, bool) override {
+        for (tt::tt_metal::Program& p : workload.impl().programs) launch(p.impl());
+    }
+    void enqueue_write_mesh_buffer(const std::shared_ptr<MeshBuffer>& buffer, const void* data, bool) override {
+        const auto* src = static_cast<const uint8_t*>(data);
+        for_each_page(*buffer, "EnqueueWriteMeshBuffer",
+                      [&](uint8_t* dst, std::size_t off, std::size_t n) { std::memcpy(dst, src + off, n); });
+    }
+    void enqueue_read_mesh_buffer(void* data, const std::shared_ptr<MeshBuffer>& buffer, bool) override {
+        auto* dst = static_cast<uint8_t*>(data);
+        for_each_page(*buffer, "EnqueueReadMeshBuffer",
+                      [&](uint8_t* src, std::size_t off, std::size_t n) { std::memcpy(dst + off, src, n); });
+    }
+    void finish(ttsl::Span<const tt::tt_metal::SubDeviceId> sub_device_ids) override {
+        for (const auto& id : sub_device_ids) {
+            if (*id != 0) {
+                host_fail("Finish: sub-device " + std::to_string(*id) + " does not exist (the emulator has 0)");
+            }
+        }
+    }
+
+private:
+    static void for_each_page(const MeshBuffer& b, const char* what,
+                              const std::function<void(uint8_t*, std::size_t, std::size_t)>& fn) {
+        if (!b.is_allocated()) host_fail(std::string(what) + ": the MeshBuffer was deallocated");
+        Device& d = ttmock::device();
+        const uint64_t ps = b.page_size(), stride = dram_page_stride(ps);
+        for (uint64_t page = 0; page * ps < b.size(); ++page) {
+            auto& bank = d.dram[page % d.prof.dram_banks];
+            fn(bank.data() + b.address() + (page / d.prof.dram_banks) * stride, page * ps, ps);
+        }
+    }
+};
+
+}  // namespace
+}  // namespace ttmock
+
+namespace tt::tt_metal::distributed {
+
+// ---- MeshDevice --------------------------------------------------------------------------------
+
+std::shared_ptr<MeshDevice> MeshDevice::create_unit_mesh(int device_id, size_t, size_t, size_t num_command_queues,
+                                                         const DispatchCoreConfig&,
+                                                         ttsl::Span<const std::uint32_t> l1_bank_remap, size_t) {
     if (device_id != 0) host_fail("the emulator provides device 0 only");
-    return std::make_shared<MeshDevice>();
+    if (num_command_queues != 1) host_fail("the emulator provides one command queue per device");
+    if (!l1_bank_remap.empty()) host_fail("MeshDevice::create_unit_mesh: L1 bank remapping is not emulated");
+    create_device();
+    std::shared_ptr<MeshDevice> mesh(new MeshDevice());
+    mesh->pimpl_ = std::make_unique<MeshDeviceImpl>();
+    mesh->pimpl_->command_queue = std::make_unique<EmulatedCommandQueue>(mesh.get());
+    return mesh;
 }
 
-MeshDevice::MeshDevice() : cq_(this) { create_device(); }
 MeshDevice::~MeshDevice() { close(); }
 
-MeshCommandQueue& MeshDevice::mesh_command_queue(std::size_t) { return cq_; }
-
-CoreCoord MeshDevice::compute_with_storage_grid_size() const {
-    return CoreCoord(device().prof.grid_x, device().prof.grid_y);
-}
-
-CoreCoord MeshDevice::worker_core_from_logical_core(const CoreCoord& logical) const {
-    return CoreCoord(worker_noc_x(static_cast<uint32_t>(logical.x)),
-                     worker_noc_y(static_cast<uint32_t>(logical.y)));
-}
-
-std::size_t MeshDevice::num_dram_channels() const { return device().prof.dram_banks; }
-uint32_t MeshDevice::l1_size_per_core() const { return device().prof.l1_bytes; }
-
 bool MeshDevice::close() {
-    if (open_) {
+    if (pimpl_ && pimpl_->open) {
         destroy_device();
-        open_ = false;
+        pimpl_->open = false;
     }
     return true;
 }
 
-std::shared_ptr<MeshBuffer> MeshBuffer::create(const ReplicatedBufferConfig& global,
-                                               const DeviceLocalBufferConfig& local, MeshDevice*,
-                                               std::optional<DeviceAddr> address) {
-    Device& d = device();
+MeshCommandQueue& MeshDevice::mesh_command_queue(std::optional<uint8_t> cq_id) const {
+    if (cq_id.value_or(0) != 0) {
+        host_fail("mesh_command_queue: command queue " + std::to_string(*cq_id) + " does not exist");
+    }
+    return *pimpl_->command_queue;
+}
+
+int MeshDevice::id() const { return 0; }
+size_t MeshDevice::num_devices() const { return 1; }
+const MeshShape& MeshDevice::shape() const { return pimpl_->shape; }
+int MeshDevice::num_dram_channels() const { return static_cast<int>(device().prof.dram_banks); }
+uint32_t MeshDevice::l1_size_per_core() const { return device().prof.l1_bytes; }
+
+CoreCoord MeshDevice::compute_with_storage_grid_size() const {
+    return CoreCoord(device().prof.grid_x, device().prof.grid_y);
+}
+CoreCoord MeshDevice::logical_grid_size() const { return compute_with_storage_grid_size(); }
+
+CoreCoord MeshDevice::worker_core_from_logical_core(const CoreCoord& logical) const {
+    return CoreCoord(worker_noc_x(static_cast<uint32_t>(logical.x)), worker_noc_y(static_cast<uint32_t>(logical.y)));
+}
+
+// ---- MeshBuffer --------------------------------------------------------------------------------
+
+MeshBuffer::MeshBuffer(const MeshBufferConfig& config, const DeviceLocalBufferConfig& local, DeviceAddr address,
+                       DeviceAddr device_local_size, MeshDevice* mesh_device)
+    : config_(config), device_local_config_(local), mesh_device_(mesh_device), address_(address),
+      device_local_size_(device_local_size), allocated_(true) {}
+
+std::shared_ptr<MeshBuffer> MeshBuffer::create(const MeshBufferConfig& config, const DeviceLocalBufferConfig& local,
+                                               MeshDevice* mesh_device, std::optional<DeviceAddr> address) {
+    Device& d = ttmock::device();
+    const auto* replicated = std::get_if<ReplicatedBufferConfig>(&config);
+    if (replicated == nullptr) host_fail("MeshBuffer::create: sharded MeshBuffers are not emulated");
     if (local.buffer_type != BufferType::DRAM) {
         host_fail("MeshBuffer::create: only DRAM interleaved buffers are emulated");
     }
     if (address.has_value()) host_fail("MeshBuffer::create at a given address is not emulated");
-    if (local.page_size == 0 || global.size % local.page_size) {
-        host_fail("MeshBuffer::create: size " + std::to_string(global.size) +
+    if (local.page_size == 0 || replicated->size % local.page_size) {
+        host_fail("MeshBuffer::create: size " + std::to_string(replicated->size) +
                   " is not a multiple of the page size " + std::to_string(local.page_size));
     }
-    auto b = std::make_shared<MeshBuffer>();
-    b->impl = std::make_shared<BufferImpl>();
-    const uint64_t pages = global.size / local.page_size;
-    const uint64_t aligned = (local.page_size + 31u) & ~31ull;
+    const uint64_t pages = replicated->size / local.page_size;
+    const uint64_t stride = dram_page_stride(local.page_size);
     const uint64_t per_bank = (pages + d.prof.dram_banks - 1) / d.prof.dram_banks;
     uint64_t base = 0;
     for (uint64_t t : d.dram_top) base = std::max(base, t);
     base = (base + 31u) & ~31ull;
     if (base == 0) base = 32;  // address 0 is never handed out
-    if (base + per_bank * aligned > d.prof.dram_bank_bytes) host_fail("DRAM is full");
+    if (base + per_bank * stride > d.prof.dram_bank_bytes) host_fail("DRAM is full");
     for (uint32_t i = 0; i < d.prof.dram_banks; ++i) {
-        d.dram_top[i] = base + per_bank * aligned;
+        d.dram_top[i] = base + per_bank * stride;
         if (d.dram[i].size() < d.dram_top[i]) d.dram[i].resize(d.dram_top[i]);
     }
-    d.dram_buffers.push_back({base, pages, local.page_size, aligned});
-    b->impl->address = base;
-    b->impl->size = global.size;
-    b->impl->page_size = local.page_size;
-    return b;
+    d.dram_buffers.push_back({base, pages, local.page_size, stride});
+    return std::shared_ptr<MeshBuffer>(new MeshBuffer(config, local, base, replicated->size, mesh_device));
 }
 
-DeviceAddr MeshBuffer::address() const { return impl->address; }
-DeviceAddr MeshBuffer::size() const { return impl->size; }
-DeviceAddr MeshBuffer::page_size() const { return impl->page_size; }
-BufferType MeshBuffer::buffer_type() const { return impl->type; }
+MeshBuffer::~MeshBuffer() = default;
+MeshBuffer::MeshBuffer(MeshBuffer&& other) noexcept = default;
+MeshBuffer& MeshBuffer::operator=(MeshBuffer&& other) noexcept = default;
 
-namespace detail {
-static void for_each_page(MeshBuffer& b, std::size_t bytes, const char* what,
-                          const std::function<void(uint8_t*, std::size_t, std::size_t)>& fn) {
-    Device& d = device();
-    if (bytes != b.impl->size) {
-        host_fail(std::string(what) + ": " + std::to_string(bytes) + " bytes for a buffer of " +
-                  std::to_string(b.impl->size));
-    }
-    const uint64_t ps = b.impl->page_size, aligned = (ps + 31u) & ~31ull;
-    for (uint64_t page = 0; page * ps < bytes; ++page) {
-        auto& bank = d.dram[page % d.prof.dram_banks];
-        fn(bank.data() + b.impl->address + (page / d.prof.dram_banks) * aligned, page * ps, ps);
-    }
-}
-void write_buffer(MeshBuffer& b, const void* data, std::size_t bytes) {
-    const auto* src = static_cast<const uint8_t*>(data);
-    for_each_page(b, bytes, "EnqueueWriteMeshBuffer",
-                  [&](uint8_t* dst, std::size_t off, std::size_t n) { std::memcpy(dst, src + off, n); });
-}
-void read_buffer(MeshBuffer& b, void* data, std::size_t bytes) {
-    auto* dst = static_cast<uint8_t*>(data);
-    for_each_page(b, bytes, "EnqueueReadMeshBuffer",
-                  [&](uint8_t* src, std::size_t off, std::size_t n) { std::memcpy(dst + off, src, n); });
-}
-}  // namespace detail
+bool MeshBuffer::is_allocated() const { return allocated_; }
+void MeshBuffer::deallocate() { allocated_ = false; }  // the emulator does not reuse DRAM
+MeshDevice* MeshBuffer::device() const { return mesh_device_; }
+DeviceAddr MeshBuffer::size() const { return device_local_size_; }
 
-void MeshWorkload::add_program(const MeshCoordinateRange&, Program&& program) {
-    programs_.push_back(std::move(program));
+MeshBufferLayout MeshBuffer::global_layout() const {
+    return std::holds_alternative<ReplicatedBufferConfig>(config_) ? MeshBufferLayout::REPLICATED
+                                                                   : MeshBufferLayout::SHARDED;
 }
 
-void EnqueueMeshWorkload(MeshCommandQueue&, MeshWorkload& workload, bool) {
-    for (Program& p : workload.get_programs()) launch(*p.impl);
+const ShardedBufferConfig& MeshBuffer::global_shard_spec() const {
+    const auto* sharded = std::get_if<ShardedBufferConfig>(&config_);
+    if (sharded == nullptr) host_fail("MeshBuffer::global_shard_spec: the buffer is replicated, not sharded");
+    return *sharded;
 }
 
-void Finish(MeshCommandQueue&) {}
+// ---- workloads ---------------------------------------------------------------------------------
 
-}  // namespace distributed
+MeshWorkload::MeshWorkload() : pimpl_(std::make_unique<MeshWorkloadImpl>()) {}
+MeshWorkload::~MeshWorkload() = default;
+MeshWorkload::MeshWorkload(MeshWorkload&& other) noexcept = default;
+MeshWorkload& MeshWorkload::operator=(MeshWorkload&& other) noexcept = default;
 
-TensorAccessorArgs::TensorAccessorArgs(const distributed::MeshBuffer& buffer) {
-    const bool dram = buffer.buffer_type() == BufferType::DRAM;
-    config_ = dram ? 2u : 0u;  // tensor_accessor::ArgConfig::IsDram
-    const uint32_t align = dram ? 32u : 16u;
-    page_ = static_cast<uint32_t>((buffer.page_size() + align - 1) / align * align);
-}
-void TensorAccessorArgs::append_to(std::vector<uint32_t>& cta) const {
-    cta.push_back(config_);
-    cta.push_back(page_);
-}
-std::vector<uint32_t> TensorAccessorArgs::get_compile_time_args() const { return {config_, page_}; }
-
-std::tuple<uint32_t, CoreRangeSet, CoreRangeSet, CoreRangeSet, uint32_t, uint32_t> split_work_to_cores(
-    const CoreCoord grid, uint32_t units, bool row_wise) {
-    const uint32_t total = static_cast<uint32_t>(grid.x * grid.y);
-    const uint32_t n = std::min(units, total);
-    if (n == 0) return {0, CoreRangeSet(), CoreRangeSet(), CoreRangeSet(), 0, 0};
-    const uint32_t per = units / n, extra = units % n;
-    std::vector<CoreRange> all, g1, g2;
-    for (uint32_t i = 0; i < n; ++i) {
-        CoreCoord c = row_wise ? CoreCoord(i % grid.x, i / grid.x) : CoreCoord(i / grid.y, i % grid.y);
-        all.emplace_back(c);
-        (i < extra ? g1 : g2).emplace_back(c);
-    }
-    if (extra == 0) return {n, CoreRangeSet(all), CoreRangeSet(all), CoreRangeSet(), per, 0};
-    return {n, CoreRangeSet(all), CoreRangeSet(g1), CoreRangeSet(g2), per + 1, per};
+void MeshWorkload::add_program(const MeshCoordinateRange& range, Program&& program) {
+    if (range.shape().mesh_size() != 1) host_fail("MeshWorkload::add_program: the emulated mesh has one device");
+    pimpl_->programs.push_back(std::move(program));
 }
 
-}  // namespace tt::tt_metal
+void EnqueueMeshWorkload(MeshCommandQueue& cq, MeshWorkload& workload, bool blocking) {
+    cq.enqueue_mesh_workload(workload, blocking);
+}
+
+void Finish(MeshCommandQueue& cq, ttsl::Span<const SubDeviceId> sub_device_ids) { cq.finish(sub_device_ids); }
+
+}  // namespace tt::tt_metal::distributed

@@ -1,26 +1,51 @@
-// tilelang-tt mock TT-Metalium: the host bfloat16 type (2 bytes, round-to-nearest-even from float).
+// tilelang-tt mock TT-Metalium: the host bfloat16 type (2 bytes). Construction from an arithmetic
+// value rounds to nearest even; truncate() drops the low mantissa bits. Non-inline members are
+// defined in the library, as in the SDK.
 #pragma once
+#include <bit>
+#include <compare>
 #include <cstdint>
-
-#include "ttmock/numerics.hpp"
+#include <ostream>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 class bfloat16 {
-public:
-    bfloat16() = default;
-    bfloat16(float v) : bits_(ttmock::float_to_bf16_bits(v)) {}
-    bfloat16(double v) : bfloat16(static_cast<float>(v)) {}
-    bfloat16(int v) : bfloat16(static_cast<float>(v)) {}
-    static bfloat16 from_bits(uint16_t bits) {
-        bfloat16 b;
-        b.bits_ = bits;
-        return b;
-    }
-    float to_float() const { return ttmock::bf16_bits_to_float(bits_); }
-    uint16_t to_uint16() const { return bits_; }
-    explicit operator float() const { return to_float(); }
-    bool operator==(const bfloat16& o) const { return bits_ == o.bits_; }
-    bool operator!=(const bfloat16& o) const { return bits_ != o.bits_; }
 private:
-    uint16_t bits_ = 0;
+    uint16_t uint16_data;
+
+public:
+    constexpr bfloat16() = default;
+
+    template <class T>
+        requires std::is_arithmetic_v<T>
+    constexpr bfloat16(T v) noexcept : uint16_data(from_float(static_cast<float>(v))) {}
+
+    static bfloat16 truncate(float float_num);
+
+    constexpr operator float() const { return std::bit_cast<float>(static_cast<uint32_t>(uint16_data) << 16); }
+
+    constexpr bool operator==(bfloat16 rhs) const { return static_cast<float>(*this) == static_cast<float>(rhs); }
+    constexpr std::partial_ordering operator<=>(bfloat16 rhs) const noexcept {
+        return static_cast<float>(*this) <=> static_cast<float>(rhs);
+    }
+
+    bfloat16& operator+=(bfloat16 rhs) noexcept;
+    bfloat16& operator-=(bfloat16 rhs) noexcept;
+    bfloat16& operator*=(bfloat16 rhs) noexcept;
+    bfloat16& operator/=(bfloat16 rhs) noexcept;
+
+    bfloat16 operator+(bfloat16 rhs) const;
+    bfloat16 operator-(bfloat16 rhs) const;
+    bfloat16 operator*(bfloat16 rhs) const;
+    bfloat16 operator/(bfloat16 rhs) const;
+
+private:
+    uint16_t from_float(float val);
 };
+
 static_assert(sizeof(bfloat16) == 2, "bfloat16 must be 2 bytes");
+
+std::ostream& operator<<(std::ostream& os, const bfloat16& value);
+bool operator==(const std::vector<bfloat16>& lhs, const std::vector<bfloat16>& rhs);
+uint32_t pack_two_bfloat16_into_uint32(std::pair<bfloat16, bfloat16> two_bfloats);

@@ -1,3 +1,11 @@
-// tilelang-tt mock TT-Metalium: see host_api.hpp (one header holds the host API).
+// tilelang-tt mock TT-Metalium: device addresses (the emulator has MeshBuffers only, no Buffer).
 #pragma once
-#include "tt-metalium/host_api.hpp"
+#include <cstdint>
+
+#include <tt-metalium/buffer_types.hpp>
+
+namespace tt::tt_metal {
+
+using DeviceAddr = uint64_t;
+
+}  // namespace tt::tt_metal

@@ -1,3 +1,36 @@
-// tilelang-tt mock TT-Metalium: see host_api.hpp (one header holds the host API).
+// tilelang-tt mock TT-Metalium: a circular buffer's configuration (total size, and per CB index
+// its data format and page size). Member functions are defined in the library, as in the SDK.
 #pragma once
-#include "tt-metalium/host_api.hpp"
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <unordered_set>
+
+#include <tt-metalium/circular_buffer_constants.h>
+#include <tt-metalium/tt_backend_api_types.hpp>
+
+namespace tt::tt_metal {
+
+using CBHandle = uintptr_t;
+
+class CircularBufferConfig {
+public:
+    CircularBufferConfig(uint32_t total_size, const std::map<uint8_t, tt::DataFormat>& data_format_spec);
+
+    CircularBufferConfig& set_page_size(uint8_t buffer_index, uint32_t page_size);
+    CircularBufferConfig& set_total_size(uint32_t total_size);
+
+    uint32_t total_size() const;
+    const std::unordered_set<uint8_t>& buffer_indices() const;
+    const std::array<std::optional<tt::DataFormat>, NUM_CIRCULAR_BUFFERS>& data_formats() const;
+    const std::array<std::optional<uint32_t>, NUM_CIRCULAR_BUFFERS>& page_sizes() const;
+
+private:
+    uint32_t total_size_ = 0;
+    std::array<std::optional<tt::DataFormat>, NUM_CIRCULAR_BUFFERS> data_formats_{};
+    std::array<std::optional<uint32_t>, NUM_CIRCULAR_BUFFERS> page_sizes_{};
+    std::unordered_set<uint8_t> buffer_indices_;
+};
+
+}  // namespace tt::tt_metal

@@ -1,87 +1,112 @@
-// tilelang-tt mock TT-Metalium: core coordinates and ranges.
+// tilelang-tt mock TT-Metalium: logical core coordinates, rectangles and sets of rectangles.
+// As in TT-Metalium 0.81.1: CoreCoord is UMD's tt::xy_pair, CoreRange and CoreRangeSet live in
+// tt::tt_metal, the global names are deprecated aliases; member functions are defined in the library.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
-struct CoreCoord {
-    std::size_t x = 0;
-    std::size_t y = 0;
-    constexpr CoreCoord() = default;
-    constexpr CoreCoord(std::size_t x_, std::size_t y_) : x(x_), y(y_) {}
-    bool operator==(const CoreCoord& o) const { return x == o.x && y == o.y; }
-    bool operator!=(const CoreCoord& o) const { return !(*this == o); }
-    bool operator<(const CoreCoord& o) const { return y < o.y || (y == o.y && x < o.x); }
-    std::string str() const { return "(x=" + std::to_string(x) + ",y=" + std::to_string(y) + ")"; }
-};
+#include <tt_stl/span.hpp>
+#include <umd/device/types/xy_pair.hpp>
 
-// An inclusive rectangle of cores.
+namespace tt::tt_metal {
+
+using CoreCoord = tt_xy_pair;
+
+class CoreRangeSet;
+
+constexpr bool operator<=(const CoreCoord& a, const CoreCoord& b) { return (a < b) || (a == b); }
+
+// An inclusive rectangle of cores; start_coord <= end_coord in both dimensions.
 class CoreRange {
 public:
-    CoreCoord start_coord, end_coord;
-    CoreRange(const CoreCoord& point) : start_coord(point), end_coord(point) {}
-    CoreRange(const CoreCoord& start, const CoreCoord& end) : start_coord(start), end_coord(end) {}
-    bool contains(const CoreCoord& c) const {
-        return c.x >= start_coord.x && c.x <= end_coord.x && c.y >= start_coord.y && c.y <= end_coord.y;
-    }
-    std::size_t size() const {
-        return (end_coord.x - start_coord.x + 1) * (end_coord.y - start_coord.y + 1);
-    }
-    std::vector<CoreCoord> cores() const {
-        std::vector<CoreCoord> out;
-        for (std::size_t y = start_coord.y; y <= end_coord.y; ++y)
-            for (std::size_t x = start_coord.x; x <= end_coord.x; ++x) out.emplace_back(x, y);
-        return out;
-    }
-    class iterator {
+    CoreCoord start_coord;
+    CoreCoord end_coord;
+
+    CoreRange(const CoreCoord& point);
+    CoreRange(const CoreCoord& start_coord, const CoreCoord& end_coord);
+
+    CoreRange(const CoreRange& other) = default;
+    CoreRange& operator=(const CoreRange& other) = default;
+    CoreRange(CoreRange&& other) noexcept = default;
+    CoreRange& operator=(CoreRange&& other) noexcept = default;
+
+    bool intersects(const CoreRange& other) const;
+    bool contains(const CoreCoord& other) const;
+    bool contains(const CoreRange& other) const;
+    std::string str() const;
+    size_t size() const;
+    CoreCoord grid_size() const;
+
+    // Row-major walk over the rectangle (x fastest).
+    class CoreIterator {
     public:
-        iterator(const CoreRange* r, CoreCoord c) : r_(r), c_(c) {}
-        CoreCoord operator*() const { return c_; }
-        iterator& operator++() {
-            if (++c_.x > r_->end_coord.x) {
-                c_.x = r_->start_coord.x;
-                ++c_.y;
-            }
-            return *this;
-        }
-        bool operator!=(const iterator& o) const { return c_ != o.c_; }
+        CoreIterator(const CoreCoord& current, const CoreRange& core_range);
+        CoreCoord& operator*();
+        CoreIterator& operator++();
+        bool operator==(const CoreIterator& other) const;
+        bool operator!=(const CoreIterator& other) const;
+
     private:
-        const CoreRange* r_;
-        CoreCoord c_;
+        CoreCoord current_;
+        const CoreRange& range_;
     };
-    iterator begin() const { return iterator(this, start_coord); }
-    iterator end() const { return iterator(this, CoreCoord(start_coord.x, end_coord.y + 1)); }
-    std::string str() const { return "[" + start_coord.str() + " - " + end_coord.str() + "]"; }
+
+    CoreIterator begin() const;
+    CoreIterator end() const;
 };
 
+constexpr bool operator==(const CoreRange& a, const CoreRange& b) {
+    return a.start_coord == b.start_coord && a.end_coord == b.end_coord;
+}
+constexpr bool operator!=(const CoreRange& a, const CoreRange& b) { return !(a == b); }
+constexpr bool operator<(const CoreRange& a, const CoreRange& b) {
+    return a.start_coord < b.start_coord || (a.start_coord == b.start_coord && a.end_coord < b.end_coord);
+}
+
+// Non-overlapping rectangles (constructing one from overlapping rectangles is an error).
 class CoreRangeSet {
 public:
+    CoreRangeSet(ttsl::Span<const CoreRange> core_ranges);
+    CoreRangeSet(const std::set<CoreRange>& core_ranges);
+    CoreRangeSet(const CoreRange& core_range);
+    CoreRangeSet(ttsl::Span<const CoreCoord> core_coords);
     CoreRangeSet() = default;
-    CoreRangeSet(const CoreRange& r) : ranges_{r} {}
-    CoreRangeSet(const std::vector<CoreRange>& rs) : ranges_(rs) {}
-    const std::vector<CoreRange>& ranges() const { return ranges_; }
-    bool contains(const CoreCoord& c) const {
-        for (const auto& r : ranges_) if (r.contains(c)) return true;
-        return false;
-    }
-    std::size_t num_cores() const {
-        std::size_t n = 0;
-        for (const auto& r : ranges_) n += r.size();
-        return n;
-    }
-    bool empty() const { return ranges_.empty(); }
-    std::vector<CoreCoord> cores() const {
-        std::vector<CoreCoord> out;
-        for (const auto& r : ranges_) for (const auto& c : r.cores()) out.push_back(c);
-        return out;
-    }
+
+    CoreRangeSet(const CoreRangeSet& other);
+    CoreRangeSet& operator=(const CoreRangeSet& other) noexcept = default;
+    CoreRangeSet(CoreRangeSet&& other) noexcept;
+    CoreRangeSet& operator=(CoreRangeSet&& other) noexcept = default;
+    CoreRangeSet(std::vector<CoreRange>&& core_ranges);
+
+    bool empty() const;
+    size_t size() const;
+    bool intersects(const CoreCoord& other) const;
+    bool intersects(const CoreRange& other) const;
+    bool contains(const CoreCoord& other) const;
+    bool contains(const CoreRange& other) const;
+    const std::vector<CoreRange>& ranges() const;
+    std::string str() const;
+    uint32_t num_cores() const;
+    CoreRange bounding_box() const;
+
 private:
+    void validate_no_overlap();
     std::vector<CoreRange> ranges_;
 };
 
-namespace tt::tt_metal {
-using ::CoreCoord;
-using ::CoreRange;
-using ::CoreRangeSet;
+bool operator==(const CoreRangeSet& a, const CoreRangeSet& b);
+bool operator!=(const CoreRangeSet& a, const CoreRangeSet& b);
+
+// The cores of a set, row by row within each rectangle (column by column when !row_wise).
+std::vector<CoreCoord> corerange_to_cores(
+    const CoreRangeSet& crs, std::optional<uint32_t> max_cores = std::nullopt, bool row_wise = false);
+
 }  // namespace tt::tt_metal
+
+using CoreCoord [[deprecated("Use tt::tt_metal::CoreCoord")]] = tt::tt_metal::CoreCoord;
+using CoreRange [[deprecated("Use tt::tt_metal::CoreRange")]] = tt::tt_metal::CoreRange;
+using CoreRangeSet [[deprecated("Use tt::tt_metal::CoreRangeSet")]] = tt::tt_metal::CoreRangeSet;

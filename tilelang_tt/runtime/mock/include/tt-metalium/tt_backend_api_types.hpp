@@ -1,3 +1,4 @@
-// tilelang-tt mock TT-Metalium: see host_api.hpp (one header holds the host API).
+// tilelang-tt mock TT-Metalium: tt::DataFormat and tt::CBIndex (declared once for host and
+// device code in ttmock/types.hpp).
 #pragma once
-#include "tt-metalium/host_api.hpp"
+#include "ttmock/types.hpp"

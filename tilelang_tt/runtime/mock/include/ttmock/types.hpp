@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tt-metalium/circular_buffer_constants.h"
+
 namespace tt {
 enum class DataFormat : uint8_t {
     Float32 = 0,
@@ -33,12 +35,6 @@ enum CBIndex : uint8_t {
     c_31, SIZE
 };
 }  // namespace tt
-
-constexpr static std::uint32_t NUM_CIRCULAR_BUFFERS = 32;
-
-enum class MathFidelity : uint8_t { LoFi = 0, HiFi2 = 2, HiFi3 = 3, HiFi4 = 4, Invalid = 0xff };
-
-enum class UnpackToDestMode : uint8_t { UnpackToDestFp32, Default };
 
 namespace ttmock {
 // Bytes of one 32x32 tile in a data format (0 for formats the emulator does not model).

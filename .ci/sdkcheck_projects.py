@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Check saved generated projects against the real TT-Metalium SDK (sdkcheck).
+
+usage: sdkcheck_projects.py PROJECTS_DIR [SDKCHECK]
+
+PROJECTS_DIR holds one directory per generated project (what compiling with
+TILELANG_TT_SAVE_PROJECTS=PROJECTS_DIR leaves, one copy per distinct content). The device
+kernels of every project are checked, warnings as errors (the SDK's JIT builds with -Werror); the host program of one project per distinct main.cpp
+(linking it against the real libtt_metal.so through the mock host headers). Exits non-zero on
+any error in generated code or host API mismatch; sdkcheck's exit 3 (errors inside the SDK
+environment only) counts as clean.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MOCK_INCLUDE = ROOT / "tilelang_tt" / "runtime" / "mock" / "include"
+
+
+def run(sdkcheck: Path, args: list[str], report: Path) -> tuple[int, dict]:
+    cmd = ["bash", str(sdkcheck), "-j", "2", "--json", str(report), *args]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    summary = [line for line in proc.stdout.splitlines() if line.startswith("sdkcheck:")]
+    print(f"$ sdkcheck {' '.join(args[:4])} ... ({time.monotonic() - start:.0f} s, exit {proc.returncode})")
+    if proc.returncode not in (0, 3):
+        print(proc.stdout[-20000:], proc.stderr[-5000:], sep="\n")
+    else:
+        print("\n".join(summary) or proc.stdout[-2000:])
+    data = json.loads(report.read_text()) if report.exists() else {}
+    return proc.returncode, data
+
+
+def main() -> int:
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    projects_dir = Path(sys.argv[1]).resolve()
+    sdkcheck = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT.parent / "shared" / "tools" / "sdkcheck" / "sdkcheck.sh"
+    projects = sorted(p for p in projects_dir.iterdir()
+                      if not p.name.startswith(".") and (p / "tt.plan.json").exists()) if projects_dir.is_dir() else []
+    if not projects:
+        print(f"sdkcheck_projects: no generated projects under {projects_dir}")
+        return 1
+    by_host = {}
+    for p in projects:
+        by_host.setdefault(hashlib.sha256((p / "main.cpp").read_bytes()).hexdigest(), p)
+    print(f"sdkcheck_projects: {len(projects)} projects, {len(by_host)} distinct host programs")
+    device_code, _ = run(sdkcheck, ["--device-only", "--werror", *map(str, projects)], projects_dir.parent / "sdkcheck-device.json")
+    host_code, _ = run(sdkcheck, ["--host-only", "--host-include", str(MOCK_INCLUDE), *map(str, by_host.values())],
+                       projects_dir.parent / "sdkcheck-host.json")
+    failed = [what for what, code in (("device", device_code), ("host", host_code)) if code not in (0, 3)]
+    if failed:
+        print(f"sdkcheck_projects: FAILED ({', '.join(failed)} check)")
+        return 1
+    print("sdkcheck_projects: clean")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

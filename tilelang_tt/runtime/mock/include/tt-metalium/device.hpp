@@ -1,3 +1,0 @@
-// tilelang-tt mock TT-Metalium: see host_api.hpp (one header holds the host API).
-#pragma once
-#include "tt-metalium/host_api.hpp"

@@ -1,0 +1,78 @@
+// tilelang-tt mock TT-Metalium: the library's side of the host API objects - the pimpl classes
+// the public headers only name (detail::ProgramImpl, MeshDeviceImpl, MeshWorkloadImpl) and the
+// emulated command queue. Host programs never see this header.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "emulator.hpp"
+#include "tt-metalium/distributed.hpp"
+#include "tt-metalium/host_api.hpp"
+
+namespace ttmock {
+
+using tt::tt_metal::CoreCoord;
+using tt::tt_metal::CoreRange;
+using tt::tt_metal::CoreRangeSet;
+
+struct CBAlloc {
+    std::vector<CoreCoord> cores;
+    std::map<uint8_t, tt::DataFormat> formats;
+    std::map<uint8_t, uint32_t> page_sizes;
+    uint32_t total_size = 0;
+};
+
+struct KernelDesc {
+    std::string path;
+    std::vector<CoreCoord> cores;
+    KernelKind kind;
+    std::vector<uint32_t> compile_args;
+    std::map<std::string, std::string> defines;
+    tt::tt_metal::ComputeConfig compute;
+    std::map<std::pair<std::size_t, std::size_t>, std::vector<uint32_t>> runtime_args;
+};
+
+struct SemaphoreDesc {
+    std::vector<CoreCoord> cores;
+    uint32_t initial;
+};
+
+// Page p of an interleaved DRAM buffer lives in bank p % banks at address + (p / banks) * this.
+inline uint64_t dram_page_stride(uint64_t page_size) { return (page_size + 31u) & ~31ull; }
+
+// Runs a program on the emulated device (host.cpp).
+void launch(tt::tt_metal::detail::ProgramImpl& program);
+
+}  // namespace ttmock
+
+namespace tt::tt_metal::detail {
+
+class ProgramImpl {
+public:
+    std::vector<ttmock::CBAlloc> cbs;
+    std::vector<ttmock::KernelDesc> kernels;
+    std::vector<ttmock::SemaphoreDesc> semaphores;
+};
+
+}  // namespace tt::tt_metal::detail
+
+namespace tt::tt_metal::distributed {
+
+class MeshWorkloadImpl {
+public:
+    std::vector<Program> programs;
+};
+
+class MeshDeviceImpl {
+public:
+    MeshShape shape{1, 1};
+    std::unique_ptr<MeshCommandQueue> command_queue;
+    bool open = true;
+};
+
+}  // namespace tt::tt_metal::distributed

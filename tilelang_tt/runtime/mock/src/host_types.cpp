@@ -1,0 +1,320 @@
+// tilelang-tt mock TT-Metalium: the host API's value types - core coordinates and ranges,
+// circular buffer configs, bfloat16, tilize/untilize, mesh shapes, work splitting. These are
+// the out-of-line members the SDK's library defines; errors are reported like the emulator's.
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "host_internal.hpp"
+#include "tt-metalium/bfloat16.hpp"
+#include "tt-metalium/tilize_utils.hpp"
+#include "tt-metalium/work_split.hpp"
+#include "ttmock/numerics.hpp"
+
+using ttmock::host_fail;
+
+// ---- tt::xy_pair ---------------------------------------------------------------------------------
+
+std::string tt::xy_pair::str() const { return "(x=" + std::to_string(x) + ",y=" + std::to_string(y) + ")"; }
+
+namespace tt::tt_metal {
+
+// ---- CoreRange -----------------------------------------------------------------------------------
+
+CoreRange::CoreRange(const CoreCoord& point) : start_coord(point), end_coord(point) {}
+
+CoreRange::CoreRange(const CoreCoord& start, const CoreCoord& end) : start_coord(start), end_coord(end) {
+    if (end.x < start.x || end.y < start.y) {
+        host_fail("CoreRange: end " + end.str() + " lies before start " + start.str());
+    }
+}
+
+bool CoreRange::intersects(const CoreRange& o) const {
+    return start_coord.x <= o.end_coord.x && o.start_coord.x <= end_coord.x && start_coord.y <= o.end_coord.y &&
+           o.start_coord.y <= end_coord.y;
+}
+
+bool CoreRange::contains(const CoreCoord& c) const {
+    return c.x >= start_coord.x && c.x <= end_coord.x && c.y >= start_coord.y && c.y <= end_coord.y;
+}
+
+bool CoreRange::contains(const CoreRange& o) const { return contains(o.start_coord) && contains(o.end_coord); }
+
+std::string CoreRange::str() const { return "[" + start_coord.str() + " - " + end_coord.str() + "]"; }
+
+size_t CoreRange::size() const { return (end_coord.x - start_coord.x + 1) * (end_coord.y - start_coord.y + 1); }
+
+CoreCoord CoreRange::grid_size() const {
+    return CoreCoord(end_coord.x - start_coord.x + 1, end_coord.y - start_coord.y + 1);
+}
+
+CoreRange::CoreIterator::CoreIterator(const CoreCoord& current, const CoreRange& range)
+    : current_(current), range_(range) {}
+
+CoreCoord& CoreRange::CoreIterator::operator*() { return current_; }
+
+CoreRange::CoreIterator& CoreRange::CoreIterator::operator++() {
+    if (++current_.x > range_.end_coord.x) {
+        current_.x = range_.start_coord.x;
+        ++current_.y;
+    }
+    return *this;
+}
+
+bool CoreRange::CoreIterator::operator==(const CoreIterator& o) const { return current_ == o.current_; }
+bool CoreRange::CoreIterator::operator!=(const CoreIterator& o) const { return !(*this == o); }
+
+CoreRange::CoreIterator CoreRange::begin() const { return CoreIterator(start_coord, *this); }
+CoreRange::CoreIterator CoreRange::end() const {
+    return CoreIterator(CoreCoord(start_coord.x, end_coord.y + 1), *this);
+}
+
+// ---- CoreRangeSet --------------------------------------------------------------------------------
+
+CoreRangeSet::CoreRangeSet(ttsl::Span<const CoreRange> ranges) : ranges_(ranges.begin(), ranges.end()) {
+    validate_no_overlap();
+}
+CoreRangeSet::CoreRangeSet(const std::set<CoreRange>& ranges) : ranges_(ranges.begin(), ranges.end()) {
+    validate_no_overlap();
+}
+CoreRangeSet::CoreRangeSet(const CoreRange& range) : ranges_{range} {}
+CoreRangeSet::CoreRangeSet(ttsl::Span<const CoreCoord> coords) {
+    for (const CoreCoord& c : coords) ranges_.emplace_back(c);
+    validate_no_overlap();
+}
+CoreRangeSet::CoreRangeSet(const CoreRangeSet& other) = default;
+CoreRangeSet::CoreRangeSet(CoreRangeSet&& other) noexcept = default;
+CoreRangeSet::CoreRangeSet(std::vector<CoreRange>&& ranges) : ranges_(std::move(ranges)) { validate_no_overlap(); }
+
+void CoreRangeSet::validate_no_overlap() {
+    for (size_t i = 0; i < ranges_.size(); ++i)
+        for (size_t j = i + 1; j < ranges_.size(); ++j)
+            if (ranges_[i].intersects(ranges_[j])) {
+                host_fail("CoreRangeSet: core ranges " + ranges_[i].str() + " and " + ranges_[j].str() + " overlap");
+            }
+}
+
+bool CoreRangeSet::empty() const { return ranges_.empty(); }
+size_t CoreRangeSet::size() const { return ranges_.size(); }
+
+bool CoreRangeSet::intersects(const CoreCoord& c) const { return contains(c); }
+bool CoreRangeSet::intersects(const CoreRange& r) const {
+    return std::any_of(ranges_.begin(), ranges_.end(), [&](const CoreRange& x) { return x.intersects(r); });
+}
+bool CoreRangeSet::contains(const CoreCoord& c) const {
+    return std::any_of(ranges_.begin(), ranges_.end(), [&](const CoreRange& x) { return x.contains(c); });
+}
+bool CoreRangeSet::contains(const CoreRange& r) const {
+    for (const CoreCoord& c : corerange_to_cores(CoreRangeSet(r), std::nullopt, true))
+        if (!contains(c)) return false;
+    return true;
+}
+
+const std::vector<CoreRange>& CoreRangeSet::ranges() const { return ranges_; }
+
+std::string CoreRangeSet::str() const {
+    std::string out = "{";
+    for (size_t i = 0; i < ranges_.size(); ++i) out += (i ? ", " : "") + ranges_[i].str();
+    return out + "}";
+}
+
+uint32_t CoreRangeSet::num_cores() const {
+    size_t n = 0;
+    for (const CoreRange& r : ranges_) n += r.size();
+    return static_cast<uint32_t>(n);
+}
+
+CoreRange CoreRangeSet::bounding_box() const {
+    if (ranges_.empty()) host_fail("CoreRangeSet::bounding_box of an empty set");
+    CoreCoord lo = ranges_[0].start_coord, hi = ranges_[0].end_coord;
+    for (const CoreRange& r : ranges_) {
+        lo = CoreCoord(std::min(lo.x, r.start_coord.x), std::min(lo.y, r.start_coord.y));
+        hi = CoreCoord(std::max(hi.x, r.end_coord.x), std::max(hi.y, r.end_coord.y));
+    }
+    return CoreRange(lo, hi);
+}
+
+bool operator==(const CoreRangeSet& a, const CoreRangeSet& b) { return a.ranges() == b.ranges(); }
+bool operator!=(const CoreRangeSet& a, const CoreRangeSet& b) { return !(a == b); }
+
+std::vector<CoreCoord> corerange_to_cores(const CoreRangeSet& crs, std::optional<uint32_t> max_cores, bool row_wise) {
+    std::vector<CoreCoord> out;
+    const size_t limit = max_cores.value_or(crs.num_cores());
+    for (const CoreRange& r : crs.ranges()) {
+        const CoreCoord& s = r.start_coord;
+        const CoreCoord& e = r.end_coord;
+        if (row_wise) {
+            for (size_t y = s.y; y <= e.y; ++y)
+                for (size_t x = s.x; x <= e.x; ++x)
+                    if (out.size() < limit) out.emplace_back(x, y);
+        } else {
+            for (size_t x = s.x; x <= e.x; ++x)
+                for (size_t y = s.y; y <= e.y; ++y)
+                    if (out.size() < limit) out.emplace_back(x, y);
+        }
+    }
+    return out;
+}
+
+// ---- CircularBufferConfig ------------------------------------------------------------------------
+
+CircularBufferConfig::CircularBufferConfig(uint32_t total_size, const std::map<uint8_t, tt::DataFormat>& spec)
+    : total_size_(total_size) {
+    for (const auto& [index, format] : spec) {
+        if (index >= NUM_CIRCULAR_BUFFERS) {
+            host_fail("CircularBufferConfig: buffer index " + std::to_string(index) + " exceeds the " +
+                      std::to_string(NUM_CIRCULAR_BUFFERS) + " circular buffers per core");
+        }
+        data_formats_[index] = format;
+        buffer_indices_.insert(index);
+    }
+}
+
+CircularBufferConfig& CircularBufferConfig::set_page_size(uint8_t index, uint32_t page_size) {
+    if (index >= NUM_CIRCULAR_BUFFERS || !buffer_indices_.count(index)) {
+        host_fail("CircularBufferConfig::set_page_size: CB index " + std::to_string(index) +
+                  " has no data format in this config");
+    }
+    if (page_size == 0 || total_size_ % page_size != 0) {
+        host_fail("CircularBufferConfig::set_page_size: total size " + std::to_string(total_size_) +
+                  " is not a multiple of the page size " + std::to_string(page_size) + " (CB " +
+                  std::to_string(index) + ")");
+    }
+    page_sizes_[index] = page_size;
+    return *this;
+}
+
+CircularBufferConfig& CircularBufferConfig::set_total_size(uint32_t total_size) {
+    if (total_size == 0) host_fail("CircularBufferConfig::set_total_size: total size must not be 0");
+    total_size_ = total_size;
+    return *this;
+}
+
+uint32_t CircularBufferConfig::total_size() const { return total_size_; }
+const std::unordered_set<uint8_t>& CircularBufferConfig::buffer_indices() const { return buffer_indices_; }
+const std::array<std::optional<tt::DataFormat>, NUM_CIRCULAR_BUFFERS>& CircularBufferConfig::data_formats() const {
+    return data_formats_;
+}
+const std::array<std::optional<uint32_t>, NUM_CIRCULAR_BUFFERS>& CircularBufferConfig::page_sizes() const {
+    return page_sizes_;
+}
+
+// ---- work splitting ------------------------------------------------------------------------------
+
+std::tuple<uint32_t, CoreRangeSet, CoreRangeSet, CoreRangeSet, uint32_t, uint32_t> split_work_to_cores(
+    const CoreCoord grid, uint32_t units, bool row_wise) {
+    const uint32_t total = static_cast<uint32_t>(grid.x * grid.y);
+    const uint32_t n = std::min(units, total);
+    if (n == 0) return {0, CoreRangeSet(), CoreRangeSet(), CoreRangeSet(), 0, 0};
+    const uint32_t per = units / n, extra = units % n;
+    std::vector<CoreRange> all, g1, g2;
+    for (uint32_t i = 0; i < n; ++i) {
+        CoreCoord c = row_wise ? CoreCoord(i % grid.x, i / grid.x) : CoreCoord(i / grid.y, i % grid.y);
+        all.emplace_back(c);
+        (i < extra ? g1 : g2).emplace_back(c);
+    }
+    if (extra == 0) return {n, CoreRangeSet(std::move(all)), CoreRangeSet(std::move(g2)), CoreRangeSet(), per, 0};
+    return {n, CoreRangeSet(std::move(all)), CoreRangeSet(std::move(g1)), CoreRangeSet(std::move(g2)), per + 1, per};
+}
+
+}  // namespace tt::tt_metal
+
+// ---- mesh shapes ---------------------------------------------------------------------------------
+
+namespace tt::tt_metal::distributed {
+
+MeshShape::MeshShape(uint32_t x) : extents_{x} {}
+MeshShape::MeshShape(uint32_t x, uint32_t y) : extents_{x, y} {}
+MeshShape::MeshShape(uint32_t x, uint32_t y, uint32_t z) : extents_{x, y, z} {}
+size_t MeshShape::dims() const { return extents_.size(); }
+size_t MeshShape::mesh_size() const {
+    size_t n = 1;
+    for (uint32_t e : extents_) n *= e;
+    return n;
+}
+
+MeshCoordinateRange::MeshCoordinateRange(const MeshShape& shape) : shape_(shape) {}
+MeshShape MeshCoordinateRange::shape() const { return shape_; }
+
+}  // namespace tt::tt_metal::distributed
+
+// ---- bfloat16 ------------------------------------------------------------------------------------
+
+uint16_t bfloat16::from_float(float val) { return ttmock::float_to_bf16_bits(val); }
+
+bfloat16 bfloat16::truncate(float val) {
+    uint32_t bits;
+    std::memcpy(&bits, &val, 4);
+    bfloat16 out;
+    out.uint16_data = static_cast<uint16_t>(bits >> 16);
+    return out;
+}
+
+bfloat16& bfloat16::operator+=(bfloat16 rhs) noexcept { return *this = bfloat16(float(*this) + float(rhs)); }
+bfloat16& bfloat16::operator-=(bfloat16 rhs) noexcept { return *this = bfloat16(float(*this) - float(rhs)); }
+bfloat16& bfloat16::operator*=(bfloat16 rhs) noexcept { return *this = bfloat16(float(*this) * float(rhs)); }
+bfloat16& bfloat16::operator/=(bfloat16 rhs) noexcept { return *this = bfloat16(float(*this) / float(rhs)); }
+bfloat16 bfloat16::operator+(bfloat16 rhs) const { return bfloat16(float(*this) + float(rhs)); }
+bfloat16 bfloat16::operator-(bfloat16 rhs) const { return bfloat16(float(*this) - float(rhs)); }
+bfloat16 bfloat16::operator*(bfloat16 rhs) const { return bfloat16(float(*this) * float(rhs)); }
+bfloat16 bfloat16::operator/(bfloat16 rhs) const { return bfloat16(float(*this) / float(rhs)); }
+
+std::ostream& operator<<(std::ostream& os, const bfloat16& value) { return os << static_cast<float>(value); }
+
+bool operator==(const std::vector<bfloat16>& lhs, const std::vector<bfloat16>& rhs) {
+    if (lhs.size() != rhs.size()) return false;
+    return std::memcmp(lhs.data(), rhs.data(), lhs.size() * sizeof(bfloat16)) == 0;
+}
+
+uint32_t pack_two_bfloat16_into_uint32(std::pair<bfloat16, bfloat16> two) {
+    uint16_t lo, hi;
+    std::memcpy(&lo, &two.first, 2);
+    std::memcpy(&hi, &two.second, 2);
+    return static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16);
+}
+
+// ---- tilize / untilize ---------------------------------------------------------------------------
+
+template <typename T>
+std::vector<T> tilize_nfaces(const std::vector<T>& input, uint32_t m, uint32_t n) {
+    if (m % 32 || n % 32 || input.size() != static_cast<size_t>(m) * n) {
+        host_fail("tilize_nfaces: a " + std::to_string(m) + " x " + std::to_string(n) + " matrix of " +
+                  std::to_string(input.size()) + " values cannot be tiled");
+    }
+    std::vector<T> out(input.size());
+    const uint32_t tiles_per_row = n / 32;
+    for (uint32_t r = 0; r < m; ++r) {
+        for (uint32_t c = 0; c < n; ++c) {
+            const size_t tile = static_cast<size_t>(r / 32) * tiles_per_row + c / 32;
+            out[tile * 1024 + ttmock::face_index(r % 32, c % 32)] = input[static_cast<size_t>(r) * n + c];
+        }
+    }
+    return out;
+}
+
+template <typename T>
+std::vector<T> untilize_nfaces(const std::vector<T>& input, uint32_t m, uint32_t n) {
+    if (m % 32 || n % 32 || input.size() != static_cast<size_t>(m) * n) {
+        host_fail("untilize_nfaces: " + std::to_string(input.size()) + " values are not a " + std::to_string(m) +
+                  " x " + std::to_string(n) + " tiled matrix");
+    }
+    std::vector<T> out(input.size());
+    const uint32_t tiles_per_row = n / 32;
+    for (uint32_t r = 0; r < m; ++r) {
+        for (uint32_t c = 0; c < n; ++c) {
+            const size_t tile = static_cast<size_t>(r / 32) * tiles_per_row + c / 32;
+            out[static_cast<size_t>(r) * n + c] = input[tile * 1024 + ttmock::face_index(r % 32, c % 32)];
+        }
+    }
+    return out;
+}
+
+// The element types the SDK's library instantiates.
+template std::vector<bfloat16> tilize_nfaces<bfloat16>(const std::vector<bfloat16>&, uint32_t, uint32_t);
+template std::vector<float> tilize_nfaces<float>(const std::vector<float>&, uint32_t, uint32_t);
+template std::vector<uint32_t> tilize_nfaces<uint32_t>(const std::vector<uint32_t>&, uint32_t, uint32_t);
+template std::vector<uint16_t> tilize_nfaces<uint16_t>(const std::vector<uint16_t>&, uint32_t, uint32_t);
+template std::vector<bfloat16> untilize_nfaces<bfloat16>(const std::vector<bfloat16>&, uint32_t, uint32_t);
+template std::vector<float> untilize_nfaces<float>(const std::vector<float>&, uint32_t, uint32_t);
+template std::vector<uint32_t> untilize_nfaces<uint32_t>(const std::vector<uint32_t>&, uint32_t, uint32_t);
+template std::vector<uint16_t> untilize_nfaces<uint16_t>(const std::vector<uint16_t>&, uint32_t, uint32_t);
