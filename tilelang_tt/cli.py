@@ -85,6 +85,11 @@ def main(argv=None) -> int:
     print(f"ran {art.name} on {len(stats.get('cores', []))} emulated cores "
           f"({stats.get('arch', args.target)}); totals:")
     print(json.dumps(stats.get("total", {}), indent=1, sort_keys=True))
+    host = stats.get("host")
+    if host:
+        print(f"emulator: {host['threads']} host thread(s), {host['wall_ns'] / 1e6:.0f} ms, "
+              f"{stats['schedule']['rounds']} round(s), {host['overhead_ns_per_tile_op']:.0f} ns of "
+              f"its own per tile op (outside tile math)")
     return 0
 
 

@@ -181,29 +181,35 @@ def host_source(plan: dict) -> str:
         w(f"        tt::tt_metal::SetRuntimeArgs(program, {kind}, core, {{{', '.join(args)}}});")
     w("    }")
     w("")
-    w("    // inputs: row-major files -> tilized device pages")
+    w("    // inputs: row-major files -> tilized device pages (one host copy at a time: each is")
+    w("    // written blocking and freed before the next is read)")
     for t in tensors:
         n, ctype = t["name"], HOST_TYPE[t["dtype"]]
         rows, cols = t["tiles"][0] * 32, t["tiles"][1] * 32
         if t["role"] in ("input", "inout"):
-            w(f"    std::vector<{ctype}> {n}_host = tilize_nfaces("
+            w("    {")
+            w(f"        std::vector<{ctype}> {n}_host = tilize_nfaces("
               f"read_tensor<{ctype}>(argv[{t['index'] + 1}], {rows * cols}), {rows}, {cols});")
-            w(f"    distributed::EnqueueWriteMeshBuffer(cq, {n}_buffer, {n}_host, false);")
+            w(f"        distributed::EnqueueWriteMeshBuffer(cq, {n}_buffer, {n}_host, true);")
+            w("    }")
     w("")
     w("    distributed::MeshWorkload workload;")
     w("    workload.add_program(distributed::MeshCoordinateRange(mesh->shape()), std::move(program));")
     w("    distributed::EnqueueMeshWorkload(cq, workload, false);")
     w("    distributed::Finish(cq);")
     w("")
-    w("    // outputs: device pages -> untilized row-major files")
-    for t in tensors:
+    w("    // outputs: device pages -> untilized row-major files (the device is closed first, so")
+    w("    // its memory is released before the host copies are made)")
+    outs = [t for t in tensors if t["role"] in ("output", "inout")]
+    for t in outs:
         n, ctype = t["name"], HOST_TYPE[t["dtype"]]
-        rows, cols = t["tiles"][0] * 32, t["tiles"][1] * 32
-        if t["role"] in ("output", "inout"):
-            w(f"    std::vector<{ctype}> {n}_result;")
-            w(f"    distributed::EnqueueReadMeshBuffer(cq, {n}_result, {n}_buffer, true);")
-            w(f"    write_tensor(argv[{t['index'] + 1}], untilize_nfaces({n}_result, {rows}, {cols}));")
+        w(f"    std::vector<{ctype}> {n}_result;")
+        w(f"    distributed::EnqueueReadMeshBuffer(cq, {n}_result, {n}_buffer, true);")
     w("    mesh->close();")
+    for t in outs:
+        n = t["name"]
+        rows, cols = t["tiles"][0] * 32, t["tiles"][1] * 32
+        w(f"    write_tensor(argv[{t['index'] + 1}], untilize_nfaces({n}_result, {rows}, {cols}));")
     w("    return 0;")
     w("}")
     return "\n".join(out) + "\n"

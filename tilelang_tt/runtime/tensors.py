@@ -80,6 +80,12 @@ def read_outputs(tensor_specs: list, host: dict, paths: list) -> None:
     for i, t in enumerate(tensor_specs):
         if t["role"] not in ("output", "inout"):
             continue
+        target = host[i]
+        if target.ndim != 1 and target.flags.c_contiguous and \
+                Path(paths[i]).stat().st_size == target.nbytes:
+            with open(paths[i], "rb") as f:  # straight into the result: no second copy
+                f.readinto(memoryview(target.view(np.uint8).reshape(-1)))
+            continue
         data = np.fromfile(paths[i], dtype=NP_DTYPE[t["dtype"]])
         if host[i].ndim == 1 and data.size == 32 * host[i].size:  # a row vector: row 0
             data = data.reshape(32, -1)[0]

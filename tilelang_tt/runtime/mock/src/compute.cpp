@@ -186,7 +186,9 @@ const uint8_t* front_page(uint32_t cb, uint32_t itile, const Call& what) {
 void unpack(const ComputeState& e, uint32_t cb, uint32_t itile, bool src_reg, uint32_t* out,
             const Call& what) {
     const uint8_t* p = front_page(cb, itile, what);
-    if (cb_cfg(cb, what).format == tt::DataFormat::Float16_b) {
+    const bool bf16 = cb_cfg(cb, what).format == tt::DataFormat::Float16_b;
+    TileMathTimer tile_math_timer(current_core());
+    if (bf16) {
         fpu::unpack_bf16(reinterpret_cast<const uint16_t*>(p), out);
     } else if (src_reg) {
         fpu::unpack_fp32(reinterpret_cast<const uint32_t*>(p), out, e.fp32_dest_acc);
@@ -298,7 +300,10 @@ void ttmock::matmul(uint32_t in0, uint32_t in1, uint32_t i0, uint32_t i1, uint32
     check_mode(e, kMatmul, "matmul_init(in0, in1)", what);
     uint32_t a[kTileElems], b[kTileElems];
     unpack_ab(e, in1, i1, in0, i0, idst, b, a, what);  // in1 -> srcA, in0 -> srcB
-    fpu::matmul(e.dst[idst], a, b, e.matmul_transpose, phases(e), e.fp32_dest_acc);
+    {
+        TileMathTimer tile_math_timer(current_core());
+        fpu::matmul(e.dst[idst], a, b, e.matmul_transpose, phases(e), e.fp32_dest_acc);
+    }
     e.dst_written[idst] = true;
     count(e, kCntMatmul, "matmul");
 }
@@ -306,6 +311,7 @@ void ttmock::matmul(uint32_t in0, uint32_t in1, uint32_t i0, uint32_t i1, uint32
 // add / sub run on ELWADD / ELWSUB (one phase: the LLK forces LoFi), mul on ELWMUL per phase
 static void binop(ComputeState& e, char op, uint32_t idst, const uint32_t* a, const uint32_t* b,
                   int bcast) {
+    TileMathTimer tile_math_timer(current_core());
     if (op == 'm') {
         fpu::eltwise_mul(e.dst[idst], a, b, bcast, phases(e), e.fp32_dest_acc);
     } else {
@@ -365,7 +371,10 @@ void ttmock::copy(uint32_t icb, uint32_t itile, uint32_t idst) {
     } else {
         uint32_t a[kTileElems];
         unpack(e, icb, itile, true, a, what);
-        fpu::datacopy(e.dst[idst], a, e.fpu_op == kCopyTranspose, e.fp32_dest_acc);
+        {
+            TileMathTimer tile_math_timer(current_core());
+            fpu::datacopy(e.dst[idst], a, e.fpu_op == kCopyTranspose, e.fp32_dest_acc);
+        }
     }
     e.dst_written[idst] = true;
     count(e, kCntCopy, "copy");
@@ -379,7 +388,10 @@ void ttmock::transpose(uint32_t icb, uint32_t itile, uint32_t idst) {
     check_dst(e, idst, what, false);
     uint32_t a[kTileElems];
     unpack(e, icb, itile, true, a, what);
-    fpu::datacopy(e.dst[idst], a, true, e.fp32_dest_acc);
+    {
+        TileMathTimer tile_math_timer(current_core());
+        fpu::datacopy(e.dst[idst], a, true, e.fp32_dest_acc);
+    }
     e.dst_written[idst] = true;
     count(e, kCntTranspose, "transpose");
 }
@@ -401,9 +413,15 @@ void ttmock::reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32
                     "element [0][0] of CB " + std::to_string(iscaler_cb) + " is " +
                     std::to_string(std::bit_cast<float>(s[0])));
         }
-        fpu::reduce_max(e.dst[idst], a, dim, !e.dst_written[idst]);
+        {
+            TileMathTimer tile_math_timer(current_core());
+            fpu::reduce_max(e.dst[idst], a, dim, !e.dst_written[idst]);
+        }
     } else {
-        fpu::reduce_sum(e.dst[idst], a, s, dim, phases(e), e.fp32_dest_acc);
+        {
+            TileMathTimer tile_math_timer(current_core());
+            fpu::reduce_sum(e.dst[idst], a, s, dim, phases(e), e.fp32_dest_acc);
+        }
     }
     e.dst_written[idst] = true;
     count(e, kCntReduce, "reduce");
@@ -443,8 +461,11 @@ void ttmock::sfpu_unary(const char* op, uint32_t idst, float param, int approx) 
         fail_at(what, std::string(": call ") + (scalar ? "binop_with_scalar" : op) + "_tile_init() first");
     }
     check_dst(e, idst, what, false);
-    sfpu::unary(f, e.dst[idst], param, approx == kApproxFromConfig ? e.approx : approx != 0,
-                e.fp32_dest_acc);
+    {
+        TileMathTimer tile_math_timer(current_core());
+        sfpu::unary(f, e.dst[idst], param, approx == kApproxFromConfig ? e.approx : approx != 0,
+                    e.fp32_dest_acc);
+    }
     e.dst_written[idst] = true;
     count(e, kCntSfpu + id, op, "sfpu_");
 }
@@ -461,7 +482,10 @@ void ttmock::sfpu_binary(const char* op, uint32_t i0, uint32_t i1, uint32_t odst
     check_dst(e, i0, what, false);
     check_dst(e, i1, what, false);
     check_dst(e, odst, what, false);
-    sfpu::binary(f, e.dst[odst], e.dst[i0], e.dst[i1], e.fp32_dest_acc);
+    {
+        TileMathTimer tile_math_timer(current_core());
+        sfpu::binary(f, e.dst[odst], e.dst[i0], e.dst[i1], e.fp32_dest_acc);
+    }
     e.dst_written[odst] = true;
     count(e, kCntSfpuBinary + static_cast<int>(f), op, "sfpu_", "_binary");
 }
@@ -487,6 +511,7 @@ void ttmock::pack(uint32_t idst, uint32_t ocb, uint32_t out_index, bool out_of_o
     if (!out_of_order) s.pack_pos += 1;
     const uint32_t page = (s.wr_page + pos) % cfg.pages();
     uint8_t* p = current_core().l1 + cfg.offset + page * cfg.page_bytes;
+    TileMathTimer tile_math_timer(current_core());
     if (f == tt::DataFormat::Float16_b) {
         auto* h = reinterpret_cast<uint16_t*>(p);
         if (e.pack_l1_acc) {

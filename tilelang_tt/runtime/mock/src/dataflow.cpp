@@ -1,4 +1,11 @@
 // tilelang-tt mock TT-Metalium: circular buffers, NOC transfers, semaphores (kernel side).
+//
+// Every call is O(1) in the common case and builds no strings: a call is recorded as an ApiCall
+// (a formatter and its arguments) and formatted only for an error or a deadlock report.
+// NOC traffic that only this core can observe happens at once (DRAM reads: DRAM changes only
+// between rounds); traffic that another core may observe (DRAM writes, another core's L1,
+// multicast, remote semaphores) is queued and applied between rounds (emulator.cpp), and a barrier
+// waits for it.
 #include <cstring>
 #include <sstream>
 
@@ -10,18 +17,66 @@ using namespace ttmock;
 
 namespace {
 
-std::string call(const char* name, int32_t cb, int32_t n) {
-    return std::string(name) + "(cb=" + std::to_string(cb) + ", " + std::to_string(n) + ")";
+std::string i64(uint64_t v) { return std::to_string(static_cast<int64_t>(v)); }
+
+std::string cb_call(const char* name, const ApiCall& c) {
+    return std::string(name) + "(cb=" + i64(c.a[0]) + ", " + i64(c.a[1]) + ")";
+}
+ApiCall cb_api(std::string (*fmt)(const ApiCall&), int32_t cb, int32_t n) {
+    return ApiCall{fmt, {static_cast<uint64_t>(static_cast<int64_t>(cb)),
+                         static_cast<uint64_t>(static_cast<int64_t>(n))}};
+}
+std::string fmt_reserve(const ApiCall& c) { return cb_call("cb_reserve_back", c); }
+std::string fmt_push(const ApiCall& c) { return cb_call("cb_push_back", c); }
+std::string fmt_wait(const ApiCall& c) { return cb_call("cb_wait_front", c); }
+std::string fmt_pop(const ApiCall& c) { return cb_call("cb_pop_front", c); }
+
+std::string hex(uint64_t v) {
+    std::ostringstream os;
+    os << std::hex << v;
+    return os.str();
+}
+std::string fmt_noc_read(const ApiCall& c) {
+    return "noc_async_read(src=0x" + hex(c.a[0]) + ", dst=0x" + hex(c.a[1]) + ", " +
+           std::to_string(c.a[2]) + " bytes)";
+}
+std::string fmt_noc_write(const ApiCall& c) {
+    return "noc_async_write(src=0x" + hex(c.a[0]) + ", dst=0x" + hex(c.a[1]) + ", " +
+           std::to_string(c.a[2]) + " bytes)";
+}
+std::string fmt_mcast(const ApiCall& c) {
+    return std::string(c.a[3] ? "noc_async_write_multicast_loopback_src" : "noc_async_write_multicast") +
+           "(" + std::to_string(c.a[1]) + " bytes to " + std::to_string(c.a[2]) + " cores)";
+}
+std::string fmt_read_barrier(const ApiCall&) { return "noc_async_read_barrier()"; }
+std::string fmt_write_barrier(const ApiCall&) { return "noc_async_write_barrier()"; }
+std::string fmt_sem_wait(const ApiCall& c) {
+    return std::string(c.a[2] ? "noc_semaphore_wait_min" : "noc_semaphore_wait") + "(sem=0x" +
+           hex(c.a[0]) + ", " + std::to_string(c.a[1]) + ")";
+}
+std::string fmt_sem_set(const ApiCall& c) { return "noc_semaphore_set(" + std::to_string(c.a[0]) + ")"; }
+std::string fmt_sem_inc(const ApiCall& c) { return "noc_semaphore_inc(+" + std::to_string(c.a[0]) + ")"; }
+std::string fmt_sem_set_mcast(const ApiCall& c) {
+    return "noc_semaphore_set_multicast(" + std::to_string(c.a[0]) + " cores)";
+}
+std::string fmt_sem_set_remote(const ApiCall&) { return "noc_semaphore_set_remote"; }
+std::string fmt_accessor(const ApiCall& c) {
+    return "TensorAccessor::get_noc_addr(page " + std::to_string(c.a[0]) + ", offset " +
+           std::to_string(c.a[1]) + ") of the buffer at DRAM address " + std::to_string(c.a[2]);
 }
 
-CBConfig& cfg_of(int32_t cb, const char* what) {
-    Core& c = current_core();
-    if (cb < 0 || cb >= kMaxCBs) fail(std::string(what) + ": CB index " + std::to_string(cb) + " out of range 0..31");
+CBConfig& cfg_of(Core& c, int32_t cb, const ApiCall& what) {
+    if (cb < 0 || cb >= kMaxCBs) fail(what.str() + ": CB index " + std::to_string(cb) + " out of range 0..31");
     if (!c.cb_cfg[cb].used) {
-        fail(std::string(what) + ": CB " + std::to_string(cb) +
+        fail(what.str() + ": CB " + std::to_string(cb) +
              " was not created on this core (CreateCircularBuffer)");
     }
     return c.cb_cfg[cb];
+}
+CBConfig& cfg_of(int32_t cb, const char* name) {
+    return cfg_of(current_core(), cb, ApiCall{+[](const ApiCall& c) {
+                                          return std::string(reinterpret_cast<const char*>(c.a[0]));
+                                      }, {reinterpret_cast<uintptr_t>(name)}});
 }
 
 uint32_t l1_addr(const Core& c, uint32_t offset) {
@@ -29,36 +84,23 @@ uint32_t l1_addr(const Core& c, uint32_t offset) {
 }
 
 // local L1 offset of an L1 address held by a kernel (a pointer into this core's L1)
-uint32_t l1_offset(uint32_t addr, uint32_t size, const char* what) {
-    const Core& c = current_core();
+uint32_t l1_offset(const Core& c, uint32_t addr, uint32_t size, const ApiCall& what) {
     const uintptr_t base = reinterpret_cast<uintptr_t>(c.l1);
     const uint32_t l1 = device().prof.l1_bytes;
     if (addr < base || addr + static_cast<uint64_t>(size) > base + l1) {
-        fail(std::string(what) + ": address " + std::to_string(addr) + " (+" + std::to_string(size) +
+        fail(what.str() + ": address " + std::to_string(addr) + " (+" + std::to_string(size) +
              " bytes) is not in this core's L1 (use get_write_ptr / get_read_ptr / get_semaphore)");
     }
     return static_cast<uint32_t>(addr - base);
-}
-
-// pages [first, first + n) of a ring, as L1 byte ranges intersecting [lo, hi)?
-bool ring_overlaps(const CBConfig& cfg, uint32_t first_page, uint32_t n, uint32_t lo, uint32_t hi) {
-    const uint32_t pages = cfg.pages();
-    for (uint32_t k = 0; k < n; ++k) {
-        const uint32_t p = (first_page + k) % pages;
-        const uint32_t a = cfg.offset + p * cfg.page_bytes;
-        const uint32_t b = a + cfg.page_bytes;
-        if (a < hi && lo < b) return true;
-    }
-    return false;
 }
 
 // On hardware a CB's read / write pointer wraps to the ring's start only when it lands exactly on
 // the ring's end (cb_push_back / cb_pop_front); the pages of one reserved or waited block are
 // addressed linearly from the pointer. A block that starts near the end runs past the ring.
 void check_block_in_ring(const CBConfig& cfg, int32_t cb, uint32_t first_page, int32_t n,
-                         const std::string& what, const char* side) {
+                         const ApiCall& what, const char* side) {
     if (first_page + static_cast<uint32_t>(n) <= cfg.pages()) return;
-    fail(what + ": the block of " + std::to_string(n) + " pages at " + side + " page " +
+    fail(what.str() + ": the block of " + std::to_string(n) + " pages at " + side + " page " +
          std::to_string(first_page) + " straddles the end of CB " + std::to_string(cb) + "'s " +
          std::to_string(cfg.pages()) + "-page ring (its last " +
          std::to_string(first_page + n - cfg.pages()) +
@@ -66,23 +108,35 @@ void check_block_in_ring(const CBConfig& cfg, int32_t cb, uint32_t first_page, i
          "every block size reserved or waited on it");
 }
 
-void complete(PendingTransfer& t) {
-    std::memcpy(t.dst, t.src, t.size);
-    for (uint8_t* d : t.extra_dsts) std::memcpy(d, t.src, t.size);
+// The pages of one block lie contiguously in L1 (check_block_in_ring): do they intersect the L1
+// range of a transfer still in flight?
+const PendingTransfer* in_flight_over(const Fiber& f, bool reads, const CBConfig& cfg,
+                                      uint32_t first_page, uint32_t n) {
+    const uint32_t lo = cfg.offset + first_page * cfg.page_bytes, hi = lo + n * cfg.page_bytes;
+    for (const PendingTransfer& t : f.pending) {
+        if (t.is_read == reads && t.l1_lo < hi && lo < t.l1_hi) return &t;
+    }
+    return nullptr;
 }
 
 void barrier(bool reads) {
     Fiber& f = current();
-    std::vector<PendingTransfer> keep;
-    for (PendingTransfer& t : f.pending) {
-        if (t.is_read == reads) {
-            complete(t);
-        } else {
-            keep.push_back(std::move(t));
-        }
+    if (f.pending.empty()) return;
+    const uint32_t& queued = reads ? f.deferred_reads : f.deferred_writes;
+    if (queued) {
+        // the transfers land between rounds
+        block_until([&] { return queued == 0; },
+                    [&] {
+                        return std::string(reads ? fmt_read_barrier({}) : fmt_write_barrier({})) +
+                               ": waiting for " + std::to_string(queued) +
+                               " NOC transfer(s) to land";
+                    });
     }
-    f.pending.swap(keep);
-    note_progress();
+    size_t keep = 0;
+    for (size_t i = 0; i < f.pending.size(); ++i) {
+        if (f.pending[i].is_read != reads) f.pending[keep++] = f.pending[i];
+    }
+    f.pending.resize(keep);
 }
 
 }  // namespace
@@ -104,26 +158,29 @@ uint32_t ttmock::common_runtime_arg(int index) {
 
 // ---- circular buffers ---------------------------------------------------------------------
 void ttmock::cb_reserve_back(int32_t cb, int32_t n) {
-    const std::string what = call("cb_reserve_back", cb, n);
     Fiber& f = current();
-    f.last_call = what;
-    CBConfig& cfg = cfg_of(cb, what.c_str());
-    Core& c = current_core();
+    Core& c = *f.core_ptr;
+    const ApiCall what = cb_api(fmt_reserve, cb, n);
+    const CBConfig& cfg = cfg_of(c, cb, what);
     CBState& s = c.cb[cb];
-    if (n <= 0 || static_cast<uint32_t>(n) > cfg.pages()) {
-        fail(what + ": CB " + std::to_string(cb) + " holds " + std::to_string(cfg.pages()) +
+    const uint32_t pages = cfg.pages();
+    if (n <= 0 || static_cast<uint32_t>(n) > pages) {
+        fail(what.str() + ": CB " + std::to_string(cb) + " holds " + std::to_string(pages) +
              " pages; cannot reserve " + std::to_string(n));
     }
     check_block_in_ring(cfg, cb, s.wr_page, n, what, "write");
-    auto free_pages = [&] { return cfg.pages() - s.filled; };
-    if (free_pages() < static_cast<uint32_t>(n)) {
+    const uint32_t need = static_cast<uint32_t>(n);
+    if (pages - s.filled < need) {
         ++s.stalls_reserve;
-        block_until([&] { return free_pages() >= static_cast<uint32_t>(n); },
-                    what + " on CB " + std::to_string(cb) + ": needs " + std::to_string(n) +
-                        " free pages, " + std::to_string(free_pages()) + " of " +
-                        std::to_string(cfg.pages()) + " free (waiting for the consumer to pop)");
+        block_until([&] { return pages - s.filled >= need; },
+                    [&] {
+                        return what.str() + " on CB " + std::to_string(cb) + ": needs " +
+                               std::to_string(n) + " free pages, " +
+                               std::to_string(pages - s.filled) + " of " + std::to_string(pages) +
+                               " free (waiting for the consumer to pop)";
+                    });
     }
-    if (static_cast<uint32_t>(n) > s.reserved) s.reserved = static_cast<uint32_t>(n);
+    if (need > s.reserved) s.reserved = need;
 }
 
 bool ttmock::cb_pages_reservable_at_back(int32_t cb, int32_t n) {
@@ -132,52 +189,56 @@ bool ttmock::cb_pages_reservable_at_back(int32_t cb, int32_t n) {
 }
 
 void ttmock::cb_push_back(int32_t cb, int32_t n) {
-    const std::string what = call("cb_push_back", cb, n);
     Fiber& f = current();
-    f.last_call = what;
-    CBConfig& cfg = cfg_of(cb, what.c_str());
-    CBState& s = current_core().cb[cb];
+    Core& c = *f.core_ptr;
+    const ApiCall what = cb_api(fmt_push, cb, n);
+    const CBConfig& cfg = cfg_of(c, cb, what);
+    CBState& s = c.cb[cb];
     if (n <= 0 || static_cast<uint32_t>(n) > s.reserved) {
-        fail(what + ": pushes " + std::to_string(n) + " pages to CB " + std::to_string(cb) +
+        fail(what.str() + ": pushes " + std::to_string(n) + " pages to CB " + std::to_string(cb) +
              " but only " + std::to_string(s.reserved) +
              " were reserved with cb_reserve_back (push without reserve, or wrong CB)");
     }
-    for (const PendingTransfer& t : f.pending) {
-        if (t.is_read && ring_overlaps(cfg, s.wr_page, n, t.l1_lo, t.l1_hi)) {
-            fail(what + ": pushes pages of CB " + std::to_string(cb) + " that " + t.what +
+    if (!f.pending.empty()) {
+        if (const PendingTransfer* t = in_flight_over(f, true, cfg, s.wr_page, n)) {
+            fail(what.str() + ": pushes pages of CB " + std::to_string(cb) + " that " + t->what.str() +
                  " is still writing; call noc_async_read_barrier() before cb_push_back");
         }
     }
     s.reserved -= n;
-    s.wr_page = (s.wr_page + n) % cfg.pages();
+    s.wr_page += n;
+    if (s.wr_page >= cfg.pages()) s.wr_page -= cfg.pages();
     s.filled += n;
     s.pushed_total += n;
     s.pack_pos = 0;
-    s.pusher = f.file + " (" + kind_name(f.kind) + " kernel)";
-    s.last_push = what;
-    note_progress();
+    s.push_fiber = &f;
+    s.last_push_call = what;
 }
 
 void ttmock::cb_wait_front(int32_t cb, int32_t n) {
-    const std::string what = call("cb_wait_front", cb, n);
     Fiber& f = current();
-    f.last_call = what;
-    CBConfig& cfg = cfg_of(cb, what.c_str());
-    CBState& s = current_core().cb[cb];
+    Core& c = *f.core_ptr;
+    const ApiCall what = cb_api(fmt_wait, cb, n);
+    const CBConfig& cfg = cfg_of(c, cb, what);
+    CBState& s = c.cb[cb];
     if (n <= 0 || static_cast<uint32_t>(n) > cfg.pages()) {
-        fail(what + ": CB " + std::to_string(cb) + " holds " + std::to_string(cfg.pages()) +
+        fail(what.str() + ": CB " + std::to_string(cb) + " holds " + std::to_string(cfg.pages()) +
              " pages; waiting for " + std::to_string(n) + " can never succeed");
     }
     check_block_in_ring(cfg, cb, s.rd_page, n, what, "read");
-    if (s.filled < static_cast<uint32_t>(n)) {
+    const uint32_t need = static_cast<uint32_t>(n);
+    if (s.filled < need) {
         ++s.stalls_wait;
-        block_until([&] { return s.filled >= static_cast<uint32_t>(n); },
-                    what + " on CB " + std::to_string(cb) + ": needs " + std::to_string(n) +
-                        " pages, " + std::to_string(s.filled) + " available (pushed " +
-                        std::to_string(s.pushed_total) + ", popped " +
-                        std::to_string(s.popped_total) + " so far; waiting for the producer)");
+        block_until([&] { return s.filled >= need; },
+                    [&] {
+                        return what.str() + " on CB " + std::to_string(cb) + ": needs " +
+                               std::to_string(n) + " pages, " + std::to_string(s.filled) +
+                               " available (pushed " + std::to_string(s.pushed_total) +
+                               ", popped " + std::to_string(s.popped_total) +
+                               " so far; waiting for the producer)";
+                    });
     }
-    if (static_cast<uint32_t>(n) > s.waited) s.waited = static_cast<uint32_t>(n);
+    if (need > s.waited) s.waited = need;
 }
 
 bool ttmock::cb_pages_available_at_front(int32_t cb, int32_t n) {
@@ -186,28 +247,28 @@ bool ttmock::cb_pages_available_at_front(int32_t cb, int32_t n) {
 }
 
 void ttmock::cb_pop_front(int32_t cb, int32_t n) {
-    const std::string what = call("cb_pop_front", cb, n);
     Fiber& f = current();
-    f.last_call = what;
-    CBConfig& cfg = cfg_of(cb, what.c_str());
-    CBState& s = current_core().cb[cb];
+    Core& c = *f.core_ptr;
+    const ApiCall what = cb_api(fmt_pop, cb, n);
+    const CBConfig& cfg = cfg_of(c, cb, what);
+    CBState& s = c.cb[cb];
     if (n <= 0 || static_cast<uint32_t>(n) > s.waited) {
-        fail(what + ": pops " + std::to_string(n) + " pages of CB " + std::to_string(cb) +
+        fail(what.str() + ": pops " + std::to_string(n) + " pages of CB " + std::to_string(cb) +
              " but cb_wait_front guaranteed only " + std::to_string(s.waited) +
              " (pop more than waited for, or wrong CB)");
     }
-    for (const PendingTransfer& t : f.pending) {
-        if (!t.is_read && ring_overlaps(cfg, s.rd_page, n, t.l1_lo, t.l1_hi)) {
-            fail(what + ": pops pages of CB " + std::to_string(cb) + " that " + t.what +
+    if (!f.pending.empty()) {
+        if (const PendingTransfer* t = in_flight_over(f, false, cfg, s.rd_page, n)) {
+            fail(what.str() + ": pops pages of CB " + std::to_string(cb) + " that " + t->what.str() +
                  " is still reading; call noc_async_write_barrier() before cb_pop_front");
         }
     }
     s.waited -= n;
-    s.rd_page = (s.rd_page + n) % cfg.pages();
+    s.rd_page += n;
+    if (s.rd_page >= cfg.pages()) s.rd_page -= cfg.pages();
     s.filled -= n;
     s.popped_total += n;
-    s.popper = f.file + " (" + kind_name(f.kind) + " kernel)";
-    note_progress();
+    s.pop_fiber = &f;
 }
 
 uint32_t ttmock::cb_write_ptr(uint32_t cb) {
@@ -261,20 +322,24 @@ uint64_t ttmock::noc_multicast_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint3
 uint64_t ttmock::interleaved_noc_addr(bool is_dram, uint32_t bank_base, uint32_t page_size,
                                       uint32_t page_id, uint32_t offset) {
     if (!is_dram) fail("TensorAccessor over an L1 buffer is not supported by the emulator");
-    const std::string what = "TensorAccessor::get_noc_addr(page " + std::to_string(page_id) +
-                             ", offset " + std::to_string(offset) + ") of the buffer at DRAM address " +
-                             std::to_string(bank_base);
+    Fiber& f = current();
+    const auto& bufs = device().dram_buffers;
     const DramBuffer* buf = nullptr;
-    for (const DramBuffer& b : device().dram_buffers) {
-        if (b.base == bank_base) buf = &b;
-    }
-    if (buf == nullptr) {
-        fail(what + ": no DRAM buffer starts at that address (give the TensorAccessor the "
-                    "buffer's address())");
+    if (f.last_buffer && f.last_buffer <= bufs.size() && bufs[f.last_buffer - 1].base == bank_base) {
+        buf = &bufs[f.last_buffer - 1];
+    } else {
+        buf = dram_buffer_at(bank_base);
+        if (buf == nullptr) {
+            fail(fmt_accessor(ApiCall{nullptr, {page_id, offset, bank_base}}) +
+                 ": no DRAM buffer starts at that address (give the TensorAccessor the buffer's "
+                 "address())");
+        }
+        f.last_buffer = static_cast<uint64_t>(buf - bufs.data()) + 1;
     }
     if (page_id >= buf->pages || offset >= buf->page_size) {
-        fail(what + ": the buffer has " + std::to_string(buf->pages) + " pages of " +
-             std::to_string(buf->page_size) + " bytes; the access lies outside its pages");
+        fail(fmt_accessor(ApiCall{nullptr, {page_id, offset, bank_base}}) + ": the buffer has " +
+             std::to_string(buf->pages) + " pages of " + std::to_string(buf->page_size) +
+             " bytes; the access lies outside its pages");
     }
     const uint32_t banks = device().prof.dram_banks;
     const uint32_t aligned = (page_size + 31u) & ~31u;
@@ -289,17 +354,19 @@ uint64_t ttmock::interleaved_noc_addr(bool is_dram, uint32_t bank_base, uint32_t
 // ---- NOC transfers --------------------------------------------------------------------------
 void ttmock::noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
     Fiber& f = current();
-    std::ostringstream what;
-    what << "noc_async_read(src=0x" << std::hex << src << ", dst=0x" << dst_l1 << std::dec << ", "
-         << size << " bytes)";
-    f.last_call = what.str();
-    const uint32_t off = l1_offset(dst_l1, size, f.last_call.c_str());
+    Core& c = *f.core_ptr;
+    const ApiCall what{fmt_noc_read, {src, dst_l1, size}};
+    const uint32_t off = l1_offset(c, dst_l1, size, what);
     bool is_dram = false;
     int core = -1;
-    const uint8_t* s = resolve_noc_addr(src, size, f.last_call.c_str(), &is_dram, &core);
-    Core& c = current_core();
-    PendingTransfer t{true, c.l1 + off, s, size, off, off + size, what.str(), {}, -1};
-    f.pending.push_back(std::move(t));
+    const uint8_t* s = resolve_noc_addr(src, size, what, &is_dram, &core);
+    if (core >= 0 && core != c.index) {  // another core's L1 changes during a round
+        c.deferred.push_back(Deferred{Deferred::Copy, true, false, size, 0, c.l1 + off, s, 0, &f});
+        ++f.deferred_reads;
+    } else {  // DRAM, or this core's own L1: as it is now
+        std::memmove(c.l1 + off, s, size);
+    }
+    f.pending.push_back(PendingTransfer{true, off, off + size, what});
     c.counters.noc_reads += 1;
     c.counters.noc_bytes_read += size;
     if (is_dram) c.counters.dram_bytes_read += size;
@@ -307,76 +374,49 @@ void ttmock::noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
 
 void ttmock::noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
     Fiber& f = current();
-    std::ostringstream what;
-    what << "noc_async_write(src=0x" << std::hex << src_l1 << ", dst=0x" << dst << std::dec
-         << ", " << size << " bytes)";
-    f.last_call = what.str();
-    const uint32_t off = l1_offset(src_l1, size, f.last_call.c_str());
+    Core& c = *f.core_ptr;
+    const ApiCall what{fmt_noc_write, {src_l1, dst, size}};
+    const uint32_t off = l1_offset(c, src_l1, size, what);
     bool is_dram = false;
     int core = -1;
-    uint8_t* d = resolve_noc_addr(dst, size, f.last_call.c_str(), &is_dram, &core);
-    Core& c = current_core();
-    PendingTransfer t{false, d, c.l1 + off, size, off, off + size, what.str(), {}, core};
-    f.pending.push_back(std::move(t));
+    uint8_t* d = resolve_noc_addr(dst, size, what, &is_dram, &core);
+    if (core == c.index) {  // this core's own L1
+        std::memmove(d, c.l1 + off, size);
+    } else {  // DRAM or another core: other cores may be reading it during this round
+        c.deferred.push_back(Deferred{Deferred::Copy, false, false, size, 0, d, c.l1 + off, 0, &f});
+        ++f.deferred_writes;
+    }
+    f.pending.push_back(PendingTransfer{false, off, off + size, what});
     c.counters.noc_writes += 1;
     c.counters.noc_bytes_written += size;
     if (is_dram) c.counters.dram_bytes_written += size;
 }
 
-void ttmock::noc_read_barrier() {
-    current().last_call = "noc_async_read_barrier()";
-    barrier(true);
-}
+void ttmock::noc_read_barrier() { barrier(true); }
 
-void ttmock::noc_write_barrier() {
-    current().last_call = "noc_async_write_barrier()";
-    barrier(false);
-}
+void ttmock::noc_write_barrier() { barrier(false); }
 
-static std::vector<int> multicast_targets(uint64_t mcast, bool include_self, uint32_t num_dests,
-                                          const char* what) {
-    if (!(mcast >> 63)) fail(std::string(what) + ": destination is not a multicast address (get_noc_multicast_addr)");
-    const uint32_t x0 = (mcast >> 56) & 0x3f, y0 = (mcast >> 50) & 0x3f;
-    const uint32_t x1 = (mcast >> 44) & 0x3f, y1 = (mcast >> 38) & 0x3f;
-    Device& d = device();
-    std::vector<int> targets;
-    const int self = current().core;
-    for (uint32_t y = std::min(y0, y1); y <= std::max(y0, y1); ++y) {
-        for (uint32_t x = std::min(x0, x1); x <= std::max(x0, x1); ++x) {
-            if (x < 1 || y < 1 || x - 1 >= d.prof.grid_x || y - 1 >= d.prof.grid_y) {
-                fail(std::string(what) + ": multicast rectangle includes NOC (" + std::to_string(x) +
-                     "," + std::to_string(y) + "), which is not a worker core");
-            }
-            const int idx = d.core_index(x - 1, y - 1);
-            if (idx == self && !include_self) continue;
-            targets.push_back(idx);
-        }
-    }
-    const uint32_t expected = static_cast<uint32_t>(targets.size()) - (include_self ? 1u : 0u);
-    if (num_dests != expected && !(include_self && num_dests == targets.size())) {
-        fail(std::string(what) + ": num_dests is " + std::to_string(num_dests) +
+static void write_multicast(uint32_t src_l1, uint64_t mcast, uint32_t size, uint32_t num_dests,
+                            bool loopback) {
+    Fiber& f = current();
+    Core& c = *f.core_ptr;
+    const ApiCall what{fmt_mcast, {src_l1, size, num_dests, loopback ? 1u : 0u}};
+    const uint32_t off = l1_offset(c, src_l1, size, what);
+    const uint64_t local = mcast & ((1ull << 38) - 1);
+    if (local + size > device().prof.l1_bytes) fail(what.str() + ": destination beyond L1");
+    if (!(mcast >> 63)) fail(what.str() + ": destination is not a multicast address (get_noc_multicast_addr)");
+    const std::vector<int> targets = multicast_cores(mcast, loopback, c.index, what);
+    const uint32_t expected = static_cast<uint32_t>(targets.size()) - (loopback ? 1u : 0u);
+    if (num_dests != expected && !(loopback && num_dests == targets.size())) {
+        fail(what.str() + ": num_dests is " + std::to_string(num_dests) +
              " but the multicast rectangle holds " + std::to_string(expected) +
              " destination cores (excluding the sender)");
     }
-    return targets;
-}
-
-static void write_multicast(uint32_t src_l1, uint64_t mcast, uint32_t size, uint32_t num_dests,
-                            bool loopback, const char* name) {
-    Fiber& f = current();
-    f.last_call = std::string(name) + "(" + std::to_string(size) + " bytes to " +
-                  std::to_string(num_dests) + " cores)";
-    const uint32_t off = l1_offset(src_l1, size, f.last_call.c_str());
-    const uint64_t local = mcast & ((1ull << 38) - 1);
-    if (local + size > device().prof.l1_bytes) fail(f.last_call + ": destination beyond L1");
-    std::vector<int> targets = multicast_targets(mcast, loopback, num_dests, f.last_call.c_str());
-    Core& c = current_core();
-    PendingTransfer t{false, nullptr, c.l1 + off, size, off, off + size, f.last_call, {}, -1};
-    for (int idx : targets) t.extra_dsts.push_back(device().cores[idx].l1 + local);
-    if (t.extra_dsts.empty()) return;
-    t.dst = t.extra_dsts.back();
-    t.extra_dsts.pop_back();
-    f.pending.push_back(std::move(t));
+    if (targets.empty()) return;
+    Deferred op{Deferred::Multicast, false, loopback, size, 0, nullptr, c.l1 + off, mcast, &f};
+    c.deferred.push_back(op);
+    ++f.deferred_writes;
+    f.pending.push_back(PendingTransfer{false, off, off + size, what});
     c.counters.multicasts += 1;
     c.counters.noc_writes += 1;
     c.counters.noc_bytes_written += static_cast<uint64_t>(size) * targets.size();
@@ -384,8 +424,7 @@ static void write_multicast(uint32_t src_l1, uint64_t mcast, uint32_t size, uint
 
 void ttmock::noc_write_multicast(uint32_t src, uint64_t dst, uint32_t size, uint32_t num_dests,
                                  bool loopback) {
-    write_multicast(src, dst, size, num_dests, loopback,
-                    loopback ? "noc_async_write_multicast_loopback_src" : "noc_async_write_multicast");
+    write_multicast(src, dst, size, num_dests, loopback);
 }
 
 // ---- semaphores -----------------------------------------------------------------------------
@@ -398,61 +437,73 @@ uint32_t ttmock::semaphore_addr(uint32_t id) {
 }
 
 void ttmock::semaphore_wait(volatile uint32_t* sem, uint32_t val, bool at_least) {
+    Core& c = current_core();
     const uint32_t addr = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem));
-    const char* name = at_least ? "noc_semaphore_wait_min" : "noc_semaphore_wait";
-    l1_offset(addr, 4, name);
-    std::ostringstream os;
-    os << name << "(sem=0x" << std::hex << addr << std::dec << ", " << val << ")";
-    const std::string what = os.str();
-    current().last_call = what;
-    current_core().counters.semaphore_ops += 1;
+    const ApiCall what{fmt_sem_wait, {addr, val, at_least ? 1u : 0u}};
+    l1_offset(c, addr, 4, what);
+    c.counters.semaphore_ops += 1;
     block_until([&] { return at_least ? *sem >= val : *sem == val; },
-                what + ": semaphore holds " + std::to_string(*sem) + ", waiting for " +
-                    (at_least ? "at least " : "") + std::to_string(val));
+                [&] {
+                    return what.str() + ": semaphore holds " + std::to_string(*sem) +
+                           ", waiting for " + (at_least ? "at least " : "") + std::to_string(val);
+                });
 }
 
 void ttmock::semaphore_set(volatile uint32_t* sem, uint32_t val) {
+    Core& c = current_core();
     const uint32_t addr = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem));
-    l1_offset(addr, 4, "noc_semaphore_set");
-    current().last_call = "noc_semaphore_set(" + std::to_string(val) + ")";
-    current_core().counters.semaphore_ops += 1;
+    l1_offset(c, addr, 4, ApiCall{fmt_sem_set, {val}});
+    c.counters.semaphore_ops += 1;
     *sem = val;
-    note_progress();
 }
 
 void ttmock::semaphore_inc(uint64_t addr, uint32_t incr) {
-    current().last_call = "noc_semaphore_inc(+" + std::to_string(incr) + ")";
+    Core& c = current_core();
+    const ApiCall what{fmt_sem_inc, {incr}};
     bool is_dram = false;
     int core = -1;
-    uint8_t* p = resolve_noc_addr(addr, 4, current().last_call.c_str(), &is_dram, &core);
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    v += incr;
-    std::memcpy(p, &v, 4);
-    current_core().counters.semaphore_ops += 1;
-    note_progress();
+    uint8_t* p = resolve_noc_addr(addr, 4, what, &is_dram, &core);
+    if (core == c.index) {
+        uint32_t v;
+        std::memcpy(&v, p, 4);
+        v += incr;
+        std::memcpy(p, &v, 4);
+    } else {
+        c.deferred.push_back(Deferred{Deferred::SemInc, false, false, 4, incr, p, nullptr, 0, &current()});
+    }
+    c.counters.semaphore_ops += 1;
 }
 
 void ttmock::semaphore_set_multicast(uint32_t src, uint64_t dst, uint32_t num_dests) {
-    current().last_call = "noc_semaphore_set_multicast(" + std::to_string(num_dests) + " cores)";
-    const uint32_t off = l1_offset(src, 4, current().last_call.c_str());
-    const uint64_t local = dst & ((1ull << 38) - 1);
+    Core& c = current_core();
+    const ApiCall what{fmt_sem_set_mcast, {num_dests}};
+    const uint32_t off = l1_offset(c, src, 4, what);
     uint32_t v;
-    std::memcpy(&v, current_core().l1 + off, 4);
-    for (int idx : multicast_targets(dst, false, num_dests, current().last_call.c_str())) {
-        std::memcpy(device().cores[idx].l1 + local, &v, 4);
+    std::memcpy(&v, c.l1 + off, 4);
+    if (!(dst >> 63)) fail(what.str() + ": destination is not a multicast address (get_noc_multicast_addr)");
+    const std::vector<int> targets = multicast_cores(dst, false, c.index, what);
+    if (num_dests != targets.size()) {
+        fail(what.str() + ": num_dests is " + std::to_string(num_dests) +
+             " but the multicast rectangle holds " + std::to_string(targets.size()) +
+             " destination cores (excluding the sender)");
     }
-    current_core().counters.semaphore_ops += 1;
-    note_progress();
+    c.deferred.push_back(Deferred{Deferred::SemSetMulticast, false, false, 4, v, nullptr, nullptr, dst, &current()});
+    c.counters.semaphore_ops += 1;
 }
 
 void ttmock::semaphore_set_remote(uint32_t src, uint64_t dst) {
-    current().last_call = "noc_semaphore_set_remote";
-    const uint32_t off = l1_offset(src, 4, current().last_call.c_str());
+    Core& c = current_core();
+    const ApiCall what{fmt_sem_set_remote, {}};
+    const uint32_t off = l1_offset(c, src, 4, what);
     bool is_dram = false;
     int core = -1;
-    uint8_t* p = resolve_noc_addr(dst, 4, current().last_call.c_str(), &is_dram, &core);
-    std::memcpy(p, current_core().l1 + off, 4);
-    current_core().counters.semaphore_ops += 1;
-    note_progress();
+    uint8_t* p = resolve_noc_addr(dst, 4, what, &is_dram, &core);
+    uint32_t v;
+    std::memcpy(&v, c.l1 + off, 4);
+    if (core == c.index) {
+        std::memcpy(p, &v, 4);
+    } else {
+        c.deferred.push_back(Deferred{Deferred::SemSet, false, false, 4, v, p, nullptr, 0, &current()});
+    }
+    c.counters.semaphore_ops += 1;
 }

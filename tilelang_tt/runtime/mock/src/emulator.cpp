@@ -1,25 +1,61 @@
 // tilelang-tt mock TT-Metalium: device state, fibers, scheduler, errors, statistics.
+//
+// Scheduling (docs/MOCK.md, "Concurrency"): the run proceeds in rounds. In a round every core
+// with a runnable kernel is run by one host thread (cores are handed out to a pool of threads)
+// until none of its kernels can go on; a kernel runs until it blocks. A core touches only its own
+// state during a round: effects on other cores' L1 and on DRAM are queued (Deferred) and applied
+// between rounds by one thread, in core order and then issue order. What a core computes in a
+// round is therefore a function of the state at the round's start, and the whole run - results,
+// counters, the error or deadlock reported - does not depend on the number of host threads or
+// their timing.
 #include "emulator.hpp"
 
+#include <sched.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace ttmock {
 
 namespace {
 std::unique_ptr<Device> g_device;
-Fiber* g_current = nullptr;
-ucontext_t g_scheduler_ctx;
-uint64_t g_progress = 0;
-std::vector<Fiber>* g_fibers = nullptr;
+thread_local Fiber* t_current = nullptr;
+
+// Host-side statistics of all runs of this process (not part of the deterministic counters)
+struct HostStats {
+    int threads = 0;
+    uint64_t runs = 0, rounds = 0;
+    uint64_t wall_ns = 0, serial_ns = 0;  // serial: applying queued effects between rounds
+    std::vector<uint64_t> busy_ns;        // per host thread: running cores (wall time)
+    std::vector<uint64_t> cpu_ns;         // per host thread: CPU time over the runs
+    double ticks_per_ns = 0;              // host_ticks rate measured over the runs
+    uint64_t ticks = 0, ticks_ns = 0;
+};
+HostStats g_host;
+
+uint64_t thread_cpu_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t now_ns() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+}
 }  // namespace
 
 const char* format_name(tt::DataFormat f) {
@@ -83,6 +119,33 @@ static void* map_low(size_t bytes) {
     return nullptr;
 }
 
+// ---- DRAM banks ------------------------------------------------------------------------------
+DramBank::DramBank(DramBank&& o) noexcept
+    : base_(o.base_), size_(o.size_), capacity_(o.capacity_) {
+    o.base_ = nullptr;
+    o.size_ = o.capacity_ = 0;
+}
+DramBank& DramBank::operator=(DramBank&& o) noexcept {
+    std::swap(base_, o.base_);
+    std::swap(size_, o.size_);
+    std::swap(capacity_, o.capacity_);
+    return *this;
+}
+DramBank::~DramBank() {
+    if (base_) munmap(base_, capacity_);
+}
+void DramBank::resize(size_t n) {
+    if (base_ == nullptr) {
+        capacity_ = device().prof.dram_bank_bytes;
+        void* p = mmap(nullptr, capacity_, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) host_fail("cannot reserve the address space of a DRAM bank");
+        base_ = static_cast<uint8_t*>(p);
+    }
+    if (n > capacity_) host_fail("DRAM is full");
+    size_ = n;
+}
+
 void create_device() {
     if (g_device) host_fail("MeshDevice::create_unit_mesh called twice (one device per process)");
     g_device = std::make_unique<Device>();
@@ -97,6 +160,7 @@ void create_device() {
         Core& c = d.cores[i];
         c.x = static_cast<uint32_t>(i % d.prof.grid_x);
         c.y = static_cast<uint32_t>(i / d.prof.grid_x);
+        c.index = static_cast<int>(i);
         c.l1 = d.l1_region + i * d.prof.l1_bytes;
         c.l1_used = d.prof.l1_base;
     }
@@ -118,13 +182,13 @@ Device& device() {
 }
 bool device_exists() { return static_cast<bool>(g_device); }
 
-Fiber& current() {
-    if (g_current == nullptr) host_fail("a kernel API was called outside a running kernel");
-    return *g_current;
+// Never inlined: a kernel may resume on another host thread than the one it blocked on, so the
+// thread-local must be read afresh, not through an address computed before the switch.
+__attribute__((noinline)) Fiber& current() {
+    Fiber* f = t_current;
+    if (f == nullptr) host_fail("a kernel API was called outside a running kernel");
+    return *f;
 }
-Core& current_core() { return device().cores[current().core]; }
-
-void note_progress() { ++g_progress; }
 
 std::string describe_fiber(const Fiber& f) {
     const Core& c = device().cores[f.core];
@@ -134,31 +198,44 @@ std::string describe_fiber(const Fiber& f) {
     return os.str();
 }
 
+const DramBuffer* dram_buffer_at(uint64_t base) {
+    const auto& bufs = device().dram_buffers;
+    auto it = std::lower_bound(bufs.begin(), bufs.end(), base,
+                               [](const DramBuffer& b, uint64_t v) { return b.base < v; });
+    return it != bufs.end() && it->base == base ? &*it : nullptr;
+}
+
 // A DRAM access must lie inside the pages one buffer keeps in that bank: buffers are allocated
 // back to back, so an access past a buffer's last page would silently read or clobber the next.
 static void check_dram_access(const Device& d, uint32_t bank, uint64_t local, uint32_t size,
-                              const char* what) {
+                              const ApiCall& what) {
     const uint32_t banks = d.prof.dram_banks;
-    for (const DramBuffer& b : d.dram_buffers) {
+    // buffers are allocated at increasing addresses: the candidate is the last starting <= local
+    const auto& bufs = d.dram_buffers;
+    auto it = std::upper_bound(bufs.begin(), bufs.end(), local,
+                               [](uint64_t v, const DramBuffer& b) { return v < b.base; });
+    if (it != bufs.begin()) {
+        const DramBuffer& b = *(it - 1);
         const uint64_t in_bank = b.pages / banks + (bank < b.pages % banks ? 1 : 0);
         const uint64_t extent = (b.pages + banks - 1) / banks * b.aligned;  // allocated per bank
-        if (local < b.base || local >= b.base + std::max<uint64_t>(extent, 1)) continue;
-        const uint64_t end = in_bank ? b.base + (in_bank - 1) * b.aligned + b.page_size : b.base;
-        if (local + size <= end) return;
-        std::ostringstream os;
-        os << what << ": bytes [" << local << ", " << local + size << ") of DRAM bank " << bank
-           << " run past the pages of the buffer at address " << b.base << " (" << b.pages
-           << " pages of " << b.page_size << " bytes; bank " << bank << " holds " << in_bank
-           << " of them, ending at offset " << end << ")";
-        fail(os.str());
+        if (local < b.base + std::max<uint64_t>(extent, 1)) {
+            const uint64_t end = in_bank ? b.base + (in_bank - 1) * b.aligned + b.page_size : b.base;
+            if (local + size <= end) return;
+            std::ostringstream os;
+            os << what.str() << ": bytes [" << local << ", " << local + size << ") of DRAM bank "
+               << bank << " run past the pages of the buffer at address " << b.base << " ("
+               << b.pages << " pages of " << b.page_size << " bytes; bank " << bank << " holds "
+               << in_bank << " of them, ending at offset " << end << ")";
+            fail(os.str());
+        }
     }
     std::ostringstream os;
-    os << what << ": bytes [" << local << ", " << local + size << ") of DRAM bank " << bank
+    os << what.str() << ": bytes [" << local << ", " << local + size << ") of DRAM bank " << bank
        << " are not in any allocated buffer";
     fail(os.str());
 }
 
-uint8_t* resolve_noc_addr(uint64_t noc_addr, uint32_t size, const char* what, bool* is_dram,
+uint8_t* resolve_noc_addr(uint64_t noc_addr, uint32_t size, const ApiCall& what, bool* is_dram,
                           int* core_index) {
     Device& d = device();
     const uint32_t y = static_cast<uint32_t>((noc_addr >> 42) & 0x3f);
@@ -168,7 +245,7 @@ uint8_t* resolve_noc_addr(uint64_t noc_addr, uint32_t size, const char* what, bo
     *core_index = -1;
     if (y == kDramNocY) {
         if (x >= d.prof.dram_banks) {
-            fail(std::string(what) + ": NOC address names DRAM bank " + std::to_string(x) +
+            fail(what.str() + ": NOC address names DRAM bank " + std::to_string(x) +
                  " but the device has " + std::to_string(d.prof.dram_banks));
         }
         check_dram_access(d, x, local, size, what);
@@ -176,9 +253,9 @@ uint8_t* resolve_noc_addr(uint64_t noc_addr, uint32_t size, const char* what, bo
         return d.dram[x].data() + local;
     }
     if (x < 1 || y < 1 || x - 1 >= d.prof.grid_x || y - 1 >= d.prof.grid_y) {
-        fail(std::string(what) + ": NOC coordinates (" + std::to_string(x) + "," +
-             std::to_string(y) + ") are not a worker core or DRAM bank (use "
-             "worker_core_from_logical_core on the host to get NOC coordinates)");
+        fail(what.str() + ": NOC coordinates (" + std::to_string(x) + "," + std::to_string(y) +
+             ") are not a worker core or DRAM bank (use worker_core_from_logical_core on the host "
+             "to get NOC coordinates)");
     }
     const int idx = d.core_index(x - 1, y - 1);
     Core& c = d.cores[idx];
@@ -187,12 +264,31 @@ uint8_t* resolve_noc_addr(uint64_t noc_addr, uint32_t size, const char* what, bo
     const uint64_t mine = reinterpret_cast<uintptr_t>(current_core().l1);
     if (local >= mine && local < mine + d.prof.l1_bytes) off = local - mine;
     if (off + size > d.prof.l1_bytes) {
-        fail(std::string(what) + ": L1 address " + std::to_string(local) + " (+" +
-             std::to_string(size) + ") is outside the " + std::to_string(d.prof.l1_bytes) +
-             "-byte L1 of core (" + std::to_string(c.x) + "," + std::to_string(c.y) + ")");
+        fail(what.str() + ": L1 address " + std::to_string(local) + " (+" + std::to_string(size) +
+             ") is outside the " + std::to_string(d.prof.l1_bytes) + "-byte L1 of core (" +
+             std::to_string(c.x) + "," + std::to_string(c.y) + ")");
     }
     *core_index = idx;
     return c.l1 + off;
+}
+
+std::vector<int> multicast_cores(uint64_t mcast, bool include_self, int self, const ApiCall& what) {
+    const uint32_t x0 = (mcast >> 56) & 0x3f, y0 = (mcast >> 50) & 0x3f;
+    const uint32_t x1 = (mcast >> 44) & 0x3f, y1 = (mcast >> 38) & 0x3f;
+    const Device& d = device();
+    std::vector<int> targets;
+    for (uint32_t y = std::min(y0, y1); y <= std::max(y0, y1); ++y) {
+        for (uint32_t x = std::min(x0, x1); x <= std::max(x0, x1); ++x) {
+            if (x < 1 || y < 1 || x - 1 >= d.prof.grid_x || y - 1 >= d.prof.grid_y) {
+                fail(what.str() + ": multicast rectangle includes NOC (" + std::to_string(x) +
+                     "," + std::to_string(y) + "), which is not a worker core");
+            }
+            const int idx = d.core_index(x - 1, y - 1);
+            if (idx == self && !include_self) continue;
+            targets.push_back(idx);
+        }
+    }
+    return targets;
 }
 
 [[noreturn]] void host_fail(const std::string& message) {
@@ -203,43 +299,187 @@ uint8_t* resolve_noc_addr(uint64_t noc_addr, uint32_t size, const char* what, bo
     std::_Exit(3);
 }
 
-[[noreturn]] void fail(const std::string& message) {
-    if (g_current == nullptr) host_fail(message);
-    std::fflush(stdout);
-    std::fprintf(stderr, "TT-MOCK ERROR: %s: %s\n", describe_fiber(*g_current).c_str(),
-                 message.c_str());
-    std::fflush(stderr);
-    write_stats();
-    std::_Exit(3);
+// In a kernel: record the error on its core and leave the kernel for good; the round's end
+// reports the first failed core (core order), as one thread would have met it.
+[[noreturn]] __attribute__((noinline)) void fail(const std::string& message) {
+    Fiber* f = t_current;
+    if (f == nullptr) host_fail(message);
+    Core& c = *f->core_ptr;
+    c.failed = true;
+    c.error = describe_fiber(*f) + ": " + message;
+    swapcontext(static_cast<ucontext_t*>(f->context), static_cast<ucontext_t*>(f->scheduler));
+    std::abort();  // a failed kernel is never resumed
 }
 
 // ---- fibers ------------------------------------------------------------------------------
 static void fiber_main() {
-    Fiber& f = *g_current;
+    Fiber& f = current();
     f.entry();
     if (!f.pending.empty()) {
         fail("kernel_main returned with " + std::to_string(f.pending.size()) +
-             " NOC transaction(s) in flight (first: " + f.pending.front().what +
+             " NOC transaction(s) in flight (first: " + f.pending.front().what.str() +
              "); call noc_async_read_barrier / noc_async_write_barrier before returning");
     }
     if (f.compute && f.compute->dst_state != DstState::Released) {
         fail("kernel_main returned while DST is still held (missing tile_regs_release)");
     }
     f.finished = true;
-    note_progress();
-    swapcontext(static_cast<ucontext_t*>(f.context), &g_scheduler_ctx);
+    swapcontext(static_cast<ucontext_t*>(f.context), static_cast<ucontext_t*>(f.scheduler));
 }
 
-void yield_blocked(const std::string& what) {
-    Fiber& f = current();
-    f.blocked = what;
-    swapcontext(static_cast<ucontext_t*>(f.context), &g_scheduler_ctx);
-    f.blocked.clear();
+void yield_blocked(Fiber& f) {
+    swapcontext(static_cast<ucontext_t*>(f.context), static_cast<ucontext_t*>(f.scheduler));
 }
+
+namespace {
+
+// Runs the kernels of one core until none can go on (one host thread, deterministic order).
+void run_core(Core& c, ucontext_t* scheduler) {
+    bool progressed = false;
+    for (;;) {
+        bool ran = false;
+        for (Fiber* f : c.fibers) {
+            if (f->finished) continue;
+            if (f->wait_ready != nullptr && !f->wait_ready(f->wait_ready_ctx)) continue;
+            f->wait_ready = nullptr;
+            f->scheduler = scheduler;
+            t_current = f;
+            swapcontext(scheduler, static_cast<ucontext_t*>(f->context));
+            t_current = nullptr;
+            ++c.resumes;
+            ran = true;
+            if (c.failed) break;
+        }
+        progressed |= ran;
+        if (!ran || c.failed) break;
+    }
+    c.progressed = progressed;
+}
+
+void apply(const Deferred& op, int self) {
+    Device& d = device();
+    switch (op.kind) {
+        case Deferred::Copy:
+            std::memcpy(op.dst, op.src, op.size);
+            if (op.is_read) {
+                --op.fiber->deferred_reads;
+            } else {
+                --op.fiber->deferred_writes;
+            }
+            break;
+        case Deferred::Multicast: {
+            const uint64_t local = op.mcast & ((1ull << 38) - 1);
+            for (int idx : multicast_cores(op.mcast, op.loopback, self, ApiCall{})) {
+                if (idx == self && d.cores[idx].l1 + local == op.src) continue;  // in place
+                std::memcpy(d.cores[idx].l1 + local, op.src, op.size);
+            }
+            --op.fiber->deferred_writes;
+            break;
+        }
+        case Deferred::SemInc: {
+            uint32_t v;
+            std::memcpy(&v, op.dst, 4);
+            v += op.value;
+            std::memcpy(op.dst, &v, 4);
+            break;
+        }
+        case Deferred::SemSet: std::memcpy(op.dst, &op.value, 4); break;
+        case Deferred::SemSetMulticast: {
+            const uint64_t local = op.mcast & ((1ull << 38) - 1);
+            for (int idx : multicast_cores(op.mcast, false, self, ApiCall{})) {
+                std::memcpy(d.cores[idx].l1 + local, &op.value, 4);
+            }
+            break;
+        }
+    }
+}
+
+int thread_count(size_t cores) {
+    int n = 0;
+    if (const char* s = std::getenv("TT_MOCK_THREADS"); s && *s) {
+        char* end = nullptr;
+        const long v = std::strtol(s, &end, 10);
+        if (*end != '\0' || v < 1 || v > 1024) {
+            host_fail(std::string("TT_MOCK_THREADS='") + s + "': give a number of host threads >= 1");
+        }
+        n = static_cast<int>(v);
+    } else {
+        cpu_set_t set;
+        n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+        if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
+        if (n <= 0) n = 1;
+    }
+    return std::max(1, std::min(n, static_cast<int>(cores)));
+}
+
+struct Run {
+    std::vector<Core*> cores;  // cores with kernels, by index
+    std::atomic<size_t> next{0};
+    bool done = false;
+    std::vector<Fiber>* fibers = nullptr;
+    uint64_t serial_ns = 0;
+};
+
+// Between rounds (one thread, the others wait): report the first failure, apply the queued
+// cross-core effects, detect the end of the run or a deadlock.
+void end_round(Run& run) {
+    const uint64_t t0 = now_ns();
+    ++g_host.rounds;
+    for (Core* c : run.cores) {
+        if (c->failed) {
+            std::fflush(stdout);
+            std::fprintf(stderr, "TT-MOCK ERROR: %s\n", c->error.c_str());
+            std::fflush(stderr);
+            write_stats();
+            std::_Exit(3);
+        }
+    }
+    bool progressed = false;
+    for (Core* c : run.cores) {
+        progressed |= c->progressed;
+        for (const Deferred& op : c->deferred) apply(op, c->index);
+        c->deferred.clear();
+    }
+    size_t unfinished = 0;
+    for (const Fiber& f : *run.fibers) unfinished += f.finished ? 0 : 1;
+    if (unfinished == 0) {
+        run.done = true;
+    } else if (!progressed) {
+        std::ostringstream os;
+        os << "deadlock: every unfinished kernel is blocked and none can make progress:";
+        size_t shown = 0;
+        for (const Fiber& f : *run.fibers) {
+            if (f.finished) continue;
+            if (++shown > 24) {
+                os << "\n  ... and " << unfinished - 24 << " more blocked kernels";
+                break;
+            }
+            os << "\n  " << describe_fiber(f) << ": blocked in "
+               << (f.wait_describe ? f.wait_describe(f.wait_describe_ctx) : std::string("?"));
+        }
+        host_fail(os.str());
+    }
+    run.next.store(0, std::memory_order_relaxed);
+    run.serial_ns += now_ns() - t0;
+}
+
+struct EndRound {
+    Run* run;
+    void operator()() noexcept { end_round(*run); }
+};
+
+}  // namespace
 
 void run_fibers(std::vector<Fiber>& fibers) {
     constexpr size_t kStack = 512 * 1024;
-    g_fibers = &fibers;
+    Device& d = device();
+    Run run;
+    run.fibers = &fibers;
+    for (Core& c : d.cores) {
+        c.fibers.clear();
+        c.deferred.clear();
+        c.failed = false;
+    }
     for (Fiber& f : fibers) {
         auto* ctx = new ucontext_t();
         getcontext(ctx);
@@ -249,35 +489,60 @@ void run_fibers(std::vector<Fiber>& fibers) {
         f.stack_bytes = kStack;
         ctx->uc_stack.ss_sp = f.stack;
         ctx->uc_stack.ss_size = kStack;
-        ctx->uc_link = &g_scheduler_ctx;
+        ctx->uc_link = nullptr;
         makecontext(ctx, fiber_main, 0);
         f.context = ctx;
+        f.core_ptr = &d.cores[f.core];
+        f.core_ptr->fibers.push_back(&f);
     }
-    size_t unfinished = fibers.size();
-    while (unfinished > 0) {
-        const uint64_t before = g_progress;
-        for (Fiber& f : fibers) {
-            if (f.finished) continue;
-            g_current = &f;
-            swapcontext(&g_scheduler_ctx, static_cast<ucontext_t*>(f.context));
-            g_current = nullptr;
-        }
-        unfinished = 0;
-        for (const Fiber& f : fibers) unfinished += f.finished ? 0 : 1;
-        if (unfinished > 0 && g_progress == before) {
-            std::ostringstream os;
-            os << "deadlock: every unfinished kernel is blocked and none can make progress:";
-            size_t shown = 0;
-            for (const Fiber& f : fibers) {
-                if (f.finished) continue;
-                if (++shown > 24) {
-                    os << "\n  ... and " << unfinished - 24 << " more blocked kernels";
-                    break;
-                }
-                os << "\n  " << describe_fiber(f) << ": blocked in " << f.blocked;
+    for (Core& c : d.cores) {
+        if (!c.fibers.empty()) run.cores.push_back(&c);
+    }
+    const int threads = run.cores.empty() ? 1 : thread_count(run.cores.size());
+    g_host.threads = std::max(g_host.threads, threads);
+    if (g_host.busy_ns.size() < static_cast<size_t>(threads)) {
+        g_host.busy_ns.resize(threads, 0);
+        g_host.cpu_ns.resize(threads, 0);
+    }
+    const uint64_t wall0 = now_ns(), ticks0 = host_ticks();
+
+    std::barrier<EndRound> bar(threads, EndRound{&run});
+    auto work = [&](int tid) {
+        ucontext_t scheduler;
+        uint64_t busy = 0;
+        const uint64_t cpu0 = thread_cpu_ns();
+        while (!run.done) {
+            const uint64_t t0 = now_ns();
+            for (size_t i; (i = run.next.fetch_add(1, std::memory_order_relaxed)) < run.cores.size();) {
+                run_core(*run.cores[i], &scheduler);
             }
-            host_fail(os.str());
+            busy += now_ns() - t0;
+            bar.arrive_and_wait();
         }
+        g_host.busy_ns[tid] += busy;
+        g_host.cpu_ns[tid] += thread_cpu_ns() - cpu0;
+    };
+    if (!run.cores.empty()) {
+        std::vector<std::thread> pool;
+        for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
+        work(0);
+        for (std::thread& t : pool) t.join();
+    }
+    g_host.wall_ns += now_ns() - wall0;
+    g_host.ticks += host_ticks() - ticks0;
+    g_host.ticks_ns += now_ns() - wall0;
+    g_host.serial_ns += run.serial_ns;
+    ++g_host.runs;
+
+    // messages about CBs name kernels: format them while the fibers exist
+    for (Core& c : d.cores) {
+        for (CBState& s : c.cb) {
+            if (s.push_fiber) s.pusher = s.push_fiber->file + " (" + kind_name(s.push_fiber->kind) + " kernel)";
+            if (s.pop_fiber) s.popper = s.pop_fiber->file + " (" + kind_name(s.pop_fiber->kind) + " kernel)";
+            if (s.last_push_call.fmt) s.last_push = s.last_push_call.str();
+            s.push_fiber = s.pop_fiber = nullptr;
+        }
+        c.fibers.clear();
     }
     for (Fiber& f : fibers) {
         munmap(f.stack, f.stack_bytes);
@@ -285,8 +550,8 @@ void run_fibers(std::vector<Fiber>& fibers) {
         f.context = nullptr;
         delete f.compute;
         f.compute = nullptr;
+        f.core_ptr = nullptr;
     }
-    g_fibers = nullptr;
 }
 
 // ---- statistics ---------------------------------------------------------------------------
@@ -312,10 +577,12 @@ void write_stats() {
     Device& d = *g_device;
     std::ofstream os(d.stats_path);
     Counters total;
-    uint64_t total_stall_reserve = 0, total_stall_wait = 0;
+    uint64_t total_stall_reserve = 0, total_stall_wait = 0, resumes = 0, math_ticks = 0;
     os << "{\"arch\": \"" << d.prof.name << "\", \"cores\": [";
     bool first = true;
     for (const Core& c : d.cores) {
+        resumes += c.resumes;
+        math_ticks += c.tile_math_ticks;
         if (!c.active) continue;
         os << (first ? "" : ", ") << "{\"core\": [" << c.x << ", " << c.y << "], \"counters\": ";
         first = false;
@@ -353,6 +620,31 @@ void write_stats() {
     os << "], \"total\": ";
     counters_json(os, total, {{"cb_stalls_reserve", total_stall_reserve},
                               {"cb_stalls_wait", total_stall_wait}});
+    // the schedule is deterministic (independent of host threads); host figures are not
+    os << ", \"schedule\": {\"rounds\": " << g_host.rounds << ", \"kernel_resumes\": " << resumes
+       << "}";
+    uint64_t tile_ops = 0, cpu = 0, busy = 0;
+    for (const auto& [k, v] : total.tile_ops) tile_ops += v;
+    for (uint64_t b : g_host.cpu_ns) cpu += b;
+    for (uint64_t b : g_host.busy_ns) busy += b;
+    const double ticks_per_ns =
+        g_host.ticks_ns ? static_cast<double>(g_host.ticks) / static_cast<double>(g_host.ticks_ns) : 1.0;
+    const double math_ns = static_cast<double>(math_ticks) / (ticks_per_ns > 0 ? ticks_per_ns : 1.0);
+    os << ", \"host\": {\"threads\": " << g_host.threads << ", \"runs\": " << g_host.runs
+       << ", \"wall_ns\": " << g_host.wall_ns << ", \"thread_busy_ns\": [";
+    for (size_t i = 0; i < g_host.busy_ns.size(); ++i) os << (i ? ", " : "") << g_host.busy_ns[i];
+    os << "], \"thread_cpu_ns\": [";
+    for (size_t i = 0; i < g_host.cpu_ns.size(); ++i) os << (i ? ", " : "") << g_host.cpu_ns[i];
+    // overhead: the threads' CPU time outside tile math (scheduling, API calls and their checks,
+    // NOC copies, the kernels' own code), per tile op. Tile math is timed in wall time (a CPU
+    // time stamp per op is too dear), so its share of the busy wall time scales the CPU time: on a
+    // host shared with other work, preemption inflates both alike.
+    const double math_share = busy ? std::min(1.0, math_ns / static_cast<double>(busy)) : 0.0;
+    os << "], \"between_rounds_ns\": " << g_host.serial_ns
+       << ", \"tile_ops\": " << tile_ops << ", \"tile_math_ns\": " << static_cast<uint64_t>(math_ns)
+       << ", \"overhead_ns_per_tile_op\": "
+       << (tile_ops ? static_cast<double>(cpu) * (1.0 - math_share) / static_cast<double>(tile_ops) : 0.0)
+       << "}";
     os << "}\n";
 }
 

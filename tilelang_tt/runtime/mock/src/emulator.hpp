@@ -1,5 +1,6 @@
 // tilelang-tt mock TT-Metalium: the emulator's internal state (not seen by kernels or hosts).
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -31,6 +32,15 @@ const Profile& profile_from_env();
 enum class KernelKind { Reader, Writer, Compute };
 const char* kind_name(KernelKind k);
 
+struct Fiber;
+
+// One API call, formatted only when a message needs it (no string work on the hot path).
+struct ApiCall {
+    std::string (*fmt)(const ApiCall&) = nullptr;
+    uint64_t a[4] = {};
+    std::string str() const { return fmt ? fmt(*this) : std::string("(no call)"); }
+};
+
 // Static configuration of one CB on one core (set by the host program).
 struct CBConfig {
     bool used = false;
@@ -50,20 +60,34 @@ struct CBState {
     uint32_t pack_pos = 0;              // next sequential pack position in the reserved region
     uint64_t stalls_reserve = 0, stalls_wait = 0;
     uint64_t pushed_total = 0, popped_total = 0;
-    std::string pusher, popper;  // the kernels that pushed / popped last (for messages)
+    // the kernels that pushed / popped last and the last push, recorded as pointers during the run
+    const Fiber* push_fiber = nullptr;
+    const Fiber* pop_fiber = nullptr;
+    ApiCall last_push_call;
+    // ... and formatted for messages when the run ends
+    std::string pusher, popper;  // "reader.cpp (reader kernel)"
     std::string last_push;       // the last cb_push_back call
 };
 
+// A NOC transaction issued by a kernel and not yet retired by its barrier (protocol checks).
 struct PendingTransfer {
     bool is_read;           // NOC read into this core's L1
-    uint8_t* dst;           // destination bytes
-    const uint8_t* src;     // source bytes
-    uint32_t size;
     uint32_t l1_lo, l1_hi;  // local L1 range involved (offsets), for conflict checks
-    std::string what;       // the call, for messages
-    // multicast / remote writes go to several destinations
-    std::vector<uint8_t*> extra_dsts;
-    int target_core = -1;   // for remote L1 writes: the written core (progress tracking)
+    ApiCall what;           // the call, for messages
+};
+
+// An effect on state other cores may touch (another core's L1, DRAM): queued by the issuing core
+// during a round and applied between rounds, in core order, then issue order (see emulator.cpp).
+struct Deferred {
+    enum Kind : uint8_t { Copy, Multicast, SemInc, SemSet, SemSetMulticast } kind;
+    bool is_read = false;          // Copy: a NOC read (counts against the read barrier)
+    bool loopback = false;         // Multicast: the sender's own L1 is a destination too
+    uint32_t size = 0;             // bytes (Copy, Multicast)
+    uint32_t value = 0;            // SemInc: increment; SemSet*: value
+    uint8_t* dst = nullptr;        // Copy / SemInc / SemSet: destination bytes
+    const uint8_t* src = nullptr;  // Copy / Multicast: source bytes (read when applied)
+    uint64_t mcast = 0;            // Multicast / SemSetMulticast: the multicast NOC address
+    Fiber* fiber = nullptr;        // the issuing kernel (its barrier waits for Copy / Multicast)
 };
 
 struct Counters {
@@ -75,12 +99,21 @@ struct Counters {
 
 struct Core {
     uint32_t x = 0, y = 0;  // logical coordinates
+    int index = 0;
     uint8_t* l1 = nullptr;  // l1_bytes of memory mapped below 4 GiB: L1 addresses are pointers
     CBConfig cb_cfg[kMaxCBs];
     CBState cb[kMaxCBs];
     uint32_t l1_used = 0;  // bytes allocated to CBs and semaphores
     Counters counters;
     bool active = false;
+    // scheduling (emulator.cpp): this core's kernels, its queued cross-core effects, its error
+    std::vector<Fiber*> fibers;
+    std::vector<Deferred> deferred;
+    bool failed = false;
+    std::string error;        // the TT-MOCK ERROR line of the first failure on this core
+    bool progressed = false;  // a kernel of this core ran in the current round
+    uint64_t resumes = 0;     // kernel resumptions (context switches into a kernel)
+    uint64_t tile_math_ticks = 0;  // host time in tile math (host_ticks units)
 };
 
 // Compute engine state of one compute fiber.
@@ -112,8 +145,6 @@ struct ComputeState {
     }
 };
 
-struct Fiber;
-
 struct KernelBinary {
     std::string path;  // source path
     void (*entry)() = nullptr;
@@ -129,10 +160,19 @@ struct Fiber {
     void* stack = nullptr;
     size_t stack_bytes = 0;
     bool finished = false;
-    std::string blocked;  // why the fiber is blocked (empty when runnable)
     std::vector<PendingTransfer> pending;
     ComputeState* compute = nullptr;
     std::string last_call;
+    // scheduling (emulator.cpp)
+    Core* core_ptr = nullptr;
+    void* scheduler = nullptr;  // ucontext_t of the host thread that resumed this fiber
+    // while blocked: the condition that lets it go on, and what it waits for (for a deadlock)
+    bool (*wait_ready)(const void*) = nullptr;
+    const void* wait_ready_ctx = nullptr;
+    std::string (*wait_describe)(const void*) = nullptr;
+    const void* wait_describe_ctx = nullptr;
+    uint32_t deferred_reads = 0, deferred_writes = 0;  // queued Copy / Multicast not yet applied
+    uint64_t last_buffer = 0;  // index + 1 of the DRAM buffer the last TensorAccessor access hit
 };
 
 // An interleaved DRAM buffer: page p lives in bank p % banks at base + (p / banks) * aligned.
@@ -140,13 +180,34 @@ struct DramBuffer {
     uint64_t base = 0, pages = 0, page_size = 0, aligned = 0;
 };
 
+// One DRAM bank: address space reserved up front, pages committed when first touched (so
+// memory holds what was written, not the bank's size). The vector-like interface is what the
+// host side uses.
+class DramBank {
+public:
+    DramBank() = default;
+    DramBank(const DramBank&) = delete;
+    DramBank& operator=(const DramBank&) = delete;
+    DramBank(DramBank&& o) noexcept;
+    DramBank& operator=(DramBank&& o) noexcept;
+    ~DramBank();
+    uint8_t* data() { return base_; }
+    const uint8_t* data() const { return base_; }
+    size_t size() const { return size_; }
+    void resize(size_t n);  // grows the usable size (bytes read as zero until written)
+
+private:
+    uint8_t* base_ = nullptr;
+    size_t size_ = 0, capacity_ = 0;
+};
+
 struct Device {
     Profile prof;
     std::vector<Core> cores;
     uint8_t* l1_region = nullptr;
-    std::vector<std::vector<uint8_t>> dram;  // per bank
-    std::vector<uint64_t> dram_top;          // per-bank bump allocator (bytes)
-    std::vector<DramBuffer> dram_buffers;    // every buffer allocated (NOC accesses must hit one)
+    std::vector<DramBank> dram;               // per bank
+    std::vector<uint64_t> dram_top;           // per-bank bump allocator (bytes)
+    std::vector<DramBuffer> dram_buffers;     // every buffer allocated, by increasing base
     uint32_t sem_count = 0;
     std::string stats_path;
     Core& core_at(uint32_t x, uint32_t y) { return cores[y * prof.grid_x + x]; }
@@ -160,15 +221,19 @@ void destroy_device();
 
 // The fiber currently running (kernel API calls act on it).
 Fiber& current();
-Core& current_core();
+inline Core& current_core() { return *current().core_ptr; }
 
-// Scheduler: blocks the calling fiber until `ready()` holds; `what` describes the wait.
-template <typename F>
-void block_until(F ready, const std::string& what);
-void yield_blocked(const std::string& what);
-void note_progress();
+// Scheduler: blocks the calling fiber until `ready()` holds; `describe()` says what it waits for
+// (called only for a deadlock report). Both are checked and called while the fiber is suspended,
+// so they may refer to the blocked call's locals.
+template <typename R, typename D>
+void block_until(R ready, D describe);
+void yield_blocked(Fiber& f);
+inline void note_progress() {}  // progress is a resumed kernel (kept for callers)
 
-// Errors: print a TT-MOCK ERROR block naming core, kernel and call, then exit(3).
+// Errors: print a TT-MOCK ERROR block naming core, kernel and call, then exit(3). In a kernel the
+// error is recorded and reported when the round ends (the first core in core order), so the
+// report does not depend on host threads.
 [[noreturn]] void fail(const std::string& message);
 [[noreturn]] void host_fail(const std::string& message);
 
@@ -177,22 +242,48 @@ void run_fibers(std::vector<Fiber>& fibers);
 
 void write_stats();
 
+// Host time stamps for the run statistics: the CPU's time stamp counter where there is one
+// (a few ns to read), converted to ns with the rate measured over the run.
+inline uint64_t host_ticks() {
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+}
+// Brackets one tile operation's arithmetic (compute.cpp): the run statistics report the host time
+// spent outside it per tile op, the emulator's own overhead.
+struct TileMathTimer {
+    Core& core;
+    uint64_t t0;
+    explicit TileMathTimer(Core& c) : core(c), t0(host_ticks()) {}
+    ~TileMathTimer() { core.tile_math_ticks += host_ticks() - t0; }
+};
+
 // NOC addresses: (core or DRAM bank coordinates, local address).
 uint64_t make_noc_addr(uint32_t x, uint32_t y, uint64_t local);
-uint8_t* resolve_noc_addr(uint64_t noc_addr, uint32_t size, const char* what, bool* is_dram,
+uint8_t* resolve_noc_addr(uint64_t noc_addr, uint32_t size, const ApiCall& what, bool* is_dram,
                           int* core_index);
 constexpr uint32_t kDramNocY = 0x3f;  // pseudo NOC row holding the DRAM banks
 uint32_t worker_noc_x(uint32_t logical_x);
 uint32_t worker_noc_y(uint32_t logical_y);
+// the DRAM buffer whose pages start at `base` (nullptr when none)
+const DramBuffer* dram_buffer_at(uint64_t base);
+
+// The cores a multicast NOC address covers (logical core indices), checked against the grid
+std::vector<int> multicast_cores(uint64_t mcast, bool include_self, int self, const ApiCall& what);
 
 std::string describe_fiber(const Fiber& f);
 
-template <typename F>
-void block_until(F ready, const std::string& what) {
+template <typename R, typename D>
+void block_until(R ready, D describe) {
     if (ready()) return;
     Fiber& f = current();
-    while (!ready()) yield_blocked(what);
-    (void)f;
+    f.wait_ready = [](const void* p) { return (*static_cast<const R*>(p))(); };
+    f.wait_ready_ctx = &ready;
+    f.wait_describe = [](const void* p) { return std::string((*static_cast<const D*>(p))()); };
+    f.wait_describe_ctx = &describe;
+    yield_blocked(f);  // resumed only once ready() holds
 }
 
 }  // namespace ttmock

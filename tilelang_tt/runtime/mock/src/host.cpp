@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -83,8 +84,12 @@ std::string cache_dir() {
         dir = "/tmp/tilelang-tt-mock";
     }
     dir += "/kernels";
-    std::string cmd = "mkdir -p '" + dir + "'";
-    if (std::system(cmd.c_str()) != 0) host_fail("cannot create kernel cache " + dir);
+    // mkdir -p without a shell (a kernel's compile and load ask for it each time)
+    for (size_t pos = dir.find('/', 1);; pos = dir.find('/', pos + 1)) {
+        const std::string part = pos == std::string::npos ? dir : dir.substr(0, pos);
+        if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) host_fail("cannot create kernel cache " + dir);
+        if (pos == std::string::npos) break;
+    }
     return dir;
 }
 
