@@ -679,3 +679,35 @@ def test_elementwise_prologue_inside_the_k_loop():
     a, b = rand((M, K), "float32", 96), rand((K, N), "bfloat16", 97)
     ref = as_f32((a * np.float32(0.5)).astype(BF16)) @ as_f32(b)
     check_gemm(art(a, b), ref, "bfloat16")
+
+
+def test_engine_init_joins_the_paths_of_a_branch():
+    """A `mul` under `if bx == 0` followed by an unconditional `mul`: the init before the
+    branch's op does not hold on the path that skips the branch, so the second op gets its
+    own (D4 joins both paths)."""
+
+    @T.prim_func
+    def branchy(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16"),
+                C: T.Tensor((64, 64), "bfloat16"), D: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(2, 2) as (bx, by):
+            A_s = T.alloc_shared((32, 32), "bfloat16")
+            B_s = T.alloc_shared((32, 32), "bfloat16")
+            M_s = T.alloc_shared((32, 32), "bfloat16")
+            C_s = T.alloc_shared((32, 32), "bfloat16")
+            T.copy(A[by * 32, bx * 32], A_s)
+            T.copy(B[by * 32, bx * 32], B_s)
+            if bx == 0:
+                for i, j in T.Parallel(32, 32):
+                    M_s[i, j] = A_s[i, j] * B_s[i, j]
+                T.copy(M_s, D[by * 32, bx * 32])
+            for i, j in T.Parallel(32, 32):
+                C_s[i, j] = A_s[i, j] * B_s[i, j]
+            T.copy(C_s, C[by * 32, bx * 32])
+
+    art = tilelang_tt.compile(branchy, out_idx=[2, 3])
+    assert art.sources["compute.cpp"].count("mul_init(") == 2
+    a, b = rand((64, 64), "bfloat16", 98), rand((64, 64), "bfloat16", 99)
+    c, d = art(a, b)
+    ref = as_f32((as_f32(a) * as_f32(b)).astype(BF16))
+    np.testing.assert_array_equal(as_f32(c), ref)
+    np.testing.assert_array_equal(as_f32(d)[:, :32], ref[:, :32])  # the blocks with bx == 0

@@ -29,10 +29,11 @@ from tvm import tirx
 from .. import attrs, ops
 from .common import (
     buffer_dtype, collect, int_imm, require_attr, seq, split_persistent, stmt_op_name, to_py,
-    tt_calls, tt_pass, with_persistent,
+    tt_calls, tt_pass,
 )
 from .common import tt_map
 from .eltwise_expr import parse_program
+from .flow import TOP, FlowRewriter
 
 _FPU, _SFPU, _UNARY = ops.FPU_BINARY, ops.SFPU_BINARY, ops.UNARY
 # ops that configure the engine themselves when D5 expands them
@@ -99,45 +100,58 @@ def _pack_target(body, acc):
     return None
 
 
-class _InitState:
-    def __init__(self, info: CBInfo, src_a, src_b):
+class _InitInsertion(FlowRewriter):
+    """Engine configuration as a forward dataflow fact: ``(init key, srcA format, srcB
+    format)``, each ``TOP`` where paths disagree.  An op whose configuration is not the fact
+    in force on every path reaching it gets its reconfiguration and init; after it, its
+    configuration is in force (whether or not one was inserted).  Ops that configure
+    themselves when D5 expands them leave everything unknown."""
+
+    def __init__(self, info: CBInfo):
         self.info = info
-        self.key = None
-        self.fmt = {"a": info.dtype(src_a) if src_a is not None else None,
-                    "b": info.dtype(src_b) if src_b is not None else None}
 
     def configs_in(self, node):
-        keys = set()
-        unknown = False
+        keys, unknown = set(), False
         for call in tt_calls(node):
             if call.op.name in SELF_CONFIGURED:
                 unknown = True
             cfg = _op_config(call, self.info)
             if cfg is not None:
-                keys.add((cfg[0], self._fmts(cfg[2])))
+                keys.add((cfg[0], tuple(self.info.dtype(s) for s in cfg[2])))
         return keys, unknown
 
-    def _fmts(self, srcs):
-        return tuple(self.info.dtype(s) for s in srcs)
-
-    def setup(self, call):
-        """Statements that bring the engine into ``call``'s configuration."""
+    def setup(self, call, state):
+        """(statements bringing the engine into ``call``'s configuration, state after)."""
         key, init, (src_a, src_b) = _op_config(call, self.info)
+        fmt_a, fmt_b = self.info.dtype(src_a), self.info.dtype(src_b)
         out = []
-        if self.fmt["a"] != self.info.dtype(src_a):
+        if state[1] != fmt_a:
             out.append(ops.evaluate("tt.reconfig_data_format_srca", src_a))
-            self.fmt["a"] = self.info.dtype(src_a)
-        if self.fmt["b"] != self.info.dtype(src_b):
+        if state[2] != fmt_b:
             out.append(ops.evaluate("tt.reconfig_data_format_srcb", src_b))
-            self.fmt["b"] = self.info.dtype(src_b)
-        if self.key != key:
+        if state[0] != key:
             out.append(init)
-            self.key = key
-        return out
+        return out, (key, fmt_a, fmt_b)
 
-    def forget(self):
-        self.key = None
-        self.fmt = {"a": None, "b": None}
+    def before_loop(self, loop, state, rewrite):
+        # a loop whose body uses one configuration (and nothing self-configuring) gets it
+        # once, before the loop
+        if not isinstance(loop, tirx.For):
+            return [], state
+        keys, unknown = self.configs_in(loop.body)
+        if len(keys) != 1 or unknown:
+            return [], state
+        call = next(c for c in tt_calls(loop.body) if _op_config(c, self.info) is not None)
+        return self.setup(call, state)
+
+    def leaf(self, stmt, state, rewrite):
+        name = stmt_op_name(stmt)
+        if name in SELF_CONFIGURED:
+            return stmt, (TOP, TOP, TOP)
+        if name == "tt.mm.mma" or name in _FPU:
+            pre, state = self.setup(stmt.value, state)
+            return (pre + [stmt] if pre else stmt), state
+        return stmt, state
 
 
 @tt_pass("InsertComputeInitTT", requires=("SplitDeviceKernel",))
@@ -188,44 +202,10 @@ def InsertComputeInitTT(func, mod, ctx):
         outs = [info.var_of(e) for e in info.entries if e["producer"] == "compute"]
         out = outs[0] if outs else a
     prologue_ops = [ops.evaluate("tt.compute_kernel_hw_startup", a, b, out, int_imm(reverse))]
-    state = _InitState(info, src_a, src_b)
-
-    def on_for(loop):
-        keys, unknown = state.configs_in(loop.body)
-        if not keys and not unknown:
-            return loop
-        if len(keys) == 1 and not unknown:
-            call = next(c for c in tt_calls(loop.body) if _op_config(c, info) is not None)
-            pre = state.setup(call)
-            return seq(pre + [loop]) if pre else loop
-        state.forget()
-        return loop
-
-    def on_if(node):
-        keys, unknown = state.configs_in(node)
-        if keys or unknown:
-            state.forget()
-        return node
-
-    def on_eval(ev):
-        name = stmt_op_name(ev)
-        if name in SELF_CONFIGURED:
-            state.forget()
-            return ev
-        if name == "tt.mm.mma" or name in _FPU:
-            pre = state.setup(ev.value)
-            return seq(pre + [ev]) if pre else ev
-        return ev
-
     prologue, persistent = split_persistent(func.body)
-    # the persistent loop repeats its body: when the body ends in another configuration than
-    # the one it starts in, assume nothing at its top so every iteration configures itself
-    keys, unknown = state.configs_in(persistent.body)
-    if len(keys) > 1 or unknown:
-        state.forget()
-    new_body = tt_map(
-        persistent.body, [(tirx.For, on_for), (tirx.IfThenElse, on_if), (tirx.Evaluate, on_eval)],
-        order="pre")
-    body = with_persistent(list(prologue) + prologue_ops, persistent, new_body)
+    # hw start-up configures the unpacker formats, but no op's init
+    entry = (None, info.dtype(src_a), info.dtype(src_b))
+    new_persistent, _ = _InitInsertion(info).run(persistent, entry)
+    body = seq(list(prologue) + prologue_ops + [new_persistent])
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     return func.with_body(body).with_attr(attrs.COMPUTE_CONFIG, config)
