@@ -39,7 +39,7 @@ from .common import (
     buffer_dtype, buffer_scope, buffer_shape, collect, const_int, seq, stmts_of, substitute,
     tt_pass,
 )
-from .common import tt_map
+from .common import tt_map, with_tile_span
 from .block_versions import version_block_updates
 from .eltwise_expr import SUPPORTED, VectorOperand, as_load, compile_program, unary_form
 
@@ -328,6 +328,14 @@ def _reduction_on_engines(call, fresh):
     return seq(stmts)
 
 
+def _spanned(stmt, span):
+    """Tile ops made for a source statement carry its line."""
+    if span is None:
+        return stmt
+    return tt_map(stmt, [(tirx.TilePrimitiveCall,
+                          lambda c: c if c.span is not None else with_tile_span(c, span))])
+
+
 def _is_scalar_local(buf) -> bool:
     return buffer_scope(buf) == "local" and [int(d) for d in buf.ty.shape] == [1]
 
@@ -377,7 +385,9 @@ def LowerParallelToTileTT(func, mod, ctx):
         if loop.kind != tirx.ForKind.PARALLEL:
             return loop
         try:
-            return _lower_nest(_Nest(loop), fresh)
+            nest = _Nest(loop)
+            last = stmts_of(nest.body)[-1]
+            return _spanned(_lower_nest(nest, fresh), getattr(last, "span", None) or loop.span)
         except TTCompileError:
             raise
         except Exception as err:  # an analysis failure must still name the loop
@@ -386,8 +396,8 @@ def LowerParallelToTileTT(func, mod, ctx):
     body = tt_map(func.body, [(tirx.For, rewrite)], order="pre")
     def engine_forms(call):  # tile ops the engines cannot do as written
         if call.op.name == "tirx.tile.copy":
-            return _staged_global_copy(call, fresh)
-        return _reduction_on_engines(call, fresh)
+            return _spanned(_staged_global_copy(call, fresh), call.span)
+        return _spanned(_reduction_on_engines(call, fresh), call.span)
 
     body = tt_map(body, [(tirx.TilePrimitiveCall, engine_forms)], order="post")
     body = version_block_updates(body, fresh)

@@ -23,7 +23,9 @@ import tvm
 from tvm import tirx
 
 from ..errors import TTUnsupportedError
-from .common import buffer_dtype, buffer_shape, collect, gemm_accumulators, seq, tt_map
+from .common import (
+    buffer_dtype, buffer_shape, collect, gemm_accumulators, replace_tile_call, seq, tt_map,
+)
 
 ELEMENTWISE = ("tirx.tile.add", "tirx.tile.sub", "tirx.tile.mul", "tt.tile.unary",
                "tt.tile.expr")
@@ -117,7 +119,7 @@ def version_block_updates(body, fresh):
                 pre.append(tirx.AllocBuffer(made))
                 args[0] = _on(args[0], made)
         if pre or changed:
-            replacements.append((call, pre + [call.replace(args=args)]))
+            replacements.append((call, pre + [replace_tile_call(call, args=args)]))
 
     if not replacements:
         return body

@@ -320,3 +320,32 @@ def tt_map(node, entries, order: str = "post"):
         if raised:
             raise raised[0] from None
         raise
+
+
+def with_tile_span(call, span):
+    """``call`` (a TilePrimitiveCall) carrying ``span``.
+
+    TilePrimitiveCall has no span constructor argument and ``replace`` drops the span; TVM's
+    IR builder attaches its current source span to a tile primitive it adds to a frame, which
+    is how the parser gives user ops their source line.  Rebuilt or new tile ops keep the
+    line of the statement they come from the same way, so errors can name it."""
+    if span is None or call.span is not None and call.span.same_as(span):
+        return call
+    from tvm.script.ir_builder import IRBuilder
+    from tvm.script.ir_builder import tirx as IB
+    from tvm.tirx.script.builder import _ffi_api as builder_ffi
+
+    push = tvm_ffi.get_global_func("script.ir_builder.IRBuilderPushSourceSpan")
+    pop = tvm_ffi.get_global_func("script.ir_builder.IRBuilderPopSourceSpan")
+    with IRBuilder() as ib:
+        with IB.prim_func():
+            IB.func_name("span_carrier")
+            push(ib, span)
+            builder_ffi.TilePrimitiveCall(call)
+            pop(ib)
+    return ib.get().body
+
+
+def replace_tile_call(call, **changes):
+    """``call.replace(**changes)`` keeping the call's source span."""
+    return with_tile_span(call.replace(**changes), call.span)

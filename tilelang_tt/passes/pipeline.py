@@ -3,6 +3,7 @@
 Stage order (each a ``tvm.transform.Pass`` in its own module):
 
     A0 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
+    V0 VerifyTensorDependenciesTT dependencies through global memory ordered or rejected
     A1 InferTTLayout              tt.layout_desc per global buffer
     A2 PropagateTTLayout          tt.cb_desc / tt.acc_desc on block-local buffers
     A3 AttachTensorAccessorTT     abstract accessor descriptors
@@ -47,9 +48,11 @@ from .d4_compute_init import InsertComputeInitTT
 from .d5_dst_management import InsertDSTManagementTT
 from .e1_persistent_signature import FinalizePersistentSignatureTT
 from .f_verify import VerifyTTIR
+from .tensor_dependencies import VerifyTensorDependenciesTT
 
 STAGES = [
     ("A0", LowerParallelToTileTT),
+    ("V0", VerifyTensorDependenciesTT),
     ("A1", InferTTLayout),
     ("A2", PropagateTTLayout),
     ("A3", AttachTensorAccessorTT),
