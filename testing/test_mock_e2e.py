@@ -711,3 +711,23 @@ def test_engine_init_joins_the_paths_of_a_branch():
     ref = as_f32((as_f32(a) * as_f32(b)).astype(BF16))
     np.testing.assert_array_equal(as_f32(c), ref)
     np.testing.assert_array_equal(as_f32(d)[:, :32], ref[:, :32])  # the blocks with bx == 0
+
+
+def test_multiplying_by_one_and_tilelang_index_bindings():
+    """`s = s * 1.0` folds to a copy of s onto itself (dropped); TileLang's own elementwise
+    example binds `start_y = by * block_M` before its T.Parallel nest and copies at it."""
+
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2) as (bx, by):
+            s = T.alloc_shared((32, 32), "float32")
+            start_y = by * 32
+            start_x = bx * 32
+            T.copy(A[start_y, start_x], s)
+            for i, j in T.Parallel(32, 32):
+                s[i, j] = s[i, j] * 1.0
+            T.copy(s, C[start_y, start_x])
+
+    art = tilelang_tt.compile(k, out_idx=-1)
+    a = rand((64, 64), "float32", 100)
+    np.testing.assert_array_equal(art(a), a)

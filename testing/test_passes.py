@@ -229,10 +229,14 @@ def test_c3_dfg_ids_and_consume_ranges():
     assert table == {"A_shared": (0, "input", "reader", "compute"),
                      "B_shared": (1, "input", "reader", "compute"),
                      "C_shared": (16, "output", "compute", "writer")}
-    marks = [a for a in collect(f.body, tirx.AttrStmt) if str(a.attr_key) == attrs.CB_CONSUME]
-    assert sorted(m.node.name for m in marks) == ["A_shared_cb", "B_shared_cb"]
-    assert all(tt_calls(m.body, "tt.mm.mma") for m in marks)
-    assert all(int(m.value) == 4 for m in marks)
+    begins, ends = tt_calls(f.body, "tt.consume.begin"), tt_calls(f.body, "tt.consume.end")
+    assert [m.args[0].name for m in begins] == ["A_shared_cb", "B_shared_cb"]
+    assert [m.args[0].name for m in ends] == ["B_shared_cb", "A_shared_cb"]
+    assert all(int(m.args[1]) == 4 for m in begins + ends)
+    # the window holds the K step's mma: begin, begin, mma, end, end in the loop body
+    (loop,) = [l for l in collect(f.body, tirx.For) if tt_calls(l, "tt.mm.mma")]
+    assert [n for n in op_names(loop.body) if n.startswith(("tt.consume", "tt.mm"))] == [
+        "tt.consume.begin", "tt.consume.begin", "tt.mm.mma", "tt.consume.end", "tt.consume.end"]
     ids = [int(b.value.args[0]) for b in collect(f.body, tirx.Bind)
            if ops.tt_op_name(b.value) == "tt.alloc_cb"]
     assert ids == [0, 1, 16]
@@ -271,7 +275,7 @@ def test_d3_protocol():
             "tt.cb_pop_front"} <= set(op_names(w.body))
     waits = tt_calls(c.body, "tt.cb_wait_front")
     assert [x.args[0].name for x in waits] == ["A_shared_cb", "B_shared_cb"]
-    assert not [a for a in collect(c.body, tirx.AttrStmt) if str(a.attr_key) == attrs.CB_CONSUME]
+    assert not [n for n in op_names(c.body) if n.startswith("tt.consume.")]
 
 
 def test_d4_init():
@@ -501,15 +505,19 @@ def k(A: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "float32")):
         T.copy(acc, C[0, 0])
 '''
     f = only(upto(kernel_from_source(tmp_path, src), "A0"))
-    calls = [(c.op.name.split(".")[-1], [a.source.name for a in c.args
-                                         if isinstance(a, tvm.ir.TensorRegion)])
-             for c in collect(f.body, tirx.TilePrimitiveCall)]
-    assert calls == [
-        ("copy", ["A_s", "A"]), ("gemm", ["acc", "A_s", "A_s", "acc"]),
-        ("copy", ["acc_0", "acc"]),  # the accumulator packed once, before its first reader
-        ("unary", ["acc_1", "acc_0"]), ("expr", ["acc_2", "acc_1"]),  # each update: a version
-        ("copy", ["C", "acc_2"]),  # later statements read the newest version
-    ]
+    calls = collect(f.body, tirx.TilePrimitiveCall)
+    assert [c.op.name.split(".")[-1] for c in calls] == [
+        "copy", "gemm", "copy", "unary", "expr", "copy"]
+    bufs = [[a.source for a in c.args if isinstance(a, tvm.ir.TensorRegion)] for c in calls]
+    acc, packed, relu, doubled = bufs[1][0], bufs[2][0], bufs[3][0], bufs[4][0]
+    # versions keep the user's name (messages name user buffers) but are distinct buffers
+    assert {b.name for b in (acc, packed, relu, doubled)} == {"acc"}
+    assert len({id(b) for b in (acc, packed, relu, doubled)}) == 4 and not any(
+        x.same_as(y) for i, x in enumerate((acc, packed, relu, doubled))
+        for y in (acc, packed, relu, doubled)[i + 1:])
+    assert bufs[2][1].same_as(acc)  # the accumulator packed once, before its first reader
+    assert bufs[3][1].same_as(packed) and bufs[4][1].same_as(relu)  # each update: a version
+    assert bufs[5][1].same_as(doubled)  # later statements read the newest version
 
 
 def test_a0_constant_subexpressions_fold():

@@ -38,8 +38,6 @@ REDUCE_ABS = "tt.reduce_abs"  # T.reduce_abssum / absmax: reduce |x| (A0 inserts
 
 # ---- statement markers (AttrStmt keys) -----------------------------------------------------
 PERSISTENT_BODY = "tt.persistent_body"  # B2: the per-work-unit part of the kernel body
-CB_PRODUCE = "tt.cb_produce"  # C3: body produces one block of CB `node` (value = tiles)
-CB_CONSUME = "tt.cb_consume"  # C3: body consumes one block of CB `node` (value = tiles)
 DST_SCOPE = "tt.dst_scope"  # D5: accumulator lives in DST for the body
 
 # ---- schemas -------------------------------------------------------------------------------

@@ -104,6 +104,11 @@ for _name in ("max", "sum"):
         f"reduce.{_name}(cb_out, cb_in, cb_scaler, Mt, Nt, over_rows): the {_name} of every row "
         "of the Mt x Nt block into a column vector (Mt tiles, values in column 0), or with "
         "over_rows of every column into a row vector (Nt tiles, values in row 0)")
+_op("consume.begin", "abstract", "void",
+    "consume.begin(cb, ntiles): the compute kernel starts using one block of cb (it waits for "
+    "the block)")
+_op("consume.end", "abstract", "void",
+    "consume.end(cb, ntiles): the compute kernel is done with the block of cb (it frees it)")
 _op("const_tile", "abstract", "void",
     "const_tile(cb, value, ntiles): a block of `ntiles` tiles of `value` pushed to cb "
     "(T.fill of a block buffer, the reduce scaler)")

@@ -30,7 +30,7 @@ from .. import attrs, ops
 from ..errors import TTLayoutError, TTUnsupportedError
 from .common import (
     TILE, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm, require_attr,
-    seq, split_persistent, stmts_of, to_py, tt_pass,
+    seq, split_persistent, stmts_of, to_py, tt_calls, tt_pass,
 )
 from .common import tt_map
 
@@ -52,6 +52,10 @@ def _analyzer(func) -> Analyzer:
     block_binds = stmts_of(persistent.body)[:len(launch["block_dims"])]
     for bind, dim in zip(block_binds, launch["block_dims"]):
         ana.bind(bind.var, tvm.ir.Range(0, grid[dim]))
+    # index expressions bound to names (`start_y = by * block_M`) are seen through
+    for bind in collect(persistent.body, tirx.Bind)[len(launch["block_dims"]):]:
+        if str(bind.var.ty).startswith(("int", "uint")) and not tt_calls(bind.value):
+            ana.bind(bind.var, bind.value)
     for loop in collect(func.body, tirx.For):
         ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
     return ana

@@ -13,11 +13,12 @@ Guarantees:
 * CB ids follow the TT-Metalium convention: inputs from ``c_0``, outputs from ``c_16``,
   intermediates from ``c_24`` (falling back to any free index); more than 32 CBs is a
   ``TTResourceError``; every ``tt.alloc_cb`` carries its id;
-* compute-side consumption is explicit: statements that consume one pushed block of a CB are
-  wrapped in ``AttrStmt(cb, "tt.cb_consume", tiles)``; the wrapped range starts at the first
-  statement after the producing statement that uses the block and ends at the last one
-  before the next production, in the innermost statement list holding both producer and
-  consumers (so a block produced outside a loop and used inside it is held for the loop).
+* compute-side consumption is explicit: ``tt.consume.begin(cb, tiles)`` comes right before
+  the first statement after the producing statement that uses the pushed block, and
+  ``tt.consume.end(cb, tiles)`` right after the last one before the next production, in the
+  innermost statement list holding both producer and consumers (so a block produced outside
+  a loop and used inside it is held for the loop).  The windows of different CBs may
+  overlap in any way: a circular buffer's waits and pops need not nest with another's.
 """
 
 from __future__ import annotations
@@ -159,22 +160,23 @@ def BuildTileDFGTT(func, mod, ctx):
                                            e["span"]):
             slot[1].append((first, last, e))
 
-    def wrap(s: tirx.SeqStmt):
+    def mark(s: tirx.SeqStmt):
         slot = next((h for h in homes if h[0].same_as(s)), None)
         if slot is None:
             return s
         items = list(s.seq)
-        ranges = sorted(slot[1], key=lambda r: (r[0], -(r[1] - r[0])))
-        for (f1, l1, e1) in ranges:
-            for (f2, l2, e2) in ranges:
-                if f1 < f2 <= l1 < l2:
-                    raise TTUnsupportedError(
-                        f"the uses of shared buffers {e1['name']} and {e2['name']} interleave; "
-                        "reorder the statements so one buffer's uses enclose the other's",
-                        span=e2["span"])
-        return seq(_wrap_ranges(items, ranges))
+        before = [[] for _ in items]
+        after = [[] for _ in items]
+        for first, last, e in slot[1]:
+            n = int_imm(e["rows"] * e["cols"])
+            before[first].append(ops.evaluate("tt.consume.begin", e["cb"], n))
+            after[last].insert(0, ops.evaluate("tt.consume.end", e["cb"], n))
+        out = []
+        for item, pre, post in zip(items, before, after):
+            out += pre + [item] + post
+        return seq(out)
 
-    body = tt_map(body, [(tirx.SeqStmt, wrap)], order="pre")
+    body = tt_map(body, [(tirx.SeqStmt, mark)], order="pre")
 
     def set_id(b: tirx.Bind):
         e = by_var.get(b.var) if ops.tt_op_name(b.value) == "tt.alloc_cb" else None
@@ -187,20 +189,3 @@ def BuildTileDFGTT(func, mod, ctx):
     body = tt_map(body, [(tirx.Bind, set_id)], order="post")
     dfg = [{k: v for k, v in e.items() if k not in ("span", "cb")} for e in entries]
     return func.with_body(body).with_attr(attrs.TILE_DFG, dfg)
-
-
-def _wrap_ranges(items, ranges):
-    """Wrap ``items[first..last]`` in consume markers; ranges are sorted outermost first."""
-    if not ranges:
-        return items
-    first, last, e = ranges[0]
-    inner = [r for r in ranges[1:] if first <= r[0] and r[1] <= last]
-    rest = [r for r in ranges[1:] if not (first <= r[0] and r[1] <= last)]
-    shifted = [(f - first, l - first, x) for f, l, x in inner]
-    body = seq(_wrap_ranges(items[first:last + 1], shifted))
-    marked = tirx.AttrStmt(e["cb"], attrs.CB_CONSUME, int_imm(e["rows"] * e["cols"]), body)
-    out = items[:first] + [marked] + items[last + 1:]
-    # ranges after this one shift left by the number of statements folded into `marked`
-    fold = last - first
-    rest = [(f - fold if f > last else f, l - fold if l > last else l, x) for f, l, x in rest]
-    return _wrap_ranges(out, rest)

@@ -9,7 +9,7 @@ no longer the original function.  Each keeps only its own work:
 * reader: ``tt.read_to_cb``;
 * compute: ``tt.mm.mma``, ``tt.acc.*``, ``tt.fpu.*``, ``tt.sfpu.*``, ``tt.unary.*``,
   ``tt.reduce.*``, ``tt.const_tile``, the
-  accumulator allocations and the ``tt.cb_consume`` markers;
+  accumulator allocations and the ``tt.consume.begin/end`` marks;
 * writer: ``tt.write_from_cb``;
 
 plus the control flow around that work (loops and conditions that became empty are dropped),
@@ -32,7 +32,8 @@ from .common import tt_map
 KINDS = ("reader", "compute", "writer")
 
 OWNER = {"tt.read_to_cb": "reader", "tt.write_from_cb": "writer"}
-_COMPUTE_PREFIXES = ("tt.mm.", "tt.acc.", "tt.fpu.", "tt.sfpu.", "tt.unary.", "tt.reduce.", "tt.const_tile")
+_COMPUTE_PREFIXES = ("tt.mm.", "tt.acc.", "tt.fpu.", "tt.sfpu.", "tt.unary.", "tt.reduce.", "tt.const_tile",
+                     "tt.consume.")
 
 _NOOP = tirx.Evaluate(tirx.IntImm("int32", 0))
 
@@ -87,8 +88,6 @@ def extract(body, kind: str):
         key = str(a.attr_key)
         if key == attrs.PERSISTENT_BODY:
             return a
-        if key == attrs.CB_CONSUME and kind != "compute":
-            return a.body
         return _NOOP if is_noop(a.body) else a
 
     def on_if(s):

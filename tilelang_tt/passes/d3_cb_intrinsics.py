@@ -11,8 +11,8 @@ Guarantees:
 * writer: each run of consecutive ``tt.write_from_cb`` becomes ``cb_wait_front``,
   ``l1 = get_read_ptr(cb)``, ``noc_async_write_page`` per tile, one
   ``noc_async_write_barrier`` and ``cb_pop_front``;
-* compute: each ``tt.cb_consume`` marker becomes ``cb_wait_front`` before and
-  ``cb_pop_front`` after its body (the pushes of compute-produced CBs come with packing, in
+* compute: ``tt.consume.begin`` becomes ``cb_wait_front`` and ``tt.consume.end``
+  ``cb_pop_front`` (the pushes of compute-produced CBs come with packing, in
   InsertDSTManagementTT).
 
 Page ids are ``row * tiles_per_row + col`` in the tensor's tile grid.  Counts always match:
@@ -119,14 +119,15 @@ def LowerCBIntrinsics(func, mod, ctx):
     if kind in ("reader", "writer"):
         body = _lower_runs(body, _Streams(func).lower_run)
     else:
-        def on_attr(a):
-            if str(a.attr_key) != attrs.CB_CONSUME:
-                return a
-            n = a.value
-            return seq([ops.evaluate("tt.cb_wait_front", a.node, n), a.body,
-                        ops.evaluate("tt.cb_pop_front", a.node, n)])
+        protocol = {"tt.consume.begin": "tt.cb_wait_front", "tt.consume.end": "tt.cb_pop_front"}
 
-        body = tt_map(body, [(tirx.AttrStmt, on_attr)], order="post")
+        def on_eval(ev):
+            name = stmt_op_name(ev)
+            if name not in protocol:
+                return ev
+            return ops.evaluate(protocol[name], *ev.value.args, span=ev.value.span)
+
+        body = tt_map(body, [(tirx.Evaluate, on_eval)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     return func.with_body(body)
 
