@@ -104,8 +104,8 @@ def test_a0_other_expressions_rejected(expr):
 def test_a1_layouts():
     f = only(upto(kernels.matmul(**GEMM), "A1"))
     lay = to_py(f.attrs[attrs.LAYOUT_DESC])
-    a = next(v for k, v in lay.items() if k.name == "A")
-    assert a == {"memory": "DRAM", "layout": "interleaved", "dtype": "bfloat16",
+    a = lay[0]
+    assert a == {"name": "A", "memory": "DRAM", "layout": "interleaved", "dtype": "bfloat16",
                  "tile": [32, 32], "shape": [256, 128], "tiles": [8, 4], "page_bytes": 2048}
     assert not attrs.check(attrs.LAYOUT_DESC, a)
 
@@ -145,7 +145,7 @@ def test_a2_fragment_without_gemm_is_a_block_buffer():
 def test_a3_abstract_accessors():
     f = only(upto(kernels.matmul(**GEMM), "A3"))
     accs = to_py(f.attrs[attrs.ACCESSORS])
-    assert [a["buffer"].name for a in accs] == ["A", "B", "C"]
+    assert [a["param"] for a in accs] == [0, 1, 2]
     assert all(a["bound"] is False and a["page_bytes"] == 2048 for a in accs)
 
 
@@ -184,8 +184,12 @@ def test_b2_block_indices_from_work_id():
 
 def test_c1_shared_to_cb_and_tile_streams():
     f = only(upto(kernels.matmul(**GEMM), "C1"))
-    assert not [a for a in collect(f.body, tirx.AllocBuffer) if buffer_scope(a.buffer) == "shared"]
     cbs = [b for b in collect(f.body, tirx.Bind) if ops.tt_op_name(b.value) == "tt.alloc_cb"]
+    # the gemm still reads A_shared and B_shared: their allocations stay, naming their CBs
+    kept = {a.buffer.name: a.annotations[attrs.CB] for a in collect(f.body, tirx.AllocBuffer)
+            if buffer_scope(a.buffer) == "shared"}
+    assert sorted(kept) == ["A_shared", "B_shared"]
+    assert kept["A_shared"].same_as(cbs[0].var) and kept["B_shared"].same_as(cbs[1].var)
     assert [str(b.value.args[5].value) for b in cbs] == ["A_shared", "B_shared", "C_local_out"]
     reads = tt_calls(f.body, "tt.read_to_cb")
     assert [r.args[1].name for r in reads] == ["A", "B"]
@@ -258,8 +262,8 @@ def test_d2_accessors_bound_to_args():
     mod = upto(kernels.matmul(**GEMM), "D2")
     r = kernel(mod, "reader")
     accs = to_py(r.attrs[attrs.ACCESSORS])
-    assert [(a["buffer"].name, a["index"], a["addr_slot"], a["bound"]) for a in accs] == [
-        ("A", 0, 0, True), ("B", 1, 1, True)]
+    assert [(a["param"], a["index"], a["addr_slot"], a["bound"]) for a in accs] == [
+        (0, 0, 0, True), (1, 1, 1, True)]
     binds = tt_calls(r.body, "tt.tensor_accessor")
     assert [b.args[0].name for b in binds] == ["A", "B"]
     assert to_py(kernel(mod, "compute").attrs[attrs.ACCESSORS]) == []

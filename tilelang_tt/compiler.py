@@ -29,11 +29,11 @@ def _param_by_name(func, name):
 def annotate_tt_layout(func: tirx.PrimFunc, layouts: dict) -> tirx.PrimFunc:
     """Request layouts for tensor parameters: ``{"A": {"memory": "DRAM", "layout":
     "interleaved"}}``.  InferTTLayout validates the requests."""
-    current = dict(func.attrs[attrs.LAYOUT_DESC]) if func.attrs is not None and \
-        attrs.LAYOUT_DESC in func.attrs else {}
+    current = dict(func.attrs[attrs.LAYOUT_REQUEST]) if func.attrs is not None and \
+        attrs.LAYOUT_REQUEST in func.attrs else {}
     for name, desc in layouts.items():
-        current[_param_by_name(func, name)] = dict(desc)
-    return func.with_attr(attrs.LAYOUT_DESC, current)
+        current[str(_param_by_name(func, name).name)] = dict(desc)
+    return func.with_attr(attrs.LAYOUT_REQUEST, current)
 
 
 def annotate_tt_schedule(func: tirx.PrimFunc, *, core_grid=None) -> tirx.PrimFunc:
@@ -47,13 +47,14 @@ def annotate_tt_schedule(func: tirx.PrimFunc, *, core_grid=None) -> tirx.PrimFun
     return func.with_attr(attrs.SCHEDULE, sched)
 
 
-def lower(func, target="tenstorrent", *, dump_ir=None, stop_after: str | None = None
-          ) -> tvm.IRModule:
+def lower(func, target="tenstorrent", *, dump_ir=None, stop_after: str | None = None,
+          verify_each: bool | None = None) -> tvm.IRModule:
     """Run the pipeline; returns the module of reader/compute/writer kernels (or the module as
     it is after ``stop_after``).  ``dump_ir`` (or ``TT_DUMP_IR``) names a directory that
-    receives the IR after every stage."""
+    receives the IR after every stage; ``verify_each`` (or ``TT_VERIFY_EACH=1``) checks the IR
+    after every stage."""
     mod = pipeline.prepare(func, target)
-    return pipeline.run(mod, stop_after=stop_after, dump_dir=dump_ir)
+    return pipeline.run(mod, stop_after=stop_after, dump_dir=dump_ir, verify_each=verify_each)
 
 
 def generate(mod: tvm.IRModule) -> tuple[dict, dict]:

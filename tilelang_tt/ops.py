@@ -199,6 +199,12 @@ _compute("reconfig_data_format_srca", "reconfig_data_format_srca(cb)", "common.h
 _compute("reconfig_data_format_srcb", "reconfig_data_format_srcb(cb)", "common.h")
 
 
+def tile_script_name(name: str) -> str:
+    """``T.tile.<this>`` spells the tile primitive ``name`` in TVMScript (tt.tile.expr ->
+    tt_expr)."""
+    return "tt_" + name.removeprefix("tt.tile.")
+
+
 def _register_all() -> None:
     register = tvm_ffi.get_global_func("ir.RegisterOp")
     for spec in _SPECS.values():
@@ -209,9 +215,12 @@ def _register_all() -> None:
             pass
         register(spec.name, spec.doc)
         tvm.ir.register_op_attr(spec.name, "TCallEffectKind", 3)  # opaque
-        tvm.ir.register_op_attr(spec.name, "TScriptPrinterName", spec.name)
         if spec.family == "tile":  # usable as the op of a tirx.TilePrimitiveCall
             tvm.ir.register_op_attr(spec.name, "TIRxOpCategory", "tile_primitive")
+            # TVMScript prints a tile primitive as T.tile.<printer name>
+            tvm.ir.register_op_attr(spec.name, "TScriptPrinterName", tile_script_name(spec.name))
+        else:
+            tvm.ir.register_op_attr(spec.name, "TScriptPrinterName", spec.name)
 
 
 _register_all()
@@ -308,8 +317,30 @@ def _make_script_fn(name):
     return fn
 
 
+def _register_tile_primitives() -> None:
+    """``T.tile.tt_<name>(...)`` parses back to the TilePrimitiveCall of ``tt.tile.<name>``."""
+    from tvm.tirx import TilePrimitiveCall
+    from tvm.tirx.script import tile as tile_ns
+    from tvm.tirx.script.builder import _ffi_api as builder_ffi
+    from tvm.tirx.script.builder import tirx as builder_tile_ns
+    from tvm.tirx.script.builder.tirx import ScopedOp
+
+    for spec in _SPECS.values():
+        if spec.family != "tile":
+            continue
+
+        def build(*args, scope=None, _op=spec.name, **_kwargs):
+            # our tile ops carry no execution scope (as A0 builds them)
+            return builder_ffi.TilePrimitiveCall(TilePrimitiveCall(*args, op=op(_op)))
+
+        for namespace in (tile_ns, builder_tile_ns):  # T.tile in user code / in the parser
+            setattr(namespace, tile_script_name(spec.name), ScopedOp(build))
+
+
 def register_script_namespace() -> None:
     from tvm.tirx.script.builder import ir as builder_ir
+
+    _register_tile_primitives()
 
     if getattr(builder_ir, "tt", None) is None:
         builder_ir.register_script_namespace("tt", _script_namespace())

@@ -98,13 +98,14 @@ class PageTracer:
 
 
 def _kernel_entry(kind, func):
+    names = [str(p.name) for p in func.params]
     runtime = []
     for a in to_py(get_attr(func, attrs.RUNTIME_ARGS, [])):
         entry = {"kind": a["kind"]}
-        if "buffer" in a:
-            entry["tensor"] = str(a["buffer"].name)
+        if "param" in a:
+            entry["tensor"] = names[a["param"]]
         runtime.append(entry)
-    compile_args = [{"kind": "tensor_accessor", "tensor": str(a["buffer"].name),
+    compile_args = [{"kind": "tensor_accessor", "tensor": names[a["param"]],
                      "index": a["index"]} for a in to_py(get_attr(func, attrs.ACCESSORS, []))]
     entry = {"file": f"{kind}.cpp", "compile_args": compile_args, "runtime_args": runtime}
     if kind in PROCESSORS:
@@ -121,15 +122,15 @@ def build_plan(mod) -> dict:
     source = str(get_attr(reader, attrs.KERNEL_SOURCE))
     partition = to_py(get_attr(reader, attrs.PARTITION))
     layouts = to_py(get_attr(reader, attrs.LAYOUT_DESC))
-    read_by = {str(a["buffer"].name) for a in to_py(get_attr(reader, attrs.ACCESSORS, []))}
-    written_by = {str(a["buffer"].name) for a in to_py(get_attr(writer, attrs.ACCESSORS, []))}
+    read_by = {a["param"] for a in to_py(get_attr(reader, attrs.ACCESSORS, []))}
+    written_by = {a["param"] for a in to_py(get_attr(writer, attrs.ACCESSORS, []))}
 
     tensors = []
     for index, buf in enumerate(reader.params):
-        lay = layouts[buf]
+        lay = layouts[index]
         name = str(buf.name)
-        role = ("inout" if name in read_by and name in written_by else
-                "input" if name in read_by else "output" if name in written_by else "unused")
+        role = ("inout" if index in read_by and index in written_by else
+                "input" if index in read_by else "output" if index in written_by else "unused")
         tensors.append({
             "name": name, "index": index, "shape": lay["shape"], "dtype": lay["dtype"],
             "data_format": DATA_FORMAT[lay["dtype"]], "role": role, "memory": lay["memory"],

@@ -2,8 +2,8 @@
 
 Requires: frontend TIR after LowerParallelToTileTT.
 
-Guarantees: ``tt.layout_desc`` maps every buffer parameter (by its buffer var) to
-``{memory, layout, dtype, tile, shape, tiles, page_bytes}``.  Defaults: DRAM, interleaved,
+Guarantees: ``tt.layout_desc`` lists, for every buffer parameter in order,
+``{name, memory, layout, dtype, tile, shape, tiles, page_bytes}``.  Defaults: DRAM, interleaved,
 32x32 tiles, one tile per page; user requests made with ``annotate_tt_layout`` are merged in
 and validated.  Rejects (``TTLayoutError``/``TTUnsupportedError``): scalar parameters, dtypes other than
 bfloat16/float32, tensors of rank < 2, last two dims not multiples of 32, sharded or L1
@@ -65,8 +65,8 @@ def _check_tileable(buf, what, span=None, vector_ok=False):
 @tt_pass("InferTTLayout")
 def InferTTLayout(func, mod, ctx):
     """Attach ``tt.layout_desc`` to every buffer parameter (see module docstring)."""
-    requested = to_py(get_attr(func, attrs.LAYOUT_DESC, {})) or {}
-    layouts = {}
+    requested = to_py(get_attr(func, attrs.LAYOUT_REQUEST, {})) or {}
+    layouts = []
     for buf in func.params:
         if not tirx.is_buffer_var(buf):
             raise TTUnsupportedError(
@@ -74,7 +74,7 @@ def InferTTLayout(func, mod, ctx):
                 hint="make it a Python value the kernel closes over (a compile-time constant)")
         dtype = _check_dtype(buf)
         shape = _check_tileable(buf, "tensor", vector_ok=True)
-        user = requested.get(buf, {})
+        user = requested.get(str(buf.name), {})  # requests name parameters
         unknown = set(user) - _USER_KEYS - set(attrs.SCHEMAS[attrs.LAYOUT_DESC])
         if unknown:
             raise TTLayoutError(f"layout request for {buf.name} has unknown keys {sorted(unknown)}")
@@ -96,7 +96,8 @@ def InferTTLayout(func, mod, ctx):
         batch = 1
         for d in shape[:-2]:
             batch *= d
-        layouts[buf] = {
+        layouts.append({
+            "name": str(buf.name),
             "memory": memory,
             "layout": layout,
             "dtype": dtype,
@@ -107,7 +108,7 @@ def InferTTLayout(func, mod, ctx):
             "tiles": ([batch * shape[-2] // TILE, shape[-1] // TILE] if len(shape) > 1
                       else [1, shape[0] // TILE]),
             "page_bytes": tile_bytes(dtype),
-        }
+        })
 
     for alloc in collect(func.body, tirx.AllocBuffer):
         scope = buffer_scope(alloc.buffer)

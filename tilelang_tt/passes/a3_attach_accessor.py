@@ -3,7 +3,7 @@
 Requires: InferTTLayout.
 
 Guarantees: ``tt.accessors`` lists, for every buffer parameter that a tile op reads or
-writes, ``{buffer, page_bytes, memory, layout, bound: False}``, in parameter order.  The
+writes, ``{param, page_bytes, memory, layout, bound: False}``, in parameter order.  The
 descriptors are not bound to kernel arguments yet (ConfigureTensorAccessorTT does that per
 kernel after the split).
 """
@@ -28,11 +28,11 @@ def AttachTensorAccessorTT(func, mod, ctx):
                 if not any(src.same_as(t) for t in touched):
                     touched.append(src)
     accessors = []
-    for buf in func.params:
+    for index, buf in enumerate(func.params):
         if any(buf.same_as(t) for t in touched):
-            lay = layouts[buf]
+            lay = layouts[index]
             accessors.append({
-                "buffer": buf, "page_bytes": lay["page_bytes"], "memory": lay["memory"],
+                "param": index, "page_bytes": lay["page_bytes"], "memory": lay["memory"],
                 "layout": lay["layout"], "bound": False,
             })
     return func.with_attr(attrs.ACCESSORS, accessors)

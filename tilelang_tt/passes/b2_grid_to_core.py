@@ -38,7 +38,7 @@ def GridToCoreGrid(func, mod, ctx):
         tirx.floordiv(work_id, int_imm(gx * gy)),
     ]
     binds = [tirx.Bind(v, val) for v, val in zip(block_vars, values) if v is not None]
-    persistent = tirx.AttrStmt(int_imm(0), attrs.PERSISTENT_BODY, int_imm(gx * gy * gz),
+    persistent = tirx.AttrStmt(0, attrs.PERSISTENT_BODY, int_imm(gx * gy * gz),
                                seq(binds + [body]))
     launch = {"grid": [gx, gy, gz],
               "block_dims": [d for d, v in enumerate(block_vars) if v is not None]}

@@ -192,9 +192,9 @@ class _Versioner:
             for acc in accs_read:
                 packed = tirx.decl_buffer(buffer_shape(acc), buffer_dtype(acc), acc.name,
                                           scope="local.fragment")
-                pre.append(tirx.AllocBuffer(packed, span=call.span))
                 self.versions.append((packed, acc))
-                packs.append((acc, _copy(_full(packed), _full(acc), call.span)))
+                packs.append((acc, seq([tirx.AllocBuffer(packed, span=call.span),
+                                        _copy(_full(packed), _full(acc), call.span)])))
                 args = [args[0]] + [_on(a, packed) if isinstance(a, tvm.ir.TensorRegion)
                                     and a.source.same_as(acc) else a for a in args[1:]]
         if dst is not None and _is_block(dst) and (not self.is_acc(dst) or elementwise):

@@ -4,10 +4,11 @@ Requires: GridToCoreGrid.
 
 Guarantees:
 
-* every block-buffer ``AllocBuffer`` (one with ``tt.cb_desc``: shared buffers and fragments
-  that are not accumulators) is replaced by ``cb = tt.alloc_cb(-1, rows, cols, depth, dtype,
-  name)`` bound before the persistent body (CBs are static per kernel); ``tt.cb_map`` maps each
-  such buffer var to its CB var;
+* every block buffer (an ``AllocBuffer`` with ``tt.cb_desc``: shared buffers and fragments
+  that are not accumulators) gets ``cb = tt.alloc_cb(-1, rows, cols, depth, dtype, name)``
+  bound before the persistent body (CBs are static per kernel); the allocation stays, with
+  its CB var in the ``tt.cb`` annotation, while tile ops still use the buffer (C2 lowers
+  them), and is dropped otherwise;
 * ``copy(block <- global)`` becomes ``tt.read_to_cb(cb, buffer, row0, col0, rows, cols)`` and
   ``copy(global <- block)`` becomes ``tt.write_from_cb(...)``, with ``row0``/``col0`` in tiles
   of the tensor's page grid (leading dims flattened into rows); when the dtypes differ the
@@ -243,13 +244,19 @@ def LowerSharedToCB(func, mod, ctx):
             "global->shared/fragment, shared/fragment->global, shared/fragment->shared/fragment, "
             "gemm accumulator->shared/global", span=span)
 
-    def drop_shared(alloc: tirx.AllocBuffer):
-        if attrs.CB_DESC in (alloc.annotations or {}):
-            return tirx.Evaluate(int_imm(0))
-        return alloc
+    body = tt_map(func.body, [(tirx.TilePrimitiveCall, lower_copy)], order="post")
+    still_used = [r.source for c in collect(body, tirx.TilePrimitiveCall) for r in c.args
+                  if isinstance(r, tvm.ir.TensorRegion)]
 
-    body = tt_map(
-        func.body, [(tirx.TilePrimitiveCall, lower_copy), (tirx.AllocBuffer, drop_shared)],
-        order="post")
+    def to_cb(alloc: tirx.AllocBuffer):
+        ann = dict(alloc.annotations or {})
+        if attrs.CB_DESC not in ann:
+            return alloc
+        if not any(alloc.buffer.same_as(b) for b in still_used):
+            return tirx.Evaluate(int_imm(0))
+        ann[attrs.CB] = cb_of[alloc.buffer]
+        return tirx.AllocBuffer(alloc.buffer, ann, alloc.span)
+
+    body = tt_map(body, [(tirx.AllocBuffer, to_cb)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
-    return func.with_body(seq(binds + [body])).with_attr(attrs.CB_MAP, cb_of)
+    return func.with_body(seq(binds + [body]))

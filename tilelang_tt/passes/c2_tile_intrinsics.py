@@ -2,7 +2,8 @@
 
 Requires: LowerSharedToCB.
 
-Guarantees (no DST handling, no init calls yet):
+Guarantees (no DST handling, no init calls yet); the block buffers' allocations (whose
+``tt.cb`` annotation names their CB) are gone:
 
 * ``tile.gemm(C, A, B, C, tA, tB, 1, beta)`` with ``A``/``B`` shared and ``C`` a fragment
   becomes ``tt.mm.mma(C, cb_A, cb_B, Mt, Nt, Kt, tB)``, preceded by ``tt.acc.clear(C)`` when
@@ -62,7 +63,8 @@ def _whole(region, what, span):
 @tt_pass("LowerTTTileIntrinsics", requires=("LowerSharedToCB",))
 def LowerTTTileIntrinsics(func, mod, ctx):
     """Tile compute primitives -> tt.mm.mma / tt.fpu.* / tt.sfpu.* / tt.acc.clear."""
-    cb_of = to_py(require_attr(func, attrs.CB_MAP, "LowerTTTileIntrinsics"))
+    cb_of = {a.buffer: a.annotations[attrs.CB] for a in collect(func.body, tirx.AllocBuffer)
+             if attrs.CB in (a.annotations or {})}
 
     def cb(buf, what, span):
         if buf not in cb_of:
@@ -245,6 +247,8 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                                  span=span)
 
     body = tt_map(func.body, [(tirx.TilePrimitiveCall, lower)], order="post")
+    body = tt_map(body, [(tirx.AllocBuffer, lambda a: tirx.Evaluate(int_imm(0))
+                          if attrs.CB in (a.annotations or {}) else a)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     body = forward_copies(body)
     if scalers:
@@ -264,4 +268,4 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             raise TTUnsupportedError(
                 f"allocation {alloc.buffer.name} in scope {buffer_scope(alloc.buffer)} is not "
                 "supported (use T.alloc_shared or T.alloc_fragment)", span=alloc.span)
-    return func.with_body(body).without_attr(attrs.CB_MAP)
+    return func.with_body(body)

@@ -110,6 +110,19 @@ def get_attr(func: tirx.PrimFunc, key: str, default=None):
     return func.attrs[key]
 
 
+def param_index(func: tirx.PrimFunc, buf) -> int:
+    """Position of the tensor parameter ``buf`` in ``func.params``."""
+    for i, p in enumerate(func.params):
+        if p.same_as(buf):
+            return i
+    raise TTVerifyError(f"{buf.name} is not a parameter of the kernel")
+
+
+def layout_of(func: tirx.PrimFunc, buf) -> dict:
+    """The ``tt.layout_desc`` entry of tensor parameter ``buf``."""
+    return to_py(require_attr(func, attrs.LAYOUT_DESC, "layout"))[param_index(func, buf)]
+
+
 def require_attr(func: tirx.PrimFunc, key: str, stage: str):
     value = get_attr(func, key)
     if value is None:
@@ -349,3 +362,18 @@ def with_tile_span(call, span):
 def replace_tile_call(call, **changes):
     """``call.replace(**changes)`` keeping the call's source span."""
     return with_tile_span(call.replace(**changes), call.span)
+
+
+def with_fresh_vars(func: tirx.PrimFunc) -> tirx.PrimFunc:
+    """A copy of ``func`` in which every variable it defines (parameters, loop variables,
+    bindings, allocated buffers) is a new one, so copies of one kernel can sit in one module
+    (a variable is defined once per module).  Attributes hold no variables (attrs.py)."""
+    mapping = {p: tirx.Var(p.name, p.ty) for p in func.params}
+    for loop in collect(func.body, tirx.For):
+        mapping[loop.loop_var] = tirx.Var(loop.loop_var.name, loop.loop_var.ty)
+    for bind in collect(func.body, tirx.Bind):
+        mapping[bind.var] = tirx.Var(bind.var.name, bind.var.ty)
+    for alloc in collect(func.body, tirx.AllocBuffer):
+        mapping[alloc.buffer] = tirx.Var(alloc.buffer.name, alloc.buffer.ty)
+    return tirx.PrimFunc([mapping[p] for p in func.params], substitute(func.body, mapping),
+                         func.ret_type, attrs=func.attrs, span=func.span)

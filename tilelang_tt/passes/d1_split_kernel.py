@@ -15,6 +15,8 @@ no longer the original function.  Each keeps only its own work:
 plus the control flow around that work (loops and conditions that became empty are dropped),
 the ``tt.alloc_cb`` bindings of the CBs it touches and the scalar bindings its work depends
 on.  The persistent-body marker stays in all three.  All function attributes are inherited.
+Each kernel has variables of its own (fresh parameters, loop variables, bindings, buffers),
+so the module is well-formed.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from tvm import tirx
 
 from .. import attrs, ops
 from .common import (
-    check_stage, collect, get_attr, is_noop, record_stage, seq, tt_module_pass,
+    check_stage, collect, get_attr, is_noop, record_stage, seq, tt_module_pass, with_fresh_vars,
 )
 from .common import tt_map
 
@@ -121,7 +123,7 @@ def SplitDeviceKernel(mod, ctx):
         parent = record_stage(func, "SplitDeviceKernel")
         for kind in KINDS:
             name = f"{gv.name_hint}_{kind}"
-            out[name] = (parent.with_body(extract(parent.body, kind))
+            out[name] = (with_fresh_vars(parent.with_body(extract(parent.body, kind)))
                          .with_attr(attrs.KERNEL_KIND, kind)
                          .with_attr(attrs.KERNEL_SOURCE, gv.name_hint)
                          .with_attr("global_symbol", name))

@@ -27,7 +27,7 @@ from tvm.sym import Analyzer
 from .. import attrs, ops
 from ..errors import TTVerifyError
 from .common import (
-    collect, int_imm, loop_nest, require_attr, seq, stmt_op_name, to_py, tt_pass,
+    collect, int_imm, layout_of, loop_nest, require_attr, seq, stmt_op_name, tt_pass,
 )
 from .common import tt_map
 
@@ -42,7 +42,7 @@ def _accessors(body) -> dict:
 
 class _Streams:
     def __init__(self, func):
-        self.layouts = to_py(require_attr(func, attrs.LAYOUT_DESC, "LowerCBIntrinsics"))
+        self.func = func
         self.acc = _accessors(func.body)
         self.ana = Analyzer()
 
@@ -56,8 +56,9 @@ class _Streams:
             if buf not in self.acc:
                 raise TTVerifyError(f"no tensor accessor bound for {buf.name}")
             accessor = self.acc[buf]
-            page = int(self.layouts[buf]["page_bytes"])
-            row_tiles = int(self.layouts[buf]["tiles"][1])
+            layout = layout_of(self.func, buf)
+            page = int(layout["page_bytes"])
+            row_tiles = int(layout["tiles"][1])
             l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
             head.append(ops.evaluate("tt.cb_reserve_back" if read else "tt.cb_wait_front", cb, n))
             ptrs.append(tirx.Bind(l1, ops.call("tt.get_write_ptr" if read else "tt.get_read_ptr",

@@ -27,7 +27,7 @@ def FinalizePersistentSignatureTT(func, mod, ctx):
     profile = profile_of(str(require_attr(func, attrs.TARGET, "FinalizePersistentSignatureTT")))
     args = [None] * len(accessors)
     for acc in accessors:
-        args[acc["addr_slot"]] = {"kind": "buffer_addr", "buffer": acc["buffer"]}
+        args[acc["addr_slot"]] = {"kind": "buffer_addr", "param": acc["param"]}
     start_slot = len(args)
     args += [{"kind": "start_id"}, {"kind": "count"}]
     if len(args) > profile.max_runtime_args:

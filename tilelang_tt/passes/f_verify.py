@@ -72,8 +72,8 @@ def _check_kernel(kind, func, profile):
         if get_attr(func, key) is None:
             raise TTVerifyError(f"{name}: missing attribute {key}")
         value = to_py(get_attr(func, key))
-        if key == attrs.LAYOUT_DESC:  # one descriptor per buffer
-            problems = [p for v in value.values() for p in attrs.check(key, v)]
+        if key == attrs.LAYOUT_DESC:  # one descriptor per parameter
+            problems = [p for v in value for p in attrs.check(key, v)]
         else:
             problems = attrs.check(key, value) if isinstance(value, dict) else []
         if problems:

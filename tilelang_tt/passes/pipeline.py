@@ -29,7 +29,7 @@ from pathlib import Path
 import tvm
 
 from .. import attrs
-from ..errors import TTCompileError
+from ..errors import TTCompileError, TTVerifyError
 from ..target import resolve_target
 from .a0_parallel_to_tile import LowerParallelToTileTT
 from .a1_infer_layout import InferTTLayout
@@ -94,8 +94,22 @@ def prepare(func, target=None) -> tvm.IRModule:
     return tvm.IRModule({name: func})
 
 
-def run(mod: tvm.IRModule, *, stop_after: str | None = None, dump_dir=None) -> tvm.IRModule:
-    """Apply the stages in order (up to and including ``stop_after``), dumping IR if asked."""
+def verify(mod: tvm.IRModule, stage: str) -> None:
+    """The checks run after every stage when asked (``verify_each`` / ``TT_VERIFY_EACH=1``):
+    TVM's well-formedness (every variable defined once before use, buffers declared)."""
+    try:
+        tvm.tirx.analysis.verify_well_formed(mod)
+    except Exception as err:  # TVM reports ill-formed IR as ValueError / TVMError
+        detail = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
+        raise TTVerifyError(f"the IR after {stage} is ill-formed: {detail}") from None
+
+
+def run(mod: tvm.IRModule, *, stop_after: str | None = None, dump_dir=None,
+        verify_each: bool | None = None) -> tvm.IRModule:
+    """Apply the stages in order (up to and including ``stop_after``), dumping IR if asked
+    (``dump_dir`` / ``TT_DUMP_IR``) and verifying after every stage if asked."""
+    if verify_each is None:
+        verify_each = os.environ.get("TT_VERIFY_EACH", "") not in ("", "0")
     dump_dir = dump_dir or os.environ.get("TT_DUMP_IR")
     if dump_dir:
         dump_dir = Path(dump_dir)
@@ -103,6 +117,8 @@ def run(mod: tvm.IRModule, *, stop_after: str | None = None, dump_dir=None) -> t
         (dump_dir / "00_frontend.py").write_text(mod.script())
     for i, (tag, p) in enumerate(STAGES, start=1):
         mod = run_pass(p, mod)
+        if verify_each:
+            verify(mod, p.info.name)
         if dump_dir:
             (dump_dir / f"{i:02d}_{tag}_{p.info.name}.py").write_text(mod.script())
         if stop_after in (tag, p.info.name):
