@@ -1,6 +1,8 @@
 """The IR is sound after every stage: well-formed (TVM's verify_well_formed: every variable
-defined once in the module, before its uses; every buffer declared), for every kind of kernel
-the test suite compiles."""
+defined once in the module, before its uses; every buffer declared) and printable as
+TVMScript that parses back to an equal module, for every kind of kernel the test suite
+compiles.  (The whole suite verifies well-formedness after every stage through
+TT_VERIFY_EACH=1; TT_VERIFY_EACH=roundtrip adds the round trip to every compile.)"""
 
 import pytest
 import tvm
@@ -26,11 +28,12 @@ KERNELS = {
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
-def test_well_formed_after_every_stage(name):
+def test_well_formed_and_round_trips_after_every_stage(name):
     mod = pipeline.prepare(KERNELS[name](), "tenstorrent")
     for _, p in pipeline.STAGES:
         mod = pipeline.run_pass(p, mod)
         tvm.tirx.analysis.verify_well_formed(mod)  # raises on ill-formed IR
+        pipeline.check_roundtrip(mod, p.info.name)
 
 
 def test_split_kernels_have_variables_of_their_own():

@@ -11,6 +11,12 @@ import tilelang_tt.language as T
 from tilelang_tt import attrs, ops
 from tilelang_tt.passes import pipeline
 from tilelang_tt.passes.common import buffer_scope, collect, to_py, tt_calls
+from tilelang_tt.passes.eltwise_expr import apply, const, load, vector
+import tvm_ffi
+
+
+def same_tree(a, b) -> bool:
+    return tvm_ffi.structural_equal(a, b)
 
 
 def upto(func, stage, target="tenstorrent"):
@@ -77,20 +83,22 @@ def test_a0_parallel_over_shared_becomes_tile_op():
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
 def test_a0_unary_functions_recognised_from_structure(expr, fn, dtype):
     f = only(upto(kernels.elementwise_unary(expr, 64, 64, dtype=dtype), "A0"))
-    (call,) = [c for c in collect(f.body, tirx.TilePrimitiveCall) if c.op.name == "tt.tile.unary"]
-    assert str(call.args[2].value) == fn
-    assert [a.source.name for a in call.args[:2]] == ["C_tile", "A_tile"]
+    (call,) = [c for c in collect(f.body, tirx.TilePrimitiveCall) if c.op.name == "tt.tile.expr"]
+    assert same_tree(call.args[1], apply(fn, load(0)))
+    assert [call.args[0].source.name, call.args[2].source.name] == ["C_tile", "A_tile"]
 
 
-@pytest.mark.parametrize("expr,program", [
-    (lambda x: x * 2.0, "%0 #2.0 mul"), (lambda x: 2.0 / x, "#2.0 %0 div"),
-    (lambda x: T.exp(x) + x, "%0 exp %0 add"), (lambda x: -(x * x), "%0 %0 mul negative"),
-    (lambda x: T.max(T.exp(x), 0.0), "%0 exp relu")])
+@pytest.mark.parametrize("expr,tree", [
+    (lambda x: x * 2.0, lambda: load(0) * const(2.0)),
+    (lambda x: 2.0 / x, lambda: const(2.0) / load(0)),
+    (lambda x: T.exp(x) + x, lambda: apply("exp", load(0)) + load(0)),
+    (lambda x: -(x * x), lambda: apply("negative", load(0) * load(0))),
+    (lambda x: T.max(T.exp(x), 0.0), lambda: apply("relu", apply("exp", load(0))))])
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
-def test_a0_expressions_become_postfix_programs(expr, program, dtype):
+def test_a0_expressions_become_trees(expr, tree, dtype):
     f = only(upto(kernels.elementwise_unary(expr, 64, 64, dtype=dtype), "A0"))
     (call,) = [c for c in collect(f.body, tirx.TilePrimitiveCall) if c.op.name == "tt.tile.expr"]
-    assert str(call.args[1].value) == program
+    assert same_tree(call.args[1], tree())
     assert [a.source.name for a in call.args[2:]] == ["A_tile"]  # equal loads share an operand
 
 
@@ -208,22 +216,24 @@ def test_c2_compute_ops():
     g = only(upto(kernels.elementwise_add(64, 64, dtype="bfloat16"), "C2"))
     assert [c.op.name for c in tt_calls(g.body) if "pu." in c.op.name] == ["tt.fpu.add"]
     h = only(upto(kernels.elementwise_add(64, 64, dtype="float32"), "C2"))
-    assert [c.op.name for c in tt_calls(h.body) if "pu." in c.op.name] == ["tt.sfpu.add"]
+    (add,) = tt_calls(h.body, "tt.eltwise")  # fp32: the vector engine in an fp32 DST
+    assert same_tree(add.args[2], load(0) + load(1)) and not tt_calls(h.body, "tt.fpu.add")
     # fragment -> shared of another dtype is a compute copy between two CBs
     k = only(upto(kernels.elementwise_add_fragment(64, 64, out_dtype="float32"), "C2"))
-    (copy,) = tt_calls(k.body, "tt.unary.copy")
+    (copy,) = tt_calls(k.body, "tt.eltwise")
     (add,) = tt_calls(k.body, "tt.fpu.add")
-    assert copy.args[1].same_as(add.args[0]) and int(copy.args[2]) == 1
+    assert same_tree(copy.args[2], load(0))
+    assert copy.args[3].same_as(add.args[0]) and int(copy.args[1]) == 1
     # of the same dtype it is forwarded: the add writes the shared buffer's CB directly
     fwd = only(upto(kernels.elementwise_add_fragment(64, 64), "C2"))
-    assert not tt_calls(fwd.body, "tt.unary.copy")
+    assert not tt_calls(fwd.body, "tt.eltwise")
     (add,) = tt_calls(fwd.body, "tt.fpu.add")
     names = {str(b.value.args[5].value): b.var for b in collect(fwd.body, tirx.Bind)
              if ops.tt_op_name(b.value) == "tt.alloc_cb"}
     assert "C_local" not in names and add.args[0].same_as(names["C_shared"])
     u = only(upto(kernels.elementwise_unary(lambda x: T.sigmoid(x), 64, 128, 64, 64), "C2"))
-    (sig,) = tt_calls(u.body, "tt.unary.sigmoid")
-    assert int(sig.args[2]) == 4
+    (sig,) = tt_calls(u.body, "tt.eltwise")
+    assert same_tree(sig.args[2], apply("sigmoid", load(0))) and int(sig.args[1]) == 4
 
 
 def test_c3_dfg_ids_and_consume_ranges():
@@ -335,7 +345,7 @@ def test_d5_eltwise_chunks_by_capacity():
     cp = kernel(upto(kernels.elementwise_add_fragment(128, 128, 128, 128, "bfloat16", "float32"),
                      "D5"), "compute")
     names = op_names(cp.body)
-    assert "tt.unary.copy" not in names and names.count("tt.copy_tile") == 1
+    assert "tt.eltwise" not in names and names.count("tt.copy_tile") == 1
     (copy,) = tt_calls(cp.body, "tt.copy_tile")
     (loop,) = [l for l in collect(cp.body, tirx.For) if l.loop_var.same_as(copy.args[2])]
     assert int(loop.extent) == 4  # an fp32 result: fp32 DST, 4 tiles per acquire
@@ -428,10 +438,11 @@ def test_c2_reductions_and_derived_vectors():
     assert names.count("tt.const_tile") == 2  # one scaler tile right before each reduction
     (rmax,) = tt_calls(f.body, "tt.reduce.max")
     assert [int(x) for x in rmax.args[3:]] == [1, 4, 0]  # Mt, Nt, over_rows
-    (inv,) = tt_calls(f.body, "tt.unary.recip")  # 1 / row_sum[i] is computed once per block
-    exprs = tt_calls(f.body, "tt.sfpu.expr")
-    assert [str(e.args[2].value) for e in exprs] == ["@sub:0:1 exp", "@mul:0:1"]
-    assert exprs[1].args[4].same_as(inv.args[0])
+    e, inv, y = tt_calls(f.body, "tt.eltwise")
+    assert same_tree(inv.args[2], apply("recip", load(0)))  # 1 / row_sum[i], once per block
+    assert same_tree(e.args[2], apply("exp", load(0) - vector(1, "col")))
+    assert same_tree(y.args[2], load(0) * vector(1, "col"))
+    assert y.args[4].same_as(inv.args[0])
 
 
 def test_d4_matrix_engine_operands_are_not_unpacked_to_dest():
@@ -477,18 +488,20 @@ def test_unsupported_reductions_and_broadcasts(tmp_path, reduce, expr, stage, er
         upto(k, stage)
 
 
-@pytest.mark.parametrize("expr,program", [
-    ("X_s[i, j] - R[i]", "@sub:0:1"),  # a direct operand: one matrix-engine broadcast
-    ("X_s[i, j] * 2.0 - R[i]", "%0 #2.0 mul %1 sub"),  # elsewhere: broadcast into a block first
-    ("T.exp(R[i])", "%0"),
+@pytest.mark.parametrize("expr,tree,block", [
+    # a direct operand: one matrix-engine broadcast
+    ("X_s[i, j] - R[i]", lambda: load(0) - vector(1, "col"), False),
+    # elsewhere: broadcast into a block first
+    ("X_s[i, j] * 2.0 - R[i]", lambda: load(0) * const(2.0) - load(1), True),
+    ("T.exp(R[i])", lambda: load(0), True),
 ])
-def test_a0_vector_operands(tmp_path, expr, program):
+def test_a0_vector_operands(tmp_path, expr, tree, block):
     k = kernel_from_source(tmp_path, ROW_KERNEL.format(reduce="T.reduce_max(X_s, R)", expr=expr))
     f = only(upto(k, "A0"))
     exprs = [c for c in collect(f.body, tirx.TilePrimitiveCall) if c.op.name == "tt.tile.expr"]
-    assert str(exprs[-1].args[1].value) == program
-    if program.startswith("%"):  # the block broadcast is 0 + R[i] on the matrix engine
-        assert any(str(e.args[1].value) == "@add:0:1" for e in exprs)
+    assert same_tree(exprs[-1].args[1], tree())
+    # the block broadcast is 0 + R[i] on the matrix engine
+    assert any(same_tree(e.args[1], load(0) + vector(1, "col")) for e in exprs) == block
 
 
 def test_a0_in_place_updates_get_versions(tmp_path):
@@ -511,7 +524,7 @@ def k(A: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "float32")):
     f = only(upto(kernel_from_source(tmp_path, src), "A0"))
     calls = collect(f.body, tirx.TilePrimitiveCall)
     assert [c.op.name.split(".")[-1] for c in calls] == [
-        "copy", "gemm", "copy", "unary", "expr", "copy"]
+        "copy", "gemm", "copy", "expr", "expr", "copy"]
     bufs = [[a.source for a in c.args if isinstance(a, tvm.ir.TensorRegion)] for c in calls]
     acc, packed, relu, doubled = bufs[1][0], bufs[2][0], bufs[3][0], bufs[4][0]
     # versions keep the user's name (messages name user buffers) but are distinct buffers
@@ -528,4 +541,4 @@ def test_a0_constant_subexpressions_fold():
     f = only(upto(kernels.elementwise_unary(lambda x: x * T.sqrt(4.0) - T.exp(0.0), 64, 64,
                                             dtype="float32"), "A0"))
     (call,) = [c for c in collect(f.body, tirx.TilePrimitiveCall) if c.op.name == "tt.tile.expr"]
-    assert str(call.args[1].value) == "%0 #2.0 mul #1.0 sub"
+    assert same_tree(call.args[1], load(0) * const(2.0) - const(1.0))

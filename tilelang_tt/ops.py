@@ -6,9 +6,11 @@ by TVMScript as ``T.tt.<name>(...)`` and parsed back through the ``T.tt`` script
 Four families:
 
 * **tile** ops (stages A0-C2) are tile primitives on buffer regions that TVM 0.27 has no
-  primitive for: ``tt.tile.unary(dst, src, fn)``;
+  primitive for: ``tt.tile.expr(dst, expr, *srcs)``;
+* **expr** ops build elementwise expression trees (``tt.expr.load(k)``, ``tt.expr.exp(x)``
+  ...), operands of ``tt.tile.expr`` and ``tt.eltwise``;
 * **abstract** ops (stages C1-C3) describe tile dataflow without any protocol:
-  ``tt.read_to_cb``, ``tt.write_from_cb``, ``tt.mm.mma``, ``tt.fpu.add``, ``tt.unary.exp`` ...;
+  ``tt.read_to_cb``, ``tt.write_from_cb``, ``tt.mm.mma``, ``tt.fpu.add``, ``tt.eltwise`` ...;
 * **protocol** ops (stages D2-E1) are one-to-one with TT-Metalium calls; ``cpp`` names the
   C++ function codegen prints and ``header`` the SDK header that declares it;
 * **meta** ops (``tt.alloc_cb``, ``tt.work_id``, ``tt.tensor_accessor``, ``tt.get_arg_val``)
@@ -72,18 +74,31 @@ _op("tensor_accessor", "meta", "handle",
     "tensor_accessor(buffer, index, addr_slot, page_bytes): TensorAccessor over `buffer`; its "
     "compile-time args are the `index`-th TensorAccessorArgs of the kernel")
 ELTWISE_BINARY = ("add", "sub", "mul")
-# abstract compute op name -> function, by engine
+# abstract compute op name -> function, on the matrix engine
 FPU_BINARY = {f"tt.fpu.{o}": o for o in ELTWISE_BINARY}
-SFPU_BINARY = {f"tt.sfpu.{o}": o for o in ELTWISE_BINARY}
-UNARY = {f"tt.unary.{fn}": fn for fn in ("copy", *SFPU_UNARY)}
+
+# --- elementwise expression trees (A0-D5) ---------------------------------------------------
+# An elementwise expression is a float32 PrimExpr over these leaves and functions, the
+# constants and TIR's +, -, *, / (passes/eltwise_expr.py); it is an operand of tt.tile.expr
+# and tt.eltwise.
+_op("expr.load", "expr", "float32", "expr.load(k): an element of operand k (a block)")
+_op("expr.col", "expr", "float32",
+    "expr.col(k): operand k, a column vector (values in column 0 of its tiles), broadcast "
+    "along the rows (R[i]); only as an operand of +, - or * with an expr.load")
+_op("expr.row", "expr", "float32",
+    "expr.row(k): operand k, a row vector (values in row 0 of its tiles), broadcast down the "
+    "columns (R[j]); only as an operand of +, - or * with an expr.load")
+# SFPU function -> its expression op (tt.expr.<fn>)
+FUNCTION_OPS = {}
+for _name in SFPU_UNARY:
+    FUNCTION_OPS[_name] = f"tt.expr.{_name}"
+    _op(f"expr.{_name}", "expr", "float32", f"expr.{_name}(x): {_name} of x on the vector engine")
+VECTOR_OPS = {"col": "tt.expr.col", "row": "tt.expr.row"}
 
 # --- tile primitives of our own (A0-C2) -----------------------------------------------------
-_op("tile.unary", "tile", "void",
-    "tile.unary(dst, src, fn): dst = fn(src) elementwise on block regions; fn is one of "
-    + ", ".join(SFPU_UNARY))
 _op("tile.expr", "tile", "void",
-    "tile.expr(dst, program, *srcs): dst = the elementwise expression `program` (postfix, see "
-    "passes/eltwise_expr.py) of the source regions")
+    "tile.expr(dst, expr, *srcs): dst = the elementwise expression `expr` (a tree over "
+    "tt.expr.load(k) / col(k) / row(k) of the source regions)")
 # --- abstract tile dataflow (C1-C3) --------------------------------------------------------
 _op("read_to_cb", "abstract", "void",
     "read_to_cb(cb, buffer, row0, col0, rows, cols): one block of tiles from DRAM into cb")
@@ -93,12 +108,11 @@ _op("acc.clear", "abstract", "void", "acc.clear(acc): the accumulator starts fro
 _op("acc.pack", "abstract", "void", "acc.pack(acc, cb): the accumulator block is packed into cb")
 _op("mm.mma", "abstract", "void",
     "mm.mma(acc, cb_a, cb_b, Mt, Nt, Kt, transpose_b): acc += A @ B on tile blocks")
-_op("unary.copy", "abstract", "void",
-    "unary.copy(cb_out, cb_in, ntiles): tiles copied through DST (unpack, pack); the pack "
-    "converts to the output's data format")
-for _name in SFPU_UNARY:
-    _op(f"unary.{_name}", "abstract", "void",
-        f"unary.{_name}(cb_out, cb_in, ntiles): {_name} of every tile on the vector engine")
+_op("eltwise", "abstract", "void",
+    "eltwise(cb_out, ntiles, expr, *cb_ins): the elementwise expression `expr` of the input "
+    "blocks, evaluated in DST (operands copied in, SFPU functions and binary ops in place, "
+    "broadcasts on the matrix engine) and packed to cb_out, which converts to its data "
+    "format; expr.load(0) alone is a copy")
 for _name in ("max", "sum"):
     _op(f"reduce.{_name}", "abstract", "void",
         f"reduce.{_name}(cb_out, cb_in, cb_scaler, Mt, Nt, over_rows): the {_name} of every row "
@@ -112,15 +126,9 @@ _op("consume.end", "abstract", "void",
 _op("const_tile", "abstract", "void",
     "const_tile(cb, value, ntiles): a block of `ntiles` tiles of `value` pushed to cb "
     "(T.fill of a block buffer, the reduce scaler)")
-_op("sfpu.expr", "abstract", "void",
-    "sfpu.expr(cb_out, ntiles, program, *cb_ins): an elementwise expression evaluated in a "
-    "float32 DST, operands copied in, one pack per tile")
 for _name in ("add", "sub", "mul"):
     _op(f"fpu.{_name}", "abstract", "void",
         f"fpu.{_name}(cb_out, cb_a, cb_b, ntiles): elementwise {_name} on the matrix engine")
-    _op(f"sfpu.{_name}", "abstract", "void",
-        f"sfpu.{_name}(cb_out, cb_a, cb_b, ntiles): elementwise {_name} on the vector engine "
-        "in fp32 (operands unpacked straight to DST)")
 # --- dataflow protocol (D2-D3) -------------------------------------------------------------
 for _name in ("cb_reserve_back", "cb_push_back", "cb_wait_front", "cb_pop_front"):
     _op(_name, "dataflow", "void", f"{_name}(cb, ntiles)", cpp=_name)
@@ -234,8 +242,7 @@ def spec(name: str) -> OpSpec:
 _CB_OPERANDS = {
     "tt.mm.mma": ((1, 2), ()),
     "tt.acc.pack": ((), (1,)),
-    **{name: ((1, 2), (0,)) for name in (*FPU_BINARY, *SFPU_BINARY)},
-    **{name: ((1,), (0,)) for name in UNARY},
+    **{name: ((1, 2), (0,)) for name in FPU_BINARY},
     "tt.reduce.max": ((1, 2), (0,)),
     "tt.reduce.sum": ((1, 2), (0,)),
     "tt.const_tile": ((), (0,)),
@@ -245,7 +252,7 @@ _CB_OPERANDS = {
 def compute_cb_operands(call) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """(CB argument positions read, positions written) of an abstract compute op, else None."""
     name = call.op.name
-    if name == "tt.sfpu.expr":
+    if name == "tt.eltwise":
         return tuple(range(3, len(call.args))), (0,)
     return _CB_OPERANDS.get(name)
 

@@ -11,11 +11,10 @@ primitives on regions, chosen from the value's structure (see :mod:`.eltwise_exp
 
 * ``dst = a`` (also across dtypes): ``tile.copy``;
 * ``a + b``, ``a - b``, ``a * b`` of two elements: ``tile.add`` / ``tile.sub`` / ``tile.mul``;
-* one SFPU function of one element (``T.exp``, ``T.log``, ``T.sqrt``, ``T.rsqrt``,
-  ``T.sigmoid``, ``T.tanh``, ``T.abs``, ``T.max(a, 0)``, ``-a``, ``1 / a``):
-  ``tt.tile.unary(dst, a, fn)``;
-* any other expression of elements and float constants over those operators:
-  ``tt.tile.expr(dst, program, *operands)``, evaluated in DST as one fused op.
+* any other expression of elements and float constants over those operators and the SFPU
+  functions (``T.exp``, ``T.log``, ``T.sqrt``, ``T.rsqrt``, ``T.sigmoid``, ``T.tanh``,
+  ``T.abs``, ``T.max(a, 0)``, ``-a``, ``1 / a``): ``tt.tile.expr(dst, tree, *operands)`` with
+  the expression as a tree (see :mod:`.eltwise_expr`), evaluated in DST as one fused op.
 
 Operands that live in global memory are staged through new shared buffers (``tile.copy`` in
 before, ``tile.copy`` out after), so later stages only see tile ops whose compute operands are
@@ -41,7 +40,9 @@ from .common import (
 )
 from .common import tt_map, with_tile_span
 from .block_versions import version_block_updates
-from .eltwise_expr import SUPPORTED, VectorOperand, as_load, compile_program, unary_form
+from .eltwise_expr import (
+    SUPPORTED, VectorOperand, apply, as_load, compile_expr, load, unary_form, vector,
+)
 
 _BINARY = {tirx.Add: "Add", tirx.Sub: "Sub", tirx.Mul: "Mul"}
 
@@ -160,7 +161,7 @@ def _lower_nest(nest: _Nest, fresh):
     if unary is not None and is_vector(unary[1]) or binary and any(
             x is not None and is_vector(x) for x in binary):
         unary = binary = None  # broadcasts are expression programs
-    program = None
+    tree = None
     if isinstance(value, tvm.ir.TensorLoad):
         kind, loads = "Copy", [value]
     elif unary is not None:
@@ -168,17 +169,17 @@ def _lower_nest(nest: _Nest, fresh):
     elif binary is not None and all(x is not None for x in binary):
         kind, loads = _BINARY[type(value)], binary
     else:
-        compiled = compile_program(value, dtype, is_vector)
+        compiled = compile_expr(value, dtype, is_vector)
         if compiled is None:
             raise TTUnsupportedError(
                 f"T.Parallel body `{dst_buf.name}[...] = {value}` is not supported yet; "
                 f"supported: {SUPPORTED}", span=span)
-        (program, operands), kind = compiled, "Expr"
+        (tree, operands), kind = compiled, "Expr"
         loads = [x.load if isinstance(x, VectorOperand) else x for x in operands]
 
     if kind in _BINARY.values() and any(buffer_dtype(ld.source) != dtype for ld in loads):
         # the engines' binary ops take one dtype; a program converts as it copies into DST
-        (program, operands), kind = compile_program(value, dtype, is_vector), "Expr"
+        (tree, operands), kind = compile_expr(value, dtype, is_vector), "Expr"
         loads = list(operands)
 
     dst_region = _access_region(dst_buf, list(store.indices), nest, ana, "destination")
@@ -224,11 +225,10 @@ def _lower_nest(nest: _Nest, fresh):
         srcs = _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue)
     dst = stage(dst_region, True)
     if kind == "Unary":
-        op = tirx.TilePrimitiveCall(dst, srcs[0], tvm.ir.StringImm(unary[0]),
-                                    op=ops.op("tt.tile.unary"))
-    elif kind == "Expr":
-        op = tirx.TilePrimitiveCall(dst, tvm.ir.StringImm(program), *srcs,
+        op = tirx.TilePrimitiveCall(dst, apply(unary[0], load(0)), srcs[0],
                                     op=ops.op("tt.tile.expr"))
+    elif kind == "Expr":
+        op = tirx.TilePrimitiveCall(dst, tree, *srcs, op=ops.op("tt.tile.expr"))
     else:
         op = _tile_call(kind, dst, *srcs)
     return seq(allocs + prologue + [op] + epilogue)
@@ -243,19 +243,13 @@ def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):
         if not isinstance(x, VectorOperand):
             continue
         vec = srcs[k].source
-        if x.program is not None:
+        if x.tree is not None:
             derived = tirx.decl_buffer(buffer_shape(vec), buffer_dtype(vec), fresh(vec.name),
                                        scope="local.fragment")
             allocs.append(tirx.AllocBuffer(derived))
             region = derived[0:buffer_shape(vec)[0]]
-            tokens = x.program.split()
-            if len(tokens) == 2 and tokens[0] == "%0":  # one function: a unary op
-                op = tirx.TilePrimitiveCall(region, srcs[k], tvm.ir.StringImm(tokens[1]),
-                                            op=ops.op("tt.tile.unary"))
-            else:
-                op = tirx.TilePrimitiveCall(region, tvm.ir.StringImm(x.program), srcs[k],
-                                            op=ops.op("tt.tile.expr"))
-            prologue.append(op)
+            prologue.append(tirx.TilePrimitiveCall(region, x.tree, srcs[k],
+                                                   op=ops.op("tt.tile.expr")))
             srcs[k] = region
             vec = derived
         if x.block:
@@ -264,12 +258,12 @@ def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):
                            for what in ("zeros", "rows")]
             allocs += [tirx.AllocBuffer(zeros), tirx.AllocBuffer(rows)]
             full = tuple(slice(0, e) for e in shape)
-            program = "@add:0:1" + (":row" if x.orient == "row" else "")
+            tree = load(0) + vector(1, x.orient)
             prologue += [
                 _operator("Fill")(zeros[full], tirx.FloatImm(buffer_dtype(vec), 0.0),
                                   workspace={}, config={}, dispatch=None, scope=None),
-                tirx.TilePrimitiveCall(rows[full], tvm.ir.StringImm(program), zeros[full],
-                                       srcs[k], op=ops.op("tt.tile.expr")),
+                tirx.TilePrimitiveCall(rows[full], tree, zeros[full], srcs[k],
+                                       op=ops.op("tt.tile.expr")),
             ]
             srcs[k] = rows[full]
     return srcs
@@ -311,7 +305,7 @@ def _reduction_on_engines(call, fresh):
         return made[tuple(slice(0, d) for d in buffer_shape(buf))]
 
     def unary(out, x, fn):
-        return tirx.TilePrimitiveCall(out, x, tvm.ir.StringImm(fn), op=ops.op("tt.tile.unary"))
+        return tirx.TilePrimitiveCall(out, apply(fn, load(0)), x, op=ops.op("tt.tile.expr"))
 
     def reduce(kind, out, x):
         return _operator(kind)(out, x, axes, accum, workspace={}, config={}, dispatch=None,

@@ -9,8 +9,8 @@ updates of one buffer (``A_s[i, j] = A_s[i, j] + B_s[i, j]``, ``B_s = A_s * 2`` 
 * **versions** - every definition of a block buffer after its first (in program order) writes
   a new buffer of the same name, shape and dtype, and later tile ops read the newest version;
   a copy of a buffer onto itself (``s = s * 1.0``) is dropped;
-* **accumulator reads** - an elementwise tile op (``tile.add/sub/mul``, ``tt.tile.unary``,
-  ``tt.tile.expr``) that reads a GEMM accumulator reads a new fragment instead, filled by
+* **accumulator reads** - an elementwise tile op (``tile.add/sub/mul``, ``tt.tile.expr``)
+  that reads a GEMM accumulator reads a new fragment instead, filled by
   ``tile.copy(new <- accumulator)`` (which C1 makes the accumulator's pack) right after the
   statement that last updates the accumulator; one that writes an accumulator writes a new
   version;
@@ -37,8 +37,7 @@ from .common import (
     tt_map, with_tile_span,
 )
 
-ELEMENTWISE = ("tirx.tile.add", "tirx.tile.sub", "tirx.tile.mul", "tt.tile.unary",
-               "tt.tile.expr")
+ELEMENTWISE = ("tirx.tile.add", "tirx.tile.sub", "tirx.tile.mul", "tt.tile.expr")
 _NOOP = tirx.Evaluate(tirx.IntImm("int32", 0))
 
 

@@ -12,13 +12,14 @@ Guarantees:
 * ``copy(block <- global)`` becomes ``tt.read_to_cb(cb, buffer, row0, col0, rows, cols)`` and
   ``copy(global <- block)`` becomes ``tt.write_from_cb(...)``, with ``row0``/``col0`` in tiles
   of the tensor's page grid (leading dims flattened into rows); when the dtypes differ the
-  pages move through a staging CB of the tensor's dtype and a ``tt.unary.copy`` converts;
+  pages move through a staging CB of the tensor's dtype and a ``tt.eltwise`` copy converts;
 * ``copy(block <- accumulator)`` becomes ``tt.acc.pack(acc, cb)``; ``copy(global <-
   accumulator)`` packs into a new output CB that is then written out;
 * ``copy(block <- block)`` is a compute op and stays a tile primitive for C2;
 * copies are checked to be whole-buffer on the block side, tile-aligned and in bounds on the
   global side (``TTLayoutError`` naming the buffer and offset otherwise); other copy
-  directions are ``TTUnsupportedError``.
+  directions are ``TTUnsupportedError``.  A converting copy is ``tt.eltwise`` of the
+  expression ``tt.expr.load(0)`` (a copy through DST; the pack converts).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .common import (
     seq, split_persistent, stmts_of, to_py, tt_calls, tt_pass,
 )
 from .common import tt_map
+from .eltwise_expr import load
 
 OUTPUT_DEPTH = 2
 
@@ -200,7 +202,7 @@ def LowerSharedToCB(func, mod, ctx):
             return seq([
                 ops.evaluate("tt.read_to_cb", staging, src.source, r0, c0, int_imm(nr),
                              int_imm(nc), span=span),
-                ops.evaluate("tt.unary.copy", cb(dst.source), staging, int_imm(nr * nc),
+                ops.evaluate("tt.eltwise", cb(dst.source), int_imm(nr * nc), load(0), staging,
                              span=span),
             ])
         if d_scope == "global" and s_scope == "block":
@@ -212,7 +214,7 @@ def LowerSharedToCB(func, mod, ctx):
                                     int_imm(nr), int_imm(nc), span=span)
             staging = staging_cb(src.source, buffer_dtype(dst.source), nr, nc, span, "out")
             return seq([
-                ops.evaluate("tt.unary.copy", staging, cb(src.source), int_imm(nr * nc),
+                ops.evaluate("tt.eltwise", staging, int_imm(nr * nc), load(0), cb(src.source),
                              span=span),
                 ops.evaluate("tt.write_from_cb", staging, dst.source, r0, c0, int_imm(nr),
                              int_imm(nc), span=span),

@@ -12,14 +12,14 @@ Guarantees (no DST handling, no init calls yet); the block buffers' allocations 
   ``tile.fill(block, c)`` (``T.fill`` / ``T.clear`` of a block buffer) becomes
   ``tt.const_tile(cb, c, ntiles)``;
 * ``tile.add/sub/mul(dst, a, b)`` on block buffers (shared buffers and non-accumulator
-  fragments, see A2) becomes ``tt.fpu.<op>`` for bfloat16 (matrix engine) and
-  ``tt.sfpu.<op>`` for float32 (the vector engine keeps fp32; the FPU's source registers would
-  round fp32 to TF32);
-* ``tile.copy(dst, src)`` between block buffers becomes ``tt.unary.copy(cb_dst, cb_src,
-  ntiles)`` (through DST; the pack converts the data format when the dtypes differ), and
-  ``tt.tile.unary(dst, src, fn)`` becomes ``tt.unary.<fn>(cb_dst, cb_src, ntiles)``;
-* ``tt.tile.expr(dst, program, *srcs)`` becomes ``tt.sfpu.expr(cb_dst, ntiles, program,
-  *cb_srcs)`` (column-vector operands have the destination's rows and one column of tiles);
+  fragments, see A2) becomes ``tt.fpu.<op>`` for bfloat16 (matrix engine) and the
+  expression ``load(0) <op> load(1)`` (below) for float32 (the vector engine keeps fp32; the
+  FPU's source registers would round fp32 to TF32);
+* ``tile.copy(dst, src)`` between block buffers becomes ``tt.eltwise(cb_dst, ntiles,
+  tt.expr.load(0), cb_src)`` (through DST; the pack converts the data format when the dtypes
+  differ), and ``tt.tile.expr(dst, tree, *srcs)`` becomes ``tt.eltwise(cb_dst, ntiles, tree,
+  *cb_srcs)`` (vector operands have the destination's rows and one column of tiles, or its
+  columns and one row);
 * ``tile.max/sum(R, S, (d,), False)`` (``T.reduce_max/sum(S, R, dim=d)``) of a 2-D block
   into a 1-D fragment (a column vector for ``d = 1``, a row vector for ``d = 0``) becomes
   ``tt.reduce.<max|sum>(cb_R, cb_S, cb_scaler, Mt, Nt, d == 0)``, preceded by ``tt.const_tile(cb_scaler, 1.0)``: the scaler tile (ones) the
@@ -45,8 +45,11 @@ from .common import (
 from .c1_shared_to_cb import alloc_cb_call
 from .common import split_persistent, tt_map, with_persistent
 from .copy_forwarding import forward_copies
+from .eltwise_expr import load
 
 _ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mul"}
+_FPU_OPS = {"tirx.tile.add": "tt.fpu.add", "tirx.tile.sub": "tt.fpu.sub",
+            "tirx.tile.mul": "tt.fpu.mul"}
 _REDUCE = {"tirx.tile.sum": "T.reduce_sum", "tirx.tile.max": "T.reduce_max"}
 
 
@@ -62,7 +65,7 @@ def _whole(region, what, span):
 
 @tt_pass("LowerTTTileIntrinsics", requires=("LowerSharedToCB",))
 def LowerTTTileIntrinsics(func, mod, ctx):
-    """Tile compute primitives -> tt.mm.mma / tt.fpu.* / tt.sfpu.* / tt.acc.clear."""
+    """Tile compute primitives -> tt.mm.mma / tt.fpu.* / tt.eltwise / tt.acc.clear."""
     cb_of = {a.buffer: a.annotations[attrs.CB] for a in collect(func.body, tirx.AllocBuffer)
              if attrs.CB in (a.annotations or {})}
 
@@ -194,19 +197,17 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                     f"T.fill({buf.name}, {value}): a T.gemm accumulator can only be cleared "
                     "(T.clear)", span=span)
             return ops.evaluate("tt.acc.clear", buf, span=span)
-        if name in ("tirx.tile.copy", "tt.tile.unary"):  # C1 leaves only block <- block copies
-            fn = "copy" if name == "tirx.tile.copy" else str(call.args[2].value)
-            what = "T.copy" if fn == "copy" else f"elementwise {fn}"
-            dst = _whole(call.args[0], what, span)
-            src = _whole(call.args[1], what, span)
+        if name == "tirx.tile.copy":  # C1 leaves only block <- block copies
+            dst = _whole(call.args[0], "T.copy", span)
+            src = _whole(call.args[1], "T.copy", span)
             one_d = (len(buffer_shape(dst)) == 1) != (len(buffer_shape(src)) == 1)
             if tiles_of(dst) != tiles_of(src) or one_d:  # a vector's tiles are not a block's
                 raise TTLayoutError(
-                    f"{what} {src.name}{buffer_shape(src)} -> {dst.name}{buffer_shape(dst)}: the "
+                    f"T.copy {src.name}{buffer_shape(src)} -> {dst.name}{buffer_shape(dst)}: the "
                     "shapes must hold the same tiles", span=span)
             rows, cols = block_tiles(dst)
-            return ops.evaluate(f"tt.unary.{fn}", cb(dst, what, span), cb(src, what, span),
-                                int_imm(rows * cols), span=span)
+            return ops.evaluate("tt.eltwise", cb(dst, "T.copy", span), int_imm(rows * cols),
+                                load(0), cb(src, "T.copy", span), span=span)
         if name in _ELTWISE:
             dst, a, b = call.args[0], call.args[1], call.args[2]
             if not all(isinstance(x, tvm.ir.TensorRegion) for x in (a, b)):
@@ -222,10 +223,13 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                     + ", ".join(f"{x.name}{buffer_shape(x)}:{buffer_dtype(x)}" for x in bufs),
                     span=span)
             rows, cols = block_tiles(bufs[0])
-            engine = "sfpu" if dtypes.pop() == "float32" else "fpu"
-            return ops.evaluate(f"tt.{engine}.{_ELTWISE[name]}",
-                                *[cb(x, f"elementwise {_ELTWISE[name]}", span) for x in bufs],
-                                int_imm(rows * cols), span=span)
+            cbs = [cb(x, f"elementwise {_ELTWISE[name]}", span) for x in bufs]
+            if dtypes.pop() == "float32":  # the vector engine, in an fp32 DST
+                tree = {"add": load(0) + load(1), "sub": load(0) - load(1),
+                        "mul": load(0) * load(1)}[_ELTWISE[name]]
+                return ops.evaluate("tt.eltwise", cbs[0], int_imm(rows * cols), tree, *cbs[1:],
+                                    span=span)
+            return ops.evaluate(_FPU_OPS[name], *cbs, int_imm(rows * cols), span=span)
         if name == "tt.tile.expr":
             dst = _whole(call.args[0], "elementwise expression", span)
             srcs = [_whole(r, "elementwise expression", span) for r in call.args[2:]]
@@ -239,7 +243,7 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                         f"{src.name}{buffer_shape(src)} has another shape", span=span)
             rows, cols = block_tiles(dst)
             return ops.evaluate(
-                "tt.sfpu.expr", cb(dst, "elementwise expression", span), int_imm(rows * cols),
+                "tt.eltwise", cb(dst, "elementwise expression", span), int_imm(rows * cols),
                 call.args[1], *[cb(s, "elementwise expression", span) for s in srcs], span=span)
         if name in _REDUCE:
             return lower_reduce(call, name, span)
@@ -259,10 +263,10 @@ def LowerTTTileIntrinsics(func, mod, ctx):
         raise TTUnsupportedError(
             f"element assignment to {store.buffer.name} outside an elementwise T.Parallel "
             "nest is not supported", span=store.span)
-    for load in collect(body, tvm.ir.TensorLoad):
+    for element in collect(body, tvm.ir.TensorLoad):
         raise TTUnsupportedError(
-            f"element read of {load.source.name}[...] in an index or control expression is not "
-            "supported; use block indices and loop variables", span=getattr(load, "span", None))
+            f"element read of {element.source.name}[...] in an index or control expression is not "
+            "supported; use block indices and loop variables", span=getattr(element, "span", None))
     for alloc in collect(body, tirx.AllocBuffer):
         if buffer_scope(alloc.buffer) not in ("local.fragment",):
             raise TTUnsupportedError(

@@ -6,8 +6,8 @@ Guarantees:
 
 * ``tt.tile_dfg`` lists every CB: ``{id, name, rows, cols, depth, dtype, page_bytes,
   producer, consumer, role}`` where producer is ``reader`` (``tt.read_to_cb``) or ``compute``
-  (``tt.acc.pack``, ``tt.fpu.*``, ``tt.sfpu.*``), consumer is ``compute`` (``tt.mm.mma``,
-  ``tt.fpu.*``, ``tt.sfpu.*``) or ``writer`` (``tt.write_from_cb``), and role is ``input``
+  (``tt.acc.pack``, ``tt.fpu.*``, ``tt.eltwise`` ...), consumer is ``compute`` (``tt.mm.mma``,
+  ``tt.fpu.*``, ``tt.eltwise`` ...) or ``writer`` (``tt.write_from_cb``), and role is ``input``
   (reader -> compute), ``output`` (compute -> writer), ``intermediate`` (compute -> compute) or
   ``passthrough`` (reader -> writer);
 * CB ids follow the TT-Metalium convention: inputs from ``c_0``, outputs from ``c_16``,

@@ -17,6 +17,7 @@ from tvm import tirx
 from .. import ops
 from .common import collect, int_imm, seq, tt_calls
 from .common import tt_map
+from .eltwise_expr import is_copy
 
 _NOOP = tirx.Evaluate(int_imm(0))
 
@@ -72,11 +73,13 @@ def _dtype(bind) -> str:
 
 
 def forward_copies(body):
-    """Remove every forwardable ``tt.unary.copy`` (see module docstring)."""
+    """Remove every forwardable copy (``tt.eltwise`` of ``tt.expr.load(0)``, see module
+    docstring)."""
     while True:
         binds, uses = _cb_binds(body), _uses(body)
-        for copy in tt_calls(body, "tt.unary.copy"):
-            dst, src = copy.args[0], copy.args[1]
+        copies = [c for c in tt_calls(body, "tt.eltwise") if is_copy(c.args[2])]
+        for copy in copies:
+            dst, src = copy.args[0], copy.args[3]
             src_prod, src_cons = uses.get(src, ([], []))
             dst_prod, _ = uses.get(dst, ([], []))
             if (len(src_prod) != 1 or len(src_cons) != 1 or len(dst_prod) != 1

@@ -7,7 +7,7 @@ Guarantees: the module holds ``<name>_reader``, ``<name>_compute`` and ``<name>_
 no longer the original function.  Each keeps only its own work:
 
 * reader: ``tt.read_to_cb``;
-* compute: ``tt.mm.mma``, ``tt.acc.*``, ``tt.fpu.*``, ``tt.sfpu.*``, ``tt.unary.*``,
+* compute: ``tt.mm.mma``, ``tt.acc.*``, ``tt.fpu.*``, ``tt.eltwise``,
   ``tt.reduce.*``, ``tt.const_tile``, the
   accumulator allocations and the ``tt.consume.begin/end`` marks;
 * writer: ``tt.write_from_cb``;
@@ -34,7 +34,7 @@ from .common import tt_map
 KINDS = ("reader", "compute", "writer")
 
 OWNER = {"tt.read_to_cb": "reader", "tt.write_from_cb": "writer"}
-_COMPUTE_PREFIXES = ("tt.mm.", "tt.acc.", "tt.fpu.", "tt.sfpu.", "tt.unary.", "tt.reduce.", "tt.const_tile",
+_COMPUTE_PREFIXES = ("tt.mm.", "tt.acc.", "tt.fpu.", "tt.eltwise", "tt.reduce.", "tt.const_tile",
                      "tt.consume.")
 
 _NOOP = tirx.Evaluate(tirx.IntImm("int32", 0))

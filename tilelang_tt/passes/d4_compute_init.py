@@ -13,13 +13,14 @@ Guarantees, for the compute kernel:
   gets it once, before the loop);
 * ``tt.compute_config`` holds the ComputeConfig: HiFi4, ``fp32_dest_acc_en`` when an
   accumulator or any compute result is float32, a reduction reads float32, an operand is
-  unpacked in fp32 or a
-  ``tt.sfpu.*`` op runs (binary SFPU ops and expression programs keep their intermediates in
-  fp32), half-sync DST, and the CBs to unpack straight to DST in fp32.
+  unpacked in fp32 or an
+  expression with intermediate values runs (``tt.eltwise`` of more than one function or a
+  copy: it keeps them in fp32), half-sync DST, and the CBs to unpack straight to DST in fp32.
 
-The vector-engine ops (``tt.sfpu.*``) and the unary ops (``tt.unary.*``) configure themselves
+Expressions (``tt.eltwise``), reductions and constant tiles configure the engines themselves
 when expanded (D5), so after one the configuration is unknown and the next op
-re-initialises.  A float32 CB any of them reads is unpacked straight to DST in fp32.
+re-initialises.  A float32 CB any of them reads is unpacked straight to DST in fp32, unless
+the matrix engine reads it (a broadcast, a reduction).
 """
 
 from __future__ import annotations
@@ -32,15 +33,17 @@ from .common import (
     tt_calls, tt_pass,
 )
 from .common import tt_map
-from .eltwise_expr import parse_program
+from .eltwise_expr import is_single_function, matrix_engine_operands
 from .flow import TOP, FlowRewriter
 
-_FPU, _SFPU, _UNARY = ops.FPU_BINARY, ops.SFPU_BINARY, ops.UNARY
+_FPU = ops.FPU_BINARY
 # ops that configure the engine themselves when D5 expands them
-SELF_CONFIGURED = {*_SFPU, *_UNARY, "tt.sfpu.expr", "tt.reduce.max", "tt.reduce.sum",
-                   "tt.const_tile"}
-# ops that run with a float32 DST
-_FP32_DST = {*_SFPU, "tt.sfpu.expr"}
+SELF_CONFIGURED = {"tt.eltwise", "tt.reduce.max", "tt.reduce.sum", "tt.const_tile"}
+
+
+def _keeps_intermediates(call) -> bool:
+    """An expression with intermediate values: it runs with a float32 DST."""
+    return call.op.name == "tt.eltwise" and not is_single_function(call.args[2])
 
 
 def matrix_engine_reads(call) -> list[int]:
@@ -49,9 +52,8 @@ def matrix_engine_reads(call) -> list[int]:
     name = call.op.name
     if name == "tt.mm.mma" or name in _FPU or name.startswith("tt.reduce."):
         return list(ops.compute_cb_operands(call)[0])
-    if name == "tt.sfpu.expr":
-        bcast = [v for kind, v in parse_program(str(call.args[2].value)) if kind == "bcast"]
-        return sorted({3 + k for _, k, m, _ in bcast} | {3 + m for _, k, m, _ in bcast})
+    if name == "tt.eltwise":
+        return [3 + k for k in matrix_engine_operands(call.args[2])]
     return []
 
 
@@ -165,7 +167,7 @@ def InsertComputeInitTT(func, mod, ctx):
     accs = [a.buffer for a in collect(func.body, tirx.AllocBuffer)
             if attrs.ACC_DESC in (a.annotations or {})]
     fp32_acc = any(buffer_dtype(a) == "float32" for a in accs)
-    sfpu = [c for c in calls if c.op.name in _FP32_DST]
+    sfpu = [c for c in calls if _keeps_intermediates(c)]
     # float32 CBs that only copy_tile reads go straight to DST; one the matrix engine reads
     # (matmul, FPU eltwise, reduce, broadcast) must go through its source registers
     matrix_read = {info.id(c.args[i]) for c in calls for i in matrix_engine_reads(c)}

@@ -18,19 +18,17 @@ Capacity ``D`` = tiles one ``tile_regs_acquire`` gives (8 for 16-bit half-sync, 
   structure required is ``acc.clear; [K loop containing mm.mma]; acc.pack`` in one statement
   list; anything else is a ``TTUnsupportedError``.  The spill CB (acc dtype, ``Mt*Nt`` pages)
   is added to ``tt.tile_dfg`` and, for fp32, unpacked straight to DST;
-* **elementwise ops**: ``fpu.<op>`` processes ``D`` tiles per acquire (``<op>_tiles``);
-  ``sfpu.<op>`` copies both operands into DST (``copy_tile``) and combines them with
-  ``<op>_binary_tile``, ``D/2`` pairs per acquire; both reserve and push the output block;
-* **expression programs**: ``sfpu.expr`` evaluates its postfix program (see
-  :mod:`.eltwise_expr`) for ``D // k`` tiles per acquire, where ``k`` is the number of DST
-  slots the program needs per tile: operands are copied into slots (``copy_tile``), SFPU
-  functions and binary ops work in place (``<fn>_tile``, ``<op>_binary_tile``, scalar
-  operands through ``<op>_unary_tile`` with the float's bits), and each tile's result is
-  packed from its first slot.  A program that needs more slots than DST has is a
-  ``TTResourceError``;
-* **unary ops**: ``unary.<fn>`` copies ``D`` tiles per acquire into DST (``copy_tile``),
-  applies ``<fn>_tile_init`` / ``<fn>_tile`` to each (nothing more for ``copy``) and packs them
-  into the reserved output block;
+* **matrix-engine elementwise ops**: ``fpu.<op>`` processes ``D`` tiles per acquire
+  (``<op>_tiles``) and reserves and pushes the output block;
+* **expressions**: ``eltwise`` evaluates its tree (see :mod:`.eltwise_expr`) in post-order for
+  ``D // k`` tiles per acquire, where ``k`` is the number of DST slots the tree needs per
+  tile: operands are copied into slots (``copy_tile``), SFPU functions and binary ops work in
+  place (``<fn>_tile``, ``<op>_binary_tile``, scalar operands through ``<op>_unary_tile``
+  with the float's bits), broadcasts write a slot from the matrix engine
+  (``<op>_tiles_bcast_<dim>``), and each tile's result is packed from its first slot (a copy
+  is ``copy_tile`` and the pack; one function of one operand copies ``D`` tiles, applies
+  ``<fn>_tile_init`` / ``<fn>_tile`` to each and packs them).  A tree that needs more slots
+  than DST has is a ``TTResourceError``;
 * **reductions**: ``reduce.<max|sum>`` reduces each row of tiles into one DST tile
   (``reduce_init`` / ``reduce_tile`` / ``reduce_uninit``), ``D`` rows per acquire;
   ``const_tile`` fills ``D`` tiles per acquire (``fill_tile``) and packs them;

@@ -15,8 +15,7 @@ from .common import int_imm, loop_nest, require_attr, seq, to_py
 from .d4_compute_init import CBInfo
 
 # compute ops that stream blocks through DST (they cannot run while an accumulator holds it)
-ELTWISE = {*ops.FPU_BINARY, *ops.SFPU_BINARY, *ops.UNARY, "tt.sfpu.expr", "tt.reduce.max",
-           "tt.reduce.sum", "tt.const_tile"}
+ELTWISE = {*ops.FPU_BINARY, "tt.eltwise", "tt.reduce.max", "tt.reduce.sum", "tt.const_tile"}
 
 
 def ev(name, *args):

@@ -1,7 +1,7 @@
 """DST lowering of the block-streaming compute ops (part of D5, see
-:mod:`.d5_dst_management`): elementwise FPU/SFPU ops, unary functions, expression programs,
-reductions and constant tiles.  Each reserves its output block, fills it in DST rounds of as
-many tiles as DST holds, and pushes it.
+:mod:`.d5_dst_management`): matrix-engine elementwise ops, expressions (``tt.eltwise``: copies,
+SFPU functions, fused trees), reductions and constant tiles.  Each reserves its output block,
+fills it in DST rounds of as many tiles as DST holds, and pushes it.
 """
 
 from __future__ import annotations
@@ -9,27 +9,28 @@ from __future__ import annotations
 from tvm import tirx
 
 from .. import ops
-from ..errors import TTResourceError, TTVerifyError
-from .common import int_imm, loop_nest, seq
+from ..errors import TTResourceError
+from .common import int_imm, loop_nest, seq, simplify
 from .dst_context import DstContext, ev, in_chunks, largest_divisor, pack_round
-from .eltwise_expr import float_bits, parse_program, program_slots
+from .eltwise_expr import float_bits, postfix, program_slots
 
-_FPU, _SFPU, _UNARY = ops.FPU_BINARY, ops.SFPU_BINARY, ops.UNARY
+_FPU = ops.FPU_BINARY
 
 
 def _lower_expr(cx: DstContext, call):
-    out, n, program = call.args[0], int(call.args[1]), str(call.args[2].value)
+    out, n, tree = call.args[0], int(call.args[1]), call.args[2]
     ins = list(call.args[3:])
-    tokens = parse_program(program)
+    tokens = postfix(tree)
     slots = program_slots(tokens)
     if slots > cx.capacity:
         raise TTResourceError(
-            f"the elementwise expression `{program}` needs {slots} DST tiles at once; DST holds "
-            f"{cx.capacity} in this mode (split the expression over two T.Parallel statements)")
+            f"the elementwise expression `{tree}` needs {slots} DST tiles at once; DST holds "
+            f"{cx.capacity} in this mode (split the expression over two T.Parallel statements)",
+            span=call.span)
     chunk = largest_divisor(n, cx.capacity // slots)
 
     def each(make):
-        return loop_nest([chunk], make, ["d"])
+        return loop_nest([chunk], lambda d: make(_Slot(d, slots)), ["d"])
 
     def group(c):
         base = c * chunk
@@ -41,7 +42,7 @@ def _lower_expr(cx: DstContext, call):
                 cb = ins[v]
                 body += cx.srca_cfg(cb) + [
                     ev("tt.copy_init", cb),
-                    each(lambda d, cb=cb, s=top: ev("tt.copy_tile", cb, base + d, d * slots + s)),
+                    each(lambda d, cb=cb, s=top: ev("tt.copy_tile", cb, base + d.tile, d.at(s))),
                 ]
                 stack.append(("slot", top))
             elif kind == "bcast":  # operand k op column vector m, on the matrix engine
@@ -56,8 +57,8 @@ def _lower_expr(cx: DstContext, call):
                 body += cx.srca_cfg(a) + cx.srcb_cfg(r) + [
                     ev(f"tt.{op}_bcast_{dim}_init", a, r),
                     each(lambda d, a=a, r=r, op=op, s=top, dim=dim, tile_of=tile_of: ev(
-                        f"tt.{op}_tiles_bcast_{dim}", a, r, base + d, tile_of(base + d),
-                        d * slots + s)),
+                        f"tt.{op}_tiles_bcast_{dim}", a, r, base + d.tile,
+                        tile_of(base + d.tile), d.at(s))),
                 ]
                 stack.append(("slot", top))
             elif kind == "const":
@@ -65,22 +66,34 @@ def _lower_expr(cx: DstContext, call):
             elif kind == "unary":
                 s = stack[-1][1]
                 body += [ev(f"tt.{v}_tile_init"),
-                         each(lambda d, s=s, fn=v: ev(f"tt.{fn}_tile", d * slots + s))]
+                         each(lambda d, s=s, fn=v: ev(f"tt.{fn}_tile", d.at(s)))]
             else:
                 rhs, lhs = stack.pop(), stack.pop()
                 body += _binary_in_dst(v, lhs, rhs, slots, each)
                 stack.append(lhs if lhs[0] == "slot" else rhs)
-        return seq(body + pack_round(cx, out, base, chunk, lambda d: d * slots))
+        return seq(body + pack_round(cx, out, base, chunk,
+                                     lambda d: _Slot(d, slots).at(0)))
 
     return in_chunks(out, n, chunk, group)
+
+
+class _Slot:
+    """DST slots of tile ``d`` of a round: ``slots`` consecutive ones per tile."""
+
+    def __init__(self, d, slots):
+        self.tile, self.slots = d, slots
+
+    def at(self, s):
+        return simplify(self.tile * self.slots + s) if not isinstance(self.tile, int) else \
+            int_imm(self.tile * self.slots + s)
 
 
 def _binary_in_dst(op, lhs, rhs, slots, each):
     """``lhs op rhs`` into the slot of the tile operand; at least one side is a tile."""
     if lhs[0] == "slot" and rhs[0] == "slot":
         return [ev(f"tt.{op}_binary_tile_init"),
-                each(lambda d: ev(f"tt.{op}_binary_tile", d * slots + lhs[1], d * slots + rhs[1],
-                                  d * slots + lhs[1]))]
+                each(lambda d: ev(f"tt.{op}_binary_tile", d.at(lhs[1]), d.at(rhs[1]),
+                                  d.at(lhs[1])))]
     (_, s), (_, c) = (lhs, rhs) if lhs[0] == "slot" else (rhs, lhs)
     pre = []
     if lhs[0] == "slot" or op in ("add", "mul"):
@@ -88,11 +101,11 @@ def _binary_in_dst(op, lhs, rhs, slots, each):
     elif op == "sub":
         scalar_op = "rsub"  # c - x
     else:  # c / x = c * recip(x)
-        pre = [ev("tt.recip_tile_init"), each(lambda d: ev("tt.recip_tile", d * slots + s))]
+        pre = [ev("tt.recip_tile_init"), each(lambda d: ev("tt.recip_tile", d.at(s)))]
         scalar_op = "mul"
     bits = tirx.IntImm("uint32", float_bits(c))
     return pre + [ev("tt.binop_with_scalar_tile_init"),
-                  each(lambda d: ev(f"tt.{scalar_op}_unary_tile", d * slots + s, bits))]
+                  each(lambda d: ev(f"tt.{scalar_op}_unary_tile", d.at(s), bits))]
 
 
 def _lower_reduce(cx: DstContext, call):
@@ -132,71 +145,28 @@ def _lower_const_tile(cx: DstContext, call):
     return in_chunks(cb, n, chunk, group)
 
 
-def _lower_unary(cx: DstContext, call):
-    out, a, n = call.args[0], call.args[1], int(call.args[2])
-    fn = _UNARY[call.op.name]
+def _lower_eltwise(cx: DstContext, call):
+    name = call.op.name
+    out, a, b, n = call.args[0], call.args[1], call.args[2], int(call.args[3])
+    op = _FPU[name]
     chunk = largest_divisor(n, cx.capacity)
 
     def group(c):
         base = c * chunk
-        apply = [] if fn == "copy" else [
-            ev(f"tt.{fn}_tile_init"),
-            loop_nest([chunk], lambda d: ev(f"tt.{fn}_tile", d), ["d"]),
-        ]
-        return seq([ev("tt.tile_regs_acquire")] + cx.srca_cfg(a) + [
-            ev("tt.copy_init", a),
-            loop_nest([chunk], lambda d: ev("tt.copy_tile", a, base + d, d), ["d"]),
-        ] + apply + pack_round(cx, out, base, chunk))
-
-    return in_chunks(out, n, chunk, group)
-
-
-def _lower_eltwise(cx: DstContext, call):
-    name = call.op.name
-    out, a, b, n = call.args[0], call.args[1], call.args[2], int(call.args[3])
-    cap = cx.capacity
-    if name in _FPU:
-        op = _FPU[name]
-        chunk = largest_divisor(n, cap)
-
-        def group(c):
-            base = c * chunk
-            return seq([
-                ev("tt.tile_regs_acquire"),
-                loop_nest([chunk], lambda d: ev(f"tt.{op}_tiles", a, b, base + d, base + d, d),
-                          ["d"]),
-            ] + pack_round(cx, out, base, chunk))
-    else:
-        op = _SFPU[name]
-        if cap < 2:
-            raise TTVerifyError("DST capacity below two tiles")
-        chunk = largest_divisor(n, cap // 2)
-
-        def group(c):
-            base = c * chunk
-            return seq([
-                ev("tt.tile_regs_acquire"),
-            ] + cx.srca_cfg(a) + [
-                ev("tt.copy_init", a),
-                loop_nest([chunk], lambda d: ev("tt.copy_tile", a, base + d, 2 * d), ["d"]),
-            ] + cx.srca_cfg(b) + [
-                ev("tt.copy_init", b),
-                loop_nest([chunk], lambda d: ev("tt.copy_tile", b, base + d, 2 * d + 1), ["d"]),
-                ev(f"tt.{op}_binary_tile_init"),
-                loop_nest([chunk], lambda d: ev(f"tt.{op}_binary_tile", 2 * d, 2 * d + 1, 2 * d),
-                          ["d"]),
-            ] + pack_round(cx, out, base, chunk, lambda d: 2 * d))
+        return seq([
+            ev("tt.tile_regs_acquire"),
+            loop_nest([chunk], lambda d: ev(f"tt.{op}_tiles", a, b, base + d, base + d, d),
+                      ["d"]),
+        ] + pack_round(cx, out, base, chunk))
     return in_chunks(out, n, chunk, group)
 
 
 def lower_block_op(cx: DstContext, call):
     """The DST-managed statements of a block-streaming compute op, or None for other calls."""
     name = call.op.name
-    if name in _FPU or name in _SFPU:
+    if name in _FPU:
         return _lower_eltwise(cx, call)
-    if name in _UNARY:
-        return _lower_unary(cx, call)
-    if name == "tt.sfpu.expr":
+    if name == "tt.eltwise":
         return _lower_expr(cx, call)
     if name in ("tt.reduce.max", "tt.reduce.sum"):
         return _lower_reduce(cx, call)

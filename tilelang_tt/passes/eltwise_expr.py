@@ -1,23 +1,25 @@
 """Elementwise expressions of ``T.Parallel`` bodies, recognised from their TIR structure.
 
-One module owns the *expression program* format shared by A0 (which writes programs) and D5
-(which evaluates them in DST).  A program is a postfix string of space-separated tokens:
+One module owns the *expression tree* form shared by A0 (which builds trees), C2 (which
+classifies them), D4 and D5 (which evaluate them in DST).  A tree is a float32 PrimExpr:
 
-* ``%k`` pushes operand ``k`` (a block buffer, ``copy_tile`` into a fresh DST slot);
-* ``#c`` pushes the scalar constant ``c`` (only as an operand of ``add/sub/mul/div``);
-* ``@op:k:m`` (``op`` in ``add/sub/mul``) pushes ``operand k op operand m`` where operand
-  ``m`` is a column vector (a 1-D block buffer read as ``R[i]``) broadcast along the rows -
-  the matrix engine's column broadcast; ``@op:k:m:row`` is the same with a row vector
+* ``tt.expr.load(k)`` - an element of operand ``k`` (a block buffer, ``copy_tile`` into a
+  fresh DST slot);
+* a float constant (only as an operand of ``+ - * /``, applied with the float's bits);
+* ``tt.expr.load(k) op tt.expr.col(m)`` (``op`` in ``+ - *``, either order) - operand ``m`` is
+  a column vector (a 1-D block buffer read as ``R[i]``) broadcast along the rows: the matrix
+  engine's column broadcast, straight into a DST slot; ``tt.expr.row(m)`` is a row vector
   (``R[j]``) broadcast down the columns;
-* ``add`` / ``sub`` / ``mul`` / ``div`` pop two entries and push the result;
-* an SFPU function name (``exp``, ``relu``, ... - :data:`ops.SFPU_UNARY`) replaces the top.
+* ``a + b``, ``a - b``, ``a * b``, ``a / b`` of two trees;
+* ``tt.expr.<fn>(x)`` - an SFPU function (``exp``, ``relu``, ... - :data:`ops.SFPU_UNARY`).
 
-``T.exp(A[i, j] + B[i, j]) * 0.5`` is ``%0 %1 add exp #0.5 mul``.  Programs run in a
-float32 DST and round once, at the pack, so casts between float types inside an expression
+``T.exp(A[i, j] + B[i, j]) * 0.5`` is ``tt.expr.exp(load(0) + load(1)) * 0.5``.  Trees run in
+a float32 DST and round once, at the pack, so casts between float types inside an expression
 are read through: bfloat16 arithmetic that TVMScript spells in float32
 (``bf16(f(float32(a)))``) is exactly ``f(a)``, and intermediate roundings TVMScript's typing
 would put in (``bf16(a - b)`` before ``exp``) are not made - the result is the more precise
-one.
+one.  D5 evaluates a tree in post-order (:func:`postfix`), left operand first; A0 puts the
+deeper side of ``+`` and ``*`` first so fewer DST slots are live at once.
 """
 
 from __future__ import annotations
@@ -101,7 +103,8 @@ def _special_unary(value):
 
 
 def unary_form(value, dtype):
-    """(fn, operand load) when ``value`` is an SFPU function of one load, else None."""
+    """(fn, operand load) when ``value`` is an SFPU function of one load, else None (A0 makes
+    it the tree ``fn(load(0))``)."""
     if isinstance(value, tvm.ir.Call) and isinstance(value.op, tvm.ir.Op):
         fn = UNARY_CALLS.get(value.op.name)
         operand = as_load(value.args[0], dtype) if fn and len(value.args) == 1 else None
@@ -113,37 +116,63 @@ def unary_form(value, dtype):
     return None
 
 
-class VectorOperand:
-    """A column vector operand: the 1-D buffer element ``load``, or the elementwise program
-    ``program`` of it alone (``%0`` is the vector; A0 materialises it once per block with a
-    ``tt.tile.expr`` into a new 1-D fragment).  ``block`` marks a vector used where only a
-    whole block can go (``(a - v) * w``'s ``w``): A0 broadcasts it into a block first."""
+# --- tree construction ------------------------------------------------------------------
+def load(k: int):
+    return ops.call("tt.expr.load", tirx.IntImm("int32", k))
 
-    def __init__(self, load, program=None, orient="col"):
-        self.load, self.program, self.orient = load, program, orient
+
+def vector(k: int, orient: str):
+    return ops.call(ops.VECTOR_OPS[orient], tirx.IntImm("int32", k))
+
+
+def apply(fn: str, x):
+    return ops.call(ops.FUNCTION_OPS[fn], x)
+
+
+def const(c: float):
+    return tirx.FloatImm("float32", float(struct.unpack("<f", struct.pack("<f", c))[0]))
+
+
+def _combine(op: str, a, b):
+    return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
+            "div": lambda: a / b}[op]()
+
+
+class VectorOperand:
+    """A column (or row) vector operand: the 1-D buffer element ``load``, or the elementwise
+    expression ``tree`` of it alone (``load(0)`` is the vector; A0 materialises it once per
+    block with a ``tt.tile.expr`` into a new 1-D fragment).  ``block`` marks a vector used
+    where only a whole block can go (``(a - v) * w``'s ``w``): A0 broadcasts it into a block
+    first."""
+
+    def __init__(self, load_, tree=None, orient="col"):
+        self.load, self.tree, self.orient = load_, tree, orient
         self.block = False  # True: used as a block operand, broadcast first
 
-    def then(self, token: str) -> "VectorOperand":
-        """This vector with one more postfix token applied."""
-        return VectorOperand(self.load, f"{self.program or '%0'} {token}", self.orient)
+    def then(self, fn: str) -> "VectorOperand":
+        """This vector with the SFPU function ``fn`` applied."""
+        return VectorOperand(self.load, apply(fn, self.tree if self.tree is not None
+                                              else load(0)), self.orient)
 
     def same(self, other) -> bool:
-        return (isinstance(other, VectorOperand) and self.program == other.program
-                and self.block == other.block and self.orient == other.orient
+        return (isinstance(other, VectorOperand) and self.block == other.block
+                and self.orient == other.orient
+                and (self.tree is None) == (other.tree is None)
+                and (self.tree is None or tvm_ffi.structural_equal(self.tree, other.tree))
                 and tvm_ffi.structural_equal(self.load, other.load))
 
 
-def compile_program(value, dtype, is_vector=None):
-    """(program, operands) of an elementwise expression, or None if it is not one.
+def compile_expr(value, dtype, is_vector=None):
+    """(tree, operands) of an elementwise expression, or None if it is not one.
 
-    Operands are loads, or :class:`VectorOperand` for column vectors (``is_vector(load)``
-    tells the 1-D loads).  Equal operands share one index.  A vector may be transformed by
-    any elementwise program of it alone (``s[i] * (1.0 / N) + eps``, ``T.exp(m[i])``) and must
-    then meet a block element directly in ``+``, ``-``, ``*`` or ``/`` (``a / v`` is
+    Operands are loads, or :class:`VectorOperand` for vectors (``is_vector(load)`` tells the
+    1-D loads: "col" or "row").  Equal operands share one index.  A vector may be transformed
+    by any elementwise expression of it alone (``s[i] * (1.0 / N) + eps``, ``T.exp(m[i])``)
+    and must then meet a block element directly in ``+``, ``-``, ``*`` or ``/`` (``a / v`` is
     ``a * recip(v)``: one matrix-engine broadcast) or stand anywhere else as a block operand
     (``VectorOperand.block``).
     """
-    operands, tokens = [], []
+    operands = []
 
     def operand(x):
         for k, seen in enumerate(operands):
@@ -154,122 +183,147 @@ def compile_program(value, dtype, is_vector=None):
         operands.append(x)
         return len(operands) - 1
 
-    def vector(e):
-        """``e`` as a VectorOperand (an expression of one column-vector element), else None."""
+    def as_vector(e):
+        """``e`` as a VectorOperand (an expression of one vector element), else None."""
         if is_vector is None:
             return None
-        load = as_load(e, dtype)
-        if load is not None:
-            orient = is_vector(load)
-            return VectorOperand(load, None, orient) if orient else None
-        compiled = compile_program(e, dtype)  # the vector read as a plain operand
+        ld = as_load(e, dtype)
+        if ld is not None:
+            orient = is_vector(ld)
+            return VectorOperand(ld, None, orient) if orient else None
+        compiled = compile_expr(e, dtype)  # the vector read as a plain operand
         if compiled is None or len(compiled[1]) != 1 or not is_vector(compiled[1][0]):
             return None
-        program = None if compiled[0] == "%0" else compiled[0]  # "%0": only a dtype cast
-        return VectorOperand(compiled[1][0], program, is_vector(compiled[1][0]))
+        tree, (ld,) = compiled
+        same = tvm_ffi.structural_equal(tree, load(0))  # only a dtype cast
+        return VectorOperand(ld, None if same else tree, is_vector(ld))
 
     def block_load(e):
-        load = as_load(e, dtype)
-        return load if load is not None and not (is_vector and is_vector(load)) else None
+        ld = as_load(e, dtype)
+        return ld if ld is not None and not (is_vector and is_vector(ld)) else None
 
-    def broadcast(e) -> bool:
-        """``block op vector`` (either order) as one ``@`` token, else False."""
+    def broadcast(e):
+        """``block op vector`` (either order) as one broadcast node, else None."""
         if type(e) not in BINARY:
-            return False
+            return None
         op = BINARY[type(e)]
         la, lb = block_load(e.a), block_load(e.b)
-        va, vb = vector(e.a), vector(e.b)
+        va, vb = as_vector(e.a), as_vector(e.b)
         if la is not None and vb is not None:
             if op == "div":
                 vb, op = vb.then("recip"), "mul"
-            tokens.append(f"@{op}:{operand(la)}:{operand(vb)}" + (":row" * (vb.orient == "row")))
-            return True
+            return _combine(op, load(operand(la)), vector(operand(vb), vb.orient))
         if lb is not None and va is not None and op != "div":
-            tokens.append(f"@{op}:{operand(lb)}:{operand(va)}" + (":row" * (va.orient == "row")))
-            if op == "sub":  # v - a = -(a - v)
-                tokens.append("negative")
-            return True
-        return False
+            node = _combine(op, load(operand(lb)), vector(operand(va), va.orient))
+            return apply("negative", node) if op == "sub" else node  # v - a = -(a - v)
+        return None
 
-    def visit(e) -> bool:  # pushes e's tokens; False when e is not an elementwise expression
-        load = as_load(e, dtype)
-        if load is not None and not (is_vector and is_vector(load)):
-            tokens.append(f"%{operand(load)}")
-            return True
-        if broadcast(e):
-            return True
-        vec = vector(e)
+    def visit(e):  # e's tree; None when e is not an elementwise expression
+        ld = as_load(e, dtype)
+        if ld is not None and not (is_vector and is_vector(ld)):
+            return load(operand(ld))
+        node = broadcast(e)
+        if node is not None:
+            return node
+        vec = as_vector(e)
         if vec is not None:  # a vector anywhere else: broadcast into a whole block first
             vec.block = True
-            tokens.append(f"%{operand(vec)}")
-            return True
+            return load(operand(vec))
         if isinstance(e, tirx.Cast) and _const(e) is None:
-            return _is_float(e) and _is_float(e.value) and visit(e.value)
+            return visit(e.value) if _is_float(e) and _is_float(e.value) else None
         if isinstance(e, tvm.ir.Call) and isinstance(e.op, tvm.ir.Op):
             fn = UNARY_CALLS.get(e.op.name)
-            if fn is None or len(e.args) != 1 or not visit(e.args[0]):
-                return False
-            tokens.append(fn)
-            return True
+            inner = visit(e.args[0]) if fn is not None and len(e.args) == 1 else None
+            return apply(fn, inner) if inner is not None else None
         special = _special_unary(e)
         if special is not None:
-            if not visit(special[1]):
-                return False
-            tokens.append(special[0])
-            return True
+            inner = visit(special[1])
+            return apply(special[0], inner) if inner is not None else None
         if type(e) in BINARY:
             sides = []
             for side in (e.a, e.b):
                 c = _const(side)
-                start = len(tokens)
-                if c is not None:
-                    tokens.append(f"#{c!r}")
-                elif not visit(side):
-                    return False
-                sides.append(tokens[start:])
-                del tokens[start:]
-            if all(t[0].startswith("#") and len(t) == 1 for t in sides):
-                return False  # a constant: _const folds what it can
+                sides.append(const(c) if c is not None else visit(side))
+                if sides[-1] is None:
+                    return None
+            if all(isinstance(x, tirx.FloatImm) for x in sides):
+                return None  # a constant: _const folds what it can
             op = BINARY[type(e)]
-            need = [program_slots(parse_program(" ".join(t))) for t in sides]
-            if op in ("add", "mul") and need[1] > need[0]:
+            if op in ("add", "mul") and tree_slots(sides[1]) > tree_slots(sides[0]):
                 sides.reverse()  # the deeper side first: fewer DST slots at once
-            tokens.extend(sides[0] + sides[1] + [op])
-            return True
-        return False
-
-    if not visit(value) or not operands:
+            return _combine(op, *sides)
         return None
-    return " ".join(tokens), operands
+
+    tree = visit(value)
+    if tree is None or not operands:
+        return None
+    return tree, operands
 
 
 def _is_float(e) -> bool:
     return str(getattr(e, "ty", "")).startswith(("float", "bfloat"))
 
 
-def parse_program(program: str) -> list[tuple[str, object]]:
-    """Tokens of a program as (kind, value): ("load", k), ("const", c), ("binary", op),
-    ("unary", fn)."""
+# --- tree queries -----------------------------------------------------------------------
+def leaf(node):
+    """("load" | "col" | "row", k) for a leaf, else None."""
+    name = ops.tt_op_name(node)
+    if name == "tt.expr.load":
+        return "load", int(node.args[0])
+    for orient, op_name in ops.VECTOR_OPS.items():
+        if name == op_name:
+            return orient, int(node.args[0])
+    return None
+
+
+def function_of(node):
+    """The SFPU function a ``tt.expr.<fn>`` node applies, else None."""
+    name = ops.tt_op_name(node)
+    return next((fn for fn, op_name in ops.FUNCTION_OPS.items() if op_name == name), None)
+
+
+def postfix(tree) -> list[tuple[str, object]]:
+    """The tree in evaluation order, as (kind, value): ("load", k), ("const", c),
+    ("bcast", (op, k, m, "col" | "row")), ("binary", op), ("unary", fn).  A vector leaf that
+    is not a direct operand of + - * next to a load is a ``ValueError``."""
     out = []
-    for tok in program.split():
-        if tok.startswith("%"):
-            out.append(("load", int(tok[1:])))
-        elif tok.startswith("@"):
-            op, k, m, *orient = tok[1:].split(":")
-            out.append(("bcast", (op, int(k), int(m), orient[0] if orient else "col")))
-        elif tok.startswith("#"):
-            out.append(("const", float(tok[1:])))
-        elif tok in BINARY.values():
-            out.append(("binary", tok))
-        elif tok in ops.SFPU_UNARY:
-            out.append(("unary", tok))
-        else:
-            raise ValueError(f"bad expression program token {tok!r} in {program!r}")
+
+    def visit(e):
+        lf = leaf(e)
+        if lf is not None:
+            if lf[0] != "load":
+                raise ValueError(f"vector operand {lf[1]} outside a broadcast in `{tree}`")
+            out.append(("load", lf[1]))
+            return
+        if isinstance(e, tirx.FloatImm):
+            out.append(("const", float(e.value)))
+            return
+        fn = function_of(e)
+        if fn is not None:
+            visit(e.args[0])
+            out.append(("unary", fn))
+            return
+        op = BINARY.get(type(e))
+        if op is None:
+            raise ValueError(f"`{e}` is not an elementwise expression node")
+        la, lb = leaf(e.a), leaf(e.b)
+        if op != "div" and la and lb and la[0] == "load" and lb[0] != "load":
+            out.append(("bcast", (op, la[1], lb[1], lb[0])))
+            return
+        if op in ("add", "mul") and la and lb and lb[0] == "load" and la[0] != "load":
+            out.append(("bcast", (op, lb[1], la[1], la[0])))
+            return
+        visit(e.a)
+        visit(e.b)
+        out.append(("binary", op))
+
+    visit(tree)
     return out
 
 
 def program_slots(tokens) -> int:
-    """DST slots one tile of a parsed program needs (its deepest stack of tiles)."""
+    """DST slots one tile of an expression needs (its deepest stack of tiles), from its
+    :func:`postfix` form."""
     depth = deepest = 0
     stack = []
     for kind, _ in tokens:
@@ -282,6 +336,38 @@ def program_slots(tokens) -> int:
             stack.append("load")
         deepest = max(deepest, depth)
     return deepest
+
+
+def tree_slots(tree) -> int:
+    """DST slots one tile of ``tree`` needs (0 for a constant)."""
+    if isinstance(tree, tirx.FloatImm):
+        return 0
+    return program_slots(postfix(tree))
+
+
+def is_copy(tree) -> bool:
+    """The expression is operand 0 unchanged (a copy through DST, converting the dtype)."""
+    return leaf(tree) == ("load", 0)
+
+
+def is_single_function(tree) -> bool:
+    """One SFPU function of operand 0 (or a copy): no intermediate value to keep in fp32."""
+    return is_copy(tree) or (function_of(tree) is not None and is_copy(tree.args[0]))
+
+
+def matrix_engine_operands(tree) -> list[int]:
+    """Operands the matrix engine reads (through its source registers): both sides of every
+    broadcast."""
+    found = set()
+    for kind, v in postfix(tree):
+        if kind == "bcast":
+            found |= {v[1], v[2]}
+    return sorted(found)
+
+
+def vector_operands(tree) -> list[tuple[int, str]]:
+    """(operand, "col" | "row") of every vector leaf."""
+    return [(v[2], v[3]) for kind, v in postfix(tree) if kind == "bcast"]
 
 
 def float_bits(value: float) -> int:

@@ -10,7 +10,7 @@ Stage order (each a ``tvm.transform.Pass`` in its own module):
     B1 LayoutAwareWorkPartitionTT block grid -> per-core ranges of work units
     B2 GridToCoreGrid             block indices from the core's current work unit
     C1 LowerSharedToCB            shared buffers -> CBs; copies -> tile streams
-    C2 LowerTTTileIntrinsics      gemm / eltwise -> tt.mm.mma / tt.fpu.* / tt.sfpu.*
+    C2 LowerTTTileIntrinsics      gemm / eltwise -> tt.mm.mma / tt.fpu.* / tt.eltwise
     C3 BuildTileDFGTT             producer -> CB -> consumer graph, CB ids, consume ranges
     D1 SplitDeviceKernel          reader / compute / writer
     D2 ConfigureTensorAccessorTT  accessors bound to compile-time and runtime args
@@ -27,6 +27,7 @@ import os
 from pathlib import Path
 
 import tvm
+import tvm_ffi
 
 from .. import attrs
 from ..errors import TTCompileError, TTVerifyError
@@ -94,14 +95,32 @@ def prepare(func, target=None) -> tvm.IRModule:
     return tvm.IRModule({name: func})
 
 
-def verify(mod: tvm.IRModule, stage: str) -> None:
+def verify(mod: tvm.IRModule, stage: str, roundtrip: bool = False) -> None:
     """The checks run after every stage when asked (``verify_each`` / ``TT_VERIFY_EACH=1``):
-    TVM's well-formedness (every variable defined once before use, buffers declared)."""
+    TVM's well-formedness (every variable defined once before use, buffers declared); with
+    ``roundtrip`` (``TT_VERIFY_EACH=roundtrip``) also that the module prints as TVMScript that
+    parses back to a structurally equal module."""
     try:
         tvm.tirx.analysis.verify_well_formed(mod)
     except Exception as err:  # TVM reports ill-formed IR as ValueError / TVMError
         detail = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
         raise TTVerifyError(f"the IR after {stage} is ill-formed: {detail}") from None
+    if roundtrip:
+        check_roundtrip(mod, stage)
+
+
+def check_roundtrip(mod: tvm.IRModule, stage: str) -> None:
+    """The module's TVMScript parses back to a structurally equal module."""
+    text = mod.script()
+    try:
+        parsed = tvm.script.from_source(text)
+    except Exception as err:
+        lines = [line for line in str(err).splitlines() if line.strip()]
+        raise TTVerifyError(f"the IR after {stage} does not parse back: "
+                            + " | ".join(lines[-3:])) from None
+    if not tvm_ffi.structural_equal(parsed, mod):
+        where = tvm_ffi.get_first_structural_mismatch(parsed, mod)
+        raise TTVerifyError(f"the IR after {stage} parses back to another module: {where}")
 
 
 def run(mod: tvm.IRModule, *, stop_after: str | None = None, dump_dir=None,
@@ -110,6 +129,7 @@ def run(mod: tvm.IRModule, *, stop_after: str | None = None, dump_dir=None,
     (``dump_dir`` / ``TT_DUMP_IR``) and verifying after every stage if asked."""
     if verify_each is None:
         verify_each = os.environ.get("TT_VERIFY_EACH", "") not in ("", "0")
+    roundtrip = os.environ.get("TT_VERIFY_EACH", "") == "roundtrip"
     dump_dir = dump_dir or os.environ.get("TT_DUMP_IR")
     if dump_dir:
         dump_dir = Path(dump_dir)
@@ -118,7 +138,7 @@ def run(mod: tvm.IRModule, *, stop_after: str | None = None, dump_dir=None,
     for i, (tag, p) in enumerate(STAGES, start=1):
         mod = run_pass(p, mod)
         if verify_each:
-            verify(mod, p.info.name)
+            verify(mod, p.info.name, roundtrip)
         if dump_dir:
             (dump_dir / f"{i:02d}_{tag}_{p.info.name}.py").write_text(mod.script())
         if stop_after in (tag, p.info.name):

@@ -5,7 +5,8 @@ A 1-D block buffer holds one value per row or per column of a 2-D block, in tile
 (``dim=1``) makes and what ``R[i]`` broadcasts along the rows; a *row vector* (``1 x Nt``
 tiles, values in row 0) is what a column reduction (``dim=0``) makes and what ``R[j]``
 broadcasts down the columns.  The orientation comes from the reductions that write a vector
-and the broadcasts (``@op:k:m[:row]`` program tokens) that read it, and flows through
+and the broadcasts (``tt.expr.col`` / ``tt.expr.row`` leaves of expression trees) that read
+it, and flows through
 elementwise ops between vectors; a vector used both ways is a ``TTLayoutError``.  Vectors
 nothing decides are column vectors.
 """
@@ -17,7 +18,7 @@ from tvm import tirx
 
 from ..errors import TTLayoutError
 from .common import buffer_shape, collect
-from .eltwise_expr import parse_program
+from .eltwise_expr import vector_operands
 
 
 def _regions(call):
@@ -47,10 +48,8 @@ def vector_orientations(body) -> dict:
             decide(call.args[0].source, "col" if axis == 1 else "row",
                    f"T.reduce over dim={axis}")
         if name == "tt.tile.expr":
-            for kind, v in parse_program(str(call.args[1].value)):
-                if kind == "bcast":
-                    _, _, m, orient = v
-                    decide(call.args[2 + m].source, orient, "a broadcast operand")
+            for m, orient in vector_operands(call.args[1]):
+                decide(call.args[2 + m].source, orient, "a broadcast operand")
     # elementwise ops between vectors keep the orientation
     changed = True
     while changed:
