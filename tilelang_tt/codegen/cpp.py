@@ -96,17 +96,15 @@ class KernelPrinter:
             raise TTVerifyError(f"codegen: non-tt call `{c}` in a device kernel")
         spec = ops.spec(name)
         args = [self.expr(a) for a in c.args]
-        if name == "tt.work_id":
+        if name == "tt.work_id":  # the persistent loop's variable
             return "work_id"
-        if name == "tt.get_arg_val":
-            return f"get_arg_val<uint32_t>({args[0]})"
         if spec.cpp is None:
             raise TTVerifyError(f"codegen: abstract op {name} reached codegen (pipeline bug)")
         if spec.template_args:  # the registry spells the template arguments
             n = spec.template_args
             template = spec.template(*[int(a) for a in c.args[-n:]])
             return f"{spec.cpp}{template}({', '.join(args[:-n])})"
-        return f"{spec.cpp}({', '.join(args)})"
+        return f"{spec.cpp}{spec.template or ''}({', '.join(args)})"
 
     # ---- statements ----------------------------------------------------------------------
     def emit(self, line: str = ""):

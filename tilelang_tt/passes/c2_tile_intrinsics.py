@@ -51,6 +51,7 @@ _ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mu
 _FPU_OPS = {"tirx.tile.add": "tt.fpu.add", "tirx.tile.sub": "tt.fpu.sub",
             "tirx.tile.mul": "tt.fpu.mul"}
 _REDUCE = {"tirx.tile.sum": "T.reduce_sum", "tirx.tile.max": "T.reduce_max"}
+_REDUCE_OPS = {"tirx.tile.sum": "tt.reduce.sum", "tirx.tile.max": "tt.reduce.max"}
 
 
 def _whole(region, what, span):
@@ -126,12 +127,11 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             raise TTLayoutError(
                 f"{what}: {dst.name} is used as a vector of the other orientation elsewhere",
                 span=span)
-        kind = "max" if name == "tirx.tile.max" else "sum"
         scaler = scaler_cb(buffer_dtype(src))
         return seq([
             ops.evaluate("tt.const_tile", scaler, tirx.FloatImm("float32", 1.0), int_imm(1),
                          span=span),
-            ops.evaluate(f"tt.reduce.{kind}", cb(dst, what, span), cb(src, what, span), scaler,
+            ops.evaluate(_REDUCE_OPS[name], cb(dst, what, span), cb(src, what, span), scaler,
                          int_imm(mt), int_imm(nt), int_imm(0 if over_cols else 1), span=span),
         ])
 

@@ -41,20 +41,15 @@ def cb_binds(body) -> list:
 
 
 def cb_uses(body):
-    """(producers, consumers): CB var -> list of (kernel kind, call)."""
+    """(producers, consumers): CB var -> list of (kernel kind, call), from the registry's
+    CB operands and owning kernels."""
     producers, consumers = {}, {}
     for call in tt_calls(body):
-        name = call.op.name
-        if name == "tt.read_to_cb":
-            producers.setdefault(call.args[0], []).append(("reader", call))
-        elif name == "tt.write_from_cb":
-            consumers.setdefault(call.args[0], []).append(("writer", call))
-        elif ops.compute_cb_operands(call) is not None:
-            reads, writes = ops.compute_cb_operands(call)
-            for i in reads:
-                consumers.setdefault(call.args[i], []).append(("compute", call))
-            for i in writes:
-                producers.setdefault(call.args[i], []).append(("compute", call))
+        kernel = ops.spec(call.op.name).kernel
+        for i in ops.cb_reads(call):
+            consumers.setdefault(call.args[i], []).append((kernel, call))
+        for i in ops.cb_writes(call):
+            producers.setdefault(call.args[i], []).append((kernel, call))
     return producers, consumers
 
 

@@ -35,17 +35,10 @@ def _uses(body):
         entry[0 if write else 1].append(call)
 
     for call in tt_calls(body):
-        name = call.op.name
-        if name == "tt.read_to_cb":
-            note(call.args[0], call, True)
-        elif name == "tt.write_from_cb":
-            note(call.args[0], call, False)
-        elif ops.compute_cb_operands(call) is not None:
-            reads, writes = ops.compute_cb_operands(call)
-            for i in reads:
-                note(call.args[i], call, False)
-            for i in writes:
-                note(call.args[i], call, True)
+        for i in ops.cb_reads(call):
+            note(call.args[i], call, False)
+        for i in ops.cb_writes(call):
+            note(call.args[i], call, True)
     return uses
 
 
@@ -77,9 +70,9 @@ def forward_copies(body):
     docstring)."""
     while True:
         binds, uses = _cb_binds(body), _uses(body)
-        copies = [c for c in tt_calls(body, "tt.eltwise") if is_copy(c.args[2])]
+        copies = [c for c in tt_calls(body, "tt.eltwise") if is_copy(ops.named(c).expr)]
         for copy in copies:
-            dst, src = copy.args[0], copy.args[3]
+            dst, (src,) = ops.named(copy).out, ops.named(copy).ins
             src_prod, src_cons = uses.get(src, ([], []))
             dst_prod, _ = uses.get(dst, ([], []))
             if (len(src_prod) != 1 or len(src_cons) != 1 or len(dst_prod) != 1
@@ -89,9 +82,8 @@ def forward_copies(body):
             producer = src_prod[0]
             if producer.op.name == "tt.read_to_cb" or not _same_block(body, producer, copy):
                 continue
-            _, writes = ops.compute_cb_operands(producer)
             args = list(producer.args)
-            for i in writes:
+            for i in ops.cb_writes(producer):
                 if args[i].same_as(src):
                     args[i] = dst
             retargeted = ops.call(producer.op.name, *args, span=producer.span)

@@ -33,19 +33,15 @@ from .common import tt_map
 
 KINDS = ("reader", "compute", "writer")
 
-OWNER = {"tt.read_to_cb": "reader", "tt.write_from_cb": "writer"}
-_COMPUTE_PREFIXES = ("tt.mm.", "tt.acc.", "tt.fpu.", "tt.eltwise", "tt.reduce.", "tt.const_tile",
-                     "tt.consume.")
 
 _NOOP = tirx.Evaluate(tirx.IntImm("int32", 0))
 
 
 def op_owner(name: str) -> str | None:
-    if name in OWNER:
-        return OWNER[name]
-    if name.startswith(_COMPUTE_PREFIXES):
-        return "compute"
-    return None
+    """The kernel that executes op ``name`` (the registry's ``kernel``), None for ops any
+    kernel may hold."""
+    kernel = ops.spec(name).kernel
+    return kernel if kernel in KINDS else None
 
 
 def _var_uses(body) -> dict:

@@ -36,24 +36,29 @@ from .common import tt_map
 from .eltwise_expr import is_single_function, matrix_engine_operands
 from .flow import TOP, FlowRewriter
 
-_FPU = ops.FPU_BINARY
-# ops that configure the engine themselves when D5 expands them
-SELF_CONFIGURED = {"tt.eltwise", "tt.reduce.max", "tt.reduce.sum", "tt.const_tile"}
+def self_configured(name) -> bool:
+    """Ops that configure the engines themselves when D5 expands them (the registry's
+    ``self_init``)."""
+    return bool(name) and bool(ops.spec(name).props.get("self_init"))
+
+
+def needs_init(name) -> bool:
+    """Abstract ops that need an init before them (the registry's ``init``)."""
+    return bool(name) and "init" in ops.spec(name).props
 
 
 def _keeps_intermediates(call) -> bool:
     """An expression with intermediate values: it runs with a float32 DST."""
-    return call.op.name == "tt.eltwise" and not is_single_function(call.args[2])
+    return call.op.name == "tt.eltwise" and not is_single_function(ops.named(call).expr)
 
 
 def matrix_engine_reads(call) -> list[int]:
     """Argument positions of the CBs a compute op reads through the matrix engine's source
     registers (as opposed to ``copy_tile`` into DST)."""
-    name = call.op.name
-    if name == "tt.mm.mma" or name in _FPU or name.startswith("tt.reduce."):
-        return list(ops.compute_cb_operands(call)[0])
-    if name == "tt.eltwise":
-        return [3 + k for k in matrix_engine_operands(call.args[2])]
+    if call.op.name == "tt.eltwise":
+        return [3 + k for k in matrix_engine_operands(ops.named(call).expr)]
+    if ops.spec(call.op.name).engine == "math":
+        return ops.cb_reads(call)
     return []
 
 
@@ -82,17 +87,17 @@ class CBInfo:
 
 
 def _op_config(call, info: CBInfo):
-    """(init key, init statement, required (srcA cb, srcB cb)) of an abstract compute op."""
-    name = call.op.name
-    if name == "tt.mm.mma":
-        a, b, trans = call.args[1], call.args[2], int(call.args[6])
-        key = ("matmul", info.id(a), info.id(b), trans)
-        return key, ops.evaluate("tt.matmul_init", a, b, int_imm(trans)), (b, a)
-    if name in _FPU:
-        a, b = call.args[1], call.args[2]
-        key = ("binary", _FPU[name], info.id(a), info.id(b))
-        return key, ops.evaluate(f"tt.{_FPU[name]}_init", a, b), (a, b)
-    return None
+    """(init key, init statement, required (srcA cb, srcB cb)) of an abstract compute op
+    that needs an init, from its registry entry; else None."""
+    spec = ops.spec(call.op.name)
+    if "init" not in spec.props:
+        return None
+    init, names = spec.props["init"]
+    a = ops.named(call)
+    args = [getattr(a, n) for n in names]
+    key = (init, *[info.id(x) if isinstance(x, tirx.Var) else int(x) for x in args])
+    return key, ops.evaluate(init, *args), (getattr(a, spec.props["src_a"]),
+                                            getattr(a, spec.props["src_b"]))
 
 
 def _pack_target(body, acc):
@@ -115,7 +120,7 @@ class _InitInsertion(FlowRewriter):
     def configs_in(self, node):
         keys, unknown = set(), False
         for call in tt_calls(node):
-            if call.op.name in SELF_CONFIGURED:
+            if self_configured(call.op.name):
                 unknown = True
             cfg = _op_config(call, self.info)
             if cfg is not None:
@@ -148,9 +153,9 @@ class _InitInsertion(FlowRewriter):
 
     def leaf(self, stmt, state, rewrite):
         name = stmt_op_name(stmt)
-        if name in SELF_CONFIGURED:
+        if self_configured(name):
             return stmt, (TOP, TOP, TOP)
-        if name == "tt.mm.mma" or name in _FPU:
+        if needs_init(name):
             pre, state = self.setup(stmt.value, state)
             return (pre + [stmt] if pre else stmt), state
         return stmt, state
@@ -163,7 +168,7 @@ def InsertComputeInitTT(func, mod, ctx):
         return func
     info = CBInfo(func)
     calls = [c for c in tt_calls(func.body)
-             if c.op.name == "tt.mm.mma" or c.op.name in _FPU or c.op.name in SELF_CONFIGURED]
+             if needs_init(c.op.name) or self_configured(c.op.name)]
     accs = [a.buffer for a in collect(func.body, tirx.AllocBuffer)
             if attrs.ACC_DESC in (a.annotations or {})]
     fp32_acc = any(buffer_dtype(a) == "float32" for a in accs)
@@ -171,8 +176,8 @@ def InsertComputeInitTT(func, mod, ctx):
     # float32 CBs that only copy_tile reads go straight to DST; one the matrix engine reads
     # (matmul, FPU eltwise, reduce, broadcast) must go through its source registers
     matrix_read = {info.id(c.args[i]) for c in calls for i in matrix_engine_reads(c)}
-    fp32_unpacked = sorted({info.id(c.args[i]) for c in calls if c.op.name in SELF_CONFIGURED
-                            for i in ops.compute_cb_operands(c)[0]
+    fp32_unpacked = sorted({info.id(c.args[i]) for c in calls if self_configured(c.op.name)
+                            for i in ops.cb_reads(c)
                             if info.dtype(c.args[i]) == "float32"} - matrix_read)
     config = {
         "math_fidelity": "HiFi4",
@@ -180,8 +185,8 @@ def InsertComputeInitTT(func, mod, ctx):
         # or a reduction accumulates fp32 data over several tiles
         "fp32_dest_acc_en": bool(fp32_acc or sfpu or fp32_unpacked or any(
             e["producer"] == "compute" and e["dtype"] == "float32" for e in info.entries)
-            or any(c.op.name.startswith("tt.reduce.") and info.dtype(c.args[1]) == "float32"
-                   for c in calls)),
+            or any(ops.spec(c.op.name).props.get("accumulates")
+                   and info.dtype(ops.named(c).src) == "float32" for c in calls)),
         "dst_full_sync_en": False,
         "unpack_to_dest_fp32": fp32_unpacked,
         "math_approx_mode": False,
@@ -189,14 +194,14 @@ def InsertComputeInitTT(func, mod, ctx):
     if not calls:
         return func.with_attr(attrs.COMPUTE_CONFIG, config)
 
-    first = next((c for c in calls if ops.compute_cb_operands(c)[0]), calls[0])
+    first = next((c for c in calls if ops.cb_reads(c)), calls[0])
     if first.op.name == "tt.mm.mma":
-        a, b = first.args[1], first.args[2]
-        out = _pack_target(func.body, first.args[0])
+        a, b = ops.named(first).a, ops.named(first).b
+        out = _pack_target(func.body, ops.named(first).acc)
         reverse = 1
         src_a, src_b = b, a
     else:
-        reads, writes = ops.compute_cb_operands(first)
+        reads, writes = ops.cb_reads(first), ops.cb_writes(first)
         out, reverse = first.args[writes[0]], 0
         a, b = (first.args[reads[0]], first.args[reads[-1]]) if reads else (out, out)
         src_a, src_b = a, b

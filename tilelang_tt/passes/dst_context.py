@@ -15,7 +15,9 @@ from .common import int_imm, loop_nest, require_attr, seq, to_py
 from .d4_compute_init import CBInfo
 
 # compute ops that stream blocks through DST (they cannot run while an accumulator holds it)
-ELTWISE = {*ops.FPU_BINARY, "tt.eltwise", "tt.reduce.max", "tt.reduce.sum", "tt.const_tile"}
+ELTWISE = {name for name, s in ops.specs().items()
+           if s.family == "abstract" and s.kernel == "compute"
+           and ("arith" in s.props or s.props.get("self_init"))}
 
 
 def ev(name, *args):

@@ -14,12 +14,12 @@ from .common import int_imm, loop_nest, seq, simplify
 from .dst_context import DstContext, ev, in_chunks, largest_divisor, pack_round
 from .eltwise_expr import float_bits, postfix, program_slots
 
-_FPU = ops.FPU_BINARY
+ARITH, FUNCTIONS = ops.ARITH, ops.FUNCTIONS
 
 
 def _lower_expr(cx: DstContext, call):
-    out, n, tree = call.args[0], int(call.args[1]), call.args[2]
-    ins = list(call.args[3:])
+    a = ops.named(call)
+    out, n, tree, ins = a.out, int(a.ntiles), a.expr, list(a.ins)
     tokens = postfix(tree)
     slots = program_slots(tokens)
     if slots > cx.capacity:
@@ -49,15 +49,15 @@ def _lower_expr(cx: DstContext, call):
                 op, k, m, orient = v
                 a, r = ins[k], ins[m]
                 if orient == "col":  # one vector tile per row of tiles
-                    dim, cols = "cols", n // cx.tiles(r)
+                    cols = n // cx.tiles(r)
                     tile_of = lambda t, cols=cols: tirx.floordiv(t, cols)  # noqa: E731
                 else:  # one vector tile per column of tiles
-                    dim, cols = "rows", cx.tiles(r)
+                    cols = cx.tiles(r)
                     tile_of = lambda t, cols=cols: tirx.floormod(t, cols)  # noqa: E731
                 body += cx.srca_cfg(a) + cx.srcb_cfg(r) + [
-                    ev(f"tt.{op}_bcast_{dim}_init", a, r),
-                    each(lambda d, a=a, r=r, op=op, s=top, dim=dim, tile_of=tile_of: ev(
-                        f"tt.{op}_tiles_bcast_{dim}", a, r, base + d.tile,
+                    ev(ARITH[op].bcast_init[orient], a, r),
+                    each(lambda d, a=a, r=r, op=op, s=top, orient=orient, tile_of=tile_of: ev(
+                        ARITH[op].bcast_tiles[orient], a, r, base + d.tile,
                         tile_of(base + d.tile), d.at(s))),
                 ]
                 stack.append(("slot", top))
@@ -65,8 +65,8 @@ def _lower_expr(cx: DstContext, call):
                 stack.append(("const", v))
             elif kind == "unary":
                 s = stack[-1][1]
-                body += [ev(f"tt.{v}_tile_init"),
-                         each(lambda d, s=s, fn=v: ev(f"tt.{fn}_tile", d.at(s)))]
+                body += [ev(FUNCTIONS[v].init),
+                         each(lambda d, s=s, fn=v: ev(FUNCTIONS[fn].apply, d.at(s)))]
             else:
                 rhs, lhs = stack.pop(), stack.pop()
                 body += _binary_in_dst(v, lhs, rhs, slots, each)
@@ -91,8 +91,8 @@ class _Slot:
 def _binary_in_dst(op, lhs, rhs, slots, each):
     """``lhs op rhs`` into the slot of the tile operand; at least one side is a tile."""
     if lhs[0] == "slot" and rhs[0] == "slot":
-        return [ev(f"tt.{op}_binary_tile_init"),
-                each(lambda d: ev(f"tt.{op}_binary_tile", d.at(lhs[1]), d.at(rhs[1]),
+        return [ev(ARITH[op].sfpu_init),
+                each(lambda d: ev(ARITH[op].sfpu_tile, d.at(lhs[1]), d.at(rhs[1]),
                                   d.at(lhs[1])))]
     (_, s), (_, c) = (lhs, rhs) if lhs[0] == "slot" else (rhs, lhs)
     pre = []
@@ -101,17 +101,18 @@ def _binary_in_dst(op, lhs, rhs, slots, each):
     elif op == "sub":
         scalar_op = "rsub"  # c - x
     else:  # c / x = c * recip(x)
-        pre = [ev("tt.recip_tile_init"), each(lambda d: ev("tt.recip_tile", d.at(s)))]
+        pre = [ev(FUNCTIONS["recip"].init), each(lambda d: ev(FUNCTIONS["recip"].apply, d.at(s)))]
         scalar_op = "mul"
     bits = tirx.IntImm("uint32", float_bits(c))
     return pre + [ev("tt.binop_with_scalar_tile_init"),
-                  each(lambda d: ev(f"tt.{scalar_op}_unary_tile", d.at(s), bits))]
+                  each(lambda d: ev(ARITH[scalar_op].scalar_tile, d.at(s), bits))]
 
 
 def _lower_reduce(cx: DstContext, call):
-    out, src, scaler = call.args[0], call.args[1], call.args[2]
-    mt, nt, over_rows = int(call.args[3]), int(call.args[4]), int(call.args[5])
-    pool = 1 if call.op.name == "tt.reduce.max" else 0  # PoolType: SUM = 0, MAX = 1
+    a = ops.named(call)
+    out, src, scaler = a.out, a.src, a.scaler
+    mt, nt, over_rows = int(a.mt), int(a.nt), int(a.over_rows)
+    pool = ops.spec(call.op.name).props["pool"]  # PoolType: SUM = 0, MAX = 1
     # REDUCE_ROW (dim 0 of the op): each row of tiles into one tile of a column vector;
     # REDUCE_COL (dim 1): each column of tiles into one tile of a row vector
     lines, length = (nt, mt) if over_rows else (mt, nt)
@@ -146,17 +147,16 @@ def _lower_const_tile(cx: DstContext, call):
 
 
 def _lower_eltwise(cx: DstContext, call):
-    name = call.op.name
-    out, a, b, n = call.args[0], call.args[1], call.args[2], int(call.args[3])
-    op = _FPU[name]
+    args = ops.named(call)
+    out, a, b, n = args.out, args.a, args.b, int(args.ntiles)
+    tiles_op = ARITH[ops.spec(call.op.name).props["arith"]].fpu_tiles
     chunk = largest_divisor(n, cx.capacity)
 
     def group(c):
         base = c * chunk
         return seq([
             ev("tt.tile_regs_acquire"),
-            loop_nest([chunk], lambda d: ev(f"tt.{op}_tiles", a, b, base + d, base + d, d),
-                      ["d"]),
+            loop_nest([chunk], lambda d: ev(tiles_op, a, b, base + d, base + d, d), ["d"]),
         ] + pack_round(cx, out, base, chunk))
     return in_chunks(out, n, chunk, group)
 
@@ -164,7 +164,7 @@ def _lower_eltwise(cx: DstContext, call):
 def lower_block_op(cx: DstContext, call):
     """The DST-managed statements of a block-streaming compute op, or None for other calls."""
     name = call.op.name
-    if name in _FPU:
+    if "arith" in ops.spec(name).props:  # the matrix engine's elementwise ops
         return _lower_eltwise(cx, call)
     if name == "tt.eltwise":
         return _lower_expr(cx, call)

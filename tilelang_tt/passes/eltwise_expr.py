@@ -11,7 +11,7 @@ classifies them), D4 and D5 (which evaluate them in DST).  A tree is a float32 P
   engine's column broadcast, straight into a DST slot; ``tt.expr.row(m)`` is a row vector
   (``R[j]``) broadcast down the columns;
 * ``a + b``, ``a - b``, ``a * b``, ``a / b`` of two trees;
-* ``tt.expr.<fn>(x)`` - an SFPU function (``exp``, ``relu``, ... - :data:`ops.SFPU_UNARY`).
+* ``tt.expr.<fn>(x)`` - an SFPU function (``exp``, ``relu``, ... - :data:`ops.FUNCTIONS`).
 
 ``T.exp(A[i, j] + B[i, j]) * 0.5`` is ``tt.expr.exp(load(0) + load(1)) * 0.5``.  Trees run in
 a float32 DST and round once, at the pack, so casts between float types inside an expression
@@ -24,7 +24,6 @@ deeper side of ``+`` and ``*`` first so fewer DST slots are live at once.
 
 from __future__ import annotations
 
-import math
 import struct
 
 import tvm
@@ -43,15 +42,6 @@ SUPPORTED = ("elementwise expressions of buffer elements and float constants bui
              "as a direct operand of +, -, * or / with a block element (A[i, j] - R[i])")
 
 
-_FOLD_UNARY = {
-    "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "rsqrt": lambda x: 1 / math.sqrt(x),
-    "sigmoid": lambda x: 1 / (1 + math.exp(-x)), "tanh": math.tanh, "abs": abs,
-    "relu": lambda x: max(x, 0.0), "negative": lambda x: -x, "recip": lambda x: 1 / x,
-}
-_FOLD_BINARY = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b,
-                "mul": lambda a, b: a * b, "div": lambda a, b: a / b}
-
-
 def _const(expr):
     """The value of a constant expression (literals, casts, and the supported functions and
     operators of constants - TVMScript leaves ``T.sqrt(3.0)`` unfolded), else None."""
@@ -62,10 +52,10 @@ def _const(expr):
     try:
         if isinstance(expr, tvm.ir.Call) and isinstance(expr.op, tvm.ir.Op) and len(expr.args) == 1:
             fn, arg = UNARY_CALLS.get(expr.op.name), _const(expr.args[0])
-            return _FOLD_UNARY[fn](arg) if fn and arg is not None else None
+            return ops.FUNCTIONS[fn].fold(arg) if fn and arg is not None else None
         if type(expr) in BINARY:
             a, b = _const(expr.a), _const(expr.b)
-            return _FOLD_BINARY[BINARY[type(expr)]](a, b) if None not in (a, b) else None
+            return ops.ARITH[BINARY[type(expr)]].fold(a, b) if None not in (a, b) else None
         if isinstance(expr, tirx.Max):
             a, b = _const(expr.a), _const(expr.b)
             return max(a, b) if None not in (a, b) else None
@@ -279,7 +269,7 @@ def leaf(node):
 def function_of(node):
     """The SFPU function a ``tt.expr.<fn>`` node applies, else None."""
     name = ops.tt_op_name(node)
-    return next((fn for fn, op_name in ops.FUNCTION_OPS.items() if op_name == name), None)
+    return ops.spec(name).props.get("function") if name else None
 
 
 def postfix(tree) -> list[tuple[str, object]]:

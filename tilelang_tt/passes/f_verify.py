@@ -35,10 +35,6 @@ REQUIRED = {
     "compute": (attrs.KERNEL_KIND, attrs.TILE_DFG, attrs.PARTITION, attrs.RUNTIME_ARGS,
                 attrs.PERSISTENT, attrs.COMPUTE_CONFIG, attrs.DST_PLAN),
 }
-# DST index argument positions of the compute calls that touch DST
-DST_ARGS = {"tt.matmul_tiles": (4,), "tt.copy_tile": (2,), "tt.pack_tile": (0,),
-            **{f"tt.{o}_tiles": (4,) for o in ("add", "sub", "mul")},
-            **{f"tt.{o}_binary_tile": (0, 1, 2) for o in ("add", "sub", "mul")}}
 
 
 def kernels_of(mod) -> dict:
@@ -102,7 +98,7 @@ def _check_kernel(kind, func, profile):
         for loop in collect(func.body, tirx.For):
             ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
         for call in tt_calls(func.body):
-            for pos in DST_ARGS.get(call.op.name, ()):
+            for pos in ops.dst_operands(call):
                 bound = ana.const_int_bound(call.args[pos])
                 if bound.max_value >= cap:
                     raise TTResourceError(

@@ -29,7 +29,7 @@ from pathlib import Path
 import tvm
 import tvm_ffi
 
-from .. import attrs
+from .. import attrs, ops
 from ..errors import TTCompileError, TTVerifyError
 from ..target import resolve_target
 from .a0_parallel_to_tile import LowerParallelToTileTT
@@ -41,7 +41,7 @@ from .b2_grid_to_core import GridToCoreGrid
 from .c1_shared_to_cb import LowerSharedToCB
 from .c2_tile_intrinsics import LowerTTTileIntrinsics
 from .c3_tile_dfg import BuildTileDFGTT
-from .common import run_pass
+from .common import collect, run_pass
 from .d1_split_kernel import SplitDeviceKernel
 from .d2_configure_accessor import ConfigureTensorAccessorTT
 from .d3_cb_intrinsics import LowerCBIntrinsics
@@ -97,7 +97,8 @@ def prepare(func, target=None) -> tvm.IRModule:
 
 def verify(mod: tvm.IRModule, stage: str, roundtrip: bool = False) -> None:
     """The checks run after every stage when asked (``verify_each`` / ``TT_VERIFY_EACH=1``):
-    TVM's well-formedness (every variable defined once before use, buffers declared); with
+    TVM's well-formedness (every variable defined once before use, buffers declared), every
+    ``tt.*`` op's arity and operand kinds (the op registry); with
     ``roundtrip`` (``TT_VERIFY_EACH=roundtrip``) also that the module prints as TVMScript that
     parses back to a structurally equal module."""
     try:
@@ -105,8 +106,23 @@ def verify(mod: tvm.IRModule, stage: str, roundtrip: bool = False) -> None:
     except Exception as err:  # TVM reports ill-formed IR as ValueError / TVMError
         detail = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
         raise TTVerifyError(f"the IR after {stage} is ill-formed: {detail}") from None
+    for gv, func in mod.functions.items():
+        problems = verify_ops(func)
+        if problems:
+            raise TTVerifyError(f"the IR after {stage} has malformed ops in {gv.name_hint}: "
+                                + "; ".join(problems[:5]))
     if roundtrip:
         check_roundtrip(mod, stage)
+
+
+def verify_ops(func) -> list[str]:
+    """Arity and operand-kind problems of every ``tt.*`` op in ``func`` (calls and tile
+    primitives), from the op registry."""
+    problems = []
+    for node in collect(func.body, (tvm.ir.Call, tvm.tirx.TilePrimitiveCall)):
+        if ops.tt_op_name(node) is not None:
+            problems += ops.verify_call(node)
+    return problems
 
 
 def check_roundtrip(mod: tvm.IRModule, stage: str) -> None:
