@@ -7,19 +7,48 @@
     c = art(a, b)                       # runs the generated C++ on the emulator (mock mode)
     art.sources["compute.cpp"]          # reader.cpp compute.cpp writer.cpp main.cpp ...
     art.save("out/")                    # a CMake project: mock by default, SDK via TT_METAL_HOME
+
+``import tilelang_tt as tilelang`` serves TileLang programs: ``tilelang.jit`` (both forms),
+``tilelang.compile``, ``tilelang.PassConfigKey``, ``tilelang.TensorSupplyType``,
+``tilelang.profiler.do_bench``, ``tilelang.testing``.
 """
 
+import tvm  # noqa: F401  (TileLang programs write `from tilelang import tvm`)
+
+from . import _tilelang_modules
 from . import ops as _ops  # noqa: F401  registers the tt.* TIR ops and the T.tt script namespace
 from . import target as _target  # noqa: F401  registers the "tenstorrent" target tags
 from .compiler import annotate_tt_layout, annotate_tt_schedule, compile, generate, lower
 from .errors import (TTCompileError, TTLayoutError, TTResourceError, TTRuntimeError,
                      TTUnsupportedError, TTVerifyError)
+from .jit import JITKernel, jit, par_compile
 from .runtime.artifact import Artifact
+from .runtime.profiler import TensorSupplyType
+from .tilelang_compat import (PassConfigKey, cdiv, disable_cache, enable_cache,
+                              is_cache_enabled, next_power_of_2, set_log_level)
+
+_tilelang_modules.install()
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Artifact", "TTCompileError", "TTLayoutError", "TTResourceError", "TTRuntimeError",
-    "TTUnsupportedError", "TTVerifyError", "annotate_tt_layout", "annotate_tt_schedule",
-    "compile", "generate", "lower",
+    "Artifact", "JITKernel", "PassConfigKey", "TTCompileError", "TTLayoutError",
+    "TTResourceError", "TTRuntimeError", "TTUnsupportedError", "TTVerifyError",
+    "TensorSupplyType", "annotate_tt_layout", "annotate_tt_schedule", "cdiv", "compile",
+    "disable_cache", "enable_cache", "generate", "is_cache_enabled", "jit", "lower",
+    "next_power_of_2", "par_compile", "set_log_level",
 ]
+
+
+def __getattr__(name):
+    """TileLang's top-level names without a counterpart (``tilelang.autotune``, the
+    submodules of _tilelang_modules) are refusals, not AttributeErrors."""
+    import importlib
+
+    if name in _tilelang_modules.TOP_LEVEL:
+        from .language_compat import Refused
+
+        return Refused(name, _tilelang_modules.TOP_LEVEL[name], prefix="tilelang.")
+    if name in _tilelang_modules.MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

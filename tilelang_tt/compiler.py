@@ -17,6 +17,7 @@ from .errors import TTCompileError
 from .passes import pipeline
 from .passes.f_verify import kernels_of
 from .runtime.artifact import Artifact
+from .target import TARGET_KEY
 
 
 def _param_by_name(func, name):
@@ -69,8 +70,26 @@ def generate(mod: tvm.IRModule) -> tuple[dict, dict]:
     return sources, plan
 
 
-def compile(func, target="tenstorrent", out_idx=None, *, dump_ir=None) -> Artifact:  # noqa: A001
-    """Compile a kernel for Tenstorrent; see :class:`Artifact` for running it."""
-    mod = lower(func, target, dump_ir=dump_ir)
+def tenstorrent_target(target):
+    """The Tenstorrent target a TileLang ``target=`` stands for: Tenstorrent targets are kept;
+    TileLang's other targets (None, "auto", "cuda", "hip", "llvm", a dict ...) have no meaning
+    here and select the default device."""
+    if isinstance(target, str) and target.strip().split("/")[0] == TARGET_KEY:
+        return target
+    if isinstance(target, tvm.target.Target) and TARGET_KEY in list(target.keys):
+        return target
+    return TARGET_KEY
+
+
+def compile(func, out_idx=None, execution_backend=None, target="tenstorrent",  # noqa: A001
+            target_host=None, verbose=None, pass_configs=None, compile_flags=None, *,
+            dump_ir=None) -> Artifact:
+    """Compile a kernel for Tenstorrent; see :class:`Artifact` for running it.
+
+    TileLang's signature: ``out_idx`` lists the outputs a call allocates and returns;
+    ``target`` selects a Tenstorrent device (other TileLang targets select the default one);
+    ``execution_backend``, ``target_host``, ``verbose``, ``compile_flags`` and the
+    ``pass_configs`` keys without a meaning here are accepted and ignored."""
+    mod = lower(func, tenstorrent_target(target), dump_ir=dump_ir)
     sources, plan = generate(mod)
     return Artifact(sources=sources, plan=plan, module=mod, out_idx=out_idx)

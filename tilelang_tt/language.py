@@ -21,14 +21,18 @@ TileLang                    frontend TIR
 ``T.reduce_sum/max``        ``tile.sum`` / ``tile.max``
 ==========================  ===============================================================
 
-Anything else in TVMScript (``T.float32``, ``T.exp``, ``T.max`` ...) is forwarded unchanged.
+Dtypes are TileLang's (``T.float32 == "float32"``, callable as casts; tilelang_tt/dtypes.py).
+TileLang names without a Tensix lowering are no-ops or refusals (tilelang_tt/language_compat.py);
+anything else in TVMScript (``T.exp``, ``T.max``, ``T.if_then_else`` ...) is forwarded unchanged.
 """
 
 from __future__ import annotations
 
 import contextlib
 import inspect
+import re
 import threading
+import typing
 
 import tvm
 import tvm_ffi
@@ -38,16 +42,28 @@ from tvm.script import tirx as _T
 from tvm.script.ir_builder import tirx as _IB
 from tvm.tirx import is_buffer_var
 
-from . import attrs
+from . import attrs, language_compat
+from .dtypes import (DTYPES, REFUSED_DTYPES, AnyDType, dtype, get_tvm_dtype,  # noqa: F401
+                     is_f8f6f4_family, is_float4, is_float4_e2m1_unpacked, is_float4_e2m1fn,
+                     validate_gemm_ab_dtypes)
 from .errors import TTCompileError, TTLayoutError, TTUnsupportedError
+from .language_compat import GemmWarpPolicy, LayoutHint  # noqa: F401
 
-Tensor = _T.Buffer
-Buffer = _T.Buffer
 ceildiv = _T.ceildiv
-serial = _T.serial
+cdiv = _T.ceildiv
+Any = typing.Any
+PrimExpr = tvm.ir.Expr
+PrimFunc = tirx.PrimFunc
+SizeVar = tvm.ir.Var
+StringImm = tvm.ir.StringImm
 grid = _T.grid
+macro = _T.macro
+Layout = LayoutHint
+Fragment = LayoutHint
+PartialFragment = LayoutHint
 
 _STATE = threading.local()
+_PARSE_LOCK = threading.RLock()
 
 
 def _parallel_vars() -> set:
@@ -63,29 +79,117 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
     """Parse a TileLang-style kernel into a ``tvm.tirx.PrimFunc`` (``@T.prim_func``)."""
 
     def decorate(fn):
-        from tvm.script.parser._core import parse, utils
+        from tvm.script.parser._core import utils
 
         if not inspect.isfunction(fn):
             raise TypeError(f"@T.prim_func expects a function, got {fn!r}")
-        extra_vars = utils.inspect_function_capture(fn)
-        _parallel_vars().clear()
-        try:
-            parsed = parse(fn, extra_vars, check_well_formed=check_well_formed)
-        except tvm.error.DiagnosticError as err:
-            raise TTCompileError(f"cannot parse kernel {fn.__name__!r}:\n{err}") from None
-        finally:
-            marked = list(_parallel_vars())
-            _parallel_vars().clear()
-        parsed = _mark_parallel_loops(parsed, marked)
-        return parsed
+        return _parse_kernel(fn, utils.inspect_function_capture(fn), None, check_well_formed)
 
     if func is None:
         return decorate
     return decorate(func)
 
 
+def prim_func_from_tree(fn, extra_vars: dict, tree, check_well_formed: bool = True):
+    """Parse ``tree`` (a rewritten AST of ``fn``'s source, see tilelang_tt.jit) as a kernel."""
+    return _parse_kernel(fn, extra_vars, tree, check_well_formed)
+
+
+_BIND = "__tt_bind"
+
+
+def python_value(value):
+    """TileLang keeps Python values assigned in a kernel (``dtype = T.float``, ``scale =
+    1.44 / d``, ``n = T.ceildiv(N, 64)``) as Python values; TVMScript would store them in a
+    scalar variable.  Assignments go through this function (see :func:`_bind_python_values`)."""
+    from tvm.script.ir_builder import ir as _I
+
+    if isinstance(value, tirx.IntImm) and str(value.ty) == "int32":
+        return _I.meta_var(int(value.value))
+    if isinstance(value, (bool, int, float, str)) or (
+            isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str))
+                                             for v in value)):
+        return _I.meta_var(value)
+    return value
+
+
+def _bind_python_values(tree):
+    """Wrap the value of every assignment in the kernel (not in nested functions) in
+    ``__tt_bind(...)``; the nodes keep their source locations."""
+    import ast
+    import copy
+
+    tree = copy.deepcopy(tree)
+    fdef = tree.body[0]
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                  ast.ClassDef)):
+                continue
+            if isinstance(child, ast.Assign):
+                call = ast.Call(func=ast.Name(id=_BIND, ctx=ast.Load()), args=[child.value],
+                                keywords=[])
+                child.value = ast.copy_location(call, child.value)
+                ast.fix_missing_locations(child)
+            visit(child)
+
+    visit(fdef)
+    return tree
+
+
+def _parse_kernel(fn, extra_vars, tree, check_well_formed):
+    import ast
+
+    from tvm.script.parser.core import diagnostics
+
+    if tree is None:
+        tree = ast.parse(diagnostics.Source(fn).source)
+    tree = _bind_python_values(tree)
+    extra_vars = dict(extra_vars)
+    extra_vars[_BIND] = python_value
+    _parallel_vars().clear()
+    language_compat.take_noted_error()
+    try:
+        parsed = parse_function(fn, extra_vars, check_well_formed=check_well_formed, tree=tree)
+    except tvm.error.DiagnosticError as err:
+        # keep the class of a TT error raised by a T.* call inside the kernel
+        noted = language_compat.take_noted_error()
+        cls = type(noted) if isinstance(noted, TTCompileError) else TTCompileError
+        raise cls(f"cannot parse kernel {fn.__name__!r}:\n{err}") from None
+    finally:
+        marked = list(_parallel_vars())
+        _parallel_vars().clear()
+    return _mark_parallel_loops(parsed, marked)
+
+
 # the TVMScript parser dispatches on the decorator's token
 prim_func.dispatch_token = "tirx"
+
+
+def parse_function(fn, extra_vars: dict, *, check_well_formed: bool = True, tree=None):
+    """TVMScript-parse ``fn``; ``tree`` replaces its source's AST (tilelang_tt.jit rewrites the
+    eager form) while spans keep pointing at the user's file and lines."""
+    from tvm.script.parser._core import parse
+
+    if tree is None:
+        return parse(fn, extra_vars, check_well_formed=check_well_formed)
+    from tvm.script.parser.core import diagnostics, doc
+
+    doc_tree = doc.to_doc(tree)
+
+    class _Rewritten(diagnostics.Source):
+        def as_ast(self):
+            return doc_tree
+
+    from tvm.script.parser.core import entry
+
+    with _PARSE_LOCK:  # entry.parse builds its Source from the module-level name
+        entry.Source = _Rewritten
+        try:
+            return parse(fn, extra_vars, check_well_formed=check_well_formed)
+        finally:
+            entry.Source = diagnostics.Source
 
 
 def _mark_parallel_loops(func: tirx.PrimFunc, loop_vars: list) -> tirx.PrimFunc:
@@ -118,56 +222,166 @@ class Kernel:
     def __init__(self, *extents, threads=None, prelude=None, is_cpu=False):
         if not 1 <= len(extents) <= 3:
             raise TTCompileError(f"T.Kernel takes 1 to 3 grid extents, got {len(extents)}")
+        if prelude is not None:
+            raise language_compat.note_error(TTUnsupportedError(
+                "T.Kernel(prelude=...) injects C source into a CUDA kernel; Tensix kernels are "
+                "generated whole"))
         self.extents = extents
         self.threads = threads  # accepted for TileLang compatibility; Tensix has no SIMT threads
         self._stack = None
+        self.bindings = []
 
     def __enter__(self):
         self._stack = contextlib.ExitStack()
-        vs = [self._stack.enter_context(_IB.launch_thread(tag, ext))
-              for tag, ext in zip(self._TAGS, self.extents)]
+        self.bindings = [self._stack.enter_context(_IB.launch_thread(tag, ext))
+                         for tag, ext in zip(self._TAGS, self.extents)]
+        _kernel_frames().append(self)
+        vs = self.bindings
         return tuple(vs) if len(vs) > 1 else vs[0]
 
     def __exit__(self, *exc):
+        _kernel_frames().pop()
         return self._stack.__exit__(*exc)
+
+
+def _kernel_frames() -> list:
+    if not hasattr(_STATE, "kernels"):
+        _STATE.kernels = []
+    return _STATE.kernels
+
+
+def _current_kernel(what: str) -> Kernel:
+    if not _kernel_frames():
+        raise TTCompileError(f"T.{what} is only meaningful inside `with T.Kernel(...)`")
+    return _kernel_frames()[-1]
+
+
+def get_block_binding(dim: int = 0):
+    """The block index variable of grid dimension ``dim`` of the enclosing ``T.Kernel``."""
+    frame = _current_kernel("get_block_binding")
+    return frame.bindings[dim] if dim < len(frame.bindings) else tirx.IntImm("int32", 0)
+
+
+def get_block_bindings():
+    return [get_block_binding(d) for d in range(3)]
+
+
+def get_block_extent(dim: int = 0):
+    frame = _current_kernel("get_block_extent")
+    return frame.extents[dim] if dim < len(frame.extents) else 1
+
+
+def get_block_extents():
+    return [get_block_extent(d) for d in range(3)]
+
+
+def _shape(shape):
+    return (shape,) if not isinstance(shape, (tuple, list, tvm.ir.Array)) else shape
 
 
 def alloc_shared(shape, dtype="float16", scope="shared"):
     """A block-local tile buffer in L1 (lowered to a circular buffer)."""
     if scope.startswith("shared"):
         scope = "shared"
-    return _IB.alloc_buffer(shape, dtype, scope=scope)
+    return _IB.alloc_buffer(_shape(shape), str(dtype), scope=scope)
 
 
 def alloc_fragment(shape, dtype="float32", scope="local.fragment"):
     """A block-local accumulator (lives in the DST register file on Tensix)."""
-    return _IB.alloc_buffer(shape, dtype, scope=scope)
+    return _IB.alloc_buffer(_shape(shape), str(dtype), scope=scope)
 
 
 def alloc_local(shape, dtype="float32", scope="local"):
-    return _IB.alloc_buffer(shape, dtype, scope=scope)
+    return _IB.alloc_buffer(_shape(shape), str(dtype), scope=scope)
 
 
-def alloc_var(dtype="int32", init=None):
-    buf = _IB.alloc_buffer((1,), dtype, scope="local")
+def alloc_var(dtype="int32", *args, scope="local.var", init=None):
+    """TileLang ``T.alloc_var(dtype[, init][, scope])``: a one-element scalar buffer."""
+    if len(args) == 1 and isinstance(args[0], str):
+        scope = args[0]
+    elif len(args) == 1:
+        init = args[0]
+    elif len(args) == 2:
+        init, scope = args
+    buf = _IB.alloc_buffer((1,), str(dtype), scope="local")
     if init is not None:
         _IB.buffer_store(buf, init, [0])
     return buf
 
 
-def Pipelined(start, stop=None, num_stages=0, order=None, stage=None, sync=None, group=None):
-    """Software-pipelined serial loop; ``num_stages`` becomes the circular-buffer depth."""
+allocate = _IB.alloc_buffer
+
+
+class _TensorProxy:
+    """``T.Tensor(shape, dtype)`` / ``T.Tensor[shape, dtype]`` (TileLang's spellings) -> a
+    buffer; ``scope`` picks ``T.SharedBuffer`` / ``T.FragmentBuffer`` / ``T.LocalBuffer``."""
+
+    def __init__(self, scope="global"):
+        self.scope = scope
+
+    def __call__(self, shape, dtype="float32", data=None, strides=None, elem_offset=None,
+                 scope=None, **kwargs):
+        return _T.Buffer(_shape(shape), str(dtype), data=data, strides=strides,
+                         elem_offset=elem_offset, scope=scope or self.scope)
+
+    def __getitem__(self, keys):
+        if not isinstance(keys, tuple) or all(not isinstance(k, (tuple, list, str)) for k in keys):
+            keys = (keys,)
+        return self(*keys)
+
+    # ``A: T.Tensor | None`` in signatures
+    def __or__(self, other):
+        return self
+
+    __ror__ = __or__
+
+
+Tensor = _TensorProxy()
+Buffer = Tensor
+SharedBuffer = _TensorProxy("shared")
+FragmentBuffer = _TensorProxy("local.fragment")
+LocalBuffer = _TensorProxy("local")
+
+
+def Pipelined(start, stop=None, num_stages=0, order=None, stage=None, sync=None, group=None,
+              annotations=None):
+    """Software-pipelined serial loop; ``num_stages`` becomes the circular-buffer depth
+    (``order`` / ``stage`` / ``sync`` / ``group`` are CUDA pipeline schedules, ignored)."""
     annotations = {attrs.LOOP_NUM_STAGES: int(num_stages)} if num_stages else None
     if stop is None:
         return _IB.serial(0, start, annotations=annotations)
     return _IB.serial(start, stop, annotations=annotations)
 
 
-def Parallel(*extents):
-    """Element-parallel loop nest; recognised by the compiler as a tile operation."""
+def Parallel(*extents, coalesced_width=None, loop_layout=None, prefer_async=None,
+             annotations=None):
+    """Element-parallel loop nest; recognised by the compiler as a tile operation (the CUDA
+    hints ``coalesced_width``, ``loop_layout``, ``prefer_async`` are ignored)."""
     frame = _IB.grid(*extents)
     _parallel_vars().extend(list(frame.vars))
     return frame
+
+
+def serial(start, stop=None, step=None, *, annotations=None):
+    """``T.serial(n)`` / ``T.serial(start, stop[, step])``; ``T.Serial`` is the same loop."""
+    return _IB.serial(start, stop, step=step, annotations=annotations)
+
+
+Serial = serial
+
+
+def unroll(start, stop=None, step=None, *, explicit=False, unroll_factor=None, annotations=None):
+    return _IB.unroll(start, stop, step=step, annotations=annotations)
+
+
+Unroll = unroll
+
+
+def vectorized(start, stop=None, *, annotations=None):
+    return _IB.vectorized(start, stop, annotations=annotations)
+
+
+Vectorized = vectorized
 
 
 def use_swizzle(panel_size=None, order="row", enable=True):
@@ -175,16 +389,126 @@ def use_swizzle(panel_size=None, order="row", enable=True):
     return None
 
 
-def symbolic(name, dtype="int32"):
-    """TileLang ``T.symbolic``: a named symbolic dimension (shapes using it are rejected by
-    InferTTLayout until dynamic shapes are supported)."""
-    return tirx.Var(name, dtype)
-
-
-
-def annotate_layout(layout_map):
+def annotate_layout(layout_map=None):
     """Accepted for TileLang compatibility (fragment layouts do not apply to Tensix)."""
     return None
+
+
+# --------------------------------------------------------------------------------------------
+# symbolic sizes: T.const (eager jit), T.dynamic / T.symbolic
+# --------------------------------------------------------------------------------------------
+def _split_names(name: str) -> list:
+    return [n for n in re.split(r"[\s,]+", name.strip()) if n]
+
+
+def eager_bindings() -> dict | None:
+    """Size values of the ``@tilelang.jit`` function being compiled (set by tilelang_tt.jit)."""
+    return getattr(_STATE, "eager", None)
+
+
+@contextlib.contextmanager
+def binding_sizes(values: dict):
+    prev = eager_bindings()
+    _STATE.eager = dict(values)
+    try:
+        yield
+    finally:
+        _STATE.eager = prev
+
+
+def _sizes(name, what, dtype):
+    names = _split_names(name)
+    bound = eager_bindings()
+    if bound is None:
+        if what == "const":
+            raise TTCompileError(
+                f"T.const({name!r}) declares sizes of a @tilelang.jit function (eager form); "
+                "in a @T.prim_func use Python values or T.dynamic")
+        vals = [tirx.Var(n, str(dtype)) for n in names]
+    else:
+        missing = [n for n in names if n not in bound]
+        if missing:
+            raise TTCompileError(f"T.{what}: no value for {', '.join(missing)}")
+        vals = [bound[n] for n in names]
+    return tuple(vals) if len(vals) > 1 else vals[0]
+
+
+def const(name: str, dtype="int32"):
+    """``M, N = T.const("M, N")``: sizes of a ``@tilelang.jit`` function, taken from the
+    shapes of its tensor arguments (or ``f.compile(M=...)``)."""
+    return _sizes(name, "const", dtype)
+
+
+def dynamic(name: str, dtype="int32"):
+    """``T.dynamic("M, N")``: symbolic sizes.  In a ``@tilelang.jit`` function they are
+    specialised like ``T.const`` (one compiled kernel per shape); in a ``@T.prim_func`` they
+    stay symbolic, which the compiler rejects until dynamic shapes are supported."""
+    return _sizes(name, "dynamic", dtype)
+
+
+symbolic = dynamic
+
+
+def empty(*shape, dtype="float32"):
+    """``C = T.empty(shape, dtype)``: an output of a ``@tilelang.jit`` function (eager form)."""
+    raise TTCompileError(
+        "T.empty declares an output of a @tilelang.jit function: write `C = T.empty(shape, "
+        "dtype)` as a statement of the function body and `return C`")
+
+
+def empty_args(*shape, dtype="float32"):
+    """(shape, dtype) of a ``T.empty(...)`` call, in each of TileLang's spellings."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0]), dtype
+    if len(shape) == 2 and isinstance(shape[0], (tuple, list)) and isinstance(shape[1], str):
+        return tuple(shape[0]), shape[1]
+    return tuple(shape), dtype
+
+
+def index_to_coordinates(index, shape):
+    """Row-major coordinates of a flat ``index`` in ``shape``."""
+    coords = []
+    for extent in reversed(list(shape)):
+        coords.append(tirx.floormod(index, extent))
+        index = tirx.floordiv(index, extent)
+    return list(reversed(coords))
+
+
+def align_up(x, y):
+    return cdiv(x, y) * y
+
+
+def clamp(dst, min_val, max_val):
+    """``T.clamp(x, lo, hi)`` = ``T.min(T.max(x, lo), hi)``, as in TileLang."""
+    return _T.min(_T.max(dst, min_val), max_val)
+
+
+# CUDA fast-math spellings compute the same functions here
+def fast_rcp(x):
+    return 1.0 / x
+
+
+def _ieee(name, fn):
+    def op(*args, rounding="rn"):
+        if rounding != "rn":
+            raise language_compat.note_error(TTUnsupportedError(
+                f"T.{name}(rounding={rounding!r}): only round-to-nearest-even is available"))
+        return fn(*args)
+    op.__name__ = name
+    return op
+
+
+ieee_add = _ieee("ieee_add", lambda a, b: a + b)
+ieee_sub = _ieee("ieee_sub", lambda a, b: a - b)
+ieee_mul = _ieee("ieee_mul", lambda a, b: a * b)
+ieee_fdiv = _ieee("ieee_fdiv", lambda a, b: a / b)
+ieee_fmaf = _ieee("ieee_fmaf", lambda a, b, c: a * b + c)
+ieee_frcp = _ieee("ieee_frcp", lambda a: 1.0 / a)
+ieee_fsqrt = _ieee("ieee_fsqrt", lambda a: _T.sqrt(a))
+ieee_frsqrt = _ieee("ieee_frsqrt", lambda a: _T.rsqrt(a))
+
+_FAST_MATH = {"__exp": "exp", "__exp10": "exp10", "__log": "log", "__log2": "log2",
+              "__log10": "log10", "__sin": "sin", "__cos": "cos", "__tan": "tan"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -237,8 +561,10 @@ def _as_region(x, other_extents, op_name):
                          "(A[a:b, c:d]) or an element (A[i, j])")
 
 
-def copy(src, dst, coalesced_width=None, disable_tma=False, eviction_policy=None):
-    """TileLang ``T.copy(src, dst)``: either side may be a buffer, a region or an element."""
+def copy(src, dst, coalesced_width=None, disable_tma=False, eviction_policy=None,
+         prefer_instruction=None, annotations=None, loop_layout=None):
+    """TileLang ``T.copy(src, dst)``: either side may be a buffer, a region or an element
+    (the CUDA data-path hints are ignored)."""
     s_ext, d_ext = _extents(src), _extents(dst)
     dst_r = _as_region(dst, s_ext, "copy")
     src_r = _as_region(src, d_ext, "copy")
@@ -247,7 +573,7 @@ def copy(src, dst, coalesced_width=None, disable_tma=False, eviction_policy=None
 
 
 def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=None, clear_accum=False,
-         k_pack=1, wg_wait=0):
+         k_pack=1, wg_wait=0, mbar=None, annotations=None):
     """TileLang ``T.gemm``: ``C += A @ B`` (``C = A @ B`` with ``clear_accum``)."""
     regions = [_as_region(x, None, "gemm") for x in (A, B, C)]
     a_r, b_r, c_r = regions
@@ -264,13 +590,13 @@ def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=None, clear_accum
                                      scope=None))
 
 
-def fill(buffer, value):
+def fill(buffer, value, annotations=None):
     region = _as_region(buffer, None, "fill")
     return _insert(_operator("Fill")(region, value, workspace={}, config={}, dispatch=None,
                                      scope=None))
 
 
-def clear(buffer):
+def clear(buffer, annotations=None):
     return fill(buffer, 0)
 
 
@@ -285,37 +611,74 @@ def _reduce(kind, src, dst, dim, clear_dst):
                       dispatch=None, scope=None))
 
 
-def reduce_sum(src, dst, dim=-1, clear=True):
+def _batch(batch):
+    if batch != 1:
+        raise language_compat.note_error(TTUnsupportedError(
+            f"T.reduce_*(batch={batch}): batched reductions are not supported yet"))
+
+
+def reduce(src, dst, reduce_type, dim, clear, batch=1, nan_propagate=False, annotations=None):
+    """TileLang's generic ``T.reduce(src, dst, "sum" | "max" | "min" | "abssum" | "absmax",
+    dim, clear)``."""
+    kind = str(reduce_type)
+    if kind not in ("sum", "max", "min", "abssum", "absmax"):
+        raise language_compat.note_error(TTUnsupportedError(
+            f"T.reduce(reduce_type={kind!r}) is not supported (sum, max, min, abssum, absmax)"))
+    _batch(batch)
+    return _reduce(kind, src, dst, dim, clear)
+
+
+def reduce_sum(src, dst, dim=-1, clear=True, batch=1, annotations=None):
+    _batch(batch)
     return _reduce("sum", src, dst, dim, clear)
 
 
-def reduce_max(src, dst, dim=-1, clear=True):
+def reduce_max(src, dst, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
+    _batch(batch)
     return _reduce("max", src, dst, dim, clear)
 
 
-def reduce_min(src, dst, dim=-1, clear=True):
+def reduce_min(src, dst, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
+    _batch(batch)
     return _reduce("min", src, dst, dim, clear)
 
 
-def reduce_abssum(src, dst, dim=-1, clear=True):
+def reduce_abssum(src, dst, dim=-1, clear=True, batch=1, annotations=None):
+    _batch(batch)
     return _reduce("abssum", src, dst, dim, clear)
 
 
-def reduce_absmax(src, dst, dim=-1, clear=True):
+def reduce_absmax(src, dst, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
+    _batch(batch)
     return _reduce("absmax", src, dst, dim, clear)
 
 
-# TileLang operations this backend does not lower yet (a clearer error than a missing name)
-_NOT_YET = ("cumsum", "atomic_add",
-            "atomic_max", "atomic_min", "gemm_sp", "im2col", "c2d_im2col")
+def _jit_func():
+    from .jit import JITImpl
+
+    return JITImpl
+
+
+def __ldg(x):  # noqa: N807 - TileLang's name; a read-only-cache load is a plain read here
+    return x
 
 
 def __getattr__(name):
-    """Everything else is TVMScript's own (T.float32, T.exp, T.max, T.if_then_else, ...)."""
-    if name in _NOT_YET:
-        raise AttributeError(
-            f"T.{name} is a TileLang operation the Tenstorrent backend does not support yet "
-            "(docs/SUPPORT.md lists what compiles)")
+    """TileLang dtypes, fast-math spellings, no-ops and refusals; everything else is
+    TVMScript's own (``T.exp``, ``T.max``, ``T.if_then_else``, ...)."""
+    if name in DTYPES:
+        return DTYPES[name]
+    if name in REFUSED_DTYPES:
+        return language_compat.Refused(name, REFUSED_DTYPES[name])
+    if name in _FAST_MATH:
+        return getattr(_T, _FAST_MATH[name])
+    if name == "__ldg":
+        return globals()["__ldg"]
+    if name == "JITFunc":
+        return _jit_func()
+    found = language_compat.resolve(name)
+    if found is not None:
+        return found
     try:
         return getattr(_T, name)
     except AttributeError:

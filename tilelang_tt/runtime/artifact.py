@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import TTRuntimeError
-from . import tensors
+from . import tensors, torch_interop
 
 
 def cache_root() -> Path:
@@ -24,7 +24,9 @@ class Artifact:
       ``main.cpp``, ``tt.plan.json``, ``CMakeLists.txt``);
     * ``plan``: the runtime plan as a dict; ``module``: the lowered IRModule;
     * ``save(dir)`` writes the project; ``art(a, b)`` / ``art.run(a, b)`` runs it (see
-      :meth:`run`); ``last_run_stats`` holds the emulator's counters of the last run.
+      :meth:`run`); ``last_run_stats`` holds the emulator's counters of the last run;
+    * TileLang's kernel API: ``get_kernel_source()``, ``get_host_source()``,
+      ``get_profiler()``.
     """
 
     def __init__(self, *, sources: dict, plan: dict, module, out_idx=None):
@@ -37,7 +39,9 @@ class Artifact:
             self.out_idx = []
         else:
             idx = [out_idx] if isinstance(out_idx, int) else list(out_idx)
-            self.out_idx = sorted({i % n if -n <= i < n else _bad_out_idx(i, n) for i in idx})
+            # call order of the returned outputs is the order given (TileLang's)
+            self.out_idx = list(dict.fromkeys(i % n if -n <= i < n else _bad_out_idx(i, n)
+                                              for i in idx))
         self.last_run_stats = None
 
     @property
@@ -60,6 +64,25 @@ class Artifact:
     def __call__(self, *args):
         return self.run(*args)
 
+    # ---- TileLang's kernel object API -----------------------------------------------------
+    def get_kernel_source(self, kernel_only: bool = True) -> str:
+        """The device kernels (reader, compute, writer), and with ``kernel_only=False`` the
+        host program too."""
+        names = ["reader.cpp", "compute.cpp", "writer.cpp"]
+        if not kernel_only:
+            names.append("main.cpp")
+        return "\n".join(f"// ---- {n} ----\n{self.sources[n]}" for n in names)
+
+    def get_host_source(self) -> str:
+        return self.sources["main.cpp"]
+
+    def get_profiler(self, tensor_supply_type=None):
+        """TileLang's profiler: ``assert_allclose(ref_program, rtol=, atol=)`` on random
+        inputs; ``do_bench()`` raises until the emulator has a cost model."""
+        from .profiler import Profiler, TensorSupplyType
+
+        return Profiler(self, tensor_supply_type or TensorSupplyType.Auto)
+
     # ---- running -------------------------------------------------------------------------
     def run(self, *args, mode: str = "mock", arch: str | None = None):
         """Run on the emulator (``mode="mock"``) or an SDK build (``mode="real"``).
@@ -68,7 +91,14 @@ class Artifact:
         was compiled with ``out_idx`` - only the inputs: the outputs are allocated and
         returned (one array, or a list).  bfloat16 tensors take and return
         ``ml_dtypes.bfloat16`` arrays; float arrays given for them are rounded to nearest even.
+        CPU torch tensors are accepted too (when torch is imported); the results are then
+        torch tensors.
         """
+        use_torch = any(torch_interop.is_tensor(a) for a in args)
+        given = args
+        if use_torch:
+            args = tuple(torch_interop.to_numpy(a) if torch_interop.is_tensor(a) else a
+                         for a in args)
         host = tensors.bind_arguments(self.tensors, self.out_idx, args)
         if mode == "mock":
             self._run_mock(host, arch or self.plan["target"])
@@ -76,7 +106,23 @@ class Artifact:
             self._run_real(host)
         else:
             raise TTRuntimeError(f"unknown run mode {mode!r}; use 'mock' or 'real'")
-        return tensors.results(self.tensors, self.out_idx, host)
+        result = tensors.results(self.tensors, self.out_idx, host)
+        if use_torch:
+            result = self._torch_results(given, host, result)
+        return result
+
+    def _torch_results(self, given, host, result):
+        if "_given" in host:  # every tensor passed: write outputs back into the caller's
+            for i, t in enumerate(self.tensors):
+                if t["role"] in ("output", "inout") and torch_interop.is_tensor(given[i]):
+                    torch_interop.copy_into(given[i], host[i])
+            outs = self.out_idx or [i for i, t in enumerate(self.tensors)
+                                    if t["role"] in ("output", "inout")]
+            picked = [given[i] for i in outs]
+            return picked[0] if len(picked) == 1 else picked
+        if isinstance(result, list):
+            return [torch_interop.from_numpy(r) for r in result]
+        return torch_interop.from_numpy(result)
 
     def project_dir(self) -> Path:
         """A content-addressed copy of the project (kernels must stay at a fixed path)."""

@@ -1,0 +1,180 @@
+"""tilelang_tt.jit: TileLang's @tilelang.jit in its eager and factory forms, and the kernel
+object API (get_kernel_source, get_profiler), with the kernels of examples/jit_kernels.py."""
+
+import importlib.util
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import jit_kernels as K
+import tilelang_tt as tilelang
+import tilelang_tt.language as T
+from tilelang_tt import TTCompileError, TTUnsupportedError
+from tilelang_tt.profiler import TTProfilerUnavailable
+
+HERE = Path(__file__).resolve()
+RNG = np.random.default_rng(0)
+
+
+def f32(shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def bf16(shape):
+    return RNG.standard_normal(shape).astype(ml_dtypes.bfloat16)
+
+
+def test_eager_elementwise_call_compiles_once_per_shape():
+    K.elementwise_add._kernels.clear()
+    a, b = f32((64, 96)), f32((64, 96))
+    np.testing.assert_array_equal(K.elementwise_add(a, b, block_M=32, block_N=32), a + b)
+    K.elementwise_add(f32((64, 96)), f32((64, 96)), block_M=32, block_N=32)
+    assert len(K.elementwise_add._kernels) == 1
+    c, d = f32((32, 64)), f32((32, 64))
+    np.testing.assert_array_equal(K.elementwise_add(c, d, block_M=32, block_N=32), c + d)
+    assert len(K.elementwise_add._kernels) == 2
+    assert K.elementwise_add.mode == "eager"
+
+
+def test_eager_gemm_compile_with_sizes_and_call_with_arrays():
+    kernel = K.matmul.compile(M=64, N=64, K=128, block_M=32, block_N=32, block_K=32)
+    a, b = bf16((64, 128)), bf16((128, 64))
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(kernel(a, b).astype(np.float32), ref, atol=0.25, rtol=0.02)
+    assert K.matmul.compile(a, b, 32, 32, 32) is kernel  # same sizes, same kernel
+    assert [p for p in kernel.out_idx] == [2]
+
+
+def test_eager_rms_norm_with_dtype_assigned_in_the_body():
+    kernel = K.rms_norm.compile(M=64, N=64, blk_m=32)
+    x = f32((64, 64))
+    ref = x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6)
+    np.testing.assert_allclose(kernel(x), ref, rtol=0.02, atol=0.02)
+
+
+def test_factory_form_with_out_idx():
+    kernel = K.matmul_nt(64, 64, 64, 32, 32, 32)
+    assert K.matmul_nt.mode == "lazy" and K.matmul_nt(64, 64, 64, 32, 32, 32) is kernel
+    a, b = bf16((64, 64)), bf16((64, 64))
+    ref = a.astype(np.float32) @ b.astype(np.float32).T
+    np.testing.assert_allclose(kernel(a, b).astype(np.float32), ref, atol=0.25, rtol=0.02)
+    x = f32((32, 64))
+    e = np.exp(x - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(K.softmax(32, 64, 32)(x).astype(np.float32),
+                               e / e.sum(-1, keepdims=True), atol=0.02)
+
+
+def test_kernel_source_and_profiler():
+    kernel = K.softmax(32, 64, 32)
+    src = kernel.get_kernel_source()
+    assert "// ---- compute.cpp ----" in src and "void kernel_main()" in src
+    assert "main.cpp" not in src and "// ---- main.cpp ----" in \
+        kernel.get_kernel_source(kernel_only=False)
+
+    def ref(x):
+        e = np.exp(x.astype(np.float32) - x.astype(np.float32).max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    profiler = kernel.get_profiler()
+    profiler.assert_allclose(ref, rtol=0.02, atol=0.02)
+    with pytest.raises(AssertionError, match="elements differ"):
+        profiler.assert_allclose(lambda x: ref(x) + 0.5, rtol=0.02, atol=0.02)
+    with pytest.raises(TTProfilerUnavailable, match="modelled device time") as info:
+        profiler.do_bench()
+    assert isinstance(info.value, TTUnsupportedError)
+
+
+def test_tilelang_options_are_accepted():
+    @tilelang.jit(out_idx=-1, target="cuda", execution_backend="cython", verbose=True,
+                  pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True},
+                  compile_flags=["-O3"])
+    def copy_kernel(M, N):
+        @T.prim_func
+        def main(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
+            with T.Kernel(T.ceildiv(M, 32), threads=128) as bx:
+                A_s = T.alloc_shared((32, N), T.float32)
+                T.copy(A[bx * 32, 0], A_s)
+                T.copy(A_s, B[bx * 32, 0])
+
+        return main
+
+    a = f32((64, 32))
+    np.testing.assert_array_equal(copy_kernel(64, 32)(a), a)
+    art = tilelang.compile(copy_kernel.get_tir(64, 32), out_idx=[1], target="auto")
+    np.testing.assert_array_equal(art(a), a)
+
+
+def _module(tmp_path, source):
+    path = tmp_path / "user_kernel.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("user_kernel", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod, path
+
+
+def test_eager_errors_name_the_users_line(tmp_path):
+    mod, path = _module(tmp_path, '''
+import tilelang_tt as tilelang
+import tilelang_tt.language as T
+
+@tilelang.jit
+def f(A, block):
+    M, N = T.const("M, N")
+    A: T.Tensor((M, N), T.float32)
+    B = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(M, block)) as bx:
+        T.shfl_xor(A[0, 0], 1)
+    return B
+
+@tilelang.jit
+def g(A):
+    M, K = T.const("M, K")
+    A: T.Tensor((M, 64), T.float32)
+    B = T.empty((M, 64), T.float32)
+    with T.Kernel(1) as bx:
+        T.copy(A[0, 0], B[0, 0])
+    return B
+''')
+    with pytest.raises(TTUnsupportedError) as info:
+        mod.f(np.zeros((64, 64), np.float32), 32)
+    msg = str(info.value)
+    assert "T.shfl_xor" in msg and f"{path}:11" in msg
+    with pytest.raises(TTCompileError, match="no value for size K: pass K="):
+        mod.g(np.zeros((64, 64), np.float32))
+
+
+def test_eager_returns_only_empty_tensors_and_refuses_out_idx(tmp_path):
+    src = '''
+import tilelang_tt as tilelang
+import tilelang_tt.language as T
+
+@tilelang.jit{opts}
+def f(A):
+    M = T.const("M")
+    A: T.Tensor((M, 32), T.float32)
+    B = T.empty((M, 32), T.float32)
+    with T.Kernel(1) as bx:
+        T.copy(A[0, 0], B[0, 0])
+    return {ret}
+'''
+    with pytest.raises(TTCompileError, match="returns only tensors declared with T.empty"):
+        _module(tmp_path, src.format(opts="", ret="A"))
+    with pytest.raises(TTCompileError, match="out_idx is for the factory form"):
+        _module(tmp_path, src.format(opts="(out_idx=[-1])", ret="B"))
+
+
+def test_torch_tensors_in_and_out():
+    torch = pytest.importorskip("torch")
+    a = torch.randn(64, 64)
+    b = torch.randn(64, 64)
+    c = K.elementwise_add(a, b, block_M=32, block_N=32)
+    assert isinstance(c, torch.Tensor) and torch.equal(c, a + b)
+    x, w = torch.randn(64, 64).bfloat16(), torch.randn(64, 64).bfloat16()
+    kernel = K.matmul.compile(M=64, N=64, K=64, block_M=32, block_N=32, block_K=32)
+    y = kernel(x, w)
+    assert y.dtype == torch.bfloat16
+    torch.testing.assert_close(y.float(), x.float() @ w.float(), atol=0.25, rtol=0.02)
+    kernel.get_profiler().assert_allclose(lambda p, q: p @ q, atol=0.25, rtol=0.02)

@@ -1,0 +1,68 @@
+"""TileLang submodules without a Tenstorrent counterpart, importable as refusals.
+
+``import tilelang_tt as tilelang`` must not turn ``from tilelang.carver.arch import driver``
+into a ModuleNotFoundError: the submodules of TileLang listed here import, and every name
+taken from them is a :class:`~tilelang_tt.language_compat.Refused` object that raises
+TTUnsupportedError, saying why, when it is used.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+
+from .language_compat import Refused
+
+_CUDA = "is part of TileLang's CUDA/ROCm toolchain and has no Tenstorrent counterpart"
+MODULES = {
+    "autotuner": "autotuning needs measured device time, which the emulator does not model "
+                 "yet; compile one configuration directly",
+    "carver": "queries and templates for CUDA/ROCm devices (SM counts, rasterisation); the "
+              "Tenstorrent work partitioner decides block placement",
+    "cuda": _CUDA, "rocm": _CUDA, "metal": _CUDA, "webgpu": _CUDA, "cpu": _CUDA,
+    "contrib": _CUDA, "engine": _CUDA, "backend": _CUDA, "instrumentation": _CUDA,
+    "tools": "TileLang's CUDA analysis and plotting tools are not available here",
+    "analysis": _CUDA, "cache": "TileLang's kernel cache; builds here are cached by content",
+    "quantize": "TileLang's quantisation helpers are not supported yet",
+    "utils": "TileLang's utilities are not available here (tilelang_tt.testing has "
+             "torch_assert_close; tilelang_tt.TensorSupplyType the tensor supply types)",
+    "layout": "TileLang layouts do not apply to Tensix tiles (T.annotate_layout is a no-op)",
+    "intrinsics": _CUDA, "env": _CUDA, "libinfo": _CUDA, "autodd": _CUDA,
+}
+
+
+TOP_LEVEL = {"autotune": MODULES["autotuner"], "AutoTuner": MODULES["autotuner"]}
+
+
+class _RefusedModule(types.ModuleType):
+    def __init__(self, name: str, reason: str):
+        super().__init__(name, f"TileLang's {name.split('.', 1)[1]}: {reason}")
+        self.__path__ = []
+        self._reason = reason
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        short = self.__name__.split(".", 1)[1]
+        return Refused(f"{short}.{attr}", self._reason, prefix="tilelang.")
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, fullname, path=None, target=None):
+        parts = fullname.split(".")
+        if len(parts) >= 2 and parts[0] == "tilelang_tt" and parts[1] in MODULES:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        return _RefusedModule(spec.name, MODULES[spec.name.split(".")[1]])
+
+    def exec_module(self, module):
+        pass
+
+
+def install() -> None:
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.append(_Finder())

@@ -1,0 +1,206 @@
+"""``tilelang_tt.jit``: TileLang's ``@tilelang.jit`` (``import tilelang_tt as tilelang``).
+
+Two forms, told apart as TileLang does:
+
+* the factory form, ``@tilelang.jit(out_idx=[-1])`` on a function that builds and returns a
+  ``@T.prim_func``: calling it with the factory's arguments returns the compiled kernel (one
+  per distinct argument set);
+* the eager form, ``@tilelang.jit`` on a function of tensors and compile-time values whose
+  body declares sizes (``M, N = T.const("M, N")``), annotates its tensors
+  (``A: T.Tensor((M, N), dtype)``), declares outputs (``C = T.empty((M, N), dtype)``) and
+  returns them: ``f(a, b, block_M=64)`` compiles for the arrays' shapes (once per shape and
+  compile-time values) and runs; ``f.compile(M=..., N=..., block_M=64)`` or
+  ``f.compile(a, b, block_M=64)`` returns the kernel (see tilelang_tt/jit/eager.py).
+
+The kernel is a :class:`tilelang_tt.Artifact`: it takes numpy arrays (and CPU torch tensors
+when torch is imported), and has TileLang's ``get_kernel_source()`` / ``get_profiler()``.
+TileLang's options are accepted: ``out_idx`` and ``target`` (a Tenstorrent target; others
+select the default device) have their meaning, ``debug_root_path`` receives the generated
+sources, ``pass_configs`` is forwarded to :func:`tilelang_tt.compile`; ``execution_backend``,
+``target_host``, ``verbose`` and ``compile_flags`` have no meaning here and are ignored.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import tvm
+
+from .. import compiler
+from ..errors import TTCompileError
+from . import eager
+
+__all__ = ["jit", "JITImpl", "JITKernel", "compile", "par_compile"]
+
+JITKernel = compiler.Artifact
+
+
+def compile(func, out_idx=None, execution_backend=None, target=None,  # noqa: A001
+            target_host=None, verbose=None, pass_configs=None, compile_flags=None):
+    """TileLang's ``tilelang.compile``: see :func:`tilelang_tt.compile`."""
+    return compiler.compile(func, out_idx=out_idx, execution_backend=execution_backend,
+                            target=target, target_host=target_host, verbose=verbose,
+                            pass_configs=pass_configs, compile_flags=compile_flags)
+
+
+def par_compile(funcs, out_idx=None, execution_backend=None, target=None, target_host=None,
+                verbose=None, pass_configs=None, compile_flags=None, num_workers=None,
+                ignore_error=False):
+    """Compile several kernels (one after another: compilation is quick next to a run)."""
+    kernels = []
+    for f in funcs:
+        try:
+            kernels.append(compile(f, out_idx, execution_backend, target, target_host, verbose,
+                                   pass_configs, compile_flags))
+        except TTCompileError:
+            if not ignore_error:
+                raise
+            kernels.append(None)
+    return kernels
+
+
+def _freeze(value):
+    if isinstance(value, dict):
+        return (dict, tuple(sorted((repr(k), _freeze(v)) for k, v in value.items())))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_freeze(v) for v in value))
+    if isinstance(value, set):
+        return (set, tuple(sorted(repr(v) for v in value)))
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return ("id", id(value))
+
+
+class JITImpl:
+    """What ``@tilelang.jit`` returns (see the module docstring)."""
+
+    def __init__(self, func, *, out_idx=None, target=None, target_host=None,
+                 execution_backend=None, verbose=None, pass_configs=None,
+                 debug_root_path=None, compile_flags=None):
+        if not inspect.isfunction(func):
+            raise TTCompileError(f"@tilelang.jit expects a function, got {type(func).__name__}")
+        self.func = func
+        self.__name__ = func.__name__
+        self.__doc__ = func.__doc__
+        self.__wrapped__ = func
+        self.signature = inspect.signature(func)
+        self.out_idx = out_idx
+        self.target = target
+        self.target_host = target_host
+        self.execution_backend = execution_backend
+        self.verbose = verbose
+        self.pass_configs = pass_configs
+        self.debug_root_path = debug_root_path
+        self.compile_flags = compile_flags
+        self.mode = "lazy" if eager.has_inner_prim_func(func) or not eager.is_eager(func) \
+            else "eager"
+        self._eager = eager.analyse(func) if self.mode == "eager" else None
+        if self._eager is not None and out_idx is not None:
+            raise TTCompileError(
+                f"{func.__name__}: out_idx is for the factory form; an eager @tilelang.jit "
+                "function declares its outputs with T.empty and returns them")
+        self._kernels: dict = {}
+
+    # ---- binding ---------------------------------------------------------------------------
+    def _bind(self, args, kwargs):
+        """(tensor arguments, compile-time values, size values) of a call."""
+        info = self._eager
+        size_kw = {k: kwargs.pop(k) for k in list(kwargs)
+                   if k in info.size_kinds and k not in self.signature.parameters}
+        try:
+            bound = self.signature.bind_partial(*args, **kwargs)
+        except TypeError as err:
+            raise TTCompileError(f"{self.__name__}: {err}") from None
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        tensors = {p: values.pop(p) for p in info.tensor_params if p in values}
+        missing = [p for p in info.params if p not in values and p not in tensors
+                   and p not in info.tensor_params]
+        if missing:
+            raise TTCompileError(f"{self.__name__}: missing value for {', '.join(missing)}")
+        sizes = eager.size_values(info, tensors, size_kw)
+        return tensors, values, sizes
+
+    # ---- compiling -------------------------------------------------------------------------
+    def get_tir(self, *args, **kwargs):
+        """The ``T.prim_func`` these arguments select."""
+        if self.mode == "lazy":
+            func = self.func(*args, **kwargs)
+            if not isinstance(func, tvm.tirx.PrimFunc):
+                raise TTCompileError(
+                    f"{self.__name__} returned {type(func).__name__}; a @tilelang.jit factory "
+                    "returns its @T.prim_func (or use the eager form: T.const sizes, tensor "
+                    "annotations, T.empty outputs)")
+            return func
+        _, values, sizes = self._bind(args, dict(kwargs))
+        return eager.build(self._eager, values, sizes)
+
+    def _key(self, args, kwargs):
+        if self.mode == "lazy":
+            return _freeze((args, kwargs))
+        _, values, sizes = self._bind(args, dict(kwargs))
+        return _freeze((values, sizes))
+
+    def compile(self, *args, **kwargs):
+        """The compiled kernel for these arguments (cached)."""
+        key = self._key(args, kwargs)
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            func = self.get_tir(*args, **kwargs)
+            idx = self.out_idx if self.mode == "lazy" else eager.out_idx(self._eager)
+            kernel = compiler.compile(func, out_idx=idx, target=self.target,
+                                      pass_configs=self.pass_configs)
+            if self.debug_root_path:
+                kernel.save(Path(self.debug_root_path) / kernel.name)
+            self._kernels[key] = kernel
+        return kernel
+
+    def par_compile(self, configs, num_workers=None, ignore_error=False):
+        kernels = []
+        for cfg in configs:
+            try:
+                kernels.append(self.compile(**cfg) if isinstance(cfg, dict)
+                               else self.compile(*cfg))
+            except TTCompileError:
+                if not ignore_error:
+                    raise
+                kernels.append(None)
+        return kernels
+
+    def get_kernel_source(self, *args, **kwargs) -> str:
+        return self.compile(*args, **kwargs).get_kernel_source()
+
+    def parse_cache_key(self, *args, **kwargs):
+        return self._key(args, kwargs)
+
+    def __call__(self, *args, **kwargs):
+        if self.mode == "lazy":
+            return self.compile(*args, **kwargs)
+        kernel = self.compile(*args, **kwargs)
+        tensors, _, _ = self._bind(args, dict(kwargs))
+        missing = [p for p in self._eager.tensor_params if p not in tensors]
+        if missing:
+            raise TTCompileError(f"{self.__name__}: pass the tensor {', '.join(missing)} (or "
+                                 "use .compile(...) to get the kernel without running it)")
+        result = kernel(*(tensors[p] for p in self._eager.tensor_params))
+        return result if self._eager.returns else None
+
+    def __repr__(self):
+        return f"<tilelang_tt.jit {self.mode} {self.__name__}>"
+
+
+def jit(func=None, *, out_idx=None, target=None, target_host=None, execution_backend=None,
+        verbose=None, pass_configs=None, debug_root_path=None, compile_flags=None):
+    """``@tilelang.jit`` / ``@tilelang.jit(out_idx=..., target=..., pass_configs=...)``."""
+    options = dict(out_idx=out_idx, target=target, target_host=target_host,
+                   execution_backend=execution_backend, verbose=verbose,
+                   pass_configs=pass_configs, debug_root_path=debug_root_path,
+                   compile_flags=compile_flags)
+
+    def decorate(f):
+        return JITImpl(f, **options)
+
+    return decorate(func) if func is not None else decorate

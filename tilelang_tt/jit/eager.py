@@ -1,0 +1,341 @@
+"""TileLang's eager ``@tilelang.jit`` form, rewritten into a TVMScript prim_func.
+
+    @tilelang.jit
+    def add(A, B, block_M, dtype):
+        M, N = T.const("M, N")          # sizes, from the tensors' shapes at call time
+        A: T.Tensor((M, N), dtype)      # tensor parameters annotated in the body
+        B: T.Tensor((M, N), dtype)
+        C = T.empty((M, N), dtype)      # an output
+        with T.Kernel(...) as (bx, by):
+            ...
+        return C
+
+:func:`analyse` reads the function's top-level statements once; :func:`build` turns it into
+an ordinary ``T.prim_func`` for one binding of its compile-time values: tensor parameters
+annotated in the body become ``T.handle`` parameters matched against their annotation
+(``A = match(A_handle, T.Tensor(...))``), each ``T.empty`` adds an output parameter after them,
+``T.const`` / ``T.dynamic`` statements and scalar annotations disappear (their values are
+bound as names), ``return`` goes.  Other parameters (block sizes, dtypes, flags) are
+compile-time values; scalar parameters annotated with a dtype (``x: T.float32 = 1``), runtime
+scalars in TileLang, are compile-time values here too (one kernel per value).  The rewritten
+nodes keep the user's line numbers, so parse errors point at the user's source.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+from dataclasses import dataclass, field
+
+from tvm.script.ir_builder import tirx as _IB
+from tvm.script.parser.core import diagnostics
+from tvm.tirx import Buffer
+
+from .. import language as T
+from ..errors import TTCompileError
+
+_HANDLE = "__tt_handle"
+_MATCH = "__tt_match"
+_OUTPUT = "__tt_output"
+_PRIM_FUNC = "__tt_prim_func"
+
+
+@dataclass
+class EagerFunction:
+    """What the eager form's top-level statements declare."""
+
+    fn: object
+    source: diagnostics.Source
+    tree: ast.Module
+    params: list[str]
+    tensor_params: list[str] = field(default_factory=list)  # signature order
+    body_tensor_params: set = field(default_factory=set)     # annotated in the body
+    sizes: dict = field(default_factory=dict)                # python name -> T.const name
+    size_kinds: dict = field(default_factory=dict)           # T.const name -> "const"/"dynamic"
+    matcher: dict = field(default_factory=dict)              # T.const name -> (param, dim)
+    outputs: list[str] = field(default_factory=list)         # T.empty targets, in order
+    returns: list[str] = field(default_factory=list)
+
+
+def _error(source, node, message, cls=TTCompileError):
+    line = source.start_line + getattr(node, "lineno", 1) - 1
+    return cls(f"{source.source_name}:{line}: {message}")
+
+
+def _env(fn) -> dict:
+    env = dict(fn.__globals__)
+    if fn.__closure__:
+        env.update({name: cell.cell_contents for name, cell in
+                    zip(fn.__code__.co_freevars, fn.__closure__) if _has_contents(cell)})
+    return env
+
+
+def _has_contents(cell) -> bool:
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:
+        return False
+
+
+def _lookup(node, env):
+    """The object a ``Name`` / ``a.b.c`` expression denotes in the function's scope, or None
+    (nothing is called or evaluated beyond attribute lookups)."""
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _lookup(node.value, env)
+        try:
+            return getattr(base, node.attr) if base is not None else None
+        except Exception:  # a refused T.* name raises on attribute access
+            return None
+    return None
+
+
+def _callee(node, env):
+    return _lookup(node.func, env) if isinstance(node, ast.Call) else None
+
+
+def _is_tensor_annotation(node, env) -> bool:
+    head = node.func if isinstance(node, ast.Call) else \
+        node.value if isinstance(node, ast.Subscript) else node
+    return isinstance(_lookup(head, env), T._TensorProxy)
+
+
+def _shape_node(annot):
+    """The shape expression of ``T.Tensor(shape, ...)`` / ``T.Tensor[shape, ...]``."""
+    if isinstance(annot, ast.Call):
+        for kw in annot.keywords:
+            if kw.arg == "shape":
+                return kw.value
+        return annot.args[0] if annot.args else None
+    if isinstance(annot, ast.Subscript):
+        sl = annot.slice
+        if isinstance(sl, ast.Tuple) and sl.elts and isinstance(sl.elts[0], (ast.Tuple, ast.List)):
+            return sl.elts[0]
+        if isinstance(sl, ast.Tuple) and len(sl.elts) == 2 and \
+                not isinstance(sl.elts[1], (ast.Tuple, ast.List)):
+            return sl.elts[0]
+        return sl
+    return None
+
+
+def _names(target) -> list[str] | None:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name)
+                                                         for e in target.elts):
+        return [e.id for e in target.elts]
+    return None
+
+
+def has_inner_prim_func(fn) -> bool:
+    """The factory form: the function defines a ``@T.prim_func`` and returns it."""
+    tree = ast.parse(diagnostics.Source(fn).source)
+    env = _env(fn)
+    for node in ast.walk(tree.body[0]):
+        if isinstance(node, ast.FunctionDef) and node is not tree.body[0]:
+            for dec in node.decorator_list:
+                head = dec.func if isinstance(dec, ast.Call) else dec
+                if getattr(_lookup(head, env), "dispatch_token", None) == "tirx" or \
+                        (isinstance(head, ast.Attribute) and head.attr == "prim_func"):
+                    return True
+    return False
+
+
+def is_eager(fn) -> bool:
+    """Whether ``fn``'s body uses the eager form (sizes, annotations, outputs or a launch)."""
+    try:
+        info = analyse(fn)
+    except TTCompileError:
+        return True
+    if info.tensor_params or info.sizes or info.outputs:
+        return True
+    env = _env(fn)
+    for stmt in info.tree.body[0].body:
+        if isinstance(stmt, ast.With) and any(
+                _callee(item.context_expr, env) is T.Kernel for item in stmt.items):
+            return True
+    return False
+
+
+def analyse(fn) -> EagerFunction:
+    source = diagnostics.Source(fn)
+    tree = ast.parse(source.source)
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        raise TTCompileError(f"@tilelang.jit expects a function, got {type(fn).__name__}")
+    env = _env(fn)
+    sig = inspect.signature(fn)
+    info = EagerFunction(fn=fn, source=source, tree=tree, params=list(sig.parameters))
+
+    signature_tensors = set()
+    for arg in fdef.args.args + fdef.args.kwonlyargs:
+        if arg.annotation is not None and _is_tensor_annotation(arg.annotation, env):
+            signature_tensors.add(arg.arg)
+
+    annotations = {}
+    for stmt in fdef.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            fn_obj = _callee(stmt.value, env)
+            if fn_obj in (T.const, T.dynamic):
+                args = stmt.value.args
+                if not args or not isinstance(args[0], ast.Constant) or \
+                        not isinstance(args[0].value, str):
+                    raise _error(source, stmt, "T.const / T.dynamic take the size names as a "
+                                 'string literal, e.g. M, N = T.const("M, N")')
+                declared = T._split_names(args[0].value)
+                targets = _names(stmt.targets[0])
+                if targets is None or len(targets) != len(declared):
+                    raise _error(source, stmt, f"assign T.{fn_obj.__name__}("
+                                 f"{args[0].value!r}) to {len(declared)} names")
+                for py, name in zip(targets, declared):
+                    info.sizes[py] = name
+                    info.size_kinds[name] = fn_obj.__name__
+                continue
+            if fn_obj is T.empty and _names(stmt.targets[0]) and \
+                    len(_names(stmt.targets[0])) == 1:
+                info.outputs.append(_names(stmt.targets[0])[0])
+                continue
+        if isinstance(stmt, ast.AnnAssign) and stmt.value is None and \
+                isinstance(stmt.target, ast.Name) and stmt.target.id in info.params and \
+                _is_tensor_annotation(stmt.annotation, env):
+            info.body_tensor_params.add(stmt.target.id)
+            annotations[stmt.target.id] = stmt.annotation
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            names = _names(stmt.value)
+            if names is None or any(n not in info.outputs for n in names):
+                raise _error(source, stmt, "a @tilelang.jit function returns only tensors "
+                             "declared with T.empty (`C = T.empty(shape, dtype)`)")
+            info.returns = names
+
+    info.tensor_params = [p for p in info.params
+                          if p in signature_tensors or p in info.body_tensor_params]
+    for out in info.outputs:
+        if out not in info.returns:
+            raise _error(source, fdef, f"output {out} = T.empty(...) is not returned; "
+                         f"`return {', '.join(info.outputs)}`")
+
+    # which tensor dimension gives each size: its first direct use in an annotation
+    size_names = {py: name for py, name in info.sizes.items()}
+    for param in info.tensor_params:
+        annot = annotations.get(param)
+        if annot is None:
+            annot = next(a.annotation for a in fdef.args.args + fdef.args.kwonlyargs
+                         if a.arg == param)
+        shape = _shape_node(annot)
+        dims = shape.elts if isinstance(shape, (ast.Tuple, ast.List)) else [shape]
+        for d, dim in enumerate(dims):
+            if isinstance(dim, ast.Name) and dim.id in size_names:
+                info.matcher.setdefault(size_names[dim.id], (param, d))
+    return info
+
+
+def size_values(info: EagerFunction, tensors: dict, given: dict) -> dict:
+    """T.const name -> int, from keyword values or the tensors' shapes."""
+    values = {}
+    for name in dict.fromkeys(info.sizes.values()):
+        if name in given:
+            values[name] = int(given[name])
+        elif name in info.matcher and info.matcher[name][0] in tensors:
+            param, dim = info.matcher[name]
+            shape = tensor_shape(tensors[param])
+            if dim >= len(shape):
+                raise TTCompileError(f"tensor {param} has rank {len(shape)}; its annotation "
+                                     f"gives {name} as dimension {dim}")
+            values[name] = int(shape[dim])
+        else:
+            hint = (f" or the tensor {info.matcher[name][0]}" if name in info.matcher else
+                    f"; {name} is not a dimension of any annotated tensor")
+            raise TTCompileError(f"{info.fn.__name__}: no value for size {name}: pass "
+                                 f"{name}=...{hint}")
+    return values
+
+
+def tensor_shape(value) -> tuple:
+    if isinstance(value, Buffer):  # a T.Tensor(shape, dtype) placeholder
+        return tuple(int(s) for s in value.shape)
+    return tuple(value.shape)
+
+
+def _match(handle, buffer):
+    return _IB.match_buffer(handle, list(buffer.shape), str(buffer.dtype))
+
+
+def _output(handle, *shape, dtype="float32"):
+    shape, dtype = T.empty_args(*shape, dtype=dtype)
+    return _IB.match_buffer(handle, list(shape), str(dtype))
+
+
+def build(info: EagerFunction, compile_values: dict, sizes: dict):
+    """The ``T.prim_func`` of one binding of the compile-time values and sizes."""
+    fdef = copy.deepcopy(info.tree.body[0])
+    env = _env(info.fn)
+
+    def handle_arg(name, like):
+        arg = ast.arg(arg=name, annotation=ast.Name(id=_HANDLE, ctx=ast.Load()))
+        return ast.copy_location(arg, like)
+
+    args = []
+    for a in fdef.args.args + fdef.args.kwonlyargs:
+        if a.arg not in info.tensor_params:
+            continue
+        if a.arg in info.body_tensor_params:
+            args.append(handle_arg(f"{a.arg}__tt_in", a))
+        else:
+            args.append(a)
+    body = []
+    for stmt in fdef.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            callee = _callee(stmt.value, env)
+            if callee in (T.const, T.dynamic):
+                continue
+            if callee is T.empty:
+                out = _names(stmt.targets[0])[0]
+                args.append(handle_arg(f"{out}__tt_out", stmt))
+                call = ast.Call(func=ast.Name(id=_OUTPUT, ctx=ast.Load()),
+                                args=[ast.Name(id=f"{out}__tt_out", ctx=ast.Load()),
+                                      *stmt.value.args],
+                                keywords=stmt.value.keywords)
+                stmt.value = ast.copy_location(call, stmt.value)
+                body.append(stmt)
+                continue
+        if isinstance(stmt, ast.AnnAssign) and stmt.value is None and \
+                isinstance(stmt.target, ast.Name) and stmt.target.id in info.params:
+            name = stmt.target.id
+            if name in info.body_tensor_params:
+                call = ast.Call(func=ast.Name(id=_MATCH, ctx=ast.Load()),
+                                args=[ast.Name(id=f"{name}__tt_in", ctx=ast.Load()),
+                                      stmt.annotation], keywords=[])
+                new = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                                 value=ast.copy_location(call, stmt))
+                body.append(ast.copy_location(new, stmt))
+            continue  # a scalar parameter's annotation: its value is bound
+        if isinstance(stmt, ast.Return):
+            continue
+        body.append(stmt)
+    if not body:
+        body = [ast.copy_location(ast.Pass(), fdef)]
+    fdef.body = body
+    fdef.args = ast.arguments(posonlyargs=[], args=args, vararg=None, kwonlyargs=[],
+                              kw_defaults=[], kwarg=None, defaults=[])
+    fdef.returns = None
+    fdef.decorator_list = [ast.copy_location(ast.Name(id=_PRIM_FUNC, ctx=ast.Load()), fdef)]
+    tree = ast.Module(body=[fdef], type_ignores=[])
+    ast.fix_missing_locations(tree)
+
+    from tvm.script.parser._core import utils
+
+    extra = utils.inspect_function_capture(info.fn)
+    extra.update(compile_values)
+    extra.update({py: sizes[name] for py, name in info.sizes.items()})
+    extra.update({_HANDLE: T.handle, _MATCH: _match, _OUTPUT: _output, _PRIM_FUNC: T.prim_func})
+    with T.binding_sizes(sizes):
+        return T.prim_func_from_tree(info.fn, extra, tree)
+
+
+def out_idx(info: EagerFunction) -> list[int]:
+    """Parameter indices of the returned outputs, in return order."""
+    first = len(info.tensor_params)
+    return [first + info.outputs.index(r) for r in info.returns]

@@ -1,0 +1,130 @@
+"""``kernel.get_profiler()``: TileLang's correctness check against a reference program.
+
+``assert_allclose(ref_program, rtol=, atol=)`` draws random inputs as TileLang's profiler
+does (uniform in [-1, 1) for float tensors, integers in [-2, 3) otherwise), runs the kernel on
+the emulator and ``ref_program`` on the same inputs, and compares every output, allowing a
+fraction ``max_mismatched_ratio`` of elements outside ``atol + rtol * |ref|``.  The inputs are
+numpy arrays, or torch tensors when torch is imported (a program using torch gets torch).
+``do_bench`` needs modelled device time, which the emulator does not provide yet.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+
+import numpy as np
+
+from ..errors import TTUnsupportedError
+from . import tensors, torch_interop
+
+
+class TensorSupplyType(enum.Enum):
+    """How the profiler fills input tensors (TileLang's names)."""
+
+    Integer = 1
+    Uniform = 2
+    Normal = 3
+    Randn = 4
+    Zero = 5
+    One = 6
+    Auto = 7
+
+
+class TTProfilerUnavailable(TTUnsupportedError):
+    """Timing was asked for; the emulator has no cost model yet."""
+
+
+def do_bench(*args, **kwargs):
+    """``tilelang.profiler.do_bench``: not available (see :class:`TTProfilerUnavailable`)."""
+    raise TTProfilerUnavailable(
+        "do_bench: modelled device time is not available yet: the Tenstorrent emulator checks "
+        "results but has no cost model; time a real device run (mode='real') instead")
+
+
+def supply(spec: dict, kind: TensorSupplyType, rng: np.random.Generator) -> np.ndarray:
+    shape = tuple(spec["shape"])
+    want = tensors.NP_DTYPE[spec["dtype"]]
+    is_float = spec["dtype"] in ("bfloat16", "float32", "float16")
+    if kind == TensorSupplyType.Auto:
+        kind = TensorSupplyType.Uniform if is_float else TensorSupplyType.Integer
+    if kind == TensorSupplyType.Integer:
+        x = rng.integers(-2, 3, size=shape).astype(np.float32)
+    elif kind == TensorSupplyType.Uniform:
+        x = rng.uniform(-1.0, 1.0, size=shape)
+    elif kind == TensorSupplyType.Normal:
+        x = rng.normal(-1.0, 1.0, size=shape)
+    elif kind == TensorSupplyType.Randn:
+        x = rng.standard_normal(size=shape)
+    elif kind == TensorSupplyType.Zero:
+        x = np.zeros(shape)
+    else:
+        x = np.ones(shape)
+    return np.asarray(x, dtype=np.float32).astype(want)
+
+
+def _as_list(outs):
+    if outs is None:
+        return []
+    if isinstance(outs, (list, tuple)):
+        return list(outs)
+    return [outs]
+
+
+def _f32(x) -> np.ndarray:
+    if torch_interop.is_tensor(x):
+        x = torch_interop.to_numpy(x)
+    return np.asarray(x).astype(np.float32)
+
+
+def assert_close(out, ref, *, rtol: float, atol: float, max_mismatched_ratio: float,
+                 name: str = "output") -> None:
+    a, b = _f32(out), _f32(ref)
+    if a.shape != b.shape:
+        raise AssertionError(f"{name}: kernel shape {a.shape} != reference shape {b.shape}")
+    close = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+    bad = int((~close).sum())
+    allowed = int(a.size * max_mismatched_ratio)
+    if bad > allowed:
+        flat = int(np.argmax(~close.reshape(-1)))
+        idx = np.unravel_index(flat, a.shape)
+        raise AssertionError(
+            f"{name}: {bad} of {a.size} elements differ beyond atol={atol}, rtol={rtol} "
+            f"(allowed {allowed}); first at {tuple(int(i) for i in idx)}: kernel "
+            f"{a.reshape(-1)[flat]:.6g}, reference {b.reshape(-1)[flat]:.6g}")
+
+
+class Profiler:
+    def __init__(self, kernel, supply_type: TensorSupplyType = TensorSupplyType.Auto,
+                 seed: int = 0):
+        self.kernel = kernel
+        self.supply_type = supply_type
+        self.rng = np.random.default_rng(seed)
+
+    def _inputs(self, use_torch: bool) -> list:
+        specs = self.kernel.tensors
+        outs = set(self.kernel.out_idx)
+        ins = [supply(t, self.supply_type, self.rng) for i, t in enumerate(specs)
+               if i not in outs]
+        return [torch_interop.from_numpy(x) for x in ins] if use_torch else ins
+
+    def assert_allclose(self, reference_program, input_tensors=None, atol: float = 1e-2,
+                        rtol: float = 1e-2, max_mismatched_ratio: float = 0.01) -> None:
+        use_torch = "torch" in sys.modules
+        ins = self._inputs(use_torch) if input_tensors is None else list(input_tensors)
+        ref = _as_list(reference_program(*ins))
+        got = _as_list(self.kernel(*ins))
+        if len(got) != len(ref):
+            raise AssertionError(f"the kernel returned {len(got)} outputs, the reference "
+                                 f"program {len(ref)}")
+        for k, (o, r) in enumerate(zip(got, ref)):
+            if o is not None and r is not None:
+                assert_close(o, r, rtol=rtol, atol=atol,
+                             max_mismatched_ratio=max_mismatched_ratio, name=f"output {k}")
+
+    def run_once(self, func=None):
+        ins = self._inputs("torch" in sys.modules)
+        return (func or self.kernel)(*ins)
+
+    def do_bench(self, *args, **kwargs):
+        return do_bench(*args, **kwargs)

@@ -1,0 +1,51 @@
+"""torch CPU tensors as kernel arguments, without depending on torch.
+
+A compiled kernel takes and returns numpy arrays; when torch is imported, torch tensors are
+accepted too and the results come back as torch tensors.  torch is never imported here: a
+value is a torch tensor only if the ``torch`` module is already loaded and says so.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import ml_dtypes
+import numpy as np
+
+from ..errors import TTRuntimeError
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def is_tensor(value) -> bool:
+    torch = _torch()
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def to_numpy(tensor) -> np.ndarray:
+    """A numpy copy of a CPU torch tensor (bfloat16 keeps its bits as ml_dtypes.bfloat16)."""
+    torch = _torch()
+    if tensor.device.type != "cpu":
+        raise TTRuntimeError(
+            f"a torch tensor on {tensor.device} was passed; the Tenstorrent emulator reads host "
+            "memory: pass CPU tensors")
+    t = tensor.detach().contiguous()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16).copy()
+    return t.numpy().copy()
+
+
+def from_numpy(array: np.ndarray):
+    """A torch tensor holding ``array`` (bfloat16 included)."""
+    torch = _torch()
+    a = np.ascontiguousarray(array)
+    if a.dtype == np.dtype(ml_dtypes.bfloat16):
+        return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(a.copy())
+
+
+def copy_into(tensor, array: np.ndarray) -> None:
+    """Write ``array`` into a torch tensor the caller passed as an output."""
+    tensor.copy_(from_numpy(array).to(tensor.dtype))

@@ -1,0 +1,3 @@
+"""``tilelang.tileop.base``."""
+
+from ..language_compat import GemmWarpPolicy  # noqa: F401
