@@ -10,8 +10,12 @@ Checks (``TTResourceError`` for device limits, ``TTVerifyError`` for broken inva
   element access is left;
 * CB ids are unique, at most 32, and every CB used by a call is allocated in its kernel;
 * the CBs' L1 footprint (pages x page size, all CBs) fits the core's usable L1;
-* every DST index used by ``matmul_tiles`` / ``copy_tile`` / ``*_tiles`` / ``pack_tile`` is
-  provably below the DST capacity of the compute configuration;
+* every op's arity and operand kinds conform to the op registry;
+* the TT-Metalium protocol holds on every path (:mod:`.protocol`): CB reserve/push and
+  wait/pop balanced on every path and loop iteration, NOC barriers before a push (reader) and
+  a pop (writer), DST acquire -> commit -> wait -> release in order with every DST index
+  below the capacity of the compute configuration, every compute call after its init on
+  every path;
 * the data formats are supported (bfloat16, float32).
 """
 
@@ -26,6 +30,7 @@ from ..errors import TTResourceError, TTVerifyError
 from ..target import profile_of
 from .common import collect, get_attr, require_attr, to_py, tt_calls, tt_module_pass
 from .d1_split_kernel import KINDS
+from .protocol import protocol_problems
 
 REQUIRED = {
     "reader": (attrs.KERNEL_KIND, attrs.TILE_DFG, attrs.PARTITION, attrs.ACCESSORS,
@@ -90,20 +95,14 @@ def _check_kernel(kind, func, profile):
             cb = call.args[0]
             if isinstance(cb, tvm.ir.Var) and cb not in allocated:
                 raise TTVerifyError(f"{name}: {call.op.name} uses CB {cb.name} not allocated here")
-    if kind == "compute":
-        config = to_py(func.attrs[attrs.COMPUTE_CONFIG])
-        cap = profile.dst_capacity(bool(config["fp32_dest_acc_en"]),
-                                   bool(config["dst_full_sync_en"]))
-        ana = Analyzer()
-        for loop in collect(func.body, tirx.For):
-            ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
-        for call in tt_calls(func.body):
-            for pos in ops.dst_operands(call):
-                bound = ana.const_int_bound(call.args[pos])
-                if bound.max_value >= cap:
-                    raise TTResourceError(
-                        f"{name}: {call.op.name} uses DST tile {call.args[pos]} (up to "
-                        f"{bound.max_value}) but DST holds {cap} tiles in this mode")
+    problems = protocol_problems(func, profile)
+    for call in collect(func.body, tvm.ir.Call):
+        if ops.tt_op_name(call) is not None:
+            problems += [f"{name}: {p}" for p in ops.verify_call(call)]
+    if problems:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise TTVerifyError("the lowered kernels break the TT-Metalium protocol:\n  "
+                            + "\n  ".join(problems[:5]) + more)
 
 
 @tt_module_pass("VerifyTTIR")
