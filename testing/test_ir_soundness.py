@@ -93,7 +93,7 @@ def test_pipeline_rejects_a_malformed_op_after_a_stage(monkeypatch):
     """A stage that leaves an op with a wrong argument count is caught right after it."""
     import tilelang_tt
     from tilelang_tt import ops
-    from tilelang_tt.passes import d3_cb_intrinsics
+    from tilelang_tt.passes.protocol import cb_intrinsics
 
     real = ops.evaluate
 
@@ -102,7 +102,7 @@ def test_pipeline_rejects_a_malformed_op_after_a_stage(monkeypatch):
             return real(name, args[0], args[1], args[1], **kw)
         return real(name, *args, **kw)
 
-    monkeypatch.setattr(d3_cb_intrinsics.ops, "evaluate", broken)
+    monkeypatch.setattr(cb_intrinsics.ops, "evaluate", broken)
     with pytest.raises(tilelang_tt.TTVerifyError, match="after LowerCBIntrinsics has malformed "
                        "ops .* tt.cb_push_back takes 2 arguments"):
         tilelang_tt.lower(kernels.elementwise_add(64, 64), verify_each=True)

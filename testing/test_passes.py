@@ -11,7 +11,7 @@ import tilelang_tt.language as T
 from tilelang_tt import attrs, ops
 from tilelang_tt.passes import pipeline
 from tilelang_tt.passes.common import buffer_scope, collect, to_py, tt_calls
-from tilelang_tt.passes.eltwise_expr import apply, const, load, vector
+from tilelang_tt.passes.frontend.eltwise_expr import apply, const, load, vector
 import tvm_ffi
 
 
@@ -54,7 +54,7 @@ def test_stage_list_is_complete():
 
 
 def test_passes_check_their_requirements():
-    from tilelang_tt.passes.c1_shared_to_cb import LowerSharedToCB
+    from tilelang_tt.passes.dataflow.shared_to_cb import LowerSharedToCB
     from tilelang_tt.passes.common import run_pass
 
     mod = pipeline.prepare(kernels.matmul(**GEMM), "tenstorrent")

@@ -11,7 +11,7 @@ import tvm
 import kernels
 import tilelang_tt
 from tilelang_tt.passes import pipeline
-from tilelang_tt.passes.protocol import protocol_problems
+from tilelang_tt.passes.analysis.protocol import protocol_problems
 from tilelang_tt.target import profile_of
 
 PROFILE = profile_of("wormhole_b0")

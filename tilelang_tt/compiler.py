@@ -15,7 +15,7 @@ from .codegen.kernels import kernel_source
 from .codegen.plan import build_plan
 from .errors import TTCompileError
 from .passes import pipeline
-from .passes.f_verify import kernels_of
+from .passes.verify.verify_ttir import kernels_of
 from .runtime.artifact import Artifact
 from .target import TARGET_KEY
 

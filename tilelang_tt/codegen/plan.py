@@ -16,7 +16,7 @@ from tvm import tirx
 from .. import attrs, ops
 from ..errors import TTVerifyError
 from ..passes.common import DATA_FORMAT, get_attr, split_persistent, to_py
-from ..passes.f_verify import all_cbs, kernels_of
+from ..passes.verify.verify_ttir import all_cbs, kernels_of
 
 PLAN_VERSION = 1
 PROCESSORS = {"reader": ("RISCV_1", "RISCV_1_default"), "writer": ("RISCV_0", "RISCV_0_default")}

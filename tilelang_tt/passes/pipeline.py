@@ -32,24 +32,24 @@ import tvm_ffi
 from .. import attrs, ops
 from ..errors import TTCompileError, TTVerifyError
 from ..target import resolve_target
-from .a0_parallel_to_tile import LowerParallelToTileTT
-from .a1_infer_layout import InferTTLayout
-from .a2_propagate_layout import PropagateTTLayout
-from .a3_attach_accessor import AttachTensorAccessorTT
-from .b1_work_partition import LayoutAwareWorkPartitionTT
-from .b2_grid_to_core import GridToCoreGrid
-from .c1_shared_to_cb import LowerSharedToCB
-from .c2_tile_intrinsics import LowerTTTileIntrinsics
-from .c3_tile_dfg import BuildTileDFGTT
+from .frontend.parallel_to_tile import LowerParallelToTileTT
+from .layout.infer_layout import InferTTLayout
+from .layout.propagate_layout import PropagateTTLayout
+from .layout.attach_accessor import AttachTensorAccessorTT
+from .partition.work_partition import LayoutAwareWorkPartitionTT
+from .partition.grid_to_core import GridToCoreGrid
+from .dataflow.shared_to_cb import LowerSharedToCB
+from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
+from .dataflow.tile_dfg import BuildTileDFGTT
 from .common import collect, run_pass
-from .d1_split_kernel import SplitDeviceKernel
-from .d2_configure_accessor import ConfigureTensorAccessorTT
-from .d3_cb_intrinsics import LowerCBIntrinsics
-from .d4_compute_init import InsertComputeInitTT
-from .d5_dst_management import InsertDSTManagementTT
-from .e1_persistent_signature import FinalizePersistentSignatureTT
-from .f_verify import VerifyTTIR
-from .tensor_dependencies import VerifyTensorDependenciesTT
+from .protocol.split_kernel import SplitDeviceKernel
+from .protocol.configure_accessor import ConfigureTensorAccessorTT
+from .protocol.cb_intrinsics import LowerCBIntrinsics
+from .compute.compute_init import InsertComputeInitTT
+from .compute.dst_management import InsertDSTManagementTT
+from .protocol.persistent_signature import FinalizePersistentSignatureTT
+from .verify.verify_ttir import VerifyTTIR
+from .verify.tensor_dependencies import VerifyTensorDependenciesTT
 
 STAGES = [
     ("A0", LowerParallelToTileTT),
