@@ -1,4 +1,4 @@
-"""Dependencies through global memory (VerifyTensorDependenciesTT): a kernel that reads what
+"""Dependencies through global memory (VerifyTileProgramTT): a kernel that reads what
 it writes, or blocks that touch what other blocks write, compile only when the order is
 guaranteed; otherwise a clear error names the tensor and both source lines."""
 
@@ -15,7 +15,7 @@ HERE = __file__
 
 def lower_error(func, exc):
     with pytest.raises(exc) as info:
-        tilelang_tt.lower(func, stop_after="VerifyTensorDependenciesTT")
+        tilelang_tt.lower(func, stop_after="VerifyTileProgramTT")
     assert info.type is exc
     return str(info.value)
 
@@ -115,7 +115,7 @@ def test_large_grid_decided_symbolically():
             for i, j in T.Parallel(32, 32):
                 C[by * 32 + i, bx * 32 + j] = C[by * 32 + i, bx * 32 + j] * 2.0
 
-    tilelang_tt.lower(k, stop_after="VerifyTensorDependenciesTT")
+    tilelang_tt.lower(k, stop_after="VerifyTileProgramTT")
 
     @T.prim_func
     def shifted(C: T.Tensor((2048, 2048), "bfloat16")):

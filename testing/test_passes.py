@@ -44,13 +44,30 @@ GEMM = dict(M=256, N=256, K=128)
 
 def test_stage_list_is_complete():
     assert pipeline.stage_names() == [
-        "LowerParallelToTileTT", "VerifyTensorDependenciesTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT",
+        "ScalarsToBindTT", "LowerParallelToTileTT", "LegalizeTileOpsTT", "VersionBlockBuffersTT",
+        "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
         "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",
-        "LowerTTTileIntrinsics", "BuildTileDFGTT", "SplitDeviceKernel",
+        "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "BuildTileDFGTT", "SplitDeviceKernel",
         "ConfigureTensorAccessorTT", "LowerCBIntrinsics", "InsertComputeInitTT",
-        "InsertDSTManagementTT", "FinalizePersistentSignatureTT", "VerifyTTIR"]
+        "InsertDSTManagementTT", "tirx.StmtSimplify", "LowerPersistentLoopTT", "VerifyTTIR"]
     for _, p in pipeline.STAGES:
         assert isinstance(p, tvm.transform.Pass)
+
+
+def test_pipeline_is_registered_with_tvm():
+    from tvm.tirx.compilation_pipeline import get_tir_pipeline
+
+    lower_all, _, _ = get_tir_pipeline("tenstorrent")
+    mod = lower_all(pipeline.prepare(kernels.elementwise_add(64, 64), "tenstorrent"))
+    assert sorted(g.name_hint for g in mod.functions) == ["add_compute", "add_reader",
+                                                          "add_writer"]
+
+
+def test_stop_after_a_phase_tag_covers_its_sub_stages():
+    f = only(upto(kernels.elementwise_add(64, 64), "A0"))
+    assert to_py(f.attrs[attrs.STAGE]) == "VersionBlockBuffersTT"
+    with pytest.raises(tilelang_tt.TTCompileError, match="unknown stage 'Z9'"):
+        upto(kernels.elementwise_add(64, 64), "Z9")
 
 
 def test_passes_check_their_requirements():
@@ -148,13 +165,6 @@ def test_a2_fragment_without_gemm_is_a_block_buffer():
                                                "dtype": "bfloat16", "page_bytes": 2048,
                                                "vector": "none"}
     assert attrs.ACC_DESC not in descs["C_local"]
-
-
-def test_a3_abstract_accessors():
-    f = only(upto(kernels.matmul(**GEMM), "A3"))
-    accs = to_py(f.attrs[attrs.ACCESSORS])
-    assert [a["param"] for a in accs] == [0, 1, 2]
-    assert all(a["bound"] is False and a["page_bytes"] == 2048 for a in accs)
 
 
 @pytest.mark.parametrize("grid_blocks,target,cores", [((2, 2), "tenstorrent", 4),
@@ -272,8 +282,8 @@ def test_d2_accessors_bound_to_args():
     mod = upto(kernels.matmul(**GEMM), "D2")
     r = kernel(mod, "reader")
     accs = to_py(r.attrs[attrs.ACCESSORS])
-    assert [(a["param"], a["index"], a["addr_slot"], a["bound"]) for a in accs] == [
-        (0, 0, 0, True), (1, 1, 1, True)]
+    assert [(a["param"], a["index"], a["addr_slot"], a["page_bytes"]) for a in accs] == [
+        (0, 0, 0, 2048), (1, 1, 1, 2048)]  # pages of the layout's page size
     binds = tt_calls(r.body, "tt.tensor_accessor")
     assert [b.args[0].name for b in binds] == ["A", "B"]
     assert to_py(kernel(mod, "compute").attrs[attrs.ACCESSORS]) == []
@@ -386,7 +396,7 @@ def test_d5_expression_program_slots_and_rounds():
         upto(deep, "D5")
 
 
-def test_e1_signature():
+def test_e1_signature_and_persistent_loop():
     mod = upto(kernels.matmul(**GEMM), "E1")
     r = kernel(mod, "reader")
     args = to_py(r.attrs[attrs.RUNTIME_ARGS])
@@ -394,6 +404,20 @@ def test_e1_signature():
     assert to_py(r.attrs[attrs.PERSISTENT]) == {"start_slot": 2, "count_slot": 3}
     c = kernel(mod, "compute")
     assert [a["kind"] for a in to_py(c.attrs[attrs.RUNTIME_ARGS])] == ["start_id", "count"]
+    for f in (r, c):  # the persistent marker is a loop over the core's work units
+        assert not [a for a in collect(f.body, tirx.AttrStmt)
+                    if str(a.attr_key) == attrs.PERSISTENT_BODY]
+        assert not tt_calls(f.body, "tt.work_id")
+        (count,) = [b for b in collect(f.body, tirx.Bind) if b.var.name == "work_count"]
+        loop = [l for l in collect(f.body, tirx.For) if l.extent.same_as(count.var)]
+        assert len(loop) == 1 and int(ops.named(count.value).slot) == args_slot(f, "count")
+    # the reader reads its blocks at work_id = start_id + work_offset; compute needs no id
+    assert [b.var.name for b in collect(r.body, tirx.Bind)].count("work_id") == 1
+    assert "work_id" not in [b.var.name for b in collect(c.body, tirx.Bind)]
+
+
+def args_slot(func, kind):
+    return [a["kind"] for a in to_py(func.attrs[attrs.RUNTIME_ARGS])].index(kind)
 
 
 def test_f_verify_rejects_l1_overflow():

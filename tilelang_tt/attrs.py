@@ -22,7 +22,7 @@ STAGE_LOG = "tt.stage_log"  # names of all stages applied, in order (requirement
 SCHEDULE = "tt.schedule"  # user scheduling requests (annotate_tt_schedule): {"core_grid": [x, y]}
 LAYOUT_REQUEST = "tt.layout_request"  # annotate_tt_layout: {param name: requested layout}
 LAYOUT_DESC = "tt.layout_desc"  # A1: one layout dict per parameter, in parameter order
-ACCESSORS = "tt.accessors"  # A3 (abstract) / D2 (bound): list of accessor dicts ("param": i)
+ACCESSORS = "tt.accessors"  # D2: list of accessor dicts ("param": i, index, addr_slot, page)
 PARTITION = "tt.partition"  # B1: work partition dict
 CORE_LAUNCH = "tt.core_launch"  # B2: {"grid": [gx, gy, gz], "block_dims": [bound dims]}
 TILE_DFG = "tt.tile_dfg"  # C3: list of CB dicts (producer, consumers, id)
@@ -31,7 +31,7 @@ KERNEL_SOURCE = "tt.kernel_source"  # D1: name of the PrimFunc the kernel was sp
 COMPUTE_CONFIG = "tt.compute_config"  # D4: ComputeConfig fields
 DST_PLAN = "tt.dst_plan"  # D5: DST capacity and sub-blocking chosen per accumulator
 RUNTIME_ARGS = "tt.runtime_args"  # E1: ordered list of runtime-arg dicts
-PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j}
+PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j} of the persistent loop
 
 # ---- allocation annotations ----------------------------------------------------------------
 CB_DESC = "tt.cb_desc"  # A2: on shared AllocBuffers
@@ -42,7 +42,7 @@ CB = "tt.cb"  # C1: on block-buffer AllocBuffers still used by tile ops: the CB 
 REDUCE_ABS = "tt.reduce_abs"  # T.reduce_abssum / absmax: reduce |x| (A0 inserts the abs)
 
 # ---- statement markers (AttrStmt keys) -----------------------------------------------------
-PERSISTENT_BODY = "tt.persistent_body"  # B2: the per-work-unit part of the kernel body
+PERSISTENT_BODY = "tt.persistent_body"  # B2-D5: the per-work-unit part of the body (E1: a loop)
 DST_SCOPE = "tt.dst_scope"  # D5: accumulator lives in DST for the body
 
 # ---- schemas -------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from tvm import tirx
 
 from .. import attrs, ops
 from ..errors import TTVerifyError
-from ..passes.common import DATA_FORMAT, get_attr, split_persistent, to_py
+from ..passes.common import DATA_FORMAT, get_attr, to_py
 from ..passes.verify.verify_ttir import all_cbs, kernels_of
 
 PLAN_VERSION = 1
@@ -34,16 +34,14 @@ _ARITH = {
 
 
 class PageTracer:
-    """Runs a dataflow kernel's TIR for given work units and records the pages it moves."""
+    """Runs a dataflow kernel's TIR for a core's range of work units and records the pages it
+    moves (a debugging aid and test oracle: the time it takes grows with the problem)."""
 
     def __init__(self, func):
-        self.prologue, self.persistent = split_persistent(func.body)
-        self.env = {}
-        self.pages = {}  # buffer name -> list of page ids
-        self.accessor_buffer = {}
-        for s in self.prologue:
-            if isinstance(s, tirx.Bind) and ops.tt_op_name(s.value) == "tt.tensor_accessor":
-                self.accessor_buffer[hash(s.var)] = str(s.value.args[0].name)
+        self.func = func
+        persistent = to_py(get_attr(func, attrs.PERSISTENT))
+        self.start_slot, self.count_slot = persistent["start_slot"], persistent["count_slot"]
+        self.env, self.args, self.pages, self.accessor_buffer = {}, {}, {}, {}
 
     def value(self, e):
         if isinstance(e, tvm.tirx.IntImm):
@@ -60,8 +58,8 @@ class PageTracer:
             return int(not self.value(e.a))
         if isinstance(e, tvm.ir.Call):
             name = ops.tt_op_name(e)
-            if name == "tt.work_id":
-                return self.env["__work_id__"]
+            if name == "tt.get_arg_val":
+                return self.args.get(int(e.args[0]), 0)
             if name in ("tt.get_write_ptr", "tt.get_read_ptr"):
                 return 0
         raise TTVerifyError(f"plan: cannot evaluate `{e}`")
@@ -76,7 +74,10 @@ class PageTracer:
                 self.env[hash(s.loop_var)] = i
                 self.run(s.body)
         elif isinstance(s, tirx.Bind):
-            self.env[hash(s.var)] = self.value(s.value)
+            if ops.tt_op_name(s.value) == "tt.tensor_accessor":
+                self.accessor_buffer[hash(s.var)] = str(s.value.args[0].name)
+            elif ops.tt_op_name(s.value) != "tt.alloc_cb":
+                self.env[hash(s.var)] = self.value(s.value)
         elif isinstance(s, tirx.IfThenElse):
             if self.value(s.condition):
                 self.run(s.then_case)
@@ -90,10 +91,9 @@ class PageTracer:
                 self.pages.setdefault(buf, []).append(self.value(tile))
 
     def trace(self, start: int, count: int) -> dict:
-        self.pages = {}
-        for work_id in range(start, start + count):
-            self.env = {"__work_id__": work_id}
-            self.run(self.persistent.body)
+        self.pages, self.env = {}, {}
+        self.args = {self.start_slot: start, self.count_slot: count}
+        self.run(self.func.body)
         return self.pages
 
 

@@ -1,24 +1,34 @@
 """The tilelang-tt pipeline: frontend TIR -> three device kernels, verified.
 
-Stage order (each a ``tvm.transform.Pass`` in its own module):
+Stages by phase (each a ``tvm.transform.Pass``; ours in one module each under the phase's
+folder, TVM's own where they do the job):
 
-    A0 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
-    V0 VerifyTensorDependenciesTT dependencies through global memory ordered or rejected
-    A1 InferTTLayout              tt.layout_desc per global buffer
-    A2 PropagateTTLayout          tt.cb_desc / tt.acc_desc on block-local buffers
-    A3 AttachTensorAccessorTT     abstract accessor descriptors
-    B1 LayoutAwareWorkPartitionTT block grid -> per-core ranges of work units
-    B2 GridToCoreGrid             block indices from the core's current work unit
-    C1 LowerSharedToCB            shared buffers -> CBs; copies -> tile streams
-    C2 LowerTTTileIntrinsics      gemm / eltwise -> tt.mm.mma / tt.fpu.* / tt.eltwise
-    C3 BuildTileDFGTT             producer -> CB -> consumer graph, CB ids, consume ranges
-    D1 SplitDeviceKernel          reader / compute / writer
-    D2 ConfigureTensorAccessorTT  accessors bound to compile-time and runtime args
-    D3 LowerCBIntrinsics          reserve/push/wait/pop, NOC reads and writes, barriers
-    D4 InsertComputeInitTT        hw start-up, per-op init, data-format reconfiguration
-    D5 InsertDSTManagementTT      acquire/commit/wait/pack/release, sub-blocking, spills
-    E1 FinalizePersistentSignatureTT  runtime-arg layout of the persistent kernels
-    F  VerifyTTIR                 completeness and device limits
+    frontend   A0.1 ScalarsToBindTT            scalar assignments -> Bind
+               A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
+               A0.3 LegalizeTileOpsTT          engine forms (staged global copies, min/abs)
+               A0.4 VersionBlockBuffersTT      block buffers in single-assignment form
+    verify     V0   VerifyTileProgramTT        element accesses, scopes, dependencies via DRAM
+    layout     A1   InferTTLayout              tt.layout_desc per tensor parameter
+               A2   PropagateTTLayout          tt.cb_desc / tt.acc_desc on block buffers
+    partition  B1   LayoutAwareWorkPartitionTT block grid -> per-core ranges of work units
+               B2   GridToCoreGrid             block indices from the core's current work unit
+    dataflow   C1   LowerSharedToCB            block buffers -> CBs; copies -> tile streams
+               C2   LowerTTTileIntrinsics      gemm / eltwise -> tt.mm.mma / tt.fpu.* / tt.eltwise
+               C2.1 ForwardBlockCopiesTT       block -> block copies forwarded (optimisation)
+               C3   BuildTileDFGTT             producer -> CB -> consumer graph, ids, windows
+    protocol   D1   SplitDeviceKernel          reader / compute / writer (TVM's RemoveNoOp,
+                                               ConvertSSA)
+               D2   ConfigureTensorAccessorTT  accessors bound to compile-time and runtime args
+               D3   LowerCBIntrinsics          reserve/push/wait/pop, NOC reads and writes
+    compute    D4   InsertComputeInitTT        hw start-up, per-op init, format reconfiguration
+               D5   InsertDSTManagementTT      acquire/commit/wait/pack/release, sub-blocking
+               D5.1 StmtSimplify (TVM)         index arithmetic simplified
+    protocol   E1   LowerPersistentLoopTT      runtime args; the persistent loop in the IR
+    verify     F    VerifyTTIR                 completeness, device limits, protocol on every path
+
+``stop_after`` takes a tag (``"C2"``; a tag also covers its sub-stages: ``"A0"`` is the whole
+frontend) or a pass name.  The pipeline is registered with TVM as the ``"tenstorrent"`` TIR
+pipeline (``tvm.tirx.get_tir_pipeline("tenstorrent")``).
 """
 
 from __future__ import annotations
@@ -32,44 +42,63 @@ import tvm_ffi
 from .. import attrs, ops
 from ..errors import TTCompileError, TTVerifyError
 from ..target import resolve_target
-from .frontend.parallel_to_tile import LowerParallelToTileTT
-from .layout.infer_layout import InferTTLayout
-from .layout.propagate_layout import PropagateTTLayout
-from .layout.attach_accessor import AttachTensorAccessorTT
-from .partition.work_partition import LayoutAwareWorkPartitionTT
-from .partition.grid_to_core import GridToCoreGrid
-from .dataflow.shared_to_cb import LowerSharedToCB
-from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
-from .dataflow.tile_dfg import BuildTileDFGTT
 from .common import collect, run_pass
-from .protocol.split_kernel import SplitDeviceKernel
-from .protocol.configure_accessor import ConfigureTensorAccessorTT
-from .protocol.cb_intrinsics import LowerCBIntrinsics
 from .compute.compute_init import InsertComputeInitTT
 from .compute.dst_management import InsertDSTManagementTT
-from .protocol.persistent_signature import FinalizePersistentSignatureTT
+from .dataflow.copy_forwarding import ForwardBlockCopiesTT
+from .dataflow.shared_to_cb import LowerSharedToCB
+from .dataflow.tile_dfg import BuildTileDFGTT
+from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
+from .frontend.block_versions import VersionBlockBuffersTT
+from .frontend.legalize import LegalizeTileOpsTT
+from .frontend.parallel_to_tile import LowerParallelToTileTT
+from .frontend.scalars import ScalarsToBindTT
+from .layout.infer_layout import InferTTLayout
+from .layout.propagate_layout import PropagateTTLayout
+from .partition.grid_to_core import GridToCoreGrid
+from .partition.work_partition import LayoutAwareWorkPartitionTT
+from .protocol.cb_intrinsics import LowerCBIntrinsics
+from .protocol.configure_accessor import ConfigureTensorAccessorTT
+from .protocol.persistent_loop import LowerPersistentLoopTT
+from .protocol.split_kernel import SplitDeviceKernel
+from .verify.tile_program import VerifyTileProgramTT
 from .verify.verify_ttir import VerifyTTIR
-from .verify.tensor_dependencies import VerifyTensorDependenciesTT
 
 STAGES = [
-    ("A0", LowerParallelToTileTT),
-    ("V0", VerifyTensorDependenciesTT),
+    ("A0.1", ScalarsToBindTT),
+    ("A0.2", LowerParallelToTileTT),
+    ("A0.3", LegalizeTileOpsTT),
+    ("A0.4", VersionBlockBuffersTT),
+    ("V0", VerifyTileProgramTT),
     ("A1", InferTTLayout),
     ("A2", PropagateTTLayout),
-    ("A3", AttachTensorAccessorTT),
     ("B1", LayoutAwareWorkPartitionTT),
     ("B2", GridToCoreGrid),
     ("C1", LowerSharedToCB),
     ("C2", LowerTTTileIntrinsics),
+    ("C2.1", ForwardBlockCopiesTT),
     ("C3", BuildTileDFGTT),
     ("D1", SplitDeviceKernel),
     ("D2", ConfigureTensorAccessorTT),
     ("D3", LowerCBIntrinsics),
     ("D4", InsertComputeInitTT),
     ("D5", InsertDSTManagementTT),
-    ("E1", FinalizePersistentSignatureTT),
+    ("D5.1", tvm.tirx.transform.StmtSimplify()),
+    ("E1", LowerPersistentLoopTT),
     ("F", VerifyTTIR),
 ]
+
+
+def _last_stage(stop_after: str | None) -> int:
+    """Index of the last stage ``stop_after`` names (a tag covers its sub-stages)."""
+    if stop_after is None:
+        return len(STAGES) - 1
+    hits = [i for i, (tag, p) in enumerate(STAGES)
+            if stop_after in (tag, p.info.name) or tag.startswith(stop_after + ".")]
+    if not hits:
+        raise TTCompileError(f"unknown stage {stop_after!r}; stages: "
+                             + ", ".join(f"{t} {p.info.name}" for t, p in STAGES))
+    return hits[-1]
 
 
 def stage_names() -> list[str]:
@@ -151,12 +180,35 @@ def run(mod: tvm.IRModule, *, stop_after: str | None = None, dump_dir=None,
         dump_dir = Path(dump_dir)
         dump_dir.mkdir(parents=True, exist_ok=True)
         (dump_dir / "00_frontend.py").write_text(mod.script())
-    for i, (tag, p) in enumerate(STAGES, start=1):
+    last = _last_stage(stop_after)
+    for i, (tag, p) in enumerate(STAGES[:last + 1], start=1):
         mod = run_pass(p, mod)
         if verify_each:
             verify(mod, p.info.name, roundtrip)
         if dump_dir:
             (dump_dir / f"{i:02d}_{tag}_{p.info.name}.py").write_text(mod.script())
-        if stop_after in (tag, p.info.name):
-            break
     return mod
+
+
+def tenstorrent_pipeline():
+    """The pipeline as TVM's TIR pipelines are registered: (lowering pass, host finalization,
+    device finalization); the lowering pass takes a module of one frontend kernel tagged with
+    ``prepare`` and returns its three verified device kernels."""
+
+    @tvm.transform.module_pass(opt_level=0, name="TenstorrentPipeline")
+    def lower_all(mod, _ctx):
+        return run(mod)
+
+    def identity():
+        return tvm.transform.Sequential([])
+
+    return lower_all, identity, identity
+
+
+def _register_with_tvm() -> None:
+    from tvm.tirx.compilation_pipeline import register_tir_pipeline
+
+    register_tir_pipeline("tenstorrent", tenstorrent_pipeline)
+
+
+_register_with_tvm()

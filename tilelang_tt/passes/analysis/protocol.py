@@ -18,10 +18,10 @@ loop) with the protocol state of the core, taken from the op registry (:mod:`..o
   last init of its engine on *every* path reaching it, with matching arguments), after the
   one ``compute_kernel_hw_startup``.
 
-The analysis is path-sensitive: it follows every path through the branches (a branch on a
-condition a path already took follows the same arm, so a kernel may reserve a block under
-``if k == last`` and push it under a second ``if k == last``) and merges paths whose CB and
-DST states agree.  A loop body (the persistent loop included) must leave the CBs and DST as
+The analysis is path-sensitive: it follows every path through the branches (a branch whose
+condition the path's earlier branch conditions decide - TVM's arithmetic analyzer proves it -
+follows that arm only, so a kernel may reserve a block under ``if k == last`` and push it
+under ``if not k < last``) and merges paths whose CB and DST states agree.  A loop body (the persistent loop included) must leave the CBs and DST as
 it found them on every path (balanced on every iteration), and the kernel must end with
 nothing outstanding; the init in force after a merge or at a loop head is the one all paths
 agree on, else none.  :func:`protocol_problems` returns the violations as messages naming the
@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 import tvm
 import tvm_ffi
 from tvm import tirx
-from tvm.sym import Analyzer
+from tvm.sym import Analyzer, ProofStrength
 
 from ... import attrs, ops
 from ..common import collect, get_attr, simplify, to_py, tt_calls
@@ -94,23 +94,15 @@ def _join(a: _State, b: _State) -> _State:
                    started=a.started and b.started)
 
 
-def _atom(cond):
-    """(condition, polarity) with negations stripped."""
-    polarity = True
-    while isinstance(cond, tirx.Not):
-        cond, polarity = cond.a, not polarity
-    return cond, polarity
-
-
 def _forget(assume, loop_vars):
     """Assumptions that still hold after a loop: none about its variable."""
     if not loop_vars:
         return assume
     kept = []
-    for cond, value in assume:
-        used = collect(cond, tvm.ir.Var)
+    for fact in assume:
+        used = collect(fact, tvm.ir.Var)
         if not any(u.same_as(v) for u in used for v in loop_vars):
-            kept.append((cond, value))
+            kept.append(fact)
     return tuple(kept)
 
 
@@ -120,8 +112,8 @@ def _merge(paths):
     for assume, st in paths:
         for i, (other_assume, other) in enumerate(out):
             if _same_protocol(st, other):
-                common = tuple((c, v) for c, v in assume if any(
-                    tvm_ffi.structural_equal(c, c2) and v == v2 for c2, v2 in other_assume))
+                common = tuple(f for f in assume if any(
+                    tvm_ffi.structural_equal(f, g) for g in other_assume))
                 out[i] = (common, _join(other, st))
                 break
         else:
@@ -163,16 +155,16 @@ class _Checker:
                 paths = self.run(s, paths, report)
             return paths
         if isinstance(stmt, tirx.IfThenElse):
-            cond, polarity = _atom(stmt.condition)
+            cond = stmt.condition
             out = []
             for assume, st in paths:
-                known = next((v for c, v in assume if tvm_ffi.structural_equal(c, cond)), None)
-                for arm, value in ((stmt.then_case, polarity), (stmt.else_case, not polarity)):
+                known = self.decide(cond, assume)
+                for arm, value in ((stmt.then_case, True), (stmt.else_case, False)):
                     if known is not None and known != value:
                         continue
-                    self.where.append(f"if {stmt.condition}" if arm is stmt.then_case
-                                      else f"else of if {stmt.condition}")
-                    branch = [(assume if known is not None else assume + ((cond, value),), st)]
+                    self.where.append(f"if {cond}" if value else f"else of if {cond}")
+                    fact = cond if value else tirx.Not(cond)
+                    branch = [(assume if known is not None else assume + (fact,), st)]
                     out += self.run(arm, branch, report) if arm is not None else branch
                     self.where.pop()
             return _merge(out)
@@ -193,6 +185,21 @@ class _Checker:
                     "tt.get_write_ptr", "tt.get_read_ptr")):
             return [(assume, self.call(stmt.value, st, report)) for assume, st in paths]
         return paths
+
+    def decide(self, cond, assume):
+        """True / False when the path's assumptions decide ``cond``, else None."""
+        if not assume:
+            return None
+        context = assume[0]
+        for fact in assume[1:]:
+            context = tirx.And(context, fact)
+        strength = ProofStrength.SYMBOLIC_BOUND  # k != last and k < extent prove k < last
+        with self.ana.constraint_scope(context):
+            if self.ana.can_prove(cond, strength):
+                return True
+            if self.ana.can_prove(tirx.Not(cond), strength):
+                return False
+        return None
 
     def loop(self, stmt, label, loop_vars, assume, st, report):
         """The paths after a loop entered with one path; each iteration must leave the CBs and

@@ -1,4 +1,6 @@
-"""Forwarding of block-to-block copies (used by C2 on its output).
+"""C2.1 ForwardBlockCopiesTT: block-to-block copies forwarded away (an optimisation).
+
+Requires: LowerTTTileIntrinsics.
 
 TileLang stages results through a fragment and a shared buffer (``C_local[...] = ...;
 T.copy(C_local, C_shared)``).  On Tensix both are circular buffers, and the copy would cost a
@@ -8,6 +10,9 @@ producer and both hold the same tiles, the producer writes the destination direc
 copy and the source's circular buffer disappear.  Every compute producer ends in a pack that
 converts to the destination's data format, so the dtypes may differ when the source is the
 wider one (float32): rounding once to the destination's dtype is what the copy made too.
+
+Guarantees: every forwardable copy (``tt.eltwise`` of ``tt.expr.load(0)``) and its source's
+``tt.alloc_cb`` are gone; the program computes the same values.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 from tvm import tirx
 
 from ... import ops
-from ..common import collect, int_imm, seq, tt_calls
+from ..common import collect, int_imm, seq, tt_calls, tt_pass
 from ..common import tt_map
 from ..frontend.eltwise_expr import is_copy
 
@@ -106,3 +111,9 @@ def _rewrite(body, producer, retargeted, copy, src_bind):
 
     body = tt_map(body, [(tirx.Evaluate, on_eval), (tirx.Bind, on_bind)], order="post")
     return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+
+
+@tt_pass("ForwardBlockCopiesTT", requires=("LowerTTTileIntrinsics",))
+def ForwardBlockCopiesTT(func, mod, ctx):
+    """Forward block-to-block copies (module docstring)."""
+    return func.with_body(forward_copies(func.body))

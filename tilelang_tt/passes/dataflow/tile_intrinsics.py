@@ -25,10 +25,7 @@ Guarantees (no DST handling, no init calls yet); the block buffers' allocations 
   ``tt.reduce.<max|sum>(cb_R, cb_S, cb_scaler, Mt, Nt, d == 0)``, preceded by ``tt.const_tile(cb_scaler, 1.0)``: the scaler tile (ones) the
   reduction reads, one CB per dtype, made right before each reduction so its uses nest with
   every other buffer's;
-* block -> block copies whose source only feeds them are forwarded: the source's producer
-  writes the destination and the copy is gone (:mod:`.copy_forwarding`);
-* any other tile op, and any element access left outside ``T.Parallel``, is a
-  ``TTUnsupportedError`` naming the op and source line.
+* any other tile op is a ``TTUnsupportedError`` naming the op and source line.
 """
 
 from __future__ import annotations
@@ -44,7 +41,6 @@ from ..common import (
 )
 from .shared_to_cb import alloc_cb_call
 from ..common import split_persistent, tt_map, with_persistent
-from .copy_forwarding import forward_copies
 from ..frontend.eltwise_expr import load
 
 _ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mul"}
@@ -254,22 +250,8 @@ def LowerTTTileIntrinsics(func, mod, ctx):
     body = tt_map(body, [(tirx.AllocBuffer, lambda a: tirx.Evaluate(int_imm(0))
                           if attrs.CB in (a.annotations or {}) else a)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
-    body = forward_copies(body)
     if scalers:
         prologue, persistent = split_persistent(body)
         body = with_persistent([b for _, b in scalers.values()] + list(prologue), persistent)
 
-    for store in collect(body, tirx.BufferStore):
-        raise TTUnsupportedError(
-            f"element assignment to {store.buffer.name} outside an elementwise T.Parallel "
-            "nest is not supported", span=store.span)
-    for element in collect(body, tvm.ir.TensorLoad):
-        raise TTUnsupportedError(
-            f"element read of {element.source.name}[...] in an index or control expression is not "
-            "supported; use block indices and loop variables", span=getattr(element, "span", None))
-    for alloc in collect(body, tirx.AllocBuffer):
-        if buffer_scope(alloc.buffer) not in ("local.fragment",):
-            raise TTUnsupportedError(
-                f"allocation {alloc.buffer.name} in scope {buffer_scope(alloc.buffer)} is not "
-                "supported (use T.alloc_shared or T.alloc_fragment)", span=alloc.span)
     return func.with_body(body)

@@ -1,4 +1,6 @@
-"""Block buffers in single-assignment form (used by A0 on its output).
+"""A0.4 VersionBlockBuffersTT: block buffers in single-assignment form.
+
+Requires: LegalizeTileOpsTT (every block-level operation is a tile primitive).
 
 A circular buffer holds one definition of a block at a time: it cannot be read and refilled
 by one operation, one kernel produces it and one kernel consumes it, and a GEMM accumulator
@@ -23,6 +25,9 @@ updates of one buffer (``A_s[i, j] = A_s[i, j] + B_s[i, j]``, ``B_s = A_s * 2`` 
 A version made inside a loop or a branch is only valid there.  A later use outside it, or a
 loop body that reads the buffer before redefining it (a loop-carried update), is a
 ``TTUnsupportedError`` naming the buffer and the source lines.
+
+Guarantees: no tile op reads and writes one block buffer, every block buffer has one
+definition (in program order) and one consumer kernel when the writer copies it out.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from tvm import tirx
 from ...errors import TTUnsupportedError, describe_span
 from ..common import (
     buffer_dtype, buffer_scope, buffer_shape, collect, gemm_accumulators, replace_tile_call, seq,
-    tt_map, with_tile_span,
+    tt_map, tt_pass, with_tile_span,
 )
 
 ELEMENTWISE = ("tirx.tile.add", "tirx.tile.sub", "tirx.tile.mul", "tt.tile.expr")
@@ -303,7 +308,13 @@ def _drop_dead(body, users_read):
     return tt_map(body, [(tirx.AllocBuffer, keep)])
 
 
-def version_block_updates(body, fresh=None):
+@tt_pass("VersionBlockBuffersTT", requires=("LegalizeTileOpsTT",))
+def VersionBlockBuffersTT(func, mod, ctx):
+    """Single-assignment block buffers (module docstring)."""
+    return func.with_body(version_block_updates(func.body))
+
+
+def version_block_updates(body):
     """Single-assignment block buffers (module docstring)."""
     versioner = _Versioner(body)
     body = versioner.stmt(body)

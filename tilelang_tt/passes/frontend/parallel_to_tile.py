@@ -1,9 +1,6 @@
-"""A0 LowerParallelToTileTT: element-parallel loop nests become tile operations.
+"""A0.2 LowerParallelToTileTT: element-parallel loop nests become tile operations.
 
-Requires: frontend TIR (``T.Parallel`` nests are ``For`` loops of kind ``parallel``).
-
-Also turns scalar assignments (``y = by * 32 + i``, which TVMScript parses as a one-element
-local buffer) into ``Bind`` statements so index arithmetic stays plain expressions.
+Requires: ScalarsToBindTT (``T.Parallel`` nests are ``For`` loops of kind ``parallel``).
 
 Guarantees: every ``T.Parallel`` nest whose body is one elementwise assignment over a
 tile-aligned rectangle (``Bind`` statements in the body are inlined) is replaced by tile
@@ -19,8 +16,7 @@ primitives on regions, chosen from the value's structure (see :mod:`.eltwise_exp
 Operands that live in global memory are staged through new shared buffers (``tile.copy`` in
 before, ``tile.copy`` out after), so later stages only see tile ops whose compute operands are
 shared buffers or fragments.  Any other parallel body is a ``TTUnsupportedError`` naming the
-source line.  Finally in-place updates and elementwise reads of GEMM accumulators get new
-buffer versions (:mod:`.block_versions`), so no operation reads and writes one buffer.
+source line.  Every tile op made carries the line of its statement.
 """
 
 from __future__ import annotations
@@ -32,14 +28,13 @@ import tvm_ffi
 from tvm import tirx
 from tvm.sym import Analyzer
 
-from ... import attrs, ops
+from ... import ops
 from ...errors import TTCompileError, TTLayoutError, TTUnsupportedError
 from ..common import (
     buffer_dtype, buffer_scope, buffer_shape, collect, const_int, seq, stmts_of, substitute,
     tt_pass,
 )
 from ..common import tt_map, with_tile_span
-from .block_versions import version_block_updates
 from .eltwise_expr import (
     SUPPORTED, VectorOperand, apply, as_load, compile_expr, load, unary_form, vector,
 )
@@ -269,59 +264,6 @@ def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):
     return srcs
 
 
-def _staged_global_copy(call, fresh):
-    """``T.copy`` between two global tensors moves through one staged block buffer."""
-    if call.op.name != "tirx.tile.copy":
-        return call
-    dst, src = call.args[0], call.args[1]
-    if buffer_scope(dst.source) != "global" or buffer_scope(src.source) != "global":
-        return call
-    shape = [r.extent for r in src.region]
-    while len(shape) > 2 and isinstance(shape[0], tirx.IntImm) and int(shape[0]) == 1:
-        shape = shape[1:]  # leading dims indexed one at a time
-    stage = tirx.decl_buffer(shape, buffer_dtype(src.source), fresh(f"{src.source.name}_tile"),
-                             scope="shared")
-    full = stage[tuple(slice(0, e) for e in shape)]
-    return seq([tirx.AllocBuffer(stage), _tile_call("Copy", full, src),
-                _tile_call("Copy", dst, full)])
-
-
-def _reduction_on_engines(call, fresh):
-    """The engines reduce by sum or max only: ``T.reduce_min`` becomes ``-max(-x)``, and
-    ``T.reduce_abssum`` / ``absmax`` reduce a new fragment holding ``|x|``."""
-    name = call.op.name
-    absolute = name in ("tirx.tile.sum", "tirx.tile.max") and bool(
-        (call.config or {}).get(attrs.REDUCE_ABS, False))
-    if name != "tirx.tile.min" and not absolute:
-        return call
-    dst, src, axes, accum = call.args[0], call.args[1], call.args[2], call.args[3]
-    stmts = []
-
-    def fragment_like(region, what):
-        buf = region.source
-        made = tirx.decl_buffer(buffer_shape(buf), buffer_dtype(buf), fresh(f"{buf.name}_{what}"),
-                                scope="local.fragment")
-        stmts.append(tirx.AllocBuffer(made))
-        return made[tuple(slice(0, d) for d in buffer_shape(buf))]
-
-    def unary(out, x, fn):
-        return tirx.TilePrimitiveCall(out, apply(fn, load(0)), x, op=ops.op("tt.tile.expr"))
-
-    def reduce(kind, out, x):
-        return _operator(kind)(out, x, axes, accum, workspace={}, config={}, dispatch=None,
-                               scope=None)
-
-    if absolute:
-        abs_x = fragment_like(src, "abs")
-        stmts += [unary(abs_x, src, "abs"),
-                  reduce("Sum" if name == "tirx.tile.sum" else "Max", dst, abs_x)]
-    else:
-        neg_x, neg_r = fragment_like(src, "neg"), fragment_like(dst, "neg")
-        stmts += [unary(neg_x, src, "negative"), reduce("Max", neg_r, neg_x),
-                  unary(dst, neg_r, "negative")]
-    return seq(stmts)
-
-
 def _spanned(stmt, span):
     """Tile ops made for a source statement carry its line."""
     if span is None:
@@ -330,46 +272,9 @@ def _spanned(stmt, span):
                           lambda c: c if c.span is not None else with_tile_span(c, span))])
 
 
-def _is_scalar_local(buf) -> bool:
-    return buffer_scope(buf) == "local" and [int(d) for d in buf.ty.shape] == [1]
-
-
-def scalars_to_binds(body):
-    """``y = expr`` parses as a 1-element local buffer plus one store: make it ``Bind(y, expr)``.
-
-    Only buffers stored exactly once (and not read by their own store) are rewritten; any
-    other use of local buffers is left for later stages to reject.
-    """
-    stores = {}
-    for st in collect(body, tirx.BufferStore):
-        if _is_scalar_local(st.buffer):
-            stores.setdefault(st.buffer, []).append(st)
-    single = {}
-    for buf, sts in stores.items():
-        reads_self = any(ld.source.same_as(buf) for ld in collect(sts[0].value, tvm.ir.TensorLoad))
-        if len(sts) == 1 and not reads_self:
-            single[buf] = tirx.Var(buf.name, str(buf.ty.dtype))
-    if not single:
-        return body
-
-    def rewrite(node):
-        if isinstance(node, tirx.AllocBuffer) and node.buffer in single:
-            return tirx.Evaluate(tirx.IntImm("int32", 0))
-        if isinstance(node, tirx.BufferStore) and node.buffer in single:
-            return tirx.Bind(single[node.buffer], node.value, node.span)
-        if isinstance(node, tvm.ir.TensorLoad) and node.source in single:
-            return single[node.source]
-        return node
-
-    body = tt_map(
-        body, [((tirx.AllocBuffer, tirx.BufferStore, tvm.ir.TensorLoad), rewrite)], order="post")
-    return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
-
-
-@tt_pass("LowerParallelToTileTT")
+@tt_pass("LowerParallelToTileTT", requires=("ScalarsToBindTT",))
 def LowerParallelToTileTT(func, mod, ctx):
     """T.Parallel elementwise nests -> tile primitives (see module docstring)."""
-    func = func.with_body(scalars_to_binds(func.body))
     counter = itertools.count()
 
     def fresh(stem):
@@ -388,12 +293,4 @@ def LowerParallelToTileTT(func, mod, ctx):
             raise TTUnsupportedError(f"cannot lower T.Parallel loop: {err}", span=loop.span) from None
 
     body = tt_map(func.body, [(tirx.For, rewrite)], order="pre")
-    def engine_forms(call):  # tile ops the engines cannot do as written
-        if call.op.name == "tirx.tile.copy":
-            return _spanned(_staged_global_copy(call, fresh), call.span)
-        return _spanned(_reduction_on_engines(call, fresh), call.span)
-
-    body = tt_map(body, [(tirx.TilePrimitiveCall, engine_forms)], order="post")
-    body = version_block_updates(body, fresh)
-    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
-    return func.with_body(body)
+    return func.with_body(tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))

@@ -1,6 +1,6 @@
 """B1 LayoutAwareWorkPartitionTT: map the kernel's block grid onto the Tensix core grid.
 
-Requires: InferTTLayout, PropagateTTLayout, AttachTensorAccessorTT.
+Requires: InferTTLayout, PropagateTTLayout.
 
 Guarantees: ``tt.partition`` = ``{mode, grid, core_grid, num_blocks, num_cores, work}``.
 Blocks are numbered ``id = (bz * gy + by) * gx + bx``; the ``num_cores = min(num_blocks,
@@ -9,6 +9,11 @@ one more block, as ``split_work_to_cores`` splits).  Core ``c`` is logical core
 ``(c % core_grid_x, c // core_grid_x)``; the core grid is the device's unless
 ``annotate_tt_schedule(core_grid=...)`` asked for a smaller one.  ``work`` lists ``[x, y,
 start_id, count]`` per core.  The grid extents must be constants.
+
+The partition reads the tensors' layouts (``tt.layout_desc``, :func:`partition_work`): every
+tensor is interleaved over the DRAM banks today (InferTTLayout rejects other placements), so
+any core reads any page at the same cost and contiguous ranges are as good as any; a sharded
+tensor will pin the blocks that touch a shard to the cores holding it, decided there.
 """
 
 from __future__ import annotations
@@ -61,8 +66,15 @@ def split_work(num_blocks: int, grid_x: int, grid_y: int) -> list:
     return work
 
 
-@tt_pass("LayoutAwareWorkPartitionTT",
-         requires=("InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT"))
+def partition_work(num_blocks: int, grid_x: int, grid_y: int, layouts: list):
+    """(mode, [[x, y, start_id, count], ...]) for the blocks on a grid_x x grid_y core grid,
+    given the tensors' layouts."""
+    if any(lay["layout"] != "interleaved" for lay in layouts):  # InferTTLayout rejects these
+        raise TTUnsupportedError("only interleaved tensors can be partitioned yet")
+    return "contiguous", split_work(num_blocks, grid_x, grid_y)
+
+
+@tt_pass("LayoutAwareWorkPartitionTT", requires=("InferTTLayout", "PropagateTTLayout"))
 def LayoutAwareWorkPartitionTT(func, mod, ctx):
     """Partition the block grid over the device's cores (contiguous ranges)."""
     profile = profile_of(str(require_attr(func, attrs.TARGET, "LayoutAwareWorkPartitionTT")))
@@ -79,9 +91,10 @@ def LayoutAwareWorkPartitionTT(func, mod, ctx):
                 f"requested core grid {cols}x{rows} exceeds the {profile.name} grid "
                 f"{grid_x}x{grid_y}")
         grid_x, grid_y = cols, rows
-    work = split_work(num_blocks, grid_x, grid_y)
+    layouts = to_py(require_attr(func, attrs.LAYOUT_DESC, "LayoutAwareWorkPartitionTT"))
+    mode, work = partition_work(num_blocks, grid_x, grid_y, layouts)
     partition = {
-        "mode": "contiguous",
+        "mode": mode,
         "grid": grid,
         "core_grid": [grid_x, grid_y],
         "num_blocks": num_blocks,

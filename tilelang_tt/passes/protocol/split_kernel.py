@@ -15,8 +15,8 @@ no longer the original function.  Each keeps only its own work:
 plus the control flow around that work (loops and conditions that became empty are dropped),
 the ``tt.alloc_cb`` bindings of the CBs it touches and the scalar bindings its work depends
 on.  The persistent-body marker stays in all three.  All function attributes are inherited.
-Each kernel has variables of its own (fresh parameters, loop variables, bindings, buffers),
-so the module is well-formed.
+Each kernel has variables of its own (TVM's ConvertSSA renames the copies' parameters, loop
+variables, bindings and buffers), so the module is well-formed.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from tvm import tirx
 
 from ... import attrs, ops
 from ..common import (
-    check_stage, collect, get_attr, is_noop, record_stage, seq, tt_module_pass, with_fresh_vars,
+    check_stage, collect, get_attr, record_stage, seq, tt_module_pass,
 )
 from ..common import tt_map
 
@@ -70,7 +70,9 @@ def _drop_unused_binds(body):
 
 
 def extract(body, kind: str):
-    """The part of ``body`` that kernel ``kind`` executes."""
+    """The part of ``body`` that kernel ``kind`` executes: the other kernels' ops and the
+    accumulators (outside compute) dropped, then TVM's RemoveNoOp drops the loops, branches
+    and attributes left empty, and the bindings nothing reads any more go."""
 
     def on_evaluate(ev):
         name = ops.tt_op_name(ev.value)
@@ -79,32 +81,15 @@ def extract(body, kind: str):
             return ev
         return _NOOP
 
-    def on_for(loop):
-        return _NOOP if is_noop(loop.body) else loop
-
-    def on_attr(a):
-        key = str(a.attr_key)
-        if key == attrs.PERSISTENT_BODY:
-            return a
-        return _NOOP if is_noop(a.body) else a
-
-    def on_if(s):
-        empty_else = s.else_case is None or is_noop(s.else_case)
-        return _NOOP if is_noop(s.then_case) and empty_else else s
-
     def on_alloc(a):
         if attrs.ACC_DESC in (a.annotations or {}) and kind != "compute":
             return _NOOP
         return a
 
-    def on_seq(s):
-        return seq(s.seq)
-
-    out = tt_map(body, [
-        (tirx.Evaluate, on_evaluate), (tirx.For, on_for), (tirx.AttrStmt, on_attr),
-        (tirx.IfThenElse, on_if), (tirx.AllocBuffer, on_alloc), (tirx.SeqStmt, on_seq),
-    ], order="post")
-    return _drop_unused_binds(out)
+    out = tt_map(body, [(tirx.Evaluate, on_evaluate), (tirx.AllocBuffer, on_alloc)],
+                 order="post")
+    out = tirx.transform.RemoveNoOp()(tvm.IRModule({"k": tirx.PrimFunc([], out)}))["k"].body
+    return _drop_unused_binds(tt_map(out, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))
 
 
 @tt_module_pass("SplitDeviceKernel")
@@ -119,8 +104,9 @@ def SplitDeviceKernel(mod, ctx):
         parent = record_stage(func, "SplitDeviceKernel")
         for kind in KINDS:
             name = f"{gv.name_hint}_{kind}"
-            out[name] = (with_fresh_vars(parent.with_body(extract(parent.body, kind)))
+            out[name] = (parent.with_body(extract(parent.body, kind))
                          .with_attr(attrs.KERNEL_KIND, kind)
                          .with_attr(attrs.KERNEL_SOURCE, gv.name_hint)
                          .with_attr("global_symbol", name))
-    return tvm.IRModule(out)
+    # the kernels are copies of one body: TVM's ConvertSSA gives each its own variables
+    return tirx.transform.ConvertSSA()(tvm.IRModule(out))

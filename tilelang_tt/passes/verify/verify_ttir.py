@@ -1,6 +1,6 @@
 """F VerifyTTIR: the lowered module is complete and fits the device.
 
-Requires: FinalizePersistentSignatureTT on every kernel.
+Requires: LowerPersistentLoopTT on every kernel.
 
 Checks (``TTResourceError`` for device limits, ``TTVerifyError`` for broken invariants):
 
@@ -112,8 +112,8 @@ def VerifyTTIR(mod, ctx):
     target = str(require_attr(kernels["compute"], attrs.TARGET, "VerifyTTIR"))
     profile = profile_of(target)
     for kind, func in kernels.items():
-        if "FinalizePersistentSignatureTT" not in list(get_attr(func, attrs.STAGE_LOG, [])):
-            raise TTVerifyError(f"{kind} kernel: FinalizePersistentSignatureTT has not run")
+        if "LowerPersistentLoopTT" not in list(get_attr(func, attrs.STAGE_LOG, [])):
+            raise TTVerifyError(f"{kind} kernel: LowerPersistentLoopTT has not run")
         _check_kernel(kind, func, profile)
     cbs = all_cbs(kernels)
     if len(cbs) > profile.max_cbs:

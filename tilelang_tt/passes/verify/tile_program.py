@@ -1,7 +1,13 @@
-"""VerifyTensorDependenciesTT: dependencies through global memory are ordered, or rejected.
+"""V0 VerifyTileProgramTT: the tile program is one the device can run.
 
-Requires: LowerParallelToTileTT (every access to a global tensor is a ``tile.copy`` between
-it and a block buffer).
+Requires: VersionBlockBuffersTT (the frontend phase is done: every access to a global tensor
+is a ``tile.copy`` between it and a block buffer).
+
+**Legality.**  Element assignments and element reads left outside ``T.Parallel`` (an index or
+a condition read from a buffer), and allocations in scopes other than ``shared`` and
+``local.fragment``, are ``TTUnsupportedError`` naming the buffer and the line.
+
+**Dependencies through global memory** are ordered, or rejected.
 
 A Tensix program moves global data in two kernels that run concurrently and never wait for
 each other: the reader (every ``copy(block <- global)``) and the writer (every ``copy(global
@@ -38,7 +44,7 @@ from tvm import tirx
 from tvm.sym import Analyzer
 
 from ...errors import TTCompileError, TTUnsupportedError, describe_span
-from ..common import buffer_scope, substitute, tt_pass
+from ..common import buffer_scope, collect, substitute, tt_pass
 
 _ENUMERATE_BLOCKS = 16  # grids up to this many blocks are compared block by block
 
@@ -282,9 +288,27 @@ def _check_same_block(prover, edges, w: _Access, x: _Access):
             hint="write the new values to another tensor")
 
 
-@tt_pass("VerifyTensorDependenciesTT", requires=("LowerParallelToTileTT",))
-def VerifyTensorDependenciesTT(func, mod, ctx):
-    """Reject unordered dependencies through global memory (see module docstring)."""
+def _check_legal(body):
+    for store in collect(body, tirx.BufferStore):
+        raise TTUnsupportedError(
+            f"element assignment to {store.buffer.name} outside an elementwise T.Parallel "
+            "nest is not supported", span=store.span)
+    for element in collect(body, tvm.ir.TensorLoad):
+        raise TTUnsupportedError(
+            f"element read of {element.source.name}[...] in an index or control expression is not "
+            "supported; use block indices and loop variables", span=getattr(element, "span", None))
+    for alloc in collect(body, tirx.AllocBuffer):
+        if buffer_scope(alloc.buffer) not in ("shared", "local.fragment"):
+            raise TTUnsupportedError(
+                f"allocation {alloc.buffer.name} in scope {buffer_scope(alloc.buffer)} is not "
+                "supported (use T.alloc_shared or T.alloc_fragment)", span=alloc.span)
+
+
+@tt_pass("VerifyTileProgramTT", requires=("VersionBlockBuffersTT",))
+def VerifyTileProgramTT(func, mod, ctx):
+    """Reject what the device cannot run: element accesses outside T.Parallel, other memory
+    scopes, unordered dependencies through global memory (see module docstring)."""
+    _check_legal(func.body)
     col = _Collector()
     col.visit(func.body, [], {})
     prover = _Prover([(v, e) for v, e in col.block_vars])
