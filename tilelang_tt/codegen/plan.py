@@ -1,11 +1,16 @@
 """The runtime plan (``tt.plan.json``): everything the host program does, as data.
 
-Tensors, circular buffers, kernels with their compile-time and runtime argument layouts,
-the compute configuration and, per core, its range of work units plus the DRAM pages its
-reader reads and its writer writes.  The page lists are obtained by *executing* the lowered
-reader and writer TIR for each of the core's work units (a small interpreter over the
-statement and expression forms the pipeline produces), so they show what the generated
-kernels will touch, not what anyone intended.
+Tensors (buffer descriptors: shape, dtype, layout, pages), circular buffers, kernels with
+their compile-time and runtime argument layouts, the compute configuration and, per core, its
+range of work units.  Everything is read from the lowered module's attributes, so building
+the plan takes the same time for any problem size.
+
+On request (``build_plan(mod, pages=True)``: a debugging aid and test oracle, not used by
+the host program or the runtime) each core also lists the DRAM pages its reader reads and
+its writer writes, obtained by *executing* the lowered reader and writer TIR for the core's
+work units (a small interpreter over the forms the pipeline produces), so they show what the
+generated kernels will touch, not what anyone intended; this takes time proportional to the
+number of pages.
 """
 
 from __future__ import annotations
@@ -116,7 +121,8 @@ def _kernel_entry(kind, func):
     return entry
 
 
-def build_plan(mod) -> dict:
+def build_plan(mod, pages: bool = False) -> dict:
+    """The plan of a lowered module; ``pages`` adds each core's DRAM page lists."""
     kernels = kernels_of(mod)
     reader, writer = kernels["reader"], kernels["writer"]
     source = str(get_attr(reader, attrs.KERNEL_SOURCE))
@@ -148,12 +154,13 @@ def build_plan(mod) -> dict:
             "producer": e["producer"], "consumer": e["consumer"],
         })
 
-    read_tracer, write_tracer = PageTracer(reader), PageTracer(writer)
-    cores = []
-    for x, y, start, count in partition["work"]:
-        cores.append({"core": [x, y], "start_id": start, "count": count,
-                      "reads": read_tracer.trace(start, count),
-                      "writes": write_tracer.trace(start, count)})
+    cores = [{"core": [x, y], "start_id": start, "count": count}
+             for x, y, start, count in partition["work"]]
+    if pages:
+        read_tracer, write_tracer = PageTracer(reader), PageTracer(writer)
+        for core in cores:
+            core["reads"] = read_tracer.trace(core["start_id"], core["count"])
+            core["writes"] = write_tracer.trace(core["start_id"], core["count"])
 
     return {
         "version": PLAN_VERSION,

@@ -121,6 +121,16 @@ def _merge(paths):
     return out
 
 
+class _CallText:
+    """A call as C++-like text, rendered when a message needs it (printing TIR is slow)."""
+
+    def __init__(self, name, c):
+        self.name, self.c = name, c
+
+    def __format__(self, spec):
+        return f"{self.name}({', '.join(str(a) for a in self.c.args)})"
+
+
 def _describe(state: _State) -> str:
     parts = [f"{n} tile(s) of {c.name} reserved" for c, n in state.reserved]
     parts += [f"{n} tile(s) of {c.name} waited for" for c, n in state.waited]
@@ -139,6 +149,8 @@ class _Checker:
         self.problems: list[str] = []
         self.where: list[str] = []  # enclosing loops and branches, outermost first
         self.ana = Analyzer()
+        self.memo = {}  # (statement, paths) -> paths, for runs that report nothing
+        self.decided = {}
 
     def fail(self, report, message):
         if report:
@@ -150,6 +162,14 @@ class _Checker:
     # assumed on a path follow the assumed arm (a kernel tests `k == last` once to reserve an
     # output block and again to push it); paths whose protocol state agrees are merged.
     def run(self, stmt, paths, report: bool):
+        if report or isinstance(stmt, (tirx.Evaluate, tirx.Bind)):
+            return self._run(stmt, paths, report)
+        key = (stmt, tuple(paths))
+        if key not in self.memo:
+            self.memo[key] = self._run(stmt, paths, report)
+        return self.memo[key]
+
+    def _run(self, stmt, paths, report: bool):
         if isinstance(stmt, tirx.SeqStmt):
             for s in stmt.seq:
                 paths = self.run(s, paths, report)
@@ -190,6 +210,12 @@ class _Checker:
         """True / False when the path's assumptions decide ``cond``, else None."""
         if not assume:
             return None
+        key = (cond, assume)
+        if key not in self.decided:
+            self.decided[key] = self._decide(cond, assume)
+        return self.decided[key]
+
+    def _decide(self, cond, assume):
         context = assume[0]
         for fact in assume[1:]:
             context = tirx.And(context, fact)
@@ -229,7 +255,7 @@ class _Checker:
     def call(self, c, st: _State, report: bool) -> _State:
         name = c.op.name
         spec = ops.spec(name)
-        text = f"{spec.cpp or name}({', '.join(str(a) for a in c.args)})"
+        text = _CallText(spec.cpp or name, c)  # rendered only in a message
         a = ops.named(c)
         if name in ("tt.cb_reserve_back", "tt.cb_wait_front"):
             pairs = st.reserved if name == "tt.cb_reserve_back" else st.waited
