@@ -32,6 +32,12 @@ if __name__ == "__main__":
     a = rng.standard_normal((M, N)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((M, N)).astype(ml_dtypes.bfloat16)
     c = kernel(a, b)
-    ref = (a.astype(np.float32) + b.astype(np.float32)).astype(ml_dtypes.bfloat16)
-    assert np.array_equal(c.astype(np.float32), ref.astype(np.float32))
-    print(f"add matches numpy bit for bit on {len(kernel.plan['cores'])} cores")
+    exact = a.astype(np.float64) + b.astype(np.float64)
+    ref = exact.astype(np.float32).astype(ml_dtypes.bfloat16)  # numpy: round to nearest even
+    # the Tensix adds on its matrix engine and rounds ties away from zero (docs/MOCK.md):
+    # every element within one bf16 ulp of the exact sum, a few percent one ulp from numpy's
+    ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(exact), 2.0 ** -126))) - 7)
+    assert np.all(np.abs(c.astype(np.float64) - exact) <= ulp)
+    differ = np.mean(c.astype(np.float32) != ref.astype(np.float32))
+    print(f"add matches the exact sum within one bf16 ulp on {len(kernel.plan['cores'])} cores; "
+          f"{differ:.1%} of elements are one ulp from numpy's round-to-nearest-even (Tensix rounding)")

@@ -63,3 +63,107 @@ def kernel_from_source(tmp_path, source: str, name: str = "k"):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return getattr(module, name)
+
+
+# ---- expected results and tolerances from the Tensix arithmetic model ------------------------------
+# docs/MOCK.md "Numerics" lists the rules; testing/tensix_model.py implements them bit for bit. The
+# bounds below follow from those rules (which bits each fidelity drops, where the matrix engine
+# rounds), not from measured errors.
+
+PHASES = {"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
+
+
+def compute_config(art) -> dict:
+    """The ComputeConfig the compiler chose (math_fidelity, fp32_dest_acc_en, ...)."""
+    return art.plan["kernels"]["compute"]["config"]
+
+
+def ulp(x, dtype="bfloat16"):
+    """Spacing of ``dtype`` at |x| (its smallest normal spacing below the normal range)."""
+    mant = 7 if dtype == "bfloat16" else 23
+    e = np.floor(np.log2(np.maximum(np.abs(np.asarray(x, dtype=np.float64)), 2.0 ** -126)))
+    return 2.0 ** (e - mant)
+
+
+def pack_round_bf16(x):
+    """fp32 values rounded to bf16 as the packer rounds a 32-bit DST: half away from zero."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x8000) & 0xFFFF0000).astype(np.uint32).view(np.float32).astype(BF16)
+
+
+def src_operand(x, fp32_dst: bool):
+    """An L1 operand as the unpacker puts it in SrcA/SrcB (float64): bf16 exactly, fp32 truncated
+    to TF32 with a 32-bit DST and to bf16 with a 16-bit DST."""
+    x = np.asarray(x)
+    if x.dtype == BF16:
+        return x.astype(np.float64)
+    u = x.astype(np.float32).view(np.uint32)
+    u = u & np.uint32(0xFFFFE000 if fp32_dst else 0xFFFF0000)
+    return u.view(np.float32).astype(np.float64)
+
+
+def _truncate(x, mantissa_bits: int):
+    u = np.asarray(x, dtype=np.float32).view(np.uint32)
+    keep = np.uint32((0xFFFFFFFF << (23 - mantissa_bits)) & 0xFFFFFFFF)
+    return (u & keep).view(np.float32).astype(np.float64)
+
+
+def matmul_reference(a, b, fidelity: str, fp32_dst: bool, out_dtype="bfloat16",
+                     transpose_b=False):
+    """(reference, atol) for ``a @ b`` on the matrix engine.
+
+    reference: the product of the mantissa fields the fidelity phases multiply (SrcB = a: top 6
+    bits, then the last 4; SrcA = b: top 4 bits, then the next 5), in exact arithmetic.
+    atol: bound of the rounding the engine adds, accumulating each output over all of K in DST:
+    aligning each product to its group of 8 (half a 2^-10 step of the group's largest product per
+    lane, summed over phases), rounding into DST after every 16-k step (half an ulp of the DST
+    format plus the three 10-bit addend roundings of a 16-bit DST) and packing (one ulp)."""
+    a = src_operand(a, fp32_dst)
+    b = src_operand(b, fp32_dst)
+    if transpose_b:
+        b = b.T
+    a_hi = _truncate(a, 6)
+    a_fields = (a_hi, _truncate(a, 10) - a_hi)
+    b_hi = _truncate(b, 4)
+    b_fields = (b_hi, _truncate(b, 9) - b_hi)
+    ref = sum(a_fields[(p >> 1) & 1] @ b_fields[p & 1] for p in range(PHASES[fidelity]))
+    aa, ab = np.abs(a), np.abs(b)
+    k = a.shape[1]
+    group = sum(np.max(aa[:, g:g + 8, None] * ab[None, g:g + 8, :], axis=1)
+                for g in range(0, k, 8))
+    eps_dst = 2.0 ** -24 + 3 * 2.0 ** -23 if fp32_dst else 2.0 ** -8 + 3 * 2.0 ** -10
+    dst = np.zeros_like(ref)
+    partial = np.zeros_like(ref)
+    for t in range(0, k, 32):
+        tile_abs = aa[:, t:t + 32] @ ab[t:t + 32, :]
+        nxt = partial + a[:, t:t + 32] @ b[t:t + 32, :]
+        dst += 2 * PHASES[fidelity] * eps_dst * (np.maximum(np.abs(partial), np.abs(nxt)) + tile_abs)
+        partial = nxt
+    atol = 1.05 * 2.0 ** -8 * group + dst
+    return ref, atol + ulp(np.abs(ref) + atol, out_dtype)
+
+
+def assert_matmul(c, a, b, art=None, *, fidelity=None, fp32_dst=None, transpose_b=False):
+    """Every element of ``c`` within the model's bound of ``a @ b`` (fidelity and DST mode from
+    the artifact's ComputeConfig unless given)."""
+    if art is not None:
+        cfg = compute_config(art)
+        fidelity = fidelity or cfg["math_fidelity"]
+        fp32_dst = cfg["fp32_dest_acc_en"] if fp32_dst is None else fp32_dst
+    out_dtype = "bfloat16" if np.asarray(c).dtype == BF16 else "float32"
+    ref, atol = matmul_reference(a, b, fidelity, fp32_dst, out_dtype, transpose_b)
+    err = np.abs(as_f32(c).astype(np.float64) - ref)
+    bad = err > atol
+    assert not bad.any(), (f"{bad.sum()} of {bad.size} elements outside the {fidelity} "
+                           f"{'fp32' if fp32_dst else '16-bit'}-DST bound; worst excess "
+                           f"{(err - atol).max():.3g} at {np.unravel_index((err - atol).argmax(), err.shape)}")
+
+
+def assert_within_ulps(actual, exact, ulps, dtype="bfloat16", atol=0.0):
+    """|actual - exact| <= ulps * ulp(exact) + atol in every element."""
+    exact = np.asarray(exact, dtype=np.float64)
+    err = np.abs(as_f32(actual).astype(np.float64) - exact)
+    tol = ulps * ulp(exact, dtype) + atol
+    bad = err > tol
+    assert not bad.any(), (f"{bad.sum()} of {bad.size} elements beyond {ulps} {dtype} ulp; e.g. "
+                           f"{as_f32(actual)[bad][:3]} vs {exact[bad][:3]}")

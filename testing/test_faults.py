@@ -144,3 +144,53 @@ def test_matrix_engine_reading_an_unpack_to_dest_cb():
     msg = str(info.value)
     assert "UnpackToDestFp32" in msg and "reduce_tile" in msg and f"CB {x_s}" in msg
     assert "compute" in msg and names_core(msg)
+
+
+# --- patterns undefined on hardware (the emulator refuses them; they used to run) -------------
+def test_block_straddling_the_ring_end(gemm):
+    # A_shared gets a 3-page ring for 2-page blocks: the second block would run past the ring
+    faulty = inject(gemm, "main.cpp", "CircularBufferConfig(12288, {{tt::CBIndex::c_0,",
+                    "CircularBufferConfig(6144, {{tt::CBIndex::c_0,")
+    msg, _ = run_fault(faulty)
+    assert "straddles the end of CB 0's 3-page ring" in msg
+    assert "cb_reserve_back(cb=0, 2)" in msg and "reader.cpp" in msg and names_core(msg)
+
+
+def test_accessor_page_past_the_buffer_end(gemm):
+    # A has 16 pages; page 16 + i would land in the next buffer (B) of the same bank
+    faulty = inject(gemm, "reader.cpp", "noc_async_read_page((((by * 8) + (r * 4)) + k), A_accessor",
+                    "noc_async_read_page((((by * 8) + (r * 4)) + k + 16), A_accessor")
+    msg, _ = run_fault(faulty)
+    assert "has 16 pages of 2048 bytes" in msg and "outside its pages" in msg
+    assert "reader.cpp" in msg and names_core(msg)
+
+
+def test_noc_read_running_into_the_next_buffer(gemm):
+    # a 2-page read from A's last page in bank 0 runs into B, allocated right after A
+    faulty = inject(gemm, "reader.cpp", "noc_async_read_page((((by * 8) + (r * 4)) + k), A_accessor, ((r * 2048) + A_shared_l1));",
+                    "noc_async_read(A_accessor.get_noc_addr(12), A_shared_l1, 4096);")
+    msg, _ = run_fault(faulty)
+    assert "run past the pages of the buffer" in msg and "DRAM bank 0" in msg
+    assert "noc_async_read" in msg and "reader.cpp" in msg and names_core(msg)
+
+
+def test_cb_page_size_not_the_tile_size(gemm):
+    faulty = inject(gemm, "main.cpp", "set_page_size(tt::CBIndex::c_0, 2048)",
+                    "set_page_size(tt::CBIndex::c_0, 1024)")
+    msg, _ = run_fault(faulty)
+    assert "CB 0 has 1024-byte pages" in msg and "Float16_b has 2048-byte tiles" in msg
+    assert "compute.cpp" in msg and names_core(msg)
+
+
+def test_pages_left_in_a_cb_name_the_pusher(gemm):
+    faulty = inject(gemm, "writer.cpp", "cb_pop_front(C_local_out_cb, 4);", "")
+    msg, _ = run_fault(faulty)
+    assert "4 unconsumed page(s) in CB 16 on core (0,0)" in msg
+    assert "compute.cpp (compute kernel) pushed 4 page(s)" in msg and "cb_push_back(cb=16, 4)" in msg
+
+
+def test_push_larger_than_the_reservation(gemm):
+    faulty = inject(gemm, "reader.cpp", "cb_push_back(A_shared_cb, 2);", "cb_push_back(A_shared_cb, 3);")
+    msg, _ = run_fault(faulty)
+    assert "pushes 3 pages to CB 0 but only 2 were reserved" in msg
+    assert "cb_push_back(cb=0, 3)" in msg and "reader.cpp" in msg and names_core(msg)

@@ -8,7 +8,9 @@ pytest.importorskip("tilelang_tt.runtime.mockbuild", reason="emulator driver not
 import kernels
 import tilelang_tt.language as T
 import tilelang_tt
-from helpers import BF16, as_f32, rand
+import tensix_model as tm
+from helpers import (BF16, as_f32, assert_matmul, assert_within_ulps, compute_config,
+                     matmul_reference, pack_round_bf16, rand, ulp)
 from tilelang_tt.runtime.tensors import TTArgumentError
 
 
@@ -17,13 +19,29 @@ def gemm_ref(a, b, transpose_b=False):
     return as_f32(a) @ (b32.T if transpose_b else b32)
 
 
-def check_gemm(c, ref, dtype, tol=1e-2, fp32_accumulation=True):
-    c = as_f32(c)
-    scale = np.abs(ref).max()
-    np.testing.assert_allclose(c, ref, rtol=tol, atol=tol * scale)
-    if dtype == "bfloat16" and fp32_accumulation:
-        # one rounding of a correctly accumulated fp32 value (plus summation order) per element
-        assert np.mean(np.abs(c - ref) <= 2 ** -8 * np.abs(ref) + 1e-3 * scale) > 0.99
+def check_gemm(c, a, b, art, *, transpose_b=False, epilogue=None, lipschitz=1.0, extra_rel=0.0,
+               extra_ulps=1.0):
+    """c against a @ b within the matrix engine's bound at the kernel's fidelity and DST mode
+    (helpers.matmul_reference); with an epilogue f (|f(x) - f(y)| <= lipschitz |x - y|), its
+    rounding is bounded by extra_ulps of the output format plus extra_rel of the magnitudes."""
+    if epilogue is None:
+        assert_matmul(c, a, b, art, transpose_b=transpose_b)
+        return
+    cfg = compute_config(art)
+    ref, atol = matmul_reference(a, b, cfg["math_fidelity"], cfg["fp32_dest_acc_en"], "float32",
+                                 transpose_b)
+    res = epilogue(ref)
+    out = "bfloat16" if np.asarray(c).dtype == BF16 else "float32"
+    tol = lipschitz * atol + extra_rel * (np.abs(ref) + np.abs(res)) + extra_ulps * ulp(np.abs(res) + atol, out)
+    err = np.abs(as_f32(c).astype(np.float64) - res)
+    assert (err <= tol).all(), f"{(err > tol).sum()} elements beyond the bound, worst excess {(err - tol).max():.3g}"
+
+
+def fpu_add(a, b, art, subtract=False):
+    """a + b (or a - b) of bf16 blocks on the matrix engine (ELWADD), packed to bf16, bit for bit."""
+    fp32 = compute_config(art)["fp32_dest_acc_en"]
+    d = tm.eltwise_add(tm.unpack(a, fp32), tm.unpack(b, fp32), fp32, subtract)
+    return tm.pack_bf16(d, fp32)
 
 
 GEMMS = [
@@ -42,7 +60,8 @@ def test_gemm_seed(shape):
     a, b = rand((M, K), "bfloat16", 1), rand((K, N), "bfloat16", 2)
     c = art(a, b)
     assert c.dtype == BF16 and c.shape == (M, N)
-    check_gemm(c, gemm_ref(a, b), "bfloat16")
+    assert compute_config(art)["math_fidelity"] == "HiFi2"  # TT-Metalium's default for bf16
+    check_gemm(c, a, b, art)
     assert art.last_run_stats is not None
 
 
@@ -52,7 +71,7 @@ def test_gemm_tilelang_idiom_transpose_b(shape):
     M, N, K, bm, bn, bk, st = shape
     art = tilelang_tt.compile(kernels.matmul_nt(M, N, K, bm, bn, bk, num_stages=st), out_idx=[2])
     a, b = rand((M, K), "bfloat16", 3), rand((N, K), "bfloat16", 4)
-    check_gemm(art(a, b), gemm_ref(a, b, transpose_b=True), "bfloat16")
+    check_gemm(art(a, b), a, b, art, transpose_b=True)
 
 
 def test_gemm_bf16_accumulator():
@@ -60,15 +79,17 @@ def test_gemm_bf16_accumulator():
                               out_idx=-1)
     a, b = rand((128, 256), "bfloat16", 5), rand((256, 128), "bfloat16", 6)
     # DST holds bf16: every accumulation step rounds, so the error grows with K
-    check_gemm(art(a, b), gemm_ref(a, b), "bfloat16", tol=5e-2, fp32_accumulation=False)
+    assert not compute_config(art)["fp32_dest_acc_en"]
+    check_gemm(art(a, b), a, b, art)
 
 
 def test_gemm_float32_output():
     art = tilelang_tt.compile(kernels.matmul(64, 64, 128, 64, 64, 32, dtype="float32"),
                               out_idx=-1)
     a, b = rand((64, 128), "float32", 7), rand((128, 64), "float32", 8)
-    # fp32 operands pass through the FPU's TF32 source registers
-    check_gemm(art(a, b), gemm_ref(a, b), "float32", tol=5e-3)
+    # fp32 operands pass through the FPU's TF32 source registers (truncated), at HiFi4
+    assert compute_config(art)["math_fidelity"] == "HiFi4"
+    check_gemm(art(a, b), a, b, art)
 
 
 ADDS = [
@@ -87,8 +108,12 @@ def test_elementwise_add(case):
     art = tilelang_tt.compile(factory(M, N, bm, bn, dtype), out_idx=-1)
     a, b = rand((M, N), dtype, 10), rand((M, N), dtype, 11)
     c = art(a, b)
-    # one rounding of the exact sum, as numpy does it: bitwise equal
-    expected = (as_f32(a) + as_f32(b)).astype(BF16 if dtype == "bfloat16" else np.float32)
+    if dtype == "bfloat16":  # ELWADD: the Tensix rounding, bit for bit, within one ulp of exact
+        assert "add_tiles(" in art.sources["compute.cpp"]
+        expected = fpu_add(a, b, art)
+        assert_within_ulps(c, as_f32(a).astype(np.float64) + as_f32(b), 1)
+    else:  # fp32 through the vector engine: one IEEE rounding
+        expected = as_f32(a) + as_f32(b)
     assert c.dtype == expected.dtype
     np.testing.assert_array_equal(as_f32(c), as_f32(expected))
 
@@ -100,7 +125,7 @@ def test_fill_outputs_in_place_and_convert_floats():
     c = np.zeros((64, 64), dtype=BF16)
     out = art(a, b, c)
     assert out is c
-    expected = (as_f32(a.astype(BF16)) + 1.0).astype(BF16)
+    expected = fpu_add(a.astype(BF16), b.astype(BF16), art)
     np.testing.assert_array_equal(as_f32(c), as_f32(expected))
 
 
@@ -131,20 +156,20 @@ def test_blackhole_mock_run():
                               target="tenstorrent/blackhole", out_idx=-1)
     assert len(art.plan["cores"]) == 130
     a, b = rand((320, 448), "bfloat16", 1), rand((320, 448), "bfloat16", 2)
-    np.testing.assert_array_equal(as_f32(art(a, b)), as_f32((as_f32(a) + as_f32(b)).astype(BF16)))
+    np.testing.assert_array_equal(as_f32(art(a, b)), as_f32(fpu_add(a, b, art)))
 
 
 def test_gemm_single_k_step_with_subblocks():
     # 128x128 output block (16 tiles) > DST, K in one step: sub-blocks pack straight out
     art = tilelang_tt.compile(kernels.matmul(128, 256, 32, 128, 128, 32), out_idx=-1)
     a, b = rand((128, 32), "bfloat16", 12), rand((32, 256), "bfloat16", 13)
-    check_gemm(art(a, b), gemm_ref(a, b), "bfloat16")
+    check_gemm(art(a, b), a, b, art)
 
 
 def test_gemm_transpose_b_multi_tile_k_with_spills():
     art = tilelang_tt.compile(kernels.matmul_nt(256, 256, 256, 128, 128, 64), out_idx=-1)
     a, b = rand((256, 256), "bfloat16", 14), rand((256, 256), "bfloat16", 15)
-    check_gemm(art(a, b), gemm_ref(a, b, transpose_b=True), "bfloat16")
+    check_gemm(art(a, b), a, b, art, transpose_b=True)
 
 
 def test_batched_elementwise_with_three_grid_dims():
@@ -197,8 +222,8 @@ def test_gemm_with_bias_epilogue_through_shared_buffers():
     roles = {c["name"]: c["role"] for c in art.plan["circular_buffers"]}
     assert roles["C_s"] == "intermediate" and roles["bias_s"] == "input"
     a, b, bias = rand((M, K), "bfloat16", 18), rand((K, N), "bfloat16", 19), rand((M, N), "bfloat16", 20)
-    ref = as_f32(gemm_ref(a, b).astype(BF16)) + as_f32(bias)
-    check_gemm(art(a, b, bias), ref, "bfloat16")
+    # the accumulator packs to bf16 (one rounding), then ELWADD + bias (one more)
+    check_gemm(art(a, b, bias), a, b, art, epilogue=lambda r: r + as_f32(bias), extra_rel=2 ** -7)
 
 
 def test_copy_only_kernel_with_block_dependent_loop():
@@ -244,7 +269,11 @@ def test_elementwise_add_through_fragment(case):
         assert roles["C_local"] == "intermediate"
     a, b = rand((M, N), in_dtype, 21), rand((M, N), in_dtype, 22)
     c = art(a, b)
-    exact = (as_f32(a) + as_f32(b)).astype(BF16 if in_dtype == "bfloat16" else np.float32)
+    if in_dtype == "bfloat16":  # ELWADD, packed to bf16 (then widened exactly)
+        exact = fpu_add(a, b, art)
+    else:  # the vector engine's fp32 add; a bf16 output rounds half away from zero
+        exact = as_f32(a) + as_f32(b)
+        exact = pack_round_bf16(exact) if out_dtype == "bfloat16" else exact
     expected = exact.astype(BF16 if out_dtype == "bfloat16" else np.float32)
     assert c.dtype == expected.dtype
     np.testing.assert_array_equal(as_f32(c), as_f32(expected))
@@ -294,8 +323,8 @@ def test_sfpu_unary_in_parallel(name, dtype):
         a = (np.abs(as_f32(a)) + 0.25).astype(a.dtype)
     ref = ref_fn(as_f32(a).astype(np.float64))
     c = as_f32(art(a))
-    if dtype == "bfloat16":  # exact function of the bf16 input, one rounding to bf16
-        np.testing.assert_allclose(c, as_f32(ref.astype(np.float32).astype(BF16)), rtol=2 ** -8)
+    if dtype == "bfloat16":  # the LLK's fp32 algorithm (about an fp32 ulp), packed to bf16
+        assert_within_ulps(c, ref, 1)
     else:
         np.testing.assert_allclose(c, ref, rtol=2e-6, atol=1e-7)
 
@@ -323,9 +352,9 @@ def test_fused_elementwise_expressions(name, dtype):
     xs = [rand((64, 128), dtype, 30 + k) for k in range(n)]
     c = as_f32(art(*xs))
     ref = ref_fn(*[as_f32(x).astype(np.float64) for x in xs])
-    if dtype == "bfloat16":  # computed in fp32 from the bf16 inputs, rounded once
-        np.testing.assert_allclose(c, as_f32(ref.astype(np.float32).astype(BF16)), rtol=2 ** -8,
-                                   atol=1e-6)
+    if dtype == "bfloat16":  # computed in fp32 from the bf16 inputs, packed to bf16 once
+        scale = sum(np.abs(as_f32(x)) for x in xs) ** 2 + 1
+        assert_within_ulps(c, ref, 1, atol=2 ** -18 * scale)
     else:
         np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6)
 
@@ -453,9 +482,10 @@ def test_copies_between_dtypes_convert_on_compute():
     assert {"A_s_in_float32", "B_s_in_float32", "A_blk_in_float32", "A_blk_out_float32"} <= names
     a, b = rand((64, 64), "float32", 61), rand((64, 64), "float32", 62)
     c, d = art(a, b)
-    a16, b16 = as_f32(a.astype(BF16)), as_f32(b.astype(BF16))
-    check_gemm(c, a16 @ b16, "float32", tol=1e-5)  # exact products of bf16 values, fp32 sums
-    np.testing.assert_array_equal(d, a16)
+    # fp32 -> bf16 by a compute copy: unpacked to DST exactly, packed half away from zero
+    a16, b16 = pack_round_bf16(a), pack_round_bf16(b)
+    check_gemm(c, a16, b16, art)
+    np.testing.assert_array_equal(d, as_f32(a16))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
@@ -530,8 +560,8 @@ def test_gemm_epilogue_in_place_on_the_accumulator(dtype):
     art = tilelang_tt.compile(gemm_relu, out_idx=-1)
     a, b = rand((M, K), dtype, 81), rand((K, N), dtype, 82)
     bias = rand((M, N), dtype, 83)
-    ref = np.maximum(gemm_ref(a, b) * 0.5 + as_f32(bias), 0)
-    check_gemm(art(a, b, bias), ref, dtype)
+    check_gemm(art(a, b, bias), a, b, art, epilogue=lambda r: np.maximum(r * 0.5 + as_f32(bias), 0),
+               lipschitz=0.5, extra_rel=2 ** -9, extra_ulps=1.5)
 
 
 def test_gemm_epilogue_reading_the_accumulator_twice():
@@ -617,7 +647,9 @@ def test_gemm_with_a_1d_bias_and_relu(dtype):
     art = tilelang_tt.compile(gemm_bias_relu, out_idx=-1)
     assert "_tiles_bcast_rows(" in art.sources["compute.cpp"]
     a, b, bias = rand((M, K), dtype, 91), rand((K, N), dtype, 92), rand((N,), dtype, 93)
-    check_gemm(art(a, b, bias), np.maximum(gemm_ref(a, b) + as_f32(bias), 0), dtype)
+    # the bias add runs on the matrix engine (a TF32 / bf16 operand, one ELWADD rounding)
+    check_gemm(art(a, b, bias), a, b, art, epilogue=lambda r: np.maximum(r + as_f32(bias), 0),
+               extra_rel=2 ** -9, extra_ulps=1.5)
 
 
 def test_column_sums_written_to_a_1d_tensor():
@@ -649,7 +681,8 @@ def test_copy_between_global_tensors():
 
     art = tilelang_tt.compile(move, out_idx=-1)
     a = rand((64, 96), "float32", 95)
-    np.testing.assert_array_equal(as_f32(art(a)), as_f32(a.astype(BF16)))
+    # through DST (fp32) and the packer, which rounds to bf16 half away from zero
+    np.testing.assert_array_equal(as_f32(art(a)), as_f32(pack_round_bf16(a)))
 
 
 def test_elementwise_prologue_inside_the_k_loop():
@@ -677,8 +710,8 @@ def test_elementwise_prologue_inside_the_k_loop():
     art = tilelang_tt.compile(scaled_gemm, out_idx=-1)
     assert "C_local_partials" in {c["name"] for c in art.plan["circular_buffers"]}
     a, b = rand((M, K), "float32", 96), rand((K, N), "bfloat16", 97)
-    ref = as_f32((a * np.float32(0.5)).astype(BF16)) @ as_f32(b)
-    check_gemm(art(a, b), ref, "bfloat16")
+    a_q = pack_round_bf16(a * np.float32(0.5))  # the prologue's result, packed to bf16
+    check_gemm(art(a, b), a_q, b, art)
 
 
 def test_engine_init_joins_the_paths_of_a_branch():
@@ -708,7 +741,11 @@ def test_engine_init_joins_the_paths_of_a_branch():
     assert art.sources["compute.cpp"].count("mul_init(") == 2
     a, b = rand((64, 64), "bfloat16", 98), rand((64, 64), "bfloat16", 99)
     c, d = art(a, b)
-    ref = as_f32((as_f32(a) * as_f32(b)).astype(BF16))
+    cfg = compute_config(art)  # ELWMUL at the kernel's fidelity, bit for bit
+    fp32 = cfg["fp32_dest_acc_en"]
+    ref = as_f32(tm.pack_bf16(tm.eltwise_mul(np.zeros(a.shape, np.int64), tm.unpack(a, fp32),
+                                             tm.unpack(b, fp32), cfg["math_fidelity"], fp32),
+                              fp32))
     np.testing.assert_array_equal(as_f32(c), ref)
     np.testing.assert_array_equal(as_f32(d)[:, :32], ref[:, :32])  # the blocks with bx == 0
 

@@ -20,6 +20,7 @@ TARGET = "tt.target"  # device profile name ("wormhole_b0", "blackhole")
 STAGE = "tt.stage"  # name of the last pipeline stage applied
 STAGE_LOG = "tt.stage_log"  # names of all stages applied, in order (requirement checks)
 SCHEDULE = "tt.schedule"  # user scheduling requests (annotate_tt_schedule): {"core_grid": [x, y]}
+COMPILE_OPTIONS = "tt.compile_options"  # validated pass_configs of tilelang_tt.compile / lower
 LAYOUT_REQUEST = "tt.layout_request"  # annotate_tt_layout: {param name: requested layout}
 LAYOUT_DESC = "tt.layout_desc"  # A1: one layout dict per parameter, in parameter order
 ACCESSORS = "tt.accessors"  # D2: list of accessor dicts ("param": i, index, addr_slot, page)
@@ -32,6 +33,15 @@ COMPUTE_CONFIG = "tt.compute_config"  # D4: ComputeConfig fields
 DST_PLAN = "tt.dst_plan"  # D5: DST capacity and sub-blocking chosen per accumulator
 RUNTIME_ARGS = "tt.runtime_args"  # E1: ordered list of runtime-arg dicts
 PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j} of the persistent loop
+
+# ---- compile options: tilelang_tt.compile(func, pass_configs={KEY: value}) ----------------------
+# (TileLang's `pass_configs` dict style; validated by tilelang_tt.compiler, read by D4)
+PC_MATH_FIDELITY = "tt.math_fidelity"  # "LoFi" | "HiFi2" | "HiFi3" | "HiFi4" (matrix engine)
+PC_FP32_DEST_ACC_EN = "tt.fp32_dest_acc_en"  # bool: DST holds fp32 (True) or 16-bit data
+PASS_CONFIGS: dict[str, object] = {
+    PC_MATH_FIDELITY: ("LoFi", "HiFi2", "HiFi3", "HiFi4"),
+    PC_FP32_DEST_ACC_EN: bool,
+}
 
 # ---- allocation annotations ----------------------------------------------------------------
 CB_DESC = "tt.cb_desc"  # A2: on shared AllocBuffers

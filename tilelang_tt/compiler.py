@@ -48,13 +48,45 @@ def annotate_tt_schedule(func: tirx.PrimFunc, *, core_grid=None) -> tirx.PrimFun
     return func.with_attr(attrs.SCHEDULE, sched)
 
 
+def check_pass_configs(pass_configs) -> dict:
+    """Validate ``pass_configs`` (keys in ``attrs.PASS_CONFIGS``); returns the ``tt.*`` options.
+
+    Keys outside the ``tt.`` namespace (TileLang's own ``tl.*`` options for GPU targets) have
+    no meaning here and are ignored."""
+    if pass_configs is None:
+        return {}
+    if not isinstance(pass_configs, dict):
+        raise TTCompileError(f"pass_configs must be a dict, got {type(pass_configs).__name__}")
+    options = {}
+    for key, val in pass_configs.items():
+        key = str(key)
+        if not key.startswith("tt."):
+            continue
+        kind = attrs.PASS_CONFIGS.get(key)
+        if kind is None:
+            raise TTCompileError(f"pass_configs: unknown option {key!r}; the Tenstorrent options "
+                                 f"are {sorted(attrs.PASS_CONFIGS)}")
+        if kind is bool:
+            if not isinstance(val, bool):
+                raise TTCompileError(f"pass_configs[{key!r}] must be True or False, got {val!r}")
+        elif val not in kind:
+            raise TTCompileError(f"pass_configs[{key!r}] must be one of {list(kind)}, got {val!r}")
+        options[key] = val
+    return options
+
+
 def lower(func, target="tenstorrent", *, dump_ir=None, stop_after: str | None = None,
-          verify_each: bool | None = None) -> tvm.IRModule:
+          pass_configs: dict | None = None, verify_each: bool | None = None) -> tvm.IRModule:
     """Run the pipeline; returns the module of reader/compute/writer kernels (or the module as
     it is after ``stop_after``).  ``dump_ir`` (or ``TT_DUMP_IR``) names a directory that
-    receives the IR after every stage; ``verify_each`` (or ``TT_VERIFY_EACH=1``) checks the IR
-    after every stage."""
+    receives the IR after every stage; ``pass_configs`` holds compile options
+    (``attrs.PASS_CONFIGS``: math fidelity, fp32 DST accumulation); ``verify_each`` (or
+    ``TT_VERIFY_EACH=1``) checks the IR after every stage."""
+    options = check_pass_configs(pass_configs)
     mod = pipeline.prepare(func, target)
+    if options:
+        ((gv, f),) = mod.functions.items()
+        mod = tvm.IRModule({gv: f.with_attr(attrs.COMPILE_OPTIONS, options)})
     return pipeline.run(mod, stop_after=stop_after, dump_dir=dump_ir, verify_each=verify_each)
 
 
@@ -88,8 +120,10 @@ def compile(func, out_idx=None, execution_backend=None, target="tenstorrent",  #
 
     TileLang's signature: ``out_idx`` lists the outputs a call allocates and returns;
     ``target`` selects a Tenstorrent device (other TileLang targets select the default one);
-    ``execution_backend``, ``target_host``, ``verbose``, ``compile_flags`` and the
-    ``pass_configs`` keys without a meaning here are accepted and ignored."""
-    mod = lower(func, tenstorrent_target(target), dump_ir=dump_ir)
+    ``pass_configs`` selects compile options, e.g. ``{"tt.math_fidelity": "HiFi4",
+    "tt.fp32_dest_acc_en": True}`` (docs/SUPPORT.md); ``execution_backend``, ``target_host``,
+    ``verbose``, ``compile_flags`` and the ``pass_configs`` keys outside ``tt.`` (TileLang's GPU
+    options) are accepted and ignored."""
+    mod = lower(func, tenstorrent_target(target), dump_ir=dump_ir, pass_configs=pass_configs)
     sources, plan = generate(mod)
     return Artifact(sources=sources, plan=plan, module=mod, out_idx=out_idx)

@@ -353,7 +353,9 @@ _compute("binop_with_scalar_tile_init", "binop_with_scalar_tile_init()",
          "eltwise_unary/binop_with_scalar.h", engine="sfpu", sets="sfpu")
 for _a in ARITH.values():
     _compute(_a.scalar_tile.removeprefix("tt."),
-             f"{_a.name}_unary_tile(idst, bits): DST[idst] {_a.name} the float32 scalar `bits`",
+             f"{_a.name}_unary_tile(idst, bits): DST[idst] {_a.name} the float32 scalar `bits`"
+             + (" (the SDK multiplies by `bits`: pass the divisor's reciprocal)"
+                if _a.name == "div" else ""),
              "eltwise_unary/binop_with_scalar.h", "idst:dst bits:bits", engine="sfpu",
              init="tt.binop_with_scalar_tile_init", dst="math")
 for _fn in FUNCTIONS.values():

@@ -25,6 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CXX = os.environ.get("CXX", "c++")
+# The emulator's arithmetic is exact integer / exactly-rounded float work: optimise it fully, but
+# never contract a*b+c into an FMA behind the model's back (results must not depend on the CPU).
+EMULATOR_FLAGS = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-Wno-psabi"]
+# Kernels JIT-compiled at CreateKernel: thin loops around API calls into the library
+KERNEL_FLAGS = "-O2"
 
 
 class MockBuildError(RuntimeError):
@@ -61,7 +66,8 @@ def _compiler_id() -> str:
 
 
 def sources_hash() -> str:
-    h = hashlib.sha256(_compiler_id().encode() + b"\0cache-layout-2")
+    h = hashlib.sha256(_compiler_id().encode() + b"\0cache-layout-2\0" +
+                       " ".join(EMULATOR_FLAGS + [KERNEL_FLAGS]).encode())
     root = mock_root()
     for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".h", ".hpp", ".cpp")):
         h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
@@ -95,12 +101,12 @@ def mock_library() -> Path:
     shutil.copytree(root / "include", tmp / "include")
     include = final / "include"  # the path the snapshot has once published
     defines = [f'-DTTMOCK_INCLUDE_DIR="{include}"', f'-DTTMOCK_CXX="{CXX}"',
-               f'-DTTMOCK_VERSION="{version}"']
+               f'-DTTMOCK_VERSION="{version}"', f'-DTTMOCK_KERNEL_FLAGS="{KERNEL_FLAGS}"']
     sources = sorted((root / "src").glob("*.cpp"))
 
     def compile_one(src):
         obj = tmp / (src.stem + ".o")
-        _run([CXX, "-std=c++20", "-O2", "-fPIC", "-c", f"-I{tmp / 'include'}", f"-I{root / 'src'}",
+        _run([CXX, "-std=c++20", *EMULATOR_FLAGS, "-fPIC", "-c", f"-I{tmp / 'include'}", f"-I{root / 'src'}",
               *defines, str(src), "-o", str(obj)], f"compiling the emulator ({src.name})")
         return obj
 

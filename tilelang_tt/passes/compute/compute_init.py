@@ -11,11 +11,15 @@ Guarantees, for the compute kernel:
   operands' data formats differ from the unpacker's current ones - unless the same
   configuration is already in force on every path (a loop whose body uses one configuration
   gets it once, before the loop);
-* ``tt.compute_config`` holds the ComputeConfig: HiFi4, ``fp32_dest_acc_en`` when an
-  accumulator or any compute result is float32, a reduction reads float32, an operand is
-  unpacked in fp32 or an
-  expression with intermediate values runs (``tt.eltwise`` of more than one function or a
-  copy: it keeps them in fp32), half-sync DST, and the CBs to unpack straight to DST in fp32.
+* ``tt.compute_config`` holds the ComputeConfig: the math fidelity (the ``tt.math_fidelity``
+  compile option, else TT-Metalium's default: HiFi2 when the matrix engine multiplies only
+  bfloat16 matmul operands, HiFi4 otherwise), ``fp32_dest_acc_en`` (the
+  ``tt.fp32_dest_acc_en`` option, else true when an accumulator or any compute result is
+  float32, a reduction reads float32, an operand is unpacked in fp32 or an expression with
+  intermediate values runs: ``tt.eltwise`` of more than one function or a copy keeps them in
+  fp32), half-sync DST, and the CBs to unpack straight to DST in fp32.
+  ``tt.fp32_dest_acc_en = False`` where a float32 result needs the 32-bit DST is a
+  TTCompileError.
 
 Expressions (``tt.eltwise``), reductions and constant tiles configure the engines themselves
 when expanded (D5), so after one the configuration is unknown and the next op
@@ -28,9 +32,10 @@ from __future__ import annotations
 from tvm import tirx
 
 from ... import attrs, ops
+from ...errors import TTCompileError
 from ..common import (
-    buffer_dtype, collect, int_imm, require_attr, seq, split_persistent, stmt_op_name, to_py,
-    tt_calls, tt_pass,
+    buffer_dtype, collect, get_attr, int_imm, require_attr, seq, split_persistent, stmt_op_name,
+    to_py, tt_calls, tt_pass,
 )
 from ..common import tt_map
 from ..frontend.eltwise_expr import is_single_function, matrix_engine_operands
@@ -171,7 +176,6 @@ def InsertComputeInitTT(func, mod, ctx):
              if needs_init(c.op.name) or self_configured(c.op.name)]
     accs = [a.buffer for a in collect(func.body, tirx.AllocBuffer)
             if attrs.ACC_DESC in (a.annotations or {})]
-    fp32_acc = any(buffer_dtype(a) == "float32" for a in accs)
     sfpu = [c for c in calls if _keeps_intermediates(c)]
     # float32 CBs that only copy_tile reads go straight to DST; one the matrix engine reads
     # (matmul, FPU eltwise, reduce, broadcast) must go through its source registers
@@ -179,14 +183,29 @@ def InsertComputeInitTT(func, mod, ctx):
     fp32_unpacked = sorted({info.id(c.args[i]) for c in calls if self_configured(c.op.name)
                             for i in ops.cb_reads(c)
                             if info.dtype(c.args[i]) == "float32"} - matrix_read)
+    # what needs a 32-bit DST: packing a float32 result from a 16-bit DST would round it to bf16
+    needs_fp32 = (
+        [f"the float32 accumulator {a.name!r}" for a in accs if buffer_dtype(a) == "float32"]
+        + [f"the float32 result {e['name']!r}" for e in info.entries
+           if e["producer"] == "compute" and e["dtype"] == "float32"]
+        + [f"the float32 operand of a reduction ({c.op.name})" for c in calls
+           if ops.spec(c.op.name).props.get("accumulates")
+           and info.dtype(ops.named(c).src) == "float32"]
+        + [f"CB {cb} (float32, unpacked straight to DST)" for cb in fp32_unpacked])
+    options = to_py(get_attr(func, attrs.COMPILE_OPTIONS, {})) or {}
+    fp32_dst = options.get(attrs.PC_FP32_DEST_ACC_EN)
+    if fp32_dst is None:
+        fp32_dst = bool(needs_fp32 or sfpu)
+    elif not fp32_dst and needs_fp32:
+        raise TTCompileError(
+            f"pass_configs[{attrs.PC_FP32_DEST_ACC_EN!r}] = False, but {needs_fp32[0]} needs "
+            "the 32-bit DST (a 16-bit DST holds bfloat16); drop the option or use bfloat16 there")
+    matmul_dtypes = {info.dtype(c.args[i]) for c in calls if c.op.name == "tt.mm.mma"
+                     for i in ops.cb_reads(c)}
+    default_fidelity = "HiFi2" if matmul_dtypes == {"bfloat16"} else "HiFi4"
     config = {
-        "math_fidelity": "HiFi4",
-        # DST holds fp32 whenever a result is fp32 (packing it from a 16-bit DST would round)
-        # or a reduction accumulates fp32 data over several tiles
-        "fp32_dest_acc_en": bool(fp32_acc or sfpu or fp32_unpacked or any(
-            e["producer"] == "compute" and e["dtype"] == "float32" for e in info.entries)
-            or any(ops.spec(c.op.name).props.get("accumulates")
-                   and info.dtype(ops.named(c).src) == "float32" for c in calls)),
+        "math_fidelity": options.get(attrs.PC_MATH_FIDELITY, default_fidelity),
+        "fp32_dest_acc_en": bool(fp32_dst),
         "dst_full_sync_en": False,
         "unpack_to_dest_fp32": fp32_unpacked,
         "math_approx_mode": False,

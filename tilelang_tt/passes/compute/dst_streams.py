@@ -96,7 +96,9 @@ def _binary_in_dst(op, lhs, rhs, slots, each):
                                   d.at(lhs[1])))]
     (_, s), (_, c) = (lhs, rhs) if lhs[0] == "slot" else (rhs, lhs)
     pre = []
-    if lhs[0] == "slot" or op in ("add", "mul"):
+    if lhs[0] == "slot" and op == "div":  # x / c: the SDK's div_unary_tile multiplies by its
+        c, scalar_op = 1.0 / c, "div"     # argument (ckernel_sfpu_binop_with_unary.h), so pass 1/c
+    elif lhs[0] == "slot" or op in ("add", "mul"):
         scalar_op = op
     elif op == "sub":
         scalar_op = "rsub"  # c - x

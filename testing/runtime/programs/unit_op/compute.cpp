@@ -8,9 +8,17 @@
 #include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/bcast.h"
 #include "api/compute/reduce.h"
-#include "api/compute/transpose_wh.h"
+#include "api/compute/transpose.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/eltwise_unary/eltwise_unary.h"
+#include "api/compute/compute_kernel_api.h"
+#include "api/compute/eltwise_unary/exp.h"
+#include "api/compute/eltwise_unary/sqrt.h"
+#include "api/compute/eltwise_unary/rsqrt.h"
+#include "api/compute/eltwise_unary/recip.h"
+#include "api/compute/eltwise_unary/relu.h"
+#include "api/compute/eltwise_unary/gelu.h"
+#include "api/compute/eltwise_unary/negative.h"
 #include "api/compute/pack.h"
 #include "api/compute/reg_api.h"
 
@@ -53,8 +61,8 @@ void kernel_main() {
     reduce_tile<POOL, DIM>(in0, in1, 0, 0, 0);
     reduce_uninit();
 #elif defined(OP_TRANSPOSE)
-    transpose_wh_init(in0, out);
-    transpose_wh_tile(in0, 0, 0);
+    transpose_init(in0);
+    transpose_tile(in0, 0, 0);
 #endif
     tile_regs_commit();
     tile_regs_wait();

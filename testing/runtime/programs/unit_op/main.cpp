@@ -1,6 +1,6 @@
 // Unit-op test host: main <defines> <in_fmt> <out_fmt> <fp32_acc> <unpack_to_dest> A.bin B.bin C.bin
-// <defines> is NAME=VALUE[;NAME=VALUE...]; formats are bf16 or f32; files hold one row-major
-// 32x32 matrix each.
+// <defines> is NAME=VALUE[;NAME=VALUE...] (FIDELITY=LoFi|HiFi2|HiFi3|HiFi4 sets the math
+// fidelity, default HiFi4); formats are bf16 or f32; files hold one row-major 32x32 matrix each.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -66,8 +66,13 @@ int main(int argc, char** argv) {
                            DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default, .compile_args = wr_args});
     std::vector<UnpackToDestMode> modes(NUM_CIRCULAR_BUFFERS, UnpackToDestMode::Default);
     if (to_dest) modes[0] = modes[1] = UnpackToDestMode::UnpackToDestFp32;
+    const std::map<std::string, MathFidelity> fidelities = {
+        {"LoFi", MathFidelity::LoFi}, {"HiFi2", MathFidelity::HiFi2},
+        {"HiFi3", MathFidelity::HiFi3}, {"HiFi4", MathFidelity::HiFi4}};
+    const MathFidelity fidelity = defines.count("FIDELITY") ? fidelities.at(defines["FIDELITY"])
+                                                            : MathFidelity::HiFi4;
     CreateKernel(program, TT_KERNEL_DIR "/compute.cpp", core,
-                 ComputeConfig{.math_fidelity = MathFidelity::HiFi4, .fp32_dest_acc_en = fp32_acc,
+                 ComputeConfig{.math_fidelity = fidelity, .fp32_dest_acc_en = fp32_acc,
                                .unpack_to_dest_mode = modes, .defines = defines});
     SetRuntimeArgs(program, rd, core, {static_cast<uint32_t>(a->address()), static_cast<uint32_t>(b->address())});
     SetRuntimeArgs(program, wr, core, {static_cast<uint32_t>(c->address())});

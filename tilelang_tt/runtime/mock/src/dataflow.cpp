@@ -4,6 +4,7 @@
 
 #include "emulator.hpp"
 #include "api/dataflow/dataflow_api.h"
+#include "ttmock/compute_api.h"
 
 using namespace ttmock;
 
@@ -51,6 +52,20 @@ bool ring_overlaps(const CBConfig& cfg, uint32_t first_page, uint32_t n, uint32_
     return false;
 }
 
+// On hardware a CB's read / write pointer wraps to the ring's start only when it lands exactly on
+// the ring's end (cb_push_back / cb_pop_front); the pages of one reserved or waited block are
+// addressed linearly from the pointer. A block that starts near the end runs past the ring.
+void check_block_in_ring(const CBConfig& cfg, int32_t cb, uint32_t first_page, int32_t n,
+                         const std::string& what, const char* side) {
+    if (first_page + static_cast<uint32_t>(n) <= cfg.pages()) return;
+    fail(what + ": the block of " + std::to_string(n) + " pages at " + side + " page " +
+         std::to_string(first_page) + " straddles the end of CB " + std::to_string(cb) + "'s " +
+         std::to_string(cfg.pages()) + "-page ring (its last " +
+         std::to_string(first_page + n - cfg.pages()) +
+         " page(s) would lie past the ring on hardware); make the CB's page count a multiple of "
+         "every block size reserved or waited on it");
+}
+
 void complete(PendingTransfer& t) {
     std::memcpy(t.dst, t.src, t.size);
     for (uint8_t* d : t.extra_dsts) std::memcpy(d, t.src, t.size);
@@ -82,12 +97,13 @@ uint32_t ttmock::runtime_arg(int index) {
     return f.args[index];
 }
 
-void ttmock::compile_time_arg_out_of_range(uint32_t index) {
-    fail("get_compile_time_arg_val(" + std::to_string(index) + ") is beyond the kernel's compile-time args");
+uint32_t ttmock::common_runtime_arg(int index) {
+    fail("get_common_arg_val(" + std::to_string(index) +
+         "): common runtime args (SetCommonRuntimeArgs) are not supported by the emulator");
 }
 
 // ---- circular buffers ---------------------------------------------------------------------
-void cb_reserve_back(int32_t cb, int32_t n) {
+void ttmock::cb_reserve_back(int32_t cb, int32_t n) {
     const std::string what = call("cb_reserve_back", cb, n);
     Fiber& f = current();
     f.last_call = what;
@@ -98,6 +114,7 @@ void cb_reserve_back(int32_t cb, int32_t n) {
         fail(what + ": CB " + std::to_string(cb) + " holds " + std::to_string(cfg.pages()) +
              " pages; cannot reserve " + std::to_string(n));
     }
+    check_block_in_ring(cfg, cb, s.wr_page, n, what, "write");
     auto free_pages = [&] { return cfg.pages() - s.filled; };
     if (free_pages() < static_cast<uint32_t>(n)) {
         ++s.stalls_reserve;
@@ -109,12 +126,12 @@ void cb_reserve_back(int32_t cb, int32_t n) {
     if (static_cast<uint32_t>(n) > s.reserved) s.reserved = static_cast<uint32_t>(n);
 }
 
-bool cb_pages_reservable_at_back(int32_t cb, int32_t n) {
+bool ttmock::cb_pages_reservable_at_back(int32_t cb, int32_t n) {
     CBConfig& cfg = cfg_of(cb, "cb_pages_reservable_at_back");
     return cfg.pages() - current_core().cb[cb].filled >= static_cast<uint32_t>(n);
 }
 
-void cb_push_back(int32_t cb, int32_t n) {
+void ttmock::cb_push_back(int32_t cb, int32_t n) {
     const std::string what = call("cb_push_back", cb, n);
     Fiber& f = current();
     f.last_call = what;
@@ -136,10 +153,12 @@ void cb_push_back(int32_t cb, int32_t n) {
     s.filled += n;
     s.pushed_total += n;
     s.pack_pos = 0;
+    s.pusher = f.file + " (" + kind_name(f.kind) + " kernel)";
+    s.last_push = what;
     note_progress();
 }
 
-void cb_wait_front(int32_t cb, int32_t n) {
+void ttmock::cb_wait_front(int32_t cb, int32_t n) {
     const std::string what = call("cb_wait_front", cb, n);
     Fiber& f = current();
     f.last_call = what;
@@ -149,6 +168,7 @@ void cb_wait_front(int32_t cb, int32_t n) {
         fail(what + ": CB " + std::to_string(cb) + " holds " + std::to_string(cfg.pages()) +
              " pages; waiting for " + std::to_string(n) + " can never succeed");
     }
+    check_block_in_ring(cfg, cb, s.rd_page, n, what, "read");
     if (s.filled < static_cast<uint32_t>(n)) {
         ++s.stalls_wait;
         block_until([&] { return s.filled >= static_cast<uint32_t>(n); },
@@ -160,12 +180,12 @@ void cb_wait_front(int32_t cb, int32_t n) {
     if (static_cast<uint32_t>(n) > s.waited) s.waited = static_cast<uint32_t>(n);
 }
 
-bool cb_pages_available_at_front(int32_t cb, int32_t n) {
+bool ttmock::cb_pages_available_at_front(int32_t cb, int32_t n) {
     cfg_of(cb, "cb_pages_available_at_front");
     return current_core().cb[cb].filled >= static_cast<uint32_t>(n);
 }
 
-void cb_pop_front(int32_t cb, int32_t n) {
+void ttmock::cb_pop_front(int32_t cb, int32_t n) {
     const std::string what = call("cb_pop_front", cb, n);
     Fiber& f = current();
     f.last_call = what;
@@ -186,40 +206,41 @@ void cb_pop_front(int32_t cb, int32_t n) {
     s.rd_page = (s.rd_page + n) % cfg.pages();
     s.filled -= n;
     s.popped_total += n;
+    s.popper = f.file + " (" + kind_name(f.kind) + " kernel)";
     note_progress();
 }
 
-uint32_t get_write_ptr(uint32_t cb) {
+uint32_t ttmock::cb_write_ptr(uint32_t cb) {
     CBConfig& cfg = cfg_of(static_cast<int32_t>(cb), "get_write_ptr");
     const Core& c = current_core();
     return l1_addr(c, cfg.offset + c.cb[cb].wr_page * cfg.page_bytes);
 }
 
-uint32_t get_read_ptr(uint32_t cb) {
+uint32_t ttmock::cb_read_ptr(uint32_t cb) {
     CBConfig& cfg = cfg_of(static_cast<int32_t>(cb), "get_read_ptr");
     const Core& c = current_core();
     return l1_addr(c, cfg.offset + c.cb[cb].rd_page * cfg.page_bytes);
 }
 
-uint32_t get_tile_size(uint32_t cb) { return cfg_of(static_cast<int32_t>(cb), "get_tile_size").page_bytes; }
-
-tt::DataFormat get_dataformat(uint32_t cb) { return cfg_of(static_cast<int32_t>(cb), "get_dataformat").format; }
+uint32_t ttmock::cb_tile_size(uint32_t cb) {
+    const CBConfig& cfg = cfg_of(static_cast<int32_t>(cb), "get_tile_size");
+    const uint32_t bytes = tile_bytes(cfg.format);
+    if (bytes == 0) {
+        fail("get_tile_size(" + std::to_string(cb) + "): CB " + std::to_string(cb) + " has data format " +
+             format_name(cfg.format) + ", whose tile size the emulator does not model");
+    }
+    return bytes;
+}
 
 // ---- coordinates and addresses -------------------------------------------------------------
-uint32_t my_x_coord() { return worker_noc_x(current_core().x); }
-uint32_t my_y_coord() { return worker_noc_y(current_core().y); }
-const uint32_t* my_x_array() {
-    static thread_local uint32_t v[2];
-    v[0] = v[1] = my_x_coord();
-    return v;
-}
-const uint32_t* my_y_array() {
-    static thread_local uint32_t v[2];
-    v[0] = v[1] = my_y_coord();
-    return v;
-}
+static uint32_t my_noc_x() { return worker_noc_x(current_core().x); }
+static uint32_t my_noc_y() { return worker_noc_y(current_core().y); }
 
-uint64_t get_noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t addr, uint8_t) {
+uint64_t ttmock::noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t addr) {
+    if (noc_x == 0xFFFFFFFFu && noc_y == 0xFFFFFFFFu) {  // get_noc_addr(addr): this core's L1
+        noc_x = my_noc_x();
+        noc_y = my_noc_y();
+    }
     // L1 addresses travel as offsets so they name the same place on every core
     const uintptr_t base = reinterpret_cast<uintptr_t>(current_core().l1);
     uint64_t local = addr;
@@ -227,12 +248,7 @@ uint64_t get_noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t addr, uint8_t) {
     return make_noc_addr(noc_x, noc_y, local);
 }
 
-uint64_t get_noc_addr(uint32_t addr, uint8_t noc) {
-    return get_noc_addr(my_x_coord(), my_y_coord(), addr, noc);
-}
-
-uint64_t get_noc_multicast_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, uint32_t addr,
-                                uint8_t) {
+uint64_t ttmock::noc_multicast_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, uint32_t addr) {
     const uintptr_t base = reinterpret_cast<uintptr_t>(current_core().l1);
     uint64_t local = addr;
     if (addr >= base && addr < base + device().prof.l1_bytes) local = addr - base;
@@ -245,18 +261,33 @@ uint64_t get_noc_multicast_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t 
 uint64_t ttmock::interleaved_noc_addr(bool is_dram, uint32_t bank_base, uint32_t page_size,
                                       uint32_t page_id, uint32_t offset) {
     if (!is_dram) fail("TensorAccessor over an L1 buffer is not supported by the emulator");
+    const std::string what = "TensorAccessor::get_noc_addr(page " + std::to_string(page_id) +
+                             ", offset " + std::to_string(offset) + ") of the buffer at DRAM address " +
+                             std::to_string(bank_base);
+    const DramBuffer* buf = nullptr;
+    for (const DramBuffer& b : device().dram_buffers) {
+        if (b.base == bank_base) buf = &b;
+    }
+    if (buf == nullptr) {
+        fail(what + ": no DRAM buffer starts at that address (give the TensorAccessor the "
+                    "buffer's address())");
+    }
+    if (page_id >= buf->pages || offset >= buf->page_size) {
+        fail(what + ": the buffer has " + std::to_string(buf->pages) + " pages of " +
+             std::to_string(buf->page_size) + " bytes; the access lies outside its pages");
+    }
     const uint32_t banks = device().prof.dram_banks;
     const uint32_t aligned = (page_size + 31u) & ~31u;
     const uint64_t local = bank_base + static_cast<uint64_t>(page_id / banks) * aligned + offset;
     return make_noc_addr(page_id % banks, kDramNocY, local);
 }
 
-void ttmock::sharded_accessor_unsupported() {
-    fail("sharded TensorAccessor is not supported by the emulator");
+[[noreturn]] void ttmock::unsupported(const char* what) {
+    fail(std::string(what) + " is not supported by the emulator");
 }
 
 // ---- NOC transfers --------------------------------------------------------------------------
-void noc_async_read(uint64_t src, uint32_t dst_l1, uint32_t size, uint8_t) {
+void ttmock::noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
     Fiber& f = current();
     std::ostringstream what;
     what << "noc_async_read(src=0x" << std::hex << src << ", dst=0x" << dst_l1 << std::dec << ", "
@@ -274,7 +305,7 @@ void noc_async_read(uint64_t src, uint32_t dst_l1, uint32_t size, uint8_t) {
     if (is_dram) c.counters.dram_bytes_read += size;
 }
 
-void noc_async_write(uint32_t src_l1, uint64_t dst, uint32_t size, uint8_t) {
+void ttmock::noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
     Fiber& f = current();
     std::ostringstream what;
     what << "noc_async_write(src=0x" << std::hex << src_l1 << ", dst=0x" << dst << std::dec
@@ -292,18 +323,13 @@ void noc_async_write(uint32_t src_l1, uint64_t dst, uint32_t size, uint8_t) {
     if (is_dram) c.counters.dram_bytes_written += size;
 }
 
-void noc_async_read_barrier(uint8_t) {
+void ttmock::noc_read_barrier() {
     current().last_call = "noc_async_read_barrier()";
     barrier(true);
 }
 
-void noc_async_write_barrier(uint8_t) {
+void ttmock::noc_write_barrier() {
     current().last_call = "noc_async_write_barrier()";
-    barrier(false);
-}
-
-void noc_async_writes_flushed(uint8_t) {
-    current().last_call = "noc_async_writes_flushed()";
     barrier(false);
 }
 
@@ -356,18 +382,14 @@ static void write_multicast(uint32_t src_l1, uint64_t mcast, uint32_t size, uint
     c.counters.noc_bytes_written += static_cast<uint64_t>(size) * targets.size();
 }
 
-void noc_async_write_multicast(uint32_t src, uint64_t dst, uint32_t size, uint32_t num_dests, bool,
-                               uint8_t) {
-    write_multicast(src, dst, size, num_dests, false, "noc_async_write_multicast");
-}
-
-void noc_async_write_multicast_loopback_src(uint32_t src, uint64_t dst, uint32_t size,
-                                            uint32_t num_dests, bool, uint8_t) {
-    write_multicast(src, dst, size, num_dests, true, "noc_async_write_multicast_loopback_src");
+void ttmock::noc_write_multicast(uint32_t src, uint64_t dst, uint32_t size, uint32_t num_dests,
+                                 bool loopback) {
+    write_multicast(src, dst, size, num_dests, loopback,
+                    loopback ? "noc_async_write_multicast_loopback_src" : "noc_async_write_multicast");
 }
 
 // ---- semaphores -----------------------------------------------------------------------------
-uint32_t get_semaphore(uint32_t id) {
+uint32_t ttmock::semaphore_addr(uint32_t id) {
     if (id >= device().sem_count) {
         fail("get_semaphore(" + std::to_string(id) + "): the program created " +
              std::to_string(device().sem_count) + " semaphore(s) (CreateSemaphore)");
@@ -375,31 +397,21 @@ uint32_t get_semaphore(uint32_t id) {
     return l1_addr(current_core(), device().prof.l1_base - 16u * (id + 1));
 }
 
-void noc_semaphore_wait(volatile uint32_t* sem, uint32_t val) {
+void ttmock::semaphore_wait(volatile uint32_t* sem, uint32_t val, bool at_least) {
     const uint32_t addr = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem));
-    l1_offset(addr, 4, "noc_semaphore_wait");
-    const std::string what = "noc_semaphore_wait(sem=0x" + [&] {
-        std::ostringstream os;
-        os << std::hex << addr;
-        return os.str();
-    }() + ", " + std::to_string(val) + ")";
+    const char* name = at_least ? "noc_semaphore_wait_min" : "noc_semaphore_wait";
+    l1_offset(addr, 4, name);
+    std::ostringstream os;
+    os << name << "(sem=0x" << std::hex << addr << std::dec << ", " << val << ")";
+    const std::string what = os.str();
     current().last_call = what;
     current_core().counters.semaphore_ops += 1;
-    block_until([&] { return *sem == val; },
-                what + ": semaphore holds " + std::to_string(*sem) + ", waiting for " + std::to_string(val));
+    block_until([&] { return at_least ? *sem >= val : *sem == val; },
+                what + ": semaphore holds " + std::to_string(*sem) + ", waiting for " +
+                    (at_least ? "at least " : "") + std::to_string(val));
 }
 
-void noc_semaphore_wait_min(volatile uint32_t* sem, uint32_t val) {
-    const uint32_t addr = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem));
-    l1_offset(addr, 4, "noc_semaphore_wait_min");
-    current().last_call = "noc_semaphore_wait_min(" + std::to_string(val) + ")";
-    current_core().counters.semaphore_ops += 1;
-    block_until([&] { return *sem >= val; },
-                "noc_semaphore_wait_min(" + std::to_string(val) + "): semaphore holds " +
-                    std::to_string(*sem));
-}
-
-void noc_semaphore_set(volatile uint32_t* sem, uint32_t val) {
+void ttmock::semaphore_set(volatile uint32_t* sem, uint32_t val) {
     const uint32_t addr = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem));
     l1_offset(addr, 4, "noc_semaphore_set");
     current().last_call = "noc_semaphore_set(" + std::to_string(val) + ")";
@@ -408,7 +420,7 @@ void noc_semaphore_set(volatile uint32_t* sem, uint32_t val) {
     note_progress();
 }
 
-void noc_semaphore_inc(uint64_t addr, uint32_t incr, uint8_t) {
+void ttmock::semaphore_inc(uint64_t addr, uint32_t incr) {
     current().last_call = "noc_semaphore_inc(+" + std::to_string(incr) + ")";
     bool is_dram = false;
     int core = -1;
@@ -421,7 +433,7 @@ void noc_semaphore_inc(uint64_t addr, uint32_t incr, uint8_t) {
     note_progress();
 }
 
-void noc_semaphore_set_multicast(uint32_t src, uint64_t dst, uint32_t num_dests, bool, uint8_t) {
+void ttmock::semaphore_set_multicast(uint32_t src, uint64_t dst, uint32_t num_dests) {
     current().last_call = "noc_semaphore_set_multicast(" + std::to_string(num_dests) + " cores)";
     const uint32_t off = l1_offset(src, 4, current().last_call.c_str());
     const uint64_t local = dst & ((1ull << 38) - 1);
@@ -434,7 +446,7 @@ void noc_semaphore_set_multicast(uint32_t src, uint64_t dst, uint32_t num_dests,
     note_progress();
 }
 
-void noc_semaphore_set_remote(uint32_t src, uint64_t dst, uint8_t) {
+void ttmock::semaphore_set_remote(uint32_t src, uint64_t dst) {
     current().last_call = "noc_semaphore_set_remote";
     const uint32_t off = l1_offset(src, 4, current().last_call.c_str());
     bool is_dram = false;

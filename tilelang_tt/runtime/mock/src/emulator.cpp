@@ -5,6 +5,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -133,6 +134,30 @@ std::string describe_fiber(const Fiber& f) {
     return os.str();
 }
 
+// A DRAM access must lie inside the pages one buffer keeps in that bank: buffers are allocated
+// back to back, so an access past a buffer's last page would silently read or clobber the next.
+static void check_dram_access(const Device& d, uint32_t bank, uint64_t local, uint32_t size,
+                              const char* what) {
+    const uint32_t banks = d.prof.dram_banks;
+    for (const DramBuffer& b : d.dram_buffers) {
+        const uint64_t in_bank = b.pages / banks + (bank < b.pages % banks ? 1 : 0);
+        const uint64_t extent = (b.pages + banks - 1) / banks * b.aligned;  // allocated per bank
+        if (local < b.base || local >= b.base + std::max<uint64_t>(extent, 1)) continue;
+        const uint64_t end = in_bank ? b.base + (in_bank - 1) * b.aligned + b.page_size : b.base;
+        if (local + size <= end) return;
+        std::ostringstream os;
+        os << what << ": bytes [" << local << ", " << local + size << ") of DRAM bank " << bank
+           << " run past the pages of the buffer at address " << b.base << " (" << b.pages
+           << " pages of " << b.page_size << " bytes; bank " << bank << " holds " << in_bank
+           << " of them, ending at offset " << end << ")";
+        fail(os.str());
+    }
+    std::ostringstream os;
+    os << what << ": bytes [" << local << ", " << local + size << ") of DRAM bank " << bank
+       << " are not in any allocated buffer";
+    fail(os.str());
+}
+
 uint8_t* resolve_noc_addr(uint64_t noc_addr, uint32_t size, const char* what, bool* is_dram,
                           int* core_index) {
     Device& d = device();
@@ -146,14 +171,9 @@ uint8_t* resolve_noc_addr(uint64_t noc_addr, uint32_t size, const char* what, bo
             fail(std::string(what) + ": NOC address names DRAM bank " + std::to_string(x) +
                  " but the device has " + std::to_string(d.prof.dram_banks));
         }
-        auto& bank = d.dram[x];
-        if (local + size > bank.size()) {
-            fail(std::string(what) + ": DRAM bank " + std::to_string(x) + " access at offset " +
-                 std::to_string(local) + " (+" + std::to_string(size) +
-                 " bytes) is outside any allocated buffer");
-        }
+        check_dram_access(d, x, local, size, what);
         *is_dram = true;
-        return bank.data() + local;
+        return d.dram[x].data() + local;
     }
     if (x < 1 || y < 1 || x - 1 >= d.prof.grid_x || y - 1 >= d.prof.grid_y) {
         fail(std::string(what) + ": NOC coordinates (" + std::to_string(x) + "," +

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ttmock/types.hpp"
@@ -45,6 +46,8 @@ struct CBState {
     uint32_t pack_pos = 0;              // next sequential pack position in the reserved region
     uint64_t stalls_reserve = 0, stalls_wait = 0;
     uint64_t pushed_total = 0, popped_total = 0;
+    std::string pusher, popper;  // the kernels that pushed / popped last (for messages)
+    std::string last_push;       // the last cb_push_back call
 };
 
 struct PendingTransfer {
@@ -84,13 +87,18 @@ struct ComputeState {
     MathFidelity fidelity = MathFidelity::HiFi4;
     std::vector<UnpackToDestMode> unpack_to_dest;
     DstState dst_state = DstState::Released;
-    float dst[16][kTileElems] = {};
+    bool approx = false;    // math_approx_mode (APPROX): SFPU functions in approximate mode
+    bool pack_l1_acc = false;  // pack_reconfig_l1_acc(1): the packer adds to the L1 tile
+    uint32_t dst[16][kTileElems] = {};  // fp32 bit patterns; 16-bit mode: BF16 in the high half
     bool dst_written[16] = {};  // written since tile_regs_acquire (a reduction's first write sets)
     bool started = false;  // compute_kernel_hw_startup called
     tt::DataFormat srca = tt::DataFormat::Invalid, srcb = tt::DataFormat::Invalid,
                    pack = tt::DataFormat::Invalid;
     std::string fpu_mode;   // "matmul", "add", "sub", "mul", "copy", "bcast_*", "reduce", ...
-    std::string sfpu_mode;  // last <op>_tile_init
+    int fpu_op = 0;         // fpu_mode as compute.cpp's FpuOp (checked per tile without strings)
+    int sfpu_op = -1;       // the last <op>_tile_init, as compute.cpp's SFPU op id
+    uint64_t* op_counter[64] = {};  // this core's tile_ops counters, by compute.cpp's op id
+    std::pair<const char*, int> name_cache[4][8] = {};  // API name literal -> id (compute.cpp)
     bool matmul_transpose = false;
     int bcast_type = 0;
     int reduce_pool = 0, reduce_dim = 0;
@@ -123,12 +131,18 @@ struct Fiber {
     std::string last_call;
 };
 
+// An interleaved DRAM buffer: page p lives in bank p % banks at base + (p / banks) * aligned.
+struct DramBuffer {
+    uint64_t base = 0, pages = 0, page_size = 0, aligned = 0;
+};
+
 struct Device {
     Profile prof;
     std::vector<Core> cores;
     uint8_t* l1_region = nullptr;
     std::vector<std::vector<uint8_t>> dram;  // per bank
     std::vector<uint64_t> dram_top;          // per-bank bump allocator (bytes)
+    std::vector<DramBuffer> dram_buffers;    // every buffer allocated (NOC accesses must hit one)
     uint32_t sem_count = 0;
     std::string stats_path;
     Core& core_at(uint32_t x, uint32_t y) { return cores[y * prof.grid_x + x]; }

@@ -19,6 +19,9 @@
 #ifndef TTMOCK_INCLUDE_DIR
 #error "TTMOCK_INCLUDE_DIR must point at the mock headers"
 #endif
+#ifndef TTMOCK_KERNEL_FLAGS  // optimisation of JIT-compiled kernels (mockbuild.py sets it)
+#define TTMOCK_KERNEL_FLAGS "-O2"
+#endif
 #ifndef TTMOCK_CXX
 #define TTMOCK_CXX "c++"
 #endif
@@ -119,15 +122,22 @@ void* compile_kernel(const KernelDesc& k) {
     static std::map<std::string, void*> loaded;
     const std::string source = read_file(k.path);
     std::ostringstream flags;
-    flags << "-DKERNEL_COMPILE_TIME_ARGS=";
-    for (uint32_t a : k.compile_args) flags << a << "u,";
-    for (const auto& [name, value] : k.defines) flags << " '-D" << name << "=" << value << "'";
-    if (k.kind == KernelKind::Compute) {
-        flags << " -DMATH_FIDELITY=" << static_cast<int>(k.compute.math_fidelity)
-              << " -DDST_ACCUM_MODE=" << (k.compute.fp32_dest_acc_en ? "true" : "false")
-              << " -DAPPROX=" << (k.compute.math_approx_mode ? "true" : "false");
+    if (!k.compile_args.empty()) {  // as the SDK's JIT: -DKERNEL_COMPILE_TIME_ARGS=a,b,c
+        flags << "-DKERNEL_COMPILE_TIME_ARGS=";
+        for (size_t i = 0; i < k.compile_args.size(); ++i) flags << (i ? "," : "") << k.compile_args[i];
     }
-    const std::string key_text = std::string(TTMOCK_VERSION) + "\n" + TTMOCK_CXX + "\n" +
+    for (const auto& [name, value] : k.defines) flags << " '-D" << name << "=" << value << "'";
+    // what the SDK's firmware wrapper puts in front of the kernel: for compute kernels
+    // `using namespace ckernel;` and DST_ACCUM_MODE, for data movement kernels the dataflow API
+    if (k.kind == KernelKind::Compute) {
+        flags << " -include ttmock/jit_compute.h -DTTMOCK_DST_ACCUM_MODE="
+              << (k.compute.fp32_dest_acc_en ? "true" : "false");
+    } else {
+        flags << " -include api/dataflow/dataflow_api.h -DNOC_INDEX="
+              << (k.kind == KernelKind::Reader ? 1 : 0);
+    }
+    const std::string key_text = std::string(TTMOCK_VERSION) + "\n" + TTMOCK_CXX + " " +
+                                 TTMOCK_KERNEL_FLAGS + "\n" +
                                  flags.str() + "\n" + source;
     char hex[17];
     std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(fnv1a(key_text)));
@@ -142,7 +152,7 @@ void* compile_kernel(const KernelDesc& k) {
         std::string src_dir = k.path.substr(0, k.path.find_last_of('/') == std::string::npos
                                                    ? 0 : k.path.find_last_of('/'));
         std::ostringstream cmd;
-        cmd << TTMOCK_CXX << " -std=c++20 -O1 -fPIC -shared -w";
+        cmd << TTMOCK_CXX << " -std=c++20 " << TTMOCK_KERNEL_FLAGS << " -fPIC -shared -w";
         if (!src_dir.empty()) cmd << " -I'" << src_dir << "'";
         cmd << " -I'" << TTMOCK_INCLUDE_DIR << "' " << flags.str() << " '" << k.path << "' -o '"
             << tmp << "' > '" << log << "' 2>&1";
@@ -240,6 +250,7 @@ void launch(ProgramImpl& p) {
                 f.compute->fp32_dest_acc = k.compute.fp32_dest_acc_en;
                 f.compute->full_sync = k.compute.dst_full_sync_en;
                 f.compute->fidelity = k.compute.math_fidelity;
+                f.compute->approx = k.compute.math_approx_mode;
                 f.compute->unpack_to_dest = k.compute.unpack_to_dest_mode;
             }
             d.cores[f.core].active = true;
@@ -254,13 +265,15 @@ void launch(ProgramImpl& p) {
     for (const Core& c : d.cores) {
         if (!c.active) continue;
         for (int i = 0; i < kMaxCBs; ++i) {
-            if (c.cb_cfg[i].used && c.cb[i].filled != 0) {
-                host_fail("program finished with " + std::to_string(c.cb[i].filled) +
-                          " unconsumed page(s) in CB " + std::to_string(i) + " on core (" +
-                          std::to_string(c.x) + "," + std::to_string(c.y) + "): the producer pushed " +
-                          std::to_string(c.cb[i].pushed_total) + " pages, the consumer popped " +
-                          std::to_string(c.cb[i].popped_total));
-            }
+            const CBState& s = c.cb[i];
+            if (!c.cb_cfg[i].used || s.filled == 0) continue;
+            host_fail("program finished with " + std::to_string(s.filled) + " unconsumed page(s) in CB " +
+                      std::to_string(i) + " on core (" + std::to_string(c.x) + "," + std::to_string(c.y) +
+                      "): " + s.pusher + " pushed " + std::to_string(s.pushed_total) +
+                      " page(s) (last call: " + s.last_push + "), " +
+                      (s.popped_total ? s.popper + " popped " + std::to_string(s.popped_total)
+                                      : std::string("no kernel popped any")) +
+                      "; every pushed page must be popped before the program ends");
         }
     }
 }
@@ -425,6 +438,7 @@ std::shared_ptr<MeshBuffer> MeshBuffer::create(const ReplicatedBufferConfig& glo
         d.dram_top[i] = base + per_bank * aligned;
         if (d.dram[i].size() < d.dram_top[i]) d.dram[i].resize(d.dram_top[i]);
     }
+    d.dram_buffers.push_back({base, pages, local.page_size, aligned});
     b->impl->address = base;
     b->impl->size = global.size;
     b->impl->page_size = local.page_size;
@@ -475,10 +489,16 @@ void Finish(MeshCommandQueue&) {}
 }  // namespace distributed
 
 TensorAccessorArgs::TensorAccessorArgs(const distributed::MeshBuffer& buffer) {
-    config_ = buffer.buffer_type() == BufferType::DRAM ? 1u : 0u;
+    const bool dram = buffer.buffer_type() == BufferType::DRAM;
+    config_ = dram ? 2u : 0u;  // tensor_accessor::ArgConfig::IsDram
+    const uint32_t align = dram ? 32u : 16u;
+    page_ = static_cast<uint32_t>((buffer.page_size() + align - 1) / align * align);
 }
-void TensorAccessorArgs::append_to(std::vector<uint32_t>& cta) const { cta.push_back(config_); }
-std::vector<uint32_t> TensorAccessorArgs::get_compile_time_args() const { return {config_}; }
+void TensorAccessorArgs::append_to(std::vector<uint32_t>& cta) const {
+    cta.push_back(config_);
+    cta.push_back(page_);
+}
+std::vector<uint32_t> TensorAccessorArgs::get_compile_time_args() const { return {config_, page_}; }
 
 std::tuple<uint32_t, CoreRangeSet, CoreRangeSet, CoreRangeSet, uint32_t, uint32_t> split_work_to_cores(
     const CoreCoord grid, uint32_t units, bool row_wise) {

@@ -1,5 +1,6 @@
 // tilelang-tt mock TT-Metalium: host side of TensorAccessorArgs (appends the accessor's
-// compile-time args; the emulator's encoding is one word: bit 0 DRAM, bit 1 sharded).
+// compile-time args as the SDK does for an interleaved buffer: the ArgsConfig word, bit 1 IsDram,
+// then the aligned page size).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -17,5 +18,6 @@ public:
     std::vector<uint32_t> get_compile_time_args() const;
 private:
     uint32_t config_ = 0;
+    uint32_t page_ = 0;
 };
 }  // namespace tt::tt_metal

@@ -1,4 +1,30 @@
-// tilelang-tt mock TT-Metalium: see ttmock/compute_api.h (one implementation of the compute API).
-// The SDK declares sigmoid, tanh, log, abs, square and silu here.
+// tilelang-tt mock TT-Metalium: SFPU functions the SDK declares in api/compute/compute_kernel_api.h.
 #pragma once
-#include "ttmock/compute_api.h"
+#include <cstdint>
+#include "api/compute/common_globals.h"
+
+namespace ckernel {
+template <VectorMode vec_mode = VectorMode::RC, bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sigmoid_tile(uint32_t idst) {
+    static_assert(vec_mode == VectorMode::RC, "the emulator models VectorMode::RC only");
+    ttmock::sfpu_unary("sigmoid", idst, 0.0f, fast_and_approx);
+}
+template <bool fast_and_approx = false>
+ALWI void sigmoid_tile_init() { ttmock::sfpu_init("sigmoid"); }
+template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void log_tile_init() { ttmock::sfpu_init("log"); }
+template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void log_tile(uint32_t idst) { ttmock::sfpu_unary("log", idst, 0.0f); }
+template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void tanh_tile_init() { ttmock::sfpu_init("tanh"); }
+template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void tanh_tile(uint32_t idst) { ttmock::sfpu_unary("tanh", idst, 0.0f, fast_and_approx); }
+ALWI void abs_tile(uint32_t idst) { ttmock::sfpu_unary("abs", idst, 0.0f); }
+ALWI void abs_tile_init() { ttmock::sfpu_init("abs"); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void square_tile(uint32_t idst) { ttmock::sfpu_unary("square", idst, 0.0f); }
+ALWI void square_tile_init() { ttmock::sfpu_init("square"); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void silu_tile(uint32_t idst) { ttmock::sfpu_unary("silu", idst, 0.0f); }
+ALWI void silu_tile_init() { ttmock::sfpu_init("silu"); }
+}  // namespace ckernel

@@ -1,3 +1,18 @@
-// tilelang-tt mock TT-Metalium: see ttmock/compute_api.h (one implementation of the compute API).
+// tilelang-tt mock TT-Metalium: elementwise binary ops of two DST tiles on the SFPU (api/compute/eltwise_binary_sfpu.h).
 #pragma once
-#include "ttmock/compute_api.h"
+#include "api/compute/common_globals.h"
+
+namespace ckernel {
+template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void add_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) { ttmock::sfpu_binary("add", idst0, idst1, odst); }
+template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sub_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) { ttmock::sfpu_binary("sub", idst0, idst1, odst); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void mul_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) { ttmock::sfpu_binary("mul", idst0, idst1, odst); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void div_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) { ttmock::sfpu_binary("div", idst0, idst1, odst); }
+ALWI void add_binary_tile_init() { ttmock::sfpu_init("add_binary"); }
+ALWI void sub_binary_tile_init() { ttmock::sfpu_init("sub_binary"); }
+ALWI void mul_binary_tile_init() { ttmock::sfpu_init("mul_binary"); }
+ALWI void div_binary_tile_init() { ttmock::sfpu_init("div_binary"); }
+}  // namespace ckernel

@@ -1,3 +1,23 @@
-// tilelang-tt mock TT-Metalium: see ttmock/compute_api.h (one implementation of the compute API).
+// tilelang-tt mock TT-Metalium: the matrix engine (api/compute/matmul.h).
 #pragma once
-#include "ttmock/compute_api.h"
+#include <cstdint>
+#include "api/compute/common.h"
+
+namespace ckernel {
+ALWI void matmul_init(
+    std::uint32_t in0_cb_id,
+    std::uint32_t in1_cb_id,
+    const std::uint32_t transpose = 0,
+    std::uint32_t call_line = __builtin_LINE()) {
+    (void)call_line;
+    ttmock::fpu_init("matmul", in0_cb_id, in1_cb_id, transpose);
+}
+ALWI void matmul_tiles(
+    std::uint32_t in0_cb_id,
+    std::uint32_t in1_cb_id,
+    std::uint32_t in0_tile_index,
+    std::uint32_t in1_tile_index,
+    std::uint32_t idst) {
+    ttmock::matmul(in0_cb_id, in1_cb_id, in0_tile_index, in1_tile_index, idst);
+}
+}  // namespace ckernel

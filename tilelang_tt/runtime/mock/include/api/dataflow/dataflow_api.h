@@ -1,88 +1,249 @@
-// tilelang-tt mock TT-Metalium: data movement kernel API (RISCV_0 / RISCV_1).
+// tilelang-tt mock TT-Metalium: the data movement kernel API (api/dataflow/dataflow_api.h), with the
+// SDK's names and signatures; each call forwards to the emulator (namespace ttmock, src/dataflow.cpp).
+// The kernel JIT includes this header in front of every data movement kernel, as the SDK's firmware
+// wrapper (brisck.cc / ncrisck.cc) does.
 #pragma once
 #include <cstdint>
 
+#include "api/compile_time_args.h"
 #include "api/tensor/tensor_accessor.h"
+#include "internal/dataflow/dataflow_api_common.h"
+#include "internal/risc_attribs.h"
 #include "ttmock/cb_api.h"
 #include "ttmock/kernel_args.h"
-#include "ttmock/types.hpp"
 
-#define FORCE_INLINE inline __attribute__((always_inline))
-#define tt_l1_ptr
+namespace ttmock {
+uint64_t noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t addr);
+uint64_t noc_multicast_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, uint32_t addr);
+void noc_read(uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t size);
+void noc_write(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size);
+void noc_read_barrier();
+void noc_write_barrier();
+void noc_write_multicast(uint32_t src, uint64_t dst_mcast, uint32_t size, uint32_t num_dests, bool loopback);
+uint32_t semaphore_addr(uint32_t semaphore_id);
+void semaphore_wait(volatile uint32_t* sem_addr, uint32_t val, bool at_least);
+void semaphore_set(volatile uint32_t* sem_addr, uint32_t val);
+void semaphore_inc(uint64_t addr, uint32_t incr);
+void semaphore_set_multicast(uint32_t src, uint64_t dst_mcast, uint32_t num_dests);
+void semaphore_set_remote(uint32_t src, uint64_t dst_noc_addr);
+}  // namespace ttmock
 
-constexpr uint8_t noc_index = 0;
-
-uint32_t get_write_ptr(uint32_t operand);
-uint32_t get_read_ptr(uint32_t operand);
-uint32_t get_tile_size(uint32_t operand);
-tt::DataFormat get_dataformat(uint32_t operand);
-
-uint32_t my_x_coord();  // NOC coordinates of this core
-uint32_t my_y_coord();
-#define my_x my_x_array()
-#define my_y my_y_array()
-const uint32_t* my_x_array();
-const uint32_t* my_y_array();
-
-uint64_t get_noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t addr, uint8_t noc = noc_index);
-uint64_t get_noc_addr(uint32_t addr, uint8_t noc = noc_index);  // this core's L1
-uint64_t get_noc_multicast_addr(uint32_t noc_x_start, uint32_t noc_y_start, uint32_t noc_x_end,
-                                uint32_t noc_y_end, uint32_t addr, uint8_t noc = noc_index);
-
-void noc_async_read(uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t size,
-                    uint8_t noc = noc_index);
-void noc_async_write(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size,
-                     uint8_t noc = noc_index);
-void noc_async_read_barrier(uint8_t noc = noc_index);
-void noc_async_write_barrier(uint8_t noc = noc_index);
-void noc_async_writes_flushed(uint8_t noc = noc_index);
-void noc_async_write_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast,
-                               uint32_t size, uint32_t num_dests, bool linked = false,
-                               uint8_t noc = noc_index);
-void noc_async_write_multicast_loopback_src(uint32_t src_local_l1_addr,
-                                            uint64_t dst_noc_addr_multicast, uint32_t size,
-                                            uint32_t num_dests, bool linked = false,
-                                            uint8_t noc = noc_index);
-
-uint32_t get_semaphore(uint32_t semaphore_id);
-void noc_semaphore_wait(volatile uint32_t* sem_addr, uint32_t val);
-void noc_semaphore_wait_min(volatile uint32_t* sem_addr, uint32_t val);
-void noc_semaphore_set(volatile uint32_t* sem_addr, uint32_t val);
-void noc_semaphore_inc(uint64_t addr, uint32_t incr, uint8_t noc_id = noc_index);
-void noc_semaphore_set_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast,
-                                 uint32_t num_dests, bool linked = false, uint8_t noc = noc_index);
-void noc_semaphore_set_remote(uint32_t src_local_l1_addr, uint64_t dst_noc_addr,
-                              uint8_t noc = noc_index);
-
-template <typename AddrGen>
-inline void noc_async_read_page(uint32_t id, const AddrGen& addrgen, uint32_t dst_local_l1_addr,
-                                uint32_t offset = 0, uint8_t noc = noc_index) {
-    noc_async_read(addrgen.get_noc_addr(id, offset), dst_local_l1_addr,
-                   addrgen.page_size - offset, noc);
+// ---- arguments ----------------------------------------------------------------------------------
+template <typename T>
+FORCE_INLINE T get_arg_val(int arg_idx) {
+    return ttmock::arg_as<T>(ttmock::runtime_arg(arg_idx));
 }
 
-template <typename AddrGen>
-inline void noc_async_write_page(uint32_t id, const AddrGen& addrgen, uint32_t src_local_l1_addr,
-                                 uint32_t write_size_bytes = 0, uint32_t offset = 0,
-                                 uint8_t noc = noc_index) {
-    noc_async_write(src_local_l1_addr, addrgen.get_noc_addr(id, offset),
-                    write_size_bytes ? write_size_bytes : addrgen.page_size - offset, noc);
+template <typename T>
+FORCE_INLINE T get_common_arg_val(int arg_idx) {
+    return ttmock::arg_as<T>(ttmock::common_runtime_arg(arg_idx));
 }
 
-template <typename AddrGen>
-inline void noc_async_read_tile(uint32_t id, const AddrGen& addrgen, uint32_t dst_local_l1_addr,
-                                uint32_t offset = 0, uint8_t noc = noc_index) {
-    noc_async_read_page(id, addrgen, dst_local_l1_addr, offset, noc);
+// ---- circular buffers ---------------------------------------------------------------------------
+FORCE_INLINE
+void cb_push_back(const int32_t operand, const int32_t num_pages) { ttmock::cb_push_back(operand, num_pages); }
+
+FORCE_INLINE
+void cb_pop_front(int32_t operand, int32_t num_pages) { ttmock::cb_pop_front(operand, num_pages); }
+
+namespace ttmock {
+// (a template: a constexpr function may call it although it is only evaluated at run time)
+template <int = 0>
+constexpr std::int32_t tile_size_at_run_time(std::int32_t operand) {
+    return static_cast<std::int32_t>(cb_tile_size(static_cast<uint32_t>(operand)));
+}
+}  // namespace ttmock
+
+// the tile size of the CB's data format (the SDK reads it from the JIT's data format descriptors;
+// the emulator knows it only at run time, so it is not usable in a constant expression)
+constexpr inline std::int32_t get_tile_size(const std::int32_t operand) {
+    return ttmock::tile_size_at_run_time(operand);
 }
 
-template <typename AddrGen>
-inline void noc_async_write_tile(uint32_t id, const AddrGen& addrgen, uint32_t src_local_l1_addr,
-                                 uint8_t noc = noc_index) {
-    noc_async_write_page(id, addrgen, src_local_l1_addr, 0, 0, noc);
+FORCE_INLINE
+uint32_t get_write_ptr(uint32_t operand) { return ttmock::cb_write_ptr(operand); }
+
+FORCE_INLINE
+uint32_t get_read_ptr(uint32_t operand) { return ttmock::cb_read_ptr(operand); }
+
+FORCE_INLINE
+bool cb_pages_reservable_at_back(int32_t operand, int32_t num_pages) {
+    return ttmock::cb_pages_reservable_at_back(operand, num_pages);
 }
 
-template <typename AddrGen>
-inline uint64_t get_noc_addr(uint32_t id, const AddrGen& addrgen, uint32_t offset = 0,
-                             uint8_t noc = noc_index) {
-    return addrgen.get_noc_addr(id, offset, noc);
+FORCE_INLINE
+void cb_reserve_back(int32_t operand, int32_t num_pages) { ttmock::cb_reserve_back(operand, num_pages); }
+
+FORCE_INLINE
+bool cb_pages_available_at_front(int32_t operand, int32_t num_pages) {
+    return ttmock::cb_pages_available_at_front(operand, num_pages);
+}
+
+FORCE_INLINE
+void cb_wait_front(int32_t operand, int32_t num_pages) { ttmock::cb_wait_front(operand, num_pages); }
+
+// ---- NOC addresses ------------------------------------------------------------------------------
+FORCE_INLINE
+uint64_t get_noc_multicast_addr(
+    uint32_t noc_x_start,
+    uint32_t noc_y_start,
+    uint32_t noc_x_end,
+    uint32_t noc_y_end,
+    uint32_t addr,
+    uint8_t noc = noc_index) {
+    (void)noc;
+    return ttmock::noc_multicast_addr(noc_x_start, noc_y_start, noc_x_end, noc_y_end, addr);
+}
+
+FORCE_INLINE
+uint64_t get_noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t addr, uint8_t noc = noc_index) {
+    (void)noc;
+    return ttmock::noc_addr(noc_x, noc_y, addr);
+}
+
+FORCE_INLINE
+std::uint64_t get_noc_addr(std::uint32_t addr, uint8_t noc = noc_index) {
+    (void)noc;
+    return ttmock::noc_addr(0xFFFFFFFFu, 0xFFFFFFFFu, addr);  // this core
+}
+
+// ---- NOC transfers ------------------------------------------------------------------------------
+template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1, bool enable_noc_tracing = true>
+inline void noc_async_read(
+    uint64_t src_noc_addr,
+    uint32_t dst_local_l1_addr,
+    uint32_t size,
+    uint8_t noc = noc_index,
+    uint32_t read_req_vc = NOC_UNICAST_WRITE_VC) {
+    (void)noc;
+    (void)read_req_vc;
+    ttmock::noc_read(src_noc_addr, dst_local_l1_addr, size);
+}
+
+template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1, bool enable_noc_tracing = true, bool posted = false>
+inline void noc_async_write(
+    uint32_t src_local_l1_addr,
+    uint64_t dst_noc_addr,
+    uint32_t size,
+    uint8_t noc = noc_index,
+    uint32_t vc = NOC_UNICAST_WRITE_VC) {
+    (void)noc;
+    (void)vc;
+    ttmock::noc_write(src_local_l1_addr, dst_noc_addr, size);
+}
+
+template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1>
+inline void noc_async_write_multicast(
+    uint32_t src_local_l1_addr,
+    uint64_t dst_noc_addr_multicast,
+    uint32_t size,
+    uint32_t num_dests,
+    bool linked = false,
+    uint8_t noc = noc_index,
+    uint8_t vc = NOC_MULTICAST_WRITE_VC) {
+    (void)linked;
+    (void)noc;
+    (void)vc;
+    ttmock::noc_write_multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, false);
+}
+
+inline void noc_async_write_multicast_loopback_src(
+    std::uint32_t src_local_l1_addr,
+    std::uint64_t dst_noc_addr_multicast,
+    std::uint32_t size,
+    std::uint32_t num_dests,
+    bool linked = false,
+    uint8_t noc = noc_index) {
+    (void)linked;
+    (void)noc;
+    ttmock::noc_write_multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, true);
+}
+
+FORCE_INLINE
+void noc_async_read_barrier(uint8_t noc = noc_index) {
+    (void)noc;
+    ttmock::noc_read_barrier();
+}
+
+FORCE_INLINE
+void noc_async_write_barrier(uint8_t noc = noc_index) {
+    (void)noc;
+    ttmock::noc_write_barrier();
+}
+
+FORCE_INLINE
+void noc_async_writes_flushed(uint8_t noc = noc_index) {
+    (void)noc;
+    ttmock::noc_write_barrier();
+}
+
+// one page of an address generator (the emulator's: TensorAccessor) to / from L1
+template <typename AddrGen, bool enable_noc_tracing = true>
+FORCE_INLINE void noc_async_read_page(
+    const uint32_t id,
+    const AddrGen& addrgen,
+    uint32_t dst_local_l1_addr,
+    uint32_t offset = 0,
+    uint8_t noc = noc_index) {
+    noc_async_read(addrgen.get_noc_addr(id, offset, noc), dst_local_l1_addr,
+                   addrgen.get_aligned_page_size() - offset, noc);
+}
+
+template <typename AddrGen, bool enable_noc_tracing = true, bool posted = false>
+FORCE_INLINE void noc_async_write_page(
+    const uint32_t id,
+    const AddrGen& addrgen,
+    uint32_t src_local_l1_addr,
+    uint32_t size = 0,
+    uint32_t offset = 0,
+    uint8_t noc = noc_index) {
+    noc_async_write(src_local_l1_addr, addrgen.get_noc_addr(id, offset, noc),
+                    size ? size : addrgen.get_aligned_page_size() - offset, noc);
+}
+
+// ---- semaphores ---------------------------------------------------------------------------------
+template <ProgrammableCoreType type = ProgrammableCoreType::TENSIX>
+FORCE_INLINE uintptr_t get_semaphore(uint32_t semaphore_id) {
+    static_assert(type == ProgrammableCoreType::TENSIX, "the emulator models Tensix cores only");
+    return ttmock::semaphore_addr(semaphore_id);
+}
+
+inline void noc_semaphore_set_remote(
+    std::uint32_t src_local_l1_addr, std::uint64_t dst_noc_addr, uint8_t noc = noc_index) {
+    (void)noc;
+    ttmock::semaphore_set_remote(src_local_l1_addr, dst_noc_addr);
+}
+
+inline void noc_semaphore_set_multicast(
+    uint32_t src_local_l1_addr,
+    uint64_t dst_noc_addr_multicast,
+    uint32_t num_dests,
+    bool linked = false,
+    uint8_t noc = noc_index,
+    uint8_t vc = NOC_MULTICAST_WRITE_VC) {
+    (void)linked;
+    (void)noc;
+    (void)vc;
+    ttmock::semaphore_set_multicast(src_local_l1_addr, dst_noc_addr_multicast, num_dests);
+}
+
+FORCE_INLINE
+void noc_semaphore_wait(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val) {
+    ttmock::semaphore_wait(sem_addr, val, false);
+}
+
+FORCE_INLINE
+void noc_semaphore_wait_min(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val) {
+    ttmock::semaphore_wait(sem_addr, val, true);
+}
+
+FORCE_INLINE
+void noc_semaphore_set(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val) { ttmock::semaphore_set(sem_addr, val); }
+
+template <bool posted = false>
+FORCE_INLINE void noc_semaphore_inc(
+    uint64_t addr, uint32_t incr, uint8_t noc_id = noc_index, uint8_t vc = NOC_UNICAST_WRITE_VC) {
+    (void)noc_id;
+    (void)vc;
+    ttmock::semaphore_inc(addr, incr);
 }

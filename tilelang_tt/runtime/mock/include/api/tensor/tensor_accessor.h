@@ -1,37 +1,56 @@
-// tilelang-tt mock TT-Metalium: TensorAccessor over an interleaved buffer.
-// Host side, TensorAccessorArgs(buffer).append_to(args) appends one word: bit 0 = DRAM (else
-// L1), bit 1 = sharded. Device side, TensorAccessorArgs<offset>() reads it at compile time.
+// tilelang-tt mock TT-Metalium: TensorAccessor over an interleaved DRAM buffer (api/tensor/tensor_accessor.h).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
-#include "ttmock/kernel_args.h"
+#include "api/tensor/tensor_accessor_args.h"
+#include "internal/dataflow/dataflow_api_common.h"
+#include "internal/risc_attribs.h"
 
 namespace ttmock {
-uint64_t interleaved_noc_addr(bool is_dram, uint32_t bank_base, uint32_t page_size,
-                              uint32_t page_id, uint32_t offset);
-void sharded_accessor_unsupported();
+uint64_t interleaved_noc_addr(bool is_dram, uint32_t bank_base, uint32_t page_size, uint32_t page_id,
+                              uint32_t offset);
+// the distribution of an interleaved buffer (the SDK's tensor_accessor::DistributionSpec)
+template <bool IsDram>
+struct InterleavedSpec {
+    static constexpr bool is_dram = IsDram;
+};
 }  // namespace ttmock
 
-template <uint32_t CTA_OFFSET>
-struct TensorAccessorArgs {
-    static constexpr uint32_t config = get_compile_time_arg_val(CTA_OFFSET);
-    static constexpr bool is_dram = (config & 1u) != 0;
-    static constexpr bool is_sharded = (config & 2u) != 0;
-    constexpr TensorAccessorArgs() = default;
-    static constexpr uint32_t next_compile_time_args_offset() { return CTA_OFFSET + 1; }
-    static constexpr uint32_t compile_time_args_skip() { return 1; }
+template <typename DSpecT>
+struct TensorAccessor {
+    using DSpec = DSpecT;
+    static constexpr bool is_dram = DSpec::is_dram;
+
+    template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET>
+    TensorAccessor(
+        const TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>& args,
+        const size_t bank_base_address_in,
+        const uint32_t page_size_in = TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>::AlignedPageSize) :
+        bank_base_address(bank_base_address_in), aligned_page_size(page_size_in) {
+        (void)args;
+    }
+
+    FORCE_INLINE
+    const uint32_t get_aligned_page_size() const { return aligned_page_size; }
+
+    FORCE_INLINE
+    std::uint64_t get_noc_addr(const uint32_t page_id, const uint32_t offset = 0, uint8_t noc = noc_index) const {
+        (void)noc;
+        return ttmock::interleaved_noc_addr(is_dram, bank_base_address, aligned_page_size, page_id, offset);
+    }
+
+    constexpr uint32_t get_bank_base_address() const { return bank_base_address; }
+
+private:
+    uint32_t bank_base_address = 0;
+    uint32_t aligned_page_size = 0;
 };
 
-template <typename Args>
-struct TensorAccessor {
-    uint32_t bank_base_address;
-    uint32_t page_size;
-    constexpr TensorAccessor(const Args&, uint32_t bank_base, uint32_t page_bytes)
-        : bank_base_address(bank_base), page_size(page_bytes) {
-        if (Args::is_sharded) ttmock::sharded_accessor_unsupported();
-    }
-    uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t = 0) const {
-        return ttmock::interleaved_noc_addr(Args::is_dram, bank_base_address, page_size, page_id,
-                                            offset);
-    }
-};
+template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET>
+TensorAccessor(const TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>& args, size_t)
+    -> TensorAccessor<ttmock::InterleavedSpec<TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>::is_dram>>;
+
+template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET>
+TensorAccessor(const TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>& args, size_t, uint32_t)
+    -> TensorAccessor<ttmock::InterleavedSpec<TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>::is_dram>>;

@@ -1,3 +1,10 @@
-// tilelang-tt mock TT-Metalium: see ttmock/compute_api.h (one implementation of the compute API).
+// tilelang-tt mock TT-Metalium: gelu on the SFPU (api/compute/eltwise_unary/gelu.h).
 #pragma once
-#include "ttmock/compute_api.h"
+#include "api/compute/common_globals.h"
+
+namespace ckernel {
+template <bool fast_and_approx = true, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void gelu_tile_init() { ttmock::sfpu_init("gelu"); }
+template <bool fast_and_approx = true, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void gelu_tile(uint32_t idst) { ttmock::sfpu_unary("gelu", idst, 0.0f, fast_and_approx); }
+}  // namespace ckernel

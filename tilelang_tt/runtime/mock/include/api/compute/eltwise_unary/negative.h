@@ -1,3 +1,8 @@
-// tilelang-tt mock TT-Metalium: see ttmock/compute_api.h (one implementation of the compute API).
+// tilelang-tt mock TT-Metalium: negation on the SFPU (api/compute/eltwise_unary/negative.h).
 #pragma once
-#include "ttmock/compute_api.h"
+#include "api/compute/common_globals.h"
+
+namespace ckernel {
+ALWI void negative_tile_init() { ttmock::sfpu_init("negative"); }
+ALWI void negative_tile(uint32_t idst) { ttmock::sfpu_unary("negative", idst, 0.0f); }
+}  // namespace ckernel

@@ -1,3 +1,10 @@
-// tilelang-tt mock TT-Metalium: see ttmock/compute_api.h (one implementation of the compute API).
+// tilelang-tt mock TT-Metalium: 1 / sqrt on the SFPU (api/compute/eltwise_unary/rsqrt.h).
 #pragma once
-#include "ttmock/compute_api.h"
+#include "api/compute/common_globals.h"
+
+namespace ckernel {
+enum class RsqrtMode { Default, Fast };
+ALWI void rsqrt_tile_init() { ttmock::sfpu_init("rsqrt"); }
+template <RsqrtMode mode = RsqrtMode::Default, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void rsqrt_tile(uint32_t idst) { ttmock::sfpu_unary("rsqrt", idst, 0.0f, ttmock::kApproxFromConfig); }
+}  // namespace ckernel

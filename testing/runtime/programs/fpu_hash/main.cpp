@@ -1,0 +1,66 @@
+// Prints a hash of what every emulator tile op (src/fpu.hpp, src/sfpu.hpp) computes on fixed
+// random tiles, per op: built with and without the CPU-specific clones, the output must match.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "fpu.hpp"
+#include "sfpu.hpp"
+
+using namespace ttmock;
+
+static uint64_t h = 1469598103934665603ull;
+static void mix(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+}
+
+int main() {
+    std::mt19937 rng(7);
+    std::normal_distribution<float> d(0.0f, 3.0f);
+    static uint32_t a[1024], b[1024], t[1024];
+    static uint16_t l1[1024];
+    for (int round = 0; round < 4; ++round) {
+        for (int i = 0; i < 1024; ++i) {
+            float x = d(rng), y = d(rng);
+            if (i % 97 == 0) x = 0.0f;
+            std::memcpy(&a[i], &x, 4);
+            std::memcpy(&b[i], &y, 4);
+            if (round & 1) { a[i] &= 0xFFFF0000u; b[i] &= 0xFFFF0000u; } else { a[i] &= 0xFFFFE000u; b[i] &= 0xFFFFE000u; }
+        }
+        for (int fp32 = 0; fp32 < 2; ++fp32) {
+            for (int p = 1; p <= 4; ++p) {
+                std::memcpy(t, b, sizeof t);
+                fpu::matmul(t, a, b, round & 2, p, fp32);
+                mix(t, sizeof t);
+                std::memset(t, 0, sizeof t);
+                fpu::eltwise_mul(t, a, b, p & 3, p, fp32);
+                mix(t, sizeof t);
+                fpu::reduce_sum(t, a, b, p % 3, p, fp32);
+                mix(t, sizeof t);
+            }
+            for (int bc = 0; bc < 4; ++bc) {
+                fpu::eltwise_add(t, a, b, bc & 1, bc, fp32);
+                mix(t, sizeof t);
+            }
+            fpu::datacopy(t, a, round & 1, fp32);
+            mix(t, sizeof t);
+            fpu::pack_bf16(a, l1, fp32);
+            mix(l1, sizeof l1);
+            for (int op = 0; op < static_cast<int>(sfpu::Unary::Unknown); ++op) {
+                for (int approx = 0; approx < 2; ++approx) {
+                    std::memcpy(t, a, sizeof t);
+                    sfpu::unary(static_cast<sfpu::Unary>(op), t, 0.75f, approx, fp32);
+                    mix(t, sizeof t);
+                }
+            }
+            for (int op = 0; op < static_cast<int>(sfpu::Binary::Unknown); ++op) {
+                sfpu::binary(static_cast<sfpu::Binary>(op), t, a, b, fp32);
+                mix(t, sizeof t);
+            }
+        }
+    }
+    std::printf("%016llx\n", static_cast<unsigned long long>(h));
+    return 0;
+}

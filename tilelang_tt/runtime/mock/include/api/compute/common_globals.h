@@ -1,0 +1,11 @@
+// tilelang-tt mock TT-Metalium: the compute kernel API's shared definitions (api/compute/common_globals.h).
+// Every compute API function is in namespace ckernel, as in the SDK; the kernel JIT puts
+// `using namespace ckernel;` and DST_ACCUM_MODE in front of the kernel (ttmock/jit_compute.h).
+#pragma once
+#include <cstdint>
+
+#include "ttmock/compute_api.h"
+#include "ttmock/jit_compute.h"
+#include "ttmock/llk_defs.h"
+
+#define ALWI inline __attribute__((always_inline))

@@ -1,0 +1,557 @@
+// tilelang-tt mock TT-Metalium: arithmetic of the Tensix matrix engine (FPU), unpacker and packer.
+//
+// The rules follow ttsim's functional model of Wormhole (tenstorrent/ttsim src/tensix.cpp:
+// MVMUL / ELWADD / ELWMUL / GAPOOL / GMPOOL, UNPACR, PACR) and the LLK instruction sequences
+// (tt-llk llk_math_matmul.h, llk_math_eltwise_binary.h, llk_math_reduce.h); docs/MOCK.md lists
+// each rule with its source. This is an independent implementation written for speed: whole
+// tiles, branch-free loops over contiguous arrays that the compiler vectorises, no state.
+#include "fpu.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <limits>
+
+// Hot loops get an AVX2 clone next to the baseline one (picked at load time); both compute the
+// same integer / exact-float operations, so results do not depend on the clone.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(TTMOCK_NO_CLONES)
+#define TTMOCK_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define TTMOCK_HOT
+#endif
+// vector helpers are always inlined, so each clone gets its own copy (and no vector-ABI calls)
+#define VINLINE inline __attribute__((always_inline))
+
+namespace ttmock::fpu {
+namespace {
+
+constexpr uint32_t kExpMask = 0x7F800000u;
+constexpr int32_t kZeroExp = -(1 << 20);  // exponent of a zero operand: never the group maximum
+
+inline uint32_t face_index(uint32_t r, uint32_t c) {
+    return ((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15);
+}
+inline float as_float(uint32_t u) { return std::bit_cast<float>(u); }
+inline uint32_t as_bits(float f) { return std::bit_cast<uint32_t>(f); }
+
+// ---- 8-lane vectors (GCC/Clang vector extensions: AVX2 in the avx2 clone, SSE pairs otherwise) ----
+constexpr int kLanes = 8;
+typedef int32_t vi __attribute__((vector_size(32)));
+typedef uint32_t vu __attribute__((vector_size(32)));
+typedef float vf __attribute__((vector_size(32)));
+
+template <typename V, typename T>
+VINLINE V load(const T* p) {
+    V v;
+    std::memcpy(&v, p, sizeof(V));
+    return v;
+}
+template <typename V, typename T>
+VINLINE void store(T* p, V v) {
+    std::memcpy(p, &v, sizeof(V));
+}
+VINLINE vi vmax(vi a, vi b) { return a > b ? a : b; }
+VINLINE vi vmin(vi a, vi b) { return a < b ? a : b; }
+VINLINE vi vclamp(vi a, int32_t lo, int32_t hi) { return vmin(vmax(a, vi{} + lo), vi{} + hi); }
+
+// floor(log2(x)) for 1 <= x < 2^31 (int -> float conversion rounds; correct the round-ups)
+VINLINE vi ilog2(vi x) {
+    const vi e = (vi)(((vu)__builtin_convertvector(x, vf) >> 23) & 255u) - 127;
+    const vi low = (x >> vmin(e, vi{} + 30)) == 0;  // -1 where the float rounded up to 2^e
+    return e + ((e > 30) | low);
+}
+
+// Round m / 2^d, ties toward +infinity of the signed value (s = 1: m is a negative magnitude):
+// how the FPU aligns an addend to the accumulator exponent. d >= 0.
+VINLINE vi align(vi m, vi d, vi s) {
+    const vi dd = vclamp(d, 1, 30);
+    const vi shifted = (m + ((vi{} + 1) << (dd - 1)) - s) >> dd;
+    return d <= 0 ? m : (d >= 31 ? vi{} : shifted);
+}
+
+// The FPU accumulator: DST value `dst` plus two addends (sign s, biased exponent e, mantissa m
+// with 2^23 = 1.0), aligned to the largest exponent, summed, normalised and rounded half away
+// from zero to fp32, or, with a 16-bit DST, to 10 bits before and BF16 after the sum.
+template <bool kFp32>
+VINLINE vu accumulate(vi s0, vi e0, vi m0, vi s1, vi e1, vi m1, vu dst) {
+    const vi sd = (vi)(dst >> 31);
+    const vi ed = (vi)((dst >> 23) & 255u);
+    vi md = ed != 0 ? (vi)((dst & 0x7FFFFFu) | 0x800000u) : vi{};
+    const vi emax = vmax(vmax(e0, e1), ed);
+    m0 = align(m0, emax - e0, s0);
+    m1 = align(m1, emax - e1, s1);
+    md = align(md, emax - ed, vi{});
+    if (!kFp32) {
+        m0 = (m0 + (1 << 12) - s0) & ~0x1FFF;
+        m1 = (m1 + (1 << 12) - s1) & ~0x1FFF;
+        md = (md + (1 << 12)) & ~0x1FFF;
+    }
+    vi man = md + (s0 == sd ? m0 : -m0) + (s1 == sd ? m1 : -m1);
+    const vi neg = man < 0;
+    const vi sign = sd ^ (neg & 1);
+    man = neg ? -man : man;
+    const vi zero = (emax <= 0) | (man == 0);
+    const vi mnz = man | (man == 0 & 1);
+    vi shift = 23 - ilog2(mnz);
+    shift -= ((sign != 0) & (mnz == 1)) & 27;  // Wormhole renormalises -1 wrongly (ttsim models it)
+    vi exp = emax - shift;
+    if (!kFp32) shift -= 16;
+    const vi rs = vclamp(-shift, 1, 31), ls = vclamp(shift, 0, 31);
+    vi out = shift < 0 ? (vi)(((vu)mnz + ((vu{} + 1u) << (vu)(rs - 1))) >> (vu)rs) : (mnz << ls);
+    if (!kFp32) out <<= 16;
+    exp += (out >> 24) & 1;
+    out &= 0x7FFFFF;
+    const vu bits = ((vu)sign << 31) |
+                    (exp >= 255 ? (vu{} + 0x7F800000u) : ((vu)(exp & 255) << 23) | (vu)out);
+    return (zero | (exp <= 0)) ? vu{} : bits;
+}
+
+// One lane of the accumulator (reductions)
+template <bool kFp32>
+uint32_t accumulate1(int32_t s0, int32_t e0, int32_t m0, int32_t s1, int32_t e1, int32_t m1,
+                     uint32_t dst) {
+    return accumulate<kFp32>(vi{} + s0, vi{} + e0, vi{} + m0, vi{} + s1, vi{} + e1, vi{} + m1,
+                             vu{} + dst)[0];
+}
+
+// ---- operand decoding for the multiplier --------------------------------------------------------
+// The multiplier consumes 5 bits of a SrcA mantissa (implicit one + 4, or the next 5) and 7 bits
+// of a SrcB mantissa (implicit one + 6, or the last 4 shifted left by 3) per fidelity phase.
+struct Operand {
+    int32_t e[kTileElems];     // biased exponent, kZeroExp for a zero datum
+    float hi[kTileElems];      // signed mantissa field of the phases without the low bits
+    float lo[kTileElems];      // signed mantissa field of the phases with the low bits
+};
+
+TTMOCK_HOT void decode(const uint32_t* src, Operand& op, bool srca) {
+    for (int i = 0; i < kTileElems; i += kLanes) {
+        const vu u = load<vu>(src + i);
+        const vi zero = (vi)((u & kExpMask) == 0);
+        const vi m11 = (vi)(((u >> 13) & 0x3FFu) | 0x400u);
+        const vi hi = srca ? (m11 >> 6) : (m11 >> 4);
+        const vi lo = srca ? ((m11 >> 1) & 31) : ((m11 & 15) << 3);
+        const vu sgn = u & 0x80000000u;
+        store(op.e + i, zero ? vi{} + kZeroExp : (vi)((u >> 23) & 255u));
+        store(op.hi + i, (vf)(zero ? vu{} : ((vu)__builtin_convertvector(hi, vf) | sgn)));
+        store(op.lo + i, (vf)(zero ? vu{} : ((vu)__builtin_convertvector(lo, vf) | sgn)));
+    }
+}
+
+inline int32_t product_exp_adjust(int phase) {
+    return -127 - ((phase & 1) ? 5 : 0) - ((phase & 2) ? 7 : 0);
+}
+
+// Per DST face row and K chunk (16 lanes = two groups of 8): the group exponents and the power of
+// two that aligns each lane's product to its group maximum. Independent of the fidelity phase.
+struct RowPlan {
+    int32_t emax[2][16];     // per group, per column: max lane exponent (sum of operand exponents)
+    float scale[16][16];     // per lane, per column: 2^-(emax - lane exponent), at least 2^-31
+};
+
+TTMOCK_HOT void plan_row(RowPlan& plan, const int32_t* ea /* 16x16 face [k][c] */,
+                         const int32_t* eb /* 16 lanes */) {
+    for (int h = 0; h < 16; h += kLanes) {
+        for (int g = 0; g < 2; ++g) {
+            vi em = vi{} + 2 * kZeroExp;
+            for (int k = 8 * g; k < 8 * g + 8; ++k) em = vmax(em, load<vi>(ea + k * 16 + h) + eb[k]);
+            for (int k = 8 * g; k < 8 * g + 8; ++k) {
+                const vi d = vmin(em - (load<vi>(ea + k * 16 + h) + eb[k]), vi{} + 31);
+                store(&plan.scale[k][h], (vf)((127 - d) << 23));
+            }
+            store(&plan.emax[g][h], em);
+        }
+    }
+}
+
+// One MVMUL row: DST row (16 columns) += B row (16 lanes) @ A face (16x16), one fidelity phase.
+// Each product (exact: 5 x 7 bits) is aligned to its group's largest exponent, rounding half
+// away from zero; the two group sums then go through the accumulator with the DST value.
+template <bool kFp32>
+TTMOCK_HOT void mvmul_row(uint32_t* drow, const RowPlan& plan, const float* fa /* [k][c] */,
+                          const float* fb /* 16 lanes */, int32_t adj) {
+    for (int h = 0; h < 16; h += kLanes) {
+        vi sum[2];
+        for (int g = 0; g < 2; ++g) {
+            vi acc{};
+            for (int k = 8 * g; k < 8 * g + 8; ++k) {
+                const vf v = load<vf>(fa + k * 16 + h) * fb[k] * load<vf>(&plan.scale[k][h]);
+                const vf half = (vf)(((vu)v & 0x80000000u) | 0x3F000000u);  // copysign(0.5, v)
+                acc += __builtin_convertvector(v + half, vi);              // truncates
+            }
+            sum[g] = acc;
+        }
+        const vi e0 = load<vi>(&plan.emax[0][h]) + adj, e1 = load<vi>(&plan.emax[1][h]) + adj;
+        const vi v0 = e0 > 0, v1 = e1 > 0;  // a group whose exponent underflows contributes nothing
+        const vi m0 = v0 & ((sum[0] < 0 ? -sum[0] : sum[0]) << 13);
+        const vi m1 = v1 & ((sum[1] < 0 ? -sum[1] : sum[1]) << 13);
+        const vu out = accumulate<kFp32>(v0 & (sum[0] < 0) & 1, v0 & e0, m0, v1 & (sum[1] < 0) & 1,
+                                         v1 & e1, m1, load<vu>(drow + h));
+        store(drow + h, out);
+    }
+}
+
+template <bool kFp32>
+void matmul_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, int phases) {
+    // in1 feeds SrcA, in0 SrcB (MVMUL computes Dst += SrcB @ SrcA)
+    Operand a, b;
+    decode(in1, a, true);
+    decode(in0, b, false);
+    RowPlan plans[2];
+    for (int fr = 0; fr < 2; ++fr) {
+        for (int fc = 0; fc < 2; ++fc) {
+            uint32_t* dface = dst + (fr * 2 + fc) * 256;
+            for (int r = 0; r < 16; ++r) {
+                // K chunk kc: SrcB = in0 face (fr, kc) row r, SrcA = in1 face (kc, fc)
+                for (int kc = 0; kc < 2; ++kc) {
+                    plan_row(plans[kc], a.e + (kc * 2 + fc) * 256, b.e + (fr * 2 + kc) * 256 + r * 16);
+                }
+                // LLK order (llk_math_matmul.h): fidelity phases outermost, then the K chunks
+                for (int p = 0; p < phases; ++p) {
+                    const int32_t adj = product_exp_adjust(p);
+                    for (int kc = 0; kc < 2; ++kc) {
+                        const float* fa = ((p & 1) ? a.lo : a.hi) + (kc * 2 + fc) * 256;
+                        const float* fb = ((p & 2) ? b.lo : b.hi) + (fr * 2 + kc) * 256 + r * 16;
+                        mvmul_row<kFp32>(dface + r * 16, plans[kc], fa, fb, adj);
+                    }
+                }
+            }
+        }
+    }
+}
+
+// Broadcast SrcB operand as the FPU reads it
+void broadcast(const uint32_t* b, int bcast, uint32_t* out) {
+    for (uint32_t r = 0; r < 32; ++r) {
+        for (uint32_t c = 0; c < 32; ++c) {
+            const uint32_t src = bcast == kBcastRow ? face_index(0, c)
+                               : bcast == kBcastCol ? face_index(r, 0)
+                               : bcast == kBcastScalar ? 0 : face_index(r, c);
+            out[face_index(r, c)] = b[src];
+        }
+    }
+}
+
+template <bool kFp32>
+TTMOCK_HOT void eltwise_add_impl(uint32_t* dst, const uint32_t* a_in, const uint32_t* b_in,
+                                 uint32_t negate) {
+    for (int i = 0; i < kTileElems; i += kLanes) {
+        vu a = load<vu>(a_in + i), b = load<vu>(b_in + i) ^ negate;
+        a = (a & kExpMask) != 0 ? a : vu{};
+        b = (b & kExpMask) != 0 ? b : vu{};
+        const vi swap = (vi)(((a >> 13) & 0x3FFFFu) < ((b >> 13) & 0x3FFFFu));  // keep |a| >= |b|
+        const vu x = swap ? b : a, y = swap ? a : b;
+        const vi sx = (vi)(x >> 31), sy = (vi)(y >> 31);
+        const vi ex = (vi)((x >> 23) & 255u), ey = (vi)((y >> 23) & 255u);
+        const vi mx = x != 0 ? (vi)(((x >> 13) & 0x3FFu) | 0x400u) : vi{};
+        vi my = y != 0 ? (vi)(((y >> 13) & 0x3FFu) | 0x400u) : vi{};
+        const vi d = ex - ey;  // the smaller operand aligned to the larger, rounding half up
+        const vi dd = vclamp(d, 1, 11);
+        my = d <= 0 ? my : (d < 12 ? (my + ((vi{} + 1) << (dd - 1))) >> dd : vi{});
+        const vi man = (sx == sy ? mx + my : mx - my) << 13;
+        store(dst + i, accumulate<kFp32>(sx, ex, man, vi{}, vi{}, vi{}, vu{}));
+    }
+}
+
+template <bool kFp32>
+TTMOCK_HOT void eltwise_mul_impl(uint32_t* dst, const uint32_t* a, const uint32_t* b, int phase) {
+    const int32_t adj = product_exp_adjust(phase);
+    for (int i = 0; i < kTileElems; i += kLanes) {
+        const vu x = load<vu>(a + i), y = load<vu>(b + i);
+        const vi zero = (vi)((x & kExpMask) == 0) | (vi)((y & kExpMask) == 0);
+        const vi mx = (vi)(((x >> 13) & 0x3FFu) | 0x400u);
+        const vi my = (vi)(((y >> 13) & 0x3FFu) | 0x400u);
+        const vi fx = (phase & 1) ? ((mx >> 1) & 31) : (mx >> 6);
+        const vi fy = (phase & 2) ? ((my & 15) << 3) : (my >> 4);
+        const vi e = (vi)((x >> 23) & 255u) + (vi)((y >> 23) & 255u) + adj;
+        const vi keep = ~(zero | (e <= 0));
+        const vu out = accumulate<kFp32>(keep & (vi)((x ^ y) >> 31), keep & e, keep & ((fx * fy) << 13),
+                                         vi{}, vi{}, vi{}, load<vu>(dst + i));
+        store(dst + i, out);
+    }
+}
+
+// One 16-lane dot product as MVMUL / GAPOOL compute it (scalar; used by reductions):
+// dst + sum over lanes of srca[k] * srcb[k], one fidelity phase.
+template <bool kFp32>
+uint32_t dot16(uint32_t dst, const uint32_t* srca, const uint32_t* srcb, int phase) {
+    const int32_t adj = product_exp_adjust(phase);
+    int32_t e[16], m[16], s[16];
+    for (int k = 0; k < 16; ++k) {
+        const uint32_t x = srca[k], y = srcb[k];
+        const bool zero = (x & kExpMask) == 0 || (y & kExpMask) == 0;
+        const int32_t mx = static_cast<int32_t>(((x >> 13) & 0x3FF) | 0x400);
+        const int32_t my = static_cast<int32_t>(((y >> 13) & 0x3FF) | 0x400);
+        const int32_t fx = (phase & 1) ? ((mx >> 1) & 31) : (mx >> 6);
+        const int32_t fy = (phase & 2) ? ((my & 15) << 3) : (my >> 4);
+        e[k] = zero ? 0 : static_cast<int32_t>((x >> 23) & 255) + static_cast<int32_t>((y >> 23) & 255) + adj;
+        m[k] = zero ? 0 : fx * fy;
+        s[k] = zero ? 0 : static_cast<int32_t>((x ^ y) >> 31);
+    }
+    int32_t gs[2] = {0, 0}, ge[2] = {0, 0}, gm[2] = {0, 0};
+    for (int g = 0; g < 2; ++g) {
+        int32_t emax = e[8 * g];
+        for (int k = 8 * g + 1; k < 8 * g + 8; ++k) emax = std::max(emax, e[k]);
+        if (emax <= 0) continue;
+        int32_t total = 0;
+        for (int k = 8 * g; k < 8 * g + 8; ++k) {
+            const int32_t d = std::min(emax - e[k], 30);
+            const int32_t v = ((m[k] << 1) + (1 << d)) >> (d + 1);
+            total += s[k] ? -v : v;
+        }
+        gs[g] = total < 0;
+        gm[g] = std::abs(total) << 13;
+        ge[g] = emax;
+    }
+    return accumulate1<kFp32>(gs[0], ge[0], gm[0], gs[1], ge[1], gm[1], dst);
+}
+
+template <bool kFp32>
+void reduce_sum_impl(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int dim, int phases) {
+    uint32_t lanes[16], scale[kTileElems];
+    std::fill(std::begin(scale), std::end(scale), scaler[0]);
+    if (dim == 0 || dim == 1) {
+        // Through the MVMUL row kernel, 16 outputs at a time. REDUCE_ROW (MVMUL): the input rows
+        // are SrcB and the scaler SrcA, phases outermost; its outputs (column 0) are the rows, so
+        // the input face is transposed to [k][row]. REDUCE_COL (GAPOOL): the input is SrcA and the
+        // scaler SrcB, phases innermost per face row; its outputs (row 0) are the columns.
+        const bool row = dim == 0;
+        Operand in, sc;
+        decode(a, in, !row);
+        decode(scale, sc, row);  // the scaler in every lane
+        RowPlan plans[2];
+        int32_t e[2][256];
+        float hi[2][256], lo[2][256];
+        auto face_operand = [&](int slot, int face) {  // [k][out] arrays of one input face
+            for (int i = 0; i < 16; ++i) {
+                for (int j = 0; j < 16; ++j) {
+                    const int src = face * 256 + (row ? j * 16 + i : i * 16 + j);
+                    e[slot][i * 16 + j] = in.e[src];
+                    hi[slot][i * 16 + j] = in.hi[src];
+                    lo[slot][i * 16 + j] = in.lo[src];
+                }
+            }
+        };
+        if (row) {
+            for (int fr = 0; fr < 2; ++fr) {
+                uint32_t out[16];
+                for (int r = 0; r < 16; ++r) out[r] = dst[face_index(fr * 16 + r, 0)];
+                for (int fc = 0; fc < 2; ++fc) {
+                    face_operand(fc, fr * 2 + fc);
+                    plan_row(plans[fc], e[fc], sc.e);
+                }
+                for (int p = 0; p < phases; ++p) {
+                    for (int fc = 0; fc < 2; ++fc) {
+                        mvmul_row<kFp32>(out, plans[fc], (p & 2) ? lo[fc] : hi[fc],
+                                         (p & 1) ? sc.lo : sc.hi, product_exp_adjust(p));
+                    }
+                }
+                for (int r = 0; r < 16; ++r) dst[face_index(fr * 16 + r, 0)] = out[r];
+            }
+        } else {
+            for (int fc = 0; fc < 2; ++fc) {
+                for (int fr = 0; fr < 2; ++fr) {
+                    face_operand(0, fr * 2 + fc);
+                    plan_row(plans[0], e[0], sc.e);
+                    for (int p = 0; p < phases; ++p) {
+                        mvmul_row<kFp32>(dst + fc * 256, plans[0], (p & 1) ? lo[0] : hi[0],
+                                         (p & 2) ? sc.lo : sc.hi, product_exp_adjust(p));
+                    }
+                }
+            }
+        }
+    } else {  // REDUCE_SCALAR: column sums of all four faces, then one sum of the 16 partials
+        uint32_t partial[16] = {};
+        for (uint32_t f = 0; f < 4; ++f) {
+            for (uint32_t c = 0; c < 16; ++c) {
+                for (uint32_t k = 0; k < 16; ++k) lanes[k] = a[f * 256 + k * 16 + c];
+                for (int p = 0; p < phases; ++p) partial[c] = dot16<kFp32>(partial[c], lanes, scale, p);
+            }
+        }
+        // the partials reach SrcA through MOVD2B: BF16 (16-bit DST) or TF32 (32-bit DST)
+        for (uint32_t& v : partial) v &= kFp32 ? 0xFFFFE000u : 0xFFFF0000u;
+        uint32_t one[16];
+        std::fill(std::begin(one), std::end(one), 0x3F800000u);
+        uint32_t& out = dst[0];
+        for (int p = 0; p < phases; ++p) out = dot16<kFp32>(out, partial, one, p);
+    }
+}
+
+// GMPOOL compares sign-magnitude values in total order
+inline int32_t total_order(uint32_t x) {
+    return (x & 0x80000000u) ? static_cast<int32_t>(x ^ 0x7FFFFFFFu) : static_cast<int32_t>(x);
+}
+
+uint16_t l1_acc_bf16(uint16_t old, uint16_t add) {
+    if ((old == 0x7F80 && add == 0xFF80) || (old == 0xFF80 && add == 0x7F80)) return 0x7FC0;
+    if ((old & 0x7FFF) < 0x80) old &= 0x8000;
+    if ((add & 0x7FFF) < 0x80) add &= 0x8000;
+    auto widen = [](uint16_t v) {
+        if ((v & 0x7FFF) > 0x7F80) {  // the packer reads a NaN as a very large finite value
+            return std::bit_cast<double>((static_cast<uint64_t>(v & 0x8000) << 48) |
+                                         (static_cast<uint64_t>(255 - 127 + 1023) << 52) |
+                                         (static_cast<uint64_t>(v & 0x7F) << 45));
+        }
+        return static_cast<double>(as_float(static_cast<uint32_t>(v) << 16));
+    };
+    const uint64_t sum = std::bit_cast<uint64_t>(widen(old) + widen(add));
+    const uint32_t s = static_cast<uint32_t>(sum >> 63);
+    const int32_t e = static_cast<int32_t>((sum >> 52) & 0x7FF) - 1023 + 127;
+    const uint64_t m = sum & ((1ull << 52) - 1);
+    if (e <= 0) return static_cast<uint16_t>(s << 15);
+    if (e >= 255) return static_cast<uint16_t>((s << 15) | 0x7F80);
+    const uint64_t rounded = (m + (1ull << 44) - 1 + ((m >> 45) & 1)) >> 45;  // nearest even
+    return static_cast<uint16_t>((s << 15) | ((static_cast<uint32_t>(e) << 7) + rounded));
+}
+
+inline uint32_t flush_denormal(uint32_t u) { return (u & kExpMask) ? u : (u & 0x80000000u); }
+
+// What the packer reads for a BF16 output: 16-bit DST as is, 32-bit DST rounded half away from
+// zero (the packer adds half an ulp to the magnitude); NaN becomes infinity, denormals zero.
+inline uint16_t packed_bf16(uint32_t d, bool fp32_dst) {
+    uint32_t v;
+    if (fp32_dst) {
+        v = (d & 0x7FFFFFFF) > 0x7F800000 ? ((d & 0x80000000u) | 0x7F800000u) : d;
+        v = (v + 0x8000) >> 16;
+    } else {
+        v = d >> 16;
+        v = (v & 0x7FFF) > 0x7F80 ? ((v & 0x8000) | 0x7F80) : v;
+    }
+    return static_cast<uint16_t>((v & 0x7FFF) < 0x80 ? 0 : v);
+}
+
+}  // namespace
+
+// ---- unpacker ---------------------------------------------------------------------------------
+void unpack_bf16(const uint16_t* l1, uint32_t* src) {
+    for (int i = 0; i < kTileElems; ++i) src[i] = static_cast<uint32_t>(l1[i]) << 16;
+}
+void unpack_fp32(const uint32_t* l1, uint32_t* src, bool to_tf32) {
+    for (int i = 0; i < kTileElems; ++i) {
+        src[i] = to_tf32 ? (l1[i] & 0xFFFFE000u) : (flush_denormal(l1[i]) & 0xFFFF0000u);
+    }
+}
+void unpack_fp32_to_dst(const uint32_t* l1, uint32_t* dst) { std::memcpy(dst, l1, kTileElems * 4); }
+
+// ---- matrix engine -------------------------------------------------------------------------------
+void datacopy(uint32_t* dst, const uint32_t* src, bool transpose, bool fp32_dst) {
+    const uint32_t keep = fp32_dst ? 0xFFFFFFFFu : 0xFFFF0000u;
+    if (!transpose) {
+        for (int i = 0; i < kTileElems; i += kLanes) {  // MOVA2D flushes denormals
+            const vu v = load<vu>(src + i);
+            store(dst + i, (v & kExpMask) != 0 ? (v & keep) : vu{});
+        }
+        return;
+    }
+    for (uint32_t r = 0; r < 32; ++r) {
+        for (uint32_t c = 0; c < 32; ++c) {
+            const uint32_t v = src[face_index(c, r)];
+            dst[face_index(r, c)] = (v & kExpMask) ? (v & keep) : 0;
+        }
+    }
+}
+
+void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transpose, int phases,
+            bool fp32_dst) {
+    uint32_t in1t[kTileElems];
+    if (transpose) {
+        for (uint32_t r = 0; r < 32; ++r)
+            for (uint32_t c = 0; c < 32; ++c) in1t[face_index(r, c)] = in1[face_index(c, r)];
+        in1 = in1t;
+    }
+    if (fp32_dst) {
+        matmul_impl<true>(dst, in0, in1, phases);
+    } else {
+        matmul_impl<false>(dst, in0, in1, phases);
+    }
+}
+
+void eltwise_add(uint32_t* dst, const uint32_t* a, const uint32_t* b, bool subtract, int bcast,
+                 bool fp32_dst) {
+    uint32_t bb[kTileElems];
+    if (bcast != kBcastNone) {
+        broadcast(b, bcast, bb);
+        b = bb;
+    }
+    const uint32_t negate = subtract ? 0x80000000u : 0u;
+    if (fp32_dst) {
+        eltwise_add_impl<true>(dst, a, b, negate);
+    } else {
+        eltwise_add_impl<false>(dst, a, b, negate);
+    }
+}
+
+void eltwise_mul(uint32_t* dst, const uint32_t* a, const uint32_t* b, int bcast, int phases,
+                 bool fp32_dst) {
+    uint32_t bb[kTileElems];
+    if (bcast != kBcastNone) {
+        broadcast(b, bcast, bb);
+        b = bb;
+    }
+    for (int p = 0; p < phases; ++p) {
+        if (fp32_dst) {
+            eltwise_mul_impl<true>(dst, a, b, p);
+        } else {
+            eltwise_mul_impl<false>(dst, a, b, p);
+        }
+    }
+}
+
+void reduce_sum(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int dim, int phases,
+                bool fp32_dst) {
+    if (fp32_dst) {
+        reduce_sum_impl<true>(dst, a, scaler, dim, phases);
+    } else {
+        reduce_sum_impl<false>(dst, a, scaler, dim, phases);
+    }
+}
+
+void reduce_max(uint32_t* dst, const uint32_t* a, int dim, bool first) {
+    auto fold = [&](uint32_t& out, auto value_at, uint32_t n) {
+        uint32_t best = first ? 0xFFFFFFFFu : out;  // a DST row with nothing in it reads as -max
+        for (uint32_t i = 0; i < n; ++i) {
+            const uint32_t v = flush_denormal(value_at(i));
+            const uint32_t z = (v & kExpMask) ? v : 0;
+            if (total_order(z) > total_order(best)) best = z;
+        }
+        out = best;
+    };
+    if (dim == 0) {
+        for (uint32_t r = 0; r < 32; ++r)
+            fold(dst[face_index(r, 0)], [&](uint32_t c) { return a[face_index(r, c)]; }, 32);
+    } else if (dim == 1) {
+        for (uint32_t c = 0; c < 32; ++c)
+            fold(dst[face_index(0, c)], [&](uint32_t r) { return a[face_index(r, c)]; }, 32);
+    } else {
+        fold(dst[0], [&](uint32_t i) { return a[i]; }, kTileElems);
+    }
+}
+
+// ---- packer ---------------------------------------------------------------------------------------
+void pack_bf16(const uint32_t* dst, uint16_t* l1, bool fp32_dst) {
+    for (int i = 0; i < kTileElems; ++i) l1[i] = packed_bf16(dst[i], fp32_dst);
+}
+void pack_fp32(const uint32_t* dst, uint32_t* l1, bool fp32_dst) {
+    for (int i = 0; i < kTileElems; ++i) {
+        l1[i] = fp32_dst ? dst[i] : static_cast<uint32_t>(packed_bf16(dst[i], false)) << 16;
+    }
+}
+void pack_bf16_l1_acc(const uint32_t* dst, uint16_t* l1, bool fp32_dst) {
+    for (int i = 0; i < kTileElems; ++i) l1[i] = l1_acc_bf16(l1[i], packed_bf16(dst[i], fp32_dst));
+}
+void pack_fp32_l1_acc(const uint32_t* dst, uint32_t* l1, bool fp32_dst) {
+    for (int i = 0; i < kTileElems; ++i) {
+        const uint32_t v = fp32_dst ? dst[i] : static_cast<uint32_t>(packed_bf16(dst[i], false)) << 16;
+        uint32_t sum = as_bits(as_float(flush_denormal(l1[i])) + as_float(flush_denormal(v)));
+        sum = (sum & 0x7FFFFFFF) > 0x7F800000 ? 0x7FC00000u : flush_denormal(sum);
+        l1[i] = sum;
+    }
+}
+
+uint32_t dst_store_sfpu(uint32_t value, bool fp32_dst) {
+    const uint32_t v = flush_denormal(value);
+    return fp32_dst ? v : (v & 0xFFFF0000u);
+}
+
+}  // namespace ttmock::fpu

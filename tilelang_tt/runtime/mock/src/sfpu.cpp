@@ -1,0 +1,517 @@
+// tilelang-tt mock TT-Metalium: the vector engine (SFPU) functions on DST tiles.
+//
+// Each function follows its Wormhole LLK kernel in TT-Metalium 0.81.1
+// (hw/ckernels/wormhole_b0/metal/llk_api/llk_sfpu/ckernel_sfpu_<name>.h): same constants, same
+// polynomial / Newton steps, same bit manipulations, same final rounding. The instruction model
+// follows the Tensix ISA documentation and ttsim: SFPMAD (and SFPMUL / SFPADD, which are
+// SFPMAD with c = 0 / b = 1) rounds once to nearest even and flushes denormal inputs and
+// outputs to zero; SFPSTOCHRND to BF16 rounds half away from zero; SFPSTORE into a 16-bit DST
+// truncates. Independent implementation; docs/MOCK.md maps each function to its source.
+#include "sfpu.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <limits>
+
+#include "fpu.hpp"
+
+// The tile loops get a clone for CPUs with FMA (x86-64-v3): SFPMAD is a fused multiply-add, and
+// without the instruction std::fma is a slow library call. Both clones round identically.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(TTMOCK_NO_CLONES)
+#define SFPU_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define SFPU_HOT
+#endif
+// everything a tile loop calls is inlined into it, so each clone compiles it for its target
+#define SINLINE inline __attribute__((always_inline))
+
+namespace ttmock::sfpu {
+namespace {
+
+constexpr int kTileElems = 1024;
+
+SINLINE uint32_t B(float f) { return std::bit_cast<uint32_t>(f); }
+SINLINE float F(uint32_t u) { return std::bit_cast<float>(u); }
+// denormals and zeros -> +0; a float compare and select, so SFPMAD chains stay in FP registers
+SINLINE float flush(float x) { return std::fabs(x) < 0x1p-126f ? 0.0f : x; }
+
+// SFPMAD: d = a * b + c, one rounding; denormals in and out become zero; a zero result is +0
+SINLINE float mad(float a, float b, float c) { return flush(std::fma(flush(a), flush(b), flush(c))); }
+SINLINE float mul(float a, float b) { return mad(a, b, 0.0f); }
+SINLINE float add(float a, float b) { return mad(a, 1.0f, b); }
+
+// SFPSTOCHRND FP32 -> BF16, round to nearest: ties away from zero; zero/denormal -> +0, NaN -> Inf
+SINLINE float round_bf16(float x) {
+    uint32_t u = B(x);
+    const uint32_t e = (u >> 23) & 255;
+    if (e == 0) return 0.0f;
+    if (e == 255) return F(u & 0xFF800000u);
+    const uint32_t low = u & 0xFFFF;
+    u -= low;
+    if (low >= 0x8000) u += 0x10000;
+    return F(u);
+}
+// float32_to_bf16_rne (ckernel_sfpu_conversions.h): software round to nearest even
+SINLINE float rne_bf16(float x) {
+    const uint32_t u = B(x);
+    return F((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000u);
+}
+
+SINLINE int32_t exexp(float x) { return static_cast<int32_t>((B(x) >> 23) & 255) - 127; }
+SINLINE int32_t exexp_biased(float x) { return static_cast<int32_t>((B(x) >> 23) & 255); }
+SINLINE float setexp(float x, int32_t e) { return F((B(x) & 0x807FFFFFu) | ((static_cast<uint32_t>(e) & 255) << 23)); }
+SINLINE float addexp(float x, int32_t d) { return setexp(x, exexp_biased(x) + d); }
+SINLINE float setsgn(float x, uint32_t s) { return F((B(x) & 0x7FFFFFFFu) | (s << 31)); }
+SINLINE float copysgn(float x, float s) { return F((B(x) & 0x7FFFFFFFu) | (B(s) & 0x80000000u)); }
+SINLINE float copyman(float x, float m) { return F((B(x) & 0xFF800000u) | (B(m) & 0x7FFFFFu)); }
+SINLINE uint32_t shft(uint32_t v, int32_t s) {  // SFPSHFT, logical
+    return s >= 32 || s <= -32 ? 0u : (s >= 0 ? v << s : v >> -s);
+}
+// SFPSTOCHRND float -> integer, round to nearest (ties away), sign-magnitude, saturating
+SINLINE int32_t to_int_nearest(float x, int32_t max_mag) {
+    const float m = std::floor(std::fabs(x) + 0.5f);
+    const int32_t mag = m >= static_cast<float>(max_mag) ? max_mag : static_cast<int32_t>(m);
+    return std::signbit(x) ? -mag : mag;
+}
+// IEEE fp32 -> fp16 bits, nearest even (how the SFPI compiler encodes vLut16 constants)
+SINLINE uint16_t to_fp16(float x) {
+    const uint32_t u = B(x);
+    const uint32_t s = (u >> 16) & 0x8000;
+    const int32_t e = static_cast<int32_t>((u >> 23) & 255) - 127 + 15;
+    if ((u & 0x7FFFFFFF) == 0 || e <= 0) return static_cast<uint16_t>(s);
+    uint32_t m = (u & 0x7FFFFF) | 0x800000;
+    uint32_t r = (m + 0xFFF + ((m >> 13) & 1)) >> 13;  // 11 bits incl. implicit one
+    int32_t ee = e;
+    if (r & 0x800) { r >>= 1; ++ee; }
+    return static_cast<uint16_t>(s | (static_cast<uint32_t>(ee) << 10) | (r & 0x3FF));
+}
+SINLINE float lut16(uint16_t x) {  // Lut16ToFp32 (SFPLUTFP32)
+    const uint32_t s = x >> 15, e = (x >> 10) & 31, m = x & 0x3FF;
+    return F((s << 31) | ((e == 31 ? 0 : 112 + e) << 23) | (m << 13));
+}
+SINLINE float lut8(float c) {  // an SFPLUT coefficient: sign, 3-bit exponent 127-e, 4-bit mantissa
+    if (c == 0.0f) return 0.0f;
+    const int32_t e = 127 - exexp_biased(c);
+    const uint32_t m = (B(c) >> 19) & 15;
+    return F((B(c) & 0x80000000u) | (static_cast<uint32_t>(127 - std::clamp(e, 0, 7)) << 23) | (m << 19));
+}
+
+// SFPLUTFP32, 6-entry FP16 table (slopes s[6], intercepts c[6], splits at .5 1 1.5 2 3)
+SINLINE float lut6(float x, const float* s, const float* c, bool retain_sign) {
+    const float b = std::fabs(x);
+    const int i = b < 0.5f ? 0 : b < 1.0f ? 1 : b < 1.5f ? 2 : b < 2.0f ? 3 : b < 3.0f ? 4 : 5;
+    const float d = mad(lut16(to_fp16(s[i])), b, lut16(to_fp16(c[i])));
+    return retain_sign ? copysgn(d, x) : d;
+}
+
+// ---- exp (ckernel_sfpu_exp.h) --------------------------------------------------------------------
+// _sfpu_exp_21f_bf16_: exp(x) = 2^xi * 2^xf (Moroz et al. exp_21f), 2nd-degree polynomial
+SINLINE float exp_21f(float val, bool to_bf16) {
+    float xlog2 = mad(val, 1.4426950216293334961f, 127.0f);
+    xlog2 = std::clamp(xlog2, 0.0f, 255.0f);
+    const uint32_t man = (B(xlog2) & 0x7FFFFF) | 0x800000;
+    const uint32_t z = xlog2 == 0.0f ? 0u : shft(man, exexp(xlog2));
+    const int32_t expo = static_cast<int32_t>((z >> 23) & 255);
+    float frac = static_cast<float>(z & 0x7FFFFF);
+    frac = mad(frac, mad(frac, 4.791750143340323e-15f, 7.839635491371155e-08f), 1.0017248f);
+    const float y = setexp(frac, expo);
+    return to_bf16 ? round_bf16(y) : y;
+}
+
+// _sfpu_exp_fp32_accurate_ (N. Juffa): round(x/ln2), two-part Cody-Waite, degree-7 polynomial
+SINLINE float exp_fp32(float a) {
+    float j = mul(1.442695f, a);
+    const int32_t i = to_int_nearest(j, 32767);
+    j = static_cast<float>(i);
+    float f = mad(j, -6.93145752e-1f, a);
+    f = mad(j, -1.42860677e-6f, f);
+    float r = 1.37805939e-3f;
+    r = mad(r, f, 8.37312452e-3f);
+    r = mad(r, f, 4.16695364e-2f);
+    r = mad(r, f, 1.66664720e-1f);
+    r = mad(r, f, 4.99999851e-1f);
+    const float y = mad(r, f, 1.0f);
+    r = mad(y, f, 1.0f);
+    const int32_t e = exexp_biased(r) + i;
+    if (std::isnan(a)) return a;
+    if (e < 1) return 0.0f;
+    if (e >= 255) return std::numeric_limits<float>::infinity();
+    return setexp(r, e);
+}
+
+// approximate mode (Schraudolph): bits = uint16(round(x * 256/ln2 + (127*256 - 11.2))) << 15
+SINLINE float exp_approx(float x) {
+    x = std::max(x, -88.5f);
+    const float t = mad(x, 369.329925537109375f, 32500.818359375f);
+    const int32_t q = std::clamp(to_int_nearest(t, 65535), 0, 65535);
+    return F(static_cast<uint32_t>(q) << 15);
+}
+
+// ---- reciprocal (ckernel_sfpu_recip.h) --------------------------------------------------------------
+struct RecipConst { float p0, p1, p2; };
+constexpr RecipConst kRecipFp32{0.3232325017452239990234375f, 1.4545459747314453125f, 2.121212482452392578125f};
+constexpr RecipConst kRecipBf16{0.32133400440216064453125f, 1.4514148235321044921875f, 2.1200883388519287109375f};
+
+// sfpu_reciprocal_iter: quadratic initial estimate on the mantissa, `iters` Newton steps, scale
+SINLINE float recip_iter(float in, int iters, bool to_bf16, const RecipConst& k, bool normalized = false) {
+    const float nx = normalized ? setsgn(in, 1) : copyman(-1.0f, in);  // -mantissa in [1, 2)
+    float y = mad(k.p0, nx, k.p1);
+    const uint32_t scale_bits = ~B(in);
+    y = mad(y, nx, k.p2);
+    float scale = F(scale_bits & 0xFF800000u);
+    float t = mad(nx, y, 1.0f);
+    scale = mul(scale, 0.5f);
+    if (iters >= 1) y = mad(y, t, y);
+    if (iters >= 2) {
+        t = mad(nx, y, 1.0f);
+        y = mad(y, t, y);
+    }
+    if (to_bf16) y = round_bf16(y);
+    if (!normalized) y = mul(y, scale);
+    return copysgn(y, in);
+}
+
+// ---- sqrt / rsqrt (ckernel_sfpu_sqrt.h, _calculate_sqrt_body_) -------------------------------------
+SINLINE float sqrt_body(float x, bool approx, bool reciprocal) {
+    const uint32_t inf = 0x7F800000u;
+    const int32_t i = static_cast<int32_t>(B(x) >> 1);
+    float y = F(static_cast<uint32_t>((approx ? 0x5f0b3892 : 0x5f1110a0) - i));
+    const bool nonzero = (B(x) << 1) != 0;
+    const bool not_inf = B(x) != inf;
+    if (approx) {
+        const float c = mul(x, y);
+        const float t = mad(-y, c, 1.89099014875f);
+        if (reciprocal) {
+            if (not_inf && nonzero) {
+                y = mul(y, t);
+                if (x < 0.0f) y = std::numeric_limits<float>::quiet_NaN();
+            } else {
+                y = F(inf - B(x));
+            }
+        } else {
+            y = c;
+            if (not_inf) y = mul(y, t);
+        }
+    } else {
+        float xy = mul(x, y);
+        const float c = mul(-y, xy);
+        y = mul(y, mad(c, add(2.2533049f, c), 2.2825186f));
+        xy = mul(x, y);
+        const float one_minus_xyy = mad(-y, xy, 1.0f);
+        if (reciprocal) {
+            const float half_y = addexp(y, -1);
+            if (not_inf && nonzero) {
+                y = mad(one_minus_xyy, half_y, y);
+                if (x < 0.0f) y = std::numeric_limits<float>::quiet_NaN();
+            } else {
+                y = F(inf - B(x));
+            }
+        } else {
+            const float half_xy = mul(0.5f, xy);
+            if (static_cast<int32_t>(B(x)) < static_cast<int32_t>(inf)) y = mad(one_minus_xyy, half_xy, xy);
+        }
+    }
+    if (!reciprocal) {
+        if (!nonzero) {
+            y = x;
+        } else if (x < 0.0f) {
+            y = std::numeric_limits<float>::quiet_NaN();
+        }
+    }
+    return y;
+}
+
+// ---- log (ckernel_sfpu_log.h, calculate_log_body; N. Juffa) ------------------------------------------
+SINLINE float log_body(float a, bool fp32) {
+    constexpr float kLn2Scaled = 0.693147182f * 1.19209290e-7f;
+    a = mad(a, 1.0f, 0.0f);
+    const int32_t e = static_cast<int32_t>(B(a) - B(0.75f)) & static_cast<int32_t>(0xFF800000u);
+    float m = F(B(a) - static_cast<uint32_t>(e));
+    m = add(m, -1.0f);
+    if (std::signbit(a)) return std::numeric_limits<float>::quiet_NaN();
+    const float s = mul(m, m);
+    float r;
+    if (fp32) {
+        r = -0x1.92cp-5f;
+        r = mad(r, m, 0x1.b84p-4f);
+        r = mad(r, m, -0x1.0c4p-3f);
+        r = mad(r, m, 0x1.274p-3f);
+        r = mad(r, m, -0x1.55p-3f);
+        r = mad(r, m, 0x1.998p-3f);
+        r = mad(r, m, -0x1.00001ap-2f);
+        r = mad(r, m, 0x1.555572p-2f);
+        r = mad(r, m, -0.5f);
+    } else {
+        r = mad(-0.25f, m, 0x1.744p-2f);
+        r = mad(r, m, -0x1.008p-1f);
+    }
+    const float a_half = addexp(a, -1);
+    r = mad(r, s, m);
+    float e_float = static_cast<float>(e < 0 ? -static_cast<int64_t>(e) : e);
+    e_float = copysgn(e_float, F(static_cast<uint32_t>(e)));
+    float result = mad(e_float, kLn2Scaled, r);
+    if (exexp_biased(a_half) == 255) result = mul(result, a_half);
+    return result;
+}
+
+// ---- tanh (ckernel_sfpu_tanh.h) -----------------------------------------------------------------------
+SINLINE float tanh_fp32(float x) {  // _sfpu_tanh_fp32_accurate_ (N. Juffa)
+    float j = mul(x, 2.0f * 1.442695f);
+    float a = add(x, x);
+    const int32_t i = std::min(std::abs(to_int_nearest(j, 255)), 255);
+    j = static_cast<float>(i);
+    a = setsgn(a, 0);
+    float f = mad(j, -0.6931471805599453f, a);
+    float r = 1.974105835e-04f;
+    r = mad(r, f, 1.393318176e-3f);
+    r = mad(r, f, 8.331298828e-3f);
+    r = mad(r, f, 4.166680202e-2f);
+    const float s = mul(f, f);
+    r = mad(r, f, 1.666667163e-1f);
+    const float w = 0.5f;
+    r = mad(r, f, w);
+    r = mad(r, s, f);
+    const float scale = setexp(0.0f, i + 126);
+    const float bias0 = add(scale, -w);
+    a = F(B(a) - 1);
+    const float x0 = mad(r, scale, bias0);
+    float y = mad(a, 0.0f, 1.0f);
+    const float x1 = add(x0, 1.0f);
+    float rcp = F(0xfef30000u - B(x1));
+    float t = mad(x1, rcp, 1.0f);
+    if (i < 61) {
+        t = mad(t, t, t);
+        y = x;
+        rcp = mad(rcp, t, rcp);
+        const float y0 = mul(x0, rcp);
+        t = mad(x1, y0, x0);
+        if (exexp_biased(x) >= 115) y = mad(t, rcp, y0);
+    }
+    return copysgn(y, x);
+}
+SINLINE float tanh_poly(float x) {  // _sfpu_tanh_polynomial_x2_ (16-bit DST)
+    const float a = std::fabs(x);
+    float r = 5.876733921468257904052734375e-3f;
+    r = mad(r, a, -6.6649019718170166015625e-2f);
+    r = mad(r, a, 0.281917631626129150390625f);
+    r = mad(r, a, -0.4890659749507904052734375f);
+    r = mad(r, a, 3.0897438526153564453125e-2f);
+    r = mad(r, a, 0.999004364013671875f);
+    r = mul(r, a);
+    return copysgn(std::min(r, 1.0f), x);
+}
+SINLINE float tanh_approx(float x) {
+    static const float s[6] = {0.96191406f, 0.57617188f, 0.28710938f, 0.0964355469f, 0.0390625f, 0.0f};
+    static const float c[6] = {0.0f, 0.192871094f, 0.48193359f, 0.76806641f, 0.8828125f, 1.0f};
+    return lut6(x, s, c, true);
+}
+
+// ---- gelu (ckernel_sfpu_gelu.h) -------------------------------------------------------------------------
+SINLINE float gelu_approx(float x) {  // calculate_gelu_appx: x/2 + piecewise-linear LUT of |x|
+    static const float s[6] = {0.1928f, 0.4939f, 0.6188f, 0.6099f, 0.5402f, 0.5f};
+    static const float c[6] = {-0.00010443f, -0.1604f, -0.2796f, -0.2635f, -0.1194f, 0.0f};
+    return add(mul(x, 0.5f), lut6(x, s, c, false));
+}
+SINLINE float gelu_piecewise(float x) {  // calculate_gelu_piecewise (16-bit DST, precise mode)
+    const float x2 = mul(x, x);
+    if (!(x > -5.54259443f)) return 0.0f;
+    const float xlog2 = mad(x2, -0.72134752044f, 127.0f);
+    const uint32_t z = xlog2 <= 0.0f ? 0u : shft((B(xlog2) & 0x7FFFFF) | 0x800000, exexp(xlog2));
+    float frac = static_cast<float>(z & 0x7FFFFF);
+    frac = mad(frac, mad(frac, 4.791750143340323e-15f, 7.839635491371155e-08f), 1.0017248f);
+    const float exp_val = setexp(frac, static_cast<int32_t>((z >> 23) & 255));
+    float poly = mad(x, 7.5950479368e-04f, 1.3809983619e-02f);
+    poly = mad(x, poly, 9.5413386822e-02f);
+    poly = mad(x, poly, 3.0369991064e-01f);
+    const float h = mul(exp_val, poly);
+    const float hs = add(add(h, 0.375f), -0.375f);
+    float result = mul(x, hs);
+    if (x >= -3.125f) {
+        const float c[7] = {3.9894227818e-01f, -6.6361041488e-02f, 9.7720050615e-03f, -1.0717806322e-03f,
+                            8.1812159812e-05f, -3.8082057209e-06f, 7.9821413868e-08f};
+        float p = c[6];
+        for (int k = 5; k >= 0; --k) p = mad(x2, p, c[k]);
+        const float phi = mad(x, p, 0.5f);
+        result = mul(x, phi);
+        if (x >= 2.78125f) result = x;
+    }
+    return result;
+}
+SINLINE float gelu_fp32(float x) {  // 32-bit DST, precise mode: x * (1 + erf(x / sqrt 2)) / 2
+    // The LLK evaluates erf with a degree-16 rational approximation accurate to fp32 (erf(x) is
+    // not modelled term by term here; libm's erff stands in, within a few fp32 ulp of it).
+    if (!(x > -5.54259443f)) return x - x;
+    const float scaled = std::min(mul(x, 0.7071067811865475f), 10.0f);
+    const float erf_val = std::clamp(std::erf(scaled), -1.0f, 1.0f);
+    if (erf_val == -1.0f) return mul(x, 2.9802322387695313e-08f);
+    return mul(x, mad(0.5f, erf_val, 0.5f));
+}
+
+// ---- sigmoid (ckernel_sfpu_sigmoid.h, ckernel_sfpu_sigmoid_appx.h) ---------------------------------------
+SINLINE float sigmoid(float x, bool fp32) {
+    const float e = fp32 ? exp_fp32(F(B(x) ^ 0x80000000u)) : exp_21f(F(B(x) ^ 0x80000000u), false);
+    return recip_iter(add(1.0f, e), fp32 ? 2 : 1, false, kRecipFp32);
+}
+SINLINE float sigmoid_approx(float x) {  // SFPLUT: a*|x| + c per range, sign of x, then + 0.5
+    const float b = std::fabs(x);
+    const float a = b < 1.0f ? 0.22656f : b < 2.0f ? 0.26562f : 0.0f;
+    const float c = b < 1.0f ? 0.0f : b < 2.0f ? -0.04687f : 0.5f;
+    return add(copysgn(mad(lut8(a), b, lut8(c)), x), 0.5f);
+}
+
+SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32) {
+    switch (op) {
+        case Unary::Fill: return p;
+        case Unary::AddScalar: return add(x, p);
+        case Unary::SubScalar: return add(x, F(B(p) ^ 0x80000000u));
+        case Unary::MulScalar: return mul(x, p);
+        case Unary::DivScalar: return mul(x, p);  // the SDK multiplies by the given (reciprocal) scalar
+        case Unary::RsubScalar: {
+            const float r = add(p, F(B(x) ^ 0x80000000u));
+            return fp32 ? r : rne_bf16(r);
+        }
+        case Unary::Exp:
+            return approx ? exp_approx(x) : fp32 ? exp_fp32(x) : exp_21f(x, true);
+        case Unary::Log: {
+            const float r = log_body(x, fp32);
+            return fp32 ? r : round_bf16(r);
+        }
+        case Unary::Sqrt:
+        case Unary::Rsqrt: {
+            const float r = sqrt_body(x, approx, op == Unary::Rsqrt);
+            return fp32 ? r : round_bf16(r);
+        }
+        case Unary::Recip:
+            return approx ? recip_iter(x, 0, false, kRecipFp32)
+                          : fp32 ? recip_iter(x, 2, false, kRecipFp32) : recip_iter(x, 1, true, kRecipBf16);
+        case Unary::Relu: return x > 0.0f ? x : 0.0f;
+        case Unary::Gelu:
+            return approx ? gelu_approx(x) : fp32 ? gelu_fp32(x) : round_bf16(gelu_piecewise(x));
+        case Unary::Sigmoid: {
+            if (approx) return sigmoid_approx(x);
+            const float r = sigmoid(x, fp32);
+            return fp32 ? r : round_bf16(r);
+        }
+        case Unary::Tanh:
+            return approx ? tanh_approx(x) : fp32 ? tanh_fp32(x) : round_bf16(tanh_poly(x));
+        case Unary::Abs: return std::fabs(x);
+        case Unary::Negative: return F(B(x) ^ 0x80000000u);
+        case Unary::Square: return mul(x, x);
+        case Unary::Silu: {  // x * sigmoid(x) (ckernel_sfpu_silu.h)
+            const float r = mul(x, sigmoid(x, fp32));
+            return fp32 ? r : round_bf16(r);
+        }
+        case Unary::Unknown: break;
+    }
+    return x;
+}
+
+}  // namespace
+
+Unary unary_from_name(const char* n) {
+    static const struct { const char* name; Unary op; } kOps[] = {
+        {"fill", Unary::Fill}, {"add_unary", Unary::AddScalar}, {"sub_unary", Unary::SubScalar},
+        {"mul_unary", Unary::MulScalar}, {"div_unary", Unary::DivScalar},
+        {"rsub_unary", Unary::RsubScalar}, {"exp", Unary::Exp}, {"log", Unary::Log},
+        {"sqrt", Unary::Sqrt}, {"rsqrt", Unary::Rsqrt}, {"recip", Unary::Recip},
+        {"relu", Unary::Relu}, {"gelu", Unary::Gelu}, {"sigmoid", Unary::Sigmoid},
+        {"tanh", Unary::Tanh}, {"abs", Unary::Abs}, {"negative", Unary::Negative},
+        {"square", Unary::Square}, {"silu", Unary::Silu}};
+    for (const auto& o : kOps) {
+        if (std::strcmp(o.name, n) == 0) return o.op;
+    }
+    return Unary::Unknown;
+}
+
+Binary binary_from_name(const char* n) {
+    if (std::strcmp(n, "add") == 0) return Binary::Add;
+    if (std::strcmp(n, "sub") == 0) return Binary::Sub;
+    if (std::strcmp(n, "mul") == 0) return Binary::Mul;
+    if (std::strcmp(n, "div") == 0) return Binary::Div;
+    return Binary::Unknown;
+}
+
+namespace {
+// SFPLOAD reads BF16 / FP32 exactly; SFPSTORE flushes denormals and, into a 16-bit DST, truncates
+// (the LLK rounds first where the function needs it)
+template <typename Fn>
+SINLINE void each(uint32_t* tile, bool fp32_dst, Fn fn) {
+    const uint32_t keep = fp32_dst ? 0xFFFFFFFFu : 0xFFFF0000u;
+    for (int i = 0; i < kTileElems; ++i) {
+        const uint32_t r = B(fn(F(tile[i])));
+        tile[i] = ((r & 0x7F800000u) ? r : (r & 0x80000000u)) & keep;
+    }
+}
+}  // namespace
+
+SFPU_HOT void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst) {
+    // one loop per (function, mode): the choice is made once per tile, not per element
+#define SFPU_CASE(pred, expr) \
+    if (pred) return each(tile, fp32_dst, [&](float x) __attribute__((always_inline)) { return (expr); })
+    const bool fp32 = fp32_dst;
+    switch (op) {
+        case Unary::Exp:
+            SFPU_CASE(approx, exp_approx(x));
+            SFPU_CASE(fp32, exp_fp32(x));
+            SFPU_CASE(true, exp_21f(x, true));
+        case Unary::Tanh:
+            SFPU_CASE(approx, tanh_approx(x));
+            SFPU_CASE(fp32, tanh_fp32(x));
+            SFPU_CASE(true, round_bf16(tanh_poly(x)));
+        case Unary::Recip:
+            SFPU_CASE(approx, recip_iter(x, 0, false, kRecipFp32));
+            SFPU_CASE(fp32, recip_iter(x, 2, false, kRecipFp32));
+            SFPU_CASE(true, recip_iter(x, 1, true, kRecipBf16));
+        default:
+            SFPU_CASE(true, unary_one(op, x, param, approx, fp32));
+    }
+#undef SFPU_CASE
+}
+
+SFPU_HOT void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst) {
+    for (int i = 0; i < kTileElems; ++i) {
+        const float x = F(a[i]), y = F(b[i]);
+        float r = 0.0f;
+        switch (op) {  // ckernel_sfpu_binary.h: calculate_sfpu_binary / _mul / _div
+            case Binary::Add: r = add(x, y); break;
+            case Binary::Sub: r = add(x, F(B(y) ^ 0x80000000u)); break;
+            case Binary::Mul:
+                r = mul(x, y);
+                if (!fp32_dst) r = (x == 0.0f || y == 0.0f) ? 0.0f : rne_bf16(r);
+                break;
+            case Binary::Div:
+                if (fp32_dst) {
+                    // mantissas in [1, 2), one Newton step on the quotient, exponent restored
+                    const float ma = setexp(x, 127), mb = setexp(y, 127);
+                    const float rb = recip_iter(mb, 1, false, kRecipFp32, true);
+                    float q = mul(ma, rb);
+                    const float residual = mad(q, F(B(mb) ^ 0x80000000u), ma);
+                    q = mad(residual, rb, q);
+                    const int32_t ea = exexp_biased(x), eb = exexp(y);
+                    const int32_t expo = ea - eb + exexp_biased(q);
+                    const int32_t half = static_cast<int32_t>(static_cast<uint32_t>(expo) >> 1);
+                    r = mul(setexp(q, half), setexp(1.0f, expo - half));
+                    if (!(ea >= 1 && ea < 255 && eb >= -126 && eb < 128)) {
+                        r = mul(x, F((B(y) & 0xFF800000u) ^ 0x7F800000u));
+                        if ((B(y) & 0x7FFFFFFFu) > 0x7F800000u) r = y;
+                    }
+                } else {
+                    r = mul(x, recip_iter(y, 2, false, kRecipFp32));
+                    if (y == 0.0f) {
+                        r = x == 0.0f ? std::numeric_limits<float>::quiet_NaN()
+                                      : copysgn(std::numeric_limits<float>::infinity(), x);
+                    }
+                    r = rne_bf16(r);
+                }
+                break;
+            case Binary::Unknown: break;
+        }
+        const uint32_t u = B(r);
+        out[i] = ((u & 0x7F800000u) ? u : (u & 0x80000000u)) & (fp32_dst ? 0xFFFFFFFFu : 0xFFFF0000u);
+    }
+}
+
+}  // namespace ttmock::sfpu

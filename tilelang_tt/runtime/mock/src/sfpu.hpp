@@ -1,0 +1,27 @@
+// tilelang-tt mock TT-Metalium: the vector engine (SFPU) functions on DST tiles.
+//
+// Each function follows the algorithm of its Wormhole LLK kernel (hw/ckernels/wormhole_b0/metal/
+// llk_api/llk_sfpu/ckernel_sfpu_*.h of TT-Metalium 0.81.1): the same polynomial, Newton steps
+// and bit manipulations, with SFPMAD modelled as a fused multiply-add rounded once to nearest
+// even and denormals flushed. docs/MOCK.md lists the function -> source mapping.
+#pragma once
+#include <cstdint>
+
+namespace ttmock::sfpu {
+
+enum class Unary : uint8_t {
+    Fill, AddScalar, SubScalar, MulScalar, DivScalar, RsubScalar,
+    Exp, Log, Sqrt, Rsqrt, Recip, Relu, Gelu, Sigmoid, Tanh, Abs, Negative, Square, Silu,
+    Unknown,
+};
+enum class Binary : uint8_t { Add, Sub, Mul, Div, Unknown };
+
+Unary unary_from_name(const char* name);
+Binary binary_from_name(const char* name);
+
+// tile: a DST tile (fp32 bit patterns; BF16 in the high half in 16-bit mode), updated in place.
+// approx: the function's approximate mode; param: the scalar of fill / *_unary ops.
+void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst);
+void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst);
+
+}  // namespace ttmock::sfpu
