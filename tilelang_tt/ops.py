@@ -159,7 +159,6 @@ _FOLDS = {
 FUNCTIONS = {fn: Function(fn, f"tt.expr.{fn}", f"tt.{fn}_tile_init", f"tt.{fn}_tile",
                           _COMPUTE + header, _FOLDS[fn])
              for fn, header in _FUNCTION_HEADERS.items()}
-SFPU_UNARY = {fn: f.header for fn, f in FUNCTIONS.items()}  # name -> header (compat)
 
 _DIMS = {"col": "cols", "row": "rows"}
 ARITH = {
@@ -438,17 +437,6 @@ def cb_writes(c) -> list[int]:
 def dst_operands(c) -> list[int]:
     """Argument positions of the DST tile indices of a call."""
     return _SPECS[c.op.name].positions(len(c.args), "dst")
-
-
-def compute_cb_operands(c) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """(CB positions read, positions written) of an abstract compute op, else None."""
-    s = _SPECS.get(c.op.name)
-    if s is None or s.family != "abstract" or s.kernel != "compute":
-        return None
-    reads, writes = cb_reads(c), cb_writes(c)
-    if not reads and not writes:
-        return None
-    return tuple(reads), tuple(writes)
 
 
 class Args:

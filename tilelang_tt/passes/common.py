@@ -172,11 +172,6 @@ def tt_calls(node, name: str | None = None) -> list:
                    lambda c: ops.tt_op_name(c) is not None and (name is None or c.op.name == name))
 
 
-def contains_tt_call(node, names) -> bool:
-    names = set(names)
-    return any(c.op.name in names for c in tt_calls(node))
-
-
 def substitute(node, mapping: dict):
     """Replace variables (by identity) in a statement or expression."""
     if not mapping:
@@ -201,10 +196,6 @@ def seq(stmts) -> tirx.Stmt:
     if len(flat) == 1:
         return flat[0]
     return tirx.SeqStmt(flat)
-
-
-def is_noop(stmt) -> bool:
-    return isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tvm.tirx.IntImm)
 
 
 def stmts_of(stmt) -> list:
@@ -362,18 +353,3 @@ def with_tile_span(call, span):
 def replace_tile_call(call, **changes):
     """``call.replace(**changes)`` keeping the call's source span."""
     return with_tile_span(call.replace(**changes), call.span)
-
-
-def with_fresh_vars(func: tirx.PrimFunc) -> tirx.PrimFunc:
-    """A copy of ``func`` in which every variable it defines (parameters, loop variables,
-    bindings, allocated buffers) is a new one, so copies of one kernel can sit in one module
-    (a variable is defined once per module).  Attributes hold no variables (attrs.py)."""
-    mapping = {p: tirx.Var(p.name, p.ty) for p in func.params}
-    for loop in collect(func.body, tirx.For):
-        mapping[loop.loop_var] = tirx.Var(loop.loop_var.name, loop.loop_var.ty)
-    for bind in collect(func.body, tirx.Bind):
-        mapping[bind.var] = tirx.Var(bind.var.name, bind.var.ty)
-    for alloc in collect(func.body, tirx.AllocBuffer):
-        mapping[alloc.buffer] = tirx.Var(alloc.buffer.name, alloc.buffer.ty)
-    return tirx.PrimFunc([mapping[p] for p in func.params], substitute(func.body, mapping),
-                         func.ret_type, attrs=func.attrs, span=func.span)
