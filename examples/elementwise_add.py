@@ -18,9 +18,11 @@ dtype = "bfloat16"
 @T.prim_func
 def add(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
     with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+        start_x = bx * block_N
+        start_y = by * block_M
         for local_y, local_x in T.Parallel(block_M, block_N):
-            y = by * block_M + local_y
-            x = bx * block_N + local_x
+            y = start_y + local_y
+            x = start_x + local_x
             C[y, x] = A[y, x] + B[y, x]
 
 

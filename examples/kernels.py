@@ -74,9 +74,11 @@ def elementwise_add(M, N, block_M=32, block_N=32, dtype="bfloat16", threads=128)
     @T.prim_func
     def add(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            start_x = bx * block_N
+            start_y = by * block_M
             for local_y, local_x in T.Parallel(block_M, block_N):
-                y = by * block_M + local_y
-                x = bx * block_N + local_x
+                y = start_y + local_y
+                x = start_x + local_x
                 C[y, x] = A[y, x] + B[y, x]
 
     return add

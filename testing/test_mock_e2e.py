@@ -712,3 +712,59 @@ def test_elementwise_prologue_inside_the_k_loop():
     a, b = rand((M, K), "float32", 96), rand((K, N), "bfloat16", 97)
     a_q = pack_round_bf16(a * np.float32(0.5))  # the prologue's result, packed to bf16
     check_gemm(art(a, b), a_q, b, art)
+
+
+def test_engine_init_joins_the_paths_of_a_branch():
+    """A `mul` under `if bx == 0` followed by an unconditional `mul`: the init before the
+    branch's op does not hold on the path that skips the branch, so the second op gets its
+    own (D4 joins both paths)."""
+
+    @T.prim_func
+    def branchy(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16"),
+                C: T.Tensor((64, 64), "bfloat16"), D: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(2, 2) as (bx, by):
+            A_s = T.alloc_shared((32, 32), "bfloat16")
+            B_s = T.alloc_shared((32, 32), "bfloat16")
+            M_s = T.alloc_shared((32, 32), "bfloat16")
+            C_s = T.alloc_shared((32, 32), "bfloat16")
+            T.copy(A[by * 32, bx * 32], A_s)
+            T.copy(B[by * 32, bx * 32], B_s)
+            if bx == 0:
+                for i, j in T.Parallel(32, 32):
+                    M_s[i, j] = A_s[i, j] * B_s[i, j]
+                T.copy(M_s, D[by * 32, bx * 32])
+            for i, j in T.Parallel(32, 32):
+                C_s[i, j] = A_s[i, j] * B_s[i, j]
+            T.copy(C_s, C[by * 32, bx * 32])
+
+    art = tilelang_tt.compile(branchy, out_idx=[2, 3])
+    assert art.sources["compute.cpp"].count("mul_init(") == 2
+    a, b = rand((64, 64), "bfloat16", 98), rand((64, 64), "bfloat16", 99)
+    c, d = art(a, b)
+    cfg = compute_config(art)  # ELWMUL at the kernel's fidelity, bit for bit
+    fp32 = cfg["fp32_dest_acc_en"]
+    ref = as_f32(tm.pack_bf16(tm.eltwise_mul(np.zeros(a.shape, np.int64), tm.unpack(a, fp32),
+                                             tm.unpack(b, fp32), cfg["math_fidelity"], fp32),
+                              fp32))
+    np.testing.assert_array_equal(as_f32(c), ref)
+    np.testing.assert_array_equal(as_f32(d)[:, :32], ref[:, :32])  # the blocks with bx == 0
+
+
+def test_multiplying_by_one_and_tilelang_index_bindings():
+    """`s = s * 1.0` folds to a copy of s onto itself (dropped); TileLang's own elementwise
+    example binds `start_y = by * block_M` before its T.Parallel nest and copies at it."""
+
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2) as (bx, by):
+            s = T.alloc_shared((32, 32), "float32")
+            start_y = by * 32
+            start_x = bx * 32
+            T.copy(A[start_y, start_x], s)
+            for i, j in T.Parallel(32, 32):
+                s[i, j] = s[i, j] * 1.0
+            T.copy(s, C[start_y, start_x])
+
+    art = tilelang_tt.compile(k, out_idx=-1)
+    a = rand((64, 64), "float32", 100)
+    np.testing.assert_array_equal(art(a), a)

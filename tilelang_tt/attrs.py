@@ -4,6 +4,10 @@ Function attributes hang off the PrimFunc (``func.attrs[KEY]``); allocation anno
 ``AllocBuffer.annotations``; statement markers are ``AttrStmt`` keys; loop annotations live in
 ``For.annotations``.  ``check(key, value)`` validates a value against its schema (used by
 VerifyTTIR and the per-pass tests).
+
+Function attributes hold no variables: a tensor parameter is named by its position in
+``func.params`` (``"param": i``), so the attributes survive kernels getting fresh variables
+(SplitDeviceKernel) and TVMScript printing and parsing.
 """
 
 from __future__ import annotations
@@ -17,18 +21,18 @@ STAGE = "tt.stage"  # name of the last pipeline stage applied
 STAGE_LOG = "tt.stage_log"  # names of all stages applied, in order (requirement checks)
 SCHEDULE = "tt.schedule"  # user scheduling requests (annotate_tt_schedule): {"core_grid": [x, y]}
 COMPILE_OPTIONS = "tt.compile_options"  # validated pass_configs of tilelang_tt.compile / lower
-LAYOUT_DESC = "tt.layout_desc"  # A1: {buffer var: layout dict}
-ACCESSORS = "tt.accessors"  # A3 (abstract) / D2 (bound): list of accessor dicts
+LAYOUT_REQUEST = "tt.layout_request"  # annotate_tt_layout: {param name: requested layout}
+LAYOUT_DESC = "tt.layout_desc"  # A1: one layout dict per parameter, in parameter order
+ACCESSORS = "tt.accessors"  # D2: list of accessor dicts ("param": i, index, addr_slot, page)
 PARTITION = "tt.partition"  # B1: work partition dict
 CORE_LAUNCH = "tt.core_launch"  # B2: {"grid": [gx, gy, gz], "block_dims": [bound dims]}
-CB_MAP = "tt.cb_map"  # C1: {shared buffer var: CB var}
 TILE_DFG = "tt.tile_dfg"  # C3: list of CB dicts (producer, consumers, id)
 KERNEL_KIND = "tt.kernel_kind"  # D1: "reader" | "compute" | "writer"
 KERNEL_SOURCE = "tt.kernel_source"  # D1: name of the PrimFunc the kernel was split from
 COMPUTE_CONFIG = "tt.compute_config"  # D4: ComputeConfig fields
 DST_PLAN = "tt.dst_plan"  # D5: DST capacity and sub-blocking chosen per accumulator
 RUNTIME_ARGS = "tt.runtime_args"  # E1: ordered list of runtime-arg dicts
-PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j}
+PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j} of the persistent loop
 
 # ---- compile options: tilelang_tt.compile(func, pass_configs={KEY: value}) ----------------------
 # (TileLang's `pass_configs` dict style; validated by tilelang_tt.compiler, read by D4)
@@ -42,20 +46,20 @@ PASS_CONFIGS: dict[str, object] = {
 # ---- allocation annotations ----------------------------------------------------------------
 CB_DESC = "tt.cb_desc"  # A2: on shared AllocBuffers
 ACC_DESC = "tt.acc_desc"  # A2: on fragment AllocBuffers (accumulators)
+CB = "tt.cb"  # C1: on block-buffer AllocBuffers still used by tile ops: the CB var (until C2)
 
 # ---- tile primitive config keys (frontend -> A0) -------------------------------------------
 REDUCE_ABS = "tt.reduce_abs"  # T.reduce_abssum / absmax: reduce |x| (A0 inserts the abs)
 
 # ---- statement markers (AttrStmt keys) -----------------------------------------------------
-PERSISTENT_BODY = "tt.persistent_body"  # B2: the per-work-unit part of the kernel body
-CB_PRODUCE = "tt.cb_produce"  # C3: body produces one block of CB `node` (value = tiles)
-CB_CONSUME = "tt.cb_consume"  # C3: body consumes one block of CB `node` (value = tiles)
+PERSISTENT_BODY = "tt.persistent_body"  # B2-D5: the per-work-unit part of the body (E1: a loop)
 DST_SCOPE = "tt.dst_scope"  # D5: accumulator lives in DST for the body
 
 # ---- schemas -------------------------------------------------------------------------------
 # field -> type(s) (or tuple of allowed string values for enums)
 SCHEMAS: dict[str, dict[str, object]] = {
     LAYOUT_DESC: {
+        "name": str,  # the parameter's name (for messages and the plan)
         "memory": ("DRAM", "L1"),
         "layout": ("interleaved", "sharded"),
         "dtype": str,

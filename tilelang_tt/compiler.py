@@ -19,7 +19,7 @@ from .codegen.kernels import kernel_source
 from .codegen.plan import build_plan
 from .errors import TTCompileError
 from .passes import pipeline
-from .passes.f_verify import kernels_of
+from .passes.verify.verify_ttir import kernels_of
 from .runtime.artifact import Artifact
 from .target import TARGET_KEY
 
@@ -34,11 +34,11 @@ def _param_by_name(func, name):
 def annotate_tt_layout(func: tirx.PrimFunc, layouts: dict) -> tirx.PrimFunc:
     """Request layouts for tensor parameters: ``{"A": {"memory": "DRAM", "layout":
     "interleaved"}}``.  InferTTLayout validates the requests."""
-    current = dict(func.attrs[attrs.LAYOUT_DESC]) if func.attrs is not None and \
-        attrs.LAYOUT_DESC in func.attrs else {}
+    current = dict(func.attrs[attrs.LAYOUT_REQUEST]) if func.attrs is not None and \
+        attrs.LAYOUT_REQUEST in func.attrs else {}
     for name, desc in layouts.items():
-        current[_param_by_name(func, name)] = dict(desc)
-    return func.with_attr(attrs.LAYOUT_DESC, current)
+        current[str(_param_by_name(func, name).name)] = dict(desc)
+    return func.with_attr(attrs.LAYOUT_REQUEST, current)
 
 
 def annotate_tt_schedule(func: tirx.PrimFunc, *, core_grid=None) -> tirx.PrimFunc:
@@ -80,17 +80,18 @@ def check_pass_configs(pass_configs) -> dict:
 
 
 def lower(func, target="tenstorrent", *, dump_ir=None, stop_after: str | None = None,
-          pass_configs: dict | None = None) -> tvm.IRModule:
+          pass_configs: dict | None = None, verify_each: bool | None = None) -> tvm.IRModule:
     """Run the pipeline; returns the module of reader/compute/writer kernels (or the module as
     it is after ``stop_after``).  ``dump_ir`` (or ``TT_DUMP_IR``) names a directory that
     receives the IR after every stage; ``pass_configs`` holds compile options
-    (``attrs.PASS_CONFIGS``: math fidelity, fp32 DST accumulation)."""
+    (``attrs.PASS_CONFIGS``: math fidelity, fp32 DST accumulation); ``verify_each`` (or
+    ``TT_VERIFY_EACH=1``) checks the IR after every stage."""
     options = check_pass_configs(pass_configs)
     mod = pipeline.prepare(func, target)
     if options:
         ((gv, f),) = mod.functions.items()
         mod = tvm.IRModule({gv: f.with_attr(attrs.COMPILE_OPTIONS, options)})
-    return pipeline.run(mod, stop_after=stop_after, dump_dir=dump_ir)
+    return pipeline.run(mod, stop_after=stop_after, dump_dir=dump_ir, verify_each=verify_each)
 
 
 def generate(mod: tvm.IRModule) -> tuple[dict, dict]:

@@ -1,137 +1,298 @@
-"""Registry of the ``tt.*`` TIR ops.
+"""Registry of the ``tt.*`` TIR ops: one entry per op, holding every property of it.
 
 Every op the pipeline puts into TIR is a registered ``tvm.ir.Op`` (opaque call effect), printed
-by TVMScript as ``T.tt.<name>(...)`` and parsed back through the ``T.tt`` script namespace.
+by TVMScript as ``T.tt.<name>(...)`` (tile primitives as ``T.tile.tt_<name>(...)``) and
+parsed back through the ``T.tt`` script namespace.  An :class:`OpSpec` says:
 
-Four families:
+* **family** - ``tile`` (tile primitives on buffer regions, A0-C2), ``expr`` (nodes of
+  elementwise expression trees, the operand of ``tt.tile.expr`` / ``tt.eltwise``),
+  ``abstract`` (tile dataflow without protocol, C1-D5), ``dataflow`` and ``compute``
+  (one-to-one with TT-Metalium calls), ``meta`` (declarations: CBs, accessors, arguments);
+* **operands** - name and kind of every argument (:data:`KINDS`: which are CBs read or
+  written, DST slots, constants, tensors, expression trees ...), the last one repeated when
+  ``variadic``; :func:`verify_call` checks arity and kinds;
+* **kernel** and **engine** - the device kernel that executes it (SplitDeviceKernel keeps it
+  there) and the part of the Tensix core it uses;
+* **init** - for a compute call, the init call that must be in force before it (and which
+  arguments must agree); **sets** - for an init, the engine state it configures; **dst** -
+  the DST phase a DST-using call needs (``math``: between acquire and commit, ``pack``:
+  between wait and release);
+* **cpp**, **header**, **template** - the C++ spelling, the SDK header declaring it, and its
+  template arguments (the last ``template_args`` operands, or a fixed string);
+* **props** - what a pass needs to lower an abstract op (its init, the source registers its
+  operands go through).
 
-* **tile** ops (stages A0-C2) are tile primitives on buffer regions that TVM 0.27 has no
-  primitive for: ``tt.tile.unary(dst, src, fn)``;
-* **abstract** ops (stages C1-C3) describe tile dataflow without any protocol:
-  ``tt.read_to_cb``, ``tt.write_from_cb``, ``tt.mm.mma``, ``tt.fpu.add``, ``tt.unary.exp`` ...;
-* **protocol** ops (stages D2-E1) are one-to-one with TT-Metalium calls; ``cpp`` names the
-  C++ function codegen prints and ``header`` the SDK header that declares it;
-* **meta** ops (``tt.alloc_cb``, ``tt.work_id``, ``tt.tensor_accessor``, ``tt.get_arg_val``)
-  carry values codegen prints as declarations.
+The elementwise functions and arithmetic of expression trees are tables of the registry too
+(:data:`FUNCTIONS`, :data:`ARITH`): each names its expression op, its init and tile calls,
+and how to fold constants.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import operator
+from dataclasses import dataclass, field
 
 import tvm
 import tvm_ffi
 from tvm.tirx.op import call_intrin
 
+# operand kinds
+KINDS = {
+    "cb": "a circular buffer (an int: a tt.alloc_cb variable) the call manages",
+    "cb.in": "a circular buffer the call reads tiles from",
+    "cb.out": "a circular buffer the call writes tiles to",
+    "dst": "a DST tile index (int expression)",
+    "int": "an integer expression",
+    "imm": "an integer constant",
+    "float": "a float constant",
+    "bits": "a uint32 constant (the bits of a float32)",
+    "acc": "a GEMM accumulator (a fragment buffer)",
+    "tensor": "a global tensor (a parameter buffer)",
+    "accessor": "a TensorAccessor (a handle variable)",
+    "expr": "an elementwise expression tree (float32)",
+    "str": "a string",
+    "region": "a buffer region",
+}
+KERNELS = ("reader", "compute", "writer")
+
+
+@dataclass(frozen=True)
+class Operand:
+    name: str
+    kind: str
+
 
 @dataclass(frozen=True)
 class OpSpec:
     name: str  # full op name, "tt.<...>"
-    family: str  # "tile" | "abstract" | "dataflow" | "compute" | "meta"
+    family: str  # tile | expr | abstract | dataflow | compute | meta
     ret: str  # TIR dtype of the call
     doc: str
-    cpp: str | None = None  # C++ spelling for protocol ops
-    header: str | None = None  # SDK header declaring a compute op
-    # protocol ops whose last `template_args` arguments are C++ template arguments: a function
-    # of those (constant) arguments giving the "<...>" text ("" for the default instantiation)
+    operands: tuple = ()  # Operand per argument
+    variadic: bool = False  # the last operand repeats (zero or more times)
+    kernel: str | None = None  # reader | compute | writer | any (None: before the split)
+    engine: str | None = None  # noc | cb | unpack | math | sfpu | pack | dst | config
+    cpp: str | None = None  # C++ spelling
+    header: str | None = None  # SDK header declaring a compute call
+    # the C++ template arguments: a function of the last `template_args` (constant) operands
+    # giving "<...>" ("" for the default instantiation), or a fixed string
     template: object = None
     template_args: int = 0
+    init: str | None = None  # init call that must be in force (compute calls)
+    init_args: tuple = ()  # (operand, init operand) names that must agree
+    sets: str | None = None  # init calls: the engine state configured ("math" | "sfpu")
+    dst: str | None = None  # math | pack: the DST phase the call needs
+    props: dict = field(default_factory=dict)
+
+    def positions(self, nargs: int, kinds) -> list[int]:
+        """Argument positions (of a call with ``nargs`` arguments) whose kind is in ``kinds``."""
+        kinds = {kinds} if isinstance(kinds, str) else set(kinds)
+        out = []
+        for i in range(nargs):
+            k = min(i, len(self.operands) - 1)
+            if self.operands and self.operands[k].kind in kinds:
+                out.append(i)
+        return out
+
+    def index(self, name: str) -> int:
+        return next(i for i, o in enumerate(self.operands) if o.name == name)
 
 
 _SPECS: dict[str, OpSpec] = {}
 
 
-def _op(name, family, ret, doc, cpp=None, header=None, template=None, template_args=0):
+def _ops(text: str) -> tuple:
+    """Operands from "name:kind name:kind ..."."""
+    return tuple(Operand(*item.split(":", 1)) for item in text.split())
+
+
+def _op(name, family, ret, doc, operands="", **kw):
     full = f"tt.{name}"
-    _SPECS[full] = OpSpec(full, family, ret, doc, cpp, header, template, template_args)
+    _SPECS[full] = OpSpec(full, family, ret, doc, _ops(operands), **kw)
 
 
+# --- elementwise functions and arithmetic (tables of the registry) --------------------------
 _COMPUTE = "api/compute/"
-# SFPU unary functions: name -> SDK header declaring <name>_tile_init / <name>_tile
-SFPU_UNARY = {
-    "exp": _COMPUTE + "eltwise_unary/exp.h",
-    "log": _COMPUTE + "compute_kernel_api.h",
-    "sqrt": _COMPUTE + "eltwise_unary/sqrt.h",
-    "rsqrt": _COMPUTE + "eltwise_unary/rsqrt.h",
-    "recip": _COMPUTE + "eltwise_unary/recip.h",
-    "relu": _COMPUTE + "eltwise_unary/relu.h",
-    "sigmoid": _COMPUTE + "compute_kernel_api.h",
-    "tanh": _COMPUTE + "compute_kernel_api.h",
-    "abs": _COMPUTE + "compute_kernel_api.h",
-    "negative": _COMPUTE + "eltwise_unary/negative.h",
+
+
+@dataclass(frozen=True)
+class Function:
+    """An SFPU function of one DST tile."""
+
+    name: str  # "exp"
+    expr_op: str  # its expression-tree op: tt.expr.exp
+    init: str  # tt.exp_tile_init
+    apply: str  # tt.exp_tile
+    header: str
+    fold: object  # the function on Python floats (constant folding)
+
+
+@dataclass(frozen=True)
+class Arith:
+    """A binary arithmetic function and the calls that compute it."""
+
+    name: str  # "add"
+    fold: object
+    fpu_init: str | None = None  # the matrix engine on two CB tiles: add_init / add_tiles
+    fpu_tiles: str | None = None
+    sfpu_init: str | None = None  # the vector engine on two DST tiles
+    sfpu_tile: str | None = None
+    scalar_tile: str | None = None  # a DST tile and a float32 scalar
+    bcast_init: dict = field(default_factory=dict)  # "col" | "row" -> matrix-engine broadcast
+    bcast_tiles: dict = field(default_factory=dict)
+
+
+_FUNCTION_HEADERS = {
+    "exp": "eltwise_unary/exp.h", "log": "compute_kernel_api.h", "sqrt": "eltwise_unary/sqrt.h",
+    "rsqrt": "eltwise_unary/rsqrt.h", "recip": "eltwise_unary/recip.h",
+    "relu": "eltwise_unary/relu.h", "sigmoid": "compute_kernel_api.h",
+    "tanh": "compute_kernel_api.h", "abs": "compute_kernel_api.h",
+    "negative": "eltwise_unary/negative.h",
 }
+_FOLDS = {
+    "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "rsqrt": lambda x: 1 / math.sqrt(x),
+    "recip": lambda x: 1 / x, "relu": lambda x: max(x, 0.0),
+    "sigmoid": lambda x: 1 / (1 + math.exp(-x)), "tanh": math.tanh, "abs": abs,
+    "negative": lambda x: -x,
+}
+FUNCTIONS = {fn: Function(fn, f"tt.expr.{fn}", f"tt.{fn}_tile_init", f"tt.{fn}_tile",
+                          _COMPUTE + header, _FOLDS[fn])
+             for fn, header in _FUNCTION_HEADERS.items()}
 
+_DIMS = {"col": "cols", "row": "rows"}
+ARITH = {
+    name: Arith(
+        name, fold,
+        fpu_init=f"tt.{name}_init" if name in ("add", "sub", "mul") else None,
+        fpu_tiles=f"tt.{name}_tiles" if name in ("add", "sub", "mul") else None,
+        sfpu_init=f"tt.{name}_binary_tile_init" if name != "rsub" else None,
+        sfpu_tile=f"tt.{name}_binary_tile" if name != "rsub" else None,
+        scalar_tile=f"tt.{name}_unary_tile",
+        bcast_init={o: f"tt.{name}_bcast_{d}_init" for o, d in _DIMS.items()}
+        if name in ("add", "sub", "mul") else {},
+        bcast_tiles={o: f"tt.{name}_tiles_bcast_{d}" for o, d in _DIMS.items()}
+        if name in ("add", "sub", "mul") else {},
+    )
+    for name, fold in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                       ("div", operator.truediv), ("rsub", lambda a, b: b - a))
+}
+ELTWISE_BINARY = ("add", "sub", "mul")  # the matrix engine's elementwise functions
 
-# --- meta ---------------------------------------------------------------------------------
+# --- meta -----------------------------------------------------------------------------------
 _op("alloc_cb", "meta", "int32",
-    "alloc_cb(cb_id, rows, cols, depth, dtype, role): a circular buffer holding `depth` blocks "
-    "of rows x cols tiles; cb_id is -1 until BuildTileDFGTT assigns it")
-_op("work_id", "meta", "int32", "the work unit the persistent per-core loop is processing")
-_op("get_arg_val", "meta", "int32", "get_arg_val(slot): runtime argument `slot`")
+    "alloc_cb(cb_id, rows, cols, depth, dtype, name): a circular buffer holding `depth` blocks "
+    "of rows x cols tiles; cb_id is -1 until BuildTileDFGTT assigns it",
+    "cb_id:imm rows:imm cols:imm depth:imm dtype:str name:str", kernel="any")
+_op("work_id", "meta", "int32", "the work unit the persistent per-core loop is processing",
+    kernel="any")
+_op("get_arg_val", "meta", "int32", "get_arg_val(slot): runtime argument `slot`", "slot:imm",
+    kernel="any", cpp="get_arg_val", template="<uint32_t>")
 _op("tensor_accessor", "meta", "handle",
-    "tensor_accessor(buffer, index, addr_slot, page_bytes): TensorAccessor over `buffer`; its "
-    "compile-time args are the `index`-th TensorAccessorArgs of the kernel")
-ELTWISE_BINARY = ("add", "sub", "mul")
-# abstract compute op name -> function, by engine
-FPU_BINARY = {f"tt.fpu.{o}": o for o in ELTWISE_BINARY}
-SFPU_BINARY = {f"tt.sfpu.{o}": o for o in ELTWISE_BINARY}
-UNARY = {f"tt.unary.{fn}": fn for fn in ("copy", *SFPU_UNARY)}
+    "tensor_accessor(tensor, index, addr_slot, page_bytes): TensorAccessor over `tensor`; its "
+    "compile-time args are the `index`-th TensorAccessorArgs of the kernel",
+    "tensor:tensor index:imm addr_slot:imm page_bytes:imm", kernel="any")
+
+# --- elementwise expression trees (A0-D5) -----------------------------------------------------
+# An elementwise expression is a float32 PrimExpr over these leaves and functions, float
+# constants and TIR's +, -, *, / (passes/eltwise_expr.py); it is an operand of tt.tile.expr
+# and tt.eltwise.
+_op("expr.load", "expr", "float32", "expr.load(k): an element of operand k (a block)", "k:imm")
+_op("expr.col", "expr", "float32",
+    "expr.col(k): operand k, a column vector (values in column 0 of its tiles), broadcast "
+    "along the rows (R[i]); only as an operand of +, - or * with an expr.load", "k:imm")
+_op("expr.row", "expr", "float32",
+    "expr.row(k): operand k, a row vector (values in row 0 of its tiles), broadcast down the "
+    "columns (R[j]); only as an operand of +, - or * with an expr.load", "k:imm")
+for _fn in FUNCTIONS.values():
+    _op(_fn.expr_op.removeprefix("tt."), "expr", "float32",
+        f"{_fn.name}(x): {_fn.name} of x on the vector engine", "x:expr",
+        props={"function": _fn.name})
+FUNCTION_OPS = {fn: f.expr_op for fn, f in FUNCTIONS.items()}
+VECTOR_OPS = {"col": "tt.expr.col", "row": "tt.expr.row"}
 
 # --- tile primitives of our own (A0-C2) -----------------------------------------------------
-_op("tile.unary", "tile", "void",
-    "tile.unary(dst, src, fn): dst = fn(src) elementwise on block regions; fn is one of "
-    + ", ".join(SFPU_UNARY))
 _op("tile.expr", "tile", "void",
-    "tile.expr(dst, program, *srcs): dst = the elementwise expression `program` (postfix, see "
-    "passes/eltwise_expr.py) of the source regions")
-# --- abstract tile dataflow (C1-C3) --------------------------------------------------------
+    "tile.expr(dst, expr, *srcs): dst = the elementwise expression `expr` (a tree over "
+    "tt.expr.load(k) / col(k) / row(k) of the source regions)",
+    "dst:region expr:expr srcs:region", variadic=True)
+
+# --- abstract tile dataflow (C1-D5) ---------------------------------------------------------
 _op("read_to_cb", "abstract", "void",
-    "read_to_cb(cb, buffer, row0, col0, rows, cols): one block of tiles from DRAM into cb")
+    "read_to_cb(cb, tensor, row0, col0, rows, cols): one block of tiles from DRAM into cb",
+    "cb:cb.out tensor:tensor row0:int col0:int rows:imm cols:imm", kernel="reader",
+    engine="noc")
 _op("write_from_cb", "abstract", "void",
-    "write_from_cb(cb, buffer, row0, col0, rows, cols): one block of tiles from cb to DRAM")
-_op("acc.clear", "abstract", "void", "acc.clear(acc): the accumulator starts from zero")
-_op("acc.pack", "abstract", "void", "acc.pack(acc, cb): the accumulator block is packed into cb")
+    "write_from_cb(cb, tensor, row0, col0, rows, cols): one block of tiles from cb to DRAM",
+    "cb:cb.in tensor:tensor row0:int col0:int rows:imm cols:imm", kernel="writer",
+    engine="noc")
+_op("consume.begin", "abstract", "void",
+    "consume.begin(cb, ntiles): the compute kernel starts using one block of cb (it waits for "
+    "the block)", "cb:cb ntiles:imm", kernel="compute", engine="cb")
+_op("consume.end", "abstract", "void",
+    "consume.end(cb, ntiles): the compute kernel is done with the block of cb (it frees it)",
+    "cb:cb ntiles:imm", kernel="compute", engine="cb")
+_op("acc.clear", "abstract", "void", "acc.clear(acc): the accumulator starts from zero",
+    "acc:acc", kernel="compute", engine="dst")
+_op("acc.pack", "abstract", "void", "acc.pack(acc, cb): the accumulator block is packed into cb",
+    "acc:acc cb:cb.out", kernel="compute", engine="pack")
 _op("mm.mma", "abstract", "void",
-    "mm.mma(acc, cb_a, cb_b, Mt, Nt, Kt, transpose_b): acc += A @ B on tile blocks")
-_op("unary.copy", "abstract", "void",
-    "unary.copy(cb_out, cb_in, ntiles): tiles copied through DST (unpack, pack); the pack "
-    "converts to the output's data format")
-for _name in SFPU_UNARY:
-    _op(f"unary.{_name}", "abstract", "void",
-        f"unary.{_name}(cb_out, cb_in, ntiles): {_name} of every tile on the vector engine")
+    "mm.mma(acc, cb_a, cb_b, Mt, Nt, Kt, transpose_b): acc += A @ B on tile blocks",
+    "acc:acc a:cb.in b:cb.in mt:imm nt:imm kt:imm transpose_b:imm", kernel="compute",
+    engine="math",
+    # matmul_init(a, b, transpose); in0 (A) feeds srcB, in1 (B) srcA
+    props={"init": ("tt.matmul_init", ("a", "b", "transpose_b")), "src_a": "b", "src_b": "a"})
+for _name in ELTWISE_BINARY:
+    _op(f"fpu.{_name}", "abstract", "void",
+        f"fpu.{_name}(cb_out, cb_a, cb_b, ntiles): elementwise {_name} on the matrix engine",
+        "out:cb.out a:cb.in b:cb.in ntiles:imm", kernel="compute", engine="math",
+        props={"init": (ARITH[_name].fpu_init, ("a", "b")), "src_a": "a", "src_b": "b",
+               "arith": _name})
+_op("eltwise", "abstract", "void",
+    "eltwise(cb_out, ntiles, expr, *cb_ins): the elementwise expression `expr` of the input "
+    "blocks, evaluated in DST (operands copied in, SFPU functions and binary ops in place, "
+    "broadcasts on the matrix engine) and packed to cb_out, which converts to its data "
+    "format; expr.load(0) alone is a copy",
+    "out:cb.out ntiles:imm expr:expr ins:cb.in", variadic=True, kernel="compute",
+    engine="sfpu", props={"self_init": True})
 for _name in ("max", "sum"):
     _op(f"reduce.{_name}", "abstract", "void",
         f"reduce.{_name}(cb_out, cb_in, cb_scaler, Mt, Nt, over_rows): the {_name} of every row "
         "of the Mt x Nt block into a column vector (Mt tiles, values in column 0), or with "
-        "over_rows of every column into a row vector (Nt tiles, values in row 0)")
+        "over_rows of every column into a row vector (Nt tiles, values in row 0)",
+        "out:cb.out src:cb.in scaler:cb.in mt:imm nt:imm over_rows:imm", kernel="compute",
+        engine="math",
+        # accumulates: sums over several tiles in DST (an fp32 input needs an fp32 DST)
+        props={"self_init": True, "pool": 1 if _name == "max" else 0, "accumulates": True})
 _op("const_tile", "abstract", "void",
     "const_tile(cb, value, ntiles): a block of `ntiles` tiles of `value` pushed to cb "
-    "(T.fill of a block buffer, the reduce scaler)")
-_op("sfpu.expr", "abstract", "void",
-    "sfpu.expr(cb_out, ntiles, program, *cb_ins): an elementwise expression evaluated in a "
-    "float32 DST, operands copied in, one pack per tile")
-for _name in ("add", "sub", "mul"):
-    _op(f"fpu.{_name}", "abstract", "void",
-        f"fpu.{_name}(cb_out, cb_a, cb_b, ntiles): elementwise {_name} on the matrix engine")
-    _op(f"sfpu.{_name}", "abstract", "void",
-        f"sfpu.{_name}(cb_out, cb_a, cb_b, ntiles): elementwise {_name} on the vector engine "
-        "in fp32 (operands unpacked straight to DST)")
-# --- dataflow protocol (D2-D3) -------------------------------------------------------------
+    "(T.fill of a block buffer, the reduce scaler)", "cb:cb.out value:float ntiles:imm",
+    kernel="compute", engine="sfpu", props={"self_init": True})
+
+# --- dataflow protocol (D3-) ----------------------------------------------------------------
 for _name in ("cb_reserve_back", "cb_push_back", "cb_wait_front", "cb_pop_front"):
-    _op(_name, "dataflow", "void", f"{_name}(cb, ntiles)", cpp=_name)
-_op("get_write_ptr", "dataflow", "int32", "get_write_ptr(cb): L1 address of the back page", "get_write_ptr")
-_op("get_read_ptr", "dataflow", "int32", "get_read_ptr(cb): L1 address of the front page", "get_read_ptr")
+    _op(_name, "dataflow", "void", f"{_name}(cb, ntiles)", "cb:cb ntiles:int", kernel="any",
+        engine="cb", cpp=_name)
+_op("get_write_ptr", "dataflow", "int32", "get_write_ptr(cb): L1 address of the back page",
+    "cb:cb", kernel="any", engine="cb", cpp="get_write_ptr")
+_op("get_read_ptr", "dataflow", "int32", "get_read_ptr(cb): L1 address of the front page",
+    "cb:cb", kernel="any", engine="cb", cpp="get_read_ptr")
 _op("noc_async_read_page", "dataflow", "void", "noc_async_read_page(page, accessor, l1_addr)",
-    "noc_async_read_page")
+    "page:int accessor:accessor l1_addr:int", kernel="reader", engine="noc",
+    cpp="noc_async_read_page")
 _op("noc_async_write_page", "dataflow", "void", "noc_async_write_page(page, accessor, l1_addr)",
-    "noc_async_write_page")
+    "page:int accessor:accessor l1_addr:int", kernel="writer", engine="noc",
+    cpp="noc_async_write_page")
 _op("noc_async_read_barrier", "dataflow", "void", "wait for this kernel's NOC reads",
-    "noc_async_read_barrier")
+    kernel="reader", engine="noc", cpp="noc_async_read_barrier")
 _op("noc_async_write_barrier", "dataflow", "void", "wait for this kernel's NOC writes",
-    "noc_async_write_barrier")
-# --- compute protocol (D3-D5) --------------------------------------------------------------
-def _compute(name, doc, header, template=None, template_args=0):
-    _op(name, "compute", "void", doc, name, _COMPUTE + header, template, template_args)
+    kernel="writer", engine="noc", cpp="noc_async_write_barrier")
+
+
+# --- compute protocol (D4-) -----------------------------------------------------------------
+def _compute(name, doc, header, operands="", **kw):
+    _op(name, "compute", "void", doc, operands, kernel="compute", cpp=name,
+        header=_COMPUTE + header, **kw)
 
 
 def _reduce_template(pool, dim):
@@ -142,99 +303,89 @@ def _reduce_template(pool, dim):
 _compute("compute_kernel_hw_startup",
          "compute_kernel_hw_startup(icb0, icb1, ocb, reverse): one-time engine configuration; "
          "reverse=1 for matmul (in0 -> SrcB)", "compute_kernel_hw_startup.h",
+         "icb0:cb icb1:cb ocb:cb reverse:imm", engine="config",
          template=lambda reverse: "<SrcOrder::Reverse>" if reverse else "", template_args=1)
-_compute("matmul_init", "matmul_init(in0, in1, transpose)", "matmul.h")
-_compute("matmul_tiles", "matmul_tiles(in0, in1, i0, i1, idst): DST[idst] += A @ B", "matmul.h")
-for _name in ELTWISE_BINARY:
-    _compute(f"{_name}_init", f"{_name}_init(icb0, icb1): configure the matrix engine for {_name}_tiles",
-             "eltwise_binary.h")
-    _compute(f"{_name}_tiles", f"{_name}_tiles(icb0, icb1, i0, i1, idst)", "eltwise_binary.h")
-for _name in (*ELTWISE_BINARY, "div"):
-    _compute(f"{_name}_binary_tile_init", f"{_name}_binary_tile_init()",
-             "eltwise_binary_sfpu.h")
-    _compute(f"{_name}_binary_tile",
-             f"{_name}_binary_tile(idst0, idst1, odst): SFPU {_name} of two DST tiles",
-             "eltwise_binary_sfpu.h")
-for _name in ELTWISE_BINARY:
-    for _dim, _what in (("cols", "column 0 of B[i1] broadcast across the columns"),
-                        ("rows", "row 0 of B[i1] broadcast down the rows")):
-        _compute(f"{_name}_bcast_{_dim}_init",
-                 f"{_name}_bcast_{_dim}_init(icb0, icb1)", "bcast.h")
-        _compute(f"{_name}_tiles_bcast_{_dim}",
-                 f"{_name}_tiles_bcast_{_dim}(icb0, icb1, i0, i1, idst): DST[idst] = A[i0] "
-                 f"{_name} {_what}", "bcast.h")
+_compute("matmul_init", "matmul_init(in0, in1, transpose)", "matmul.h",
+         "in0:cb in1:cb transpose:imm", engine="math", sets="math")
+_compute("matmul_tiles", "matmul_tiles(in0, in1, i0, i1, idst): DST[idst] += A @ B", "matmul.h",
+         "in0:cb.in in1:cb.in i0:int i1:int idst:dst", engine="math", init="tt.matmul_init",
+         dst="math")
+for _a in ARITH.values():
+    if _a.fpu_init:
+        _compute(_a.fpu_init.removeprefix("tt."),
+                 f"{_a.name}_init(icb0, icb1): configure the matrix engine for {_a.name}_tiles",
+                 "eltwise_binary.h", "icb0:cb icb1:cb", engine="math", sets="math")
+        _compute(_a.fpu_tiles.removeprefix("tt."), f"{_a.name}_tiles(icb0, icb1, i0, i1, idst)",
+                 "eltwise_binary.h", "icb0:cb.in icb1:cb.in i0:int i1:int idst:dst",
+                 engine="math", init=_a.fpu_init, dst="math")
+    if _a.sfpu_init:
+        _compute(_a.sfpu_init.removeprefix("tt."), f"{_a.name}_binary_tile_init()",
+                 "eltwise_binary_sfpu.h", engine="sfpu", sets="sfpu")
+        _compute(_a.sfpu_tile.removeprefix("tt."),
+                 f"{_a.name}_binary_tile(idst0, idst1, odst): SFPU {_a.name} of two DST tiles",
+                 "eltwise_binary_sfpu.h", "idst0:dst idst1:dst odst:dst", engine="sfpu",
+                 init=_a.sfpu_init, dst="math")
+    for _orient, _init in _a.bcast_init.items():
+        _what = ("column 0 of B[i1] broadcast across the columns" if _orient == "col" else
+                 "row 0 of B[i1] broadcast down the rows")
+        _compute(_init.removeprefix("tt."), f"{_init.removeprefix('tt.')}(icb0, icb1)", "bcast.h",
+                 "icb0:cb icb1:cb", engine="math", sets="math")
+        _compute(_a.bcast_tiles[_orient].removeprefix("tt."),
+                 f"{_a.bcast_tiles[_orient].removeprefix('tt.')}(icb0, icb1, i0, i1, idst): "
+                 f"DST[idst] = A[i0] {_a.name} {_what}", "bcast.h",
+                 "icb0:cb.in icb1:cb.in i0:int i1:int idst:dst", engine="math", init=_init,
+                 dst="math")
 _compute("reduce_init", "reduce_init(icb, scaler_cb, ocb, pool, dim): pool 0 = SUM, 1 = MAX; "
-         "dim 0 = REDUCE_ROW, 1 = REDUCE_COL", "reduce.h", _reduce_template, 2)
+         "dim 0 = REDUCE_ROW, 1 = REDUCE_COL", "reduce.h", "icb:cb scaler:cb ocb:cb pool:imm dim:imm",
+         engine="math", sets="math", template=_reduce_template, template_args=2)
 _compute("reduce_tile", "reduce_tile(icb, scaler_cb, itile, iscaler, idst, pool, dim)", "reduce.h",
-         _reduce_template, 2)
-_compute("reduce_uninit", "reduce_uninit(): restore the packer after a reduction", "reduce.h")
-_compute("fill_tile_init", "fill_tile_init()", "eltwise_unary/fill.h")
+         "icb:cb.in scaler:cb.in itile:int iscaler:int idst:dst pool:imm dim:imm",
+         engine="math", init="tt.reduce_init", init_args=(("pool", "pool"), ("dim", "dim")),
+         dst="math", template=_reduce_template, template_args=2)
+_compute("reduce_uninit", "reduce_uninit(): restore the packer after a reduction", "reduce.h",
+         engine="pack")
+_compute("fill_tile_init", "fill_tile_init()", "eltwise_unary/fill.h", engine="sfpu", sets="sfpu")
 _compute("fill_tile", "fill_tile(idst, value): every element of DST[idst] = value",
-         "eltwise_unary/fill.h")
+         "eltwise_unary/fill.h", "idst:dst value:float", engine="sfpu", init="tt.fill_tile_init",
+         dst="math")
 _compute("binop_with_scalar_tile_init", "binop_with_scalar_tile_init()",
-         "eltwise_unary/binop_with_scalar.h")
-for _name in (*ELTWISE_BINARY, "div", "rsub"):
-    _compute(f"{_name}_unary_tile",
-             f"{_name}_unary_tile(idst, bits): DST[idst] {_name} the float32 scalar `bits`"
-             + (" (the SDK multiplies by `bits`: pass the divisor's reciprocal)" if _name == "div" else ""),
-             "eltwise_unary/binop_with_scalar.h")
-for _name, _header in SFPU_UNARY.items():
-    _header = _header.removeprefix(_COMPUTE)
-    _compute(f"{_name}_tile_init", f"{_name}_tile_init(): configure the vector engine", _header)
-    _compute(f"{_name}_tile", f"{_name}_tile(idst): DST[idst] = {_name}(DST[idst])", _header)
-_compute("copy_init", "copy_init(cb): configure unpack and math for copy_tile from cb", "tile_move_copy.h")
-_compute("copy_tile", "copy_tile(cb, itile, idst)", "tile_move_copy.h")
+         "eltwise_unary/binop_with_scalar.h", engine="sfpu", sets="sfpu")
+for _a in ARITH.values():
+    _compute(_a.scalar_tile.removeprefix("tt."),
+             f"{_a.name}_unary_tile(idst, bits): DST[idst] {_a.name} the float32 scalar `bits`"
+             + (" (the SDK multiplies by `bits`: pass the divisor's reciprocal)"
+                if _a.name == "div" else ""),
+             "eltwise_unary/binop_with_scalar.h", "idst:dst bits:bits", engine="sfpu",
+             init="tt.binop_with_scalar_tile_init", dst="math")
+for _fn in FUNCTIONS.values():
+    _header = _fn.header.removeprefix(_COMPUTE)
+    _compute(_fn.init.removeprefix("tt."), f"{_fn.name}_tile_init(): configure the vector engine",
+             _header, engine="sfpu", sets="sfpu")
+    _compute(_fn.apply.removeprefix("tt."), f"{_fn.name}_tile(idst): DST[idst] = "
+             f"{_fn.name}(DST[idst])", _header, "idst:dst", engine="sfpu", init=_fn.init,
+             dst="math")
+_compute("copy_init", "copy_init(cb): configure unpack and math for copy_tile from cb",
+         "tile_move_copy.h", "cb:cb", engine="unpack", sets="math")
+_compute("copy_tile", "copy_tile(cb, itile, idst)", "tile_move_copy.h",
+         "cb:cb.in itile:int idst:dst", engine="unpack", init="tt.copy_init", dst="math")
 for _name in ("tile_regs_acquire", "tile_regs_commit", "tile_regs_wait", "tile_regs_release"):
-    _compute(_name, f"{_name}()", "reg_api.h")
+    _compute(_name, f"{_name}()", "reg_api.h", engine="dst")
 _compute("pack_tile",
          "pack_tile(idst, ocb, out_index, out_of_order): DST tile to position out_index of the "
          "reserved block (out_of_order=1: pack_tile<true>, any position)", "pack.h",
+         "idst:dst ocb:cb.out out_index:int out_of_order:imm", engine="pack", dst="pack",
          template=lambda out_of_order: "<true>" if out_of_order else "", template_args=1)
-_compute("pack_reconfig_data_format", "pack_reconfig_data_format(ocb)", "pack.h")
-_compute("reconfig_data_format_srca", "reconfig_data_format_srca(cb)", "common.h")
-_compute("reconfig_data_format_srcb", "reconfig_data_format_srcb(cb)", "common.h")
+_compute("pack_reconfig_data_format", "pack_reconfig_data_format(ocb)", "pack.h", "ocb:cb",
+         engine="config")
+_compute("reconfig_data_format_srca", "reconfig_data_format_srca(cb)", "common.h", "cb:cb",
+         engine="config")
+_compute("reconfig_data_format_srcb", "reconfig_data_format_srcb(cb)", "common.h", "cb:cb",
+         engine="config")
 
 
-def _register_all() -> None:
-    register = tvm_ffi.get_global_func("ir.RegisterOp")
-    for spec in _SPECS.values():
-        try:
-            tvm.ir.Op.get(spec.name)
-            continue  # already registered (module re-import)
-        except Exception:
-            pass
-        register(spec.name, spec.doc)
-        tvm.ir.register_op_attr(spec.name, "TCallEffectKind", 3)  # opaque
-        tvm.ir.register_op_attr(spec.name, "TScriptPrinterName", spec.name)
-        if spec.family == "tile":  # usable as the op of a tirx.TilePrimitiveCall
-            tvm.ir.register_op_attr(spec.name, "TIRxOpCategory", "tile_primitive")
-
-
-_register_all()
-
-
+# --- queries --------------------------------------------------------------------------------
 def spec(name: str) -> OpSpec:
     return _SPECS[name]
-
-
-# abstract compute op -> (argument positions read as CBs, argument positions written as CBs)
-_CB_OPERANDS = {
-    "tt.mm.mma": ((1, 2), ()),
-    "tt.acc.pack": ((), (1,)),
-    **{name: ((1, 2), (0,)) for name in (*FPU_BINARY, *SFPU_BINARY)},
-    **{name: ((1,), (0,)) for name in UNARY},
-    "tt.reduce.max": ((1, 2), (0,)),
-    "tt.reduce.sum": ((1, 2), (0,)),
-    "tt.const_tile": ((), (0,)),
-}
-
-
-def compute_cb_operands(call) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """(CB argument positions read, positions written) of an abstract compute op, else None."""
-    name = call.op.name
-    if name == "tt.sfpu.expr":
-        return tuple(range(3, len(call.args))), (0,)
-    return _CB_OPERANDS.get(name)
 
 
 def specs() -> dict[str, OpSpec]:
@@ -257,8 +408,9 @@ def evaluate(name: str, *args, span=None):
 
 
 def tt_op_name(expr) -> str | None:
-    """The ``tt.*`` op name of a Call, or None."""
-    if isinstance(expr, tvm.ir.Call) and isinstance(expr.op, tvm.ir.Op):
+    """The ``tt.*`` op name of a Call (or TilePrimitiveCall), or None."""
+    if isinstance(expr, (tvm.ir.Call, tvm.tirx.TilePrimitiveCall)) and \
+            isinstance(expr.op, tvm.ir.Op):
         name = expr.op.name
         if name in _SPECS:
             return name
@@ -270,6 +422,111 @@ def stmt_op_name(stmt) -> str | None:
     if isinstance(stmt, tvm.tirx.Evaluate):
         return tt_op_name(stmt.value)
     return None
+
+
+def cb_reads(c) -> list[int]:
+    """Argument positions of the CBs a call reads tiles from."""
+    return _SPECS[c.op.name].positions(len(c.args), "cb.in")
+
+
+def cb_writes(c) -> list[int]:
+    """Argument positions of the CBs a call writes tiles to."""
+    return _SPECS[c.op.name].positions(len(c.args), "cb.out")
+
+
+def dst_operands(c) -> list[int]:
+    """Argument positions of the DST tile indices of a call."""
+    return _SPECS[c.op.name].positions(len(c.args), "dst")
+
+
+class Args:
+    """A call's arguments by operand name (``named(call).ntiles``); a variadic operand is the
+    list of the remaining arguments."""
+
+    def __init__(self, c):
+        s = _SPECS[c.op.name]
+        args = list(c.args)
+        for i, o in enumerate(s.operands):
+            last = s.variadic and i == len(s.operands) - 1
+            setattr(self, o.name, args[i:] if last else args[i] if i < len(args) else None)
+
+
+def named(c) -> Args:
+    return Args(c)
+
+
+# --- verification ---------------------------------------------------------------------------
+def _is_int_expr(x) -> bool:
+    return isinstance(x, tvm.ir.Expr) and str(x.ty).startswith(("int", "uint"))
+
+
+def _check_kind(kind: str, x) -> bool:
+    from tvm import tirx
+
+    if kind in ("cb", "cb.in", "cb.out", "dst", "int"):
+        return _is_int_expr(x)
+    if kind == "imm":
+        return isinstance(x, tirx.IntImm)
+    if kind == "float":
+        return isinstance(x, tirx.FloatImm)
+    if kind == "bits":
+        return isinstance(x, tirx.IntImm) and str(x.ty) == "uint32"
+    if kind in ("acc", "tensor"):
+        return isinstance(x, tvm.ir.Var) and tirx.is_buffer_var(x)
+    if kind == "accessor":
+        return isinstance(x, tvm.ir.Var) and not tirx.is_buffer_var(x)
+    if kind == "expr":
+        return isinstance(x, tvm.ir.Expr) and str(x.ty).startswith(("float", "bfloat"))
+    if kind == "str":
+        return isinstance(x, (str, tvm.ir.StringImm)) or type(x).__name__ == "String"
+    if kind == "region":
+        return isinstance(x, tvm.ir.TensorRegion)
+    return False
+
+
+def verify_call(c) -> list[str]:
+    """Problems with the arity and operand kinds of a ``tt.*`` call (empty when it conforms)."""
+    s = _SPECS[c.op.name]
+    n, m = len(c.args), len(s.operands)
+    if (n < m - 1 if s.variadic else n != m):
+        want = f"at least {m - 1}" if s.variadic else str(m)
+        return [f"{s.name} takes {want} arguments ({', '.join(o.name for o in s.operands)}), "
+                f"got {n}"]
+    problems = []
+    for i, x in enumerate(c.args):
+        o = s.operands[min(i, m - 1)]
+        if not _check_kind(o.kind, x):
+            problems.append(f"{s.name}: argument {i} ({o.name}) must be {KINDS[o.kind]}, got "
+                            f"`{x}`")
+    return problems
+
+
+# --- registration ---------------------------------------------------------------------------
+def tile_script_name(name: str) -> str:
+    """``T.tile.<this>`` spells the tile primitive ``name`` in TVMScript (tt.tile.expr ->
+    tt_expr)."""
+    return "tt_" + name.removeprefix("tt.tile.")
+
+
+def _register_all() -> None:
+    register = tvm_ffi.get_global_func("ir.RegisterOp")
+    for s in _SPECS.values():
+        try:
+            tvm.ir.Op.get(s.name)
+            continue  # already registered (module re-import)
+        except Exception:
+            pass
+        register(s.name, s.doc)
+        tvm.ir.register_op_attr(s.name, "TCallEffectKind", 3)  # opaque
+        if s.family == "tile":  # usable as the op of a tirx.TilePrimitiveCall
+            tvm.ir.register_op_attr(s.name, "TIRxOpCategory", "tile_primitive")
+            # TVMScript prints a tile primitive as T.tile.<printer name>
+            tvm.ir.register_op_attr(s.name, "TScriptPrinterName", tile_script_name(s.name))
+        else:
+            tvm.ir.register_op_attr(s.name, "TScriptPrinterName", s.name)
+
+
+_register_all()
 
 
 # --- TVMScript namespace: T.tt.<op>(...) parses back to the same Call ----------------------
@@ -304,15 +561,37 @@ def _make_script_fn(name):
     return fn
 
 
+def _register_tile_primitives() -> None:
+    """``T.tile.tt_<name>(...)`` parses back to the TilePrimitiveCall of ``tt.tile.<name>``."""
+    from tvm.tirx import TilePrimitiveCall
+    from tvm.tirx.script import tile as tile_ns
+    from tvm.tirx.script.builder import _ffi_api as builder_ffi
+    from tvm.tirx.script.builder import tirx as builder_tile_ns
+    from tvm.tirx.script.builder.tirx import ScopedOp
+
+    for s in _SPECS.values():
+        if s.family != "tile":
+            continue
+
+        def build(*args, scope=None, _op=s.name, **_kwargs):
+            # our tile ops carry no execution scope (as A0 builds them)
+            return builder_ffi.TilePrimitiveCall(TilePrimitiveCall(*args, op=op(_op)))
+
+        for namespace in (tile_ns, builder_tile_ns):  # T.tile in user code / in the parser
+            setattr(namespace, tile_script_name(s.name), ScopedOp(build))
+
+
 def register_script_namespace() -> None:
+    import sys
+
     from tvm.tirx.script.builder import ir as builder_ir
 
+    _register_tile_primitives()
     if getattr(builder_ir, "tt", None) is None:
         builder_ir.register_script_namespace("tt", _script_namespace())
     else:
         for module_name in ("tvm.tirx.script.builder", "tvm.tirx.script.parser",
                             "tvm.tirx.script", "tvm.script.tirx"):
-            import sys
             module = sys.modules.get(module_name)
             if module is not None and getattr(module, "tt", None) is None:
                 setattr(module, "tt", builder_ir.tt)

@@ -3,8 +3,8 @@
 Codegen is dumb: every decision was taken by the passes and is spelled out in the IR.  This
 module only prints: ``tt.*`` protocol calls by their C++ name, loops, conditions, bindings and
 integer arithmetic (all indices are non-negative ``uint32_t``, so floor division and modulo
-print as ``/`` and ``%``).  The persistent per-core loop is printed around the
-``tt.persistent_body`` marker from the slots recorded in ``tt.persistent``.
+print as ``/`` and ``%``).  The persistent per-core loop is a loop of the IR like any other
+(LowerPersistentLoopTT).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import re
 import tvm
 from tvm import tirx
 
-from .. import attrs, ops
+from .. import ops
 from ..errors import TTVerifyError
-from ..passes.common import collect, get_attr, to_py
+from ..passes.common import collect
 
 _BINOPS = {
     tirx.Add: "+", tirx.Sub: "-", tirx.Mul: "*", tirx.FloorDiv: "/", tirx.FloorMod: "%",
@@ -33,14 +33,11 @@ class KernelPrinter:
     def __init__(self, func: tirx.PrimFunc):
         self.func = func
         self.names: dict = {}
-        self.used: set = {"work_id", "start_id", "work_count", "work_offset", "kernel_main"}
+        self.used: set = {"kernel_main"}
         self._read_vars = None
         self.lines: list[str] = []
         self.depth = 1
         self.accessor_args: dict = {}  # accessor index -> args variable name
-        persistent = to_py(get_attr(func, attrs.PERSISTENT)) or {}
-        self.start_slot = persistent.get("start_slot")
-        self.count_slot = persistent.get("count_slot")
 
     # ---- names ---------------------------------------------------------------------------
     def name(self, var) -> str:
@@ -97,17 +94,13 @@ class KernelPrinter:
             raise TTVerifyError(f"codegen: non-tt call `{c}` in a device kernel")
         spec = ops.spec(name)
         args = [self.expr(a) for a in c.args]
-        if name == "tt.work_id":
-            return "work_id"
-        if name == "tt.get_arg_val":
-            return f"get_arg_val<uint32_t>({args[0]})"
         if spec.cpp is None:
             raise TTVerifyError(f"codegen: abstract op {name} reached codegen (pipeline bug)")
         if spec.template_args:  # the registry spells the template arguments
             n = spec.template_args
             template = spec.template(*[int(a) for a in c.args[-n:]])
             return f"{spec.cpp}{template}({', '.join(args[:-n])})"
-        return f"{spec.cpp}({', '.join(args)})"
+        return f"{spec.cpp}{spec.template or ''}({', '.join(args)})"
 
     # ---- statements ----------------------------------------------------------------------
     def emit(self, line: str = ""):
@@ -138,8 +131,6 @@ class KernelPrinter:
             self.emit("}")
         elif isinstance(s, tirx.Bind):
             self.bind(s)
-        elif isinstance(s, tirx.AttrStmt) and str(s.attr_key) == attrs.PERSISTENT_BODY:
-            self.persistent(s)
         else:
             raise TTVerifyError(f"codegen: cannot print statement {type(s).__name__}: {s}")
 
@@ -171,19 +162,6 @@ class KernelPrinter:
                       f"get_arg_val<uint32_t>({int(slot)}), {int(page)});  // {buf.name}")
         else:
             self.emit(f"const uint32_t {v} = {self.expr(b.value)};")
-
-    def persistent(self, s):
-        if self.start_slot is None:
-            raise TTVerifyError("codegen: kernel has no tt.persistent signature (E1 not run)")
-        self.emit(f"const uint32_t start_id = get_arg_val<uint32_t>({self.start_slot});")
-        self.emit(f"const uint32_t work_count = get_arg_val<uint32_t>({self.count_slot});")
-        self.emit("for (uint32_t work_offset = 0; work_offset < work_count; ++work_offset) {")
-        self.depth += 1
-        self.emit("const uint32_t work_id = start_id + work_offset;")
-        self.emit("(void)work_id;")
-        self.stmt(s.body)
-        self.depth -= 1
-        self.emit("}")
 
     def read(self, var) -> bool:
         """Whether any expression of the kernel (a call argument or a bound value) uses ``var``."""

@@ -1,11 +1,16 @@
 """The runtime plan (``tt.plan.json``): everything the host program does, as data.
 
-Tensors, circular buffers, kernels with their compile-time and runtime argument layouts,
-the compute configuration and, per core, its range of work units plus the DRAM pages its
-reader reads and its writer writes.  The page lists are obtained by *executing* the lowered
-reader and writer TIR for each of the core's work units (a small interpreter over the
-statement and expression forms the pipeline produces), so they show what the generated
-kernels will touch, not what anyone intended.
+Tensors (buffer descriptors: shape, dtype, layout, pages), circular buffers, kernels with
+their compile-time and runtime argument layouts, the compute configuration and, per core, its
+range of work units.  Everything is read from the lowered module's attributes, so building
+the plan takes the same time for any problem size.
+
+On request (``build_plan(mod, pages=True)``: a debugging aid and test oracle, not used by
+the host program or the runtime) each core also lists the DRAM pages its reader reads and
+its writer writes, obtained by *executing* the lowered reader and writer TIR for the core's
+work units (a small interpreter over the forms the pipeline produces), so they show what the
+generated kernels will touch, not what anyone intended; this takes time proportional to the
+number of pages.
 """
 
 from __future__ import annotations
@@ -15,8 +20,8 @@ from tvm import tirx
 
 from .. import attrs, ops
 from ..errors import TTVerifyError
-from ..passes.common import DATA_FORMAT, get_attr, split_persistent, to_py
-from ..passes.f_verify import all_cbs, kernels_of
+from ..passes.common import DATA_FORMAT, get_attr, to_py
+from ..passes.verify.verify_ttir import all_cbs, kernels_of
 from ..target import SDK_NAME, SDK_VERSION
 
 PLAN_VERSION = 1
@@ -35,16 +40,14 @@ _ARITH = {
 
 
 class PageTracer:
-    """Runs a dataflow kernel's TIR for given work units and records the pages it moves."""
+    """Runs a dataflow kernel's TIR for a core's range of work units and records the pages it
+    moves (a debugging aid and test oracle: the time it takes grows with the problem)."""
 
     def __init__(self, func):
-        self.prologue, self.persistent = split_persistent(func.body)
-        self.env = {}
-        self.pages = {}  # buffer name -> list of page ids
-        self.accessor_buffer = {}
-        for s in self.prologue:
-            if isinstance(s, tirx.Bind) and ops.tt_op_name(s.value) == "tt.tensor_accessor":
-                self.accessor_buffer[hash(s.var)] = str(s.value.args[0].name)
+        self.func = func
+        persistent = to_py(get_attr(func, attrs.PERSISTENT))
+        self.start_slot, self.count_slot = persistent["start_slot"], persistent["count_slot"]
+        self.env, self.args, self.pages, self.accessor_buffer = {}, {}, {}, {}
 
     def value(self, e):
         if isinstance(e, tvm.tirx.IntImm):
@@ -61,8 +64,8 @@ class PageTracer:
             return int(not self.value(e.a))
         if isinstance(e, tvm.ir.Call):
             name = ops.tt_op_name(e)
-            if name == "tt.work_id":
-                return self.env["__work_id__"]
+            if name == "tt.get_arg_val":
+                return self.args.get(int(e.args[0]), 0)
             if name in ("tt.get_write_ptr", "tt.get_read_ptr"):
                 return 0
         raise TTVerifyError(f"plan: cannot evaluate `{e}`")
@@ -77,7 +80,10 @@ class PageTracer:
                 self.env[hash(s.loop_var)] = i
                 self.run(s.body)
         elif isinstance(s, tirx.Bind):
-            self.env[hash(s.var)] = self.value(s.value)
+            if ops.tt_op_name(s.value) == "tt.tensor_accessor":
+                self.accessor_buffer[hash(s.var)] = str(s.value.args[0].name)
+            elif ops.tt_op_name(s.value) != "tt.alloc_cb":
+                self.env[hash(s.var)] = self.value(s.value)
         elif isinstance(s, tirx.IfThenElse):
             if self.value(s.condition):
                 self.run(s.then_case)
@@ -91,21 +97,21 @@ class PageTracer:
                 self.pages.setdefault(buf, []).append(self.value(tile))
 
     def trace(self, start: int, count: int) -> dict:
-        self.pages = {}
-        for work_id in range(start, start + count):
-            self.env = {"__work_id__": work_id}
-            self.run(self.persistent.body)
+        self.pages, self.env = {}, {}
+        self.args = {self.start_slot: start, self.count_slot: count}
+        self.run(self.func.body)
         return self.pages
 
 
 def _kernel_entry(kind, func):
+    names = [str(p.name) for p in func.params]
     runtime = []
     for a in to_py(get_attr(func, attrs.RUNTIME_ARGS, [])):
         entry = {"kind": a["kind"]}
-        if "buffer" in a:
-            entry["tensor"] = str(a["buffer"].name)
+        if "param" in a:
+            entry["tensor"] = names[a["param"]]
         runtime.append(entry)
-    compile_args = [{"kind": "tensor_accessor", "tensor": str(a["buffer"].name),
+    compile_args = [{"kind": "tensor_accessor", "tensor": names[a["param"]],
                      "index": a["index"]} for a in to_py(get_attr(func, attrs.ACCESSORS, []))]
     entry = {"file": f"{kind}.cpp", "compile_args": compile_args, "runtime_args": runtime}
     if kind in PROCESSORS:
@@ -116,21 +122,22 @@ def _kernel_entry(kind, func):
     return entry
 
 
-def build_plan(mod) -> dict:
+def build_plan(mod, pages: bool = False) -> dict:
+    """The plan of a lowered module; ``pages`` adds each core's DRAM page lists."""
     kernels = kernels_of(mod)
     reader, writer = kernels["reader"], kernels["writer"]
     source = str(get_attr(reader, attrs.KERNEL_SOURCE))
     partition = to_py(get_attr(reader, attrs.PARTITION))
     layouts = to_py(get_attr(reader, attrs.LAYOUT_DESC))
-    read_by = {str(a["buffer"].name) for a in to_py(get_attr(reader, attrs.ACCESSORS, []))}
-    written_by = {str(a["buffer"].name) for a in to_py(get_attr(writer, attrs.ACCESSORS, []))}
+    read_by = {a["param"] for a in to_py(get_attr(reader, attrs.ACCESSORS, []))}
+    written_by = {a["param"] for a in to_py(get_attr(writer, attrs.ACCESSORS, []))}
 
     tensors = []
     for index, buf in enumerate(reader.params):
-        lay = layouts[buf]
+        lay = layouts[index]
         name = str(buf.name)
-        role = ("inout" if name in read_by and name in written_by else
-                "input" if name in read_by else "output" if name in written_by else "unused")
+        role = ("inout" if index in read_by and index in written_by else
+                "input" if index in read_by else "output" if index in written_by else "unused")
         tensors.append({
             "name": name, "index": index, "shape": lay["shape"], "dtype": lay["dtype"],
             "data_format": DATA_FORMAT[lay["dtype"]], "role": role, "memory": lay["memory"],
@@ -148,12 +155,13 @@ def build_plan(mod) -> dict:
             "producer": e["producer"], "consumer": e["consumer"],
         })
 
-    read_tracer, write_tracer = PageTracer(reader), PageTracer(writer)
-    cores = []
-    for x, y, start, count in partition["work"]:
-        cores.append({"core": [x, y], "start_id": start, "count": count,
-                      "reads": read_tracer.trace(start, count),
-                      "writes": write_tracer.trace(start, count)})
+    cores = [{"core": [x, y], "start_id": start, "count": count}
+             for x, y, start, count in partition["work"]]
+    if pages:
+        read_tracer, write_tracer = PageTracer(reader), PageTracer(writer)
+        for core in cores:
+            core["reads"] = read_tracer.trace(core["start_id"], core["count"])
+            core["writes"] = write_tracer.trace(core["start_id"], core["count"])
 
     return {
         "version": PLAN_VERSION,

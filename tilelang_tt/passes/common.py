@@ -110,6 +110,19 @@ def get_attr(func: tirx.PrimFunc, key: str, default=None):
     return func.attrs[key]
 
 
+def param_index(func: tirx.PrimFunc, buf) -> int:
+    """Position of the tensor parameter ``buf`` in ``func.params``."""
+    for i, p in enumerate(func.params):
+        if p.same_as(buf):
+            return i
+    raise TTVerifyError(f"{buf.name} is not a parameter of the kernel")
+
+
+def layout_of(func: tirx.PrimFunc, buf) -> dict:
+    """The ``tt.layout_desc`` entry of tensor parameter ``buf``."""
+    return to_py(require_attr(func, attrs.LAYOUT_DESC, "layout"))[param_index(func, buf)]
+
+
 def require_attr(func: tirx.PrimFunc, key: str, stage: str):
     value = get_attr(func, key)
     if value is None:
@@ -159,11 +172,6 @@ def tt_calls(node, name: str | None = None) -> list:
                    lambda c: ops.tt_op_name(c) is not None and (name is None or c.op.name == name))
 
 
-def contains_tt_call(node, names) -> bool:
-    names = set(names)
-    return any(c.op.name in names for c in tt_calls(node))
-
-
 def substitute(node, mapping: dict):
     """Replace variables (by identity) in a statement or expression."""
     if not mapping:
@@ -188,10 +196,6 @@ def seq(stmts) -> tirx.Stmt:
     if len(flat) == 1:
         return flat[0]
     return tirx.SeqStmt(flat)
-
-
-def is_noop(stmt) -> bool:
-    return isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tvm.tirx.IntImm)
 
 
 def stmts_of(stmt) -> list:
@@ -320,3 +324,32 @@ def tt_map(node, entries, order: str = "post"):
         if raised:
             raise raised[0] from None
         raise
+
+
+def with_tile_span(call, span):
+    """``call`` (a TilePrimitiveCall) carrying ``span``.
+
+    TilePrimitiveCall has no span constructor argument and ``replace`` drops the span; TVM's
+    IR builder attaches its current source span to a tile primitive it adds to a frame, which
+    is how the parser gives user ops their source line.  Rebuilt or new tile ops keep the
+    line of the statement they come from the same way, so errors can name it."""
+    if span is None or call.span is not None and call.span.same_as(span):
+        return call
+    from tvm.script.ir_builder import IRBuilder
+    from tvm.script.ir_builder import tirx as IB
+    from tvm.tirx.script.builder import _ffi_api as builder_ffi
+
+    push = tvm_ffi.get_global_func("script.ir_builder.IRBuilderPushSourceSpan")
+    pop = tvm_ffi.get_global_func("script.ir_builder.IRBuilderPopSourceSpan")
+    with IRBuilder() as ib:
+        with IB.prim_func():
+            IB.func_name("span_carrier")
+            push(ib, span)
+            builder_ffi.TilePrimitiveCall(call)
+            pop(ib)
+    return ib.get().body
+
+
+def replace_tile_call(call, **changes):
+    """``call.replace(**changes)`` keeping the call's source span."""
+    return with_tile_span(call.replace(**changes), call.span)

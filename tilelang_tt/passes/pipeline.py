@@ -1,23 +1,34 @@
 """The tilelang-tt pipeline: frontend TIR -> three device kernels, verified.
 
-Stage order (each a ``tvm.transform.Pass`` in its own module):
+Stages by phase (each a ``tvm.transform.Pass``; ours in one module each under the phase's
+folder, TVM's own where they do the job):
 
-    A0 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
-    A1 InferTTLayout              tt.layout_desc per global buffer
-    A2 PropagateTTLayout          tt.cb_desc / tt.acc_desc on block-local buffers
-    A3 AttachTensorAccessorTT     abstract accessor descriptors
-    B1 LayoutAwareWorkPartitionTT block grid -> per-core ranges of work units
-    B2 GridToCoreGrid             block indices from the core's current work unit
-    C1 LowerSharedToCB            shared buffers -> CBs; copies -> tile streams
-    C2 LowerTTTileIntrinsics      gemm / eltwise -> tt.mm.mma / tt.fpu.* / tt.sfpu.*
-    C3 BuildTileDFGTT             producer -> CB -> consumer graph, CB ids, consume ranges
-    D1 SplitDeviceKernel          reader / compute / writer
-    D2 ConfigureTensorAccessorTT  accessors bound to compile-time and runtime args
-    D3 LowerCBIntrinsics          reserve/push/wait/pop, NOC reads and writes, barriers
-    D4 InsertComputeInitTT        hw start-up, per-op init, data-format reconfiguration
-    D5 InsertDSTManagementTT      acquire/commit/wait/pack/release, sub-blocking, spills
-    E1 FinalizePersistentSignatureTT  runtime-arg layout of the persistent kernels
-    F  VerifyTTIR                 completeness and device limits
+    frontend   A0.1 ScalarsToBindTT            scalar assignments -> Bind
+               A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
+               A0.3 LegalizeTileOpsTT          engine forms (staged global copies, min/abs)
+               A0.4 VersionBlockBuffersTT      block buffers in single-assignment form
+    verify     V0   VerifyTileProgramTT        element accesses, scopes, dependencies via DRAM
+    layout     A1   InferTTLayout              tt.layout_desc per tensor parameter
+               A2   PropagateTTLayout          tt.cb_desc / tt.acc_desc on block buffers
+    partition  B1   LayoutAwareWorkPartitionTT block grid -> per-core ranges of work units
+               B2   GridToCoreGrid             block indices from the core's current work unit
+    dataflow   C1   LowerSharedToCB            block buffers -> CBs; copies -> tile streams
+               C2   LowerTTTileIntrinsics      gemm / eltwise -> tt.mm.mma / tt.fpu.* / tt.eltwise
+               C2.1 ForwardBlockCopiesTT       block -> block copies forwarded (optimisation)
+               C3   BuildTileDFGTT             producer -> CB -> consumer graph, ids, windows
+    protocol   D1   SplitDeviceKernel          reader / compute / writer (TVM's RemoveNoOp,
+                                               ConvertSSA)
+               D2   ConfigureTensorAccessorTT  accessors bound to compile-time and runtime args
+               D3   LowerCBIntrinsics          reserve/push/wait/pop, NOC reads and writes
+    compute    D4   InsertComputeInitTT        hw start-up, per-op init, format reconfiguration
+               D5   InsertDSTManagementTT      acquire/commit/wait/pack/release, sub-blocking
+               D5.1 StmtSimplify (TVM)         index arithmetic simplified
+    protocol   E1   LowerPersistentLoopTT      runtime args; the persistent loop in the IR
+    verify     F    VerifyTTIR                 completeness, device limits, protocol on every path
+
+``stop_after`` takes a tag (``"C2"``; a tag also covers its sub-stages: ``"A0"`` is the whole
+frontend) or a pass name.  The pipeline is registered with TVM as the ``"tenstorrent"`` TIR
+pipeline (``tvm.tirx.get_tir_pipeline("tenstorrent")``).
 """
 
 from __future__ import annotations
@@ -26,46 +37,68 @@ import os
 from pathlib import Path
 
 import tvm
+import tvm_ffi
 
-from .. import attrs
-from ..errors import TTCompileError
+from .. import attrs, ops
+from ..errors import TTCompileError, TTVerifyError
 from ..target import resolve_target
-from .a0_parallel_to_tile import LowerParallelToTileTT
-from .a1_infer_layout import InferTTLayout
-from .a2_propagate_layout import PropagateTTLayout
-from .a3_attach_accessor import AttachTensorAccessorTT
-from .b1_work_partition import LayoutAwareWorkPartitionTT
-from .b2_grid_to_core import GridToCoreGrid
-from .c1_shared_to_cb import LowerSharedToCB
-from .c2_tile_intrinsics import LowerTTTileIntrinsics
-from .c3_tile_dfg import BuildTileDFGTT
-from .common import run_pass
-from .d1_split_kernel import SplitDeviceKernel
-from .d2_configure_accessor import ConfigureTensorAccessorTT
-from .d3_cb_intrinsics import LowerCBIntrinsics
-from .d4_compute_init import InsertComputeInitTT
-from .d5_dst_management import InsertDSTManagementTT
-from .e1_persistent_signature import FinalizePersistentSignatureTT
-from .f_verify import VerifyTTIR
+from .common import collect, run_pass
+from .compute.compute_init import InsertComputeInitTT
+from .compute.dst_management import InsertDSTManagementTT
+from .dataflow.copy_forwarding import ForwardBlockCopiesTT
+from .dataflow.shared_to_cb import LowerSharedToCB
+from .dataflow.tile_dfg import BuildTileDFGTT
+from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
+from .frontend.block_versions import VersionBlockBuffersTT
+from .frontend.legalize import LegalizeTileOpsTT
+from .frontend.parallel_to_tile import LowerParallelToTileTT
+from .frontend.scalars import ScalarsToBindTT
+from .layout.infer_layout import InferTTLayout
+from .layout.propagate_layout import PropagateTTLayout
+from .partition.grid_to_core import GridToCoreGrid
+from .partition.work_partition import LayoutAwareWorkPartitionTT
+from .protocol.cb_intrinsics import LowerCBIntrinsics
+from .protocol.configure_accessor import ConfigureTensorAccessorTT
+from .protocol.persistent_loop import LowerPersistentLoopTT
+from .protocol.split_kernel import SplitDeviceKernel
+from .verify.tile_program import VerifyTileProgramTT
+from .verify.verify_ttir import VerifyTTIR
 
 STAGES = [
-    ("A0", LowerParallelToTileTT),
+    ("A0.1", ScalarsToBindTT),
+    ("A0.2", LowerParallelToTileTT),
+    ("A0.3", LegalizeTileOpsTT),
+    ("A0.4", VersionBlockBuffersTT),
+    ("V0", VerifyTileProgramTT),
     ("A1", InferTTLayout),
     ("A2", PropagateTTLayout),
-    ("A3", AttachTensorAccessorTT),
     ("B1", LayoutAwareWorkPartitionTT),
     ("B2", GridToCoreGrid),
     ("C1", LowerSharedToCB),
     ("C2", LowerTTTileIntrinsics),
+    ("C2.1", ForwardBlockCopiesTT),
     ("C3", BuildTileDFGTT),
     ("D1", SplitDeviceKernel),
     ("D2", ConfigureTensorAccessorTT),
     ("D3", LowerCBIntrinsics),
     ("D4", InsertComputeInitTT),
     ("D5", InsertDSTManagementTT),
-    ("E1", FinalizePersistentSignatureTT),
+    ("D5.1", tvm.tirx.transform.StmtSimplify()),
+    ("E1", LowerPersistentLoopTT),
     ("F", VerifyTTIR),
 ]
+
+
+def _last_stage(stop_after: str | None) -> int:
+    """Index of the last stage ``stop_after`` names (a tag covers its sub-stages)."""
+    if stop_after is None:
+        return len(STAGES) - 1
+    hits = [i for i, (tag, p) in enumerate(STAGES)
+            if stop_after in (tag, p.info.name) or tag.startswith(stop_after + ".")]
+    if not hits:
+        raise TTCompileError(f"unknown stage {stop_after!r}; stages: "
+                             + ", ".join(f"{t} {p.info.name}" for t, p in STAGES))
+    return hits[-1]
 
 
 def stage_names() -> list[str]:
@@ -91,17 +124,91 @@ def prepare(func, target=None) -> tvm.IRModule:
     return tvm.IRModule({name: func})
 
 
-def run(mod: tvm.IRModule, *, stop_after: str | None = None, dump_dir=None) -> tvm.IRModule:
-    """Apply the stages in order (up to and including ``stop_after``), dumping IR if asked."""
+def verify(mod: tvm.IRModule, stage: str, roundtrip: bool = False) -> None:
+    """The checks run after every stage when asked (``verify_each`` / ``TT_VERIFY_EACH=1``):
+    TVM's well-formedness (every variable defined once before use, buffers declared), every
+    ``tt.*`` op's arity and operand kinds (the op registry); with
+    ``roundtrip`` (``TT_VERIFY_EACH=roundtrip``) also that the module prints as TVMScript that
+    parses back to a structurally equal module."""
+    try:
+        tvm.tirx.analysis.verify_well_formed(mod)
+    except Exception as err:  # TVM reports ill-formed IR as ValueError / TVMError
+        detail = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
+        raise TTVerifyError(f"the IR after {stage} is ill-formed: {detail}") from None
+    for gv, func in mod.functions.items():
+        problems = verify_ops(func)
+        if problems:
+            raise TTVerifyError(f"the IR after {stage} has malformed ops in {gv.name_hint}: "
+                                + "; ".join(problems[:5]))
+    if roundtrip:
+        check_roundtrip(mod, stage)
+
+
+def verify_ops(func) -> list[str]:
+    """Arity and operand-kind problems of every ``tt.*`` op in ``func`` (calls and tile
+    primitives), from the op registry."""
+    problems = []
+    for node in collect(func.body, (tvm.ir.Call, tvm.tirx.TilePrimitiveCall)):
+        if ops.tt_op_name(node) is not None:
+            problems += ops.verify_call(node)
+    return problems
+
+
+def check_roundtrip(mod: tvm.IRModule, stage: str) -> None:
+    """The module's TVMScript parses back to a structurally equal module."""
+    text = mod.script()
+    try:
+        parsed = tvm.script.from_source(text)
+    except Exception as err:
+        lines = [line for line in str(err).splitlines() if line.strip()]
+        raise TTVerifyError(f"the IR after {stage} does not parse back: "
+                            + " | ".join(lines[-3:])) from None
+    if not tvm_ffi.structural_equal(parsed, mod):
+        where = tvm_ffi.get_first_structural_mismatch(parsed, mod)
+        raise TTVerifyError(f"the IR after {stage} parses back to another module: {where}")
+
+
+def run(mod: tvm.IRModule, *, stop_after: str | None = None, dump_dir=None,
+        verify_each: bool | None = None) -> tvm.IRModule:
+    """Apply the stages in order (up to and including ``stop_after``), dumping IR if asked
+    (``dump_dir`` / ``TT_DUMP_IR``) and verifying after every stage if asked."""
+    if verify_each is None:
+        verify_each = os.environ.get("TT_VERIFY_EACH", "") not in ("", "0")
+    roundtrip = os.environ.get("TT_VERIFY_EACH", "") == "roundtrip"
     dump_dir = dump_dir or os.environ.get("TT_DUMP_IR")
     if dump_dir:
         dump_dir = Path(dump_dir)
         dump_dir.mkdir(parents=True, exist_ok=True)
         (dump_dir / "00_frontend.py").write_text(mod.script())
-    for i, (tag, p) in enumerate(STAGES, start=1):
+    last = _last_stage(stop_after)
+    for i, (tag, p) in enumerate(STAGES[:last + 1], start=1):
         mod = run_pass(p, mod)
+        if verify_each:
+            verify(mod, p.info.name, roundtrip)
         if dump_dir:
             (dump_dir / f"{i:02d}_{tag}_{p.info.name}.py").write_text(mod.script())
-        if stop_after in (tag, p.info.name):
-            break
     return mod
+
+
+def tenstorrent_pipeline():
+    """The pipeline as TVM's TIR pipelines are registered: (lowering pass, host finalization,
+    device finalization); the lowering pass takes a module of one frontend kernel tagged with
+    ``prepare`` and returns its three verified device kernels."""
+
+    @tvm.transform.module_pass(opt_level=0, name="TenstorrentPipeline")
+    def lower_all(mod, _ctx):
+        return run(mod)
+
+    def identity():
+        return tvm.transform.Sequential([])
+
+    return lower_all, identity, identity
+
+
+def _register_with_tvm() -> None:
+    from tvm.tirx.compilation_pipeline import register_tir_pipeline
+
+    register_tir_pipeline("tenstorrent", tenstorrent_pipeline)
+
+
+_register_with_tvm()

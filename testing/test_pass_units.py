@@ -1,0 +1,237 @@
+"""Each stage run on its own, starting from parsed IR: the module before the stage is printed
+as TVMScript and parsed back, the stage alone runs on the parsed module, and its result is
+the one the pipeline produces and meets the stage's guarantees.  Plus stages checked on
+small hand-written IR (TVMScript with T.tt ops), as MLIR tests run one pass on a textual
+input."""
+
+import textwrap
+
+import pytest
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+import kernels
+import tilelang_tt
+import tilelang_tt.language as T
+from tilelang_tt import attrs, ops
+from tilelang_tt.passes import pipeline
+from tilelang_tt.passes.common import collect, run_pass, to_py, tt_calls
+from tilelang_tt.passes.dataflow.copy_forwarding import forward_copies
+
+KERNELS = {
+    "gemm": lambda: kernels.matmul(256, 256, 128),
+    "softmax": lambda: kernels.softmax(64, 128, 32, "float32"),
+    "add_fragment": lambda: kernels.elementwise_add_fragment(64, 64, out_dtype="float32"),
+}
+
+
+def _funcs(mod):
+    return list(mod.functions.values())
+
+
+def _calls(mod):
+    return [c for f in _funcs(mod) for c in tt_calls(f.body)]
+
+
+def _tiles(mod):
+    return [c for f in _funcs(mod) for c in collect(f.body, tirx.TilePrimitiveCall)]
+
+
+def _names(mod):
+    return {c.op.name for c in _calls(mod)} | {c.op.name for c in _tiles(mod)}
+
+
+def _families(mod):
+    return {ops.spec(c.op.name).family for c in _calls(mod)}
+
+
+# what each stage guarantees, checked on its output
+GUARANTEES = {
+    "A0.1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AllocBuffer)
+                           if str(a.buffer.scope()) == "local"],
+    "A0.2": lambda m: not [lp for f in _funcs(m) for lp in collect(f.body, tirx.For)
+                           if lp.kind == tirx.ForKind.PARALLEL],
+    "A0.3": lambda m: "tirx.tile.min" not in _names(m),
+    "A0.4": lambda m: all(not any(c.args[0].source.same_as(r.source) for r in c.args[1:]
+                                  if isinstance(r, tvm.ir.TensorRegion))
+                          for c in _tiles(m) if c.op.name != "tirx.tile.gemm"),
+    "V0": lambda m: True,
+    "A1": lambda m: all(len(to_py(f.attrs[attrs.LAYOUT_DESC])) == len(f.params) for f in _funcs(m)),
+    "A2": lambda m: all(attrs.CB_DESC in (a.annotations or {}) or attrs.ACC_DESC in
+                        (a.annotations or {}) for f in _funcs(m) for a in collect(f.body, tirx.AllocBuffer)),
+    "B1": lambda m: all(attrs.PARTITION in f.attrs for f in _funcs(m)),
+    "B2": lambda m: "tt.work_id" in _names(m),
+    "C1": lambda m: "tt.alloc_cb" in _names(m) and not [
+        c for c in _tiles(m) if c.op.name == "tirx.tile.copy" and any(
+            str(r.source.scope()) == "global" for r in c.args)],
+    "C2": lambda m: not _tiles(m),
+    # no forwardable copy is left: forwarding again changes nothing
+    "C2.1": lambda m: all(tvm_ffi.structural_equal(forward_copies(f.body), f.body)
+                          for f in _funcs(m)),
+    "C3": lambda m: all(int(c.args[0]) >= 0 for c in _calls(m) if c.op.name == "tt.alloc_cb"),
+    "D1": lambda m: sorted(str(f.attrs[attrs.KERNEL_KIND]) for f in _funcs(m)) == [
+        "compute", "reader", "writer"],
+    "D2": lambda m: "tt.tensor_accessor" in _names(m),
+    "D3": lambda m: not {"tt.read_to_cb", "tt.write_from_cb", "tt.consume.begin"} & _names(m),
+    "D4": lambda m: "tt.compute_kernel_hw_startup" in _names(m),
+    "D5": lambda m: "abstract" not in _families(m),
+    "D5.1": lambda m: True,
+    "E1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AttrStmt)
+                         if str(a.attr_key) == attrs.PERSISTENT_BODY],
+    "F": lambda m: True,
+}
+
+
+def test_every_stage_has_a_guarantee_check():
+    assert sorted(GUARANTEES) == sorted(tag for tag, _ in pipeline.STAGES)
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_each_stage_from_parsed_ir(name):
+    mod = pipeline.prepare(KERNELS[name](), "tenstorrent")
+    for tag, p in pipeline.STAGES:
+        parsed = tvm.script.from_source(mod.script())  # the stage's input, as text
+        out_parsed = run_pass(p, parsed)
+        mod = run_pass(p, mod)
+        assert tvm_ffi.structural_equal(out_parsed, mod), (name, tag)
+        assert GUARANTEES[tag](out_parsed), (name, tag)
+
+
+# --- hand-written IR ----------------------------------------------------------------------
+_DFG = ", ".join(
+    f'{{"id": {i}, "name": "{n}", "dtype": "bfloat16", "rows": 1, "cols": 1, "depth": 2, '
+    f'"page_bytes": 2048, "producer": "{p}", "consumer": "{c}", "role": "{r}"}}'
+    for i, n, p, c, r in ((0, "a", "reader", "compute", "input"),
+                          (1, "b", "reader", "compute", "input"),
+                          (16, "m", "compute", "writer", "output"),
+                          (17, "c", "compute", "writer", "output")))
+COMPUTE = '''
+@T.prim_func
+def k_compute():
+    T.func_attr({{"global_symbol": "k_compute", "tt.kernel_kind": "compute",
+                 "tt.target": "wormhole_b0", "tt.tile_dfg": [''' + _DFG.replace("{", "{{").replace("}", "}}") + '''],
+                 "tt.stage_log": ["SplitDeviceKernel", "ConfigureTensorAccessorTT",
+                                  "LowerCBIntrinsics"]}})
+    a: T.let[T.int32] = T.tt.alloc_cb(0, 1, 1, 2, "bfloat16", "a")
+    b: T.let[T.int32] = T.tt.alloc_cb(1, 1, 1, 2, "bfloat16", "b")
+    m: T.let[T.int32] = T.tt.alloc_cb(16, 1, 1, 2, "bfloat16", "m")
+    c: T.let[T.int32] = T.tt.alloc_cb(17, 1, 1, 2, "bfloat16", "c")
+    with T.attr({{"tt.persistent_body": 4}}):
+        bx: T.let[T.int32] = T.tt.work_id() % 2
+        T.tt.cb_wait_front(a, 1)
+        T.tt.cb_wait_front(b, 1)
+{body}
+        T.tt.cb_pop_front(b, 1)
+        T.tt.cb_pop_front(a, 1)
+'''
+
+
+def parse(template, body):
+    return tvm.script.from_source(template.format(
+        body=textwrap.indent(textwrap.dedent(body).strip(), " " * 8)))
+
+
+def d4(body):
+    func = parse(COMPUTE, body)
+    return run_pass(pipeline.InsertComputeInitTT, tvm.IRModule({"k_compute": func}))["k_compute"]
+
+
+def _init_positions(func):
+    """Where each mul_init is: "then" / "else" of the branch, or "top" outside it."""
+    ifs = collect(func.body, tirx.IfThenElse)
+    where = []
+    for c in tt_calls(func.body, "tt.mul_init"):
+        if any(c.same_as(x) for i in ifs for x in tt_calls(i.then_case, "tt.mul_init")):
+            where.append("then")
+        elif any(i.else_case is not None and any(c.same_as(x) for x in
+                                                 tt_calls(i.else_case, "tt.mul_init"))
+                 for i in ifs):
+            where.append("else")
+        else:
+            where.append("top")
+    return where
+
+
+def test_d4_init_joins_the_paths_of_a_branch():
+    """The D4 miscompile of issue 7: the mul after `if bx == 0: mul` needs its own init."""
+    f = d4("""
+        if bx == 0:
+            T.tt.fpu.mul(m, a, b, 1)
+        T.tt.fpu.mul(c, a, b, 1)
+    """)
+    assert _init_positions(f) == ["then", "top"]
+    # both paths configure the engine before the second mul: nothing more to insert
+    f = d4("""
+        if bx == 0:
+            T.tt.fpu.mul(m, a, b, 1)
+        else:
+            T.tt.fpu.mul(m, a, b, 1)
+        T.tt.fpu.mul(c, a, b, 1)
+    """)
+    assert _init_positions(f) == ["then", "else"]
+
+
+def test_d4_one_init_before_a_loop_that_needs_one_configuration():
+    f = d4("""
+        for i in range(4):
+            T.tt.fpu.mul(c, a, b, 1)
+    """)
+    loop = collect(f.body, tirx.For)[0]
+    assert len(tt_calls(f.body, "tt.mul_init")) == 1 and not tt_calls(loop, "tt.mul_init")
+    # a self-configuring op in the loop: the init goes inside, every iteration
+    f = d4("""
+        for i in range(4):
+            T.tt.fpu.mul(c, a, b, 1)
+            T.tt.eltwise(m, 1, T.tt.expr.exp(T.tt.expr.load(0)), a)
+    """)
+    loop = collect(f.body, tirx.For)[0]
+    assert len(tt_calls(loop, "tt.mul_init")) == 1
+
+
+def test_c2_1_forwards_a_copy_from_ir():
+    src = '''
+@T.prim_func
+def k():
+    T.func_attr({"global_symbol": "k", "tt.stage_log": ["LowerTTTileIntrinsics"]})
+    a: T.let[T.int32] = T.tt.alloc_cb(-1, 1, 1, 2, "bfloat16", "a")
+    t: T.let[T.int32] = T.tt.alloc_cb(-1, 1, 1, 2, "float32", "t")
+    o: T.let[T.int32] = T.tt.alloc_cb(-1, 1, 1, 2, "bfloat16", "o")
+    with T.attr({"tt.persistent_body": 1}):
+        T.tt.eltwise(t, 1, T.tt.expr.exp(T.tt.expr.load(0)), a)
+        T.tt.eltwise(o, 1, T.tt.expr.load(0), t)
+'''
+    mod = tvm.IRModule({"k": tvm.script.from_source(src)})
+    out = run_pass(pipeline.ForwardBlockCopiesTT, mod)["k"]
+    (only,) = tt_calls(out.body, "tt.eltwise")
+    assert ops.named(only).out.name == "o"  # the exp writes o directly (fp32 -> bf16 rounds once)
+    assert [str(b.value.args[5].value) for b in collect(out.body, tirx.Bind)] == ["a", "o"]
+
+
+def test_e1_persistent_loop_from_ir():
+    src = '''
+@T.prim_func
+def k_reader(A: T.Buffer((64, 64), "bfloat16")):
+    T.func_attr({"global_symbol": "k_reader", "tt.kernel_kind": "reader", "tt.target": "wormhole_b0",
+                 "tt.accessors": [{"param": 0, "index": 0, "addr_slot": 0, "page_bytes": 2048}],
+                 "tt.stage_log": ["ConfigureTensorAccessorTT", "LowerCBIntrinsics",
+                                  "InsertComputeInitTT", "InsertDSTManagementTT"]})
+    a: T.let[T.int32] = T.tt.alloc_cb(0, 1, 1, 2, "bfloat16", "a")
+    acc: T.let[T.handle] = T.tt.tensor_accessor(A, 0, 0, 2048)
+    with T.attr({"tt.persistent_body": 4}):
+        T.tt.cb_reserve_back(a, 1)
+        l1: T.let[T.int32] = T.tt.get_write_ptr(a)
+        T.tt.noc_async_read_page(T.tt.work_id(), acc, l1)
+        T.tt.noc_async_read_barrier()
+        T.tt.cb_push_back(a, 1)
+'''
+    mod = tvm.IRModule({"k_reader": tvm.script.from_source(src)})
+    out = run_pass(pipeline.LowerPersistentLoopTT, mod)["k_reader"]
+    assert to_py(out.attrs[attrs.RUNTIME_ARGS]) == [
+        {"kind": "buffer_addr", "param": 0}, {"kind": "start_id"}, {"kind": "count"}]
+    (loop,) = collect(out.body, tirx.For)
+    binds = {b.var.name: b for b in collect(out.body, tirx.Bind)}
+    assert loop.extent.same_as(binds["work_count"].var)
+    assert int(binds["work_count"].value.args[0]) == 2 and int(binds["start_id"].value.args[0]) == 1
+    (read,) = tt_calls(out.body, "tt.noc_async_read_page")
+    assert read.args[0].same_as(binds["work_id"].var)  # tt.work_id() is the loop's work unit

@@ -1,0 +1,1 @@
+"""analysis phase of the pipeline (see docs/PIPELINE.md)."""

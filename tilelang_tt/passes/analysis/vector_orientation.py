@@ -1,0 +1,65 @@
+"""Orientation of 1-D block buffers (used by A2).
+
+A 1-D block buffer holds one value per row or per column of a 2-D block, in tiles: a
+*column vector* (``Mt x 1`` tiles, values in column 0) is what a row reduction
+(``dim=1``) makes and what ``R[i]`` broadcasts along the rows; a *row vector* (``1 x Nt``
+tiles, values in row 0) is what a column reduction (``dim=0``) makes and what ``R[j]``
+broadcasts down the columns.  The orientation comes from the reductions that write a vector
+and the broadcasts (``tt.expr.col`` / ``tt.expr.row`` leaves of expression trees) that read
+it, and flows through
+elementwise ops between vectors; a vector used both ways is a ``TTLayoutError``.  Vectors
+nothing decides are column vectors.
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import tirx
+
+from ...errors import TTLayoutError
+from ..common import buffer_shape, collect
+from ..frontend.eltwise_expr import vector_operands
+
+
+def _regions(call):
+    return [a for a in call.args if isinstance(a, tvm.ir.TensorRegion)]
+
+
+def vector_orientations(body) -> dict:
+    """1-D block buffer -> "col" or "row" (see module docstring)."""
+    found = {}  # buffer -> (orientation, what decided it)
+
+    def decide(buf, orient, why):
+        for known, (have, reason) in found.items():
+            if known.same_as(buf):
+                if have != orient:
+                    raise TTLayoutError(
+                        f"1-D buffer {buf.name} is used as a {have} vector ({reason}) and as a "
+                        f"{orient} vector ({why}); use two buffers")
+                return False
+        found[buf] = (orient, why)
+        return True
+
+    calls = collect(body, tirx.TilePrimitiveCall)
+    for call in calls:
+        name = call.op.name
+        if name in ("tirx.tile.sum", "tirx.tile.max") and len(buffer_shape(call.args[0].source)) == 1:
+            axis = int(call.args[2][0]) % 2
+            decide(call.args[0].source, "col" if axis == 1 else "row",
+                   f"T.reduce over dim={axis}")
+        if name == "tt.tile.expr":
+            for m, orient in vector_operands(call.args[1]):
+                decide(call.args[2 + m].source, orient, "a broadcast operand")
+    # elementwise ops between vectors keep the orientation
+    changed = True
+    while changed:
+        changed = False
+        for call in calls:
+            vectors = [r.source for r in _regions(call) if len(buffer_shape(r.source)) == 1]
+            if len(vectors) < 2 or call.op.name in ("tirx.tile.sum", "tirx.tile.max"):
+                continue
+            known = [found[b][0] for b in found if any(b.same_as(v) for v in vectors)]
+            for orient in known[:1]:
+                for v in vectors:
+                    changed |= decide(v, orient, "an elementwise op with another vector")
+    return {b: orient for b, (orient, _) in found.items()}

@@ -1,0 +1,1 @@
+"""compute phase of the pipeline (see docs/PIPELINE.md)."""

@@ -1,0 +1,177 @@
+"""DST lowering of the block-streaming compute ops (part of D5, see
+:mod:`.d5_dst_management`): matrix-engine elementwise ops, expressions (``tt.eltwise``: copies,
+SFPU functions, fused trees), reductions and constant tiles.  Each reserves its output block,
+fills it in DST rounds of as many tiles as DST holds, and pushes it.
+"""
+
+from __future__ import annotations
+
+from tvm import tirx
+
+from ... import ops
+from ...errors import TTResourceError
+from ..common import int_imm, loop_nest, seq, simplify
+from .dst_context import DstContext, ev, in_chunks, largest_divisor, pack_round
+from ..frontend.eltwise_expr import float_bits, postfix, program_slots
+
+ARITH, FUNCTIONS = ops.ARITH, ops.FUNCTIONS
+
+
+def _lower_expr(cx: DstContext, call):
+    a = ops.named(call)
+    out, n, tree, ins = a.out, int(a.ntiles), a.expr, list(a.ins)
+    tokens = postfix(tree)
+    slots = program_slots(tokens)
+    if slots > cx.capacity:
+        raise TTResourceError(
+            f"the elementwise expression `{tree}` needs {slots} DST tiles at once; DST holds "
+            f"{cx.capacity} in this mode (split the expression over two T.Parallel statements)",
+            span=call.span)
+    chunk = largest_divisor(n, cx.capacity // slots)
+
+    def each(make):
+        return loop_nest([chunk], lambda d: make(_Slot(d, slots)), ["d"])
+
+    def group(c):
+        base = c * chunk
+        body = [ev("tt.tile_regs_acquire")]
+        stack = []  # ("slot", index) or ("const", value)
+        for kind, v in tokens:
+            top = len([s for s in stack if s[0] == "slot"])
+            if kind == "load":
+                cb = ins[v]
+                body += cx.srca_cfg(cb) + [
+                    ev("tt.copy_init", cb),
+                    each(lambda d, cb=cb, s=top: ev("tt.copy_tile", cb, base + d.tile, d.at(s))),
+                ]
+                stack.append(("slot", top))
+            elif kind == "bcast":  # operand k op column vector m, on the matrix engine
+                op, k, m, orient = v
+                a, r = ins[k], ins[m]
+                if orient == "col":  # one vector tile per row of tiles
+                    cols = n // cx.tiles(r)
+                    tile_of = lambda t, cols=cols: tirx.floordiv(t, cols)  # noqa: E731
+                else:  # one vector tile per column of tiles
+                    cols = cx.tiles(r)
+                    tile_of = lambda t, cols=cols: tirx.floormod(t, cols)  # noqa: E731
+                body += cx.srca_cfg(a) + cx.srcb_cfg(r) + [
+                    ev(ARITH[op].bcast_init[orient], a, r),
+                    each(lambda d, a=a, r=r, op=op, s=top, orient=orient, tile_of=tile_of: ev(
+                        ARITH[op].bcast_tiles[orient], a, r, base + d.tile,
+                        tile_of(base + d.tile), d.at(s))),
+                ]
+                stack.append(("slot", top))
+            elif kind == "const":
+                stack.append(("const", v))
+            elif kind == "unary":
+                s = stack[-1][1]
+                body += [ev(FUNCTIONS[v].init),
+                         each(lambda d, s=s, fn=v: ev(FUNCTIONS[fn].apply, d.at(s)))]
+            else:
+                rhs, lhs = stack.pop(), stack.pop()
+                body += _binary_in_dst(v, lhs, rhs, slots, each)
+                stack.append(lhs if lhs[0] == "slot" else rhs)
+        return seq(body + pack_round(cx, out, base, chunk,
+                                     lambda d: _Slot(d, slots).at(0)))
+
+    return in_chunks(out, n, chunk, group)
+
+
+class _Slot:
+    """DST slots of tile ``d`` of a round: ``slots`` consecutive ones per tile."""
+
+    def __init__(self, d, slots):
+        self.tile, self.slots = d, slots
+
+    def at(self, s):
+        return simplify(self.tile * self.slots + s) if not isinstance(self.tile, int) else \
+            int_imm(self.tile * self.slots + s)
+
+
+def _binary_in_dst(op, lhs, rhs, slots, each):
+    """``lhs op rhs`` into the slot of the tile operand; at least one side is a tile."""
+    if lhs[0] == "slot" and rhs[0] == "slot":
+        return [ev(ARITH[op].sfpu_init),
+                each(lambda d: ev(ARITH[op].sfpu_tile, d.at(lhs[1]), d.at(rhs[1]),
+                                  d.at(lhs[1])))]
+    (_, s), (_, c) = (lhs, rhs) if lhs[0] == "slot" else (rhs, lhs)
+    pre = []
+    if lhs[0] == "slot" and op == "div":  # x / c: the SDK's div_unary_tile multiplies by its
+        c, scalar_op = 1.0 / c, "div"     # argument (ckernel_sfpu_binop_with_unary.h), so pass 1/c
+    elif lhs[0] == "slot" or op in ("add", "mul"):
+        scalar_op = op
+    elif op == "sub":
+        scalar_op = "rsub"  # c - x
+    else:  # c / x = c * recip(x)
+        pre = [ev(FUNCTIONS["recip"].init), each(lambda d: ev(FUNCTIONS["recip"].apply, d.at(s)))]
+        scalar_op = "mul"
+    bits = tirx.IntImm("uint32", float_bits(c))
+    return pre + [ev("tt.binop_with_scalar_tile_init"),
+                  each(lambda d: ev(ARITH[scalar_op].scalar_tile, d.at(s), bits))]
+
+
+def _lower_reduce(cx: DstContext, call):
+    a = ops.named(call)
+    out, src, scaler = a.out, a.src, a.scaler
+    mt, nt, over_rows = int(a.mt), int(a.nt), int(a.over_rows)
+    pool = ops.spec(call.op.name).props["pool"]  # PoolType: SUM = 0, MAX = 1
+    # REDUCE_ROW (dim 0 of the op): each row of tiles into one tile of a column vector;
+    # REDUCE_COL (dim 1): each column of tiles into one tile of a row vector
+    lines, length = (nt, mt) if over_rows else (mt, nt)
+    chunk = largest_divisor(lines, cx.capacity)
+
+    def tile(line, k):
+        return k * nt + line if over_rows else line * nt + k
+
+    def group(c):
+        base = c * chunk
+        return seq([ev("tt.tile_regs_acquire")] + cx.srca_cfg(src) + cx.srcb_cfg(scaler) + [
+            ev("tt.reduce_init", src, scaler, out, int_imm(pool), int_imm(over_rows)),
+            loop_nest([chunk, length], lambda d, k: ev(
+                "tt.reduce_tile", src, scaler, tile(base + d, k), int_imm(0), d, int_imm(pool),
+                int_imm(over_rows)), ["d", "k"]),
+            ev("tt.reduce_uninit"),
+        ] + pack_round(cx, out, base, chunk))
+
+    return in_chunks(out, lines, chunk, group)
+
+
+def _lower_const_tile(cx: DstContext, call):
+    cb, value, n = call.args[0], call.args[1], int(call.args[2])
+    chunk = largest_divisor(n, cx.capacity)
+
+    def group(c):
+        return seq([ev("tt.tile_regs_acquire"), ev("tt.fill_tile_init"),
+                    loop_nest([chunk], lambda d: ev("tt.fill_tile", d, value), ["d"])]
+                   + pack_round(cx, cb, c * chunk, chunk))
+
+    return in_chunks(cb, n, chunk, group)
+
+
+def _lower_eltwise(cx: DstContext, call):
+    args = ops.named(call)
+    out, a, b, n = args.out, args.a, args.b, int(args.ntiles)
+    tiles_op = ARITH[ops.spec(call.op.name).props["arith"]].fpu_tiles
+    chunk = largest_divisor(n, cx.capacity)
+
+    def group(c):
+        base = c * chunk
+        return seq([
+            ev("tt.tile_regs_acquire"),
+            loop_nest([chunk], lambda d: ev(tiles_op, a, b, base + d, base + d, d), ["d"]),
+        ] + pack_round(cx, out, base, chunk))
+    return in_chunks(out, n, chunk, group)
+
+
+def lower_block_op(cx: DstContext, call):
+    """The DST-managed statements of a block-streaming compute op, or None for other calls."""
+    name = call.op.name
+    if "arith" in ops.spec(name).props:  # the matrix engine's elementwise ops
+        return _lower_eltwise(cx, call)
+    if name == "tt.eltwise":
+        return _lower_expr(cx, call)
+    if name in ("tt.reduce.max", "tt.reduce.sum"):
+        return _lower_reduce(cx, call)
+    if name == "tt.const_tile":
+        return _lower_const_tile(cx, call)
+    return None

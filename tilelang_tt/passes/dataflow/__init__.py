@@ -1,0 +1,1 @@
+"""dataflow phase of the pipeline (see docs/PIPELINE.md)."""

@@ -1,0 +1,119 @@
+"""C2.1 ForwardBlockCopiesTT: block-to-block copies forwarded away (an optimisation).
+
+Requires: LowerTTTileIntrinsics.
+
+TileLang stages results through a fragment and a shared buffer (``C_local[...] = ...;
+T.copy(C_local, C_shared)``).  On Tensix both are circular buffers, and the copy would cost a
+round trip through DST.  When the copy is the only reader of its source, the source has one
+compute producer in the same statement list before the copy, the destination has no other
+producer and both hold the same tiles, the producer writes the destination directly: the
+copy and the source's circular buffer disappear.  Every compute producer ends in a pack that
+converts to the destination's data format, so the dtypes may differ when the source is the
+wider one (float32): rounding once to the destination's dtype is what the copy made too.
+
+Guarantees: every forwardable copy (``tt.eltwise`` of ``tt.expr.load(0)``) and its source's
+``tt.alloc_cb`` are gone; the program computes the same values.
+"""
+
+from __future__ import annotations
+
+from tvm import tirx
+
+from ... import ops
+from ..common import collect, int_imm, seq, tt_calls, tt_pass
+from ..common import tt_map
+from ..frontend.eltwise_expr import is_copy
+
+_NOOP = tirx.Evaluate(int_imm(0))
+
+
+def _cb_binds(body) -> dict:
+    return {b.var: b for b in collect(body, tirx.Bind) if ops.tt_op_name(b.value) == "tt.alloc_cb"}
+
+
+def _uses(body):
+    """CB var -> (producer calls, consumer calls)."""
+    uses = {}
+
+    def note(cb, call, write):
+        entry = uses.setdefault(cb, ([], []))
+        entry[0 if write else 1].append(call)
+
+    for call in tt_calls(body):
+        for i in ops.cb_reads(call):
+            note(call.args[i], call, False)
+        for i in ops.cb_writes(call):
+            note(call.args[i], call, True)
+    return uses
+
+
+def _same_block(body, first, second) -> bool:
+    """Both calls are statements of one statement list, ``first`` before ``second``."""
+    def index(s, call):
+        return next((i for i, st in enumerate(s.seq)
+                     if isinstance(st, tirx.Evaluate) and st.value.same_as(call)), None)
+
+    for s in collect(body, tirx.SeqStmt):
+        a, b = index(s, first), index(s, second)
+        if a is not None and b is not None:
+            return a < b
+    return False
+
+
+def _tiles(bind):
+    """(rows, cols) of a ``tt.alloc_cb`` bind."""
+    args = bind.value.args
+    return int(args[1]), int(args[2])
+
+
+def _dtype(bind) -> str:
+    return str(bind.value.args[4].value)
+
+
+def forward_copies(body):
+    """Remove every forwardable copy (``tt.eltwise`` of ``tt.expr.load(0)``, see module
+    docstring)."""
+    while True:
+        binds, uses = _cb_binds(body), _uses(body)
+        copies = [c for c in tt_calls(body, "tt.eltwise") if is_copy(ops.named(c).expr)]
+        for copy in copies:
+            dst, (src,) = ops.named(copy).out, ops.named(copy).ins
+            src_prod, src_cons = uses.get(src, ([], []))
+            dst_prod, _ = uses.get(dst, ([], []))
+            if (len(src_prod) != 1 or len(src_cons) != 1 or len(dst_prod) != 1
+                    or _tiles(binds[src]) != _tiles(binds[dst])
+                    or _dtype(binds[src]) not in (_dtype(binds[dst]), "float32")):
+                continue
+            producer = src_prod[0]
+            if producer.op.name == "tt.read_to_cb" or not _same_block(body, producer, copy):
+                continue
+            args = list(producer.args)
+            for i in ops.cb_writes(producer):
+                if args[i].same_as(src):
+                    args[i] = dst
+            retargeted = ops.call(producer.op.name, *args, span=producer.span)
+            body = _rewrite(body, producer, retargeted, copy, binds[src])
+            break
+        else:
+            return body
+
+
+def _rewrite(body, producer, retargeted, copy, src_bind):
+    def on_eval(e):
+        if e.value.same_as(producer):
+            return tirx.Evaluate(retargeted, e.span)
+        if e.value.same_as(copy):
+            return _NOOP
+        return e
+
+    def on_bind(b):
+        return _NOOP if b.same_as(src_bind) else b
+
+    body = tt_map(body, [(tirx.Evaluate, on_eval), (tirx.Bind, on_bind)], order="post")
+    return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+
+
+@tt_pass("ForwardBlockCopiesTT", requires=("LowerTTTileIntrinsics",))
+def ForwardBlockCopiesTT(func, mod, ctx):
+    """Forward block-to-block copies (module docstring)."""
+    return func.with_body(forward_copies(func.body))

@@ -1,0 +1,264 @@
+"""C1 LowerSharedToCB: shared buffers become circular buffers; copies become tile streams.
+
+Requires: GridToCoreGrid.
+
+Guarantees:
+
+* every block buffer (an ``AllocBuffer`` with ``tt.cb_desc``: shared buffers and fragments
+  that are not accumulators) gets ``cb = tt.alloc_cb(-1, rows, cols, depth, dtype, name)``
+  bound before the persistent body (CBs are static per kernel); the allocation stays, with
+  its CB var in the ``tt.cb`` annotation, while tile ops still use the buffer (C2 lowers
+  them), and is dropped otherwise;
+* ``copy(block <- global)`` becomes ``tt.read_to_cb(cb, buffer, row0, col0, rows, cols)`` and
+  ``copy(global <- block)`` becomes ``tt.write_from_cb(...)``, with ``row0``/``col0`` in tiles
+  of the tensor's page grid (leading dims flattened into rows); when the dtypes differ the
+  pages move through a staging CB of the tensor's dtype and a ``tt.eltwise`` copy converts;
+* ``copy(block <- accumulator)`` becomes ``tt.acc.pack(acc, cb)``; ``copy(global <-
+  accumulator)`` packs into a new output CB that is then written out;
+* ``copy(block <- block)`` is a compute op and stays a tile primitive for C2;
+* copies are checked to be whole-buffer on the block side, tile-aligned and in bounds on the
+  global side (``TTLayoutError`` naming the buffer and offset otherwise); other copy
+  directions are ``TTUnsupportedError``.  A converting copy is ``tt.eltwise`` of the
+  expression ``tt.expr.load(0)`` (a copy through DST; the pack converts).
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import tirx
+from tvm.sym import Analyzer
+
+from ... import attrs, ops
+from ...errors import TTLayoutError, TTUnsupportedError
+from ..common import (
+    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm, require_attr,
+    seq, split_persistent, stmts_of, to_py, tt_calls, tt_pass,
+)
+from ..common import tt_map
+from ..frontend.eltwise_expr import load
+
+OUTPUT_DEPTH = 2
+
+
+def alloc_cb_call(rows, cols, depth, dtype, name, cb_id=-1):
+    return ops.call("tt.alloc_cb", int_imm(cb_id), int_imm(rows), int_imm(cols), int_imm(depth),
+                    tvm.ir.StringImm(dtype), tvm.ir.StringImm(name))
+
+
+def _analyzer(func) -> Analyzer:
+    """An analyzer that knows the ranges of block indices and loop variables."""
+    ana = Analyzer()
+    launch = to_py(require_attr(func, attrs.CORE_LAUNCH, "LowerSharedToCB"))
+    grid = launch["grid"]
+    _, persistent = split_persistent(func.body)
+    # GridToCoreGrid binds the block indices first, in block_dims order
+    block_binds = stmts_of(persistent.body)[:len(launch["block_dims"])]
+    for bind, dim in zip(block_binds, launch["block_dims"]):
+        ana.bind(bind.var, tvm.ir.Range(0, grid[dim]))
+    # index expressions bound to names (`start_y = by * block_M`) are seen through
+    for bind in collect(persistent.body, tirx.Bind)[len(launch["block_dims"]):]:
+        if str(bind.var.ty).startswith(("int", "uint")) and not tt_calls(bind.value):
+            ana.bind(bind.var, bind.value)
+    for loop in collect(func.body, tirx.For):
+        ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
+    return ana
+
+
+def _check_whole(region, span):
+    buf = region.source
+    for r, dim in zip(region.region, buffer_shape(buf)):
+        if not (isinstance(r.min, tvm.tirx.IntImm) and int(r.min) == 0
+                and isinstance(r.extent, tvm.tirx.IntImm) and int(r.extent) == dim):
+            raise TTUnsupportedError(
+                f"T.copy must move whole block buffers; {buf.name}[{r.min}:+{r.extent}] is a "
+                "partial region of it", span=span,
+                hint=f"copy into/out of all of {buf.name} (shape {buffer_shape(buf)})")
+
+
+def global_tiles(region, block_buf, ana: Analyzer, span):
+    """(row0, col0, rows, cols) in tiles of ``region`` of a global tensor, or a clear error."""
+    buf = region.source
+    shape = buffer_shape(buf)
+    ranges = list(region.region)
+    block_shape = buffer_shape(block_buf)
+    if len(shape) == 1 and len(block_shape) == 1:  # a row vector: one row of tiles
+        (r,) = ranges
+        _check_range(buf, r, "element", shape[0], ana, span)
+        if not isinstance(r.extent, tvm.tirx.IntImm) or int(r.extent) != block_shape[0]:
+            raise TTLayoutError(
+                f"copy between {buf.name}[{r.min}:+{r.extent}] and {block_buf.name} of shape "
+                f"{block_shape}: the extents must match", span=span)
+        return int_imm(0), ana.simplify(tirx.floordiv(r.min, TILE)), 1, block_shape[0] // TILE
+    if len(block_shape) < 2 or len(shape) < 2:
+        raise TTUnsupportedError(
+            f"copy between {buf.name} and the 1-D buffer {block_buf.name}: a 1-D block buffer "
+            "is a vector in tiles and moves to or from global memory only as a row vector "
+            "read from a 1-D tensor; broadcast it into a 2-D buffer first (B[i, j] = R[i])",
+            span=span)
+    # extents must match the block buffer (TileLang aligns shapes from the right)
+    extents = [int(r.extent) if isinstance(r.extent, tvm.tirx.IntImm) else None for r in ranges]
+    want = [1] * (len(shape) - len(block_shape)) + block_shape \
+        if len(block_shape) <= len(shape) else None
+    if want is None or [e for e in extents] != want:
+        raise TTLayoutError(
+            f"copy between {buf.name} region of extent {extents} and {block_buf.name} of shape "
+            f"{block_shape}: the extents must match", span=span)
+    for e in extents[:-2]:
+        if e != 1:
+            raise TTUnsupportedError(
+                f"copy of {buf.name}: leading dimensions must be indexed one at a time", span=span)
+    row_r, col_r = ranges[-2], ranges[-1]
+    for r, what, dim in ((row_r, "row", shape[-2]), (col_r, "column", shape[-1])):
+        _check_range(buf, r, what, dim, ana, span)
+    lead = int_imm(0)
+    for r, dim in zip(ranges[:-2], shape[:-2]):
+        lead = lead * dim + r.min
+    row_tiles = shape[-2] // TILE
+    row0 = ana.simplify(lead * row_tiles + tirx.floordiv(row_r.min, TILE))
+    col0 = ana.simplify(tirx.floordiv(col_r.min, TILE))
+    return row0, col0, int(row_r.extent) // TILE, int(col_r.extent) // TILE
+
+
+def _check_range(buf, r, what, dim, ana: Analyzer, span):
+    """A copy's range of one tensor dimension is tile-aligned and in bounds."""
+    if not ana.can_prove(tirx.floormod(r.min, TILE) == 0):
+        raise TTLayoutError(
+            f"copy of {buf.name} starts at {what} `{r.min}`, which is not a multiple of 32; "
+            "block offsets must be tile-aligned", span=span)
+    if not ana.can_prove(r.min + r.extent <= dim) or not ana.can_prove(r.min >= 0):
+        raise TTLayoutError(
+            f"copy of {buf.name} at {what} `{r.min}` with extent {r.extent} can run past "
+            f"the tensor's {what} count {dim}; the launch grid times the block size must "
+            f"not exceed the tensor (partial blocks are not supported)", span=span,
+            hint="make the dimension a multiple of the block size")
+
+
+@tt_pass("LowerSharedToCB", requires=("GridToCoreGrid",))
+def LowerSharedToCB(func, mod, ctx):
+    """Shared allocations -> tt.alloc_cb; copies -> tt.read_to_cb / tt.write_from_cb / acc.pack."""
+    ana = _analyzer(func)
+    cb_of = {}
+    vectors = {}  # block buffer -> "none" / "col" / "row"
+    accumulators = []
+    binds = []
+    for alloc in collect(func.body, tirx.AllocBuffer):
+        buf = alloc.buffer
+        ann = alloc.annotations or {}
+        if attrs.ACC_DESC in ann:
+            accumulators.append(buf)
+        if attrs.CB_DESC not in ann:
+            continue
+        desc = to_py(ann[attrs.CB_DESC])
+        var = tirx.Var(f"{buf.name}_cb", "int32")
+        cb_of[buf] = var
+        vectors[buf] = desc["vector"]
+        binds.append(tirx.Bind(var, alloc_cb_call(desc["rows"], desc["cols"], desc["depth"],
+                                                  desc["dtype"], buf.name), alloc.span))
+
+    def cb(buf):
+        return cb_of[buf]
+
+    def check_vector_copy(block, tensor, span):
+        """A 1-D tensor holds a row vector: only a row-vector block buffer matches its pages."""
+        if len(buffer_shape(tensor)) == 1 and vectors.get(block) != "row":
+            raise TTLayoutError(
+                f"copy between the 1-D tensor {tensor.name} and {block.name}: a 1-D tensor is a "
+                f"row vector in DRAM, but {block.name} is used as a column vector (R[i], or a "
+                "dim=1 reduction); broadcast it as R[j] or reduce over dim=0", span=span)
+
+    def staging_cb(block, dtype, rows, cols, span, direction):
+        """A CB next to ``block`` holding its tiles in another dtype (for converting copies)."""
+        name = f"{block.name}_{direction}_{dtype}"
+        var = tirx.Var(f"{name}_cb", "int32")
+        depth = to_py(next(a for a in collect(func.body, tirx.AllocBuffer)
+                           if a.buffer.same_as(block)).annotations[attrs.CB_DESC])["depth"]
+        binds.append(tirx.Bind(var, alloc_cb_call(rows, cols, depth, dtype, name), span))
+        return var
+
+    def kind(buf):
+        if buf in cb_of:
+            return "block"
+        if any(buf.same_as(a) for a in accumulators):
+            return "accumulator"
+        return buffer_scope(buf)
+
+    def lower_copy(call: tirx.TilePrimitiveCall):
+        if call.op.name != "tirx.tile.copy":
+            return call
+        dst, src = call.args[0], call.args[1]
+        d_scope, s_scope = kind(dst.source), kind(src.source)
+        span = call.span
+        if d_scope == "block" and s_scope == "block":
+            return call
+        if d_scope == "block" and s_scope == "global":
+            _check_whole(dst, span)
+            check_vector_copy(dst.source, src.source, span)
+            r0, c0, nr, nc = global_tiles(src, dst.source, ana, span)
+            if buffer_dtype(src.source) == buffer_dtype(dst.source):
+                return ops.evaluate("tt.read_to_cb", cb(dst.source), src.source, r0, c0,
+                                    int_imm(nr), int_imm(nc), span=span)
+            # DRAM pages hold the tensor's dtype: read them as they are, convert on compute
+            staging = staging_cb(dst.source, buffer_dtype(src.source), nr, nc, span, "in")
+            return seq([
+                ops.evaluate("tt.read_to_cb", staging, src.source, r0, c0, int_imm(nr),
+                             int_imm(nc), span=span),
+                ops.evaluate("tt.eltwise", cb(dst.source), int_imm(nr * nc), load(0), staging,
+                             span=span),
+            ])
+        if d_scope == "global" and s_scope == "block":
+            _check_whole(src, span)
+            check_vector_copy(src.source, dst.source, span)
+            r0, c0, nr, nc = global_tiles(dst, src.source, ana, span)
+            if buffer_dtype(src.source) == buffer_dtype(dst.source):
+                return ops.evaluate("tt.write_from_cb", cb(src.source), dst.source, r0, c0,
+                                    int_imm(nr), int_imm(nc), span=span)
+            staging = staging_cb(src.source, buffer_dtype(dst.source), nr, nc, span, "out")
+            return seq([
+                ops.evaluate("tt.eltwise", staging, int_imm(nr * nc), load(0), cb(src.source),
+                             span=span),
+                ops.evaluate("tt.write_from_cb", staging, dst.source, r0, c0, int_imm(nr),
+                             int_imm(nc), span=span),
+            ])
+        if d_scope == "block" and s_scope == "accumulator":
+            _check_whole(dst, span)
+            _check_whole(src, span)
+            if buffer_shape(dst.source) != buffer_shape(src.source):
+                raise TTLayoutError(
+                    f"copy {src.source.name} -> {dst.source.name}: shapes "
+                    f"{buffer_shape(src.source)} and {buffer_shape(dst.source)} differ", span=span)
+            return ops.evaluate("tt.acc.pack", src.source, cb(dst.source), span=span)
+        if d_scope == "global" and s_scope == "accumulator":
+            _check_whole(src, span)
+            r0, c0, nr, nc = global_tiles(dst, src.source, ana, span)
+            out_name = f"{src.source.name}_out"
+            var = tirx.Var(f"{out_name}_cb", "int32")
+            binds.append(tirx.Bind(var, alloc_cb_call(nr, nc, OUTPUT_DEPTH,
+                                                      buffer_dtype(dst.source), out_name), span))
+            return seq([
+                ops.evaluate("tt.acc.pack", src.source, var, span=span),
+                ops.evaluate("tt.write_from_cb", var, dst.source, r0, c0, int_imm(nr),
+                             int_imm(nc), span=span),
+            ])
+        what = {"block": "block buffer", "accumulator": "accumulator"}
+        raise TTUnsupportedError(
+            f"T.copy from {what.get(s_scope, s_scope)} {src.source.name} to "
+            f"{what.get(d_scope, d_scope)} {dst.source.name} is not supported; supported: "
+            "global->shared/fragment, shared/fragment->global, shared/fragment->shared/fragment, "
+            "gemm accumulator->shared/global", span=span)
+
+    body = tt_map(func.body, [(tirx.TilePrimitiveCall, lower_copy)], order="post")
+    still_used = [r.source for c in collect(body, tirx.TilePrimitiveCall) for r in c.args
+                  if isinstance(r, tvm.ir.TensorRegion)]
+
+    def to_cb(alloc: tirx.AllocBuffer):
+        ann = dict(alloc.annotations or {})
+        if attrs.CB_DESC not in ann:
+            return alloc
+        if not any(alloc.buffer.same_as(b) for b in still_used):
+            return tirx.Evaluate(int_imm(0))
+        ann[attrs.CB] = cb_of[alloc.buffer]
+        return tirx.AllocBuffer(alloc.buffer, ann, alloc.span)
+
+    body = tt_map(body, [(tirx.AllocBuffer, to_cb)], order="post")
+    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    return func.with_body(seq(binds + [body]))

@@ -1,0 +1,186 @@
+"""C3 BuildTileDFGTT: the producer -> circular buffer -> consumer graph, and CB ids.
+
+Requires: LowerTTTileIntrinsics.
+
+Guarantees:
+
+* ``tt.tile_dfg`` lists every CB: ``{id, name, rows, cols, depth, dtype, page_bytes,
+  producer, consumer, role}`` where producer is ``reader`` (``tt.read_to_cb``) or ``compute``
+  (``tt.acc.pack``, ``tt.fpu.*``, ``tt.eltwise`` ...), consumer is ``compute`` (``tt.mm.mma``,
+  ``tt.fpu.*``, ``tt.eltwise`` ...) or ``writer`` (``tt.write_from_cb``), and role is ``input``
+  (reader -> compute), ``output`` (compute -> writer), ``intermediate`` (compute -> compute) or
+  ``passthrough`` (reader -> writer);
+* CB ids follow the TT-Metalium convention: inputs from ``c_0``, outputs from ``c_16``,
+  intermediates from ``c_24`` (falling back to any free index); more than 32 CBs is a
+  ``TTResourceError``; every ``tt.alloc_cb`` carries its id;
+* compute-side consumption is explicit: ``tt.consume.begin(cb, tiles)`` comes right before
+  the first statement after the producing statement that uses the pushed block, and
+  ``tt.consume.end(cb, tiles)`` right after the last one before the next production, in the
+  innermost statement list holding both producer and consumers (so a block produced outside
+  a loop and used inside it is held for the loop).  The windows of different CBs may
+  overlap in any way: a circular buffer's waits and pops need not nest with another's.
+"""
+
+from __future__ import annotations
+
+from tvm import tirx
+
+from ... import attrs, ops
+from ...errors import TTCompileError, TTResourceError, TTUnsupportedError
+from ..common import collect, int_imm, seq, tt_calls, tt_pass
+from ..common import tt_map
+
+ID_RANGES = {"input": range(0, 16), "output": range(16, 24), "intermediate": range(24, 32),
+             "passthrough": range(0, 16)}
+MAX_CBS = 32
+
+
+def cb_binds(body) -> list:
+    """The ``cb = tt.alloc_cb(...)`` Binds of a kernel, in order."""
+    return [b for b in collect(body, tirx.Bind) if ops.tt_op_name(b.value) == "tt.alloc_cb"]
+
+
+def cb_uses(body):
+    """(producers, consumers): CB var -> list of (kernel kind, call), from the registry's
+    CB operands and owning kernels."""
+    producers, consumers = {}, {}
+    for call in tt_calls(body):
+        kernel = ops.spec(call.op.name).kernel
+        for i in ops.cb_reads(call):
+            consumers.setdefault(call.args[i], []).append((kernel, call))
+        for i in ops.cb_writes(call):
+            producers.setdefault(call.args[i], []).append((kernel, call))
+    return producers, consumers
+
+
+def _contains(stmt, call) -> bool:
+    return any(c.same_as(call) for c in tt_calls(stmt))
+
+
+def _consume_ranges(stmts, producer_calls, consumer_calls, name, span):
+    """Index ranges [first, last] of ``stmts`` consuming each produced block."""
+    prod_idx = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in producer_calls)]
+    cons_idx = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in consumer_calls)]
+    ranges = []
+    for n, p in enumerate(prod_idx):
+        nxt = prod_idx[n + 1] if n + 1 < len(prod_idx) else len(stmts)
+        users = [i for i in cons_idx if p < i < nxt]
+        if not users:
+            raise TTCompileError(f"a block written to shared buffer {name} is never used",
+                                 span=span)
+        ranges.append((users[0], users[-1]))
+    stray = [i for i in cons_idx if not prod_idx or i < prod_idx[0]]
+    if stray:
+        raise TTCompileError(f"shared buffer {name} is used before anything is written to it",
+                             span=span)
+    return ranges
+
+
+@tt_pass("BuildTileDFGTT", requires=("LowerTTTileIntrinsics",))
+def BuildTileDFGTT(func, mod, ctx):
+    """Build tt.tile_dfg, assign CB ids and mark compute-side consumption ranges."""
+    body = func.body
+    binds = cb_binds(body)
+    producers, consumers = cb_uses(body)
+    entries, used_ids = [], set()
+    by_var = {}
+    for b in binds:
+        var = b.var
+        args = b.value.args
+        name = str(args[5].value)
+        prods = producers.get(var, [])
+        cons = consumers.get(var, [])
+        if not prods:
+            raise TTCompileError(f"shared buffer {name} is read but never written", span=b.span)
+        if not cons:
+            raise TTCompileError(
+                f"shared buffer {name} is written but never read (copy it out or drop it)",
+                span=b.span)
+        p_kinds = {k for k, _ in prods}
+        c_kinds = {k for k, _ in cons}
+        in_place = [c for _, c in prods if any(c.same_as(d) for _, d in cons)]
+        if in_place:
+            raise TTUnsupportedError(
+                f"buffer {name} is updated in place (one operation reads and writes it); a "
+                "circular buffer cannot be read and refilled by the same operation - write the "
+                "result into a new buffer", span=in_place[0].span or b.span)
+        if len(p_kinds) > 1 or len(c_kinds) > 1:
+            raise TTUnsupportedError(
+                f"shared buffer {name} is written by {sorted(p_kinds)} and read by "
+                f"{sorted(c_kinds)}; a shared buffer must have one producer and one consumer "
+                "kernel (use a second buffer)", span=b.span)
+        producer, consumer = p_kinds.pop(), c_kinds.pop()
+        role = {("reader", "compute"): "input", ("compute", "writer"): "output",
+                ("compute", "compute"): "intermediate",
+                ("reader", "writer"): "passthrough"}[(producer, consumer)]
+        rows, cols, depth = int(args[1]), int(args[2]), int(args[3])
+        dtype = str(args[4].value)
+        entries.append({
+            "cb": var, "name": name, "rows": rows, "cols": cols, "depth": depth, "dtype": dtype,
+            "page_bytes": 32 * 32 * (2 if dtype == "bfloat16" else 4), "producer": producer,
+            "consumer": consumer, "role": role, "span": b.span,
+        })
+        by_var[var] = entries[-1]
+
+    if len(entries) > MAX_CBS:
+        raise TTResourceError(
+            f"the kernel needs {len(entries)} circular buffers; a Tensix core has {MAX_CBS}")
+    for e in entries:
+        free = [i for i in ID_RANGES[e["role"]] if i not in used_ids] or \
+            [i for i in range(MAX_CBS) if i not in used_ids]
+        e["id"] = free[0]
+        used_ids.add(e["id"])
+
+    # compute-side consumption ranges
+    seqs = collect(body, tirx.SeqStmt)
+    homes = []  # [(home SeqStmt, [(first, last, entry), ...])]
+    for e in entries:
+        if e["consumer"] != "compute":
+            continue
+        p_calls = [c for _, c in producers[e["cb"]]]
+        c_calls = [c for _, c in consumers[e["cb"]]]
+        targets = p_calls + c_calls
+        home = None
+        for s in seqs:  # pre-order: the last seq holding all uses is the innermost
+            if all(_contains(s, c) for c in targets):
+                home = s
+        if home is None:
+            raise TTCompileError(f"cannot place the uses of shared buffer {e['name']}",
+                                 span=e["span"])
+        slot = next((h for h in homes if h[0].same_as(home)), None)
+        if slot is None:
+            slot = (home, [])
+            homes.append(slot)
+        for first, last in _consume_ranges(list(home.seq), p_calls, c_calls, e["name"],
+                                           e["span"]):
+            slot[1].append((first, last, e))
+
+    def mark(s: tirx.SeqStmt):
+        slot = next((h for h in homes if h[0].same_as(s)), None)
+        if slot is None:
+            return s
+        items = list(s.seq)
+        before = [[] for _ in items]
+        after = [[] for _ in items]
+        for first, last, e in slot[1]:
+            n = int_imm(e["rows"] * e["cols"])
+            before[first].append(ops.evaluate("tt.consume.begin", e["cb"], n))
+            after[last].insert(0, ops.evaluate("tt.consume.end", e["cb"], n))
+        out = []
+        for item, pre, post in zip(items, before, after):
+            out += pre + [item] + post
+        return seq(out)
+
+    body = tt_map(body, [(tirx.SeqStmt, mark)], order="pre")
+
+    def set_id(b: tirx.Bind):
+        e = by_var.get(b.var) if ops.tt_op_name(b.value) == "tt.alloc_cb" else None
+        if e is None:
+            return b
+        args = list(b.value.args)
+        args[0] = int_imm(e["id"])
+        return tirx.Bind(b.var, ops.call("tt.alloc_cb", *args), b.span)
+
+    body = tt_map(body, [(tirx.Bind, set_id)], order="post")
+    dfg = [{k: v for k, v in e.items() if k not in ("span", "cb")} for e in entries]
+    return func.with_body(body).with_attr(attrs.TILE_DFG, dfg)

@@ -1,0 +1,257 @@
+"""C2 LowerTTTileIntrinsics: tile compute ops become CB-level compute ops.
+
+Requires: LowerSharedToCB.
+
+Guarantees (no DST handling, no init calls yet); the block buffers' allocations (whose
+``tt.cb`` annotation names their CB) are gone:
+
+* ``tile.gemm(C, A, B, C, tA, tB, 1, beta)`` with ``A``/``B`` shared and ``C`` a fragment
+  becomes ``tt.mm.mma(C, cb_A, cb_B, Mt, Nt, Kt, tB)``, preceded by ``tt.acc.clear(C)`` when
+  ``beta == 0`` (``clear_accum``);
+* ``tile.fill(accumulator, 0)`` (``T.clear``) becomes ``tt.acc.clear(accumulator)``;
+  ``tile.fill(block, c)`` (``T.fill`` / ``T.clear`` of a block buffer) becomes
+  ``tt.const_tile(cb, c, ntiles)``;
+* ``tile.add/sub/mul(dst, a, b)`` on block buffers (shared buffers and non-accumulator
+  fragments, see A2) becomes ``tt.fpu.<op>`` for bfloat16 (matrix engine) and the
+  expression ``load(0) <op> load(1)`` (below) for float32 (the vector engine keeps fp32; the
+  FPU's source registers would round fp32 to TF32);
+* ``tile.copy(dst, src)`` between block buffers becomes ``tt.eltwise(cb_dst, ntiles,
+  tt.expr.load(0), cb_src)`` (through DST; the pack converts the data format when the dtypes
+  differ), and ``tt.tile.expr(dst, tree, *srcs)`` becomes ``tt.eltwise(cb_dst, ntiles, tree,
+  *cb_srcs)`` (vector operands have the destination's rows and one column of tiles, or its
+  columns and one row);
+* ``tile.max/sum(R, S, (d,), False)`` (``T.reduce_max/sum(S, R, dim=d)``) of a 2-D block
+  into a 1-D fragment (a column vector for ``d = 1``, a row vector for ``d = 0``) becomes
+  ``tt.reduce.<max|sum>(cb_R, cb_S, cb_scaler, Mt, Nt, d == 0)``, preceded by ``tt.const_tile(cb_scaler, 1.0)``: the scaler tile (ones) the
+  reduction reads, one CB per dtype, made right before each reduction so its uses nest with
+  every other buffer's;
+* any other tile op is a ``TTUnsupportedError`` naming the op and source line.
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import tirx
+
+from ... import attrs, ops
+from ...errors import TTLayoutError, TTUnsupportedError
+from ..common import (
+    block_tiles, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm, require_attr, seq, to_py,
+    tt_pass,
+)
+from .shared_to_cb import alloc_cb_call
+from ..common import split_persistent, tt_map, with_persistent
+from ..frontend.eltwise_expr import load
+
+_ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mul"}
+_FPU_OPS = {"tirx.tile.add": "tt.fpu.add", "tirx.tile.sub": "tt.fpu.sub",
+            "tirx.tile.mul": "tt.fpu.mul"}
+_REDUCE = {"tirx.tile.sum": "T.reduce_sum", "tirx.tile.max": "T.reduce_max"}
+_REDUCE_OPS = {"tirx.tile.sum": "tt.reduce.sum", "tirx.tile.max": "tt.reduce.max"}
+
+
+def _whole(region, what, span):
+    buf = region.source
+    for r, dim in zip(region.region, buffer_shape(buf)):
+        if not (isinstance(r.min, tvm.tirx.IntImm) and int(r.min) == 0
+                and isinstance(r.extent, tvm.tirx.IntImm) and int(r.extent) == dim):
+            raise TTUnsupportedError(
+                f"{what} must use whole buffers; {buf.name} is used partially", span=span)
+    return buf
+
+
+@tt_pass("LowerTTTileIntrinsics", requires=("LowerSharedToCB",))
+def LowerTTTileIntrinsics(func, mod, ctx):
+    """Tile compute primitives -> tt.mm.mma / tt.fpu.* / tt.eltwise / tt.acc.clear."""
+    cb_of = {a.buffer: a.annotations[attrs.CB] for a in collect(func.body, tirx.AllocBuffer)
+             if attrs.CB in (a.annotations or {})}
+
+    def cb(buf, what, span):
+        if buf not in cb_of:
+            where = ("a T.gemm accumulator (copy it to a shared buffer first)"
+                     if buffer_scope(buf) == "local.fragment" else f"in {buffer_scope(buf)} memory")
+            raise TTUnsupportedError(
+                f"{what} operand {buf.name} is {where}; compute operands must be shared buffers "
+                "or fragments (copy global tensors in with T.copy first)", span=span)
+        return cb_of[buf]
+
+    cb_tiles = {b.var: (int(b.value.args[1]), int(b.value.args[2]))
+                for b in collect(func.body, tirx.Bind) if ops.tt_op_name(b.value) == "tt.alloc_cb"}
+
+    def tiles_of(buf):
+        """(rows, cols) in tiles as A2 laid the block buffer out (1-D: a column or row vector)."""
+        return cb_tiles[cb_of[buf]] if buf in cb_of else block_tiles(buf)
+
+    scalers = {}  # dtype -> (CB var, its Bind): a tile of ones every reduction reads
+
+    def scaler_cb(dtype):
+        if dtype not in scalers:
+            var = tirx.Var(f"reduce_scaler_{dtype}_cb", "int32")
+            scalers[dtype] = (var, tirx.Bind(var, alloc_cb_call(1, 1, 1, dtype,
+                                                                 f"reduce_scaler_{dtype}")))
+        return scalers[dtype][0]
+
+    def lower_reduce(call, name, span):
+        what = _REDUCE[name]
+        dst = _whole(call.args[0], what, span)
+        src = _whole(call.args[1], what, span)
+        axes = [int(a) for a in call.args[2]]
+        src_shape, dst_shape = buffer_shape(src), buffer_shape(dst)
+        if len(src_shape) != 2 or len(dst_shape) != 1:
+            raise TTUnsupportedError(
+                f"{what}({src.name}{src_shape} -> {dst.name}{dst_shape}): only 2-D blocks reduced "
+                "into 1-D fragments are supported", span=span)
+        if len(axes) != 1:
+            raise TTUnsupportedError(f"{what} over several dims at once is not supported",
+                                     span=span)
+        over_cols = axes[0] % 2 == 1  # dim=1: one value per row (a column vector)
+        lines = "rows" if over_cols else "columns"
+        if dst_shape[0] != src_shape[0 if over_cols else 1]:
+            raise TTLayoutError(
+                f"{what}: {dst.name} has {dst_shape[0]} elements but {src.name} has "
+                f"{src_shape[0 if over_cols else 1]} {lines}", span=span)
+        if bool(call.args[3]):
+            raise TTUnsupportedError(
+                f"{what}(..., clear=False) (accumulating into {dst.name}) is not supported yet",
+                span=span)
+        if buffer_dtype(src) != buffer_dtype(dst):
+            raise TTUnsupportedError(
+                f"{what}: {src.name} is {buffer_dtype(src)} but {dst.name} is "
+                f"{buffer_dtype(dst)}; reduce into a fragment of the same dtype", span=span)
+        mt, nt = block_tiles(src)
+        if tiles_of(dst) != ((mt, 1) if over_cols else (1, nt)):
+            raise TTLayoutError(
+                f"{what}: {dst.name} is used as a vector of the other orientation elsewhere",
+                span=span)
+        scaler = scaler_cb(buffer_dtype(src))
+        return seq([
+            ops.evaluate("tt.const_tile", scaler, tirx.FloatImm("float32", 1.0), int_imm(1),
+                         span=span),
+            ops.evaluate(_REDUCE_OPS[name], cb(dst, what, span), cb(src, what, span), scaler,
+                         int_imm(mt), int_imm(nt), int_imm(0 if over_cols else 1), span=span),
+        ])
+
+    def lower_gemm(call, span):
+        d, a, b, c, trans_a, trans_b, alpha, beta = call.args
+        acc = _whole(d, "T.gemm", span)
+        if buffer_scope(acc) != "local.fragment":
+            raise TTUnsupportedError(
+                f"T.gemm accumulates into {acc.name} ({buffer_scope(acc)}); the accumulator must "
+                "be a T.alloc_fragment buffer", span=span)
+        if not c.source.same_as(acc):
+            raise TTUnsupportedError("T.gemm: C must be the accumulator it writes", span=span)
+        if bool(trans_a):
+            raise TTUnsupportedError(
+                "T.gemm(transpose_A=True) is not supported: the matrix engine transposes only B "
+                "tiles", span=span, hint="store A as (M, K) or transpose it beforehand")
+        if float(alpha.value) != 1.0:
+            raise TTUnsupportedError("T.gemm with alpha != 1 is not supported", span=span)
+        a_buf = _whole(a, "T.gemm", span)
+        b_buf = _whole(b, "T.gemm", span)
+        mt, kt = block_tiles(a_buf)
+        if bool(trans_b):
+            nt, kt_b = block_tiles(b_buf)
+        else:
+            kt_b, nt = block_tiles(b_buf)
+        cm, cn = block_tiles(acc)
+        if kt != kt_b or (cm, cn) != (mt, nt):
+            raise TTLayoutError(
+                f"T.gemm shapes do not agree: A {a_buf.name}{buffer_shape(a_buf)}, B "
+                f"{b_buf.name}{buffer_shape(b_buf)} (transpose_B={bool(trans_b)}), C "
+                f"{acc.name}{buffer_shape(acc)}", span=span)
+        if buffer_dtype(a_buf) != buffer_dtype(b_buf):
+            raise TTUnsupportedError(
+                f"T.gemm operands {a_buf.name} ({buffer_dtype(a_buf)}) and {b_buf.name} "
+                f"({buffer_dtype(b_buf)}) must have the same dtype", span=span)
+        mma = ops.evaluate("tt.mm.mma", acc, cb(a_buf, "T.gemm", span), cb(b_buf, "T.gemm", span),
+                           int_imm(mt), int_imm(nt), int_imm(kt), int_imm(int(bool(trans_b))),
+                           span=span)
+        if float(beta.value) == 0.0:
+            return seq([ops.evaluate("tt.acc.clear", acc, span=span), mma])
+        return mma
+
+    def lower(call: tirx.TilePrimitiveCall):
+        name = call.op.name
+        span = call.span
+        if name == "tirx.tile.gemm":
+            return lower_gemm(call, span)
+        if name == "tirx.tile.fill":
+            buf = _whole(call.args[0], "T.clear/T.fill", span)
+            value = call.args[1]
+            is_zero = (isinstance(value, int) and value == 0) or (
+                hasattr(value, "value") and float(value.value) == 0.0)
+            if buf in cb_of:  # a block of constant tiles
+                if not isinstance(value, (int, float, tirx.IntImm, tirx.FloatImm)):
+                    raise TTUnsupportedError(
+                        f"T.fill({buf.name}, {value}): the value must be a constant", span=span)
+                rows, cols = block_tiles(buf)
+                return ops.evaluate("tt.const_tile", cb(buf, "T.fill", span),
+                                    tirx.FloatImm("float32", float(getattr(value, "value", value))),
+                                    int_imm(rows * cols), span=span)
+            if not is_zero:
+                raise TTUnsupportedError(
+                    f"T.fill({buf.name}, {value}): a T.gemm accumulator can only be cleared "
+                    "(T.clear)", span=span)
+            return ops.evaluate("tt.acc.clear", buf, span=span)
+        if name == "tirx.tile.copy":  # C1 leaves only block <- block copies
+            dst = _whole(call.args[0], "T.copy", span)
+            src = _whole(call.args[1], "T.copy", span)
+            one_d = (len(buffer_shape(dst)) == 1) != (len(buffer_shape(src)) == 1)
+            if tiles_of(dst) != tiles_of(src) or one_d:  # a vector's tiles are not a block's
+                raise TTLayoutError(
+                    f"T.copy {src.name}{buffer_shape(src)} -> {dst.name}{buffer_shape(dst)}: the "
+                    "shapes must hold the same tiles", span=span)
+            rows, cols = block_tiles(dst)
+            return ops.evaluate("tt.eltwise", cb(dst, "T.copy", span), int_imm(rows * cols),
+                                load(0), cb(src, "T.copy", span), span=span)
+        if name in _ELTWISE:
+            dst, a, b = call.args[0], call.args[1], call.args[2]
+            if not all(isinstance(x, tvm.ir.TensorRegion) for x in (a, b)):
+                raise TTUnsupportedError(
+                    f"elementwise {_ELTWISE[name]} with a scalar operand is not supported yet",
+                    span=span)
+            bufs = [_whole(x, f"elementwise {_ELTWISE[name]}", span) for x in (dst, a, b)]
+            shapes = {tuple(buffer_shape(x)) for x in bufs}
+            dtypes = {buffer_dtype(x) for x in bufs}
+            if len(shapes) != 1 or len(dtypes) != 1:
+                raise TTUnsupportedError(
+                    f"elementwise {_ELTWISE[name]} needs operands of one shape and dtype; got "
+                    + ", ".join(f"{x.name}{buffer_shape(x)}:{buffer_dtype(x)}" for x in bufs),
+                    span=span)
+            rows, cols = block_tiles(bufs[0])
+            cbs = [cb(x, f"elementwise {_ELTWISE[name]}", span) for x in bufs]
+            if dtypes.pop() == "float32":  # the vector engine, in an fp32 DST
+                tree = {"add": load(0) + load(1), "sub": load(0) - load(1),
+                        "mul": load(0) * load(1)}[_ELTWISE[name]]
+                return ops.evaluate("tt.eltwise", cbs[0], int_imm(rows * cols), tree, *cbs[1:],
+                                    span=span)
+            return ops.evaluate(_FPU_OPS[name], *cbs, int_imm(rows * cols), span=span)
+        if name == "tt.tile.expr":
+            dst = _whole(call.args[0], "elementwise expression", span)
+            srcs = [_whole(r, "elementwise expression", span) for r in call.args[2:]]
+            for src in srcs:
+                vector = len(buffer_shape(src)) == 1 and len(buffer_shape(dst)) == 2
+                rows, cols = tiles_of(dst)
+                want = {(rows, 1), (1, cols)} if vector else {(rows, cols)}
+                if tiles_of(src) not in want:
+                    raise TTLayoutError(
+                        f"elementwise expression into {dst.name}{buffer_shape(dst)}: operand "
+                        f"{src.name}{buffer_shape(src)} has another shape", span=span)
+            rows, cols = block_tiles(dst)
+            return ops.evaluate(
+                "tt.eltwise", cb(dst, "elementwise expression", span), int_imm(rows * cols),
+                call.args[1], *[cb(s, "elementwise expression", span) for s in srcs], span=span)
+        if name in _REDUCE:
+            return lower_reduce(call, name, span)
+        raise TTUnsupportedError(f"tile op {name} is not supported by the Tenstorrent backend",
+                                 span=span)
+
+    body = tt_map(func.body, [(tirx.TilePrimitiveCall, lower)], order="post")
+    body = tt_map(body, [(tirx.AllocBuffer, lambda a: tirx.Evaluate(int_imm(0))
+                          if attrs.CB in (a.annotations or {}) else a)], order="post")
+    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    if scalers:
+        prologue, persistent = split_persistent(body)
+        body = with_persistent([b for _, b in scalers.values()] + list(prologue), persistent)
+
+    return func.with_body(body)

@@ -1,0 +1,1 @@
+"""frontend phase of the pipeline (see docs/PIPELINE.md)."""

@@ -1,0 +1,336 @@
+"""A0.4 VersionBlockBuffersTT: block buffers in single-assignment form.
+
+Requires: LegalizeTileOpsTT (every block-level operation is a tile primitive).
+
+A circular buffer holds one definition of a block at a time: it cannot be read and refilled
+by one operation, one kernel produces it and one kernel consumes it, and a GEMM accumulator
+lives in DST, where elementwise operations cannot reach it.  TileLang writes all of these as
+updates of one buffer (``A_s[i, j] = A_s[i, j] + B_s[i, j]``, ``B_s = A_s * 2`` after
+``T.copy(B, B_s)``, ``C_local[i, j] = T.max(C_local[i, j], 0)`` after a ``T.gemm`` loop), so:
+
+* **versions** - every definition of a block buffer after its first (in program order) writes
+  a new buffer of the same name, shape and dtype, and later tile ops read the newest version;
+  a copy of a buffer onto itself (``s = s * 1.0``) is dropped;
+* **accumulator reads** - an elementwise tile op (``tile.add/sub/mul``, ``tt.tile.expr``)
+  that reads a GEMM accumulator reads a new fragment instead, filled by
+  ``tile.copy(new <- accumulator)`` (which C1 makes the accumulator's pack) right after the
+  statement that last updates the accumulator; one that writes an accumulator writes a new
+  version;
+* **one consumer kernel** - a version the writer copies out and that something else also
+  reads (another copy out, or a compute op) is first copied (by the compute kernel) into a
+  buffer of its own for each copy out;
+* **dead definitions** - a definition no one reads is dropped, as long as the buffer is read
+  somewhere (a buffer never read at all is left for BuildTileDFGTT's error).
+
+A version made inside a loop or a branch is only valid there.  A later use outside it, or a
+loop body that reads the buffer before redefining it (a loop-carried update), is a
+``TTUnsupportedError`` naming the buffer and the source lines.
+
+Guarantees: no tile op reads and writes one block buffer, every block buffer has one
+definition (in program order) and one consumer kernel when the writer copies it out.
+"""
+
+from __future__ import annotations
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from ...errors import TTUnsupportedError, describe_span
+from ..common import (
+    buffer_dtype, buffer_scope, buffer_shape, collect, gemm_accumulators, replace_tile_call, seq,
+    tt_map, tt_pass, with_tile_span,
+)
+
+ELEMENTWISE = ("tirx.tile.add", "tirx.tile.sub", "tirx.tile.mul", "tt.tile.expr")
+_NOOP = tirx.Evaluate(tirx.IntImm("int32", 0))
+
+
+def _full(buf):
+    return buf[tuple(slice(0, d) for d in buffer_shape(buf))]
+
+
+def _on(region, buf):
+    """``region``'s ranges on another buffer."""
+    return buf[tuple(slice(r.min, r.min + r.extent) for r in region.region)]
+
+
+def _copy(dst, src, span=None):
+    import tvm.tirx.operator as tirx_op
+
+    return with_tile_span(tirx_op.Copy(dst, src, workspace={}, config={}, dispatch=None,
+                                       scope=None), span)
+
+
+def _regions(call):
+    return [a for a in call.args if isinstance(a, tvm.ir.TensorRegion)]
+
+
+def _is_block(buf) -> bool:
+    return buffer_scope(buf) in ("shared", "local.fragment")
+
+
+def _find(table, buf):
+    return next((v for k, v in table.items() if k.same_as(buf)), None)
+
+
+def _line(span) -> str:
+    return describe_span(span) or "(no source line)"
+
+
+class _Def:
+    """The version of a user buffer in force: its buffer, the scope (loop or branch) it was
+    made in (None: the kernel body) and the statement that made it."""
+
+    def __init__(self, buf, scope, call):
+        self.buf, self.scope, self.call = buf, scope, call
+
+
+class _Versioner:
+    def __init__(self, body):
+        self.accs = gemm_accumulators(body)
+        self.current = {}  # user buffer -> _Def
+        self.scopes = []  # enclosing loops and branches: (node, arm)
+        self.loop_reads = {}  # id(loop) -> user buffers read there from an outer version
+        self.packs = []  # (accumulator, reading call, copy that packs it)
+        self.versions = []  # (version, user buffer)
+
+    # ---- helpers --------------------------------------------------------------------------
+    def is_acc(self, buf) -> bool:
+        return any(buf.same_as(a) for a in self.accs)
+
+    def in_scope(self, scope) -> bool:
+        return scope is None or any(s[0].same_as(scope[0]) and s[1] == scope[1]
+                                    for s in self.scopes)
+
+    def depth_of(self, scope) -> int:
+        if scope is None:
+            return 0
+        return next(i + 1 for i, s in enumerate(self.scopes)
+                    if s[0].same_as(scope[0]) and s[1] == scope[1])
+
+    def read(self, buf, call):
+        """The version of ``buf`` a read by ``call`` sees."""
+        d = _find(self.current, buf)
+        if d is None:
+            return buf
+        if not self.in_scope(d.scope):
+            where = "a loop" if isinstance(d.scope[0], tirx.For) else "a branch of an if"
+            raise TTUnsupportedError(
+                f"{buf.name} is written inside {where} at {_line(d.call.span)} and read after it "
+                f"at {_line(call.span)}; a block buffer written there holds a value only there",
+                hint="give the value read after the loop or branch a buffer of its own, written "
+                "outside it")
+        depth = self.depth_of(d.scope)
+        for node, arm in self.scopes[depth:]:
+            if isinstance(node, tirx.For):
+                self.loop_reads.setdefault(id(node), []).append(buf)
+        return d.buf
+
+    def define(self, buf, call):
+        """The buffer a definition of ``buf`` by ``call`` writes."""
+        d = _find(self.current, buf)
+        scope = self.scopes[-1] if self.scopes else None
+        if d is None and not self.is_acc(buf):
+            self.current[buf] = _Def(buf, scope, call)
+            return buf
+        base = 0 if d is None else self.depth_of(d.scope) if self.in_scope(d.scope) else 0
+        for node, arm in self.scopes[base:]:
+            if isinstance(node, tirx.For) and any(
+                    b.same_as(buf) for b in self.loop_reads.get(id(node), [])):
+                raise TTUnsupportedError(
+                    f"{buf.name} is updated in place in a loop that carries its value from one "
+                    f"iteration to the next (at {_line(call.span)}); this is not supported yet",
+                    span=call.span or node.span)
+        made = tirx.decl_buffer(buffer_shape(buf), buffer_dtype(buf), buf.name,
+                                scope="local.fragment" if self.is_acc(buf) else buffer_scope(buf))
+        self.current[buf] = _Def(made, scope, call)
+        self.versions.append((made, buf))
+        return made
+
+    # ---- statements -----------------------------------------------------------------------
+    def stmt(self, s):
+        if isinstance(s, tirx.SeqStmt):
+            return seq([self.stmt(x) for x in s.seq])
+        if isinstance(s, tirx.For):
+            self.scopes.append((s, 0))
+            body = self.stmt(s.body)
+            self.scopes.pop()
+            return tirx.For(s.loop_var, s.min, s.extent, s.kind, body, s.thread_binding,
+                            s.annotations, s.step, s.span)
+        if isinstance(s, tirx.IfThenElse):
+            self.scopes.append((s, 0))
+            then = self.stmt(s.then_case)
+            self.scopes.pop()
+            other = None
+            if s.else_case is not None:
+                self.scopes.append((s, 1))
+                other = self.stmt(s.else_case)
+                self.scopes.pop()
+            return tirx.IfThenElse(s.condition, then, other, s.span)
+        if isinstance(s, tirx.AttrStmt):
+            return tirx.AttrStmt(s.node, s.attr_key, s.value, self.stmt(s.body), s.span)
+        if isinstance(s, tirx.TilePrimitiveCall):
+            return self.call(s)
+        return s
+
+    def call(self, call):
+        regions = _regions(call)
+        if (call.op.name == "tirx.tile.copy" and regions[0].source.same_as(regions[1].source)
+                and tvm_ffi.structural_equal(regions[0], regions[1])):
+            return _NOOP  # a buffer copied onto itself (`s = s * 1.0` folds to this)
+        args, pre, packs = list(call.args), [], []
+        for k, a in enumerate(args):
+            if k > 0 and isinstance(a, tvm.ir.TensorRegion) and _is_block(a.source):
+                version = self.read(a.source, call)
+                if not version.same_as(a.source):
+                    args[k] = _on(a, version)
+        dst = args[0].source if isinstance(args[0], tvm.ir.TensorRegion) else None
+        elementwise = call.op.name in ELEMENTWISE
+        if elementwise:  # accumulator operands are packed into fragments first
+            accs_read = []
+            for a in args[1:]:
+                if isinstance(a, tvm.ir.TensorRegion) and self.is_acc(a.source) and not any(
+                        a.source.same_as(x) for x in accs_read):
+                    accs_read.append(a.source)
+            for acc in accs_read:
+                packed = tirx.decl_buffer(buffer_shape(acc), buffer_dtype(acc), acc.name,
+                                          scope="local.fragment")
+                self.versions.append((packed, acc))
+                packs.append((acc, seq([tirx.AllocBuffer(packed, span=call.span),
+                                        _copy(_full(packed), _full(acc), call.span)])))
+                args = [args[0]] + [_on(a, packed) if isinstance(a, tvm.ir.TensorRegion)
+                                    and a.source.same_as(acc) else a for a in args[1:]]
+        if dst is not None and _is_block(dst) and (not self.is_acc(dst) or elementwise):
+            made = self.define(dst, call)
+            if not made.same_as(dst):
+                pre.append(tirx.AllocBuffer(made, span=call.span))
+                args[0] = _on(args[0], made)
+        if not pre and all(a is b or getattr(a, "same_as", lambda _: False)(b)
+                           for a, b in zip(args, call.args)):
+            return call
+        new = replace_tile_call(call, args=args)
+        self.packs += [(acc, new, pack) for acc, pack in packs]
+        return seq(pre + [new])
+
+    def user_of(self, buf):
+        return next((u for v, u in self.versions if v.same_as(buf)), buf)
+
+
+def _place_packs(body, packs):
+    """An accumulator is packed right after its last update, before anything else the
+    reading statement needs (staged operands, derived vectors) can claim DST."""
+
+    def place(s: tirx.SeqStmt):
+        items = list(s.seq)
+        for acc, reader, pack in packs:
+            holds = [any(c.same_as(reader) for c in collect(it, tirx.TilePrimitiveCall))
+                     for it in items]
+            if not any(holds):
+                continue
+            at = holds.index(True)
+            updates = [i for i, it in enumerate(items[:at])
+                       if any(c.op.name == "tirx.tile.gemm" and c.args[0].source.same_as(acc)
+                              for c in collect(it, tirx.TilePrimitiveCall))]
+            items.insert(updates[-1] + 1 if updates else at, pack)
+        return seq(items) if len(items) != len(s.seq) else s
+
+    return tt_map(body, [(tirx.SeqStmt, place)], order="post")
+
+
+class _Uses:
+    """Readers of every block buffer: (call, "writer" | "compute"), and its definitions."""
+
+    def __init__(self, body):
+        self.readers, self.defs = {}, {}
+        for call in collect(body, tirx.TilePrimitiveCall):
+            regions = _regions(call)
+            if not regions:
+                continue
+            to_global = call.op.name == "tirx.tile.copy" and \
+                buffer_scope(regions[0].source) == "global"
+            for r in regions[1:]:
+                if _is_block(r.source):
+                    self.readers.setdefault(r.source, []).append(
+                        (call, "writer" if to_global else "compute"))
+            if _is_block(regions[0].source):
+                self.defs.setdefault(regions[0].source, []).append(call)
+
+    def of(self, table, buf):
+        return next((v for k, v in table.items() if k.same_as(buf)), [])
+
+
+def _one_consumer_kernel(body, accumulators):
+    """Copies out of a buffer that has other readers copy a buffer of their own."""
+    uses = _Uses(body)
+    split = []
+    for buf, readers in uses.readers.items():
+        if any(buf.same_as(a) for a in accumulators):
+            continue  # C1 packs an accumulator into a CB of its own for each copy out
+        writers = [c for c, kind in readers if kind == "writer"]
+        if writers and len(readers) > 1:
+            split += writers
+    if not split:
+        return body
+
+    def rewrite(call):
+        if not any(call.same_as(c) for c in split):
+            return call
+        dst, src = call.args[0], call.args[1]
+        own = tirx.decl_buffer(buffer_shape(src.source), buffer_dtype(src.source),
+                               src.source.name, scope="shared")
+        return seq([tirx.AllocBuffer(own, span=call.span), _copy(_full(own), src, call.span),
+                    replace_tile_call(call, args=[dst, _full(own)])])
+
+    return tt_map(body, [(tirx.TilePrimitiveCall, rewrite)], order="post")
+
+
+def _drop_dead(body, users_read):
+    """Drop definitions no one reads (module docstring); ``users_read`` are the buffers
+    (versions included) whose user buffer is read somewhere."""
+    while True:
+        uses = _Uses(body)
+        dead = [c for buf, calls in uses.defs.items() for c in calls
+                if not uses.of(uses.readers, buf) and any(buf.same_as(b) for b in users_read)]
+        if not dead:
+            break
+        body = tt_map(body, [(tirx.TilePrimitiveCall,
+                              lambda c: _NOOP if any(c.same_as(d) for d in dead) else c)])
+    referenced = _Uses(body)
+
+    def keep(alloc):
+        buf = alloc.buffer
+        if not _is_block(buf) or referenced.of(referenced.defs, buf) or \
+                referenced.of(referenced.readers, buf):
+            return alloc
+        return _NOOP if any(buf.same_as(b) for b in users_read) else alloc
+
+    return tt_map(body, [(tirx.AllocBuffer, keep)])
+
+
+@tt_pass("VersionBlockBuffersTT", requires=("LegalizeTileOpsTT",))
+def VersionBlockBuffersTT(func, mod, ctx):
+    """Single-assignment block buffers (module docstring)."""
+    return func.with_body(version_block_updates(func.body))
+
+
+def version_block_updates(body):
+    """Single-assignment block buffers (module docstring)."""
+    versioner = _Versioner(body)
+    body = versioner.stmt(body)
+    body = _place_packs(body, versioner.packs)
+    # the buffers (versions included) of user buffers that something reads
+    uses = _Uses(body)
+    groups = {}
+    for buf in list(uses.defs) + list(uses.readers):
+        user = versioner.user_of(buf)
+        group = next((g for u, g in groups.items() if u.same_as(user)), None)
+        if group is None:
+            group = groups[user] = []
+        if not any(buf.same_as(b) for b in group):
+            group.append(buf)
+    users_read = [b for group in groups.values()
+                  if any(uses.of(uses.readers, x) for x in group) for b in group]
+    body = _drop_dead(body, users_read)
+    body = _one_consumer_kernel(body, versioner.accs)
+    return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")

@@ -1,0 +1,365 @@
+"""Elementwise expressions of ``T.Parallel`` bodies, recognised from their TIR structure.
+
+One module owns the *expression tree* form shared by A0 (which builds trees), C2 (which
+classifies them), D4 and D5 (which evaluate them in DST).  A tree is a float32 PrimExpr:
+
+* ``tt.expr.load(k)`` - an element of operand ``k`` (a block buffer, ``copy_tile`` into a
+  fresh DST slot);
+* a float constant (only as an operand of ``+ - * /``, applied with the float's bits);
+* ``tt.expr.load(k) op tt.expr.col(m)`` (``op`` in ``+ - *``, either order) - operand ``m`` is
+  a column vector (a 1-D block buffer read as ``R[i]``) broadcast along the rows: the matrix
+  engine's column broadcast, straight into a DST slot; ``tt.expr.row(m)`` is a row vector
+  (``R[j]``) broadcast down the columns;
+* ``a + b``, ``a - b``, ``a * b``, ``a / b`` of two trees;
+* ``tt.expr.<fn>(x)`` - an SFPU function (``exp``, ``relu``, ... - :data:`ops.FUNCTIONS`).
+
+``T.exp(A[i, j] + B[i, j]) * 0.5`` is ``tt.expr.exp(load(0) + load(1)) * 0.5``.  Trees run in
+a float32 DST and round once, at the pack, so casts between float types inside an expression
+are read through: bfloat16 arithmetic that TVMScript spells in float32
+(``bf16(f(float32(a)))``) is exactly ``f(a)``, and intermediate roundings TVMScript's typing
+would put in (``bf16(a - b)`` before ``exp``) are not made - the result is the more precise
+one.  D5 evaluates a tree in post-order (:func:`postfix`), left operand first; A0 puts the
+deeper side of ``+`` and ``*`` first so fewer DST slots are live at once.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from ... import ops
+from ..common import buffer_dtype
+
+UNARY_CALLS = {"tirx.exp": "exp", "tirx.log": "log", "tirx.sqrt": "sqrt", "tirx.rsqrt": "rsqrt",
+               "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs"}
+BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div"}
+SUPPORTED = ("elementwise expressions of buffer elements and float constants built from +, -, "
+             "*, /, T.exp, T.log, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.abs, T.max(x, 0) "
+             "and unary minus; a 1-D buffer read as R[i] (possibly through those functions) only "
+             "as a direct operand of +, -, * or / with a block element (A[i, j] - R[i])")
+
+
+def _const(expr):
+    """The value of a constant expression (literals, casts, and the supported functions and
+    operators of constants - TVMScript leaves ``T.sqrt(3.0)`` unfolded), else None."""
+    if isinstance(expr, tirx.Cast):
+        return _const(expr.value)
+    if isinstance(expr, (tirx.FloatImm, tirx.IntImm)):
+        return float(expr.value)
+    try:
+        if isinstance(expr, tvm.ir.Call) and isinstance(expr.op, tvm.ir.Op) and len(expr.args) == 1:
+            fn, arg = UNARY_CALLS.get(expr.op.name), _const(expr.args[0])
+            return ops.FUNCTIONS[fn].fold(arg) if fn and arg is not None else None
+        if type(expr) in BINARY:
+            a, b = _const(expr.a), _const(expr.b)
+            return ops.ARITH[BINARY[type(expr)]].fold(a, b) if None not in (a, b) else None
+        if isinstance(expr, tirx.Max):
+            a, b = _const(expr.a), _const(expr.b)
+            return max(a, b) if None not in (a, b) else None
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return None
+    return None
+
+
+def as_load(expr, dtype):
+    """``expr`` as a buffer element of ``dtype``: a load, or a load of ``dtype`` widened by a
+    cast (TVMScript computes bfloat16 arithmetic in float32), else None."""
+    if isinstance(expr, tirx.Cast):
+        expr = expr.value
+        if not isinstance(expr, tvm.ir.TensorLoad) or buffer_dtype(expr.source) != dtype:
+            return None
+    return expr if isinstance(expr, tvm.ir.TensorLoad) else None
+
+
+def _special_unary(value):
+    """(fn, operand expression) for ``max(x, 0)``, ``x * -1`` and ``1 / x``, else None."""
+    a, b = getattr(value, "a", None), getattr(value, "b", None)
+    if isinstance(value, tirx.Max):
+        if _const(b) == 0.0 and _const(a) is None:
+            return "relu", a
+        if _const(a) == 0.0 and _const(b) is None:
+            return "relu", b
+    if isinstance(value, tirx.Mul):
+        if _const(b) == -1.0 and _const(a) is None:
+            return "negative", a
+        if _const(a) == -1.0 and _const(b) is None:
+            return "negative", b
+    if isinstance(value, tirx.Div) and _const(a) == 1.0 and _const(b) is None:
+        return "recip", b
+    return None
+
+
+def unary_form(value, dtype):
+    """(fn, operand load) when ``value`` is an SFPU function of one load, else None (A0 makes
+    it the tree ``fn(load(0))``)."""
+    if isinstance(value, tvm.ir.Call) and isinstance(value.op, tvm.ir.Op):
+        fn = UNARY_CALLS.get(value.op.name)
+        operand = as_load(value.args[0], dtype) if fn and len(value.args) == 1 else None
+        return (fn, operand) if operand is not None else None
+    special = _special_unary(value)
+    if special is not None:
+        operand = as_load(special[1], dtype)
+        return (special[0], operand) if operand is not None else None
+    return None
+
+
+# --- tree construction ------------------------------------------------------------------
+def load(k: int):
+    return ops.call("tt.expr.load", tirx.IntImm("int32", k))
+
+
+def vector(k: int, orient: str):
+    return ops.call(ops.VECTOR_OPS[orient], tirx.IntImm("int32", k))
+
+
+def apply(fn: str, x):
+    return ops.call(ops.FUNCTION_OPS[fn], x)
+
+
+def const(c: float):
+    return tirx.FloatImm("float32", float(struct.unpack("<f", struct.pack("<f", c))[0]))
+
+
+def _combine(op: str, a, b):
+    return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
+            "div": lambda: a / b}[op]()
+
+
+class VectorOperand:
+    """A column (or row) vector operand: the 1-D buffer element ``load``, or the elementwise
+    expression ``tree`` of it alone (``load(0)`` is the vector; A0 materialises it once per
+    block with a ``tt.tile.expr`` into a new 1-D fragment).  ``block`` marks a vector used
+    where only a whole block can go (``(a - v) * w``'s ``w``): A0 broadcasts it into a block
+    first."""
+
+    def __init__(self, load_, tree=None, orient="col"):
+        self.load, self.tree, self.orient = load_, tree, orient
+        self.block = False  # True: used as a block operand, broadcast first
+
+    def then(self, fn: str) -> "VectorOperand":
+        """This vector with the SFPU function ``fn`` applied."""
+        return VectorOperand(self.load, apply(fn, self.tree if self.tree is not None
+                                              else load(0)), self.orient)
+
+    def same(self, other) -> bool:
+        return (isinstance(other, VectorOperand) and self.block == other.block
+                and self.orient == other.orient
+                and (self.tree is None) == (other.tree is None)
+                and (self.tree is None or tvm_ffi.structural_equal(self.tree, other.tree))
+                and tvm_ffi.structural_equal(self.load, other.load))
+
+
+def compile_expr(value, dtype, is_vector=None):
+    """(tree, operands) of an elementwise expression, or None if it is not one.
+
+    Operands are loads, or :class:`VectorOperand` for vectors (``is_vector(load)`` tells the
+    1-D loads: "col" or "row").  Equal operands share one index.  A vector may be transformed
+    by any elementwise expression of it alone (``s[i] * (1.0 / N) + eps``, ``T.exp(m[i])``)
+    and must then meet a block element directly in ``+``, ``-``, ``*`` or ``/`` (``a / v`` is
+    ``a * recip(v)``: one matrix-engine broadcast) or stand anywhere else as a block operand
+    (``VectorOperand.block``).
+    """
+    operands = []
+
+    def operand(x):
+        for k, seen in enumerate(operands):
+            same = seen.same(x) if isinstance(seen, VectorOperand) else (
+                not isinstance(x, VectorOperand) and tvm_ffi.structural_equal(seen, x))
+            if same:
+                return k
+        operands.append(x)
+        return len(operands) - 1
+
+    def as_vector(e):
+        """``e`` as a VectorOperand (an expression of one vector element), else None."""
+        if is_vector is None:
+            return None
+        ld = as_load(e, dtype)
+        if ld is not None:
+            orient = is_vector(ld)
+            return VectorOperand(ld, None, orient) if orient else None
+        compiled = compile_expr(e, dtype)  # the vector read as a plain operand
+        if compiled is None or len(compiled[1]) != 1 or not is_vector(compiled[1][0]):
+            return None
+        tree, (ld,) = compiled
+        same = tvm_ffi.structural_equal(tree, load(0))  # only a dtype cast
+        return VectorOperand(ld, None if same else tree, is_vector(ld))
+
+    def block_load(e):
+        ld = as_load(e, dtype)
+        return ld if ld is not None and not (is_vector and is_vector(ld)) else None
+
+    def broadcast(e):
+        """``block op vector`` (either order) as one broadcast node, else None."""
+        if type(e) not in BINARY:
+            return None
+        op = BINARY[type(e)]
+        la, lb = block_load(e.a), block_load(e.b)
+        va, vb = as_vector(e.a), as_vector(e.b)
+        if la is not None and vb is not None:
+            if op == "div":
+                vb, op = vb.then("recip"), "mul"
+            return _combine(op, load(operand(la)), vector(operand(vb), vb.orient))
+        if lb is not None and va is not None and op != "div":
+            node = _combine(op, load(operand(lb)), vector(operand(va), va.orient))
+            return apply("negative", node) if op == "sub" else node  # v - a = -(a - v)
+        return None
+
+    def visit(e):  # e's tree; None when e is not an elementwise expression
+        ld = as_load(e, dtype)
+        if ld is not None and not (is_vector and is_vector(ld)):
+            return load(operand(ld))
+        node = broadcast(e)
+        if node is not None:
+            return node
+        vec = as_vector(e)
+        if vec is not None:  # a vector anywhere else: broadcast into a whole block first
+            vec.block = True
+            return load(operand(vec))
+        if isinstance(e, tirx.Cast) and _const(e) is None:
+            return visit(e.value) if _is_float(e) and _is_float(e.value) else None
+        if isinstance(e, tvm.ir.Call) and isinstance(e.op, tvm.ir.Op):
+            fn = UNARY_CALLS.get(e.op.name)
+            inner = visit(e.args[0]) if fn is not None and len(e.args) == 1 else None
+            return apply(fn, inner) if inner is not None else None
+        special = _special_unary(e)
+        if special is not None:
+            inner = visit(special[1])
+            return apply(special[0], inner) if inner is not None else None
+        if type(e) in BINARY:
+            sides = []
+            for side in (e.a, e.b):
+                c = _const(side)
+                sides.append(const(c) if c is not None else visit(side))
+                if sides[-1] is None:
+                    return None
+            if all(isinstance(x, tirx.FloatImm) for x in sides):
+                return None  # a constant: _const folds what it can
+            op = BINARY[type(e)]
+            if op in ("add", "mul") and tree_slots(sides[1]) > tree_slots(sides[0]):
+                sides.reverse()  # the deeper side first: fewer DST slots at once
+            return _combine(op, *sides)
+        return None
+
+    tree = visit(value)
+    if tree is None or not operands:
+        return None
+    return tree, operands
+
+
+def _is_float(e) -> bool:
+    return str(getattr(e, "ty", "")).startswith(("float", "bfloat"))
+
+
+# --- tree queries -----------------------------------------------------------------------
+def leaf(node):
+    """("load" | "col" | "row", k) for a leaf, else None."""
+    name = ops.tt_op_name(node)
+    if name == "tt.expr.load":
+        return "load", int(node.args[0])
+    for orient, op_name in ops.VECTOR_OPS.items():
+        if name == op_name:
+            return orient, int(node.args[0])
+    return None
+
+
+def function_of(node):
+    """The SFPU function a ``tt.expr.<fn>`` node applies, else None."""
+    name = ops.tt_op_name(node)
+    return ops.spec(name).props.get("function") if name else None
+
+
+def postfix(tree) -> list[tuple[str, object]]:
+    """The tree in evaluation order, as (kind, value): ("load", k), ("const", c),
+    ("bcast", (op, k, m, "col" | "row")), ("binary", op), ("unary", fn).  A vector leaf that
+    is not a direct operand of + - * next to a load is a ``ValueError``."""
+    out = []
+
+    def visit(e):
+        lf = leaf(e)
+        if lf is not None:
+            if lf[0] != "load":
+                raise ValueError(f"vector operand {lf[1]} outside a broadcast in `{tree}`")
+            out.append(("load", lf[1]))
+            return
+        if isinstance(e, tirx.FloatImm):
+            out.append(("const", float(e.value)))
+            return
+        fn = function_of(e)
+        if fn is not None:
+            visit(e.args[0])
+            out.append(("unary", fn))
+            return
+        op = BINARY.get(type(e))
+        if op is None:
+            raise ValueError(f"`{e}` is not an elementwise expression node")
+        la, lb = leaf(e.a), leaf(e.b)
+        if op != "div" and la and lb and la[0] == "load" and lb[0] != "load":
+            out.append(("bcast", (op, la[1], lb[1], lb[0])))
+            return
+        if op in ("add", "mul") and la and lb and lb[0] == "load" and la[0] != "load":
+            out.append(("bcast", (op, lb[1], la[1], la[0])))
+            return
+        visit(e.a)
+        visit(e.b)
+        out.append(("binary", op))
+
+    visit(tree)
+    return out
+
+
+def program_slots(tokens) -> int:
+    """DST slots one tile of an expression needs (its deepest stack of tiles), from its
+    :func:`postfix` form."""
+    depth = deepest = 0
+    stack = []
+    for kind, _ in tokens:
+        if kind in ("load", "bcast", "const"):
+            stack.append("const" if kind == "const" else "load")
+            depth += kind != "const"
+        elif kind == "binary":
+            rhs, lhs = stack.pop(), stack.pop()
+            depth -= rhs == "load" and lhs == "load"
+            stack.append("load")
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def tree_slots(tree) -> int:
+    """DST slots one tile of ``tree`` needs (0 for a constant)."""
+    if isinstance(tree, tirx.FloatImm):
+        return 0
+    return program_slots(postfix(tree))
+
+
+def is_copy(tree) -> bool:
+    """The expression is operand 0 unchanged (a copy through DST, converting the dtype)."""
+    return leaf(tree) == ("load", 0)
+
+
+def is_single_function(tree) -> bool:
+    """One SFPU function of operand 0 (or a copy): no intermediate value to keep in fp32."""
+    return is_copy(tree) or (function_of(tree) is not None and is_copy(tree.args[0]))
+
+
+def matrix_engine_operands(tree) -> list[int]:
+    """Operands the matrix engine reads (through its source registers): both sides of every
+    broadcast."""
+    found = set()
+    for kind, v in postfix(tree):
+        if kind == "bcast":
+            found |= {v[1], v[2]}
+    return sorted(found)
+
+
+def vector_operands(tree) -> list[tuple[int, str]]:
+    """(operand, "col" | "row") of every vector leaf."""
+    return [(v[2], v[3]) for kind, v in postfix(tree) if kind == "bcast"]
+
+
+def float_bits(value: float) -> int:
+    """The IEEE-754 float32 bit pattern of ``value`` (the SFPU scalar-argument encoding)."""
+    return struct.unpack("<I", struct.pack("<f", value))[0]

@@ -1,0 +1,296 @@
+"""A0.2 LowerParallelToTileTT: element-parallel loop nests become tile operations.
+
+Requires: ScalarsToBindTT (``T.Parallel`` nests are ``For`` loops of kind ``parallel``).
+
+Guarantees: every ``T.Parallel`` nest whose body is one elementwise assignment over a
+tile-aligned rectangle (``Bind`` statements in the body are inlined) is replaced by tile
+primitives on regions, chosen from the value's structure (see :mod:`.eltwise_expr`):
+
+* ``dst = a`` (also across dtypes): ``tile.copy``;
+* ``a + b``, ``a - b``, ``a * b`` of two elements: ``tile.add`` / ``tile.sub`` / ``tile.mul``;
+* any other expression of elements and float constants over those operators and the SFPU
+  functions (``T.exp``, ``T.log``, ``T.sqrt``, ``T.rsqrt``, ``T.sigmoid``, ``T.tanh``,
+  ``T.abs``, ``T.max(a, 0)``, ``-a``, ``1 / a``): ``tt.tile.expr(dst, tree, *operands)`` with
+  the expression as a tree (see :mod:`.eltwise_expr`), evaluated in DST as one fused op.
+
+Operands that live in global memory are staged through new shared buffers (``tile.copy`` in
+before, ``tile.copy`` out after), so later stages only see tile ops whose compute operands are
+shared buffers or fragments.  Any other parallel body is a ``TTUnsupportedError`` naming the
+source line.  Every tile op made carries the line of its statement.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+from tvm.sym import Analyzer
+
+from ... import ops
+from ...errors import TTCompileError, TTLayoutError, TTUnsupportedError
+from ..common import (
+    buffer_dtype, buffer_scope, buffer_shape, collect, const_int, seq, stmts_of, substitute,
+    tt_pass,
+)
+from ..common import tt_map, with_tile_span
+from .eltwise_expr import (
+    SUPPORTED, VectorOperand, apply, as_load, compile_expr, load, unary_form, vector,
+)
+
+_BINARY = {tirx.Add: "Add", tirx.Sub: "Sub", tirx.Mul: "Mul"}
+
+
+def _operator(name):
+    import tvm.tirx.operator as tirx_op
+
+    return getattr(tirx_op, name)
+
+
+def _tile_call(name, *regions):
+    return _operator(name)(*regions, workspace={}, config={}, dispatch=None, scope=None)
+
+
+class _Nest:
+    def __init__(self, loop: tirx.For):
+        self.loop = loop
+        self.vars, self.extents = [], []
+        body = loop
+        while isinstance(body, tirx.For) and body.kind == tirx.ForKind.PARALLEL:
+            self.vars.append(body.loop_var)
+            self.extents.append(const_int(body.extent, "T.Parallel extent", body.span))
+            if const_int(body.min, "T.Parallel start", body.span) != 0:
+                raise TTUnsupportedError("T.Parallel loops must start at 0", span=body.span)
+            body = body.body
+        self.body = body
+        self.span = loop.span
+
+
+def _free_of(expr, loop_vars) -> bool:
+    found = []
+    tvm_ffi.structural_walk(expr, (tvm.ir.Var, lambda v: found.append(v)), order="pre")
+    return not any(v.same_as(lv) for v in found for lv in loop_vars)
+
+
+def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
+    """Region of ``buf`` touched by ``buf[indices]`` over the nest, or a clear error."""
+    n = len(nest.vars)
+    if len(indices) == 1 and n == 2 and what == "operand":
+        # a 1-D buffer read as R[i] (a column vector broadcast along the rows) or as R[j]
+        # (a row vector broadcast down the columns); a 1-D tensor in DRAM is a row vector
+        for var, ext in zip(nest.vars, nest.extents):
+            base = ana.simplify(indices[0] - var)
+            if _free_of(base, nest.vars):
+                if buffer_scope(buf) == "global" and var.same_as(nest.vars[0]):
+                    raise TTUnsupportedError(
+                        f"T.Parallel: the 1-D tensor {buf.name} is read with the row index; a "
+                        f"1-D tensor is a row vector (`{buf.name}[{nest.vars[1].name}]`, "
+                        "broadcast down the columns) - copy it into a 1-D fragment with a "
+                        "reduction's layout to use it per row", span=nest.span)
+                return buf[base:base + ext]
+        raise TTUnsupportedError(
+            f"T.Parallel: {buf.name}[{indices[0]}] must read the 1-D buffer with the row or the "
+            f"column index plus an offset (`{buf.name}[{nest.vars[0].name}]`)", span=nest.span)
+    if len(indices) < n:
+        raise TTUnsupportedError(
+            f"T.Parallel: {what} {buf.name} has rank {len(indices)} but the nest has {n} loops",
+            span=nest.span)
+    lead, tail = list(indices[: len(indices) - n]), list(indices[len(indices) - n:])
+    slices = []
+    for idx in lead:
+        if not _free_of(idx, nest.vars):
+            raise TTUnsupportedError(
+                f"T.Parallel: {what} {buf.name}[...] indexes a leading dimension with a parallel "
+                "loop variable; only the last dimensions may follow the loop nest",
+                span=nest.span)
+        slices.append(slice(idx, idx + 1))
+    for idx, var, ext in zip(tail, nest.vars, nest.extents):
+        base = ana.simplify(idx - var)
+        if not _free_of(base, nest.vars):
+            raise TTUnsupportedError(
+                f"T.Parallel: index `{idx}` of {what} {buf.name} is not `offset + {var.name}`; "
+                "transposed or strided element access is not supported",
+                span=nest.span)
+        slices.append(slice(base, base + ext))
+    return buf[tuple(slices)]
+
+
+def _lower_nest(nest: _Nest, fresh):
+    """The tile ops of one nest; ``fresh(stem)`` names new buffers uniquely per kernel."""
+    ana = Analyzer()
+    stmts = stmts_of(nest.body)
+    mapping = {}
+    for s in stmts[:-1]:
+        if not isinstance(s, tirx.Bind):
+            raise TTUnsupportedError(
+                "T.Parallel body must be one elementwise assignment (optionally after `x = ...` "
+                f"bindings); found `{s}`", span=getattr(s, "span", None) or nest.span)
+        mapping[s.var] = substitute(s.value, mapping)
+    store = stmts[-1]
+    if not isinstance(store, tirx.BufferStore):
+        raise TTUnsupportedError(
+            f"T.Parallel body must end with an assignment `dst[...] = ...`; found `{store}`",
+            span=getattr(store, "span", None) or nest.span)
+    span = store.span or nest.span
+    store = substitute(store, mapping)
+    dst_buf = store.buffer
+    value = store.value
+
+    dtype = buffer_dtype(dst_buf)
+    if isinstance(value, tirx.Cast) and isinstance(value.value, tvm.ir.TensorLoad):
+        value = value.value  # `dst = a` across dtypes: a copy converts (the pack rounds)
+    elif isinstance(value, tirx.Cast) and str(value.ty) == dtype:
+        # bfloat16 math spelled in float32 and rounded back: the engines compute wider and
+        # round once when packing, so this is the same function of the bfloat16 operands
+        value = value.value
+
+    def is_vector(load):
+        """"col" for R[i] (indexed by the row), "row" for R[j], None for a block element."""
+        if len(load.indices) != 1 or len(nest.vars) != 2:
+            return None
+        return "col" if not _free_of(load.indices[0], [nest.vars[0]]) else "row"
+
+    unary = unary_form(value, dtype)
+    binary = [as_load(x, dtype) for x in (value.a, value.b)] if type(value) in _BINARY else None
+    if unary is not None and is_vector(unary[1]) or binary and any(
+            x is not None and is_vector(x) for x in binary):
+        unary = binary = None  # broadcasts are expression programs
+    tree = None
+    if isinstance(value, tvm.ir.TensorLoad):
+        kind, loads = "Copy", [value]
+    elif unary is not None:
+        kind, loads = "Unary", [unary[1]]
+    elif binary is not None and all(x is not None for x in binary):
+        kind, loads = _BINARY[type(value)], binary
+    else:
+        compiled = compile_expr(value, dtype, is_vector)
+        if compiled is None:
+            raise TTUnsupportedError(
+                f"T.Parallel body `{dst_buf.name}[...] = {value}` is not supported yet; "
+                f"supported: {SUPPORTED}", span=span)
+        (tree, operands), kind = compiled, "Expr"
+        loads = [x.load if isinstance(x, VectorOperand) else x for x in operands]
+
+    if kind in _BINARY.values() and any(buffer_dtype(ld.source) != dtype for ld in loads):
+        # the engines' binary ops take one dtype; a program converts as it copies into DST
+        (tree, operands), kind = compile_expr(value, dtype, is_vector), "Expr"
+        loads = list(operands)
+
+    dst_region = _access_region(dst_buf, list(store.indices), nest, ana, "destination")
+    src_regions = [_access_region(ld.source, list(ld.indices), nest, ana, "operand") for ld in loads]
+
+    shape = [e for e in nest.extents]
+    prologue, epilogue, allocs = [], [], []
+    staged = {}
+
+    def stage(region, is_dst):
+        buf = region.source
+        if buffer_scope(buf) != "global":
+            return region
+        if len(shape) < 2:
+            raise TTLayoutError(
+                f"T.Parallel over global {buf.name} must be at least 2-D (rows x cols of tiles)",
+                span=span)
+        key = (buf, str(region), is_dst)
+        if key in staged:
+            return staged[key]
+        # a 1-D tensor's region is staged as a 1-D block buffer (a row vector)
+        block = shape if len(buffer_shape(buf)) > 1 else [region.region[0].extent]
+        stage_buf = tirx.decl_buffer(block, buffer_dtype(buf), f"{buf.name}_tile", scope="shared")
+        allocs.append(tirx.AllocBuffer(stage_buf))
+        full = stage_buf[tuple(slice(0, e) for e in block)]
+        if is_dst:
+            epilogue.append(_tile_call("Copy", region, full))
+        else:
+            prologue.append(_tile_call("Copy", full, region))
+        staged[key] = full
+        return full
+
+    if kind == "Copy":
+        src = src_regions[0]
+        if buffer_scope(src.source) == "global" and buffer_scope(dst_buf) == "global":
+            # global -> global moves through one staged block (reader -> CB -> writer)
+            staged_src = stage(src, False)
+            return seq(allocs + prologue + [_tile_call("Copy", dst_region, staged_src)])
+        # any other element copy is a tile copy: no staging needed
+        return _tile_call("Copy", dst_region, src)
+    srcs = [stage(r, False) for r in src_regions]
+    if kind == "Expr":
+        srcs = _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue)
+    dst = stage(dst_region, True)
+    if kind == "Unary":
+        op = tirx.TilePrimitiveCall(dst, apply(unary[0], load(0)), srcs[0],
+                                    op=ops.op("tt.tile.expr"))
+    elif kind == "Expr":
+        op = tirx.TilePrimitiveCall(dst, tree, *srcs, op=ops.op("tt.tile.expr"))
+    else:
+        op = _tile_call(kind, dst, *srcs)
+    return seq(allocs + prologue + [op] + epilogue)
+
+
+def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):
+    """Source regions of an expression's operands once its vector operands are ready:
+    expressions of a vector alone are computed first into new 1-D fragments, and a vector
+    used as a whole block is broadcast into one (``0 + R[i]`` on the matrix engine)."""
+    srcs = list(srcs)
+    for k, x in enumerate(operands):
+        if not isinstance(x, VectorOperand):
+            continue
+        vec = srcs[k].source
+        if x.tree is not None:
+            derived = tirx.decl_buffer(buffer_shape(vec), buffer_dtype(vec), fresh(vec.name),
+                                       scope="local.fragment")
+            allocs.append(tirx.AllocBuffer(derived))
+            region = derived[0:buffer_shape(vec)[0]]
+            prologue.append(tirx.TilePrimitiveCall(region, x.tree, srcs[k],
+                                                   op=ops.op("tt.tile.expr")))
+            srcs[k] = region
+            vec = derived
+        if x.block:
+            zeros, rows = [tirx.decl_buffer(shape, buffer_dtype(vec), fresh(f"{vec.name}_{what}"),
+                                            scope="local.fragment")
+                           for what in ("zeros", "rows")]
+            allocs += [tirx.AllocBuffer(zeros), tirx.AllocBuffer(rows)]
+            full = tuple(slice(0, e) for e in shape)
+            tree = load(0) + vector(1, x.orient)
+            prologue += [
+                _operator("Fill")(zeros[full], tirx.FloatImm(buffer_dtype(vec), 0.0),
+                                  workspace={}, config={}, dispatch=None, scope=None),
+                tirx.TilePrimitiveCall(rows[full], tree, zeros[full], srcs[k],
+                                       op=ops.op("tt.tile.expr")),
+            ]
+            srcs[k] = rows[full]
+    return srcs
+
+
+def _spanned(stmt, span):
+    """Tile ops made for a source statement carry its line."""
+    if span is None:
+        return stmt
+    return tt_map(stmt, [(tirx.TilePrimitiveCall,
+                          lambda c: c if c.span is not None else with_tile_span(c, span))])
+
+
+@tt_pass("LowerParallelToTileTT", requires=("ScalarsToBindTT",))
+def LowerParallelToTileTT(func, mod, ctx):
+    """T.Parallel elementwise nests -> tile primitives (see module docstring)."""
+    counter = itertools.count()
+
+    def fresh(stem):
+        return f"{stem}_{next(counter)}"
+
+    def rewrite(loop):
+        if loop.kind != tirx.ForKind.PARALLEL:
+            return loop
+        try:
+            nest = _Nest(loop)
+            last = stmts_of(nest.body)[-1]
+            return _spanned(_lower_nest(nest, fresh), getattr(last, "span", None) or loop.span)
+        except TTCompileError:
+            raise
+        except Exception as err:  # an analysis failure must still name the loop
+            raise TTUnsupportedError(f"cannot lower T.Parallel loop: {err}", span=loop.span) from None
+
+    body = tt_map(func.body, [(tirx.For, rewrite)], order="pre")
+    return func.with_body(tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))

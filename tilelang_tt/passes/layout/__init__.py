@@ -1,0 +1,1 @@
+"""layout phase of the pipeline (see docs/PIPELINE.md)."""

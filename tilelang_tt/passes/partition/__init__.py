@@ -1,0 +1,1 @@
+"""partition phase of the pipeline (see docs/PIPELINE.md)."""

@@ -1,0 +1,1 @@
+"""protocol phase of the pipeline (see docs/PIPELINE.md)."""

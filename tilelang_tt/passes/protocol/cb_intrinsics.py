@@ -1,0 +1,134 @@
+"""D3 LowerCBIntrinsics: the circular-buffer and NOC protocol of each kernel.
+
+Requires: ConfigureTensorAccessorTT.
+
+Guarantees:
+
+* reader: each run of consecutive ``tt.read_to_cb`` becomes ``cb_reserve_back`` for every CB,
+  ``l1 = get_write_ptr(cb)``, one ``noc_async_read_page(tile, accessor, l1 + offset)`` per
+  tile (row-major within the block), a single ``noc_async_read_barrier`` and
+  ``cb_push_back`` for every CB;
+* writer: each run of consecutive ``tt.write_from_cb`` becomes ``cb_wait_front``,
+  ``l1 = get_read_ptr(cb)``, ``noc_async_write_page`` per tile, one
+  ``noc_async_write_barrier`` and ``cb_pop_front``;
+* compute: ``tt.consume.begin`` becomes ``cb_wait_front`` and ``tt.consume.end``
+  ``cb_pop_front`` (the pushes of compute-produced CBs come with packing, in
+  InsertDSTManagementTT).
+
+Page ids are ``row * tiles_per_row + col`` in the tensor's tile grid.  Counts always match:
+every reserve has its push and every wait its pop with the same number of tiles.
+"""
+
+from __future__ import annotations
+
+from tvm import tirx
+from tvm.sym import Analyzer
+
+from ... import attrs, ops
+from ...errors import TTVerifyError
+from ..common import (
+    collect, int_imm, layout_of, loop_nest, require_attr, seq, stmt_op_name, tt_pass,
+)
+from ..common import tt_map
+
+
+def _accessors(body) -> dict:
+    out = {}
+    for b in collect(body, tirx.Bind):
+        if ops.tt_op_name(b.value) == "tt.tensor_accessor":
+            out[b.value.args[0]] = b.var
+    return out
+
+
+class _Streams:
+    def __init__(self, func):
+        self.func = func
+        self.acc = _accessors(func.body)
+        self.ana = Analyzer()
+
+    def lower_run(self, calls, read: bool):
+        """One batched transfer for consecutive read_to_cb / write_from_cb calls."""
+        head, ptrs, moves, tail = [], [], [], []
+        for call in calls:
+            cb, buf, row0, col0, rows, cols = call.args
+            rows, cols = int(rows), int(cols)
+            n = int_imm(rows * cols)
+            if buf not in self.acc:
+                raise TTVerifyError(f"no tensor accessor bound for {buf.name}")
+            accessor = self.acc[buf]
+            layout = layout_of(self.func, buf)
+            page = int(layout["page_bytes"])
+            row_tiles = int(layout["tiles"][1])
+            l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
+            head.append(ops.evaluate("tt.cb_reserve_back" if read else "tt.cb_wait_front", cb, n))
+            ptrs.append(tirx.Bind(l1, ops.call("tt.get_write_ptr" if read else "tt.get_read_ptr",
+                                               cb)))
+
+            def body(r, c, row0=row0, col0=col0, accessor=accessor, l1=l1, cols=cols,
+                     page=page, row_tiles=row_tiles):
+                tile = self.ana.simplify((row0 + r) * row_tiles + col0 + c)
+                addr = self.ana.simplify(l1 + (r * cols + c) * page)
+                op = "tt.noc_async_read_page" if read else "tt.noc_async_write_page"
+                return ops.evaluate(op, tile, accessor, addr)
+
+            moves.append(loop_nest([rows, cols], body, ["r", "c"]))
+            tail.append(ops.evaluate("tt.cb_push_back" if read else "tt.cb_pop_front", cb, n))
+        barrier = ops.evaluate("tt.noc_async_read_barrier" if read else "tt.noc_async_write_barrier")
+        return head + ptrs + moves + [barrier] + tail
+
+
+def _lower_runs(body, lower_run):
+    """Replace maximal runs of read_to_cb (or write_from_cb) statements in every SeqStmt."""
+
+    def group(items):
+        out, run, run_op = [], [], None
+        for s in items:
+            name = stmt_op_name(s)
+            if name in ("tt.read_to_cb", "tt.write_from_cb") and (run_op in (None, name)):
+                run.append(s.value)
+                run_op = name
+                continue
+            if run:
+                out.extend(lower_run(run, run_op == "tt.read_to_cb"))
+                run, run_op = [], None
+            if name in ("tt.read_to_cb", "tt.write_from_cb"):
+                run, run_op = [s.value], name
+            else:
+                out.append(s)
+        if run:
+            out.extend(lower_run(run, run_op == "tt.read_to_cb"))
+        return out
+
+    def on_seq(s):
+        return seq(group(list(s.seq)))
+
+    def on_eval(ev):  # a stream op that is alone in its scope
+        if stmt_op_name(ev) in ("tt.read_to_cb", "tt.write_from_cb"):
+            return seq(lower_run([ev.value], stmt_op_name(ev) == "tt.read_to_cb"))
+        return ev
+
+    body = tt_map(body, [(tirx.SeqStmt, on_seq)], order="post")
+    # statements that were not inside a SeqStmt (a loop body of one op)
+    return tt_map(body, [(tirx.Evaluate, on_eval)], order="post")
+
+
+@tt_pass("LowerCBIntrinsics", requires=("ConfigureTensorAccessorTT",))
+def LowerCBIntrinsics(func, mod, ctx):
+    """Abstract streams and consume markers -> reserve/push/wait/pop and NOC transfers."""
+    kind = str(require_attr(func, attrs.KERNEL_KIND, "LowerCBIntrinsics"))
+    body = func.body
+    if kind in ("reader", "writer"):
+        body = _lower_runs(body, _Streams(func).lower_run)
+    else:
+        protocol = {"tt.consume.begin": "tt.cb_wait_front", "tt.consume.end": "tt.cb_pop_front"}
+
+        def on_eval(ev):
+            name = stmt_op_name(ev)
+            if name not in protocol:
+                return ev
+            return ops.evaluate(protocol[name], *ev.value.args, span=ev.value.span)
+
+        body = tt_map(body, [(tirx.Evaluate, on_eval)], order="post")
+    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    return func.with_body(body)
+

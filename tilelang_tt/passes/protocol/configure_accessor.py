@@ -1,0 +1,54 @@
+"""D2 ConfigureTensorAccessorTT: bind each kernel's tensor accessors to its arguments.
+
+Requires: SplitDeviceKernel.
+
+Guarantees: in the reader and writer, every global buffer the kernel streams gets, before
+the persistent body, ``acc = tt.tensor_accessor(buffer, index, addr_slot, page_bytes)``:
+the ``index``-th ``TensorAccessorArgs`` of the kernel's compile-time args (chained in index
+order) over the buffer address passed as runtime arg ``addr_slot``, pages of the layout's
+page size (``tt.layout_desc``).  ``tt.accessors`` lists ``{param, index, addr_slot,
+page_bytes}`` per accessor (empty for compute); the host program builds the compile-time
+args and passes the addresses from it.
+"""
+
+from __future__ import annotations
+
+from tvm import tirx
+
+from ... import attrs, ops
+from ..common import (
+    int_imm, layout_of, param_index, require_attr, split_persistent, tt_calls, tt_pass,
+    with_persistent,
+)
+
+STREAM_OPS = ("tt.read_to_cb", "tt.write_from_cb")
+
+
+def streamed_buffers(body) -> list:
+    """Global buffers streamed by read_to_cb / write_from_cb, in order of first use."""
+    seen = []
+    for call in tt_calls(body):
+        if call.op.name in STREAM_OPS:
+            buf = call.args[1]
+            if not any(buf.same_as(b) for b in seen):
+                seen.append(buf)
+    return seen
+
+
+@tt_pass("ConfigureTensorAccessorTT", requires=("SplitDeviceKernel",))
+def ConfigureTensorAccessorTT(func, mod, ctx):
+    """Bind accessors to compile-time arg groups and address runtime args."""
+    kind = str(require_attr(func, attrs.KERNEL_KIND, "ConfigureTensorAccessorTT"))
+    if kind == "compute":
+        return func.with_attr(attrs.ACCESSORS, [])
+    prologue, persistent = split_persistent(func.body)
+    bound, binds = [], []
+    for index, buf in enumerate(streamed_buffers(func.body)):
+        param = param_index(func, buf)
+        page = int(layout_of(func, buf)["page_bytes"])
+        var = tirx.Var(f"{buf.name}_accessor", "handle")
+        binds.append(tirx.Bind(var, ops.call("tt.tensor_accessor", buf, int_imm(index),
+                                             int_imm(index), int_imm(page))))
+        bound.append({"param": param, "index": index, "addr_slot": index, "page_bytes": page})
+    body = with_persistent(prologue + binds, persistent)
+    return func.with_body(body).with_attr(attrs.ACCESSORS, bound)

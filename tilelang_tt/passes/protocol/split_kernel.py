@@ -1,0 +1,112 @@
+"""D1 SplitDeviceKernel: one kernel becomes three - reader, compute, writer.
+
+Requires: BuildTileDFGTT.
+
+Guarantees: the module holds ``<name>_reader``, ``<name>_compute`` and ``<name>_writer``
+(``tt.kernel_kind`` = reader / compute / writer, ``tt.kernel_source`` = the original name) and
+no longer the original function.  Each keeps only its own work:
+
+* reader: ``tt.read_to_cb``;
+* compute: ``tt.mm.mma``, ``tt.acc.*``, ``tt.fpu.*``, ``tt.eltwise``,
+  ``tt.reduce.*``, ``tt.const_tile``, the
+  accumulator allocations and the ``tt.consume.begin/end`` marks;
+* writer: ``tt.write_from_cb``;
+
+plus the control flow around that work (loops and conditions that became empty are dropped),
+the ``tt.alloc_cb`` bindings of the CBs it touches and the scalar bindings its work depends
+on.  The persistent-body marker stays in all three.  All function attributes are inherited.
+Each kernel has variables of its own (TVM's ConvertSSA renames the copies' parameters, loop
+variables, bindings and buffers), so the module is well-formed.
+"""
+
+from __future__ import annotations
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from ... import attrs, ops
+from ..common import (
+    check_stage, collect, get_attr, record_stage, seq, tt_module_pass,
+)
+from ..common import tt_map
+
+KINDS = ("reader", "compute", "writer")
+
+
+_NOOP = tirx.Evaluate(tirx.IntImm("int32", 0))
+
+
+def op_owner(name: str) -> str | None:
+    """The kernel that executes op ``name`` (the registry's ``kernel``), None for ops any
+    kernel may hold."""
+    kernel = ops.spec(name).kernel
+    return kernel if kernel in KINDS else None
+
+
+def _var_uses(body) -> dict:
+    counts = {}
+
+    def visit(v):
+        counts[v] = counts.get(v, 0) + 1
+
+    tvm_ffi.structural_walk(body, (tvm.ir.Var, visit), order="pre")
+    return counts
+
+
+def _drop_unused_binds(body):
+    """Remove Binds whose variable is never read (iterated: dropping one may free others)."""
+    while True:
+        uses = _var_uses(body)
+        dead = [b for b in collect(body, tirx.Bind) if uses.get(b.var, 0) <= 1]
+        if not dead:
+            return body
+
+        def drop(b, dead=dead):
+            return _NOOP if any(b.same_as(d) for d in dead) else b
+
+        body = tt_map(body, [(tirx.Bind, drop)], order="post")
+        body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+
+
+def extract(body, kind: str):
+    """The part of ``body`` that kernel ``kind`` executes: the other kernels' ops and the
+    accumulators (outside compute) dropped, then TVM's RemoveNoOp drops the loops, branches
+    and attributes left empty, and the bindings nothing reads any more go."""
+
+    def on_evaluate(ev):
+        name = ops.tt_op_name(ev.value)
+        owner = op_owner(name) if name else None
+        if owner is None or owner == kind:
+            return ev
+        return _NOOP
+
+    def on_alloc(a):
+        if attrs.ACC_DESC in (a.annotations or {}) and kind != "compute":
+            return _NOOP
+        return a
+
+    out = tt_map(body, [(tirx.Evaluate, on_evaluate), (tirx.AllocBuffer, on_alloc)],
+                 order="post")
+    out = tirx.transform.RemoveNoOp()(tvm.IRModule({"k": tirx.PrimFunc([], out)}))["k"].body
+    return _drop_unused_binds(tt_map(out, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))
+
+
+@tt_module_pass("SplitDeviceKernel")
+def SplitDeviceKernel(mod, ctx):
+    """Replace every unsplit PrimFunc by its reader, compute and writer kernels."""
+    out = {}
+    for gv, func in mod.functions.items():
+        if not isinstance(func, tirx.PrimFunc) or get_attr(func, attrs.KERNEL_KIND) is not None:
+            out[gv.name_hint] = func
+            continue
+        check_stage(func, "SplitDeviceKernel", ("BuildTileDFGTT",))
+        parent = record_stage(func, "SplitDeviceKernel")
+        for kind in KINDS:
+            name = f"{gv.name_hint}_{kind}"
+            out[name] = (parent.with_body(extract(parent.body, kind))
+                         .with_attr(attrs.KERNEL_KIND, kind)
+                         .with_attr(attrs.KERNEL_SOURCE, gv.name_hint)
+                         .with_attr("global_symbol", name))
+    # the kernels are copies of one body: TVM's ConvertSSA gives each its own variables
+    return tirx.transform.ConvertSSA()(tvm.IRModule(out))

@@ -1,0 +1,1 @@
+"""verify phase of the pipeline (see docs/PIPELINE.md)."""

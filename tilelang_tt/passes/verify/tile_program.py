@@ -1,0 +1,327 @@
+"""V0 VerifyTileProgramTT: the tile program is one the device can run.
+
+Requires: VersionBlockBuffersTT (the frontend phase is done: every access to a global tensor
+is a ``tile.copy`` between it and a block buffer).
+
+**Legality.**  Element assignments and element reads left outside ``T.Parallel`` (an index or
+a condition read from a buffer), and allocations in scopes other than ``shared`` and
+``local.fragment``, are ``TTUnsupportedError`` naming the buffer and the line.
+
+**Dependencies through global memory** are ordered, or rejected.
+
+A Tensix program moves global data in two kernels that run concurrently and never wait for
+each other: the reader (every ``copy(block <- global)``) and the writer (every ``copy(global
+<- block)``); and the blocks of the launch grid run on different cores, or one after the
+other on one core with the reader running ahead.  So for a tensor the kernel both reads and
+writes, or that several blocks write:
+
+* **another block** - a block that reads or writes a part of a tensor some other block
+  writes races with it: ``TTCompileError`` naming the tensor, both source lines and the
+  block index that separates them (``bx``...);
+* **same block, read after write** - the reader may read the pages before the writer stored
+  them: ``TTUnsupportedError`` naming the tensor and both lines (keep the value in the
+  block buffer that was written instead of reading it back);
+* **same block, write after read** - ordered when the value written depends on the value
+  read (the compute kernel waits for the read block before it produces the written one),
+  else rejected like a read after write.
+
+Loops are exact: an access in a later iteration of a common loop is an access after.
+Regions are compared symbolically with TVM's arithmetic analyzer (block indices and loop
+variables ranging over their extents; ``x = ...`` bindings seen through), so the check does
+not grow with the grid; when the analyzer cannot separate two blocks and the grid is small,
+the blocks are compared one by one.
+
+Guarantees: the function is unchanged.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import tvm
+from tvm import tirx
+from tvm.sym import Analyzer
+
+from ...errors import TTCompileError, TTUnsupportedError, describe_span
+from ..common import buffer_scope, collect, substitute, tt_pass
+
+_ENUMERATE_BLOCKS = 16  # grids up to this many blocks are compared block by block
+
+
+@dataclass
+class _Access:
+    write: bool
+    tensor: object  # the global buffer
+    region: list  # [(min, extent)] per dimension, bindings substituted
+    loops: list  # enclosing For nodes, outermost first
+    order: int  # position in program order
+    block_buf: object  # the block buffer read into / written from
+    span: object = None
+
+    def where(self) -> str:
+        return describe_span(self.span) or "(no source line)"
+
+    def text(self) -> str:
+        ana = Analyzer()
+        dims = ", ".join(f"{m}:{ana.simplify(m + e)}" if not _is_const(e, 1) else f"{m}"
+                         for m, e in self.region)
+        return f"{self.tensor.name}[{dims}]"
+
+
+def _is_const(e, v) -> bool:
+    return isinstance(e, tvm.tirx.IntImm) and int(e.value) == v
+
+
+class _Collector:
+    def __init__(self):
+        self.accesses: list[_Access] = []
+        self.block_vars: list = []  # (var, extent)
+        self.edges: list = []  # (source block buffer, destination block buffer)
+        self.order = 0
+
+    def visit(self, stmt, loops, binds):
+        if isinstance(stmt, tirx.SeqStmt):
+            binds = dict(binds)
+            for s in stmt.seq:
+                if isinstance(s, tirx.Bind):
+                    binds[s.var] = substitute(s.value, binds)
+                self.visit(s, loops, binds)
+        elif isinstance(stmt, tirx.For):
+            self.visit(stmt.body, loops + [stmt], binds)
+        elif isinstance(stmt, tirx.IfThenElse):
+            self.visit(stmt.then_case, loops, binds)
+            if stmt.else_case is not None:
+                self.visit(stmt.else_case, loops, binds)
+        elif isinstance(stmt, tirx.AttrStmt):
+            if str(stmt.attr_key) == "thread_extent":
+                self.block_vars.append((stmt.node.var, stmt.value))
+            self.visit(stmt.body, loops, binds)
+        elif isinstance(stmt, tirx.TilePrimitiveCall):
+            self.call(stmt, loops, binds)
+
+    def call(self, call, loops, binds):
+        regions = [a for a in call.args if isinstance(a, tvm.ir.TensorRegion)]
+        if not regions:
+            return
+        dst, srcs = regions[0], regions[1:]
+        for s in srcs:
+            self.edges.append((s.source, dst.source))
+        self.order += 1
+        if call.op.name != "tirx.tile.copy" or len(srcs) != 1:
+            return
+        src = srcs[0]
+        for region, write, block in ((dst, True, src.source), (src, False, dst.source)):
+            if buffer_scope(region.source) != "global":
+                continue
+            ranges = [(substitute(r.min, binds), substitute(r.extent, binds))
+                      for r in region.region]
+            self.accesses.append(_Access(write, region.source, ranges, list(loops),
+                                         self.order, block, call.span))
+
+
+def _depends(edges, written_from, read_into) -> bool:
+    """The block buffer ``written_from`` is computed from ``read_into`` (transitively)."""
+    seen, todo = set(), [read_into]
+    while todo:
+        b = todo.pop()
+        if b.same_as(written_from):
+            return True
+        for s, d in edges:
+            if s.same_as(b) and not any(d.same_as(x) for x in seen):
+                seen.add(d)
+                todo.append(d)
+    return False
+
+
+class _Prover:
+    """Disjointness of two accesses under constraints, with fresh copies of the second
+    access's loop (and, across blocks, block) variables."""
+
+    def __init__(self, block_vars):
+        self.block_vars = block_vars
+
+    def analyzer(self, bound):
+        ana = Analyzer()
+        for var, lo, ext in bound:
+            ana.bind(var, tvm.ir.Range.from_min_extent(lo, ext))
+        return ana
+
+    def disjoint(self, a: _Access, b: _Access, shared_loops: int, later_at: int | None,
+                 earlier: bool, block_sep: int | None) -> bool:
+        """Can it be proved that ``a`` and ``b`` touch disjoint elements when ``b`` runs in
+        the same iterations of the first ``shared_loops`` common loops as ``a`` (and, with
+        ``later_at = j``, in a later - or with ``earlier``, an earlier - iteration of common
+        loop ``j``), in the same block (``block_sep`` None) or in a block whose index
+        ``block_sep`` is greater (``earlier``: smaller)?"""
+        fresh, bound, constraints = {}, [], []
+        for var, ext in self.block_vars:
+            bound.append((var, 0, ext))
+        if block_sep is not None:
+            for k, (var, ext) in enumerate(self.block_vars):
+                copy = tirx.Var(f"{var.name}_other", var.ty)
+                fresh[var] = copy
+                bound.append((copy, 0, ext))
+                if k == block_sep:
+                    constraints.append(copy < var if earlier else copy > var)
+        for loop in a.loops:
+            bound.append((loop.loop_var, loop.min, loop.extent))
+        for depth, loop in enumerate(b.loops):
+            shared = block_sep is None and depth < shared_loops and later_at != depth
+            if shared:
+                continue
+            copy = tirx.Var(f"{loop.loop_var.name}_other", loop.loop_var.ty)
+            fresh[loop.loop_var] = copy
+        for loop in b.loops:
+            if loop.loop_var in fresh:
+                bound.append((fresh[loop.loop_var], substitute(loop.min, fresh),
+                               substitute(loop.extent, fresh)))
+        if later_at is not None:
+            var = b.loops[later_at].loop_var
+            constraints.append(fresh[var] < var if earlier else fresh[var] > var)
+        ana = self.analyzer(bound)
+        cond = tirx.const(True, "bool")
+        for c in constraints:
+            cond = tirx.And(cond, c)
+        with ana.constraint_scope(cond):
+            for (am, ae), (bm, be) in zip(a.region, b.region):
+                bm, be = substitute(bm, fresh), substitute(be, fresh)
+                if ana.can_prove(am + ae <= bm) or ana.can_prove(bm + be <= am):
+                    return True
+        return False
+
+
+def _common_loops(a: _Access, b: _Access) -> int:
+    n = 0
+    for x, y in zip(a.loops, b.loops):
+        if not x.same_as(y):
+            break
+        n += 1
+    return n
+
+
+def _blocks_overlap(prover: _Prover, w: _Access, x: _Access, sep: int) -> bool:
+    """Concrete check for small grids: some pair of blocks differing in block index
+    ``sep`` touches common elements (loop variables still range symbolically)."""
+    vars_, extents = zip(*prover.block_vars)
+    exts = [int(e) for e in extents]
+    points = list(itertools.product(*[range(e) for e in exts]))
+    for p in points:
+        for q in points:
+            if p[sep] == q[sep]:
+                continue
+            a = _at(w, dict(zip(vars_, p)), "")
+            b = _at(x, dict(zip(vars_, q)), "_other")
+            if not _Prover([]).disjoint(a, b, 0, None, False, None):
+                return True
+    return False
+
+
+def _at(acc: _Access, values: dict, suffix: str) -> _Access:
+    """``acc`` with the block indices fixed (and its loops renamed by ``suffix``)."""
+    mapping = {v: tirx.IntImm(v.ty, int(c)) for v, c in values.items()}
+    region = [(substitute(m, mapping), substitute(e, mapping)) for m, e in acc.region]
+    loops = []
+    for loop in acc.loops:
+        loops.append(tirx.For(loop.loop_var, substitute(loop.min, mapping),
+                              substitute(loop.extent, mapping), loop.kind,
+                              tirx.Evaluate(0)))
+    if suffix:
+        rename = {lp.loop_var: tirx.Var(lp.loop_var.name + suffix, lp.loop_var.ty)
+                  for lp in loops}
+        region = [(substitute(m, rename), substitute(e, rename)) for m, e in region]
+        loops = [tirx.For(rename[lp.loop_var], substitute(lp.min, rename),
+                          substitute(lp.extent, rename), lp.kind, tirx.Evaluate(0))
+                 for lp in loops]
+    return _Access(acc.write, acc.tensor, region, loops, acc.order, acc.block_buf, acc.span)
+
+
+def _check_cross_block(prover, w: _Access, x: _Access):
+    extents = [e for _, e in prover.block_vars]
+    if not all(isinstance(e, tvm.tirx.IntImm) for e in extents):
+        return  # symbolic grids are rejected by the work partition
+    num_blocks = 1
+    for ext in extents:
+        num_blocks *= int(ext)
+    for k, (var, ext) in enumerate(prover.block_vars):
+        if int(ext) <= 1:
+            continue
+        if all(prover.disjoint(w, x, 0, None, earlier, k) for earlier in (False, True)):
+            continue
+        if num_blocks <= _ENUMERATE_BLOCKS and not _blocks_overlap(prover, w, x, k):
+            continue
+        other = "writes" if x.write else "reads"
+        same = w is x
+        what = (f"{w.where()} writes {w.text()} in every block; blocks that differ only in "
+                f"{var.name} write the same elements" if same else
+                f"{w.where()} writes {w.text()} and {x.where()} {other} {x.text()}; blocks "
+                f"that differ in {var.name} touch the same elements")
+        raise TTCompileError(
+            f"blocks race on tensor {w.tensor.name}: {what}, and blocks run in no particular "
+            "order (on different cores, or with one core's reader running ahead of its "
+            "writer)", hint=f"make each block read and write its own part of {w.tensor.name}, "
+            f"indexed by {var.name}")
+
+
+def _check_same_block(prover, edges, w: _Access, x: _Access):
+    common = _common_loops(w, x)
+    # (b later than a?, shared loops, later_at, earlier)
+    scenarios = [(x.order > w.order, common, None, False)]
+    for j in range(common):
+        scenarios += [(True, j + 1, j, False), (False, j + 1, j, True)]
+    for after, shared, later_at, earlier in scenarios:
+        if not after and _depends(edges, w.block_buf, x.block_buf):
+            continue  # the write waits for what it was computed from
+        if prover.disjoint(w, x, shared, later_at, earlier, None):
+            continue
+        if after:
+            raise TTUnsupportedError(
+                f"tensor {w.tensor.name} is written at {w.where()} and read back at "
+                f"{x.where()} in the same block; the reader kernel does not wait for the "
+                "writer's stores, so it could read the old values",
+                hint=f"use the block buffer that was copied into {w.tensor.name} instead of "
+                "reading it back from global memory")
+        raise TTUnsupportedError(
+            f"tensor {w.tensor.name} is read at {x.where()} and overwritten at {w.where()} in "
+            "the same block, with a value that does not depend on what was read; the writer "
+            "kernel does not wait for the reader, so it could overwrite the elements first",
+            hint="write the new values to another tensor")
+
+
+def _check_legal(body):
+    for store in collect(body, tirx.BufferStore):
+        raise TTUnsupportedError(
+            f"element assignment to {store.buffer.name} outside an elementwise T.Parallel "
+            "nest is not supported", span=store.span)
+    for element in collect(body, tvm.ir.TensorLoad):
+        raise TTUnsupportedError(
+            f"element read of {element.source.name}[...] in an index or control expression is not "
+            "supported; use block indices and loop variables", span=getattr(element, "span", None))
+    for alloc in collect(body, tirx.AllocBuffer):
+        if buffer_scope(alloc.buffer) not in ("shared", "local.fragment"):
+            raise TTUnsupportedError(
+                f"allocation {alloc.buffer.name} in scope {buffer_scope(alloc.buffer)} is not "
+                "supported (use T.alloc_shared or T.alloc_fragment)", span=alloc.span)
+
+
+@tt_pass("VerifyTileProgramTT", requires=("VersionBlockBuffersTT",))
+def VerifyTileProgramTT(func, mod, ctx):
+    """Reject what the device cannot run: element accesses outside T.Parallel, other memory
+    scopes, unordered dependencies through global memory (see module docstring)."""
+    _check_legal(func.body)
+    col = _Collector()
+    col.visit(func.body, [], {})
+    prover = _Prover([(v, e) for v, e in col.block_vars])
+    by_tensor = {}
+    for acc in col.accesses:
+        by_tensor.setdefault(acc.tensor, []).append(acc)
+    for accesses in by_tensor.values():
+        writes = [a for a in accesses if a.write]
+        for w in writes:
+            for x in accesses:
+                if x.write and x.order < w.order:
+                    continue  # each pair of writes once
+                _check_cross_block(prover, w, x)
+                if not x.write:
+                    _check_same_block(prover, col.edges, w, x)
+    return func

@@ -1,0 +1,136 @@
+"""F VerifyTTIR: the lowered module is complete and fits the device.
+
+Requires: LowerPersistentLoopTT on every kernel.
+
+Checks (``TTResourceError`` for device limits, ``TTVerifyError`` for broken invariants):
+
+* the module holds exactly one reader, one compute and one writer kernel of one source;
+* every kernel carries the attributes codegen needs and they match their schemas;
+* no abstract op (``tt.read_to_cb``, ``tt.mm.mma``, ``tt.fpu.*`` ...), tile primitive or
+  element access is left;
+* CB ids are unique, at most 32, and every CB used by a call is allocated in its kernel;
+* the CBs' L1 footprint (pages x page size, all CBs) fits the core's usable L1;
+* every op's arity and operand kinds conform to the op registry;
+* the TT-Metalium protocol holds on every path (:mod:`.protocol`): CB reserve/push and
+  wait/pop balanced on every path and loop iteration, NOC barriers before a push (reader) and
+  a pop (writer), DST acquire -> commit -> wait -> release in order with every DST index
+  below the capacity of the compute configuration, every compute call after its init on
+  every path;
+* the data formats are supported (bfloat16, float32).
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import tirx
+from tvm.sym import Analyzer
+
+from ... import attrs, ops
+from ...errors import TTResourceError, TTVerifyError
+from ...target import profile_of
+from ..common import collect, get_attr, require_attr, to_py, tt_calls, tt_module_pass
+from ..protocol.split_kernel import KINDS
+from ..analysis.protocol import protocol_problems
+
+REQUIRED = {
+    "reader": (attrs.KERNEL_KIND, attrs.TILE_DFG, attrs.PARTITION, attrs.ACCESSORS,
+               attrs.RUNTIME_ARGS, attrs.PERSISTENT, attrs.LAYOUT_DESC),
+    "writer": (attrs.KERNEL_KIND, attrs.TILE_DFG, attrs.PARTITION, attrs.ACCESSORS,
+               attrs.RUNTIME_ARGS, attrs.PERSISTENT, attrs.LAYOUT_DESC),
+    "compute": (attrs.KERNEL_KIND, attrs.TILE_DFG, attrs.PARTITION, attrs.RUNTIME_ARGS,
+                attrs.PERSISTENT, attrs.COMPUTE_CONFIG, attrs.DST_PLAN),
+}
+
+
+def kernels_of(mod) -> dict:
+    """kind -> PrimFunc of a split module (exactly one of each)."""
+    found = {}
+    for gv, func in mod.functions.items():
+        kind = get_attr(func, attrs.KERNEL_KIND)
+        if kind is None:
+            raise TTVerifyError(f"{gv.name_hint} was not split into device kernels")
+        if str(kind) in found:
+            raise TTVerifyError(f"two {kind} kernels in the module")
+        found[str(kind)] = func
+    missing = [k for k in KINDS if k not in found]
+    if missing:
+        raise TTVerifyError(f"module lacks the {', '.join(missing)} kernel(s)")
+    return found
+
+
+def all_cbs(kernels: dict) -> list:
+    """Every CB of the program (union over kernels, by id)."""
+    by_id = {}
+    for func in kernels.values():
+        for e in to_py(get_attr(func, attrs.TILE_DFG, [])):
+            by_id.setdefault(int(e["id"]), e)
+    return [by_id[i] for i in sorted(by_id)]
+
+
+def _check_kernel(kind, func, profile):
+    name = str(func.attrs["global_symbol"])
+    for key in REQUIRED[kind]:
+        if get_attr(func, key) is None:
+            raise TTVerifyError(f"{name}: missing attribute {key}")
+        value = to_py(get_attr(func, key))
+        if key == attrs.LAYOUT_DESC:  # one descriptor per parameter
+            problems = [p for v in value for p in attrs.check(key, v)]
+        else:
+            problems = attrs.check(key, value) if isinstance(value, dict) else []
+        if problems:
+            raise TTVerifyError(f"{name}: " + "; ".join(problems))
+    for call in tt_calls(func.body):
+        spec = ops.spec(call.op.name)
+        if spec.family == "abstract":
+            raise TTVerifyError(f"{name}: abstract op {call.op.name} was not lowered")
+    if collect(func.body, tirx.TilePrimitiveCall):
+        raise TTVerifyError(f"{name}: tile primitives left after lowering")
+    if collect(func.body, tirx.BufferStore) or collect(func.body, tvm.ir.TensorLoad):
+        raise TTVerifyError(f"{name}: element accesses left after lowering")
+    allocated = {b.var for b in collect(func.body, tirx.Bind)
+                 if ops.tt_op_name(b.value) == "tt.alloc_cb"}
+    for call in tt_calls(func.body):
+        if call.op.name.startswith("tt.cb_") or call.op.name in ("tt.get_write_ptr",
+                                                                   "tt.get_read_ptr"):
+            cb = call.args[0]
+            if isinstance(cb, tvm.ir.Var) and cb not in allocated:
+                raise TTVerifyError(f"{name}: {call.op.name} uses CB {cb.name} not allocated here")
+    problems = protocol_problems(func, profile)
+    for call in collect(func.body, tvm.ir.Call):
+        if ops.tt_op_name(call) is not None:
+            problems += [f"{name}: {p}" for p in ops.verify_call(call)]
+    if problems:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise TTVerifyError("the lowered kernels break the TT-Metalium protocol:\n  "
+                            + "\n  ".join(problems[:5]) + more)
+
+
+@tt_module_pass("VerifyTTIR")
+def VerifyTTIR(mod, ctx):
+    """Check the lowered module (see module docstring); returns it unchanged."""
+    kernels = kernels_of(mod)
+    target = str(require_attr(kernels["compute"], attrs.TARGET, "VerifyTTIR"))
+    profile = profile_of(target)
+    for kind, func in kernels.items():
+        if "LowerPersistentLoopTT" not in list(get_attr(func, attrs.STAGE_LOG, [])):
+            raise TTVerifyError(f"{kind} kernel: LowerPersistentLoopTT has not run")
+        _check_kernel(kind, func, profile)
+    cbs = all_cbs(kernels)
+    if len(cbs) > profile.max_cbs:
+        raise TTResourceError(f"{len(cbs)} circular buffers; a core has {profile.max_cbs}")
+    for e in cbs:
+        if e["dtype"] not in ("bfloat16", "float32"):
+            raise TTVerifyError(f"CB {e['name']} has unsupported data format {e['dtype']}")
+    footprint = sum(cb_bytes(e) for e in cbs)
+    if footprint > profile.l1_usable_bytes:
+        detail = ", ".join(f"{e['name']} {cb_bytes(e) // 1024} KiB "
+                           f"({e['rows']}x{e['cols']} tiles x {e['depth']})" for e in cbs)
+        raise TTResourceError(
+            f"circular buffers need {footprint // 1024} KiB of L1 but a {profile.name} core has "
+            f"{profile.l1_usable_bytes // 1024} KiB usable: {detail}",
+            hint="use smaller blocks or fewer pipeline stages (num_stages)")
+    return mod
+
+
+def cb_bytes(entry) -> int:
+    return int(entry["rows"]) * int(entry["cols"]) * int(entry["depth"]) * int(entry["page_bytes"])
