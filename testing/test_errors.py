@@ -229,7 +229,24 @@ def test_symbolic_shapes_rejected():
     assert "symbolic shape" in msg and "A" in msg
 
 
-def test_loop_carried_in_place_update_rejected():
+def test_loop_carried_read_before_written_rejected():
+    @T.prim_func
+    def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1) as _bx:
+            X_s = T.alloc_shared((64, 32), "float32")
+            S = T.alloc_fragment((64, 32), "float32")
+            for ko in T.serial(2):
+                T.copy(X[0, ko * 32], X_s)
+                for i, j in T.Parallel(64, 32):
+                    S[i, j] = S[i, j] + X_s[i, j]
+            T.copy(S, Y[0, 0])
+
+    msg = compile_error(k)
+    assert "S is read in the loop" in msg and "before anything is written to it" in msg
+    assert f"{HERE}:" in msg
+
+
+def test_loop_carried_update_in_branch_rejected():
     @T.prim_func
     def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
         with T.Kernel(1) as _bx:
@@ -238,12 +255,13 @@ def test_loop_carried_in_place_update_rejected():
             T.clear(S)
             for ko in T.serial(2):
                 T.copy(X[0, ko * 32], X_s)
-                for i, j in T.Parallel(64, 32):
-                    S[i, j] = S[i, j] + X_s[i, j]
+                if ko > 0:
+                    for i, j in T.Parallel(64, 32):
+                        S[i, j] = S[i, j] + X_s[i, j]
             T.copy(S, Y[0, 0])
 
     msg = compile_error(k, TTUnsupportedError)
-    assert "S is updated in place in a loop that carries its value" in msg and f"{HERE}:" in msg
+    assert "S is written inside a branch of an if" in msg and f"{HERE}:" in msg
 
 
 def test_vector_copied_to_global_rejected():

@@ -6,7 +6,8 @@ TileLang stages results through a fragment and a shared buffer (``C_local[...] =
 T.copy(C_local, C_shared)``).  On Tensix both are circular buffers, and the copy would cost a
 round trip through DST.  When the copy is the only reader of its source, the source has one
 compute producer in the same statement list before the copy, the destination has no other
-producer and both hold the same tiles, the producer writes the destination directly: the
+producer (or, a loop's carry, the producer does not read it and nothing reads it between the
+producer and the copy) and both hold the same tiles, the producer writes the destination directly: the
 copy and the source's circular buffer disappear.  Every compute producer ends in a pack that
 converts to the destination's data format, so the dtypes may differ when the source is the
 wider one (float32): rounding once to the destination's dtype is what the copy made too.
@@ -47,8 +48,9 @@ def _uses(body):
     return uses
 
 
-def _same_block(body, first, second) -> bool:
-    """Both calls are statements of one statement list, ``first`` before ``second``."""
+def _between(body, first, second):
+    """The statements strictly between ``first`` and ``second`` when both are statements of
+    one statement list, ``first`` before ``second``; else None."""
     def index(s, call):
         return next((i for i, st in enumerate(s.seq)
                      if isinstance(st, tirx.Evaluate) and st.value.same_as(call)), None)
@@ -56,8 +58,17 @@ def _same_block(body, first, second) -> bool:
     for s in collect(body, tirx.SeqStmt):
         a, b = index(s, first), index(s, second)
         if a is not None and b is not None:
-            return a < b
-    return False
+            return list(s.seq[a + 1:b]) if a < b else None
+    return None
+
+
+def _moves_safely(producer, dst, between, dst_cons) -> bool:
+    """A destination that has other producers (a loop's carry) can take ``producer``'s
+    block when the producer does not read it and nothing reads it between the producer and
+    the copy (its block in force there is still the earlier one)."""
+    if any(producer.args[i].same_as(dst) for i in ops.cb_reads(producer)):
+        return False
+    return not any(c.same_as(d) for st in between for c in tt_calls(st) for d in dst_cons)
 
 
 def _tiles(bind):
@@ -79,13 +90,16 @@ def forward_copies(body):
         for copy in copies:
             dst, (src,) = ops.named(copy).out, ops.named(copy).ins
             src_prod, src_cons = uses.get(src, ([], []))
-            dst_prod, _ = uses.get(dst, ([], []))
-            if (len(src_prod) != 1 or len(src_cons) != 1 or len(dst_prod) != 1
+            dst_prod, dst_cons = uses.get(dst, ([], []))
+            if (len(src_prod) != 1 or len(src_cons) != 1
                     or _tiles(binds[src]) != _tiles(binds[dst])
                     or _dtype(binds[src]) not in (_dtype(binds[dst]), "float32")):
                 continue
             producer = src_prod[0]
-            if producer.op.name == "tt.read_to_cb" or not _same_block(body, producer, copy):
+            between = _between(body, producer, copy)
+            if producer.op.name == "tt.read_to_cb" or between is None:
+                continue
+            if len(dst_prod) != 1 and not _moves_safely(producer, dst, between, dst_cons):
                 continue
             args = list(producer.args)
             for i in ops.cb_writes(producer):

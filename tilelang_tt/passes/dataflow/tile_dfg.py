@@ -57,23 +57,62 @@ def _contains(stmt, call) -> bool:
     return any(c.same_as(call) for c in tt_calls(stmt))
 
 
-def _consume_ranges(stmts, producer_calls, consumer_calls, name, span):
-    """Index ranges [first, last] of ``stmts`` consuming each produced block."""
-    prod_idx = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in producer_calls)]
-    cons_idx = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in consumer_calls)]
+def _consume_ranges(home, producer_calls, consumer_calls, name, span):
+    """The windows ``(seq, first, last, drain)`` of ``home``'s statements consuming each
+    produced block: ``[first, last]`` of ``seq``'s statements, or (``drain``) a block nobody
+    reads any more, freed right after statement ``first``.
+
+    A loop that both consumes and produces the CB carries a value from one iteration to the
+    next (VersionBlockBuffersTT's carry): it consumes the block in force when it starts, and
+    every iteration consumes the block of the one before and ends producing the next, so its
+    body gets a window of its own and the block of the last iteration is in force after the
+    loop (freed there when nothing reads it)."""
+    stmts = list(home.seq)
+    prods = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in producer_calls)]
+    cons = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in consumer_calls)]
+    carried = [i for i in prods if i in cons]
     ranges = []
-    for n, p in enumerate(prod_idx):
-        nxt = prod_idx[n + 1] if n + 1 < len(prod_idx) else len(stmts)
-        users = [i for i in cons_idx if p < i < nxt]
+    for n, p in enumerate(prods):
+        nxt = prods[n + 1] if n + 1 < len(prods) else len(stmts)
+        users = [i for i in cons if p < i < nxt]
+        if p in carried:
+            ranges += _carried_body(stmts[p], producer_calls, consumer_calls, name, span)
+            if not users and nxt == len(stmts):
+                ranges.append((home, p, p, True))
+                continue
+        if users and nxt in carried:
+            raise TTUnsupportedError(
+                f"buffer {name} is read before a loop that carries its value; read it in the "
+                "loop or copy it to a buffer of its own", span=span)
         if not users:
+            if nxt in carried:
+                continue  # the loop consumes it
             raise TTCompileError(f"a block written to shared buffer {name} is never used",
                                  span=span)
-        ranges.append((users[0], users[-1]))
-    stray = [i for i in cons_idx if not prod_idx or i < prod_idx[0]]
+        ranges.append((home, users[0], users[-1], False))
+    stray = [i for i in cons if not prods or i < prods[0]]
     if stray:
         raise TTCompileError(f"shared buffer {name} is used before anything is written to it",
                              span=span)
     return ranges
+
+
+def _carried_body(loop, producer_calls, consumer_calls, name, span):
+    """The window of a carrying loop's body: its reads of the block in force, before the
+    statement that produces the next one."""
+    body = loop.body if isinstance(loop, tirx.For) else None
+    if not isinstance(body, tirx.SeqStmt):
+        raise TTUnsupportedError(
+            f"buffer {name} is read and written inside a statement that is not a loop",
+            span=span)
+    stmts = list(body.seq)
+    prods = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in producer_calls)]
+    cons = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in consumer_calls)]
+    if len(prods) != 1 or not cons or max(cons) >= prods[0]:
+        raise TTUnsupportedError(
+            f"the loop carrying buffer {name} must read it and then produce its next value "
+            "once per iteration", span=span)
+    return [(body, cons[0], cons[-1], False)]
 
 
 @tt_pass("BuildTileDFGTT", requires=("LowerTTTileIntrinsics",))
@@ -147,13 +186,13 @@ def BuildTileDFGTT(func, mod, ctx):
         if home is None:
             raise TTCompileError(f"cannot place the uses of shared buffer {e['name']}",
                                  span=e["span"])
-        slot = next((h for h in homes if h[0].same_as(home)), None)
-        if slot is None:
-            slot = (home, [])
-            homes.append(slot)
-        for first, last in _consume_ranges(list(home.seq), p_calls, c_calls, e["name"],
-                                           e["span"]):
-            slot[1].append((first, last, e))
+        for where, first, last, drain in _consume_ranges(home, p_calls, c_calls, e["name"],
+                                                         e["span"]):
+            slot = next((h for h in homes if h[0].same_as(where)), None)
+            if slot is None:
+                slot = (where, [])
+                homes.append(slot)
+            slot[1].append((first, last, drain, e))
 
     def mark(s: tirx.SeqStmt):
         slot = next((h for h in homes if h[0].same_as(s)), None)
@@ -162,10 +201,15 @@ def BuildTileDFGTT(func, mod, ctx):
         items = list(s.seq)
         before = [[] for _ in items]
         after = [[] for _ in items]
-        for first, last, e in slot[1]:
+        for first, last, drain, e in slot[1]:
             n = int_imm(e["rows"] * e["cols"])
-            before[first].append(ops.evaluate("tt.consume.begin", e["cb"], n))
-            after[last].insert(0, ops.evaluate("tt.consume.end", e["cb"], n))
+            begin = ops.evaluate("tt.consume.begin", e["cb"], n)
+            end = ops.evaluate("tt.consume.end", e["cb"], n)
+            if drain:
+                after[first] += [begin, end]
+                continue
+            before[first].append(begin)
+            after[last].insert(0, end)
         out = []
         for item, pre, post in zip(items, before, after):
             out += pre + [item] + post

@@ -36,7 +36,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from ...errors import TTUnsupportedError, describe_span
+from ...errors import TTCompileError, TTUnsupportedError, describe_span
 from ..common import (
     buffer_dtype, buffer_scope, buffer_shape, collect, gemm_accumulators, replace_tile_call, seq,
     tt_map, tt_pass, with_tile_span,
@@ -78,6 +78,75 @@ def _line(span) -> str:
     return describe_span(span) or "(no source line)"
 
 
+def _reads_writes(call):
+    """(block buffers ``call`` reads, block buffer it writes or None)."""
+    regions = _regions(call)
+    reads = [r.source for r in regions[1:] if _is_block(r.source)]
+    dst = regions[0].source if regions and _is_block(regions[0].source) else None
+    return reads, dst
+
+
+def _carried(loop_body, is_acc_chain):
+    """User buffers a loop body reads before (re)defining them and defines: their value goes
+    from one iteration to the next.  ``is_acc_chain(buf, calls)`` says whether ``buf`` is a
+    GEMM accumulator whose only updates in the body are ``T.gemm`` (DST carries those)."""
+    defined, read_first, written = [], [], []
+    calls = collect(loop_body, tirx.TilePrimitiveCall)
+    for call in calls:
+        reads, dst = _reads_writes(call)
+        for b in reads:
+            if not any(b.same_as(d) for d in defined) and not any(b.same_as(r)
+                                                                 for r in read_first):
+                read_first.append(b)
+        if dst is not None:
+            defined.append(dst)
+            if not any(dst.same_as(w) for w in written):
+                written.append(dst)
+    return [b for b in written if any(b.same_as(r) for r in read_first)
+            and not is_acc_chain(b, calls)]
+
+
+def _demoted(body, accs):
+    """GEMM accumulators that elementwise ops also update before a ``T.gemm`` into them (in
+    program order, or in a loop both are in): their value is not DST's alone, so every
+    ``T.gemm`` into one accumulates into a fresh accumulator that is then added to it."""
+    order = []  # (call, enclosing loops)
+
+    def visit(s, loops):
+        if isinstance(s, tirx.SeqStmt):
+            for x in s.seq:
+                visit(x, loops)
+        elif isinstance(s, tirx.For):
+            visit(s.body, loops + [s])
+        elif isinstance(s, tirx.IfThenElse):
+            visit(s.then_case, loops)
+            if s.else_case is not None:
+                visit(s.else_case, loops)
+        elif isinstance(s, tirx.AttrStmt):
+            visit(s.body, loops)
+        elif isinstance(s, tirx.TilePrimitiveCall):
+            order.append((s, loops))
+        else:
+            for c in collect(s, tirx.TilePrimitiveCall):
+                order.append((c, loops))
+
+    visit(body, [])
+    out = []
+    for acc in accs:
+        if any(acc.same_as(o) for o in out):
+            continue
+        gemms = [(i, loops) for i, (c, loops) in enumerate(order)
+                 if c.op.name == "tirx.tile.gemm" and _reads_writes(c)[1] is not None
+                 and _reads_writes(c)[1].same_as(acc)]
+        writes = [(i, loops) for i, (c, loops) in enumerate(order)
+                  if c.op.name in ELEMENTWISE + ("tirx.tile.copy",)
+                  and _reads_writes(c)[1] is not None and _reads_writes(c)[1].same_as(acc)]
+        if any(w < g or any(l.same_as(m) for l in wl for m in gl)
+               for w, wl in writes for g, gl in gemms):
+            out.append(acc)
+    return out
+
+
 class _Def:
     """The version of a user buffer in force: its buffer, the scope (loop or branch) it was
     made in (None: the kernel body) and the statement that made it."""
@@ -88,7 +157,10 @@ class _Def:
 
 class _Versioner:
     def __init__(self, body):
-        self.accs = gemm_accumulators(body)
+        accs = gemm_accumulators(body)
+        self.demoted = _demoted(body, accs)
+        self.accs = [a for a in accs if not any(a.same_as(d) for d in self.demoted)]
+        self.carried = []  # (loop, user buffer): updates carried from iteration to iteration
         self.current = {}  # user buffer -> _Def
         self.scopes = []  # enclosing loops and branches: (node, arm)
         self.loop_reads = {}  # id(loop) -> user buffers read there from an outer version
@@ -137,7 +209,8 @@ class _Versioner:
         base = 0 if d is None else self.depth_of(d.scope) if self.in_scope(d.scope) else 0
         for node, arm in self.scopes[base:]:
             if isinstance(node, tirx.For) and any(
-                    b.same_as(buf) for b in self.loop_reads.get(id(node), [])):
+                    b.same_as(buf) for b in self.loop_reads.get(id(node), [])) and not any(
+                    l.same_as(node) and b.same_as(buf) for l, b in self.carried):
                 raise TTUnsupportedError(
                     f"{buf.name} is updated in place in a loop that carries its value from one "
                     f"iteration to the next (at {_line(call.span)}); this is not supported yet",
@@ -153,11 +226,7 @@ class _Versioner:
         if isinstance(s, tirx.SeqStmt):
             return seq([self.stmt(x) for x in s.seq])
         if isinstance(s, tirx.For):
-            self.scopes.append((s, 0))
-            body = self.stmt(s.body)
-            self.scopes.pop()
-            return tirx.For(s.loop_var, s.min, s.extent, s.kind, body, s.thread_binding,
-                            s.annotations, s.step, s.span)
+            return self.loop(s)
         if isinstance(s, tirx.IfThenElse):
             self.scopes.append((s, 0))
             then = self.stmt(s.then_case)
@@ -174,8 +243,77 @@ class _Versioner:
             return self.call(s)
         return s
 
+    def acc_chain(self, buf, calls) -> bool:
+        """``buf`` is an accumulator that only ``T.gemm`` updates in ``calls``."""
+        return self.is_acc(buf) and all(
+            c.op.name == "tirx.tile.gemm" for c in calls
+            if _reads_writes(c)[1] is not None and _reads_writes(c)[1].same_as(buf))
+
+    def loop(self, s):
+        """A loop; a buffer it carries from one iteration to the next lives in a buffer of
+        its own (the carry): filled before the loop with the value in force, read by the
+        iterations before they redefine the buffer, refilled with the newest version at the
+        end of every iteration, and read after the loop."""
+        outer = self.scopes[-1] if self.scopes else None
+        pre, carries = [], []
+        for buf in _carried(s.body, self.acc_chain):
+            if _find(self.current, buf) is None:
+                raise TTCompileError(
+                    f"{buf.name} is read in the loop at {_line(s.span)} before anything is "
+                    "written to it; initialize it before the loop (T.fill / T.clear / T.copy)",
+                    span=s.span)
+            before = self.read(buf, s)
+            carry = tirx.decl_buffer(buffer_shape(buf), buffer_dtype(buf), buf.name,
+                                     scope=buffer_scope(buf))
+            init = _copy(_full(carry), _full(before), s.span)
+            pre += [tirx.AllocBuffer(carry, span=s.span), init]
+            self.current[buf] = _Def(carry, outer, init)
+            self.versions.append((carry, buf))
+            self.carried.append((s, buf))
+            carries.append((buf, carry))
+        self.scopes.append((s, 0))
+        body = self.stmt(s.body)
+        refill = []
+        for buf, carry in carries:
+            last = self.read(buf, s)
+            refill.append(_copy(_full(carry), _full(last), s.span))
+        self.scopes.pop()
+        for (buf, carry), copy in zip(carries, refill):
+            self.current[buf] = _Def(carry, outer, copy)
+        loop = tirx.For(s.loop_var, s.min, s.extent, s.kind, seq([body] + refill),
+                        s.thread_binding, s.annotations, s.step, s.span)
+        return seq(pre + [loop]) if pre else loop
+
+    def demoted_gemm(self, call):
+        """``T.gemm`` into an accumulator that elementwise ops also update (_demoted):
+        ``fresh = A @ B`` in an accumulator of its own, then ``C = C + fresh`` (``C = fresh``
+        with ``clear_accum``)."""
+        import tvm.tirx.operator as tirx_op
+
+        region = call.args[0]
+        acc = region.source
+        fresh = tirx.decl_buffer(buffer_shape(acc), buffer_dtype(acc), acc.name,
+                                 scope="local.fragment")
+        self.accs.append(fresh)
+        self.versions.append((fresh, acc))
+        args = list(call.args)
+        args[0], args[3] = _full(fresh), _full(fresh)
+        clear = float(call.args[7].value) == 0.0
+        args[7] = tirx.FloatImm(call.args[7].dtype, 0.0)
+        gemm = self.call(replace_tile_call(call, args=args))
+        if clear:
+            combine = _copy(_full(acc), _full(fresh), call.span)
+        else:
+            combine = with_tile_span(tirx_op.Add(_full(acc), _full(acc), _full(fresh),
+                                                 workspace={}, config={}, dispatch=None,
+                                                 scope=None), call.span)
+        return seq([tirx.AllocBuffer(fresh, span=call.span), gemm, self.call(combine)])
+
     def call(self, call):
         regions = _regions(call)
+        if call.op.name == "tirx.tile.gemm" and any(regions[0].source.same_as(d)
+                                                     for d in self.demoted):
+            return self.demoted_gemm(call)
         if (call.op.name == "tirx.tile.copy" and regions[0].source.same_as(regions[1].source)
                 and tvm_ffi.structural_equal(regions[0], regions[1])):
             return _NOOP  # a buffer copied onto itself (`s = s * 1.0` folds to this)
