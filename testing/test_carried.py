@@ -71,3 +71,22 @@ def test_carried_value_unread_after_the_loop_is_freed():
     ref = x.copy()
     ref[:, 32:] += x[:, :32].sum(axis=1, keepdims=True)
     np.testing.assert_array_equal(art(x), ref)
+
+
+def test_shared_buffer_updated_in_place_across_iterations():
+    """``X_s = X_s * 2`` in a loop: the loop carries the shared buffer (TileLang reads the
+    value the previous iteration wrote)."""
+
+    @T.prim_func
+    def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1) as _bx:
+            X_s = T.alloc_shared((64, 32), "float32")
+            T.copy(X[0, 0], X_s)
+            for ko in T.serial(3):
+                for i, j in T.Parallel(64, 32):
+                    X_s[i, j] = X_s[i, j] * 2.0
+            T.copy(X_s, Y[0, 0])
+
+    art = tilelang_tt.compile(k, out_idx=-1)
+    x = np.random.default_rng(4).standard_normal((64, 64)).astype(np.float32)
+    np.testing.assert_array_equal(art(x)[:, :32], x[:, :32] * 8)
