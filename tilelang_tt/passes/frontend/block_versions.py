@@ -284,10 +284,18 @@ class _Versioner:
                         s.thread_binding, s.annotations, s.step, s.span)
         return seq(pre + [loop]) if pre else loop
 
+    def zero_filled(self, buf) -> bool:
+        """The value of ``buf`` in force is a ``T.clear`` made in the current scope."""
+        d = _find(self.current, buf)
+        if d is None or d.call.op.name != "tirx.tile.fill" or not self.in_scope(d.scope):
+            return False
+        value = d.call.args[1]
+        return float(getattr(value, "value", value)) == 0.0
+
     def demoted_gemm(self, call):
         """``T.gemm`` into an accumulator that elementwise ops also update (_demoted):
         ``fresh = A @ B`` in an accumulator of its own, then ``C = C + fresh`` (``C = fresh``
-        with ``clear_accum``)."""
+        with ``clear_accum`` or when ``C`` holds a ``T.clear``, which then has no reader)."""
         import tvm.tirx.operator as tirx_op
 
         region = call.args[0]
@@ -298,8 +306,8 @@ class _Versioner:
         self.versions.append((fresh, acc))
         args = list(call.args)
         args[0], args[3] = _full(fresh), _full(fresh)
-        clear = float(call.args[7].value) == 0.0
-        args[7] = tirx.FloatImm(call.args[7].dtype, 0.0)
+        clear = float(call.args[7].value) == 0.0 or self.zero_filled(acc)
+        args[7] = tirx.FloatImm("float32", 0.0)
         gemm = self.call(replace_tile_call(call, args=args))
         if clear:
             combine = _copy(_full(acc), _full(fresh), call.span)
@@ -359,13 +367,18 @@ def _place_packs(body, packs):
     """An accumulator is packed right after its last update, before anything else the
     reading statement needs (staged operands, derived vectors) can claim DST."""
 
-    def place(s: tirx.SeqStmt):
+    placed = set()
+
+    def place(s: tirx.SeqStmt):  # post-order: the innermost statement list holding the reader
         items = list(s.seq)
-        for acc, reader, pack in packs:
+        for n, (acc, reader, pack) in enumerate(packs):
+            if n in placed:
+                continue
             holds = [any(c.same_as(reader) for c in collect(it, tirx.TilePrimitiveCall))
                      for it in items]
             if not any(holds):
                 continue
+            placed.add(n)
             at = holds.index(True)
             updates = [i for i, it in enumerate(items[:at])
                        if any(c.op.name == "tirx.tile.gemm" and c.args[0].source.same_as(acc)

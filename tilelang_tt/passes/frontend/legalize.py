@@ -9,6 +9,8 @@ Guarantees:
 * the engines reduce by sum or max only: ``T.reduce_min`` becomes ``-max(-x)`` and
   ``T.reduce_abssum`` / ``absmax`` reduce a new fragment holding ``|x|``
   (``tt.tile.expr`` of ``negative`` / ``abs``);
+* ``T.reduce_*(..., clear=False)`` reduces into a new fragment and folds it into the
+  destination with an elementwise ``+`` / ``max`` / ``min`` (``tt.tile.expr``);
 
 each new tile op carrying the source line of the op it replaces.
 """
@@ -96,6 +98,28 @@ def _reduction_on_engines(call, fresh):
     return seq(stmts)
 
 
+_COMBINE = {"tirx.tile.sum": lambda a, b: a + b, "tirx.tile.max": tirx.Max,
+            "tirx.tile.min": tirx.Min}
+
+
+def _accumulating_reduction(call, fresh):
+    """``T.reduce_*(src, dst, clear=False)`` folds the reduction into what ``dst`` holds:
+    the reduction of ``src`` into a new fragment, then ``dst = dst + part`` (``max`` /
+    ``min``) as an elementwise expression."""
+    name = call.op.name
+    if name not in _COMBINE or not bool(call.args[3]):
+        return None
+    dst = call.args[0]
+    buf = dst.source
+    made = tirx.decl_buffer(buffer_shape(buf), buffer_dtype(buf), fresh(f"{buf.name}_part"),
+                            scope="local.fragment")
+    part = made[tuple(slice(0, d) for d in buffer_shape(buf))]
+    reduce = call.replace(args=[part, call.args[1], call.args[2], False])
+    combine = tirx.TilePrimitiveCall(dst, _COMBINE[name](load(0), load(1)), dst, part,
+                                     op=ops.op("tt.tile.expr"))
+    return seq([tirx.AllocBuffer(made), _reduction_on_engines(reduce, fresh), combine])
+
+
 @tt_pass("LegalizeTileOpsTT", requires=("LowerParallelToTileTT",))
 def LegalizeTileOpsTT(func, mod, ctx):
     """Staged global copies and reduction engine forms (see module docstring)."""
@@ -107,6 +131,9 @@ def LegalizeTileOpsTT(func, mod, ctx):
     def engine_forms(call):
         if call.op.name == "tirx.tile.copy":
             return _spanned(_staged_global_copy(call, fresh), call.span)
+        folded = _accumulating_reduction(call, fresh)
+        if folded is not None:
+            return _spanned(folded, call.span)
         return _spanned(_reduction_on_engines(call, fresh), call.span)
 
     body = tt_map(func.body, [(tirx.TilePrimitiveCall, engine_forms)], order="post")
