@@ -90,3 +90,117 @@ def test_shared_buffer_updated_in_place_across_iterations():
     art = tilelang_tt.compile(k, out_idx=-1)
     x = np.random.default_rng(4).standard_normal((64, 64)).astype(np.float32)
     np.testing.assert_array_equal(art(x)[:, :32], x[:, :32] * 8)
+
+
+def test_reduce_sum_clear_false_accumulates_across_iterations():
+    """T.reduce_sum(..., clear=False): the running row sum of all column blocks."""
+    M, N = 64, 96
+
+    @T.prim_func
+    def k(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, 32), "float32")):
+        with T.Kernel(M // 32) as bx:
+            x = T.alloc_shared((32, 32), "float32")
+            r = T.alloc_fragment((32,), "float32")
+            y = T.alloc_shared((32, 32), "float32")
+            T.clear(r)
+            for kk in T.Pipelined(N // 32, num_stages=2):
+                T.copy(X[bx * 32, kk * 32], x)
+                T.reduce_sum(x, r, dim=1, clear=False)
+            T.copy(X[bx * 32, 0], x)
+            for i, j in T.Parallel(32, 32):
+                y[i, j] = x[i, j] + r[i]
+            T.copy(y, Y[bx * 32, 0])
+
+    art = tilelang_tt.compile(k, out_idx=-1)
+    x = np.random.default_rng(5).integers(-4, 5, (M, N)).astype(np.float32)
+    ref = x[:, :32] + x.sum(axis=1, keepdims=True)
+    np.testing.assert_array_equal(art(x), ref)
+
+
+def _gemm_inputs(M, N, K, seed):
+    rng = np.random.default_rng(seed)
+    # small integers: every product and sum is exact in bf16 operands and an fp32 accumulator
+    a = rng.integers(-3, 4, (M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.integers(-3, 4, (K, N)).astype(ml_dtypes.bfloat16)
+    return a, b
+
+
+def test_accumulator_rescaled_before_each_gemm():
+    """acc[i, j] *= s[i] before every T.gemm into acc (flash attention's acc_o update)."""
+    M, N, K, bk = 64, 64, 96, 32
+
+    @T.prim_func
+    def k(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"),
+          S: T.Tensor((M, 32), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, M // 32) as (bx, by):
+            A_s = T.alloc_shared((32, bk), "bfloat16")
+            B_s = T.alloc_shared((bk, N), "bfloat16")
+            S_s = T.alloc_shared((32, 32), "float32")
+            s = T.alloc_fragment((32,), "float32")
+            acc = T.alloc_fragment((32, N), "float32")
+            T.copy(S[by * 32, 0], S_s)
+            T.reduce_max(S_s, s, dim=1)
+            T.fill(acc, 0)
+            for ko in T.Pipelined(K // bk, num_stages=2):
+                T.copy(A[by * 32, ko * bk], A_s)
+                T.copy(B[ko * bk, 0], B_s)
+                for i, j in T.Parallel(32, N):
+                    acc[i, j] *= s[i]
+                T.gemm(A_s, B_s, acc)
+            T.copy(acc, C[by * 32, 0])
+
+    art = tilelang_tt.compile(k, out_idx=-1)
+    a, b = _gemm_inputs(M, N, K, 6)
+    scale = np.random.default_rng(7).choice([0.5, 2.0, -1.0], (M, 1)).astype(np.float32)
+    s_in = np.repeat(scale, 32, axis=1)
+    ref = np.zeros((M, N), np.float32)
+    af, bf = a.astype(np.float32), b.astype(np.float32)
+    for ko in range(K // bk):
+        ref = ref * scale + af[:, ko * bk:(ko + 1) * bk] @ bf[ko * bk:(ko + 1) * bk]
+    np.testing.assert_array_equal(art(a, b, s_in), ref)
+
+
+def test_accumulator_initialized_by_copy():
+    """C_local = C_in, then a K loop of T.gemm into it: C = C_in + A @ B."""
+    M, N, K = 64, 64, 64
+
+    @T.prim_func
+    def k(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"),
+          Cin: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, M // 32) as (bx, by):
+            A_s = T.alloc_shared((32, 32), "bfloat16")
+            B_s = T.alloc_shared((32, N), "bfloat16")
+            acc = T.alloc_fragment((32, N), "float32")
+            T.copy(Cin[by * 32, 0], acc)
+            for ko in T.serial(K // 32):
+                T.copy(A[by * 32, ko * 32], A_s)
+                T.copy(B[ko * 32, 0], B_s)
+                T.gemm(A_s, B_s, acc)
+            T.copy(acc, C[by * 32, 0])
+
+    art = tilelang_tt.compile(k, out_idx=-1)
+    a, b = _gemm_inputs(M, N, K, 8)
+    c_in = np.random.default_rng(9).integers(-8, 9, (M, N)).astype(np.float32)
+    np.testing.assert_array_equal(art(a, b, c_in), c_in + a.astype(np.float32) @ b.astype(np.float32))
+
+
+# (batch, heads, seq_len, dim, block_M, block_N): one and several K/V blocks, 64-wide blocks,
+# and 68 query blocks on 64 cores (one head: V0 cannot yet prove flattened (batch, head)
+# offsets of more than 16 blocks disjoint) (a core runs two: its running values start afresh)
+ATTENTION = [(1, 2, 128, 64, 32, 32), (1, 1, 128, 64, 64, 64), (2, 1, 64, 32, 32, 64),
+             (1, 1, 2176, 32, 32, 64)]
+
+
+@pytest.mark.parametrize("shape", ATTENTION, ids=lambda s: "x".join(map(str, s)))
+def test_flash_attention(shape):
+    import flash_attention as fa
+
+    batch, heads, seq_len, dim, bm, bn = shape
+    art = tilelang_tt.compile(fa.flashattn(batch, heads, seq_len, dim, bm, bn), out_idx=-1,
+                              pass_configs=fa.PASS_CONFIGS)
+    rng = np.random.default_rng(seq_len + dim)
+    q, k, v = [rng.standard_normal((batch * heads * seq_len, dim)).astype(ml_dtypes.bfloat16)
+               for _ in range(3)]
+    _allclose(art(q, k, v), fa.reference(q, k, v, batch, heads, seq_len, dim))
+    for name in ("reader.cpp", "compute.cpp", "writer.cpp"):
+        assert_balanced(art.sources[name], name)

@@ -46,3 +46,12 @@ def test_run_prints_counters():
     proc = run_cli("run", f"{EXAMPLES / 'elementwise_add.py'}:add")
     assert proc.returncode == 0, proc.stderr
     assert "on 64 emulated cores" in proc.stdout and '"dram_bytes_read": 4194304' in proc.stdout
+
+
+def test_run_flash_attention():
+    """The attention example runs from the command line: 8 query blocks, each reading its
+    Q block once and its head's K and V whole (2 heads x 128 x 64 bf16)."""
+    proc = run_cli("run", f"{EXAMPLES / 'flash_attention.py'}:attention")
+    assert proc.returncode == 0, proc.stderr
+    assert "on 8 emulated cores" in proc.stdout
+    assert '"dram_bytes_read": 294912' in proc.stdout and '"dram_bytes_written": 32768' in proc.stdout

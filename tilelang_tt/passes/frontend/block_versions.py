@@ -22,8 +22,18 @@ updates of one buffer (``A_s[i, j] = A_s[i, j] + B_s[i, j]``, ``B_s = A_s * 2`` 
 * **dead definitions** - a definition no one reads is dropped, as long as the buffer is read
   somewhere (a buffer never read at all is left for BuildTileDFGTT's error).
 
-A version made inside a loop or a branch is only valid there.  A later use outside it, or a
-loop body that reads the buffer before redefining it (a loop-carried update), is a
+* **loop-carried values** - a buffer a loop body reads before redefining it carries its
+  value from one iteration to the next: it gets a carry buffer (same name), filled by a copy
+  of the value in force before the loop, read by the body until it redefines the buffer,
+  refilled by a copy of the newest version as the body's last statement, and read after the
+  loop (BuildTileDFGTT gives the carrying loop's body a consume window of its own);
+* **accumulators updated elementwise** - an accumulator an elementwise op (or a copy)
+  writes before a ``T.gemm`` into it, in program order or in a loop both are in, is an
+  ordinary fragment: each ``T.gemm`` into it accumulates into a fresh accumulator, then
+  ``C = C + fresh`` (``C = fresh`` with ``clear_accum`` or after a ``T.clear``).
+
+Any other version made inside a loop or a branch is only valid there: a later use outside
+it, or a carried value last updated in a branch of the loop body, is a
 ``TTUnsupportedError`` naming the buffer and the source lines.
 
 Guarantees: no tile op reads and writes one block buffer, every block buffer has one
