@@ -204,3 +204,26 @@ def test_flash_attention(shape):
     _allclose(art(q, k, v), fa.reference(q, k, v, batch, heads, seq_len, dim))
     for name in ("reader.cpp", "compute.cpp", "writer.cpp"):
         assert_balanced(art.sources[name], name)
+
+
+def test_carried_in_an_inner_loop():
+    """A sum carried by an inner loop and restarted by each iteration of the outer one."""
+    M, N = 64, 128
+
+    @T.prim_func
+    def k(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, 64), "float32")):
+        with T.Kernel(M // 32) as bx:
+            x = T.alloc_shared((32, 32), "float32")
+            s = T.alloc_fragment((32, 32), "float32")
+            for half in T.serial(2):
+                T.clear(s)
+                for kk in T.serial(2):
+                    T.copy(X[bx * 32, half * 64 + kk * 32], x)
+                    for i, j in T.Parallel(32, 32):
+                        s[i, j] = s[i, j] + x[i, j]
+                T.copy(s, Y[bx * 32, half * 32])
+
+    art = tilelang_tt.compile(k, out_idx=-1)
+    x = np.random.default_rng(10).integers(-4, 5, (M, N)).astype(np.float32)
+    ref = np.concatenate([x[:, 0:32] + x[:, 32:64], x[:, 64:96] + x[:, 96:128]], axis=1)
+    np.testing.assert_array_equal(art(x), ref)
