@@ -66,7 +66,12 @@ class KernelPrinter:
                 return f"{int(e.value)}u"
             return str(int(e.value))
         if isinstance(e, tvm.tirx.FloatImm):
-            return repr(float(e.value)) + "f"
+            v = float(e.value)
+            if v != v:
+                return "__builtin_nanf(\"\")"
+            if v in (float("inf"), float("-inf")):  # GCC's constant, no header needed
+                return "__builtin_inff()" if v > 0 else "(-__builtin_inff())"
+            return repr(v) + "f"
         if isinstance(e, tvm.ir.Var):
             return self.name(e)
         op = _BINOPS.get(type(e))
