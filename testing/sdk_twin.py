@@ -105,7 +105,10 @@ def parse_dump(text: str) -> Node:
         kind, _, rest = body.partition(" ")
         for lm in _LOC.finditer(_strip_quotes(rest)):
             if lm.group(1):
-                cur_file = lm.group(1)
+                # clang prints an invalid location without making it the file later `line:`
+                # locations are relative to (TextNodeDumper keeps the last valid one)
+                if lm.group(1) != "<invalid sloc>":
+                    cur_file = lm.group(1)
             elif lm.group(2):
                 cur_file = lm.group(2)
         node = Node(kind, rest, cur_file)

@@ -139,6 +139,7 @@ class Arith:
     sfpu_init: str | None = None  # the vector engine on two DST tiles
     sfpu_tile: str | None = None
     scalar_tile: str | None = None  # a DST tile and a float32 scalar
+    scalar_init: str = "tt.binop_with_scalar_tile_init"
     bcast_init: dict = field(default_factory=dict)  # "col" | "row" -> matrix-engine broadcast
     bcast_tiles: dict = field(default_factory=dict)
 
@@ -149,12 +150,17 @@ _FUNCTION_HEADERS = {
     "relu": "eltwise_unary/relu.h", "sigmoid": "compute_kernel_api.h",
     "tanh": "compute_kernel_api.h", "abs": "compute_kernel_api.h",
     "negative": "eltwise_unary/negative.h",
+    # comparisons with zero: 1.0 where x > 0 (>= 0, < 0, <= 0, == 0, != 0), else 0.0
+    "gtz": "eltwise_unary/comp.h", "gez": "eltwise_unary/comp.h", "ltz": "eltwise_unary/comp.h",
+    "lez": "eltwise_unary/comp.h", "eqz": "eltwise_unary/comp.h", "nez": "eltwise_unary/comp.h",
 }
 _FOLDS = {
     "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "rsqrt": lambda x: 1 / math.sqrt(x),
     "recip": lambda x: 1 / x, "relu": lambda x: max(x, 0.0),
     "sigmoid": lambda x: 1 / (1 + math.exp(-x)), "tanh": math.tanh, "abs": abs,
     "negative": lambda x: -x,
+    "gtz": lambda x: float(x > 0), "gez": lambda x: float(x >= 0), "ltz": lambda x: float(x < 0),
+    "lez": lambda x: float(x <= 0), "eqz": lambda x: float(x == 0), "nez": lambda x: float(x != 0),
 }
 FUNCTIONS = {fn: Function(fn, f"tt.expr.{fn}", f"tt.{fn}_tile_init", f"tt.{fn}_tile",
                           _COMPUTE + header, _FOLDS[fn])
@@ -177,7 +183,14 @@ ARITH = {
     for name, fold in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
                        ("div", operator.truediv), ("rsub", lambda a, b: b - a))
 }
+# max / min of two DST tiles (binary_max_min.h) or of a tile and a float32 scalar (unary_max_tile)
+for _name, _fold in (("max", max), ("min", min)):
+    ARITH[_name] = Arith(_name, _fold, sfpu_init=f"tt.binary_{_name}_tile_init",
+                         sfpu_tile=f"tt.binary_{_name}_tile",
+                         scalar_tile=f"tt.unary_{_name}_tile",
+                         scalar_init=f"tt.unary_{_name}_tile_init")
 ELTWISE_BINARY = ("add", "sub", "mul")  # the matrix engine's elementwise functions
+BROADCAST_ARITH = ("add", "sub", "mul", "div")  # what meets a vector operand (a broadcast)
 
 # --- meta -----------------------------------------------------------------------------------
 _op("alloc_cb", "meta", "int32",
@@ -208,6 +221,9 @@ for _fn in FUNCTIONS.values():
     _op(_fn.expr_op.removeprefix("tt."), "expr", "float32",
         f"{_fn.name}(x): {_fn.name} of x on the vector engine", "x:expr",
         props={"function": _fn.name})
+_op("expr.where", "expr", "float32",
+    "expr.where(c, x, y): x where c is not 0, else y (c: a comparison, 1.0 or 0.0)",
+    "c:expr x:expr y:expr")
 FUNCTION_OPS = {fn: f.expr_op for fn, f in FUNCTIONS.items()}
 VECTOR_OPS = {"col": "tt.expr.col", "row": "tt.expr.row"}
 
@@ -319,11 +335,12 @@ for _a in ARITH.values():
                  "eltwise_binary.h", "icb0:cb.in icb1:cb.in i0:int i1:int idst:dst",
                  engine="math", init=_a.fpu_init, dst="math")
     if _a.sfpu_init:
-        _compute(_a.sfpu_init.removeprefix("tt."), f"{_a.name}_binary_tile_init()",
-                 "eltwise_binary_sfpu.h", engine="sfpu", sets="sfpu")
+        _h = "binary_max_min.h" if _a.name in ("max", "min") else "eltwise_binary_sfpu.h"
+        _compute(_a.sfpu_init.removeprefix("tt."), f"{_a.sfpu_init.removeprefix('tt.')}()",
+                 _h, engine="sfpu", sets="sfpu")
         _compute(_a.sfpu_tile.removeprefix("tt."),
-                 f"{_a.name}_binary_tile(idst0, idst1, odst): SFPU {_a.name} of two DST tiles",
-                 "eltwise_binary_sfpu.h", "idst0:dst idst1:dst odst:dst", engine="sfpu",
+                 f"{_a.sfpu_tile.removeprefix('tt.')}(idst0, idst1, odst): SFPU {_a.name} of two "
+                 "DST tiles", _h, "idst0:dst idst1:dst odst:dst", engine="sfpu",
                  init=_a.sfpu_init, dst="math")
     for _orient, _init in _a.bcast_init.items():
         _what = ("column 0 of B[i1] broadcast across the columns" if _orient == "col" else
@@ -348,15 +365,33 @@ _compute("fill_tile_init", "fill_tile_init()", "eltwise_unary/fill.h", engine="s
 _compute("fill_tile", "fill_tile(idst, value): every element of DST[idst] = value",
          "eltwise_unary/fill.h", "idst:dst value:float", engine="sfpu", init="tt.fill_tile_init",
          dst="math")
+_compute("fill_tile_bitcast",
+         "fill_tile_bitcast(idst, bits): every element of DST[idst] = the float32 `bits` (any "
+         "value: kernels are built with finite math, so infinities cannot be float literals)",
+         "eltwise_unary/fill.h", "idst:dst bits:bits", engine="sfpu", init="tt.fill_tile_init",
+         dst="math")
 _compute("binop_with_scalar_tile_init", "binop_with_scalar_tile_init()",
          "eltwise_unary/binop_with_scalar.h", engine="sfpu", sets="sfpu")
 for _a in ARITH.values():
+    _h = "compute_kernel_api.h" if _a.name in ("max", "min") else \
+        "eltwise_unary/binop_with_scalar.h"
+    if _a.scalar_init != "tt.binop_with_scalar_tile_init":
+        _compute(_a.scalar_init.removeprefix("tt."), f"{_a.scalar_init.removeprefix('tt.')}()",
+                 _h, engine="sfpu", sets="sfpu")
     _compute(_a.scalar_tile.removeprefix("tt."),
-             f"{_a.name}_unary_tile(idst, bits): DST[idst] {_a.name} the float32 scalar `bits`"
-             + (" (the SDK multiplies by `bits`: pass the divisor's reciprocal)"
-                if _a.name == "div" else ""),
-             "eltwise_unary/binop_with_scalar.h", "idst:dst bits:bits", engine="sfpu",
-             init="tt.binop_with_scalar_tile_init", dst="math")
+             f"{_a.scalar_tile.removeprefix('tt.')}(idst, bits): DST[idst] {_a.name} the float32 "
+             "scalar `bits`" + (" (the SDK multiplies by `bits`: pass the divisor's reciprocal)"
+                                if _a.name == "div" else ""),
+             _h, "idst:dst bits:bits", engine="sfpu", init=_a.scalar_init, dst="math")
+_compute("where_tile_init", "where_tile_init()", "eltwise_unary/where.h", engine="sfpu",
+         sets="sfpu")
+_compute("where_tile",
+         "where_tile(icond, idst1, idst2, odst, fp32): DST[odst] = DST[idst1] where DST[icond] is "
+         "not 0, else DST[idst2]; fp32 selects the data format (Float32 for a 32-bit DST, "
+         "Float16_b for a 16-bit one)", "eltwise_unary/where.h",
+         "icond:dst idst1:dst idst2:dst odst:dst fp32:imm", engine="sfpu", init="tt.where_tile_init",
+         dst="math", template=lambda fp32: "<DataFormat::Float32>" if fp32 else
+         "<DataFormat::Float16_b>", template_args=1)
 for _fn in FUNCTIONS.values():
     _header = _fn.header.removeprefix(_COMPUTE)
     _compute(_fn.init.removeprefix("tt."), f"{_fn.name}_tile_init(): configure the vector engine",

@@ -69,8 +69,8 @@ class KernelPrinter:
             v = float(e.value)
             if v != v:
                 return "__builtin_nanf(\"\")"
-            if v in (float("inf"), float("-inf")):  # C++ has no literal for infinity
-                return ("-" if v < 0 else "") + "__builtin_huge_valf()"
+            if v in (float("inf"), float("-inf")):  # GCC's constant, no header needed
+                return "__builtin_inff()" if v > 0 else "(-__builtin_inff())"
             return repr(v) + "f"
         if isinstance(e, tvm.ir.Var):
             return self.name(e)

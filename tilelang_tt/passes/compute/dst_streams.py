@@ -6,6 +6,8 @@ fills it in DST rounds of as many tiles as DST holds, and pushes it.
 
 from __future__ import annotations
 
+import math
+
 from tvm import tirx
 
 from ... import ops
@@ -67,6 +69,26 @@ def _lower_expr(cx: DstContext, call):
                 s = stack[-1][1]
                 body += [ev(FUNCTIONS[v].init),
                          each(lambda d, s=s, fn=v: ev(FUNCTIONS[fn].apply, d.at(s)))]
+            elif kind == "where":
+                args = [stack.pop() for _ in range(3)][::-1]  # condition, true, false
+                base_slot = len([s for s in stack if s[0] == "slot"])
+                free = base_slot + sum(a[0] == "slot" for a in args)
+                at = []
+                for a in args:  # constants are filled into slots of their own
+                    if a[0] == "slot":
+                        at.append(a[1])
+                        continue
+                    bits = tirx.IntImm("uint32", float_bits(a[1]))
+                    body += [ev("tt.fill_tile_init"),
+                             each(lambda d, s=free, bits=bits: ev("tt.fill_tile_bitcast",
+                                                                  d.at(s), bits))]
+                    at.append(free)
+                    free += 1
+                fp32 = int_imm(int(bool(cx.config["fp32_dest_acc_en"])))
+                body += [ev("tt.where_tile_init"),
+                         each(lambda d, at=at, o=base_slot: ev(
+                             "tt.where_tile", *[d.at(x) for x in at], d.at(o), fp32))]
+                stack.append(("slot", base_slot))
             else:
                 rhs, lhs = stack.pop(), stack.pop()
                 body += _binary_in_dst(v, lhs, rhs, slots, each)
@@ -98,7 +120,7 @@ def _binary_in_dst(op, lhs, rhs, slots, each):
     pre = []
     if lhs[0] == "slot" and op == "div":  # x / c: the SDK's div_unary_tile multiplies by its
         c, scalar_op = 1.0 / c, "div"     # argument (ckernel_sfpu_binop_with_unary.h), so pass 1/c
-    elif lhs[0] == "slot" or op in ("add", "mul"):
+    elif lhs[0] == "slot" or op in ("add", "mul", "max", "min"):
         scalar_op = op
     elif op == "sub":
         scalar_op = "rsub"  # c - x
@@ -106,7 +128,7 @@ def _binary_in_dst(op, lhs, rhs, slots, each):
         pre = [ev(FUNCTIONS["recip"].init), each(lambda d: ev(FUNCTIONS["recip"].apply, d.at(s)))]
         scalar_op = "mul"
     bits = tirx.IntImm("uint32", float_bits(c))
-    return pre + [ev("tt.binop_with_scalar_tile_init"),
+    return pre + [ev(ARITH[scalar_op].scalar_init),
                   each(lambda d: ev(ARITH[scalar_op].scalar_tile, d.at(s), bits))]
 
 
@@ -141,8 +163,14 @@ def _lower_const_tile(cx: DstContext, call):
     chunk = largest_divisor(n, cx.capacity)
 
     def group(c):
+        v = float(value.value)
+        if math.isfinite(v):
+            fill = lambda d: ev("tt.fill_tile", d, value)  # noqa: E731
+        else:  # kernels are built with finite math: no infinity literals, the float's bits
+            fill = lambda d: ev("tt.fill_tile_bitcast", d,  # noqa: E731
+                                tirx.IntImm("uint32", float_bits(v)))
         return seq([ev("tt.tile_regs_acquire"), ev("tt.fill_tile_init"),
-                    loop_nest([chunk], lambda d: ev("tt.fill_tile", d, value), ["d"])]
+                    loop_nest([chunk], fill, ["d"])]
                    + pack_round(cx, cb, c * chunk, chunk))
 
     return in_chunks(cb, n, chunk, group)

@@ -24,6 +24,7 @@ deeper side of ``+`` and ``*`` first so fewer DST slots are live at once.
 
 from __future__ import annotations
 
+import math
 import struct
 
 import tvm
@@ -35,10 +36,19 @@ from ..common import buffer_dtype
 
 UNARY_CALLS = {"tirx.exp": "exp", "tirx.log": "log", "tirx.sqrt": "sqrt", "tirx.rsqrt": "rsqrt",
                "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs"}
-BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div"}
+BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div", tirx.Max: "max",
+          tirx.Min: "min"}
+# comparisons a <op> b: the SFPU compares a - b with zero (ops.FUNCTIONS gtz ... nez)
+COMPARISONS = {tirx.GT: "gtz", tirx.GE: "gez", tirx.LT: "ltz", tirx.LE: "lez", tirx.EQ: "eqz",
+               tirx.NE: "nez"}
+# functions computed from others: exp2(x) = exp(x ln 2), log2(x) = log(x) / ln 2
+DERIVED_CALLS = {"tirx.exp2": ("exp", 0.6931471805599453, None),
+                 "prim.log2": ("log", None, 1.4426950408889634),
+                 "tirx.log2": ("log", None, 1.4426950408889634)}
 SUPPORTED = ("elementwise expressions of buffer elements and float constants built from +, -, "
-             "*, /, T.exp, T.log, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.abs, T.max(x, 0) "
-             "and unary minus; a 1-D buffer read as R[i] (possibly through those functions) only "
+             "*, /, T.exp, T.exp2, T.log, T.log2, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.abs, "
+             "T.max / T.min (of two values), T.clamp, unary minus, and T.if_then_else (or `x if c "
+             "else y`) whose condition compares such expressions (<, <=, >, >=, ==, !=); a 1-D buffer read as R[i] (possibly through those functions) only "
              "as a direct operand of +, -, * or / with a block element (A[i, j] - R[i])")
 
 
@@ -56,9 +66,11 @@ def _const(expr):
         if type(expr) in BINARY:
             a, b = _const(expr.a), _const(expr.b)
             return ops.ARITH[BINARY[type(expr)]].fold(a, b) if None not in (a, b) else None
-        if isinstance(expr, tirx.Max):
-            a, b = _const(expr.a), _const(expr.b)
-            return max(a, b) if None not in (a, b) else None
+        if isinstance(expr, tvm.ir.Call) and isinstance(expr.op, tvm.ir.Op) and \
+                expr.op.name in DERIVED_CALLS and len(expr.args) == 1:
+            arg = _const(expr.args[0])
+            return None if arg is None else (2.0 ** arg if expr.op.name == "tirx.exp2"
+                                             else math.log2(arg))
     except (ValueError, ZeroDivisionError, OverflowError):
         return None
     return None
@@ -125,7 +137,12 @@ def const(c: float):
 
 def _combine(op: str, a, b):
     return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
-            "div": lambda: a / b}[op]()
+            "div": lambda: a / b, "max": lambda: tirx.Max(a, b),
+            "min": lambda: tirx.Min(a, b)}[op]()
+
+
+def where(c, x, y):
+    return ops.call("tt.expr.where", c, x, y)
 
 
 class VectorOperand:
@@ -194,7 +211,7 @@ def compile_expr(value, dtype, is_vector=None):
 
     def broadcast(e):
         """``block op vector`` (either order) as one broadcast node, else None."""
-        if type(e) not in BINARY:
+        if type(e) not in BINARY or BINARY[type(e)] not in ops.BROADCAST_ARITH:
             return None
         op = BINARY[type(e)]
         la, lb = block_load(e.a), block_load(e.b)
@@ -207,6 +224,27 @@ def compile_expr(value, dtype, is_vector=None):
             node = _combine(op, load(operand(lb)), vector(operand(va), va.orient))
             return apply("negative", node) if op == "sub" else node  # v - a = -(a - v)
         return None
+
+    def side(x):
+        """A tree for an operand position: a folded constant or a visited expression."""
+        c = _const(x)
+        return const(c) if c is not None else visit(x)
+
+    def condition(cond):
+        """The comparison tree (1.0 / 0.0) of a condition over elements, else None."""
+        if type(cond) not in COMPARISONS:
+            return None
+        a, b = side(cond.a), side(cond.b)
+        if a is None or b is None or all(isinstance(x, tirx.FloatImm) for x in (a, b)):
+            return None
+        return apply(COMPARISONS[type(cond)], a - b)
+
+    def select(cond, x, y):
+        c = condition(cond)
+        tx, ty = side(x), side(y)
+        if c is None or tx is None or ty is None:
+            return None
+        return where(c, tx, ty)
 
     def visit(e):  # e's tree; None when e is not an elementwise expression
         ld = as_load(e, dtype)
@@ -222,9 +260,20 @@ def compile_expr(value, dtype, is_vector=None):
         if isinstance(e, tirx.Cast) and _const(e) is None:
             return visit(e.value) if _is_float(e) and _is_float(e.value) else None
         if isinstance(e, tvm.ir.Call) and isinstance(e.op, tvm.ir.Op):
+            if e.op.name in ("tirx.if_then_else", "prim.if_then_else") and len(e.args) == 3:
+                return select(*e.args)
+            if e.op.name in DERIVED_CALLS and len(e.args) == 1:
+                fn, scale_in, scale_out = DERIVED_CALLS[e.op.name]
+                inner = visit(e.args[0])
+                if inner is None:
+                    return None
+                node = apply(fn, inner * const(scale_in) if scale_in else inner)
+                return node * const(scale_out) if scale_out else node
             fn = UNARY_CALLS.get(e.op.name)
             inner = visit(e.args[0]) if fn is not None and len(e.args) == 1 else None
             return apply(fn, inner) if inner is not None else None
+        if isinstance(e, tirx.Select):
+            return select(e.condition, e.true_value, e.false_value)
         special = _special_unary(e)
         if special is not None:
             inner = visit(special[1])
@@ -274,7 +323,8 @@ def function_of(node):
 
 def postfix(tree) -> list[tuple[str, object]]:
     """The tree in evaluation order, as (kind, value): ("load", k), ("const", c),
-    ("bcast", (op, k, m, "col" | "row")), ("binary", op), ("unary", fn).  A vector leaf that
+    ("bcast", (op, k, m, "col" | "row")), ("binary", op), ("unary", fn), ("where", None)
+    (pops condition, true and false value).  A vector leaf that
     is not a direct operand of + - * next to a load is a ``ValueError``."""
     out = []
 
@@ -293,11 +343,16 @@ def postfix(tree) -> list[tuple[str, object]]:
             visit(e.args[0])
             out.append(("unary", fn))
             return
+        if ops.tt_op_name(e) == "tt.expr.where":
+            for x in e.args:
+                visit(x)
+            out.append(("where", None))
+            return
         op = BINARY.get(type(e))
         if op is None:
             raise ValueError(f"`{e}` is not an elementwise expression node")
         la, lb = leaf(e.a), leaf(e.b)
-        if op != "div" and la and lb and la[0] == "load" and lb[0] != "load":
+        if op in ops.ELTWISE_BINARY and la and lb and la[0] == "load" and lb[0] != "load":
             out.append(("bcast", (op, la[1], lb[1], lb[0])))
             return
         if op in ("add", "mul") and la and lb and lb[0] == "load" and la[0] != "load":
@@ -323,6 +378,12 @@ def program_slots(tokens) -> int:
         elif kind == "binary":
             rhs, lhs = stack.pop(), stack.pop()
             depth -= rhs == "load" and lhs == "load"
+            stack.append("load")
+        elif kind == "where":  # constant operands are filled into slots of their own first
+            args = [stack.pop() for _ in range(3)]
+            held = sum(a == "load" for a in args)
+            deepest = max(deepest, depth + 3 - held)
+            depth += 1 - held
             stack.append("load")
         deepest = max(deepest, depth)
     return deepest

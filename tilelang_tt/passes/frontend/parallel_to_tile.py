@@ -166,6 +166,14 @@ def _lower_nest(nest: _Nest, fresh):
     else:
         compiled = compile_expr(value, dtype, is_vector)
         if compiled is None:
+            index_condition = _index_only_condition(value)
+            if index_condition is not None:
+                raise TTUnsupportedError(
+                    f"T.Parallel body `{dst_buf.name}[...] = ...`: the condition "
+                    f"`{index_condition}` depends only on element or block indices (a mask such "
+                    "as a causal mask); masks computed from indices are not supported yet - "
+                    "conditions must compare buffer elements (`T.if_then_else(A[i, j] > 0, ...)`)",
+                    span=span)
             raise TTUnsupportedError(
                 f"T.Parallel body `{dst_buf.name}[...] = {value}` is not supported yet; "
                 f"supported: {SUPPORTED}", span=span)
@@ -227,6 +235,25 @@ def _lower_nest(nest: _Nest, fresh):
     else:
         op = _tile_call(kind, dst, *srcs)
     return seq(allocs + prologue + [op] + epilogue)
+
+
+def _index_only_condition(value):
+    """The condition of an ``if_then_else`` / ``Select`` in ``value`` that reads no buffer
+    element (a function of loop and block indices alone), else None."""
+    found = []
+
+    def visit(e):
+        cond = None
+        if isinstance(e, tirx.Select):
+            cond = e.condition
+        elif isinstance(e, tvm.ir.Call) and isinstance(e.op, tvm.ir.Op) and \
+                e.op.name in ("tirx.if_then_else", "prim.if_then_else"):
+            cond = e.args[0]
+        if cond is not None and not collect(cond, tvm.ir.TensorLoad):
+            found.append(cond)
+
+    tvm_ffi.structural_walk(value, (tvm.ir.Expr, visit), order="pre")
+    return found[0] if found else None
 
 
 def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):

@@ -62,7 +62,7 @@ FpuOp fpu_op_of(const std::string& mode) {
 // Per-core tile op counters, found once per kind and then bumped through a pointer
 enum Counter : int {
     kCntMatmul, kCntAdd, kCntSub, kCntMul, kCntBcastAdd, kCntBcastSub, kCntBcastMul, kCntCopy,
-    kCntTranspose, kCntReduce, kCntPack, kCntSfpu = 16, kCntSfpuBinary = 48,
+    kCntTranspose, kCntReduce, kCntPack, kCntWhere, kCntSfpu = 16, kCntSfpuBinary = 48,
 };
 void count(ComputeState& e, int slot, const char* name, const char* prefix = "",
            const char* suffix = "") {
@@ -431,7 +431,7 @@ void ttmock::reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32
 // sfpu_op: the init in force; unary functions by their sfpu::Unary id, the *_unary scalar ops
 // share binop_with_scalar_tile_init (kScalarInit), binary ops kBinaryBase + sfpu::Binary id.
 namespace {
-constexpr int kScalarInit = 1000, kBinaryBase = 2000;
+constexpr int kScalarInit = 1000, kBinaryBase = 2000, kWhereInit = 3000;
 bool is_scalar_op(sfpu::Unary u) {
     return u == sfpu::Unary::AddScalar || u == sfpu::Unary::SubScalar || u == sfpu::Unary::MulScalar ||
            u == sfpu::Unary::DivScalar || u == sfpu::Unary::RsubScalar;
@@ -443,6 +443,7 @@ void ttmock::sfpu_init(const char* op) {
     e.sfpu_op = cached_id(e, 3, op, [](const char* n) {
         const std::string name = n;
         if (name == "binop_with_scalar") return kScalarInit;
+        if (name == "where") return kWhereInit;
         if (name.size() > 7 && name.compare(name.size() - 7, 7, "_binary") == 0) {
             return kBinaryBase + static_cast<int>(sfpu::binary_from_name(name.substr(0, name.size() - 7).c_str()));
         }
@@ -488,6 +489,30 @@ void ttmock::sfpu_binary(const char* op, uint32_t i0, uint32_t i1, uint32_t odst
     }
     e.dst_written[odst] = true;
     count(e, kCntSfpuBinary + static_cast<int>(f), op, "sfpu_", "_binary");
+}
+
+void ttmock::sfpu_where(uint32_t icond, uint32_t i1, uint32_t i2, uint32_t odst, int format) {
+    const Call what = call("where_tile", {icond, i1, i2, odst});
+    ComputeState& e = started_engine(what);
+    if (e.sfpu_op != kWhereInit) fail_at(what, ": call where_tile_init() first");
+    // the LLK loads and stores 32-bit data for Float32 (and the integer formats), the low 16 bits
+    // for Float16_b: the format must be the DST's
+    const bool f32 = format == static_cast<int>(tt::DataFormat::Float32);
+    if (!f32 && format != static_cast<int>(tt::DataFormat::Float16_b)) {
+        fail_at(what, ": the emulator models where_tile for Float32 and Float16_b data only");
+    }
+    if (f32 != e.fp32_dest_acc) {
+        fail_at(what, std::string(": where_tile<") + (f32 ? "Float32" : "Float16_b") + "> with a " +
+                (e.fp32_dest_acc ? "32" : "16") + "-bit DST (fp32_dest_acc_en = " +
+                (e.fp32_dest_acc ? "true" : "false") + ")");
+    }
+    for (uint32_t i : {icond, i1, i2, odst}) check_dst(e, i, what, false);
+    {
+        TileMathTimer tile_math_timer(current_core());
+        sfpu::where(e.dst[odst], e.dst[icond], e.dst[i1], e.dst[i2], e.fp32_dest_acc);
+    }
+    e.dst_written[odst] = true;
+    count(e, kCntWhere, "sfpu_where");
 }
 
 // ---- pack -----------------------------------------------------------------------------------------

@@ -404,6 +404,17 @@ SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32) {
             const float r = mul(x, sigmoid(x, fp32));
             return fp32 ? r : round_bf16(r);
         }
+        // ckernel_sfpu_unary_max_min.h: SFPSWAP min/max against the fp32 scalar
+        case Unary::UnaryMax: return x < p ? p : x;
+        case Unary::UnaryMin: return p < x ? p : x;
+        // ckernel_sfpu_comp.h calculate_comp: 1.0 or 0.0; -0 equals +0, NaN compares false
+        // (nez: true)
+        case Unary::Gtz: return x > 0.0f ? 1.0f : 0.0f;
+        case Unary::Gez: return x >= 0.0f ? 1.0f : 0.0f;
+        case Unary::Ltz: return x < 0.0f ? 1.0f : 0.0f;
+        case Unary::Lez: return x <= 0.0f ? 1.0f : 0.0f;
+        case Unary::Eqz: return x == 0.0f ? 1.0f : 0.0f;
+        case Unary::Nez: return x != 0.0f ? 1.0f : 0.0f;
         case Unary::Unknown: break;
     }
     return x;
@@ -419,7 +430,10 @@ Unary unary_from_name(const char* n) {
         {"sqrt", Unary::Sqrt}, {"rsqrt", Unary::Rsqrt}, {"recip", Unary::Recip},
         {"relu", Unary::Relu}, {"gelu", Unary::Gelu}, {"sigmoid", Unary::Sigmoid},
         {"tanh", Unary::Tanh}, {"abs", Unary::Abs}, {"negative", Unary::Negative},
-        {"square", Unary::Square}, {"silu", Unary::Silu}};
+        {"square", Unary::Square}, {"silu", Unary::Silu},
+        {"unary_max", Unary::UnaryMax}, {"unary_min", Unary::UnaryMin}, {"gtz", Unary::Gtz},
+        {"gez", Unary::Gez}, {"ltz", Unary::Ltz}, {"lez", Unary::Lez}, {"eqz", Unary::Eqz},
+        {"nez", Unary::Nez}};
     for (const auto& o : kOps) {
         if (std::strcmp(o.name, n) == 0) return o.op;
     }
@@ -431,6 +445,8 @@ Binary binary_from_name(const char* n) {
     if (std::strcmp(n, "sub") == 0) return Binary::Sub;
     if (std::strcmp(n, "mul") == 0) return Binary::Mul;
     if (std::strcmp(n, "div") == 0) return Binary::Div;
+    if (std::strcmp(n, "max") == 0) return Binary::Max;
+    if (std::strcmp(n, "min") == 0) return Binary::Min;
     return Binary::Unknown;
 }
 
@@ -507,10 +523,23 @@ SFPU_HOT void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t
                     r = rne_bf16(r);
                 }
                 break;
+            // ckernel_sfpu_binary_max_min.h: SFPSWAP with min/max (no arithmetic, no rounding)
+            case Binary::Max: r = x < y ? y : x; break;
+            case Binary::Min: r = y < x ? y : x; break;
             case Binary::Unknown: break;
         }
         const uint32_t u = B(r);
         out[i] = ((u & 0x7F800000u) ? u : (u & 0x80000000u)) & (fp32_dst ? 0xFFFFFFFFu : 0xFFFF0000u);
+    }
+}
+
+SFPU_HOT void where(uint32_t* out, const uint32_t* cond, const uint32_t* a, const uint32_t* b, bool fp32_dst) {
+    // ckernel_sfpu_where.h: SFPSETCC LREG_EQ0 on the condition, then the selected operand's bits
+    // (SFPLOAD / SFPSTORE of the data format: INT32 for Float32, LO16 for Float16_b)
+    const uint32_t keep = fp32_dst ? 0xFFFFFFFFu : 0xFFFF0000u;
+    for (int i = 0; i < kTileElems; ++i) {
+        const uint32_t c = cond[i] & keep;
+        out[i] = (c != 0 ? a[i] : b[i]) & keep;
     }
 }
 

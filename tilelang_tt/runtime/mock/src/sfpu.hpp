@@ -12,9 +12,10 @@ namespace ttmock::sfpu {
 enum class Unary : uint8_t {
     Fill, AddScalar, SubScalar, MulScalar, DivScalar, RsubScalar,
     Exp, Log, Sqrt, Rsqrt, Recip, Relu, Gelu, Sigmoid, Tanh, Abs, Negative, Square, Silu,
+    UnaryMax, UnaryMin, Gtz, Gez, Ltz, Lez, Eqz, Nez,
     Unknown,
 };
-enum class Binary : uint8_t { Add, Sub, Mul, Div, Unknown };
+enum class Binary : uint8_t { Add, Sub, Mul, Div, Max, Min, Unknown };
 
 Unary unary_from_name(const char* name);
 Binary binary_from_name(const char* name);
@@ -23,5 +24,7 @@ Binary binary_from_name(const char* name);
 // approx: the function's approximate mode; param: the scalar of fill / *_unary ops.
 void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst);
 void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst);
+// where: out = cond != 0 ? a : b, per datum (16-bit DST: the BF16 half only)
+void where(uint32_t* out, const uint32_t* cond, const uint32_t* a, const uint32_t* b, bool fp32_dst);
 
 }  // namespace ttmock::sfpu

@@ -4,6 +4,7 @@
 // the wrapper's ckernel.h, so every compute kernel sees them.
 #pragma once
 #include "api/compile_time_args.h"
+#include "internal/tensix_types.h"
 #include "ttmock/llk_defs.h"
 
 #ifndef TTMOCK_DST_ACCUM_MODE

@@ -44,3 +44,4 @@ struct p_sfpu {
 };
 
 }  // namespace ckernel
+

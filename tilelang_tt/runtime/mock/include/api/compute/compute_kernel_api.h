@@ -1,5 +1,6 @@
 // tilelang-tt mock TT-Metalium: SFPU functions the SDK declares in api/compute/compute_kernel_api.h.
 #pragma once
+#include <bit>
 #include <cstdint>
 #include "api/compute/common_globals.h"
 
@@ -27,4 +28,9 @@ ALWI void square_tile_init() { ttmock::sfpu_init("square"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void silu_tile(uint32_t idst) { ttmock::sfpu_unary("silu", idst, 0.0f); }
 ALWI void silu_tile_init() { ttmock::sfpu_init("silu"); }
+// unary_max / unary_min: param0 holds the bits of a float32
+ALWI void unary_max_tile(uint32_t idst, uint32_t param0) { ttmock::sfpu_unary("unary_max", idst, std::bit_cast<float>(param0)); }
+ALWI void unary_max_tile_init() { ttmock::sfpu_init("unary_max"); }
+ALWI void unary_min_tile(uint32_t idst, uint32_t param0) { ttmock::sfpu_unary("unary_min", idst, std::bit_cast<float>(param0)); }
+ALWI void unary_min_tile_init() { ttmock::sfpu_init("unary_min"); }
 }  // namespace ckernel

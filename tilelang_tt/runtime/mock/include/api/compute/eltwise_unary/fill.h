@@ -1,8 +1,11 @@
 // tilelang-tt mock TT-Metalium: fill a DST tile with a constant (api/compute/eltwise_unary/fill.h).
 #pragma once
+#include <bit>
 #include "api/compute/common_globals.h"
 
 namespace ckernel {
 ALWI void fill_tile(uint32_t idst, float param0) { ttmock::sfpu_unary("fill", idst, param0); }
+// param0: the bits of a float32 (any value, infinities included)
+ALWI void fill_tile_bitcast(uint32_t idst, uint32_t param0) { ttmock::sfpu_unary("fill", idst, std::bit_cast<float>(param0)); }
 ALWI void fill_tile_init() { ttmock::sfpu_init("fill"); }
 }  // namespace ckernel
