@@ -3,8 +3,8 @@ keeps a running log-sum-exp per row (``lse``, a 1-D fragment carried from one it
 the next), a second pass writes ``exp(x - lse)``.  On Tensix the running value lives in a
 circular buffer that every iteration reads and refills.
 
-TileLang's version uses ``T.exp2`` / ``T.log2`` with ``BLOCK_M = 1``; a Tensix tile has 32
-rows, so blocks here are 32 rows high.
+The kernel is TileLang's, with bf16 for its fp16 and ``BLOCK_M = 32`` for its 1 (a Tensix
+tile has 32 rows).
 
     tilelang-tt run examples/online_softmax.py:online_softmax
     python examples/online_softmax.py
@@ -20,6 +20,8 @@ import tilelang_tt.language as T
 def softmax_kernel(M, N, BLOCK_M=32, BLOCK_N=64, dtype=T.bfloat16):
     accum_dtype = T.float32
 
+    scale = 1.44269504  # log2(e)
+
     @T.prim_func
     def main(X: T.Tensor([M, N], dtype), Y: T.Tensor([M, N], dtype)):
         with T.Kernel(T.ceildiv(M, BLOCK_M), threads=128) as (i_m):
@@ -34,16 +36,21 @@ def softmax_kernel(M, N, BLOCK_M=32, BLOCK_N=64, dtype=T.bfloat16):
             for i_n in T.Pipelined(T.ceildiv(N, BLOCK_N)):
                 T.copy(X[i_m * BLOCK_M, i_n * BLOCK_N], x)
                 T.reduce_max(x, max_x, dim=1, clear=True)
+
                 for i, j in T.Parallel(BLOCK_M, BLOCK_N):
-                    exp_x[i, j] = T.exp(x[i, j] - max_x[i])
+                    exp_x[i, j] = T.exp2(x[i, j] * scale - max_x[i] * scale)
+
                 T.reduce_sum(exp_x, sum_exp_x, dim=1, clear=True)
+
                 for i in T.Parallel(BLOCK_M):
-                    lse[i] = max_x[i] + T.log(T.exp(lse[i] - max_x[i]) + sum_exp_x[i])
+                    lse[i] = max_x[i] * scale + T.log2(T.exp2(lse[i] - max_x[i] * scale) + sum_exp_x[i])
 
             for i_n in T.Pipelined(T.ceildiv(N, BLOCK_N)):
                 T.copy(X[i_m * BLOCK_M, i_n * BLOCK_N], x)
+
                 for i, j in T.Parallel(BLOCK_M, BLOCK_N):
-                    y[i, j] = T.exp(x[i, j] - lse[i])
+                    y[i, j] = T.exp2(x[i, j] * scale - lse[i])
+
                 T.copy(y, Y[i_m * BLOCK_M, i_n * BLOCK_N])
 
     return main

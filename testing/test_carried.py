@@ -196,12 +196,12 @@ def test_flash_attention(shape):
     import flash_attention as fa
 
     batch, heads, seq_len, dim, bm, bn = shape
-    art = tilelang_tt.compile(fa.flashattn(batch, heads, seq_len, dim, bm, bn), out_idx=-1,
-                              pass_configs=fa.PASS_CONFIGS)
+    art = tilelang_tt.compile(fa.flashattn(batch, heads, seq_len, dim, False, bm, bn),
+                              out_idx=-1, pass_configs=fa.PASS_CONFIGS)
     rng = np.random.default_rng(seq_len + dim)
     q, k, v = [rng.standard_normal((batch * heads * seq_len, dim)).astype(ml_dtypes.bfloat16)
                for _ in range(3)]
-    _allclose(art(q, k, v), fa.reference(q, k, v, batch, heads, seq_len, dim))
+    _allclose(art(q, k, v), fa.reference(q, k, v, batch, heads, seq_len, dim, False))
     for name in ("reader.cpp", "compute.cpp", "writer.cpp"):
         assert_balanced(art.sources[name], name)
 

@@ -259,14 +259,16 @@ def _index_only_condition(value):
 def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):
     """Source regions of an expression's operands once its vector operands are ready:
     expressions of a vector alone are computed first into new 1-D fragments, and a vector
-    used as a whole block is broadcast into one (``0 + R[i]`` on the matrix engine)."""
+    used as a whole block is broadcast into one (``0 + R[i]`` on the matrix engine).  Both
+    are compiler temporaries, kept in float32 so that the expression rounds once, at its
+    pack, as it would without them."""
     srcs = list(srcs)
     for k, x in enumerate(operands):
         if not isinstance(x, VectorOperand):
             continue
         vec = srcs[k].source
         if x.tree is not None:
-            derived = tirx.decl_buffer(buffer_shape(vec), buffer_dtype(vec), fresh(vec.name),
+            derived = tirx.decl_buffer(buffer_shape(vec), "float32", fresh(vec.name),
                                        scope="local.fragment")
             allocs.append(tirx.AllocBuffer(derived))
             region = derived[0:buffer_shape(vec)[0]]
@@ -275,14 +277,14 @@ def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):
             srcs[k] = region
             vec = derived
         if x.block:
-            zeros, rows = [tirx.decl_buffer(shape, buffer_dtype(vec), fresh(f"{vec.name}_{what}"),
+            zeros, rows = [tirx.decl_buffer(shape, "float32", fresh(f"{vec.name}_{what}"),
                                             scope="local.fragment")
                            for what in ("zeros", "rows")]
             allocs += [tirx.AllocBuffer(zeros), tirx.AllocBuffer(rows)]
             full = tuple(slice(0, e) for e in shape)
             tree = load(0) + vector(1, x.orient)
             prologue += [
-                _operator("Fill")(zeros[full], tirx.FloatImm(buffer_dtype(vec), 0.0),
+                _operator("Fill")(zeros[full], tirx.FloatImm("float32", 0.0),
                                   workspace={}, config={}, dispatch=None, scope=None),
                 tirx.TilePrimitiveCall(rows[full], tree, zeros[full], srcs[k],
                                        op=ops.op("tt.tile.expr")),
