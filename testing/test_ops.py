@@ -136,3 +136,76 @@ def k(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
     assert "where_tile<DataFormat::Float32>(" in art.sources["compute.cpp"]
     a = rand((64, 64), "float32", 62)
     np.testing.assert_allclose(art(a), np.where(a > 0.25, a, a * a), rtol=1e-6)
+
+
+def test_multi_statement_parallel_body():
+    """Several assignments in one T.Parallel body (TileLang's online softmax / layernorm
+    style): each runs as its own elementwise op, in order."""
+
+    @T.prim_func
+    def two_outputs(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32"),
+                    C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, 2) as (bx, by):
+            S = T.alloc_fragment((32, 64), "float32")
+            P = T.alloc_fragment((32, 64), "float32")
+            Q = T.alloc_fragment((32, 64), "float32")
+            T.copy(A[by * 32, 0], S)
+            for i, j in T.Parallel(32, 64):
+                P[i, j] = T.exp2(S[i, j])
+                Q[i, j] = T.max(P[i, j] * 2.0, S[i, j])
+            T.copy(P, B[by * 32, 0])
+            T.copy(Q, C[by * 32, 0])
+
+    art = tilelang_tt.compile(two_outputs, out_idx=[1, 2])
+    a = rand((64, 64), "float32", 63)
+    p, q = art(a)
+    np.testing.assert_allclose(p, np.exp2(a), rtol=2e-6)
+    np.testing.assert_allclose(q, np.maximum(p * 2, a), rtol=1e-6)
+
+
+def test_multi_statement_body_reading_another_element_is_refused(tmp_path):
+    from helpers import kernel_from_source
+
+    func = kernel_from_source(tmp_path, '''
+import tilelang_tt.language as T
+
+@T.prim_func
+def k(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+    with T.Kernel(2, 2) as (bx, by):
+        S = T.alloc_fragment((32, 32), "float32")
+        P = T.alloc_fragment((32, 32), "float32")
+        Q = T.alloc_fragment((32, 32), "float32")
+        T.copy(A[by * 32, bx * 32], S)
+        for i, j in T.Parallel(32, 32):
+            P[i, j] = S[i, j] * 2.0
+            Q[i, j] = P[j, i]
+        T.copy(Q, B[by * 32, bx * 32])
+''')
+    with pytest.raises(TTUnsupportedError, match=r"P is written at \[i, j\] and accessed at \[j, i\]"):
+        tilelang_tt.compile(func, out_idx=-1)
+
+
+def test_one_dimensional_parallel_on_row_vectors():
+    """`for i in T.Parallel(BM)` over the 1-D results of a dim=1 reduction (online softmax's
+    rescale factor), then broadcast along the rows."""
+
+    @T.prim_func
+    def rescale(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, 2) as (bx, by):
+            S = T.alloc_fragment((32, 64), "float32")
+            m = T.alloc_fragment((32,), "float32")
+            e = T.alloc_fragment((32,), "float32")
+            O = T.alloc_fragment((32, 64), "float32")
+            T.copy(A[by * 32, 0], S)
+            T.reduce_max(S, m, dim=1)
+            for i in T.Parallel(32):
+                e[i] = T.exp2(T.min(m[i], 1.0) * 0.5)
+            for i, j in T.Parallel(32, 64):
+                O[i, j] = S[i, j] - e[i]
+            T.copy(O, B[by * 32, 0])
+
+    art = tilelang_tt.compile(rescale, out_idx=-1)
+    a = rand((64, 64), "float32", 64)
+    e = np.exp2(np.minimum(a.max(1, keepdims=True), 1.0) * 0.5)
+    # the matrix engine's broadcast reads fp32 operands as TF32 (10 mantissa bits)
+    assert np.all(np.abs(art(a) - (a - e)) <= 2 ** -9 * (np.abs(a) + e))

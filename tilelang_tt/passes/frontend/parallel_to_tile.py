@@ -4,7 +4,9 @@ Requires: ScalarsToBindTT (``T.Parallel`` nests are ``For`` loops of kind ``para
 
 Guarantees: every ``T.Parallel`` nest whose body is one elementwise assignment over a
 tile-aligned rectangle (``Bind`` statements in the body are inlined) is replaced by tile
-primitives on regions, chosen from the value's structure (see :mod:`.eltwise_expr`):
+primitives on regions, chosen from the value's structure (see :mod:`.eltwise_expr`); a body of
+several assignments becomes one nest per assignment, in order, when every buffer it writes is
+accessed at one index throughout the body (else a ``TTUnsupportedError``):
 
 * ``dst = a`` (also across dtypes): ``tile.copy``;
 * ``a + b``, ``a - b``, ``a * b`` of two elements: ``tile.add`` / ``tile.sub`` / ``tile.mul``;
@@ -67,6 +69,44 @@ class _Nest:
         self.span = loop.span
 
 
+def _split_statements(nest: _Nest) -> list:
+    """A nest whose body assigns several elements, one nest per assignment (each keeping the
+    bindings before it), in order.  Exact when every buffer the body writes is accessed at one
+    index tuple throughout the body: iteration (i, j) then reads only what iteration (i, j)
+    wrote, so running each statement over all elements before the next one computes the same
+    values; otherwise a ``TTUnsupportedError`` naming the buffer."""
+    stmts = stmts_of(nest.body)
+    stores = [s for s in stmts if isinstance(s, tirx.BufferStore)]
+    if len(stores) < 2:
+        return [nest]
+    written = {}
+    for st in stores:
+        written.setdefault(st.buffer.name, (st.buffer, st.indices, st))
+    for st in stmts:
+        accesses = [(ld.source, ld.indices) for ld in collect(st, tvm.ir.TensorLoad)]
+        if isinstance(st, tirx.BufferStore):
+            accesses.append((st.buffer, st.indices))
+        for buf, indices in accesses:
+            seen = written.get(buf.name)
+            if seen is not None and seen[0].same_as(buf) and \
+                    not tvm_ffi.structural_equal(list(indices), list(seen[1])):
+                raise TTUnsupportedError(
+                    f"T.Parallel: {buf.name} is written at [{', '.join(map(str, seen[1]))}] and "
+                    f"accessed at [{', '.join(map(str, indices))}] in the same body; statements "
+                    "of one T.Parallel body may only use the elements they write at the same "
+                    "index (split the loop)", span=getattr(st, "span", None) or nest.span)
+    parts, binds = [], []
+    for st in stmts:
+        if isinstance(st, tirx.BufferStore):
+            part = _Nest.__new__(_Nest)
+            part.loop, part.vars, part.extents = nest.loop, nest.vars, nest.extents
+            part.body, part.span = seq(binds + [st]), nest.span
+            parts.append(part)
+        else:
+            binds.append(st)
+    return parts
+
+
 def _free_of(expr, loop_vars) -> bool:
     found = []
     tvm_ffi.structural_walk(expr, (tvm.ir.Var, lambda v: found.append(v)), order="pre")
@@ -124,7 +164,7 @@ def _lower_nest(nest: _Nest, fresh):
     for s in stmts[:-1]:
         if not isinstance(s, tirx.Bind):
             raise TTUnsupportedError(
-                "T.Parallel body must be one elementwise assignment (optionally after `x = ...` "
+                "T.Parallel body must be elementwise assignments (optionally after `x = ...` "
                 f"bindings); found `{s}`", span=getattr(s, "span", None) or nest.span)
         mapping[s.var] = substitute(s.value, mapping)
     store = stmts[-1]
@@ -314,8 +354,12 @@ def LowerParallelToTileTT(func, mod, ctx):
             return loop
         try:
             nest = _Nest(loop)
-            last = stmts_of(nest.body)[-1]
-            return _spanned(_lower_nest(nest, fresh), getattr(last, "span", None) or loop.span)
+            out = []
+            for part in _split_statements(nest):
+                last = stmts_of(part.body)[-1]
+                out.append(_spanned(_lower_nest(part, fresh),
+                                    getattr(last, "span", None) or loop.span))
+            return seq(out)
         except TTCompileError:
             raise
         except Exception as err:  # an analysis failure must still name the loop
