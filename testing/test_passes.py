@@ -502,8 +502,6 @@ def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
 @pytest.mark.parametrize("reduce,expr,stage,error,match", [
     ("T.reduce_max(X_s, R, dim=0)", "X_s[i, j] - R[i]", "A2", tilelang_tt.TTLayoutError,
      "used as a row vector .T.reduce over dim=0. and as a col vector"),
-    ("T.reduce_sum(X_s, R, dim=1, clear=False)", "X_s[i, j] - R[i]", "C2",
-     tilelang_tt.TTUnsupportedError, "clear=False"),
     ("T.reduce_max(X_s, R)", "X_s[i, j] - R[j % 32]", "A0", tilelang_tt.TTUnsupportedError,
      "column index"),
     ("T.reduce_max(X_s, R)", "T.erf(R[i])", "A0", tilelang_tt.TTUnsupportedError,
