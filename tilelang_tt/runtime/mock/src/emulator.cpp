@@ -148,6 +148,7 @@ void DramBank::resize(size_t n) {
 
 void create_device() {
     if (g_device) host_fail("MeshDevice::create_unit_mesh called twice (one device per process)");
+    timing::profile();  // an unknown TT_MOCK_DEVICE is reported before the device exists
     g_device = std::make_unique<Device>();
     Device& d = *g_device;
     d.prof = profile_from_env();

@@ -32,9 +32,9 @@ struct CostProfile {
     double sfpu_instr = 32;         // one SFPU instruction over a tile (32 datums/cycle)
     double cb_call = 4;             // CB handshake / DST hand-off (assumed)
     // NOC
-    double noc_latency = 290;       // fixed latency of a unicast transfer, cycles
+    double noc_latency = 275;       // fixed latency of a unicast transfer, cycles
     double noc_bytes_per_cycle = 28.5;
-    double noc_issue = 25;          // RISC cycles to issue one transaction
+    double noc_issue = 22;          // RISC cycles to issue one transaction
     double mcast_latency = 160;     // extra latency of a multicast
     double mcast_per_dest = 2.5;    // extra latency per destination
     double mcast_occupancy_dests = 80;  // port occupancy grows by (1 + dests / this)

@@ -1,0 +1,90 @@
+"""Modelled device time (docs/MOCK.md, "Modelled device time") against Tenstorrent's published
+measurements, each within +-15%, from kernels run on the emulator:
+
+* matrix engine: 16 / 32 / 48 / 64 cycles per 32x32x32 tile product for LoFi / HiFi2 / HiFi3 /
+  HiFi4 (tt-metal tech_reports/GEMM_FLOPS/GEMM_FLOPS.md);
+* DRAM: 267 GB/s with one reader per bank on a Wormhole's 12 banks
+  (tech_reports/Saturating_DRAM_bandwidth); 64 cores reading interleaved pages stay below it;
+* NOC: the latency of one core reading N transfers of S bytes from another core's L1
+  (tt-metal noc_latencies.yaml, Wormhole, noc_index 1 rows);
+
+and never a time below the physical roofs (FLOPs / peak, DRAM bytes / spec bandwidth).
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tilelang_tt.runtime import mockbuild
+
+PROGRAM = Path(__file__).resolve().parent / "programs" / "timing"
+
+
+@pytest.fixture(scope="module")
+def exe():
+    return mockbuild.build_host(PROGRAM / "main.cpp", PROGRAM)
+
+
+def device(exe, *args, dev=None):
+    stats = mockbuild.run_host(exe, [str(a) for a in args], device=dev).stats
+    return stats["device"]
+
+
+def within(value, reference, tol=0.15):
+    return abs(value - reference) <= tol * reference
+
+
+@pytest.mark.parametrize("fidelity,cycles", [("LoFi", 16), ("HiFi2", 32), ("HiFi3", 48),
+                                             ("HiFi4", 64)])
+def test_matrix_engine_cycles_per_tile(exe, fidelity, cycles):
+    short, long = (device(exe, "matmul", fidelity, n)["cycles"] for n in (8, 72))
+    per_tile = (long - short) / 64
+    assert within(per_tile, cycles), (fidelity, per_tile)
+
+
+def test_dram_one_reader_per_bank(exe):
+    # 12 readers, reader i reads only bank i, 256 pages of 2 KB each, kept in flight (the
+    # report's readers keep a block in flight with transaction ids)
+    d = device(exe, "dram", 12, 256, 256, "bank")
+    assert within(d["dram_gbps"], 267.0), d["dram_gbps"]
+    assert d["bound"] == "DRAM"
+
+
+def test_dram_single_bank_reader(exe):
+    # noc_latencies.yaml (Wormhole, DRAM, noc_index 1): 256 reads of 2 KB in 23840 cycles
+    d = device(exe, "dram", 1, 256, 256, "bank")
+    assert within(d["cycles"], 23840), d["cycles"]
+
+
+def test_dram_64_cores_interleaved(exe):
+    # every core reads pages round-robin over all banks: the banks, not the readers, limit it
+    d = device(exe, "dram", 64, 48, 48, "interleaved")
+    one_per_bank = device(exe, "dram", 12, 256, 256, "bank")["dram_gbps"]
+    assert d["dram_gbps"] <= one_per_bank * 1.001
+    assert within(d["dram_gbps"], 267.0), d["dram_gbps"]
+
+
+# noc_latencies.yaml, Wormhole, num_subordinates 0, noc_index 1: cycles by transfer size
+NOC_SIZES = [64, 256, 1024, 2048, 8192, 65536]
+NOC_LATENCY = {1: [293, 301, 333, 366, 581, 2589],
+               16: [587, 587, 899, 1460, 4883, 36836],
+               256: [6674, 6674, 9770, 18803, 73634, 584620]}
+
+
+@pytest.mark.parametrize("n", sorted(NOC_LATENCY))
+def test_noc_latency_curve(exe, n):
+    for size, ref in zip(NOC_SIZES, NOC_LATENCY[n]):
+        if n * size > 65536:  # the receiving ring holds 64 KB
+            continue
+        got = device(exe, "noc", n, size)["cycles"]
+        assert within(got, ref), (n, size, got, ref)
+
+
+def test_devices(exe):
+    wh = device(exe, "dram", 12, 64, 8, "bank", dev="n300")
+    assert wh["profile"] == "n300" and wh["clock_ghz"] == 1.0
+    with pytest.raises(mockbuild.MockRuntimeError, match="p150.*blackhole"):
+        device(exe, "dram", 12, 64, 8, "bank", dev="p150")
+    with pytest.raises(mockbuild.MockRuntimeError, match="unknown TT_MOCK_DEVICE"):
+        device(exe, "dram", 12, 64, 8, "bank", dev="n999")
