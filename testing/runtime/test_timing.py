@@ -88,3 +88,39 @@ def test_devices(exe):
         device(exe, "dram", 12, 64, 8, "bank", dev="p150")
     with pytest.raises(mockbuild.MockRuntimeError, match="unknown TT_MOCK_DEVICE"):
         device(exe, "dram", 12, 64, 8, "bank", dev="n999")
+
+
+def roofs_hold(dev, matmul_tiles, fidelity_phases):
+    """The modelled time is never below FLOPs / peak or DRAM bytes / spec bandwidth."""
+    ns = dev["device_time_ns"]
+    ideal_matmul_ns = matmul_tiles * 16 * fidelity_phases / dev["grid_cores"] / dev["clock_ghz"]
+    assert ns >= ideal_matmul_ns * 0.999, (ns, ideal_matmul_ns)
+    assert ns >= dev["dram_bytes"] / dev["dram_spec_gbps"] * 0.999, (ns, dev["dram_bytes"])
+    assert 0 <= dev["matrix_engine_utilization"] <= 1 and 0 <= dev["dram_utilization"] <= 1
+
+
+@pytest.mark.parametrize("kernel", ["elementwise_add", "gemm"])
+def test_model_never_beats_the_roofs(kernel):
+    import sys
+    import tilelang_tt
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+    import kernels
+
+    if kernel == "gemm":
+        art = tilelang_tt.compile(kernels.matmul(256, 256, 256, 64, 64, 32), out_idx=-1,
+                                  pass_configs={"tt.math_fidelity": "LoFi"})
+        phases = 1
+    else:
+        art = tilelang_tt.compile(kernels.elementwise_add(512, 512), out_idx=-1)
+        phases = 1
+    ins = [np.ones(t["shape"], dtype=np.float32) for t in art.tensors if t["role"] == "input"]
+    art.run(*ins)
+    stats = art.last_run_stats
+    roofs_hold(stats["device"], stats["total"]["tile_ops"].get("matmul", 0), phases)
+
+
+def test_calibration_runs_never_beat_the_roofs(exe):
+    for args, tiles, phases in [(("matmul", "LoFi", 72), 72, 1),
+                                (("dram", 12, 256, 256, "bank"), 0, 1),
+                                (("dram", 64, 48, 48, "interleaved"), 0, 1)]:
+        roofs_hold(device(exe, *args), tiles, phases)

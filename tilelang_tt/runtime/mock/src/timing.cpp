@@ -316,7 +316,7 @@ private:
                     const double t = find(l.pushes, op.x, &ok);
                     if (!ok) { l.push_waiters.push_back(i); return; }
                     wait_until(s, e, t, cb_name("cb_wait_front", op.cb));
-                    work(s, e, p_.cb_call, "cb");
+                    work(s, e, p_.cb_call, cb_name("cb_wait_front", op.cb));
                     break;
                 }
                 case Kind::CbReserve: {
@@ -327,11 +327,11 @@ private:
                         if (!ok) { l.pop_waiters.push_back(i); return; }
                         wait_until(s, e, t, cb_name("cb_reserve_back", op.cb));
                     }
-                    work(s, e, p_.cb_call, "cb");
+                    work(s, e, p_.cb_call, cb_name("cb_reserve_back", op.cb));
                     break;
                 }
                 case Kind::CbPush: case Kind::CbPop: {
-                    work(s, e, p_.cb_call, "cb");
+                    work(s, e, p_.cb_call, cb_name(op.kind == Kind::CbPush ? "cb_push_back" : "cb_pop_front", op.cb));
                     PushLog& l = cb(s, op.cb);
                     if (op.kind == Kind::CbPush) {
                         l.pushes.push_back({static_cast<uint64_t>(op.x), s.clk[e]});
@@ -344,7 +344,7 @@ private:
                 }
                 case Kind::DramRead: case Kind::L1Read: {
                     if (must_yield(i, s.clk[e])) return;
-                    work(s, e, p_.noc_issue, "noc read");
+                    work(s, e, p_.noc_issue, op.kind == Kind::DramRead ? "noc read DRAM" : "noc read L1");
                     const double bytes = op.n, xfer = bytes / p_.noc_bytes_per_cycle;
                     double ready;
                     if (op.kind == Kind::DramRead) {
@@ -364,7 +364,7 @@ private:
                 }
                 case Kind::DramWrite: case Kind::L1Write: case Kind::Mcast: {
                     if (must_yield(i, s.clk[e])) return;
-                    work(s, e, p_.noc_issue, op.kind == Kind::Mcast ? "noc multicast" : "noc write");
+                    work(s, e, p_.noc_issue, op.kind == Kind::Mcast ? "noc multicast" : op.kind == Kind::DramWrite ? "noc write DRAM" : "noc write L1");
                     const double bytes = op.n;
                     double occ = bytes / p_.noc_bytes_per_cycle;
                     if (op.kind == Kind::Mcast) occ *= 1 + op.cb / p_.mcast_occupancy_dests;
