@@ -124,3 +124,13 @@ def test_calibration_runs_never_beat_the_roofs(exe):
                                 (("dram", 12, 256, 256, "bank"), 0, 1),
                                 (("dram", 64, 48, 48, "interleaved"), 0, 1)]:
         roofs_hold(device(exe, *args), tiles, phases)
+
+
+def test_blackhole_p150(exe):
+    # Saturating_DRAM_bandwidth_Blackhole.md: 8 readers, one per bank, 500 GB/s;
+    # noc_latencies.yaml (arch 3): one 64 KB transfer in 1441 cycles
+    dram = mockbuild.run_host(exe, ["dram", "8", "256", "256", "bank"], arch="blackhole").stats
+    assert dram["device"]["profile"] == "p150" and dram["device"]["clock_ghz"] == 1.35
+    assert within(dram["device"]["dram_gbps"], 500.0), dram["device"]["dram_gbps"]
+    noc = mockbuild.run_host(exe, ["noc", "1", "65536"], arch="blackhole").stats["device"]
+    assert within(noc["cycles"], 1441), noc["cycles"]
