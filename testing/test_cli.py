@@ -1,3 +1,4 @@
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,7 @@ def test_run_prints_counters():
     proc = run_cli("run", f"{EXAMPLES / 'elementwise_add.py'}:add")
     assert proc.returncode == 0, proc.stderr
     assert "on 64 emulated cores" in proc.stdout and '"dram_bytes_read": 4194304' in proc.stdout
+    assert "modelled device time on n150" in proc.stdout and "bound: DRAM" in proc.stdout
 
 
 def test_run_flash_attention():
@@ -55,3 +57,17 @@ def test_run_flash_attention():
     assert proc.returncode == 0, proc.stderr
     assert "on 8 emulated cores" in proc.stdout
     assert '"dram_bytes_read": 294912' in proc.stdout and '"dram_bytes_written": 32768' in proc.stdout
+
+
+def test_run_writes_a_trace(tmp_path):
+    trace = tmp_path / "t.json"
+    proc = run_cli("run", f"{EXAMPLES / 'gemm.py'}:gemm", "--device", "n300", "--trace", str(trace))
+    assert proc.returncode == 0, proc.stderr
+    assert "modelled device time on n300" in proc.stdout and "TFLOP/s" in proc.stdout
+    events = json.loads(trace.read_text())["traceEvents"]
+    names = {e["args"]["name"] for e in events if e["ph"] == "M"}
+    assert {"NCRISC reader", "BRISC writer", "TRISC1 math", "core (0,0)"} <= names
+    spans = [e for e in events if e["ph"] == "X"]
+    assert any(e["name"] == "matmul" for e in spans)
+    assert any(e["cat"] == "stall" and "cb_wait_front CB" in e["name"] for e in spans)
+    assert any(e["name"].startswith("noc read") for e in spans)

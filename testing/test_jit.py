@@ -11,7 +11,7 @@ import pytest
 import jit_kernels as K
 import tilelang_tt as tilelang
 import tilelang_tt.language as T
-from tilelang_tt import TTCompileError, TTUnsupportedError
+from tilelang_tt import TTCompileError, TTRuntimeError, TTUnsupportedError
 from tilelang_tt.profiler import TTProfilerUnavailable
 
 HERE = Path(__file__).resolve()
@@ -81,9 +81,16 @@ def test_kernel_source_and_profiler():
     profiler.assert_allclose(ref, rtol=0.02, atol=0.02)
     with pytest.raises(AssertionError, match="elements differ"):
         profiler.assert_allclose(lambda x: ref(x) + 0.5, rtol=0.02, atol=0.02)
-    with pytest.raises(TTProfilerUnavailable, match="modelled device time") as info:
-        profiler.do_bench()
+    ms = profiler.do_bench()  # modelled device time of one run, deterministic
+    assert 0 < ms < 1 and profiler.do_bench() == ms
+    assert kernel.last_run_stats["device"]["profile"] == "n150"
+    assert kernel.get_profiler(device="n300").do_bench() == ms  # one Wormhole chip each
+    with pytest.raises(TTRuntimeError, match="p150.*blackhole"):
+        kernel.get_profiler(device="p150").do_bench()
+    with pytest.raises(TTProfilerUnavailable, match="ran no kernel") as info:
+        tilelang.profiler.do_bench(lambda: None)
     assert isinstance(info.value, TTUnsupportedError)
+    assert tilelang.profiler.do_bench(lambda: profiler.run_once()) == pytest.approx(ms, rel=1e-9)
 
 
 def test_tilelang_options_are_accepted():

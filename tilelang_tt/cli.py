@@ -59,6 +59,10 @@ def main(argv=None) -> int:
     p_run = sub.add_parser("run", help="compile and run on the emulator with random inputs")
     p_run.add_argument("kernel", help="FILE.py:NAME")
     p_run.add_argument("--target", default="tenstorrent")
+    p_run.add_argument("--device", default=None, choices=["n150", "n300", "p150"],
+                       help="modelled device (default: n150 for Wormhole, p150 for Blackhole)")
+    p_run.add_argument("--trace", default=None, metavar="FILE",
+                       help="write a Chrome / Perfetto trace of the modelled run")
     args = parser.parse_args(argv)
 
     func = load_kernel(args.kernel)
@@ -77,7 +81,7 @@ def main(argv=None) -> int:
     for t in art.plan["tensors"]:
         inputs.append(rng.standard_normal(t["shape"]).astype(np.float32))
     try:
-        art.run(*inputs)
+        art.run(*inputs, device=args.device, trace=args.trace)
     except tilelang_tt.TTRuntimeError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
@@ -85,12 +89,34 @@ def main(argv=None) -> int:
     print(f"ran {art.name} on {len(stats.get('cores', []))} emulated cores "
           f"({stats.get('arch', args.target)}); totals:")
     print(json.dumps(stats.get("total", {}), indent=1, sort_keys=True))
+    dev = stats.get("device")
+    if dev:
+        print(device_summary(dev, stats.get("total", {})))
+        if args.trace:
+            print(f"trace: {args.trace} (open in https://ui.perfetto.dev or chrome://tracing)")
     host = stats.get("host")
     if host:
         print(f"emulator: {host['threads']} host thread(s), {host['wall_ns'] / 1e6:.0f} ms, "
               f"{stats['schedule']['rounds']} round(s), {host['overhead_ns_per_tile_op']:.0f} ns of "
               f"its own per tile op (outside tile math)")
     return 0
+
+
+def device_summary(dev: dict, total: dict) -> str:
+    """The modelled device time of a run, its rate, bound and utilisations, as one line each."""
+    ns = dev["device_time_ns"]
+    flops = 2.0 * 32 ** 3 * total.get("tile_ops", {}).get("matmul", 0)
+    lines = [f"modelled device time on {dev['profile']}: {ns / 1e3:.2f} us "
+             f"({dev['cycles']:.0f} cycles at {dev['clock_ghz']} GHz)"]
+    if flops and ns:
+        lines.append(f"  {flops / ns / 1e3:.2f} TFLOP/s; matrix engine utilisation "
+                     f"{100 * dev['matrix_engine_utilization']:.1f}% of {dev['grid_cores']} cores")
+    if ns:
+        lines.append(f"  DRAM {dev['dram_gbps']:.1f} GB/s ({100 * dev['dram_utilization']:.1f}% of "
+                     f"{dev['dram_spec_gbps']:.0f} GB/s); busiest NOC port "
+                     f"{100 * dev['noc_port_utilization']:.1f}%")
+    lines.append(f"  bound: {dev['bound']}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,30 @@ def cache_root() -> Path:
     return Path(os.environ.get("TILELANG_TT_CACHE", Path.home() / ".cache" / "tilelang-tt"))
 
 
+DEVICES = {"n150": "wormhole_b0", "n300": "wormhole_b0", "p150": "blackhole"}
+_modelled_ns = [0.0]      # modelled device time of every emulator run of this process
+_device_default = [None]  # do_bench(fn, device=...): the device of the runs fn makes
+
+
+def modelled_time_ns() -> float:
+    return _modelled_ns[0]
+
+
+class device_override:
+    """``with device_override("n300"):`` emulator runs inside model that device."""
+
+    def __init__(self, device):
+        self.device, self.saved = device, None
+
+    def __enter__(self):
+        self.saved = _device_default[0]
+        if self.device is not None:
+            _device_default[0] = self.device
+
+    def __exit__(self, *exc):
+        _device_default[0] = self.saved
+
+
 class Artifact:
     """What ``tilelang_tt.compile`` returns.
 
@@ -24,7 +48,8 @@ class Artifact:
       ``main.cpp``, ``tt.plan.json``, ``CMakeLists.txt``);
     * ``plan``: the runtime plan as a dict; ``module``: the lowered IRModule;
     * ``save(dir)`` writes the project; ``art(a, b)`` / ``art.run(a, b)`` runs it (see
-      :meth:`run`); ``last_run_stats`` holds the emulator's counters of the last run;
+      :meth:`run`); ``last_run_stats`` holds the emulator's counters of the last run and, in
+      ``last_run_stats["device"]``, its modelled device time and breakdown (docs/MOCK.md);
     * TileLang's kernel API: ``get_kernel_source()``, ``get_host_source()``,
       ``get_profiler()``.
     """
@@ -76,15 +101,17 @@ class Artifact:
     def get_host_source(self) -> str:
         return self.sources["main.cpp"]
 
-    def get_profiler(self, tensor_supply_type=None):
+    def get_profiler(self, tensor_supply_type=None, device: str | None = None):
         """TileLang's profiler: ``assert_allclose(ref_program, rtol=, atol=)`` on random
-        inputs; ``do_bench()`` raises until the emulator has a cost model."""
+        inputs; ``do_bench()``: modelled device time in ms (``device="n150" | "n300" |
+        "p150"``, or ``$TT_MOCK_DEVICE``)."""
         from .profiler import Profiler, TensorSupplyType
 
-        return Profiler(self, tensor_supply_type or TensorSupplyType.Auto)
+        return Profiler(self, tensor_supply_type or TensorSupplyType.Auto, device=device)
 
     # ---- running -------------------------------------------------------------------------
-    def run(self, *args, mode: str = "mock", arch: str | None = None):
+    def run(self, *args, mode: str = "mock", arch: str | None = None, device: str | None = None,
+            trace: str | None = None):
         """Run on the emulator (``mode="mock"``) or an SDK build (``mode="real"``).
 
         Pass every tensor (outputs are filled in place and returned), or - when the artifact
@@ -92,7 +119,9 @@ class Artifact:
         returned (one array, or a list).  bfloat16 tensors take and return
         ``ml_dtypes.bfloat16`` arrays; float arrays given for them are rounded to nearest even.
         CPU torch tensors are accepted too (when torch is imported); the results are then
-        torch tensors.
+        torch tensors.  ``device`` chooses the modelled device (``"n150"``, ``"n300"``,
+        ``"p150"``; default ``$TT_MOCK_DEVICE``, else the target's first); ``trace`` writes a
+        Chrome / Perfetto trace of the modelled run to that path.
         """
         use_torch = any(torch_interop.is_tensor(a) for a in args)
         given = args
@@ -101,7 +130,15 @@ class Artifact:
                          for a in args)
         host = tensors.bind_arguments(self.tensors, self.out_idx, args)
         if mode == "mock":
-            self._run_mock(host, arch or self.plan["target"])
+            device = device or _device_default[0] or os.environ.get("TT_MOCK_DEVICE") or None
+            if device is not None and device not in DEVICES:
+                raise TTRuntimeError(f"unknown device {device!r}; use one of {', '.join(DEVICES)}")
+            arch = arch or self.plan["target"]
+            if device is not None and DEVICES[device] != arch:
+                raise TTRuntimeError(
+                    f"device {device!r} is a {DEVICES[device]} device but {self.name} was "
+                    f"compiled for {arch}; compile for that target or choose a {arch} device")
+            self._run_mock(host, arch, device, trace)
         elif mode == "real":
             self._run_real(host)
         else:
@@ -137,7 +174,8 @@ class Artifact:
                 shutil.rmtree(tmp, ignore_errors=True)
         return d
 
-    def _run_mock(self, host: dict, arch: str):
+    def _run_mock(self, host: dict, arch: str, device: str | None = None,
+                  trace: str | None = None):
         from . import mockbuild
 
         project = self.project_dir()
@@ -148,10 +186,14 @@ class Artifact:
         with tempfile.TemporaryDirectory(prefix="tt-run-") as tmp:
             paths = tensors.write_inputs(self.tensors, host, Path(tmp))
             try:
-                result = mockbuild.run_host(exe, [str(p) for p in paths], arch=arch)
+                result = mockbuild.run_host(exe, [str(p) for p in paths], arch=arch,
+                                            device=device,
+                                            trace=str(Path(trace).resolve()) if trace else None)
             except mockbuild.MockRuntimeError as err:
                 raise TTRuntimeError(f"running {self.name} on the emulator failed:\n{err}") from None
             self.last_run_stats = result.stats
+            if result.stats and "device" in result.stats:
+                _modelled_ns[0] += result.stats["device"]["device_time_ns"]
             tensors.read_outputs(self.tensors, host, paths)
 
     def _run_real(self, host: dict):

@@ -141,13 +141,19 @@ def build_host(main_cpp: Path, kernel_dir: Path) -> Path:
     return exe
 
 
-def run_host(exe: Path, args: list[str], arch: str = "wormhole_b0", timeout: float = 600
-             ) -> MockRunResult:
-    """Run a host program on the emulator; raises MockRuntimeError on any failure."""
+def run_host(exe: Path, args: list[str], arch: str = "wormhole_b0", timeout: float = 600,
+             device: str | None = None, trace: str | None = None) -> MockRunResult:
+    """Run a host program on the emulator; raises MockRuntimeError on any failure.
+    ``device``: the modelled device profile (TT_MOCK_DEVICE); ``trace``: write a
+    Chrome / Perfetto trace of the modelled run there (TT_MOCK_TRACE)."""
     with tempfile.TemporaryDirectory(prefix="tt-mock-") as tmp:
         stats_path = Path(tmp) / "stats.json"
         env = dict(os.environ, TT_MOCK_ARCH=arch, TT_MOCK_STATS=str(stats_path),
                    TT_MOCK_CACHE=str(cache_root()))
+        if device:
+            env["TT_MOCK_DEVICE"] = device
+        if trace:
+            env["TT_MOCK_TRACE"] = str(trace)
         try:
             proc = subprocess.run([str(exe), *args], capture_output=True, text=True, env=env,
                                   timeout=timeout)

@@ -5,7 +5,13 @@ does (uniform in [-1, 1) for float tensors, integers in [-2, 3) otherwise), runs
 the emulator and ``ref_program`` on the same inputs, and compares every output, allowing a
 fraction ``max_mismatched_ratio`` of elements outside ``atol + rtol * |ref|``.  The inputs are
 numpy arrays, or torch tensors when torch is imported (a program using torch gets torch).
-``do_bench`` needs modelled device time, which the emulator does not provide yet.
+``do_bench()`` runs the kernel once on the emulator and returns its modelled device time in
+milliseconds (docs/MOCK.md, "Modelled device time"): a function of the program and the device
+profile, so one run is the measurement (``warmup`` / ``rep`` are accepted and ignored).  The
+device is ``get_profiler(device=...)`` or ``do_bench(device=...)`` (``"n150"``, the default on
+Wormhole, ``"n300"``, ``"p150"`` for Blackhole), else ``$TT_MOCK_DEVICE``.
+``tilelang_tt.profiler.do_bench(fn)`` calls ``fn`` and returns the modelled device time of the
+emulator runs it made.
 """
 
 from __future__ import annotations
@@ -32,14 +38,26 @@ class TensorSupplyType(enum.Enum):
 
 
 class TTProfilerUnavailable(TTUnsupportedError):
-    """Timing was asked for; the emulator has no cost model yet."""
+    """Timing was asked for something that made no emulator run."""
 
 
-def do_bench(*args, **kwargs):
-    """``tilelang.profiler.do_bench``: not available (see :class:`TTProfilerUnavailable`)."""
-    raise TTProfilerUnavailable(
-        "do_bench: modelled device time is not available yet: the Tenstorrent emulator checks "
-        "results but has no cost model; time a real device run (mode='real') instead")
+def do_bench(fn=None, *args, device: str | None = None, **kwargs) -> float:
+    """``tilelang.profiler.do_bench(fn)``: the modelled device time (ms) of the emulator runs
+    ``fn()`` makes (TileLang's warmup / rep / quantile arguments are accepted and ignored: the
+    model is deterministic)."""
+    from . import artifact
+
+    if fn is None or not callable(fn):
+        raise TTProfilerUnavailable("do_bench(fn): give a callable that runs a compiled kernel")
+    before = artifact.modelled_time_ns()
+    with artifact.device_override(device):
+        fn()
+    spent = artifact.modelled_time_ns() - before
+    if spent <= 0:
+        raise TTProfilerUnavailable(
+            "do_bench: the function ran no kernel on the emulator, so there is no modelled "
+            "device time to report (time a real device run with mode='real' instead)")
+    return spent / 1e6
 
 
 def supply(spec: dict, kind: TensorSupplyType, rng: np.random.Generator) -> np.ndarray:
@@ -96,8 +114,9 @@ def assert_close(out, ref, *, rtol: float, atol: float, max_mismatched_ratio: fl
 
 class Profiler:
     def __init__(self, kernel, supply_type: TensorSupplyType = TensorSupplyType.Auto,
-                 seed: int = 0):
+                 seed: int = 0, device: str | None = None):
         self.kernel = kernel
+        self.device = device
         self.supply_type = supply_type
         self.rng = np.random.default_rng(seed)
 
@@ -126,5 +145,14 @@ class Profiler:
         ins = self._inputs("torch" in sys.modules)
         return (func or self.kernel)(*ins)
 
-    def do_bench(self, *args, **kwargs):
-        return do_bench(*args, **kwargs)
+    def do_bench(self, func=None, warmup: int = 25, rep: int = 100, n_warmup: int = 1,
+                 n_repeat: int = 1, input_tensors=None, device: str | None = None,
+                 **kwargs) -> float:
+        """Modelled device time (ms) of one run of the kernel on random inputs (or
+        ``input_tensors``) on the emulator; ``device`` as in the module docstring."""
+        if func is not None and func is not self.kernel:
+            return do_bench(func, device=device or self.device)
+        ins = self._inputs("torch" in sys.modules) if input_tensors is None else list(input_tensors)
+        self.kernel.run(*ins, device=device or self.device)
+        stats = self.kernel.last_run_stats or {}
+        return stats["device"]["device_time_ns"] / 1e6

@@ -259,9 +259,20 @@ void ttmock::reconfig_pack(uint32_t cb) {
     started_engine(what).pack = fmt(cb, what);
 }
 
+// ---- modelled time (timing.hpp) -------------------------------------------------------------------
+// unpack cycles of one operand tile of a CB (the profile's figure is for a BF16 tile)
+double unpack_cost(uint32_t cb) {
+    const CBConfig& cfg = current_core().cb_cfg[cb];
+    return timing::profile().unpack_tile * (cfg.page_bytes > 2048 ? 2.0 : 1.0);
+}
+
 // ---- DST lifecycle -------------------------------------------------------------------------------
 void ttmock::regs(const char* step) {
     ComputeState& e = engine(call(step, {}));
+    static constexpr timing::Kind kinds[] = {timing::Kind::RegsAcquire, timing::Kind::RegsCommit,
+                                             timing::Kind::RegsWait, timing::Kind::RegsRelease};
+    const char c = step[10];
+    timing::record(current(), timing::Op{kinds[c == 'a' ? 0 : c == 'c' ? 1 : c == 'w' ? 2 : 3]});
     switch (step[10]) {  // tile_regs_{a,c,w,r}...
         case 'a':  // tile_regs_acquire
             if (e.dst_state != DstState::Released) {
@@ -306,6 +317,9 @@ void ttmock::matmul(uint32_t in0, uint32_t in1, uint32_t i0, uint32_t i1, uint32
     }
     e.dst_written[idst] = true;
     count(e, kCntMatmul, "matmul");
+    const timing::CostProfile& tp = timing::profile();
+    timing::tile(current(), timing::kMatmul, unpack_cost(in0) + unpack_cost(in1),
+                 tp.matmul_per_phase * phases(e));
 }
 
 // add / sub run on ELWADD / ELWSUB (one phase: the LLK forces LoFi), mul on ELWMUL per phase
@@ -332,6 +346,8 @@ void ttmock::eltwise_binary(const char* op, uint32_t icb0, uint32_t icb1, uint32
     unpack_ab(e, icb0, i0, icb1, i1, idst, a, b, what);
     binop(e, op[0], idst, a, b, fpu::kBcastNone);
     count(e, kCntAdd + k, op);
+    timing::tile(current(), timing::kFpu, unpack_cost(icb0) + unpack_cost(icb1),
+                 timing::profile().eltwise_per_phase * (k == 2 ? phases(e) : 1));
 }
 
 void ttmock::eltwise_bcast(const char* op, int bcast, uint32_t icb0, uint32_t icb1, uint32_t i0,
@@ -350,6 +366,8 @@ void ttmock::eltwise_bcast(const char* op, int bcast, uint32_t icb0, uint32_t ic
     unpack_ab(e, icb0, i0, icb1, i1, idst, a, b, what);
     binop(e, op[0], idst, a, b, bcast);
     count(e, kCntBcastAdd + k, op, "bcast_");
+    timing::tile(current(), timing::kFpu, unpack_cost(icb0) + unpack_cost(icb1),
+                 timing::profile().eltwise_per_phase * (k == 2 ? phases(e) : 1));
 }
 
 void ttmock::copy(uint32_t icb, uint32_t itile, uint32_t idst) {
@@ -378,6 +396,7 @@ void ttmock::copy(uint32_t icb, uint32_t itile, uint32_t idst) {
     }
     e.dst_written[idst] = true;
     count(e, kCntCopy, "copy");
+    timing::tile(current(), timing::kCopy, unpack_cost(icb), to_dest ? 0.0 : timing::profile().eltwise_per_phase);
 }
 
 void ttmock::transpose(uint32_t icb, uint32_t itile, uint32_t idst) {
@@ -394,6 +413,7 @@ void ttmock::transpose(uint32_t icb, uint32_t itile, uint32_t idst) {
     }
     e.dst_written[idst] = true;
     count(e, kCntTranspose, "transpose");
+    timing::tile(current(), timing::kCopy, unpack_cost(icb), timing::profile().eltwise_per_phase);
 }
 
 void ttmock::reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32_t itile,
@@ -425,6 +445,9 @@ void ttmock::reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32
     }
     e.dst_written[idst] = true;
     count(e, kCntReduce, "reduce");
+    const timing::CostProfile& tp = timing::profile();
+    timing::tile(current(), timing::kReduce, unpack_cost(icb) + unpack_cost(iscaler_cb),
+                 pool == MAX ? tp.eltwise_per_phase * 2 : tp.matmul_per_phase * phases(e));
 }
 
 // ---- SFPU ------------------------------------------------------------------------------------------
@@ -469,6 +492,7 @@ void ttmock::sfpu_unary(const char* op, uint32_t idst, float param, int approx) 
     }
     e.dst_written[idst] = true;
     count(e, kCntSfpu + id, op, "sfpu_");
+    timing::sfpu(current(), timing::sfpu_instructions(op) * timing::profile().sfpu_instr);
 }
 
 void ttmock::sfpu_binary(const char* op, uint32_t i0, uint32_t i1, uint32_t odst) {
@@ -489,6 +513,7 @@ void ttmock::sfpu_binary(const char* op, uint32_t i0, uint32_t i1, uint32_t odst
     }
     e.dst_written[odst] = true;
     count(e, kCntSfpuBinary + static_cast<int>(f), op, "sfpu_", "_binary");
+    timing::sfpu(current(), timing::sfpu_instructions(op) * timing::profile().sfpu_instr);
 }
 
 void ttmock::sfpu_where(uint32_t icond, uint32_t i1, uint32_t i2, uint32_t odst, int format) {
@@ -553,4 +578,5 @@ void ttmock::pack(uint32_t idst, uint32_t ocb, uint32_t out_index, bool out_of_o
         }
     }
     count(e, kCntPack, "pack");
+    timing::pack(current(), timing::profile().pack_tile * (cfg.page_bytes > 2048 ? 2.0 : 1.0));
 }

@@ -121,6 +121,7 @@ const PendingTransfer* in_flight_over(const Fiber& f, bool reads, const CBConfig
 
 void barrier(bool reads) {
     Fiber& f = current();
+    timing::record(f, timing::Op{reads ? timing::Kind::ReadBarrier : timing::Kind::WriteBarrier});
     if (f.pending.empty()) return;
     const uint32_t& queued = reads ? f.deferred_reads : f.deferred_writes;
     if (queued) {
@@ -170,6 +171,9 @@ void ttmock::cb_reserve_back(int32_t cb, int32_t n) {
     }
     check_block_in_ring(cfg, cb, s.wr_page, n, what, "write");
     const uint32_t need = static_cast<uint32_t>(n);
+    // released by the pop that leaves `need` pages free
+    timing::record(f, timing::Op{timing::Kind::CbReserve, static_cast<uint16_t>(cb), need,
+                                 static_cast<int64_t>(s.pushed_total) + need - pages});
     if (pages - s.filled < need) {
         ++s.stalls_reserve;
         block_until([&] { return pages - s.filled >= need; },
@@ -211,6 +215,8 @@ void ttmock::cb_push_back(int32_t cb, int32_t n) {
     s.filled += n;
     s.pushed_total += n;
     s.pack_pos = 0;
+    timing::record(f, timing::Op{timing::Kind::CbPush, static_cast<uint16_t>(cb), static_cast<uint32_t>(n),
+                                 static_cast<int64_t>(s.pushed_total)});
     s.push_fiber = &f;
     s.last_push_call = what;
 }
@@ -227,6 +233,9 @@ void ttmock::cb_wait_front(int32_t cb, int32_t n) {
     }
     check_block_in_ring(cfg, cb, s.rd_page, n, what, "read");
     const uint32_t need = static_cast<uint32_t>(n);
+    // released by the push that makes `need` pages available
+    timing::record(f, timing::Op{timing::Kind::CbWait, static_cast<uint16_t>(cb), need,
+                                 static_cast<int64_t>(s.popped_total + need)});
     if (s.filled < need) {
         ++s.stalls_wait;
         block_until([&] { return s.filled >= need; },
@@ -269,6 +278,8 @@ void ttmock::cb_pop_front(int32_t cb, int32_t n) {
     s.filled -= n;
     s.popped_total += n;
     s.pop_fiber = &f;
+    timing::record(f, timing::Op{timing::Kind::CbPop, static_cast<uint16_t>(cb), static_cast<uint32_t>(n),
+                                 static_cast<int64_t>(s.popped_total)});
 }
 
 uint32_t ttmock::cb_write_ptr(uint32_t cb) {
@@ -367,6 +378,8 @@ void ttmock::noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
         std::memmove(c.l1 + off, s, size);
     }
     f.pending.push_back(PendingTransfer{true, off, off + size, what});
+    timing::record(f, timing::Op{is_dram ? timing::Kind::DramRead : timing::Kind::L1Read,
+                                 static_cast<uint16_t>((src >> 36) & 0x3f), size});
     c.counters.noc_reads += 1;
     c.counters.noc_bytes_read += size;
     if (is_dram) c.counters.dram_bytes_read += size;
@@ -387,6 +400,8 @@ void ttmock::noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
         ++f.deferred_writes;
     }
     f.pending.push_back(PendingTransfer{false, off, off + size, what});
+    timing::record(f, timing::Op{is_dram ? timing::Kind::DramWrite : timing::Kind::L1Write,
+                                 static_cast<uint16_t>((dst >> 36) & 0x3f), size});
     c.counters.noc_writes += 1;
     c.counters.noc_bytes_written += size;
     if (is_dram) c.counters.dram_bytes_written += size;
@@ -417,6 +432,7 @@ static void write_multicast(uint32_t src_l1, uint64_t mcast, uint32_t size, uint
     c.deferred.push_back(op);
     ++f.deferred_writes;
     f.pending.push_back(PendingTransfer{false, off, off + size, what});
+    timing::record(f, timing::Op{timing::Kind::Mcast, static_cast<uint16_t>(targets.size()), size});
     c.counters.multicasts += 1;
     c.counters.noc_writes += 1;
     c.counters.noc_bytes_written += static_cast<uint64_t>(size) * targets.size();
@@ -428,6 +444,19 @@ void ttmock::noc_write_multicast(uint32_t src, uint64_t dst, uint32_t size, uint
 }
 
 // ---- semaphores -----------------------------------------------------------------------------
+// Timing: a semaphore update is a call in the kernel's log; a wait records how many updates of its
+// semaphore had been applied when it was released (timing.hpp).
+static void local_sem_update(Core& c, uint32_t offset) {
+    Fiber& f = current();
+    timing::record(f, timing::Op{timing::Kind::SemUpdate, 0});
+    timing::sem_applied(device(), timing::sem_key(c.index, offset), f.id,
+                        static_cast<uint32_t>(f.tlog.size() - 1));
+}
+static void remote_sem_update(Core& c) {
+    Fiber& f = current();
+    timing::record(f, timing::Op{timing::Kind::SemUpdate, 1});
+    c.deferred.back().tlog_index = static_cast<uint32_t>(f.tlog.size() - 1);
+}
 uint32_t ttmock::semaphore_addr(uint32_t id) {
     if (id >= device().sem_count) {
         fail("get_semaphore(" + std::to_string(id) + "): the program created " +
@@ -447,14 +476,19 @@ void ttmock::semaphore_wait(volatile uint32_t* sem, uint32_t val, bool at_least)
                     return what.str() + ": semaphore holds " + std::to_string(*sem) +
                            ", waiting for " + (at_least ? "at least " : "") + std::to_string(val);
                 });
+    // released by the updates applied so far
+    const uint64_t key = timing::sem_key(c.index, addr - l1_addr(c, 0));
+    timing::record(current(), timing::Op{timing::Kind::SemWait, 0, timing::sem_updates(device(), key),
+                                         static_cast<int64_t>(key)});
 }
 
 void ttmock::semaphore_set(volatile uint32_t* sem, uint32_t val) {
     Core& c = current_core();
     const uint32_t addr = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem));
-    l1_offset(c, addr, 4, ApiCall{fmt_sem_set, {val}});
+    const uint32_t off = l1_offset(c, addr, 4, ApiCall{fmt_sem_set, {val}});
     c.counters.semaphore_ops += 1;
     *sem = val;
+    local_sem_update(c, off);
 }
 
 void ttmock::semaphore_inc(uint64_t addr, uint32_t incr) {
@@ -468,8 +502,10 @@ void ttmock::semaphore_inc(uint64_t addr, uint32_t incr) {
         std::memcpy(&v, p, 4);
         v += incr;
         std::memcpy(p, &v, 4);
+        local_sem_update(c, static_cast<uint32_t>(p - c.l1));
     } else {
         c.deferred.push_back(Deferred{Deferred::SemInc, false, false, 4, incr, p, nullptr, 0, &current()});
+        remote_sem_update(c);
     }
     c.counters.semaphore_ops += 1;
 }
@@ -488,6 +524,7 @@ void ttmock::semaphore_set_multicast(uint32_t src, uint64_t dst, uint32_t num_de
              " destination cores (excluding the sender)");
     }
     c.deferred.push_back(Deferred{Deferred::SemSetMulticast, false, false, 4, v, nullptr, nullptr, dst, &current()});
+    remote_sem_update(c);
     c.counters.semaphore_ops += 1;
 }
 
@@ -502,8 +539,10 @@ void ttmock::semaphore_set_remote(uint32_t src, uint64_t dst) {
     std::memcpy(&v, c.l1 + off, 4);
     if (core == c.index) {
         std::memcpy(p, &v, 4);
+        local_sem_update(c, static_cast<uint32_t>(p - c.l1));
     } else {
         c.deferred.push_back(Deferred{Deferred::SemSet, false, false, 4, v, p, nullptr, 0, &current()});
+        remote_sem_update(c);
     }
     c.counters.semaphore_ops += 1;
 }

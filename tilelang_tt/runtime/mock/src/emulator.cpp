@@ -148,6 +148,7 @@ void DramBank::resize(size_t n) {
 
 void create_device() {
     if (g_device) host_fail("MeshDevice::create_unit_mesh called twice (one device per process)");
+    timing::profile();  // an unknown TT_MOCK_DEVICE is reported before the device exists
     g_device = std::make_unique<Device>();
     Device& d = *g_device;
     d.prof = profile_from_env();
@@ -356,6 +357,12 @@ void run_core(Core& c, ucontext_t* scheduler) {
     c.progressed = progressed;
 }
 
+// the semaphore key (core, L1 offset) of a pointer into some core's L1
+uint64_t l1_key(const Device& d, const uint8_t* p) {
+    const size_t off = static_cast<size_t>(p - d.l1_region);
+    return timing::sem_key(static_cast<int>(off / d.prof.l1_bytes), static_cast<uint32_t>(off % d.prof.l1_bytes));
+}
+
 void apply(const Deferred& op, int self) {
     Device& d = device();
     switch (op.kind) {
@@ -377,16 +384,22 @@ void apply(const Deferred& op, int self) {
             break;
         }
         case Deferred::SemInc: {
+            timing::sem_applied(d, l1_key(d, op.dst), op.fiber->id, op.tlog_index);
             uint32_t v;
             std::memcpy(&v, op.dst, 4);
             v += op.value;
             std::memcpy(op.dst, &v, 4);
             break;
         }
-        case Deferred::SemSet: std::memcpy(op.dst, &op.value, 4); break;
+        case Deferred::SemSet:
+            timing::sem_applied(d, l1_key(d, op.dst), op.fiber->id, op.tlog_index);
+            std::memcpy(op.dst, &op.value, 4);
+            break;
         case Deferred::SemSetMulticast: {
             const uint64_t local = op.mcast & ((1ull << 38) - 1);
             for (int idx : multicast_cores(op.mcast, false, self, ApiCall{})) {
+                timing::sem_applied(d, timing::sem_key(idx, static_cast<uint32_t>(local)), op.fiber->id,
+                                    op.tlog_index);
                 std::memcpy(d.cores[idx].l1 + local, &op.value, 4);
             }
             break;
@@ -479,8 +492,10 @@ void run_fibers(std::vector<Fiber>& fibers) {
         c.fibers.clear();
         c.deferred.clear();
         c.failed = false;
+        c.sem_log.clear();
     }
     for (Fiber& f : fibers) {
+        f.id = static_cast<int>(&f - fibers.data());
         auto* ctx = new ucontext_t();
         getcontext(ctx);
         f.stack = mmap(nullptr, kStack, PROT_READ | PROT_WRITE,
@@ -533,6 +548,9 @@ void run_fibers(std::vector<Fiber>& fibers) {
     g_host.ticks_ns += now_ns() - wall0;
     g_host.serial_ns += run.serial_ns;
     ++g_host.runs;
+
+    // modelled device time of the launch: a replay of the kernels' timing logs
+    timing::simulate(d, fibers);
 
     // messages about CBs name kernels: format them while the fibers exist
     for (Core& c : d.cores) {
@@ -623,6 +641,7 @@ void write_stats() {
     // the schedule is deterministic (independent of host threads); host figures are not
     os << ", \"schedule\": {\"rounds\": " << g_host.rounds << ", \"kernel_resumes\": " << resumes
        << "}";
+    os << ", \"device\": " << timing::results_json(d);
     uint64_t tile_ops = 0, cpu = 0, busy = 0;
     for (const auto& [k, v] : total.tile_ops) tile_ops += v;
     for (uint64_t b : g_host.cpu_ns) cpu += b;

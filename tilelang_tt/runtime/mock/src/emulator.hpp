@@ -10,6 +10,7 @@
 
 #include "tt-metalium/base_types.hpp"
 #include "ttmock/types.hpp"
+#include "timing.hpp"
 
 namespace ttmock {
 
@@ -88,6 +89,7 @@ struct Deferred {
     const uint8_t* src = nullptr;  // Copy / Multicast: source bytes (read when applied)
     uint64_t mcast = 0;            // Multicast / SemSetMulticast: the multicast NOC address
     Fiber* fiber = nullptr;        // the issuing kernel (its barrier waits for Copy / Multicast)
+    uint32_t tlog_index = 0;       // semaphore updates: the issuing call in the kernel's timing log
 };
 
 struct Counters {
@@ -114,6 +116,8 @@ struct Core {
     bool progressed = false;  // a kernel of this core ran in the current round
     uint64_t resumes = 0;     // kernel resumptions (context switches into a kernel)
     uint64_t tile_math_ticks = 0;  // host time in tile math (host_ticks units)
+    // semaphore updates applied to this core's L1, by offset: (fiber id << 32 | timing log index)
+    std::map<uint32_t, std::vector<uint64_t>> sem_log;
 };
 
 // Compute engine state of one compute fiber.
@@ -173,6 +177,8 @@ struct Fiber {
     const void* wait_describe_ctx = nullptr;
     uint32_t deferred_reads = 0, deferred_writes = 0;  // queued Copy / Multicast not yet applied
     uint64_t last_buffer = 0;  // index + 1 of the DRAM buffer the last TensorAccessor access hit
+    int id = 0;                       // index in the launch's fibers
+    std::vector<timing::Op> tlog;     // what costs modelled time (timing.hpp)
 };
 
 // An interleaved DRAM buffer: page p lives in bank p % banks at base + (p / banks) * aligned.
