@@ -99,6 +99,12 @@ def _core_ranges(cores) -> list[tuple[int, int, int, int]]:
 
 def host_source(plan: dict) -> str:
     tensors = plan["tensors"]
+    for t in tensors:
+        if t["layout"] != "interleaved":
+            from ..errors import TTUnsupportedError
+            raise TTUnsupportedError(
+                f"{t['name']}: the host program cannot create {t['memory']} sharded buffers yet "
+                "(the layout, partition and plan are computed: tilelang_tt.lower shows them)")
     usage = "main " + " ".join(f"<{t['name']}.bin>" for t in tensors)
     out = [_PRELUDE.format(kernel=plan["kernel"], usage=usage)]
     w = out.append

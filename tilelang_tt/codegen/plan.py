@@ -143,6 +143,7 @@ def build_plan(mod, pages: bool = False) -> dict:
             "data_format": DATA_FORMAT[lay["dtype"]], "role": role, "memory": lay["memory"],
             "layout": lay["layout"], "page_bytes": lay["page_bytes"], "tiles": lay["tiles"],
             "num_pages": lay["tiles"][0] * lay["tiles"][1],
+            "shard": lay.get("shard", {}),
         })
 
     cbs = []
@@ -157,6 +158,9 @@ def build_plan(mod, pages: bool = False) -> dict:
 
     cores = [{"core": [x, y], "start_id": start, "count": count}
              for x, y, start, count in partition["work"]]
+    if partition["mode"] == "local_shard":  # core (x, y) holds shard (y, x) of every L1 tensor
+        for core in cores:
+            core["shard"] = [core["core"][1], core["core"][0]]
     if pages:
         read_tracer, write_tracer = PageTracer(reader), PageTracer(writer)
         for core in cores:
@@ -171,7 +175,7 @@ def build_plan(mod, pages: bool = False) -> dict:
         "grid": partition["grid"],
         "core_grid": partition["core_grid"],
         "partition": {"mode": partition["mode"], "num_blocks": partition["num_blocks"],
-                      "num_cores": partition["num_cores"]},
+                      "num_cores": partition["num_cores"], "shard": partition["shard"]},
         "tensors": tensors,
         "circular_buffers": cbs,
         "kernels": {kind: _kernel_entry(kind, f) for kind, f in kernels.items()},
