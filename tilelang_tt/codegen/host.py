@@ -1,6 +1,7 @@
 """The host program (``main.cpp``) printed from the runtime plan.
 
-It opens a unit MeshDevice, creates one DRAM-interleaved MeshBuffer per tensor, the circular
+It opens a unit MeshDevice, creates one MeshBuffer per tensor (DRAM interleaved, or sharded
+in DRAM or L1 through a ``ShardSpecBuffer``, as the tensor's layout says), the circular
 buffers on the cores that have work, the three kernels (compile-time args: the accessors'
 ``TensorAccessorArgs``), sets each core's runtime args, writes the inputs (tilized), runs the
 workload and reads the outputs back (untilized).  Usage:
@@ -97,14 +98,31 @@ def _core_ranges(cores) -> list[tuple[int, int, int, int]]:
     return ranges
 
 
+_SHARDED = {"height": "HEIGHT_SHARDED", "width": "WIDTH_SHARDED", "block": "BLOCK_SHARDED"}
+
+
+def _sharded_config(t: dict) -> str:
+    """A sharded tensor's DeviceLocalBufferConfig: a ShardSpecBuffer whose grid holds shard
+    (sy, sx) on logical core (sx, sy) (L1) or on DRAM bank sy * Gx + sx (shards are numbered
+    row-major and dealt to the grid's cores in row-major order)."""
+    n, shard = t["name"], t["shard"]
+    gy, gx = shard["projected_grid"]
+    sm, sn = shard["projected_shard_tiles"]
+    rows, cols = t["tiles"]
+    x1, y1 = (gx - 1, gy - 1) if t["memory"] == "L1" else (gy * gx - 1, 0)
+    cc = "tt::tt_metal::CoreCoord"
+    return (
+        f"    const tt::tt_metal::ShardSpecBuffer {n}_shards(tt::tt_metal::CoreRangeSet(tt::tt_metal::CoreRange("
+        f"{cc}{{0, 0}}, {cc}{{{x1}, {y1}}})), {{{sm * 32}, {sn * 32}}}, "
+        f"tt::tt_metal::ShardOrientation::ROW_MAJOR, {{32, 32}}, {{{rows}, {cols}}});\n"
+        f"    distributed::DeviceLocalBufferConfig {n}_local{{.page_size = {t['page_bytes']}, "
+        f".buffer_type = tt::tt_metal::BufferType::{t['memory']}, "
+        f".sharding_args = tt::tt_metal::BufferShardingArgs({n}_shards, "
+        f"tt::tt_metal::TensorMemoryLayout::{_SHARDED[shard['kind']]})}};")
+
+
 def host_source(plan: dict) -> str:
     tensors = plan["tensors"]
-    for t in tensors:
-        if t["layout"] != "interleaved":
-            from ..errors import TTUnsupportedError
-            raise TTUnsupportedError(
-                f"{t['name']}: the host program cannot create {t['memory']} sharded buffers yet "
-                "(the layout, partition and plan are computed: tilelang_tt.lower shows them)")
     usage = "main " + " ".join(f"<{t['name']}.bin>" for t in tensors)
     out = [_PRELUDE.format(kernel=plan["kernel"], usage=usage)]
     w = out.append
@@ -117,11 +135,14 @@ def host_source(plan: dict) -> str:
     w("    auto mesh = distributed::MeshDevice::create_unit_mesh(0);")
     w("    distributed::MeshCommandQueue& cq = mesh->mesh_command_queue();")
     w("")
-    w("    // DRAM tensors: interleaved, one 32x32 tile per page")
+    w("    // tensors: one 32x32 tile per page; DRAM interleaved, or sharded in DRAM / L1")
     for t in tensors:
         n = t["name"]
-        w(f"    distributed::DeviceLocalBufferConfig {n}_local{{.page_size = {t['page_bytes']}, "
-          f".buffer_type = tt::tt_metal::BufferType::DRAM}};")
+        if t["layout"] == "sharded":
+            w(_sharded_config(t))
+        else:
+            w(f"    distributed::DeviceLocalBufferConfig {n}_local{{.page_size = {t['page_bytes']}, "
+              f".buffer_type = tt::tt_metal::BufferType::DRAM}};")
         w(f"    distributed::ReplicatedBufferConfig {n}_size{{.size = "
           f"{t['page_bytes'] * t['num_pages']}}};")
         w(f"    auto {n}_buffer = distributed::MeshBuffer::create({n}_size, {n}_local, mesh.get());")

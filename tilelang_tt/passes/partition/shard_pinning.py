@@ -11,6 +11,8 @@ along each axis the region's start is either
 * free of block indices: the whole span must lie in one shard and the axis must not be split
   (grid extent 1).
 
+An axis the tensor is not split along (grid extent 1) pins nothing and is not examined.
+
 The regions are analysed symbolically (TVM's arithmetic analyzer, loop variables over their
 ranges): the cost does not grow with the grid.  Every L1-sharded tensor must agree on the shard
 grid and the pinning.  Failures are ``TTLayoutError`` naming the tensor and the axis.
@@ -128,6 +130,8 @@ def pin_blocks(body, params, layouts, block_vars, grid) -> dict:
             r_lo, r_hi, c_lo, c_hi = _plane_span(region, shape)
             for axis, (lo, hi, elems, g) in enumerate(((r_lo, r_hi, sm * TILE, gy),
                                                        (c_lo, c_hi, sn * TILE, gx))):
+                if g == 1:  # one shard along the axis: every block's access is on it
+                    continue
                 d, per = _axis_pin(name, axis, lo, hi, elems, g, block_vars, grid, ana, span)
                 if seen[axis] and (pins[axis], blocks[axis]) != (d, per):
                     raise TTLayoutError(

@@ -45,6 +45,10 @@ struct SemaphoreDesc {
 // Page p of an interleaved DRAM buffer lives in bank p % banks at address + (p / banks) * this.
 inline uint64_t dram_page_stride(uint64_t page_size) { return (page_size + 31u) & ~31ull; }
 
+// Allocates a sharded buffer of `size` bytes as `local.sharding_args` describes; returns its
+// address (the same in every bank or core holding shards).
+uint64_t create_sharded_buffer(uint64_t size, const tt::tt_metal::distributed::DeviceLocalBufferConfig& local);
+
 // Runs a program on the emulated device (host.cpp).
 void launch(tt::tt_metal::detail::ProgramImpl& program);
 

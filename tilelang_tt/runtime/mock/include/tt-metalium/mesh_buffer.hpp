@@ -1,5 +1,5 @@
 // tilelang-tt mock TT-Metalium: buffers allocated on a mesh (the emulator: interleaved DRAM
-// buffers, replicated over its unit mesh).
+// buffers and sharded DRAM / L1 buffers, replicated over its unit mesh).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -17,6 +17,7 @@ namespace tt::tt_metal::distributed {
 struct DeviceLocalBufferConfig {
     DeviceAddr page_size = 0;
     BufferType buffer_type = BufferType::DRAM;
+    BufferShardingArgs sharding_args;
     std::optional<bool> bottom_up;
     std::optional<SubDeviceId> sub_device_id = std::nullopt;
 };
