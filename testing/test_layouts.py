@@ -197,3 +197,188 @@ def test_b1_rejects_disagreeing_shard_grids():
         partition(kernels.elementwise_add_shared(128, 128),
                   {"A": {"memory": "L1", "layout": "sharded", "shard_grid": [4, 1]},
                    "B": {"memory": "L1", "layout": "sharded", "shard_grid": [2, 2]}})
+
+
+# ---- end to end on the emulator: the seed's layout test matrix ------------------------------
+
+import numpy as np  # noqa: E402
+
+from helpers import as_f32, assert_matmul, rand  # noqa: E402
+from tilelang_tt.codegen.plan import build_plan  # noqa: E402
+
+
+def fpu_add(a, b, art):
+    """a + b on the matrix engine (ELWADD), packed to bf16, bit for bit (the Tensix model)."""
+    import tensix_model as tm
+    from helpers import compute_config
+    fp32 = compute_config(art)["fp32_dest_acc_en"]
+    return tm.pack_bf16(tm.eltwise_add(tm.unpack(a, fp32), tm.unpack(b, fp32), fp32, False), fp32)
+
+
+def sharded(memory, **kw):
+    return {"memory": memory, "layout": "sharded", **kw}
+
+
+ADD_MATRIX = {
+    "dram_interleaved": {},
+    "dram_height": {"A": sharded("DRAM", shard_grid=[4, 1]), "C": sharded("DRAM", shard_grid=[4, 1])},
+    "dram_block": {"B": sharded("DRAM", shard_grid=[2, 2])},
+    "l1_height": {"A": sharded("L1", shard_grid=[4, 1]), "C": sharded("L1", shard_grid=[4, 1])},
+    "l1_width": {"A": sharded("L1", shard_grid=[1, 4]), "B": sharded("L1", shard_grid=[1, 4]),
+                 "C": sharded("L1", shard_grid=[1, 4])},
+    "l1_block_mixed": {"A": sharded("L1", shard_grid=[2, 2]), "B": sharded("DRAM", shard_grid=[4, 1]),
+                       "C": sharded("L1", shard_grid=[2, 2])},
+}
+
+
+@pytest.mark.parametrize("case", sorted(ADD_MATRIX))
+def test_e2e_elementwise_layouts(case):
+    req = ADD_MATRIX[case]
+    func = tilelang_tt.annotate_tt_layout(kernels.elementwise_add_shared(128, 128), req)
+    art = tilelang_tt.compile(func, out_idx=-1)
+    a, b = rand((128, 128), "bfloat16", 1), rand((128, 128), "bfloat16", 2)
+    c = art(a, b)
+    np.testing.assert_array_equal(as_f32(c), as_f32(fpu_add(a, b, art)))
+    plan = art.plan
+    l1 = [n for n, r in req.items() if r["memory"] == "L1"]
+    assert plan["partition"]["mode"] == ("local_shard" if l1 else "global")
+    for t in plan["tensors"]:
+        want = req.get(t["name"], {})
+        assert (t["memory"], t["layout"]) == (want.get("memory", "DRAM"),
+                                              want.get("layout", "interleaved"))
+    # L1 shards are read and written in place: DRAM traffic is the DRAM tensors' only
+    stats = art.last_run_stats["total"]
+    in_dram = [n for n in "AB" if n not in l1]
+    assert stats["dram_bytes_read"] == len(in_dram) * 16 * 2048
+    assert stats["dram_bytes_written"] == (0 if "C" in l1 else 16 * 2048)
+    if l1:
+        # every page of an L1 tensor a core moves is in that core's own shard
+        gy, gx = plan["partition"]["shard"]["grid"]
+        pages = build_plan(tilelang_tt.lower(func), pages=True)
+        for core in pages["cores"]:
+            x, y = core["core"]
+            for name in l1:
+                moved = core["reads"].get(name, []) + core["writes"].get(name, [])
+                assert moved
+                for p in moved:
+                    r, col = divmod(p, 4)
+                    assert (r // (4 // gy), col // (4 // gx)) == (y, x)
+
+
+def test_e2e_gemm_l1_height_sharded():
+    req = {"A": sharded("L1", shard_grid=[2, 1]), "C": sharded("L1", shard_grid=[2, 1]),
+           "B": sharded("DRAM", shard_grid=[1, 2])}
+    func = tilelang_tt.annotate_tt_layout(
+        kernels.matmul(128, 64, 64, block_M=32, block_N=32, block_K=32), req)
+    art = tilelang_tt.compile(func, out_idx=-1)
+    a, b = rand((128, 64), "bfloat16", 3), rand((64, 64), "bfloat16", 4)
+    assert_matmul(art(a, b), a, b, art)
+    assert art.plan["partition"]["mode"] == "local_shard"
+    assert [c["count"] for c in art.plan["cores"]] == [4, 4]
+
+
+def test_e2e_nd_shard_rank3():
+    nd = {"axes": [0], "grid": [2], "shard_shape_elems": [1], "order": "row_major"}
+    ndw = {"axes": [2], "grid": [2], "shard_shape_elems": [32], "order": "row_major"}
+    req = {"X": sharded("DRAM", nd_shard=nd), "Y": sharded("L1", nd_shard=ndw),
+           "Z": sharded("L1", nd_shard=ndw)}
+    art = tilelang_tt.compile(tilelang_tt.annotate_tt_layout(batched_add(2, 64, 64), req), out_idx=-1)
+    x, y = rand((2, 64, 64), "bfloat16", 5), rand((2, 64, 64), "bfloat16", 6)
+    z = art(x, y)
+    for i in range(2):
+        np.testing.assert_array_equal(as_f32(z[i]), as_f32(fpu_add(x[i], y[i], art)))
+    shards = {t["name"]: t["shard"] for t in art.plan["tensors"]}
+    assert shards["X"]["projected_grid"] == [2, 1] and shards["X"]["projected_shard_tiles"] == [2, 2]
+    assert shards["Y"]["projected_grid"] == [1, 2] and shards["Y"]["projected_shard_tiles"] == [4, 1]
+    assert art.plan["partition"]["mode"] == "local_shard" and len(art.plan["cores"]) == 2
+
+
+# ---- the emulator is strict about sharded buffers -------------------------------------------
+
+from tilelang_tt.runtime import mockbuild  # noqa: E402
+
+MIXED = ADD_MATRIX["l1_block_mixed"]  # A, C block-sharded in L1; B height-sharded in DRAM
+
+
+def run_patched(tmp_path, patch):
+    """Save the mixed-layout add, patch one of its sources, build and run it on the emulator."""
+    func = tilelang_tt.annotate_tt_layout(kernels.elementwise_add_shared(128, 128), MIXED)
+    art = tilelang_tt.compile(func, out_idx=-1)
+    art.save(tmp_path)
+    name, old, new = patch
+    src = (tmp_path / name).read_text()
+    assert old in src
+    (tmp_path / name).write_text(src.replace(old, new, 1))
+    exe = mockbuild.build_host(tmp_path / "main.cpp", tmp_path)
+    args = []
+    for t in art.plan["tensors"]:
+        path = tmp_path / f"{t['name']}.bin"
+        np.zeros((128, 128), dtype=np.float32).astype(rand((1,), "bfloat16").dtype).tofile(path)
+        args.append(str(path))
+    with pytest.raises(mockbuild.MockRuntimeError) as info:
+        mockbuild.run_host(exe, args)
+    return str(info.value)
+
+
+def test_emulator_rejects_an_accessor_over_another_buffer(tmp_path):
+    # B's accessor (sharded DRAM args) given A's address (an L1 buffer)
+    msg = run_patched(tmp_path, ("reader.cpp", "TensorAccessor(B_accessor_args, get_arg_val<uint32_t>(1)",
+                                 "TensorAccessor(B_accessor_args, get_arg_val<uint32_t>(0)"))
+    assert "no sharded DRAM buffer starts at that address" in msg and "reader" in msg
+
+
+def test_emulator_rejects_reading_l1_of_a_core_without_a_shard(tmp_path):
+    # core (7, 7) holds no shard of A: its L1 at A's address is not A's
+    msg = run_patched(tmp_path, (
+        "reader.cpp", "noc_async_read_page(((by * 4) + bx), A_accessor, A_shared_l1);",
+        "noc_async_read(get_noc_addr(8, 8, A_accessor.get_bank_base_address()), A_shared_l1, 2048);"))
+    assert "sharded L1 buffer" in msg and "that core holds no shard there" in msg
+
+
+def test_emulator_rejects_cbs_clashing_with_l1_buffers(tmp_path):
+    msg = run_patched(tmp_path, ("main.cpp", "tt::tt_metal::CircularBufferConfig(4096,",
+                                 "tt::tt_metal::CircularBufferConfig(4096 * 340,"))
+    assert "circular buffers clash with L1 buffers" in msg
+
+
+# ---- the real SDK compiles the sharded project ----------------------------------------------
+
+from test_sdk_host_twin import sdk, sdkcheck  # noqa: E402,F401  (the sdkcheck fixture)
+
+
+def sharded_accessor_words(t):
+    """TensorAccessorArgs(buffer).append_to() of a sharded tensor, as the host computes it:
+    config, aligned page, rank, banks, tensor and shard shapes in pages, packed coordinates."""
+    gy, gx = t["shard"]["projected_grid"]
+    sm, sn = t["shard"]["projected_shard_tiles"]
+    dram = t["memory"] == "DRAM"
+    holders = ([(b, 0) for b in range(gy * gx)] if dram else
+               [(x, y) for y in range(gy) for x in range(gx)])
+    packed = [(x << 8) if dram else (((x + 1) << 8) | (y + 1)) for x, y in holders]
+    words = [1 | (2 if dram else 0), t["page_bytes"], 2, len(holders), *t["tiles"], sm, sn]
+    for i in range(0, len(packed), 2):
+        words.append(packed[i] | ((packed[i + 1] << 16) if i + 1 < len(packed) else 0))
+    return words
+
+
+def test_sdkcheck_sharded_project(sdk, tmp_path):  # noqa: F811
+    import json
+    func = tilelang_tt.annotate_tt_layout(kernels.elementwise_add_shared(128, 128), MIXED)
+    project = tilelang_tt.compile(func, out_idx=-1).save(tmp_path / "mixed")
+    plan_path = project / "tt.plan.json"
+    plan = json.loads(plan_path.read_text())
+    tensors = {t["name"]: t for t in plan["tensors"]}
+    for kernel in ("reader", "writer"):
+        args = []
+        for a in sorted(plan["kernels"][kernel]["compile_args"], key=lambda a: a["index"]):
+            t = tensors[a["tensor"]]
+            words = (sharded_accessor_words(t) if t["layout"] == "sharded" else
+                     [2, t["page_bytes"]])
+            args += [{"kind": "value", "value": w} for w in words]
+        plan["kernels"][kernel]["compile_args"] = args
+    plan_path.write_text(json.dumps(plan))
+    proc = sdkcheck("--host-include", mock_dir() / "include", project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+from tilelang_tt.codegen.cmake import mock_dir  # noqa: E402
