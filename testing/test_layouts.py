@@ -119,6 +119,18 @@ def test_a1_l1_overflow_names_buffer_and_bytes():
     assert "A:" in msg and f"needs {2048 * 2048} bytes" in msg and f"{(1464 - 100) * 1024} bytes" in msg
 
 
+def test_f_l1_shard_plus_cbs_overflow():
+    # A's one shard (640 tiles, 1310720 bytes) fits a core's L1 alone, not with the 96 KiB of CBs
+    func = kernels.elementwise_add_shared(2560, 256, block_M=32, block_N=256)
+    func = tilelang_tt.annotate_tt_layout(func, {"A": {"memory": "L1", "layout": "sharded",
+                                                      "shard_grid": [1, 1]}})
+    with pytest.raises(tilelang_tt.TTResourceError) as e:
+        tilelang_tt.lower(func)
+    msg = str(e.value)
+    assert "A's shard needs 1310720 bytes" in msg and "98304 bytes" in msg
+    assert f"{1310720 + 98304} bytes needed" in msg and f"{(1464 - 100) * 1024} bytes" in msg
+
+
 # ---- B1 / B2: partitioning from layouts ----------------------------------------------------
 
 def test_b1_global_for_dram_layouts():
