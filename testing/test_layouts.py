@@ -253,28 +253,28 @@ def test_e2e_elementwise_layouts(case):
     np.testing.assert_array_equal(as_f32(c), as_f32(fpu_add(a, b, art)))
     plan = art.plan
     l1 = [n for n, r in req.items() if r["memory"] == "L1"]
-    assert plan["partition"]["mode"] == ("local_shard" if l1 else "global")
+    assert plan["partition"]["mode"] == plan["partition_mode"] == ("local_shard" if l1 else "global")
+    for name, lay in plan["layouts"].items():
+        assert lay["layout"] == req.get(name, {}).get("layout", "interleaved")
+    if l1:  # the cores are the shard grid
+        gy, gx = plan["partition"]["shard"]["grid"]
+        assert sorted(tuple(c["core"]) for c in plan["cores"]) == sorted(
+            (x, y) for y in range(gy) for x in range(gx))
+        assert {x for r in plan["core_ranges"] for x in (r[0], r[2])} <= set(range(gx))
     for t in plan["tensors"]:
         want = req.get(t["name"], {})
         assert (t["memory"], t["layout"]) == (want.get("memory", "DRAM"),
                                               want.get("layout", "interleaved"))
-    # L1 shards are read and written in place: DRAM traffic is the DRAM tensors' only
+    # L1 shards are used in place (CBs on the shards): the NOC moves the DRAM tensors only
     stats = art.last_run_stats["total"]
     in_dram = [n for n in "AB" if n not in l1]
-    assert stats["dram_bytes_read"] == len(in_dram) * 16 * 2048
-    assert stats["dram_bytes_written"] == (0 if "C" in l1 else 16 * 2048)
+    assert stats["dram_bytes_read"] == stats["noc_bytes_read"] == len(in_dram) * 16 * 2048
+    assert stats["dram_bytes_written"] == stats["noc_bytes_written"] == \
+        (0 if "C" in l1 else 16 * 2048)
+    in_place = {cb["in_place"] for cb in plan["circular_buffers"] if "in_place" in cb}
+    assert in_place == set(l1)
     if l1:
-        # every page of an L1 tensor a core moves is in that core's own shard
-        gy, gx = plan["partition"]["shard"]["grid"]
-        pages = build_plan(tilelang_tt.lower(func), pages=True)
-        for core in pages["cores"]:
-            x, y = core["core"]
-            for name in l1:
-                moved = core["reads"].get(name, []) + core["writes"].get(name, [])
-                assert moved
-                for p in moved:
-                    r, col = divmod(p, 4)
-                    assert (r // (4 // gy), col // (4 // gx)) == (y, x)
+        assert "get_reference_buffer" in art.sources["main.cpp"]
 
 
 def test_e2e_gemm_l1_height_sharded():
@@ -287,6 +287,13 @@ def test_e2e_gemm_l1_height_sharded():
     assert_matmul(art(a, b), a, b, art)
     assert art.plan["partition"]["mode"] == "local_shard"
     assert [c["count"] for c in art.plan["cores"]] == [4, 4]
+    # C is written in place; A's blocks are re-read for every output block (a NOC copy from
+    # the core's own L1, every page of its own shard)
+    assert {cb.get("in_place") for cb in art.plan["circular_buffers"]} == {None, "C"}
+    pages = build_plan(tilelang_tt.lower(func), pages=True)
+    for core in pages["cores"]:
+        assert {p // 2 // 2 for p in core["reads"]["A"]} == {core["core"][1]}  # 4x2 tiles, Sm = 2
+        assert "C" not in core["writes"]
 
 
 def test_e2e_nd_shard_rank3():
@@ -333,18 +340,25 @@ def run_patched(tmp_path, patch):
 
 
 def test_emulator_rejects_an_accessor_over_another_buffer(tmp_path):
-    # B's accessor (sharded DRAM args) given A's address (an L1 buffer)
-    msg = run_patched(tmp_path, ("reader.cpp", "TensorAccessor(B_accessor_args, get_arg_val<uint32_t>(1)",
-                                 "TensorAccessor(B_accessor_args, get_arg_val<uint32_t>(0)"))
+    # B's accessor (sharded DRAM args) given C's address (an L1 buffer)
+    msg = run_patched(tmp_path, ("main.cpp", "static_cast<uint32_t>(B_buffer->address())",
+                                 "static_cast<uint32_t>(C_buffer->address())"))
     assert "no sharded DRAM buffer starts at that address" in msg and "reader" in msg
 
 
 def test_emulator_rejects_reading_l1_of_a_core_without_a_shard(tmp_path):
-    # core (7, 7) holds no shard of A: its L1 at A's address is not A's
+    # core (7, 7) (NOC 8, 8) holds no shard of A: its L1 at A's address is not A's
     msg = run_patched(tmp_path, (
-        "reader.cpp", "noc_async_read_page(((by * 4) + bx), A_accessor, A_shared_l1);",
-        "noc_async_read(get_noc_addr(8, 8, A_accessor.get_bank_base_address()), A_shared_l1, 2048);"))
+        "reader.cpp", "cb_push_back(A_shared_cb, 1);",
+        "noc_async_read(get_noc_addr(8, 8, get_write_ptr(A_shared_cb)), get_write_ptr(A_shared_cb), "
+        "2048); noc_async_read_barrier(); cb_push_back(A_shared_cb, 1);"))
     assert "sharded L1 buffer" in msg and "that core holds no shard there" in msg
+
+
+def test_emulator_rejects_an_in_place_cb_beyond_the_shard(tmp_path):
+    msg = run_patched(tmp_path, ("main.cpp", "CircularBufferConfig(8192, {{tt::CBIndex::c_0,",
+                                 "CircularBufferConfig(16384, {{tt::CBIndex::c_0,"))
+    assert "holds 1 of its shards (8192 bytes) and the CB needs 16384 bytes" in msg
 
 
 def test_emulator_rejects_cbs_clashing_with_l1_buffers(tmp_path):

@@ -79,25 +79,6 @@ struct CoreWork {{
 """
 
 
-def _core_ranges(cores) -> list[tuple[int, int, int, int]]:
-    """Cover the used cores with row-wise inclusive rectangles (x0, y0, x1, y1)."""
-    rows = {}
-    for x, y in cores:
-        rows.setdefault(y, []).append(x)
-    ranges = []
-    for y in sorted(rows):
-        xs = sorted(rows[y])
-        start = prev = xs[0]
-        for x in xs[1:] + [None]:
-            if x is not None and x == prev + 1:
-                prev = x
-                continue
-            ranges.append((start, y, prev, y))
-            if x is not None:
-                start = prev = x
-    return ranges
-
-
 _SHARDED = {"height": "HEIGHT_SHARDED", "width": "WIDTH_SHARDED", "block": "BLOCK_SHARDED"}
 
 
@@ -147,8 +128,7 @@ def host_source(plan: dict) -> str:
           f"{t['page_bytes'] * t['num_pages']}}};")
         w(f"    auto {n}_buffer = distributed::MeshBuffer::create({n}_size, {n}_local, mesh.get());")
     w("")
-    cores = [tuple(c["core"]) for c in plan["cores"]]
-    ranges = _core_ranges(cores)
+    ranges = plan["core_ranges"]
     w("    tt::tt_metal::Program program = tt::tt_metal::CreateProgram();")
     w("    const tt::tt_metal::CoreRangeSet cores(std::vector<tt::tt_metal::CoreRange>{")
     for x0, y0, x1, y1 in ranges:
@@ -159,9 +139,12 @@ def host_source(plan: dict) -> str:
     w("    // circular buffers")
     for cb in plan["circular_buffers"]:
         idx = f"tt::CBIndex::c_{cb['id']}"
+        glob = (f".set_globally_allocated_address(*{cb['in_place']}_buffer->get_reference_buffer())"
+                if "in_place" in cb else "")
+        note = f", on {cb['in_place']}'s L1 shard" if "in_place" in cb else ""
         w(f"    tt::tt_metal::CreateCircularBuffer(program, cores, tt::tt_metal::CircularBufferConfig("
           f"{cb['num_pages'] * cb['page_bytes']}, {{{{{idx}, tt::DataFormat::{cb['data_format']}}}}})"
-          f".set_page_size({idx}, {cb['page_bytes']}));  // {cb['name']} ({cb['role']})")
+          f".set_page_size({idx}, {cb['page_bytes']}){glob});  // {cb['name']} ({cb['role']}{note})")
     w("")
     kernels = plan["kernels"]
     for kind in ("reader", "writer"):

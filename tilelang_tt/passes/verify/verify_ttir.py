@@ -123,7 +123,8 @@ def VerifyTTIR(mod, ctx):
     for e in cbs:
         if e["dtype"] not in ("bfloat16", "float32"):
             raise TTVerifyError(f"CB {e['name']} has unsupported data format {e['dtype']}")
-    footprint = sum(cb_bytes(e) for e in cbs)
+    # a CB used in place occupies its tensor's L1 shard, counted with the shards
+    footprint = sum(cb_bytes(e) for e in cbs if "in_place" not in e)
     layouts = to_py(get_attr(kernels["compute"], attrs.LAYOUT_DESC, [])) or []
     shards = [(d["name"], shard_bytes(d)) for d in layouts
               if d["memory"] == "L1" and d["layout"] == "sharded"]

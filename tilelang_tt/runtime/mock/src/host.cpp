@@ -158,6 +158,46 @@ void* compile_kernel(const KernelDesc& k) {
 
 }  // namespace
 
+// A CB on an L1 buffer's memory (set_globally_allocated_address): on every core of the CB the
+// ring must lie inside the shards of a sharded L1 buffer that core holds.
+static void configure_global_cb(Device& d, const CBAlloc& cb) {
+    const uint32_t addr = *cb.global_address;
+    const ShardedBuffer* b = sharded_buffer_at(false, addr);
+    const int idx0 = cb.formats.empty() ? -1 : cb.formats.begin()->first;
+    if (b == nullptr) {
+        host_fail("circular buffer c_" + std::to_string(idx0) + ": its globally allocated address " +
+                  std::to_string(addr) + " starts no sharded L1 buffer (the emulator models CBs over sharded L1 buffers)");
+    }
+    for (const CoreCoord& cc : cb.cores) {
+        uint32_t shards = 0;
+        for (uint32_t s = 0; s < b->num_shards(); ++s) {
+            if (b->holders[s % b->holders.size()] == std::make_pair(static_cast<uint32_t>(cc.x), static_cast<uint32_t>(cc.y))) {
+                ++shards;
+            }
+        }
+        if (uint64_t(shards) * b->shard_bytes() < cb.total_size) {
+            host_fail("circular buffer c_" + std::to_string(idx0) + " on core " + cc.str() + " is globally allocated on the L1 buffer at " +
+                      std::to_string(addr) + ", but that core holds " + std::to_string(shards) + " of its shards (" +
+                      std::to_string(uint64_t(shards) * b->shard_bytes()) + " bytes) and the CB needs " +
+                      std::to_string(cb.total_size) + " bytes: it would use L1 the buffer does not own there");
+        }
+        Core& c = d.core_at(cc.x, cc.y);
+        for (const auto& [idx, fmtv] : cb.formats) {
+            if (c.cb_cfg[idx].used) host_fail("circular buffer c_" + std::to_string(idx) + " is created twice on core " + cc.str());
+            CBConfig& cfg = c.cb_cfg[idx];
+            cfg.used = true;
+            cfg.offset = addr;
+            cfg.total_bytes = cb.total_size;
+            cfg.format = fmtv;
+            auto ps = cb.page_sizes.find(idx);
+            if (ps == cb.page_sizes.end() || ps->second == 0 || cb.total_size % ps->second) {
+                host_fail("circular buffer c_" + std::to_string(idx) + ": no page size, or the total size is not a multiple of it");
+            }
+            cfg.page_bytes = ps->second;
+        }
+    }
+}
+
 void launch(tt::tt_metal::detail::ProgramImpl& p) {
     Device& d = device();
     // reset core state, then configure CBs and semaphores
@@ -169,6 +209,10 @@ void launch(tt::tt_metal::detail::ProgramImpl& p) {
         c.l1_used = d.prof.l1_base;
     }
     for (const CBAlloc& cb : p.cbs) {
+        if (cb.global_address) {
+            configure_global_cb(d, cb);
+            continue;
+        }
         uint32_t offset = d.prof.l1_base;
         for (const CoreCoord& cc : cb.cores) offset = std::max(offset, d.core_at(cc.x, cc.y).l1_used);
         offset = (offset + 31u) & ~31u;
@@ -376,6 +420,7 @@ CBHandle CreateCircularBuffer(Program& program, const std::variant<CoreCoord, Co
     CBAlloc a;
     a.cores = cores_of(spec);
     a.total_size = config.total_size();
+    a.global_address = config.globally_allocated_address();
     for (uint8_t idx : config.buffer_indices()) {
         if (idx >= kMaxCBs) {
             host_fail("CreateCircularBuffer: CB index " + std::to_string(idx) + " >= " + std::to_string(kMaxCBs) +
@@ -649,7 +694,10 @@ CoreCoord MeshDevice::worker_core_from_logical_core(const CoreCoord& logical) co
 MeshBuffer::MeshBuffer(const MeshBufferConfig& config, const DeviceLocalBufferConfig& local, DeviceAddr address,
                        DeviceAddr device_local_size, MeshDevice* mesh_device)
     : config_(config), device_local_config_(local), mesh_device_(mesh_device), address_(address),
-      device_local_size_(device_local_size), allocated_(true) {}
+      device_local_size_(device_local_size), allocated_(true),
+      reference_(new Buffer(address, device_local_size, local.buffer_type)) {}
+
+Buffer* MeshBuffer::get_reference_buffer() const { return reference_.get(); }
 
 std::shared_ptr<MeshBuffer> MeshBuffer::create(const MeshBufferConfig& config, const DeviceLocalBufferConfig& local,
                                                MeshDevice* mesh_device, std::optional<DeviceAddr> address) {

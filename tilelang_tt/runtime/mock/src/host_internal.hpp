@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -25,6 +26,7 @@ struct CBAlloc {
     std::map<uint8_t, tt::DataFormat> formats;
     std::map<uint8_t, uint32_t> page_sizes;
     uint32_t total_size = 0;
+    std::optional<uint32_t> global_address;  // set_globally_allocated_address: the ring is that L1
 };
 
 struct KernelDesc {

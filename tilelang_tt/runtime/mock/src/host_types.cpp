@@ -334,6 +334,19 @@ DeviceAddr ShardSpecBuffer::num_pages() const {
     return static_cast<DeviceAddr>(p[0]) * p[1];
 }
 
+Buffer::Buffer(DeviceAddr address, DeviceAddr size, BufferType type) : address_(address), size_(size), buffer_type_(type) {}
+Buffer::~Buffer() = default;
+uint32_t Buffer::address() const { return static_cast<uint32_t>(address_); }
+
+CircularBufferConfig& CircularBufferConfig::set_globally_allocated_address(const Buffer& buffer) {
+    if (buffer.buffer_type() != BufferType::L1) {
+        host_fail("CircularBufferConfig::set_globally_allocated_address: the buffer is not in L1");
+    }
+    globally_allocated_address_ = buffer.address();
+    return *this;
+}
+std::optional<uint32_t> CircularBufferConfig::globally_allocated_address() const { return globally_allocated_address_; }
+
 BufferShardingArgs::BufferShardingArgs() = default;
 BufferShardingArgs::BufferShardingArgs(std::nullopt_t) {}
 BufferShardingArgs::BufferShardingArgs(ShardSpecBuffer shard_spec, TensorMemoryLayout buffer_layout)

@@ -13,6 +13,9 @@
 namespace tt::tt_metal {
 
 using DeviceAddr = uint64_t;
+namespace distributed {
+class MeshBuffer;
+}  // namespace distributed
 
 struct ShardSpec {
     CoreRangeSet grid;
@@ -76,6 +79,28 @@ public:
 private:
     std::optional<ShardSpecBuffer> shard_spec_;
     TensorMemoryLayout buffer_layout_ = TensorMemoryLayout::INTERLEAVED;
+};
+
+// A buffer on one device (the emulator: the device-level view of a MeshBuffer, reached through
+// MeshBuffer::get_reference_buffer()).
+class Buffer final {
+public:
+    Buffer(const Buffer& other) = delete;
+    Buffer& operator=(const Buffer& other) = delete;
+    Buffer(Buffer&& other) = delete;
+    Buffer& operator=(Buffer&& other) = delete;
+    ~Buffer();
+
+    DeviceAddr size() const { return size_; }
+    uint32_t address() const;
+    BufferType buffer_type() const { return buffer_type_; }
+
+private:
+    friend class distributed::MeshBuffer;
+    Buffer(DeviceAddr address, DeviceAddr size, BufferType type);
+    DeviceAddr address_ = 0;
+    DeviceAddr size_ = 0;
+    BufferType buffer_type_ = BufferType::DRAM;
 };
 
 }  // namespace tt::tt_metal
