@@ -408,3 +408,28 @@ def test_sdkcheck_sharded_project(sdk, tmp_path):  # noqa: F811
 
 
 from tilelang_tt.codegen.cmake import mock_dir  # noqa: E402
+
+
+def test_c4_in_place_decided_from_structure_not_names():
+    import tilelang_tt.language as T
+
+    @T.prim_func
+    def scale(X: T.Tensor((128, 64), "bfloat16"), Y: T.Tensor((128, 64), "bfloat16")):
+        with T.Kernel(2, 4) as (p, q):  # p walks columns, q rows
+            xs = T.alloc_shared((32, 32), "bfloat16")
+            ys = T.alloc_shared((32, 32), "bfloat16")
+            T.copy(X[q * 32, p * 32], xs)
+            for i, j in T.Parallel(32, 32):
+                ys[i, j] = xs[i, j] * 2.0
+            T.copy(ys, Y[q * 32, p * 32])
+
+    req = {"memory": "L1", "layout": "sharded", "shard_grid": [4, 1]}
+    f = lowered(scale, {"X": req, "Y": req}, "C4")
+    dfg = to_py(f.attrs[attrs.TILE_DFG])
+    assert sorted(e["in_place"] for e in dfg if "in_place" in e) == [0, 1]
+    assert all(e["depth"] == 2 for e in dfg if "in_place" in e)  # the 1x2-tile shard
+    art = tilelang_tt.compile(tilelang_tt.annotate_tt_layout(scale, {"X": req, "Y": req}),
+                              out_idx=-1)
+    x = rand((128, 64), "bfloat16", 7)
+    np.testing.assert_array_equal(as_f32(art(x)), as_f32(x) * 2)
+    assert art.last_run_stats["total"]["noc_bytes_read"] == 0

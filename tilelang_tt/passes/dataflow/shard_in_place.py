@@ -34,14 +34,10 @@ STREAMS = {"tt.read_to_cb": "tt.shard_to_cb", "tt.write_from_cb": "tt.cb_to_shar
 
 
 def _block_vars(body, launch) -> dict:
-    """Block dimension -> the variable B2 bound for it."""
-    binds = [b for b in collect(body, tirx.Bind) if str(b.var.name) in ("bx", "by", "bz")]
-    dims = list(launch["block_dims"])
-    out = {}
-    for b in binds:  # B2 binds the block indices first, in dimension order
-        if dims:
-            out[dims.pop(0)] = b.var
-    return out
+    """Block dimension -> the variable GridToCoreGrid bound for it (its binds are the ones
+    computed from ``tt.work_id()``, in dimension order)."""
+    binds = [b for b in collect(body, tirx.Bind) if tt_calls(b.value, "tt.work_id")]
+    return dict(zip(launch["block_dims"], (b.var for b in binds)))
 
 
 def _in_loop(body, call) -> bool:
