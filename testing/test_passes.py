@@ -47,7 +47,8 @@ def test_stage_list_is_complete():
         "ScalarsToBindTT", "LowerParallelToTileTT", "LegalizeTileOpsTT", "VersionBlockBuffersTT",
         "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
         "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",
-        "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "BuildTileDFGTT", "SplitDeviceKernel",
+        "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "BuildTileDFGTT", "PlaceL1ShardsTT",
+        "SplitDeviceKernel",
         "ConfigureTensorAccessorTT", "LowerCBIntrinsics", "InsertComputeInitTT",
         "InsertDSTManagementTT", "tirx.StmtSimplify", "LowerPersistentLoopTT", "VerifyTTIR"]
     for _, p in pipeline.STAGES:
