@@ -46,6 +46,14 @@ def _families(mod):
     return {ops.spec(c.op.name).family for c in _calls(mod)}
 
 
+def _cb_id(func, cb_var):
+    """The id tt.alloc_cb gave the CB variable ``cb_var``."""
+    for b in collect(func.body, tirx.Bind):
+        if b.var.same_as(cb_var) and ops.tt_op_name(b.value) == "tt.alloc_cb":
+            return b.value.args[0]
+    raise KeyError(cb_var)
+
+
 # what each stage guarantees, checked on its output
 GUARANTEES = {
     "A0.1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AllocBuffer)
@@ -70,10 +78,17 @@ GUARANTEES = {
     "C2.1": lambda m: all(tvm_ffi.structural_equal(forward_copies(f.body), f.body)
                           for f in _funcs(m)),
     "C3": lambda m: all(int(c.args[0]) >= 0 for c in _calls(m) if c.op.name == "tt.alloc_cb"),
+    # a CB on an L1 shard is published / retired without copies, and only such CBs are
+    "C4": lambda m: all(
+        (c.op.name in ("tt.shard_to_cb", "tt.cb_to_shard")) == (int(_cb_id(f, c.args[0])) in {
+            int(e["id"]) for e in to_py(f.attrs[attrs.TILE_DFG]) if "in_place" in e})
+        for f in _funcs(m) for c in tt_calls(f.body)
+        if c.op.name in ("tt.shard_to_cb", "tt.cb_to_shard", "tt.read_to_cb", "tt.write_from_cb")),
     "D1": lambda m: sorted(str(f.attrs[attrs.KERNEL_KIND]) for f in _funcs(m)) == [
         "compute", "reader", "writer"],
     "D2": lambda m: "tt.tensor_accessor" in _names(m),
-    "D3": lambda m: not {"tt.read_to_cb", "tt.write_from_cb", "tt.consume.begin"} & _names(m),
+    "D3": lambda m: not {"tt.read_to_cb", "tt.write_from_cb", "tt.consume.begin",
+                         "tt.shard_to_cb", "tt.cb_to_shard"} & _names(m),
     "D4": lambda m: "tt.compute_kernel_hw_startup" in _names(m),
     "D5": lambda m: "abstract" not in _families(m),
     "D5.1": lambda m: True,

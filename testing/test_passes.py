@@ -47,7 +47,8 @@ def test_stage_list_is_complete():
         "ScalarsToBindTT", "LowerParallelToTileTT", "LegalizeTileOpsTT", "VersionBlockBuffersTT",
         "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
         "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",
-        "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "BuildTileDFGTT", "SplitDeviceKernel",
+        "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "BuildTileDFGTT", "PlaceL1ShardsTT",
+        "SplitDeviceKernel",
         "ConfigureTensorAccessorTT", "LowerCBIntrinsics", "InsertComputeInitTT",
         "InsertDSTManagementTT", "tirx.StmtSimplify", "LowerPersistentLoopTT", "VerifyTTIR"]
     for _, p in pipeline.STAGES:
@@ -134,13 +135,13 @@ def test_a1_layouts():
     lay = to_py(f.attrs[attrs.LAYOUT_DESC])
     a = lay[0]
     assert a == {"name": "A", "memory": "DRAM", "layout": "interleaved", "dtype": "bfloat16",
-                 "tile": [32, 32], "shape": [256, 128], "tiles": [8, 4], "page_bytes": 2048}
+                 "tile": [32, 32], "shape": [256, 128], "tiles": [8, 4], "page_bytes": 2048, "shard": {}}
     assert not attrs.check(attrs.LAYOUT_DESC, a)
 
 
 def test_a1_user_layout_requests_are_validated():
     f = tilelang_tt.annotate_tt_layout(kernels.matmul(**GEMM), {"A": {"layout": "sharded"}})
-    with pytest.raises(tilelang_tt.TTUnsupportedError, match="A: DRAM sharded"):
+    with pytest.raises(tilelang_tt.TTLayoutError, match="A: a sharded layout needs shard_grid"):
         upto(f, "A1")
     f = tilelang_tt.annotate_tt_layout(kernels.matmul(**GEMM), {"B": {"halo": 1}})
     with pytest.raises(tilelang_tt.TTLayoutError, match="halo"):

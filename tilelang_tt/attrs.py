@@ -67,6 +67,9 @@ SCHEMAS: dict[str, dict[str, object]] = {
         "shape": list,
         "tiles": list,  # [rows, cols] in tiles (last two dims)
         "page_bytes": int,
+        # sharded: {kind, projected_grid [Gy, Gx], projected_shard_tiles [Sm, Sn], nd};
+        # otherwise {} (passes/layout/sharding.py)
+        "shard": dict,
     },
     CB_DESC: {
         "rows": int,  # block rows in tiles
@@ -78,12 +81,17 @@ SCHEMAS: dict[str, dict[str, object]] = {
     },
     ACC_DESC: {"rows": int, "cols": int, "dtype": str},
     PARTITION: {
-        "mode": ("contiguous",),
+        # global: any core may serve any block (contiguous ranges of block ids);
+        # local_shard: L1-sharded tensors pin blocks to the cores holding their shards
+        "mode": ("global", "local_shard"),
         "grid": list,  # [gx, gy, gz]
         "core_grid": list,  # [cols, rows] of the device grid used
         "num_blocks": int,
         "num_cores": int,
         "work": list,  # [[core_x, core_y, start_id, count], ...]
+        # local_shard: {grid [Gy, Gx], shard_tiles [Sm, Sn], blocks [Bm, Bn] per shard,
+        # pins {"y": block dim or -1, "x": ...}}; global: {}
+        "shard": dict,
     },
     COMPUTE_CONFIG: {
         "math_fidelity": ("LoFi", "HiFi2", "HiFi3", "HiFi4"),
@@ -120,6 +128,9 @@ def check(key: str, value) -> list[str]:
         elif kind is list:
             if isinstance(v, str) or not hasattr(v, "__len__"):
                 problems.append(f"{key}.{field}: expected a list, got {v!r}")
+        elif kind is dict:
+            if not hasattr(v, "keys"):
+                problems.append(f"{key}.{field}: expected a dict, got {v!r}")
         elif kind is str:
             if not isinstance(v, str):
                 problems.append(f"{key}.{field}: expected a string, got {v!r}")

@@ -242,6 +242,14 @@ _op("write_from_cb", "abstract", "void",
     "write_from_cb(cb, tensor, row0, col0, rows, cols): one block of tiles from cb to DRAM",
     "cb:cb.in tensor:tensor row0:int col0:int rows:imm cols:imm", kernel="writer",
     engine="noc")
+_op("shard_to_cb", "abstract", "void",
+    "shard_to_cb(cb, tensor, ntiles): the next block of the core's L1 shard of `tensor`, which "
+    "cb's ring lies on, is published to the consumer (no copy)",
+    "cb:cb.out tensor:tensor ntiles:imm", kernel="reader", engine="cb")
+_op("cb_to_shard", "abstract", "void",
+    "cb_to_shard(cb, tensor, ntiles): the block the producer packed into cb, whose ring is the "
+    "core's L1 shard of `tensor`, is final there (no copy)",
+    "cb:cb.in tensor:tensor ntiles:imm", kernel="writer", engine="cb")
 _op("consume.begin", "abstract", "void",
     "consume.begin(cb, ntiles): the compute kernel starts using one block of cb (it waits for "
     "the block)", "cb:cb ntiles:imm", kernel="compute", engine="cb")

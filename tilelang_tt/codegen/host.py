@@ -1,6 +1,7 @@
 """The host program (``main.cpp``) printed from the runtime plan.
 
-It opens a unit MeshDevice, creates one DRAM-interleaved MeshBuffer per tensor, the circular
+It opens a unit MeshDevice, creates one MeshBuffer per tensor (DRAM interleaved, or sharded
+in DRAM or L1 through a ``ShardSpecBuffer``, as the tensor's layout says), the circular
 buffers on the cores that have work, the three kernels (compile-time args: the accessors'
 ``TensorAccessorArgs``), sets each core's runtime args, writes the inputs (tilized), runs the
 workload and reads the outputs back (untilized).  Usage:
@@ -78,23 +79,27 @@ struct CoreWork {{
 """
 
 
-def _core_ranges(cores) -> list[tuple[int, int, int, int]]:
-    """Cover the used cores with row-wise inclusive rectangles (x0, y0, x1, y1)."""
-    rows = {}
-    for x, y in cores:
-        rows.setdefault(y, []).append(x)
-    ranges = []
-    for y in sorted(rows):
-        xs = sorted(rows[y])
-        start = prev = xs[0]
-        for x in xs[1:] + [None]:
-            if x is not None and x == prev + 1:
-                prev = x
-                continue
-            ranges.append((start, y, prev, y))
-            if x is not None:
-                start = prev = x
-    return ranges
+_SHARDED = {"height": "HEIGHT_SHARDED", "width": "WIDTH_SHARDED", "block": "BLOCK_SHARDED"}
+
+
+def _sharded_config(t: dict) -> str:
+    """A sharded tensor's DeviceLocalBufferConfig: a ShardSpecBuffer whose grid holds shard
+    (sy, sx) on logical core (sx, sy) (L1) or on DRAM bank sy * Gx + sx (shards are numbered
+    row-major and dealt to the grid's cores in row-major order)."""
+    n, shard = t["name"], t["shard"]
+    gy, gx = shard["projected_grid"]
+    sm, sn = shard["projected_shard_tiles"]
+    rows, cols = t["tiles"]
+    x1, y1 = (gx - 1, gy - 1) if t["memory"] == "L1" else (gy * gx - 1, 0)
+    cc = "tt::tt_metal::CoreCoord"
+    return (
+        f"    const tt::tt_metal::ShardSpecBuffer {n}_shards(tt::tt_metal::CoreRangeSet(tt::tt_metal::CoreRange("
+        f"{cc}{{0, 0}}, {cc}{{{x1}, {y1}}})), {{{sm * 32}, {sn * 32}}}, "
+        f"tt::tt_metal::ShardOrientation::ROW_MAJOR, {{32, 32}}, {{{rows}, {cols}}});\n"
+        f"    distributed::DeviceLocalBufferConfig {n}_local{{.page_size = {t['page_bytes']}, "
+        f".buffer_type = tt::tt_metal::BufferType::{t['memory']}, "
+        f".sharding_args = tt::tt_metal::BufferShardingArgs({n}_shards, "
+        f"tt::tt_metal::TensorMemoryLayout::{_SHARDED[shard['kind']]})}};")
 
 
 def host_source(plan: dict) -> str:
@@ -111,17 +116,19 @@ def host_source(plan: dict) -> str:
     w("    auto mesh = distributed::MeshDevice::create_unit_mesh(0);")
     w("    distributed::MeshCommandQueue& cq = mesh->mesh_command_queue();")
     w("")
-    w("    // DRAM tensors: interleaved, one 32x32 tile per page")
+    w("    // tensors: one 32x32 tile per page; DRAM interleaved, or sharded in DRAM / L1")
     for t in tensors:
         n = t["name"]
-        w(f"    distributed::DeviceLocalBufferConfig {n}_local{{.page_size = {t['page_bytes']}, "
-          f".buffer_type = tt::tt_metal::BufferType::DRAM}};")
+        if t["layout"] == "sharded":
+            w(_sharded_config(t))
+        else:
+            w(f"    distributed::DeviceLocalBufferConfig {n}_local{{.page_size = {t['page_bytes']}, "
+              f".buffer_type = tt::tt_metal::BufferType::DRAM}};")
         w(f"    distributed::ReplicatedBufferConfig {n}_size{{.size = "
           f"{t['page_bytes'] * t['num_pages']}}};")
         w(f"    auto {n}_buffer = distributed::MeshBuffer::create({n}_size, {n}_local, mesh.get());")
     w("")
-    cores = [tuple(c["core"]) for c in plan["cores"]]
-    ranges = _core_ranges(cores)
+    ranges = plan["core_ranges"]
     w("    tt::tt_metal::Program program = tt::tt_metal::CreateProgram();")
     w("    const tt::tt_metal::CoreRangeSet cores(std::vector<tt::tt_metal::CoreRange>{")
     for x0, y0, x1, y1 in ranges:
@@ -132,9 +139,12 @@ def host_source(plan: dict) -> str:
     w("    // circular buffers")
     for cb in plan["circular_buffers"]:
         idx = f"tt::CBIndex::c_{cb['id']}"
+        glob = (f".set_globally_allocated_address(*{cb['in_place']}_buffer->get_reference_buffer())"
+                if "in_place" in cb else "")
+        note = f", on {cb['in_place']}'s L1 shard" if "in_place" in cb else ""
         w(f"    tt::tt_metal::CreateCircularBuffer(program, cores, tt::tt_metal::CircularBufferConfig("
           f"{cb['num_pages'] * cb['page_bytes']}, {{{{{idx}, tt::DataFormat::{cb['data_format']}}}}})"
-          f".set_page_size({idx}, {cb['page_bytes']}));  // {cb['name']} ({cb['role']})")
+          f".set_page_size({idx}, {cb['page_bytes']}){glob});  // {cb['name']} ({cb['role']}{note})")
     w("")
     kernels = plan["kernels"]
     for kind in ("reader", "writer"):

@@ -1,8 +1,10 @@
 """The runtime plan (``tt.plan.json``): everything the host program does, as data.
 
-Tensors (buffer descriptors: shape, dtype, layout, pages), circular buffers, kernels with
-their compile-time and runtime argument layouts, the compute configuration and, per core, its
-range of work units.  Everything is read from the lowered module's attributes, so building
+Tensors (buffer descriptors: shape, dtype, layout, pages, shards), circular buffers, kernels
+with their compile-time and runtime argument layouts, the compute configuration, the partition
+(``partition_mode``: ``global`` or ``local_shard``, ``core_ranges``: the used cores as
+inclusive rectangles ``[x0, y0, x1, y1]``, ``layouts``: each tensor's memory, layout and shard
+geometry) and, per core, its range of work units (and in ``local_shard`` its shard).  Everything is read from the lowered module's attributes, so building
 the plan takes the same time for any problem size.
 
 On request (``build_plan(mod, pages=True)``: a debugging aid and test oracle, not used by
@@ -122,6 +124,25 @@ def _kernel_entry(kind, func):
     return entry
 
 
+def core_ranges(cores) -> list[tuple[int, int, int, int]]:
+    """Cover the used cores with row-wise inclusive rectangles (x0, y0, x1, y1)."""
+    rows = {}
+    for x, y in cores:
+        rows.setdefault(y, []).append(x)
+    ranges = []
+    for y in sorted(rows):
+        xs = sorted(rows[y])
+        start = prev = xs[0]
+        for x in xs[1:] + [None]:
+            if x is not None and x == prev + 1:
+                prev = x
+                continue
+            ranges.append((start, y, prev, y))
+            if x is not None:
+                start = prev = x
+    return ranges
+
+
 def build_plan(mod, pages: bool = False) -> dict:
     """The plan of a lowered module; ``pages`` adds each core's DRAM page lists."""
     kernels = kernels_of(mod)
@@ -131,6 +152,9 @@ def build_plan(mod, pages: bool = False) -> dict:
     layouts = to_py(get_attr(reader, attrs.LAYOUT_DESC))
     read_by = {a["param"] for a in to_py(get_attr(reader, attrs.ACCESSORS, []))}
     written_by = {a["param"] for a in to_py(get_attr(writer, attrs.ACCESSORS, []))}
+    for e in all_cbs(kernels):  # L1 shards used in place: read (written) through their CB
+        if "in_place" in e:
+            (read_by if e["producer"] == "reader" else written_by).add(int(e["in_place"]))
 
     tensors = []
     for index, buf in enumerate(reader.params):
@@ -143,6 +167,7 @@ def build_plan(mod, pages: bool = False) -> dict:
             "data_format": DATA_FORMAT[lay["dtype"]], "role": role, "memory": lay["memory"],
             "layout": lay["layout"], "page_bytes": lay["page_bytes"], "tiles": lay["tiles"],
             "num_pages": lay["tiles"][0] * lay["tiles"][1],
+            "shard": lay.get("shard", {}),
         })
 
     cbs = []
@@ -154,9 +179,14 @@ def build_plan(mod, pages: bool = False) -> dict:
             "num_pages": int(e["rows"]) * int(e["cols"]) * int(e["depth"]),
             "producer": e["producer"], "consumer": e["consumer"],
         })
+        if "in_place" in e:  # the ring is this tensor's L1 shard (set_globally_allocated_address)
+            cbs[-1]["in_place"] = str(reader.params[int(e["in_place"])].name)
 
     cores = [{"core": [x, y], "start_id": start, "count": count}
              for x, y, start, count in partition["work"]]
+    if partition["mode"] == "local_shard":  # core (x, y) holds shard (y, x) of every L1 tensor
+        for core in cores:
+            core["shard"] = [core["core"][1], core["core"][0]]
     if pages:
         read_tracer, write_tracer = PageTracer(reader), PageTracer(writer)
         for core in cores:
@@ -170,8 +200,12 @@ def build_plan(mod, pages: bool = False) -> dict:
         "sdk": {"name": SDK_NAME, "version": SDK_VERSION},
         "grid": partition["grid"],
         "core_grid": partition["core_grid"],
+        "partition_mode": partition["mode"],
+        "core_ranges": [list(r) for r in core_ranges([tuple(c["core"]) for c in cores])],
+        "layouts": {t["name"]: {"memory": t["memory"], "layout": t["layout"], "shard": t["shard"]}
+                    for t in tensors},
         "partition": {"mode": partition["mode"], "num_blocks": partition["num_blocks"],
-                      "num_cores": partition["num_cores"]},
+                      "num_cores": partition["num_cores"], "shard": partition["shard"]},
         "tensors": tensors,
         "circular_buffers": cbs,
         "kernels": {kind: _kernel_entry(kind, f) for kind, f in kernels.items()},

@@ -16,6 +16,7 @@ folder, TVM's own where they do the job):
                C2   LowerTTTileIntrinsics      gemm / eltwise -> tt.mm.mma / tt.fpu.* / tt.eltwise
                C2.1 ForwardBlockCopiesTT       block -> block copies forwarded (optimisation)
                C3   BuildTileDFGTT             producer -> CB -> consumer graph, ids, windows
+               C4   PlaceL1ShardsTT            L1 shards streamed in order used in place
     protocol   D1   SplitDeviceKernel          reader / compute / writer (TVM's RemoveNoOp,
                                                ConvertSSA)
                D2   ConfigureTensorAccessorTT  accessors bound to compile-time and runtime args
@@ -48,6 +49,7 @@ from .compute.dst_management import InsertDSTManagementTT
 from .dataflow.copy_forwarding import ForwardBlockCopiesTT
 from .dataflow.shared_to_cb import LowerSharedToCB
 from .dataflow.tile_dfg import BuildTileDFGTT
+from .dataflow.shard_in_place import PlaceL1ShardsTT
 from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
 from .frontend.block_versions import VersionBlockBuffersTT
 from .frontend.legalize import LegalizeTileOpsTT
@@ -78,6 +80,7 @@ STAGES = [
     ("C2", LowerTTTileIntrinsics),
     ("C2.1", ForwardBlockCopiesTT),
     ("C3", BuildTileDFGTT),
+    ("C4", PlaceL1ShardsTT),
     ("D1", SplitDeviceKernel),
     ("D2", ConfigureTensorAccessorTT),
     ("D3", LowerCBIntrinsics),

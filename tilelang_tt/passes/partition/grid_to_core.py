@@ -4,8 +4,12 @@ Requires: LayoutAwareWorkPartitionTT.
 
 Guarantees: the ``blockIdx`` launch attributes are gone.  The kernel body is wrapped in
 ``AttrStmt(tt.persistent_body)``, whose body first binds each block index from
-``tt.work_id()`` (``bx = id % gx``, ``by = id / gx % gy``, ``bz = id / (gx * gy)``) and then
-holds the original block body unchanged.  ``tt.core_launch`` records the grid and the block
+``tt.work_id()`` and then holds the original block body unchanged.  In the ``global``
+partition ``bx = id % gx``, ``by = id / gx % gy``, ``bz = id / (gx * gy)``; in ``local_shard``
+the units are numbered shard-major (see LayoutAwareWorkPartitionTT): ``s = id / per``
+(``per`` units per shard) is the shard ``(sy, sx) = (s / Gx, s % Gx)``, the rest ``id % per``
+is decoded over the block dimensions with a pinned dimension's extent the blocks per shard,
+and a pinned dimension adds its shard's first block (``sy * By`` or ``sx * Bx``).  ``tt.core_launch`` records the grid and the block
 dimensions bound (``block_dims``, 0 = x).  The persistent loop over a core's work units is emitted by codegen.
 """
 
@@ -15,7 +19,7 @@ from tvm import tirx
 
 from ... import attrs, ops
 from .work_partition import launch_grid
-from ..common import int_imm, require_attr, seq, tt_pass
+from ..common import get_attr, int_imm, require_attr, seq, to_py, tt_pass
 from ..common import tt_map
 
 
@@ -32,14 +36,36 @@ def GridToCoreGrid(func, mod, ctx):
 
     body = tt_map(func.body, [(tirx.AttrStmt, strip)], order="post")
     work_id = ops.call("tt.work_id")
-    values = [
-        tirx.floormod(work_id, int_imm(gx)),
-        tirx.floormod(tirx.floordiv(work_id, int_imm(gx)), int_imm(gy)),
-        tirx.floordiv(work_id, int_imm(gx * gy)),
-    ]
+    shard = to_py(get_attr(func, attrs.PARTITION))["shard"]
+    values = _decode(work_id, [gx, gy, gz], shard)
     binds = [tirx.Bind(v, val) for v, val in zip(block_vars, values) if v is not None]
     persistent = tirx.AttrStmt(0, attrs.PERSISTENT_BODY, int_imm(gx * gy * gz),
                                seq(binds + [body]))
     launch = {"grid": [gx, gy, gz],
               "block_dims": [d for d, v in enumerate(block_vars) if v is not None]}
     return func.with_body(persistent).with_attr(attrs.CORE_LAUNCH, launch)
+
+
+def _decode(work_id, grid, shard) -> list:
+    """Block index expressions (x, y, z) of work unit ``work_id``."""
+    if not shard:
+        extents, offsets, local = grid, [0, 0, 0], work_id
+    else:
+        gy_s, gx_s = shard["grid"]
+        extents = list(grid)
+        offsets = [0, 0, 0]
+        for axis, (dim, per) in enumerate(zip(shard["pins"], shard["blocks"])):
+            if dim >= 0:
+                extents[dim] = per
+        per_shard = extents[0] * extents[1] * extents[2]
+        sid = tirx.floordiv(work_id, int_imm(per_shard))
+        coords = [tirx.floordiv(sid, int_imm(gx_s)), tirx.floormod(sid, int_imm(gx_s))]
+        for axis, (dim, per) in enumerate(zip(shard["pins"], shard["blocks"])):
+            if dim >= 0:
+                offsets[dim] = coords[axis] * int_imm(per)
+        local = tirx.floormod(work_id, int_imm(per_shard))
+    ex, ey, _ = extents
+    values = [tirx.floormod(local, int_imm(ex)),
+              tirx.floormod(tirx.floordiv(local, int_imm(ex)), int_imm(ey)),
+              tirx.floordiv(local, int_imm(ex * ey))]
+    return [v if isinstance(o, int) and o == 0 else v + o for v, o in zip(values, offsets)]

@@ -2,18 +2,25 @@
 
 Requires: InferTTLayout, PropagateTTLayout.
 
-Guarantees: ``tt.partition`` = ``{mode, grid, core_grid, num_blocks, num_cores, work}``.
-Blocks are numbered ``id = (bz * gy + by) * gx + bx``; the ``num_cores = min(num_blocks,
-cores)`` cores each own one contiguous range of ids (the first ``num_blocks % num_cores`` cores
-one more block, as ``split_work_to_cores`` splits).  Core ``c`` is logical core
-``(c % core_grid_x, c // core_grid_x)``; the core grid is the device's unless
-``annotate_tt_schedule(core_grid=...)`` asked for a smaller one.  ``work`` lists ``[x, y,
-start_id, count]`` per core.  The grid extents must be constants.
+Guarantees: ``tt.partition`` = ``{mode, grid, core_grid, num_blocks, num_cores, work,
+shard}``; ``work`` lists ``[x, y, start_id, count]`` per core, each core running the work
+units ``start_id .. start_id + count - 1``.  The grid extents must be constants.  The mode is
+decided from the tensors' layouts (``tt.layout_desc``):
 
-The partition reads the tensors' layouts (``tt.layout_desc``, :func:`partition_work`): every
-tensor is interleaved over the DRAM banks today (InferTTLayout rejects other placements), so
-any core reads any page at the same cost and contiguous ranges are as good as any; a sharded
-tensor will pin the blocks that touch a shard to the cores holding it, decided there.
+* ``global`` (no L1-sharded tensor: DRAM interleaved or DRAM sharded, which any core reads
+  through its accessor): blocks are numbered ``id = (bz * gy + by) * gx + bx``; the
+  ``num_cores = min(num_blocks, cores)`` cores each own one contiguous range of ids (the first
+  ``num_blocks % num_cores`` cores one more block, as ``split_work_to_cores`` splits).  Core
+  ``c`` is logical core ``(c % core_grid_x, c // core_grid_x)``; the core grid is the
+  device's unless ``annotate_tt_schedule(core_grid=...)`` asked for a smaller one.
+* ``local_shard`` (some tensor is L1-sharded): the blocks that touch shard ``(sy, sx)`` run on
+  the core holding it, logical core ``(sx, sy)`` (:mod:`.shard_pinning` finds them), so the
+  cores are exactly the shard grid.  Work units are numbered shard-major: core ``(sx, sy)``
+  runs ``count = num_blocks / (Gy * Gx)`` units from ``start_id = (sy * Gx + sx) * count``;
+  GridToCoreGrid decodes a unit into block indices with ``shard`` = ``{grid [Gy, Gx],
+  shard_tiles [Sm, Sn], pins, blocks [By, Bx], tensors}`` (``pins[a]``: the block dimension
+  selecting the shard along rows / cols, -1 when the grid is 1 there; ``blocks[a]``: blocks
+  per shard along it).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from ... import attrs
 from ...errors import TTCompileError, TTUnsupportedError
 from ...target import profile_of
 from ..common import collect, const_int, get_attr, require_attr, to_py, tt_pass
+from .shard_pinning import pin_blocks
 
 BLOCK_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
 
@@ -66,19 +74,22 @@ def split_work(num_blocks: int, grid_x: int, grid_y: int) -> list:
     return work
 
 
-def partition_work(num_blocks: int, grid_x: int, grid_y: int, layouts: list):
+def partition_work(num_blocks: int, grid_x: int, grid_y: int, shard: dict):
     """(mode, [[x, y, start_id, count], ...]) for the blocks on a grid_x x grid_y core grid,
-    given the tensors' layouts."""
-    if any(lay["layout"] != "interleaved" for lay in layouts):  # InferTTLayout rejects these
-        raise TTUnsupportedError("only interleaved tensors can be partitioned yet")
-    return "contiguous", split_work(num_blocks, grid_x, grid_y)
+    given the local-shard geometry (``{}``: none, see :func:`.shard_pinning.pin_blocks`)."""
+    if not shard:
+        return "global", split_work(num_blocks, grid_x, grid_y)
+    gy, gx = shard["grid"]
+    count = num_blocks // (gy * gx)
+    return "local_shard", [[sx, sy, (sy * gx + sx) * count, count]
+                           for sy in range(gy) for sx in range(gx)]
 
 
 @tt_pass("LayoutAwareWorkPartitionTT", requires=("InferTTLayout", "PropagateTTLayout"))
 def LayoutAwareWorkPartitionTT(func, mod, ctx):
     """Partition the block grid over the device's cores (contiguous ranges)."""
     profile = profile_of(str(require_attr(func, attrs.TARGET, "LayoutAwareWorkPartitionTT")))
-    _, grid = launch_grid(func.body)
+    block_vars, grid = launch_grid(func.body)
     num_blocks = grid[0] * grid[1] * grid[2]
     if num_blocks < 1:
         raise TTCompileError(f"the launch grid {grid} has no blocks")
@@ -92,7 +103,13 @@ def LayoutAwareWorkPartitionTT(func, mod, ctx):
                 f"{grid_x}x{grid_y}")
         grid_x, grid_y = cols, rows
     layouts = to_py(require_attr(func, attrs.LAYOUT_DESC, "LayoutAwareWorkPartitionTT"))
-    mode, work = partition_work(num_blocks, grid_x, grid_y, layouts)
+    shard = pin_blocks(func.body, list(func.params), layouts, block_vars, grid)
+    if shard and "core_grid" in requested and (shard["grid"][1] > grid_x or shard["grid"][0] > grid_y):
+        raise TTCompileError(
+            f"L1-sharded tensor {shard['tensors'][0]} pins work to a {shard['grid'][0]}x"
+            f"{shard['grid'][1]} shard grid, larger than the requested core grid "
+            f"{grid_x}x{grid_y}")
+    mode, work = partition_work(num_blocks, grid_x, grid_y, shard)
     partition = {
         "mode": mode,
         "grid": grid,
@@ -100,5 +117,6 @@ def LayoutAwareWorkPartitionTT(func, mod, ctx):
         "num_blocks": num_blocks,
         "num_cores": len(work),
         "work": work,
+        "shard": shard,
     }
     return func.with_attr(attrs.PARTITION, partition)

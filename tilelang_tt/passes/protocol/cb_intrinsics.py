@@ -11,6 +11,9 @@ Guarantees:
 * writer: each run of consecutive ``tt.write_from_cb`` becomes ``cb_wait_front``,
   ``l1 = get_read_ptr(cb)``, ``noc_async_write_page`` per tile, one
   ``noc_async_write_barrier`` and ``cb_pop_front``;
+* ``tt.shard_to_cb(cb, tensor, n)`` (reader) becomes ``cb_reserve_back`` + ``cb_push_back``
+  and ``tt.cb_to_shard`` (writer) ``cb_wait_front`` + ``cb_pop_front``: the CB's ring is the
+  core's L1 shard (PlaceL1ShardsTT), nothing is copied;
 * compute: ``tt.consume.begin`` becomes ``cb_wait_front`` and ``tt.consume.end``
   ``cb_pop_front`` (the pushes of compute-produced CBs come with packing, in
   InsertDSTManagementTT).
@@ -119,6 +122,18 @@ def LowerCBIntrinsics(func, mod, ctx):
     body = func.body
     if kind in ("reader", "writer"):
         body = _lower_runs(body, _Streams(func).lower_run)
+        in_place = {"tt.shard_to_cb": ("tt.cb_reserve_back", "tt.cb_push_back"),
+                    "tt.cb_to_shard": ("tt.cb_wait_front", "tt.cb_pop_front")}
+
+        def on_shard(ev):
+            name = stmt_op_name(ev)
+            if name not in in_place:
+                return ev
+            cb, _, n = ev.value.args
+            first, second = in_place[name]
+            return seq([ops.evaluate(first, cb, n, span=ev.value.span),
+                        ops.evaluate(second, cb, n, span=ev.value.span)])
+        body = tt_map(body, [(tirx.Evaluate, on_shard)], order="post")
     else:
         protocol = {"tt.consume.begin": "tt.cb_wait_front", "tt.consume.end": "tt.cb_pop_front"}
 

@@ -9,7 +9,8 @@ Checks (``TTResourceError`` for device limits, ``TTVerifyError`` for broken inva
 * no abstract op (``tt.read_to_cb``, ``tt.mm.mma``, ``tt.fpu.*`` ...), tile primitive or
   element access is left;
 * CB ids are unique, at most 32, and every CB used by a call is allocated in its kernel;
-* the CBs' L1 footprint (pages x page size, all CBs) fits the core's usable L1;
+* the CBs' L1 footprint (pages x page size, all CBs) plus the core's shards of L1-sharded
+  tensors fits the core's usable L1 (the error names the tensors, bytes needed and available);
 * every op's arity and operand kinds conform to the op registry;
 * the TT-Metalium protocol holds on every path (:mod:`.protocol`): CB reserve/push and
   wait/pop balanced on every path and loop iteration, NOC barriers before a push (reader) and
@@ -28,6 +29,7 @@ from tvm.sym import Analyzer
 from ... import attrs, ops
 from ...errors import TTResourceError, TTVerifyError
 from ...target import profile_of
+from ..layout.sharding import shard_bytes
 from ..common import collect, get_attr, require_attr, to_py, tt_calls, tt_module_pass
 from ..protocol.split_kernel import KINDS
 from ..analysis.protocol import protocol_problems
@@ -121,7 +123,18 @@ def VerifyTTIR(mod, ctx):
     for e in cbs:
         if e["dtype"] not in ("bfloat16", "float32"):
             raise TTVerifyError(f"CB {e['name']} has unsupported data format {e['dtype']}")
-    footprint = sum(cb_bytes(e) for e in cbs)
+    # a CB used in place occupies its tensor's L1 shard, counted with the shards
+    footprint = sum(cb_bytes(e) for e in cbs if "in_place" not in e)
+    layouts = to_py(get_attr(kernels["compute"], attrs.LAYOUT_DESC, [])) or []
+    shards = [(d["name"], shard_bytes(d)) for d in layouts
+              if d["memory"] == "L1" and d["layout"] == "sharded"]
+    if shards and footprint + sum(b for _, b in shards) > profile.l1_usable_bytes:
+        need = footprint + sum(b for _, b in shards)
+        raise TTResourceError(
+            "L1 over capacity: " + ", ".join(f"{n}'s shard needs {b} bytes" for n, b in shards)
+            + f" and the circular buffers {footprint} bytes: {need} bytes needed but a "
+            f"{profile.name} core has {profile.l1_usable_bytes} bytes of L1 available",
+            hint="use smaller shards (more cores), smaller blocks or fewer pipeline stages")
     if footprint > profile.l1_usable_bytes:
         detail = ", ".join(f"{e['name']} {cb_bytes(e) // 1024} KiB "
                            f"({e['rows']}x{e['cols']} tiles x {e['depth']})" for e in cbs)

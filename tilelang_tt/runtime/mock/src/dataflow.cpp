@@ -358,6 +358,54 @@ uint64_t ttmock::interleaved_noc_addr(bool is_dram, uint32_t bank_base, uint32_t
     return make_noc_addr(page_id % banks, kDramNocY, local);
 }
 
+uint64_t ttmock::sharded_noc_addr(bool is_dram, uint32_t bank_base, uint32_t page_size, uint32_t page_id,
+                                  uint32_t offset, uint32_t rank, const uint32_t* tensor_shape,
+                                  const uint32_t* shard_shape, uint32_t num_banks, const uint32_t* bank_coords) {
+    const ApiCall what{nullptr, {page_id, offset, bank_base}};
+    const ShardedBuffer* buf = sharded_buffer_at(is_dram, bank_base);
+    if (buf == nullptr) {
+        fail(fmt_accessor(what) + ": no sharded " + (is_dram ? "DRAM" : "L1") +
+             " buffer starts at that address (give the TensorAccessor the buffer's address() and the "
+             "TensorAccessorArgs of that buffer)");
+    }
+    // the compile-time args must describe the buffer: a stale or foreign accessor is an error
+    bool same = rank == 2 && num_banks == buf->holders.size() && page_size == buf->aligned;
+    for (uint32_t i = 0; same && i < 2; ++i) {
+        same = tensor_shape[i] == buf->tensor_pages[i] && shard_shape[i] == buf->shard_pages[i];
+    }
+    for (uint32_t i = 0; same && i < num_banks; ++i) {
+        const uint32_t packed = (bank_coords[i / 2] >> (16 * (i % 2))) & 0xffffu;
+        const auto [hx, hy] = buf->holders[i];
+        const uint32_t want = is_dram ? (hx << 8) : ((worker_noc_x(hx) << 8) | worker_noc_y(hy));
+        same = packed == want;
+    }
+    if (!same) {
+        fail(fmt_accessor(what) + ": the accessor's compile-time args do not describe the sharded buffer at "
+             "that address (its shapes, banks or page size differ)");
+    }
+    const uint64_t pages = uint64_t(buf->tensor_pages[0]) * buf->tensor_pages[1];
+    if (page_id >= pages || offset >= buf->page_size) {
+        fail(fmt_accessor(what) + ": the sharded buffer has " + std::to_string(pages) + " pages of " +
+             std::to_string(buf->page_size) + " bytes; the access lies outside its pages");
+    }
+    // the SDK's mapping (api/tensor/tensor_accessor.h): shard id and page offset in the shard,
+    // round-robin over the banks
+    uint32_t id = page_id, shard = 0, within = 0, grid_stride = 1, shard_stride = 1;
+    for (int i = static_cast<int>(rank) - 1; i >= 0; --i) {
+        const uint32_t coord = id % tensor_shape[i];
+        id /= tensor_shape[i];
+        shard += (coord / shard_shape[i]) * grid_stride;
+        within += (coord % shard_shape[i]) * shard_stride;
+        grid_stride *= (tensor_shape[i] + shard_shape[i] - 1) / shard_shape[i];
+        shard_stride *= shard_shape[i];
+    }
+    const uint32_t bank = shard % num_banks;
+    const uint64_t local = bank_base + (uint64_t(shard / num_banks) * shard_stride + within) * page_size + offset;
+    const uint32_t packed = (bank_coords[bank / 2] >> (16 * (bank % 2))) & 0xffffu;
+    if (is_dram) return make_noc_addr(packed >> 8, kDramNocY, local);
+    return make_noc_addr((packed >> 8) & 0xff, packed & 0xff, local);
+}
+
 [[noreturn]] void ttmock::unsupported(const char* what) {
     fail(std::string(what) + " is not supported by the emulator");
 }

@@ -167,6 +167,7 @@ void create_device() {
     }
     d.dram.resize(d.prof.dram_banks);
     d.dram_top.assign(d.prof.dram_banks, 0);
+    d.l1_buffers_bottom = d.prof.l1_bytes;
     if (const char* s = std::getenv("TT_MOCK_STATS")) d.stats_path = s;
 }
 
@@ -204,6 +205,46 @@ const DramBuffer* dram_buffer_at(uint64_t base) {
     auto it = std::lower_bound(bufs.begin(), bufs.end(), base,
                                [](const DramBuffer& b, uint64_t v) { return b.base < v; });
     return it != bufs.end() && it->base == base ? &*it : nullptr;
+}
+
+const ShardedBuffer* sharded_buffer_at(bool is_dram, uint64_t base) {
+    for (const ShardedBuffer& b : device().sharded_buffers) {
+        if (b.is_dram == is_dram && b.base == base) return &b;
+    }
+    return nullptr;
+}
+
+// An access to a sharded buffer's region of a bank or core must lie in one page of a shard that
+// bank or core holds. Returns false when `local` is outside every sharded buffer of that memory.
+static bool check_sharded_access(bool is_dram, uint32_t holder_x, uint32_t holder_y, uint64_t local,
+                                 uint32_t size, const ApiCall& what) {
+    for (const ShardedBuffer& b : device().sharded_buffers) {
+        if (b.is_dram != is_dram) continue;
+        const uint64_t extent = uint64_t(b.shards_per_holder()) * b.shard_bytes();
+        if (local < b.base || local >= b.base + extent) continue;
+        std::ostringstream os;
+        os << what.str() << ": bytes [" << local << ", " << local + size << ") of "
+           << (is_dram ? "DRAM bank " + std::to_string(holder_x)
+                       : "the L1 of core (" + std::to_string(holder_x) + "," + std::to_string(holder_y) + ")")
+           << " lie in the region of the sharded " << (is_dram ? "DRAM" : "L1") << " buffer at address "
+           << b.base;
+        int holder = -1;
+        for (size_t i = 0; i < b.holders.size(); ++i) {
+            if (b.holders[i] == std::make_pair(holder_x, holder_y)) holder = static_cast<int>(i);
+        }
+        const uint64_t slot = (local - b.base) / b.shard_bytes();
+        if (holder < 0 || slot * b.holders.size() + holder >= b.num_shards()) {
+            os << ", but " << (is_dram ? "that bank" : "that core") << " holds no shard there";
+            fail(os.str());
+        }
+        const uint64_t in_page = (local - b.base) % b.aligned;
+        if (in_page + size > b.page_size) {
+            os << ", past the end of a " << b.page_size << "-byte page";
+            fail(os.str());
+        }
+        return true;
+    }
+    return false;
 }
 
 // A DRAM access must lie inside the pages one buffer keeps in that bank: buffers are allocated
@@ -249,7 +290,7 @@ uint8_t* resolve_noc_addr(uint64_t noc_addr, uint32_t size, const ApiCall& what,
             fail(what.str() + ": NOC address names DRAM bank " + std::to_string(x) +
                  " but the device has " + std::to_string(d.prof.dram_banks));
         }
-        check_dram_access(d, x, local, size, what);
+        if (!check_sharded_access(true, x, 0, local, size, what)) check_dram_access(d, x, local, size, what);
         *is_dram = true;
         return d.dram[x].data() + local;
     }
@@ -269,6 +310,7 @@ uint8_t* resolve_noc_addr(uint64_t noc_addr, uint32_t size, const ApiCall& what,
              ") is outside the " + std::to_string(d.prof.l1_bytes) + "-byte L1 of core (" +
              std::to_string(c.x) + "," + std::to_string(c.y) + ")");
     }
+    if (off >= d.l1_buffers_bottom) check_sharded_access(false, c.x, c.y, off, size, what);
     *core_index = idx;
     return c.l1 + off;
 }

@@ -186,6 +186,35 @@ struct DramBuffer {
     uint64_t base = 0, pages = 0, page_size = 0, aligned = 0;
 };
 
+// A sharded buffer (a 2-D ShardSpecBuffer): the tensor's grid of tensor_pages[0] x
+// tensor_pages[1] pages cut into shards of shard_pages[0] x shard_pages[1]; shard s (row-major)
+// lives on holder s % holders.size() - a logical core (L1) or a DRAM bank (x = bank) - at
+// base + (s / holders.size()) * shard_bytes(), its pages row-major, `aligned` bytes apart (the
+// SDK's round-robin distribution, as its TensorAccessor maps pages).
+struct ShardedBuffer {
+    bool is_dram = false;
+    uint64_t base = 0;
+    uint32_t page_size = 0, aligned = 0;
+    uint32_t tensor_pages[2] = {}, shard_pages[2] = {};
+    std::vector<std::pair<uint32_t, uint32_t>> holders;  // logical core (x, y) or (bank, 0)
+    uint64_t shard_bytes() const { return uint64_t(shard_pages[0]) * shard_pages[1] * aligned; }
+    uint32_t num_shards() const {
+        return (tensor_pages[0] / shard_pages[0]) * (tensor_pages[1] / shard_pages[1]);
+    }
+    uint32_t shards_per_holder() const {
+        return (num_shards() + static_cast<uint32_t>(holders.size()) - 1) / static_cast<uint32_t>(holders.size());
+    }
+    // (holder index, byte offset from base) of page `page` (row-major over the tensor's pages)
+    std::pair<uint32_t, uint64_t> locate(uint64_t page) const {
+        const uint32_t r = static_cast<uint32_t>(page / tensor_pages[1]);
+        const uint32_t c = static_cast<uint32_t>(page % tensor_pages[1]);
+        const uint32_t shard = (r / shard_pages[0]) * (tensor_pages[1] / shard_pages[1]) + c / shard_pages[1];
+        const uint32_t within = (r % shard_pages[0]) * shard_pages[1] + c % shard_pages[1];
+        const uint32_t n = static_cast<uint32_t>(holders.size());
+        return {shard % n, (shard / n) * shard_bytes() + uint64_t(within) * aligned};
+    }
+};
+
 // One DRAM bank: address space reserved up front, pages committed when first touched (so
 // memory holds what was written, not the bank's size). The vector-like interface is what the
 // host side uses.
@@ -214,6 +243,8 @@ struct Device {
     std::vector<DramBank> dram;               // per bank
     std::vector<uint64_t> dram_top;           // per-bank bump allocator (bytes)
     std::vector<DramBuffer> dram_buffers;     // every buffer allocated, by increasing base
+    std::vector<ShardedBuffer> sharded_buffers;  // every sharded buffer (DRAM and L1)
+    uint32_t l1_buffers_bottom = 0;  // L1 buffers fill every core's L1 from the top down to here
     uint32_t sem_count = 0;
     std::string stats_path;
     Core& core_at(uint32_t x, uint32_t y) { return cores[y * prof.grid_x + x]; }
@@ -275,6 +306,8 @@ uint32_t worker_noc_x(uint32_t logical_x);
 uint32_t worker_noc_y(uint32_t logical_y);
 // the DRAM buffer whose pages start at `base` (nullptr when none)
 const DramBuffer* dram_buffer_at(uint64_t base);
+// the sharded buffer in DRAM or L1 starting at `base` (nullptr when none)
+const ShardedBuffer* sharded_buffer_at(bool is_dram, uint64_t base);
 
 // The cores a multicast NOC address covers (logical core indices), checked against the grid
 std::vector<int> multicast_cores(uint64_t mcast, bool include_self, int self, const ApiCall& what);

@@ -158,6 +158,46 @@ void* compile_kernel(const KernelDesc& k) {
 
 }  // namespace
 
+// A CB on an L1 buffer's memory (set_globally_allocated_address): on every core of the CB the
+// ring must lie inside the shards of a sharded L1 buffer that core holds.
+static void configure_global_cb(Device& d, const CBAlloc& cb) {
+    const uint32_t addr = *cb.global_address;
+    const ShardedBuffer* b = sharded_buffer_at(false, addr);
+    const int idx0 = cb.formats.empty() ? -1 : cb.formats.begin()->first;
+    if (b == nullptr) {
+        host_fail("circular buffer c_" + std::to_string(idx0) + ": its globally allocated address " +
+                  std::to_string(addr) + " starts no sharded L1 buffer (the emulator models CBs over sharded L1 buffers)");
+    }
+    for (const CoreCoord& cc : cb.cores) {
+        uint32_t shards = 0;
+        for (uint32_t s = 0; s < b->num_shards(); ++s) {
+            if (b->holders[s % b->holders.size()] == std::make_pair(static_cast<uint32_t>(cc.x), static_cast<uint32_t>(cc.y))) {
+                ++shards;
+            }
+        }
+        if (uint64_t(shards) * b->shard_bytes() < cb.total_size) {
+            host_fail("circular buffer c_" + std::to_string(idx0) + " on core " + cc.str() + " is globally allocated on the L1 buffer at " +
+                      std::to_string(addr) + ", but that core holds " + std::to_string(shards) + " of its shards (" +
+                      std::to_string(uint64_t(shards) * b->shard_bytes()) + " bytes) and the CB needs " +
+                      std::to_string(cb.total_size) + " bytes: it would use L1 the buffer does not own there");
+        }
+        Core& c = d.core_at(cc.x, cc.y);
+        for (const auto& [idx, fmtv] : cb.formats) {
+            if (c.cb_cfg[idx].used) host_fail("circular buffer c_" + std::to_string(idx) + " is created twice on core " + cc.str());
+            CBConfig& cfg = c.cb_cfg[idx];
+            cfg.used = true;
+            cfg.offset = addr;
+            cfg.total_bytes = cb.total_size;
+            cfg.format = fmtv;
+            auto ps = cb.page_sizes.find(idx);
+            if (ps == cb.page_sizes.end() || ps->second == 0 || cb.total_size % ps->second) {
+                host_fail("circular buffer c_" + std::to_string(idx) + ": no page size, or the total size is not a multiple of it");
+            }
+            cfg.page_bytes = ps->second;
+        }
+    }
+}
+
 void launch(tt::tt_metal::detail::ProgramImpl& p) {
     Device& d = device();
     // reset core state, then configure CBs and semaphores
@@ -169,11 +209,23 @@ void launch(tt::tt_metal::detail::ProgramImpl& p) {
         c.l1_used = d.prof.l1_base;
     }
     for (const CBAlloc& cb : p.cbs) {
+        if (cb.global_address) {
+            configure_global_cb(d, cb);
+            continue;
+        }
         uint32_t offset = d.prof.l1_base;
         for (const CoreCoord& cc : cb.cores) offset = std::max(offset, d.core_at(cc.x, cc.y).l1_used);
         offset = (offset + 31u) & ~31u;
         for (const CoreCoord& cc : cb.cores) {
             Core& c = d.core_at(cc.x, cc.y);
+            if (offset + cb.total_size > d.l1_buffers_bottom && d.l1_buffers_bottom < d.prof.l1_bytes) {
+                std::ostringstream os;
+                os << "circular buffers clash with L1 buffers on core (" << cc.x << "," << cc.y
+                   << "): circular buffer c_" << static_cast<int>(cb.formats.begin()->first) << " needs "
+                   << cb.total_size << " bytes at L1 offset " << offset << " but L1 buffers start at "
+                   << d.l1_buffers_bottom;
+                host_fail(os.str());
+            }
             if (offset + cb.total_size > d.prof.l1_bytes) {
                 std::ostringstream os;
                 os << "L1 over capacity on core (" << cc.x << "," << cc.y << "): circular buffer c_"
@@ -262,6 +314,92 @@ void launch(tt::tt_metal::detail::ProgramImpl& p) {
 }
 
 
+
+uint64_t create_sharded_buffer(uint64_t size, const tt::tt_metal::distributed::DeviceLocalBufferConfig& local) {
+    using tt::tt_metal::BufferType;
+    using tt::tt_metal::TensorMemoryLayout;
+    Device& d = device();
+    const char* what = "MeshBuffer::create (sharded)";
+    const TensorMemoryLayout layout = local.sharding_args.buffer_layout();
+    if (layout != TensorMemoryLayout::HEIGHT_SHARDED && layout != TensorMemoryLayout::WIDTH_SHARDED &&
+        layout != TensorMemoryLayout::BLOCK_SHARDED) {
+        host_fail(std::string(what) + ": only HEIGHT / WIDTH / BLOCK_SHARDED layouts with a ShardSpecBuffer are emulated");
+    }
+    const auto& spec = local.sharding_args.shard_spec();
+    if (!spec.has_value()) host_fail(std::string(what) + ": the sharding args carry no ShardSpecBuffer");
+    if (local.buffer_type != BufferType::DRAM && local.buffer_type != BufferType::L1) {
+        host_fail(std::string(what) + ": sharded buffers live in DRAM or L1");
+    }
+    if (spec->orientation() != tt::tt_metal::ShardOrientation::ROW_MAJOR) {
+        host_fail(std::string(what) + ": only ShardOrientation::ROW_MAJOR is emulated");
+    }
+    ShardedBuffer b;
+    b.is_dram = local.buffer_type == BufferType::DRAM;
+    b.page_size = static_cast<uint32_t>(local.page_size);
+    b.aligned = b.is_dram ? static_cast<uint32_t>(dram_page_stride(b.page_size)) : (b.page_size + 15u) & ~15u;
+    const auto shard = spec->shape(), page = spec->page_shape;
+    if (page[0] == 0 || page[1] == 0 || shard[0] % page[0] || shard[1] % page[1]) {
+        host_fail(std::string(what) + ": the shard shape " + std::to_string(shard[0]) + "x" + std::to_string(shard[1]) +
+                  " is not a whole number of " + std::to_string(page[0]) + "x" + std::to_string(page[1]) + " pages");
+    }
+    for (int i = 0; i < 2; ++i) {
+        b.tensor_pages[i] = spec->tensor2d_shape_in_pages[i];
+        b.shard_pages[i] = shard[i] / page[i];
+        if (b.shard_pages[i] == 0 || b.tensor_pages[i] % b.shard_pages[i]) {
+            host_fail(std::string(what) + ": shards of " + std::to_string(b.shard_pages[0]) + "x" +
+                      std::to_string(b.shard_pages[1]) + " pages do not split the " + std::to_string(b.tensor_pages[0]) +
+                      "x" + std::to_string(b.tensor_pages[1]) + "-page tensor evenly (uneven shards are not emulated)");
+        }
+    }
+    if (layout == TensorMemoryLayout::HEIGHT_SHARDED && b.shard_pages[1] != b.tensor_pages[1]) {
+        host_fail(std::string(what) + ": a HEIGHT_SHARDED shard spans the tensor's full width");
+    }
+    if (layout == TensorMemoryLayout::WIDTH_SHARDED && b.shard_pages[0] != b.tensor_pages[0]) {
+        host_fail(std::string(what) + ": a WIDTH_SHARDED shard spans the tensor's full height");
+    }
+    if (uint64_t(b.tensor_pages[0]) * b.tensor_pages[1] * b.page_size != size) {
+        host_fail(std::string(what) + ": size " + std::to_string(size) + " is not the tensor's " +
+                  std::to_string(b.tensor_pages[0]) + "x" + std::to_string(b.tensor_pages[1]) + " pages of " +
+                  std::to_string(b.page_size) + " bytes");
+    }
+    for (const auto& c : tt::tt_metal::corerange_to_cores(spec->grid(), std::nullopt, true)) {
+        const auto x = static_cast<uint32_t>(c.x), y = static_cast<uint32_t>(c.y);
+        if (b.is_dram ? (y != 0 || x >= d.prof.dram_banks) : (x >= d.prof.grid_x || y >= d.prof.grid_y)) {
+            host_fail(std::string(what) + ": shard grid entry " + c.str() + " is not a " +
+                      (b.is_dram ? "DRAM bank {bank, 0}" : "worker core") + " of the device");
+        }
+        b.holders.emplace_back(x, y);
+    }
+    if (b.holders.empty()) host_fail(std::string(what) + ": the shard grid is empty");
+    if (b.num_shards() > b.holders.size() && layout == TensorMemoryLayout::BLOCK_SHARDED) {
+        host_fail(std::string(what) + ": a BLOCK_SHARDED buffer needs one core per shard");
+    }
+    const uint64_t per_holder = uint64_t(b.shards_per_holder()) * b.shard_bytes();
+    if (b.is_dram) {
+        uint64_t base = 0;
+        for (uint64_t t : d.dram_top) base = std::max(base, t);
+        base = (base + 31u) & ~31ull;
+        if (base == 0) base = 32;
+        if (base + per_holder > d.prof.dram_bank_bytes) host_fail("DRAM is full");
+        for (uint32_t i = 0; i < d.prof.dram_banks; ++i) {
+            d.dram_top[i] = base + per_holder;
+            if (d.dram[i].size() < d.dram_top[i]) d.dram[i].resize(d.dram_top[i]);
+        }
+        b.base = base;
+    } else {
+        // L1 buffers are allocated from the top of L1 down, at one address on every core
+        const uint64_t bottom = d.l1_buffers_bottom;
+        if (per_holder + d.prof.l1_base > bottom) {
+            host_fail(std::string(what) + ": L1 over capacity: each core needs " + std::to_string(per_holder) +
+                      " bytes for its shards but " + std::to_string(bottom - d.prof.l1_base) + " bytes are free");
+        }
+        b.base = (bottom - per_holder) & ~31ull;
+        d.l1_buffers_bottom = static_cast<uint32_t>(b.base);
+    }
+    d.sharded_buffers.push_back(b);
+    return b.base;
+}
+
 }  // namespace ttmock
 
 using namespace ttmock;
@@ -282,6 +420,7 @@ CBHandle CreateCircularBuffer(Program& program, const std::variant<CoreCoord, Co
     CBAlloc a;
     a.cores = cores_of(spec);
     a.total_size = config.total_size();
+    a.global_address = config.globally_allocated_address();
     for (uint8_t idx : config.buffer_indices()) {
         if (idx >= kMaxCBs) {
             host_fail("CreateCircularBuffer: CB index " + std::to_string(idx) + " >= " + std::to_string(kMaxCBs) +
@@ -405,6 +544,8 @@ void TensorAccessorArgs::update_args_config() {
     }
     args_config_.set(tensor_accessor::ArgConfig::IsDram,
                      buffer_->device_local_config().buffer_type == BufferType::DRAM);
+    args_config_.set(tensor_accessor::ArgConfig::Sharded,
+                     buffer_->device_local_config().sharding_args.buffer_layout() != TensorMemoryLayout::INTERLEAVED);
 }
 
 void TensorAccessorArgs::append_to(std::vector<uint32_t>& cta) const {
@@ -417,6 +558,21 @@ void TensorAccessorArgs::append_to(std::vector<uint32_t>& cta) const {
     const uint32_t align = dram ? 32u : 16u;  // DRAM / L1 alignment of the emulated device
     cta.push_back(args_config_.raw());
     cta.push_back((page + align - 1) / align * align);
+    if (!args_config_.test(tensor_accessor::ArgConfig::Sharded)) return;
+    // sharded: rank, banks (round-robin), tensor and shard shapes in pages, packed bank coordinates
+    const ttmock::ShardedBuffer* b = ttmock::sharded_buffer_at(dram, buffer_->address());
+    if (b == nullptr) host_fail("TensorAccessorArgs: the sharded MeshBuffer is not allocated");
+    const auto n = static_cast<uint32_t>(b->holders.size());
+    cta.insert(cta.end(), {2u, n, b->tensor_pages[0], b->tensor_pages[1], b->shard_pages[0], b->shard_pages[1]});
+    for (uint32_t i = 0; i < n; i += 2) {
+        uint32_t word = 0;
+        for (uint32_t k = 0; k < 2 && i + k < n; ++k) {
+            const auto [hx, hy] = b->holders[i + k];
+            const uint32_t packed = dram ? (hx << 8) : ((ttmock::worker_noc_x(hx) << 8) | ttmock::worker_noc_y(hy));
+            word |= packed << (16 * k);
+        }
+        cta.push_back(word);
+    }
 }
 
 std::vector<uint32_t> TensorAccessorArgs::get_compile_time_args() const {
@@ -463,6 +619,16 @@ private:
                               const std::function<void(uint8_t*, std::size_t, std::size_t)>& fn) {
         if (!b.is_allocated()) host_fail(std::string(what) + ": the MeshBuffer was deallocated");
         Device& d = ttmock::device();
+        const bool dram = b.device_local_config().buffer_type == tt::tt_metal::BufferType::DRAM;
+        if (const ShardedBuffer* sb = sharded_buffer_at(dram, b.address())) {
+            for (uint64_t page = 0; page * sb->page_size < b.size(); ++page) {
+                const auto [holder, off] = sb->locate(page);
+                const auto [hx, hy] = sb->holders[holder];
+                uint8_t* mem = dram ? d.dram[hx].data() : d.core_at(hx, hy).l1;
+                fn(mem + b.address() + off, page * sb->page_size, sb->page_size);
+            }
+            return;
+        }
         const uint64_t ps = b.page_size(), stride = dram_page_stride(ps);
         for (uint64_t page = 0; page * ps < b.size(); ++page) {
             auto& bank = d.dram[page % d.prof.dram_banks];
@@ -528,13 +694,21 @@ CoreCoord MeshDevice::worker_core_from_logical_core(const CoreCoord& logical) co
 MeshBuffer::MeshBuffer(const MeshBufferConfig& config, const DeviceLocalBufferConfig& local, DeviceAddr address,
                        DeviceAddr device_local_size, MeshDevice* mesh_device)
     : config_(config), device_local_config_(local), mesh_device_(mesh_device), address_(address),
-      device_local_size_(device_local_size), allocated_(true) {}
+      device_local_size_(device_local_size), allocated_(true),
+      reference_(new Buffer(address, device_local_size, local.buffer_type)) {}
+
+Buffer* MeshBuffer::get_reference_buffer() const { return reference_.get(); }
 
 std::shared_ptr<MeshBuffer> MeshBuffer::create(const MeshBufferConfig& config, const DeviceLocalBufferConfig& local,
                                                MeshDevice* mesh_device, std::optional<DeviceAddr> address) {
     Device& d = ttmock::device();
     const auto* replicated = std::get_if<ReplicatedBufferConfig>(&config);
     if (replicated == nullptr) host_fail("MeshBuffer::create: sharded MeshBuffers are not emulated");
+    if (local.sharding_args.buffer_layout() != TensorMemoryLayout::INTERLEAVED) {
+        if (address.has_value()) host_fail("MeshBuffer::create at a given address is not emulated");
+        const uint64_t base = ttmock::create_sharded_buffer(replicated->size, local);
+        return std::shared_ptr<MeshBuffer>(new MeshBuffer(config, local, base, replicated->size, mesh_device));
+    }
     if (local.buffer_type != BufferType::DRAM) {
         host_fail("MeshBuffer::create: only DRAM interleaved buffers are emulated");
     }

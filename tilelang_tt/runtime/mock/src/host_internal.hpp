@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -25,6 +26,7 @@ struct CBAlloc {
     std::map<uint8_t, tt::DataFormat> formats;
     std::map<uint8_t, uint32_t> page_sizes;
     uint32_t total_size = 0;
+    std::optional<uint32_t> global_address;  // set_globally_allocated_address: the ring is that L1
 };
 
 struct KernelDesc {
@@ -44,6 +46,10 @@ struct SemaphoreDesc {
 
 // Page p of an interleaved DRAM buffer lives in bank p % banks at address + (p / banks) * this.
 inline uint64_t dram_page_stride(uint64_t page_size) { return (page_size + 31u) & ~31ull; }
+
+// Allocates a sharded buffer of `size` bytes as `local.sharding_args` describes; returns its
+// address (the same in every bank or core holding shards).
+uint64_t create_sharded_buffer(uint64_t size, const tt::tt_metal::distributed::DeviceLocalBufferConfig& local);
 
 // Runs a program on the emulated device (host.cpp).
 void launch(tt::tt_metal::detail::ProgramImpl& program);

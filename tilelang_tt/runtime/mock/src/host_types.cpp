@@ -318,3 +318,47 @@ template std::vector<bfloat16> untilize_nfaces<bfloat16>(const std::vector<bfloa
 template std::vector<float> untilize_nfaces<float>(const std::vector<float>&, uint32_t, uint32_t);
 template std::vector<uint32_t> untilize_nfaces<uint32_t>(const std::vector<uint32_t>&, uint32_t, uint32_t);
 template std::vector<uint16_t> untilize_nfaces<uint16_t>(const std::vector<uint16_t>&, uint32_t, uint32_t);
+
+// ---- shard specifications ----------------------------------------------------------------------
+
+namespace tt::tt_metal {
+
+std::array<uint32_t, 2> ShardSpecBuffer::shape_in_pages() const {
+    const auto s = shape();
+    if (page_shape[0] == 0 || page_shape[1] == 0) host_fail("ShardSpecBuffer: the page shape has a zero extent");
+    return {s[0] / page_shape[0], s[1] / page_shape[1]};
+}
+
+DeviceAddr ShardSpecBuffer::num_pages() const {
+    const auto p = shape_in_pages();
+    return static_cast<DeviceAddr>(p[0]) * p[1];
+}
+
+Buffer::Buffer(DeviceAddr address, DeviceAddr size, BufferType type) : address_(address), size_(size), buffer_type_(type) {}
+Buffer::~Buffer() = default;
+uint32_t Buffer::address() const { return static_cast<uint32_t>(address_); }
+
+CircularBufferConfig& CircularBufferConfig::set_globally_allocated_address(const Buffer& buffer) {
+    if (buffer.buffer_type() != BufferType::L1) {
+        host_fail("CircularBufferConfig::set_globally_allocated_address: the buffer is not in L1");
+    }
+    globally_allocated_address_ = buffer.address();
+    return *this;
+}
+std::optional<uint32_t> CircularBufferConfig::globally_allocated_address() const { return globally_allocated_address_; }
+
+BufferShardingArgs::BufferShardingArgs() = default;
+BufferShardingArgs::BufferShardingArgs(std::nullopt_t) {}
+BufferShardingArgs::BufferShardingArgs(ShardSpecBuffer shard_spec, TensorMemoryLayout buffer_layout)
+    : shard_spec_(std::move(shard_spec)), buffer_layout_(buffer_layout) {}
+BufferShardingArgs::BufferShardingArgs(std::optional<ShardSpecBuffer> shard_spec, TensorMemoryLayout buffer_layout)
+    : shard_spec_(std::move(shard_spec)), buffer_layout_(buffer_layout) {}
+BufferShardingArgs::BufferShardingArgs(const BufferShardingArgs& other) = default;
+BufferShardingArgs::BufferShardingArgs(BufferShardingArgs&& other) = default;
+BufferShardingArgs& BufferShardingArgs::operator=(const BufferShardingArgs& other) = default;
+BufferShardingArgs& BufferShardingArgs::operator=(BufferShardingArgs&& other) = default;
+BufferShardingArgs::~BufferShardingArgs() = default;
+const std::optional<ShardSpecBuffer>& BufferShardingArgs::shard_spec() const { return shard_spec_; }
+TensorMemoryLayout BufferShardingArgs::buffer_layout() const { return buffer_layout_; }
+
+}  // namespace tt::tt_metal

@@ -13,6 +13,7 @@
 namespace tt::tt_metal {
 
 using CBHandle = uintptr_t;
+class Buffer;
 
 class CircularBufferConfig {
 public:
@@ -20,17 +21,21 @@ public:
 
     CircularBufferConfig& set_page_size(uint8_t buffer_index, uint32_t page_size);
     CircularBufferConfig& set_total_size(uint32_t total_size);
+    // the CB's ring is the L1 buffer's memory on each core (a sharded L1 buffer: the core's shard)
+    CircularBufferConfig& set_globally_allocated_address(const Buffer& buffer);
 
     uint32_t total_size() const;
     const std::unordered_set<uint8_t>& buffer_indices() const;
     const std::array<std::optional<tt::DataFormat>, NUM_CIRCULAR_BUFFERS>& data_formats() const;
     const std::array<std::optional<uint32_t>, NUM_CIRCULAR_BUFFERS>& page_sizes() const;
+    std::optional<uint32_t> globally_allocated_address() const;
 
 private:
     uint32_t total_size_ = 0;
     std::array<std::optional<tt::DataFormat>, NUM_CIRCULAR_BUFFERS> data_formats_{};
     std::array<std::optional<uint32_t>, NUM_CIRCULAR_BUFFERS> page_sizes_{};
     std::unordered_set<uint8_t> buffer_indices_;
+    std::optional<uint32_t> globally_allocated_address_;
 };
 
 }  // namespace tt::tt_metal

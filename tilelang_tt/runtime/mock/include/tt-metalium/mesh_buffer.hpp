@@ -1,5 +1,5 @@
 // tilelang-tt mock TT-Metalium: buffers allocated on a mesh (the emulator: interleaved DRAM
-// buffers, replicated over its unit mesh).
+// buffers and sharded DRAM / L1 buffers, replicated over its unit mesh).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -17,6 +17,7 @@ namespace tt::tt_metal::distributed {
 struct DeviceLocalBufferConfig {
     DeviceAddr page_size = 0;
     BufferType buffer_type = BufferType::DRAM;
+    BufferShardingArgs sharding_args;
     std::optional<bool> bottom_up;
     std::optional<SubDeviceId> sub_device_id = std::nullopt;
 };
@@ -61,6 +62,9 @@ public:
     const ShardedBufferConfig& global_shard_spec() const;
     const DeviceLocalBufferConfig& device_local_config() const { return device_local_config_; }
 
+    // the buffer on the (one) device of the mesh
+    Buffer* get_reference_buffer() const;
+
     uint32_t page_size() const { return device_local_config_.page_size; }
     uint32_t num_pages() const { return page_size() == 0 ? 0 : device_local_size_ / page_size(); }
 
@@ -78,6 +82,7 @@ private:
     DeviceAddr address_ = 0;
     DeviceAddr device_local_size_ = 0;
     bool allocated_ = false;
+    std::shared_ptr<Buffer> reference_;
 };
 
 }  // namespace tt::tt_metal::distributed
