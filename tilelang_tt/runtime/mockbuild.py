@@ -112,7 +112,7 @@ def mock_library() -> Path:
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         objects = list(pool.map(compile_one, sources))
-    _run([CXX, "-shared", "-o", str(tmp / "libttmock.so"), *map(str, objects), "-ldl"],
+    _run([CXX, "-shared", "-o", str(tmp / "libttmock.so"), *map(str, objects), "-ldl", "-lfmt"],
          "linking the emulator")
     for obj in objects:
         obj.unlink()
@@ -135,7 +135,7 @@ def build_host(main_cpp: Path, kernel_dir: Path) -> Path:
     # [[deprecated]] aliases, so a host program that uses one fails here too
     _run([CXX, "-std=c++20", "-O1", "-Werror=deprecated-declarations", f"-I{lib.parent / 'include'}",
           f'-DTT_KERNEL_DIR="{kernel_dir}"', str(main_cpp), "-o", str(tmp / "main"),
-          f"-L{lib.parent}", "-lttmock", f"-Wl,-rpath,{lib.parent}"],
+          f"-L{lib.parent}", "-lttmock", "-lfmt", f"-Wl,-rpath,{lib.parent}"],
          f"compiling {main_cpp.name} against the emulator")
     _publish(tmp, final)
     return exe

@@ -201,6 +201,26 @@ FORCE_INLINE void noc_async_write_page(
                     size ? size : addrgen.get_aligned_page_size() - offset, noc);
 }
 
+// the deprecated tile forms of the page calls, for TensorAccessor
+template <typename DSpec>
+[[deprecated("Use <typename AddrGen> noc_async_read_page instead.")]]
+FORCE_INLINE void noc_async_read_tile(
+    const uint32_t id,
+    const TensorAccessor<DSpec>& addrgen,
+    uint32_t dst_local_l1_addr,
+    uint32_t offset = 0,
+    uint8_t noc = noc_index) {
+    noc_async_read_page<TensorAccessor<DSpec>, false>(id, addrgen, dst_local_l1_addr, offset, noc);
+}
+
+template <typename DSpec>
+[[deprecated("Use <typename AddrGen> noc_async_write_page instead.")]]
+FORCE_INLINE void noc_async_write_tile(
+    const uint32_t id, const TensorAccessor<DSpec>& addrgen, uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
+    noc_async_write_page<TensorAccessor<DSpec>, false>(
+        id, addrgen, src_local_l1_addr, addrgen.get_aligned_page_size(), 0, noc);
+}
+
 // ---- semaphores ---------------------------------------------------------------------------------
 template <ProgrammableCoreType type = ProgrammableCoreType::TENSIX>
 FORCE_INLINE uintptr_t get_semaphore(uint32_t semaphore_id) {
