@@ -50,3 +50,15 @@ def test_tt_fatal_reports_its_message(exe):
         mockbuild.run_host(exe, ["5", "3"])
     msg = str(info.value)
     assert "TT_FATAL" in msg and "5 tiles do not split evenly over 3 cores" in msg
+
+
+@pytest.mark.parametrize("define,expect", [
+    ("MATH_AFTER_PACK", "negative_tile"),  # math on DST the packer is reading: a race on hardware
+    ("BAD_DPRINT", "DPRINT(\"{:q}\\n\")"),  # a format string the print server cannot format
+])
+def test_what_hardware_would_not_do_is_refused(exe, monkeypatch, define, expect):
+    monkeypatch.setenv("TT_METAL_DPRINT_CORES", "all")
+    with pytest.raises(mockbuild.MockRuntimeError) as info:
+        mockbuild.run_host(exe, ["3", "3", define])
+    msg = str(info.value)
+    assert "TT-MOCK ERROR" in msg and expect in msg and "core (0,0)" in msg and "compute.cpp" in msg

@@ -21,9 +21,15 @@ void kernel_main() {
         negative_tile(0);
         cb_reserve_back(cb_out, 1);
         pack_tile(0, cb_out);
+#ifdef MATH_AFTER_PACK  // a strictness check: the packer has already started on this section
+        negative_tile(0);
+#endif
         cb_push_back(cb_out, 1);
         cb_pop_front(cb_in, 1);
         release_dst();
     }
+#ifdef BAD_DPRINT  // a strictness check: a format string fmt rejects
+    DPRINT("{:q}\n", n_tiles);
+#endif
     DPRINT_MATH("math done: {:.2f}\n", 1.5f);
 }

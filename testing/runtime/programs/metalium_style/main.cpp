@@ -2,7 +2,7 @@
 // what the SDK's host headers bring along (fmt, TT_FATAL / TT_THROW, tt::constants, <iostream>),
 // tt-metalium/tt_metal.hpp, the bfloat16 vector helpers, tt::tile_size and
 // num_cores_to_corerangeset, and checks its result itself ("Test Passed" / TT_THROW).
-// main [n_tiles [cores]]
+// main [n_tiles [cores [COMPUTE_DEFINE]]]
 #include <tt-metalium/bfloat16.hpp>
 #include <tt-metalium/distributed.hpp>
 #include <tt-metalium/host_api.hpp>
@@ -44,7 +44,10 @@ int main(int argc, char** argv) {
     auto wr = CreateKernel(program, TT_KERNEL_DIR "/writer.cpp", cores,
                            DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default,
                                               .compile_args = wr_args, .named_compile_args = named});
-    auto cp = CreateKernel(program, TT_KERNEL_DIR "/compute.cpp", cores, ComputeConfig{.named_compile_args = named});
+    std::map<std::string, std::string> defines;
+    if (argc > 3) defines[argv[3]] = "1";
+    auto cp = CreateKernel(program, TT_KERNEL_DIR "/compute.cpp", cores,
+                           ComputeConfig{.defines = defines, .named_compile_args = named});
     const uint32_t per_core = n_tiles / n_cores;
     uint32_t start = 0;
     for (const tt::tt_metal::CoreCoord& core : corerange_to_cores(cores, std::nullopt, true)) {

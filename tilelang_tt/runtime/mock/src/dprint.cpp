@@ -96,7 +96,9 @@ std::string format_args(const char* format, const DPrintArg* args, unsigned n) {
     try {
         return fmt::vformat(format, store);
     } catch (const fmt::format_error& err) {
-        fail(std::string("DPRINT(\"") + format + "\"): " + err.what());
+        std::string shown;  // the format string as written in the kernel
+        for (const char* ch = format; *ch; ++ch) shown += *ch == '\n' ? std::string("\\n") : std::string(1, *ch);
+        fail("DPRINT(\"" + shown + "\"): " + err.what() + " (the format language is fmt's)");
     }
 }
 
