@@ -74,10 +74,17 @@ def sources_hash() -> str:
     return h.hexdigest()[:16]
 
 
+# fmt is a real dependency of the mock, as of TT-Metalium (its host headers and DPRINT use it)
+FMT_HINT = ("the mock TT-Metalium needs the fmt library (headers and libfmt.so), as TT-Metalium "
+            "does: apt-get install libfmt-dev")
+
+
 def _run(cmd, what):
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise MockBuildError(f"{what} failed:\n$ {' '.join(map(str, cmd))}\n{proc.stdout}{proc.stderr}")
+        out = proc.stdout + proc.stderr
+        hint = f"\n{FMT_HINT}" if ("fmt/" in out and "No such file" in out) or "-lfmt" in out else ""
+        raise MockBuildError(f"{what} failed:\n$ {' '.join(map(str, cmd))}\n{out}{hint}")
 
 
 def _publish(tmp_dir: Path, final: Path) -> None:
