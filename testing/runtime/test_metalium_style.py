@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tilelang_tt.runtime import mockbuild
+from tilelang_tt.runtime import emulate, mockbuild
 
 PROGRAM = Path(__file__).resolve().parent / "programs" / "metalium_style"
 
@@ -22,14 +22,14 @@ def test_runs_and_passes_its_own_check_with_dprint(exe, monkeypatch):
     monkeypatch.setenv("TT_METAL_DPRINT_CORES", "0,0")
     monkeypatch.delenv("TT_METAL_DPRINT_RISCVS", raising=False)
     out = mockbuild.run_host(exe, ["6", "3"]).stdout.splitlines()
-    # DPRINT lines carry the print server's prefix; a compute kernel prints from its three
+    # DPRINT lines carry the print server's prefix (bf16_t prints as its value); a compute kernel prints from its three
     # threads, DPRINT_MATH from TR1 only, DPRINT_DATA0 from the NOC-0 kernel (BRISC)
     assert out == ["0:(x=0,y=0):NC: reader: 2 tiles from 0 (cb 0)",
                    "0:(x=0,y=0):TR0: compute: 2 tiles",
                    "0:(x=0,y=0):TR1: compute: 2 tiles",
                    "0:(x=0,y=0):TR2: compute: 2 tiles",
                    "0:(x=0,y=0):TR1: math done: 1.50",
-                   "0:(x=0,y=0):BR: writer: 0x2 done",
+                   "0:(x=0,y=0):BR: writer: 0x2 done, 1.5",
                    "Test Passed",
                    "checked 6 tiles on 3 cores"]
 
@@ -62,3 +62,26 @@ def test_what_hardware_would_not_do_is_refused(exe, monkeypatch, define, expect)
         mockbuild.run_host(exe, ["3", "3", define])
     msg = str(info.value)
     assert "TT-MOCK ERROR" in msg and expect in msg and "core (0,0)" in msg and "compute.cpp" in msg
+
+
+SHORT_WRITE = r'''
+#include <tt-metalium/distributed.hpp>
+using namespace tt::tt_metal;
+int main() {
+    auto mesh = distributed::MeshDevice::create_unit_mesh(0);
+    distributed::DeviceLocalBufferConfig local{.page_size = 2048, .buffer_type = BufferType::DRAM};
+    auto buf = distributed::MeshBuffer::create(distributed::ReplicatedBufferConfig{.size = 2048}, local, mesh.get());
+    std::vector<uint16_t> two_bytes(1, 7);
+    distributed::EnqueueWriteMeshBuffer(mesh->mesh_command_queue(), buf, two_bytes, true);
+    return 0;
+}
+'''
+
+
+def test_a_write_from_a_shorter_vector_is_refused(tmp_path):
+    # the queue reads the buffer's size from the vector's data: past its end on the SDK
+    (tmp_path / "short").mkdir()
+    (tmp_path / "short" / "main.cpp").write_text(SHORT_WRITE)
+    result = emulate.run(tmp_path / "short")
+    assert result.returncode != 0
+    assert "EnqueueWriteMeshBuffer: the source holds 2 bytes but the MeshBuffer 2048" in result.stderr

@@ -17,5 +17,5 @@ void kernel_main() {
         noc_async_write_barrier();
         cb_pop_front(cb_out, 1);
     }
-    DPRINT_DATA0("writer: {:#x} done\n", n_tiles);
+    DPRINT_DATA0("writer: {:#x} done, {}\n", n_tiles, bf16_t(0x3fc0));
 }

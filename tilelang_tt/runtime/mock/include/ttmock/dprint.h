@@ -22,7 +22,13 @@ template <class T>
 DPrintArg dprint_arg(const T& v) {
     DPrintArg a{};
     using U = std::remove_cv_t<std::remove_reference_t<T>>;
-    if constexpr (std::is_same_v<U, bool>) {
+    if constexpr (requires { v.val; } && sizeof(U) == 2) {  // bf16_t: the bfloat16 as a float
+        const uint32_t bits = static_cast<uint32_t>(v.val) << 16;
+        float f;
+        __builtin_memcpy(&f, &bits, 4);
+        a.kind = DPrintArg::Float;
+        a.f = f;
+    } else if constexpr (std::is_same_v<U, bool>) {
         a.kind = DPrintArg::Bool;
         a.u = v;
     } else if constexpr (std::is_same_v<U, char>) {
