@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "api/compile_time_args.h"
+#include "api/debug/dprint.h"  // as the SDK's, through internal/debug/sanitize.h
 #include "api/tensor/tensor_accessor.h"
 #include "internal/dataflow/dataflow_api_addrgen.h"
 #include "internal/dataflow/dataflow_api_common.h"
