@@ -71,3 +71,54 @@ def test_run_writes_a_trace(tmp_path):
     assert any(e["name"] == "matmul" for e in spans)
     assert any(e["cat"] == "stall" and "cb_wait_front CB" in e["name"] for e in spans)
     assert any(e["name"].startswith("noc read") for e in spans)
+
+
+HELLO_HOST = r'''
+#include <tt-metalium/distributed.hpp>
+#include <tt-metalium/host_api.hpp>
+#ifndef OVERRIDE_KERNEL_PREFIX
+#define OVERRIDE_KERNEL_PREFIX ""
+#endif
+using namespace tt::tt_metal;
+int main(int argc, char** argv) {
+    auto mesh = distributed::MeshDevice::create_unit_mesh(0);
+    Program program = CreateProgram();
+    constexpr CoreCoord core = {0, 0};
+    auto k = CreateKernel(program, OVERRIDE_KERNEL_PREFIX "hello/kernels/hello.cpp", core,
+                          DataMovementConfig{.processor = DataMovementProcessor::RISCV_0,
+                                             .noc = NOC::RISCV_0_default});
+    SetRuntimeArgs(program, k, core, {static_cast<uint32_t>(argc)});
+    distributed::MeshWorkload workload;
+    workload.add_program(distributed::MeshCoordinateRange(mesh->shape()), std::move(program));
+    distributed::EnqueueMeshWorkload(mesh->mesh_command_queue(), workload, true);
+    fmt::print("host done\n");
+    TT_FATAL(argc < 3, "too many arguments: {}", argc);
+    return 0;
+}
+'''
+
+HELLO_KERNEL = r'''
+#include "api/debug/dprint.h"
+void kernel_main() {
+    DPRINT("hello from {} with {} arg(s)\n", "BRISC", get_arg_val<uint32_t>(0));
+}
+'''
+
+
+def test_emulate_runs_a_metalium_program_tree(tmp_path):
+    prog = tmp_path / "hello"
+    (prog / "kernels").mkdir(parents=True)
+    (prog / "hello.cpp").write_text(HELLO_HOST)
+    (prog / "kernels" / "hello.cpp").write_text(HELLO_KERNEL)
+    env_run = subprocess.run([sys.executable, "-m", "tilelang_tt.cli", "emulate", str(prog), "--", "x"],
+                             capture_output=True, text=True,
+                             env={**__import__("os").environ, "TT_METAL_DPRINT_CORES": "0,0"})
+    assert env_run.returncode == 0, env_run.stderr
+    assert env_run.stdout.splitlines()[:2] == ["0:(x=0,y=0):BR: hello from BRISC with 2 arg(s)", "host done"]
+    assert "emulator: 1 active core(s) (wormhole_b0)" in env_run.stdout
+    # the program's own failure is its exit status, with its message
+    failed = run_cli("emulate", str(prog), "--", "x", "y")
+    assert failed.returncode != 0 and "too many arguments: 3" in failed.stderr
+    # a directory without a host program is a clear error
+    missing = run_cli("emulate", str(prog / "kernels" / "nothing"))
+    assert missing.returncode == 1 and "no such program directory" in missing.stderr

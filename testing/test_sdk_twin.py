@@ -48,6 +48,9 @@ MUTATIONS = [
     # a name the SDK deprecates (same signature as its replacement)
     ("api/compute/tile_move_copy.h", "ALWI void copy_init(", "ALWI void copy_tile_to_dst_init_short(",
      "deprecated in the SDK"),
+    # a name the SDK deprecates, offered by the mock without its deprecation
+    ("api/compute/reg_api.h", '[[deprecated("Use tile_regs_acquire() instead")]]\n', "",
+     "ckernel::acquire_dst"),
     # a declaration in a header that does not declare it in the SDK
     ("api/compute/eltwise_unary/relu.h", "ALWI void relu_tile_init()",
      "ALWI void abs_tile_init() {}\nALWI void relu_tile_init()", "abs_tile_init"),

@@ -3,6 +3,9 @@
     tilelang-tt compile FILE.py:NAME -o DIR [--target tenstorrent/blackhole] [--dump-ir DIR]
     tilelang-tt run FILE.py:NAME [--target ...]     compile, run on the emulator with random
                                                     inputs, print the emulator's counters
+    tilelang-tt emulate DIR [--root R] [-- ARGS]    build a TT-Metalium program (host .cpp and
+                                                    kernels) against the emulator, run it, print
+                                                    its output and the emulator's counters
 
 ``NAME`` is a ``T.prim_func`` defined in the file, or a function returning one that can be
 called without arguments (a kernel factory with defaults).
@@ -63,7 +66,15 @@ def main(argv=None) -> int:
                        help="modelled device (default: n150 for Wormhole, p150 for Blackhole)")
     p_run.add_argument("--trace", default=None, metavar="FILE",
                        help="write a Chrome / Perfetto trace of the modelled run")
+    p_emu = sub.add_parser("emulate", help="build and run a TT-Metalium program on the emulator")
+    p_emu.add_argument("program", help="the program's directory (or its host .cpp file)")
+    p_emu.add_argument("--root", default=None,
+                       help="directory kernel paths are relative to (default: the program's parent)")
+    p_emu.add_argument("--arch", default="wormhole_b0", choices=["wormhole_b0", "blackhole"])
+    p_emu.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the program (after --)")
     args = parser.parse_args(argv)
+    if args.command == "emulate":
+        return emulate_command(args)
 
     func = load_kernel(args.kernel)
     try:
@@ -117,6 +128,23 @@ def device_summary(dev: dict, total: dict) -> str:
                      f"{100 * dev['noc_port_utilization']:.1f}%")
     lines.append(f"  bound: {dev['bound']}")
     return "\n".join(lines)
+
+
+def emulate_command(args) -> int:
+    from tilelang_tt.runtime import emulate
+
+    prog_args = args.args[1:] if args.args[:1] == ["--"] else args.args
+    try:
+        result = emulate.run(Path(args.program), prog_args, root=args.root, arch=args.arch)
+    except emulate.EmulateError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    print(emulate.summary(result.stats))
+    if result.returncode != 0:
+        print(f"error: the program exited with status {result.returncode}", file=sys.stderr)
+    return result.returncode
 
 
 if __name__ == "__main__":

@@ -74,10 +74,17 @@ def sources_hash() -> str:
     return h.hexdigest()[:16]
 
 
+# fmt is a real dependency of the mock, as of TT-Metalium (its host headers and DPRINT use it)
+FMT_HINT = ("the mock TT-Metalium needs the fmt library (headers and libfmt.so), as TT-Metalium "
+            "does: apt-get install libfmt-dev")
+
+
 def _run(cmd, what):
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise MockBuildError(f"{what} failed:\n$ {' '.join(map(str, cmd))}\n{proc.stdout}{proc.stderr}")
+        out = proc.stdout + proc.stderr
+        hint = f"\n{FMT_HINT}" if ("fmt/" in out and "No such file" in out) or "-lfmt" in out else ""
+        raise MockBuildError(f"{what} failed:\n$ {' '.join(map(str, cmd))}\n{out}{hint}")
 
 
 def _publish(tmp_dir: Path, final: Path) -> None:
@@ -112,7 +119,7 @@ def mock_library() -> Path:
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         objects = list(pool.map(compile_one, sources))
-    _run([CXX, "-shared", "-o", str(tmp / "libttmock.so"), *map(str, objects), "-ldl"],
+    _run([CXX, "-shared", "-o", str(tmp / "libttmock.so"), *map(str, objects), "-ldl", "-lfmt"],
          "linking the emulator")
     for obj in objects:
         obj.unlink()
@@ -120,11 +127,19 @@ def mock_library() -> Path:
     return lib
 
 
-def build_host(main_cpp: Path, kernel_dir: Path) -> Path:
-    """Compile a host program against the emulator; returns the executable."""
+def build_host(main_cpp: Path, kernel_dir: Path, strict_deprecations: bool = True,
+               sources: list[Path] | None = None) -> Path:
+    """Compile a host program against the emulator; returns the executable.
+
+    ``strict_deprecations``: uses of deprecated SDK names are errors (as in sdkcheck); a user's
+    TT-Metalium program is built as the SDK's CMake builds it, where they are warnings.
+    ``sources``: further host source files compiled with ``main_cpp``."""
     lib = mock_library()
     main_cpp, kernel_dir = Path(main_cpp).resolve(), Path(kernel_dir).resolve()
-    key = hashlib.sha256(main_cpp.read_bytes() + str(kernel_dir).encode() + str(lib).encode())
+    extra = [Path(p).resolve() for p in sources or []]
+    key = hashlib.sha256(main_cpp.read_bytes() + str(kernel_dir).encode() + str(lib).encode() +
+                         str(strict_deprecations).encode() +
+                         b"".join(p.read_bytes() + str(p).encode() for p in extra))
     final = cache_root() / "host" / key.hexdigest()[:20]
     exe = final / "main"
     if exe.exists():
@@ -133,19 +148,22 @@ def build_host(main_cpp: Path, kernel_dir: Path) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=".host-", dir=final.parent))
     # deprecated SDK names are errors, as in sdkcheck: the mock headers carry the SDK's
     # [[deprecated]] aliases, so a host program that uses one fails here too
-    _run([CXX, "-std=c++20", "-O1", "-Werror=deprecated-declarations", f"-I{lib.parent / 'include'}",
-          f'-DTT_KERNEL_DIR="{kernel_dir}"', str(main_cpp), "-o", str(tmp / "main"),
-          f"-L{lib.parent}", "-lttmock", f"-Wl,-rpath,{lib.parent}"],
+    deprecations = "-Werror=deprecated-declarations" if strict_deprecations else "-Wno-deprecated-declarations"
+    _run([CXX, "-std=c++20", "-O1", deprecations, f"-I{lib.parent / 'include'}",
+          f'-DTT_KERNEL_DIR="{kernel_dir}"', str(main_cpp), *map(str, extra), "-o", str(tmp / "main"),
+          f"-L{lib.parent}", "-lttmock", "-lfmt", f"-Wl,-rpath,{lib.parent}"],
          f"compiling {main_cpp.name} against the emulator")
     _publish(tmp, final)
     return exe
 
 
 def run_host(exe: Path, args: list[str], arch: str = "wormhole_b0", timeout: float = 600,
-             device: str | None = None, trace: str | None = None) -> MockRunResult:
-    """Run a host program on the emulator; raises MockRuntimeError on any failure.
-    ``device``: the modelled device profile (TT_MOCK_DEVICE); ``trace``: write a
-    Chrome / Perfetto trace of the modelled run there (TT_MOCK_TRACE)."""
+             device: str | None = None, trace: str | None = None,
+             cwd: Path | None = None) -> MockRunResult:
+    """Run a host program on the emulator (in ``cwd``, against which relative kernel paths
+    resolve); raises MockRuntimeError on any failure. ``device``: the modelled device profile
+    (TT_MOCK_DEVICE); ``trace``: write a Chrome / Perfetto trace of the modelled run there
+    (TT_MOCK_TRACE)."""
     with tempfile.TemporaryDirectory(prefix="tt-mock-") as tmp:
         stats_path = Path(tmp) / "stats.json"
         env = dict(os.environ, TT_MOCK_ARCH=arch, TT_MOCK_STATS=str(stats_path),
@@ -156,7 +174,7 @@ def run_host(exe: Path, args: list[str], arch: str = "wormhole_b0", timeout: flo
             env["TT_MOCK_TRACE"] = str(trace)
         try:
             proc = subprocess.run([str(exe), *args], capture_output=True, text=True, env=env,
-                                  timeout=timeout)
+                                  timeout=timeout, cwd=cwd)
         except subprocess.TimeoutExpired:
             raise MockRuntimeError(f"{exe.name} did not finish in {timeout:.0f} s") from None
         stats = json.loads(stats_path.read_text()) if stats_path.exists() else None

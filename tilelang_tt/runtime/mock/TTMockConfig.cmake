@@ -2,6 +2,8 @@
 # CPU emulator library (built from these sources in the consuming project).
 get_filename_component(_TTMOCK_DIR "${CMAKE_CURRENT_LIST_FILE}" PATH)
 if(NOT TARGET TT::Mock)
+  # fmt: a real dependency, as of TT-Metalium (host headers, DPRINT); Debian: libfmt-dev
+  find_package(fmt REQUIRED)
   file(GLOB _TTMOCK_SOURCES "${_TTMOCK_DIR}/src/*.cpp")
   add_library(ttmock SHARED ${_TTMOCK_SOURCES})
   target_include_directories(ttmock PUBLIC "${_TTMOCK_DIR}/include")
@@ -9,7 +11,7 @@ if(NOT TARGET TT::Mock)
   target_compile_definitions(ttmock PRIVATE
     TTMOCK_INCLUDE_DIR="${_TTMOCK_DIR}/include"
     TTMOCK_CXX="${CMAKE_CXX_COMPILER}")
-  target_link_libraries(ttmock PUBLIC ${CMAKE_DL_LIBS})
+  target_link_libraries(ttmock PUBLIC ${CMAKE_DL_LIBS} fmt::fmt)
   add_library(TT::Mock ALIAS ttmock)
 endif()
 set(TTMock_FOUND TRUE)

@@ -151,7 +151,12 @@ void check_mode(const ComputeState& e, FpuOp mode, const char* init, const Call&
 }
 
 void check_dst(const ComputeState& e, uint32_t idst, const Call& what, bool packing) {
-    if (packing) {
+    if (e.dst_state == DstState::Legacy) {
+        // acquire_dst(): PACK waits for MATH's section to end (release_dst), so math after a pack
+        // of the same section would race with the packer on hardware
+        if (packing) e.legacy_packed = true;
+        else if (e.legacy_packed) fail_at(what, ": math on DST after pack_tile in the same acquire_dst() section");
+    } else if (packing) {
         if (e.dst_state != DstState::Waited) {
             fail_at(what, std::string(": pack_tile outside tile_regs_wait()..tile_regs_release() (DST is ") +
                     (e.dst_state == DstState::Acquired ? "acquired by math, not committed" :
@@ -269,6 +274,24 @@ double unpack_cost(uint32_t cb) {
 // ---- DST lifecycle -------------------------------------------------------------------------------
 void ttmock::regs(const char* step) {
     ComputeState& e = engine(call(step, {}));
+    if (std::strcmp(step, "acquire_dst") == 0) {
+        if (e.dst_state != DstState::Released) fail("acquire_dst(): DST is already acquired");
+        std::memset(e.dst, 0, sizeof(e.dst));
+        std::fill(std::begin(e.dst_written), std::end(e.dst_written), false);
+        e.dst_state = DstState::Legacy;
+        e.legacy_packed = false;
+        note_progress();
+        return;
+    }
+    if (std::strcmp(step, "release_dst") == 0) {
+        if (e.dst_state != DstState::Legacy) fail("release_dst(): DST was not acquired with acquire_dst()");
+        e.dst_state = DstState::Released;
+        note_progress();
+        return;
+    }
+    if (e.dst_state == DstState::Legacy) {
+        fail(std::string(step) + "(): DST is held by acquire_dst() (release it with release_dst())");
+    }
     static constexpr timing::Kind kinds[] = {timing::Kind::RegsAcquire, timing::Kind::RegsCommit,
                                              timing::Kind::RegsWait, timing::Kind::RegsRelease};
     const char c = step[10];

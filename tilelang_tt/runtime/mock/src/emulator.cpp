@@ -480,6 +480,7 @@ struct Run {
 void end_round(Run& run) {
     const uint64_t t0 = now_ns();
     ++g_host.rounds;
+    dprint_flush(run.cores);
     for (Core* c : run.cores) {
         if (c->failed) {
             std::fflush(stdout);

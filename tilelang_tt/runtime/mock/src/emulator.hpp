@@ -118,16 +118,25 @@ struct Core {
     uint64_t tile_math_ticks = 0;  // host time in tile math (host_ticks units)
     // semaphore updates applied to this core's L1, by offset: (fiber id << 32 | timing log index)
     std::map<uint32_t, std::vector<uint64_t>> sem_log;
+    // DPRINT (dprint.cpp): complete lines of this round, printed between rounds in core order,
+    // and each RISC-V thread's unfinished line (BR, NC, TR0, TR1, TR2)
+    std::string dprint_out;
+    std::string dprint_partial[5];
 };
+// prints the DPRINT lines the cores wrote in a round (between rounds, in core order)
+void dprint_flush(std::vector<Core*>& cores);
 
 // Compute engine state of one compute fiber.
-enum class DstState { Released, Acquired, Committed, Waited };
+// Legacy: acquire_dst()..release_dst(), the deprecated single-section handshake in which math and
+// then pack run between one acquire and one release
+enum class DstState { Released, Acquired, Committed, Waited, Legacy };
 struct ComputeState {
     bool fp32_dest_acc = false;
     bool full_sync = false;
     MathFidelity fidelity = MathFidelity::HiFi4;
     std::vector<UnpackToDestMode> unpack_to_dest;
     DstState dst_state = DstState::Released;
+    mutable bool legacy_packed = false;  // (set by the pack check) a pack_tile ran in the current acquire_dst section
     bool approx = false;    // math_approx_mode (APPROX): SFPU functions in approximate mode
     bool pack_l1_acc = false;  // pack_reconfig_l1_acc(1): the packer adds to the L1 tile
     uint32_t dst[16][kTileElems] = {};  // fp32 bit patterns; 16-bit mode: BF16 in the high half

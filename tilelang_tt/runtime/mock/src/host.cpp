@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -106,6 +107,21 @@ void* compile_kernel(const KernelDesc& k) {
     if (!k.compile_args.empty()) {  // as the SDK's JIT: -DKERNEL_COMPILE_TIME_ARGS=a,b,c
         flags << "-DKERNEL_COMPILE_TIME_ARGS=";
         for (size_t i = 0; i < k.compile_args.size(); ++i) flags << (i ? "," : "") << k.compile_args[i];
+    }
+    if (!k.named_compile_args.empty()) {  // as the SDK's JIT: {"name", value} pairs, sorted by name
+        std::map<std::string, uint32_t> sorted(k.named_compile_args.begin(), k.named_compile_args.end());
+        flags << " '-DKERNEL_COMPILE_TIME_ARG_MAP=";
+        bool first = true;
+        for (const auto& [name, value] : sorted) {
+            for (char ch : name) {
+                if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') {
+                    host_fail("CreateKernel: named compile-time arg \"" + name + "\" is not an identifier");
+                }
+            }
+            flags << (first ? "" : ",") << "{\"" << name << "\"," << value << "}";
+            first = false;
+        }
+        flags << "'";
     }
     for (const auto& [name, value] : k.defines) flags << " '-D" << name << "=" << value << "'";
     // what the SDK's firmware wrapper puts in front of the kernel: for compute kernels
@@ -448,14 +464,14 @@ KernelHandle CreateKernel(Program& program, const std::string& file,
         k.kind = dm->processor == DataMovementProcessor::RISCV_1 ? KernelKind::Reader : KernelKind::Writer;
         k.compile_args = dm->compile_args;
         k.defines = dm->defines;
-        if (!dm->named_compile_args.empty()) host_fail("CreateKernel: named compile-time args are not emulated");
+        k.named_compile_args = dm->named_compile_args;
     } else {
         const ComputeConfig& cc = std::get<ComputeConfig>(config);
         k.kind = KernelKind::Compute;
         k.compile_args = cc.compile_args;
         k.defines = cc.defines;
         k.compute = cc;
-        if (!cc.named_compile_args.empty()) host_fail("CreateKernel: named compile-time args are not emulated");
+        k.named_compile_args = cc.named_compile_args;
     }
     for (const KernelDesc& other : program.impl().kernels) {
         const bool same_proc = other.kind == k.kind;

@@ -35,6 +35,7 @@ struct KernelDesc {
     KernelKind kind;
     std::vector<uint32_t> compile_args;
     std::map<std::string, std::string> defines;
+    std::unordered_map<std::string, uint32_t> named_compile_args;
     tt::tt_metal::ComputeConfig compute;
     std::map<std::pair<std::size_t, std::size_t>, std::vector<uint32_t>> runtime_args;
 };

@@ -2,6 +2,9 @@
 // circular buffer configs, bfloat16, tilize/untilize, mesh shapes, work splitting. These are
 // the out-of-line members the SDK's library defines; errors are reported like the emulator's.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
 #include <cstring>
 #include <sstream>
 
@@ -217,6 +220,46 @@ std::tuple<uint32_t, CoreRangeSet, CoreRangeSet, CoreRangeSet, uint32_t, uint32_
     return {n, CoreRangeSet(std::move(all)), CoreRangeSet(std::move(g1)), CoreRangeSet(std::move(g2)), per + 1, per};
 }
 
+namespace {
+// the first `n` cores of `grid` from `start` (row by row or column by column) as rectangles:
+// whole lines, then the part of a line
+CoreRangeSet first_cores(const CoreCoord start, uint32_t n, const CoreCoord grid, bool row_wise) {
+    const uint32_t line = row_wise ? grid.x : grid.y;           // cores per row (column)
+    const uint32_t first = row_wise ? start.y * grid.x + start.x : start.x * grid.y + start.y;
+    if (first + n > grid.x * grid.y) {
+        host_fail("num_cores_to_corerangeset: " + std::to_string(n) + " cores from " + start.str() +
+                  " do not fit in the " + std::to_string(grid.x) + "x" + std::to_string(grid.y) + " grid");
+    }
+    auto at = [&](uint32_t i) {
+        return row_wise ? CoreCoord(i % line, i / line) : CoreCoord(i / line, i % line);
+    };
+    std::vector<CoreRange> ranges;
+    uint32_t i = first, end = first + n;
+    while (i < end) {
+        const uint32_t line_end = std::min(end, (i / line + 1) * line);
+        if (i % line == 0 && line_end - i == line) {  // whole lines
+            uint32_t j = i;
+            while (j + line <= end) j += line;
+            ranges.emplace_back(at(i), at(j - 1));
+            i = j;
+        } else {
+            ranges.emplace_back(at(i), at(line_end - 1));
+            i = line_end;
+        }
+    }
+    return CoreRangeSet(std::move(ranges));
+}
+}  // namespace
+
+CoreRangeSet num_cores_to_corerangeset(uint32_t target_num_cores, const CoreCoord grid_size, bool row_wise) {
+    return first_cores(CoreCoord(0, 0), target_num_cores, grid_size, row_wise);
+}
+
+CoreRangeSet num_cores_to_corerangeset(const CoreCoord start_core, uint32_t target_num_cores,
+                                       const CoreCoord grid_size, bool row_wise) {
+    return first_cores(start_core, target_num_cores, grid_size, row_wise);
+}
+
 }  // namespace tt::tt_metal
 
 // ---- mesh shapes ---------------------------------------------------------------------------------
@@ -271,6 +314,91 @@ uint32_t pack_two_bfloat16_into_uint32(std::pair<bfloat16, bfloat16> two) {
     std::memcpy(&lo, &two.first, 2);
     std::memcpy(&hi, &two.second, 2);
     return static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16);
+}
+
+std::pair<bfloat16, bfloat16> unpack_two_bfloat16_from_uint32(uint32_t word) {
+    bfloat16 lo, hi;
+    const uint16_t l = word & 0xffffu, h = word >> 16;
+    std::memcpy(&lo, &l, 2);
+    std::memcpy(&hi, &h, 2);
+    return {lo, hi};
+}
+
+std::vector<bfloat16> create_random_vector_of_bfloat16_native(size_t num_bytes, float rand_max_float, int seed,
+                                                              float offset) {
+    std::mt19937 gen(static_cast<uint32_t>(seed));
+    std::uniform_real_distribution<float> dist(0.0f, rand_max_float);
+    std::vector<bfloat16> out(num_bytes / sizeof(bfloat16));
+    for (bfloat16& v : out) v = bfloat16(dist(gen) + offset);
+    return out;
+}
+
+std::vector<uint32_t> create_random_vector_of_bfloat16(size_t num_bytes, int rand_max_float, int seed, float offset) {
+    return pack_bfloat16_vec_into_uint32_vec(
+        create_random_vector_of_bfloat16_native(num_bytes, static_cast<float>(rand_max_float), seed, offset));
+}
+
+std::vector<uint32_t> create_arange_vector_of_bfloat16(size_t num_bytes, bool print) {
+    std::vector<bfloat16> v(num_bytes / sizeof(bfloat16));
+    for (size_t i = 0; i < v.size(); ++i) {
+        v[i] = bfloat16(static_cast<float>(i));
+        if (print) std::printf("%zu = %f\n", i, static_cast<float>(v[i]));
+    }
+    return pack_bfloat16_vec_into_uint32_vec(v);
+}
+
+std::vector<uint32_t> create_constant_vector_of_bfloat16(size_t num_bytes, float value) {
+    return pack_bfloat16_vec_into_uint32_vec(std::vector<bfloat16>(num_bytes / sizeof(bfloat16), bfloat16(value)));
+}
+
+std::vector<bfloat16> create_identity_matrix(int rows, int cols, int num_ones) {
+    std::vector<bfloat16> out(static_cast<size_t>(rows) * cols, bfloat16(0.0f));
+    for (int i = 0; i < num_ones && i < rows && i < cols; ++i) out[static_cast<size_t>(i) * cols + i] = bfloat16(1.0f);
+    return out;
+}
+
+bfloat16 bfloat16_identity_transform(const bfloat16& input) { return input; }
+
+std::vector<bfloat16> unpack_uint32_vec_into_bfloat16_vec(const std::vector<uint32_t>& data,
+                                                          const std::function<bfloat16(const bfloat16&)>& transform) {
+    std::vector<bfloat16> out;
+    out.reserve(data.size() * 2);
+    for (uint32_t w : data) {
+        auto [lo, hi] = unpack_two_bfloat16_from_uint32(w);
+        out.push_back(transform(lo));
+        out.push_back(transform(hi));
+    }
+    return out;
+}
+
+std::vector<uint32_t> pack_bfloat16_vec_into_uint32_vec(const std::vector<bfloat16>& data) {
+    if (data.size() % 2) host_fail("pack_bfloat16_vec_into_uint32_vec: an odd number of bfloat16 values");
+    std::vector<uint32_t> out(data.size() / 2);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = pack_two_bfloat16_into_uint32({data[2 * i], data[2 * i + 1]});
+    return out;
+}
+
+bool is_close(float a, float b, float rtol, float atol) {
+    // the SDK's relative test: |a - b| <= atol + rtol * |b|
+    return std::fabs(a - b) <= atol + rtol * std::fabs(b);
+}
+
+bool packed_uint32_t_vector_comparison(const std::vector<uint32_t>& vec_a, const std::vector<uint32_t>& vec_b,
+                                       const std::function<bool(float, float)>& comparison_function, int* argfail) {
+    if (vec_a.size() != vec_b.size()) {
+        std::fprintf(stderr, "packed_uint32_t_vector_comparison: sizes differ (%zu vs %zu)\n", vec_a.size(),
+                     vec_b.size());
+        return false;
+    }
+    for (size_t i = 0; i < vec_a.size(); ++i) {
+        auto [a0, a1] = unpack_two_bfloat16_from_uint32(vec_a[i]);
+        auto [b0, b1] = unpack_two_bfloat16_from_uint32(vec_b[i]);
+        if (!comparison_function(float(a0), float(b0)) || !comparison_function(float(a1), float(b1))) {
+            if (argfail) *argfail = static_cast<int>(i);
+            return false;
+        }
+    }
+    return true;
 }
 
 // ---- tilize / untilize ---------------------------------------------------------------------------

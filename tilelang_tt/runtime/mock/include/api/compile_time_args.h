@@ -4,6 +4,10 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#ifdef KERNEL_COMPILE_TIME_ARG_MAP
+#include <string_view>
+#include <utility>
+#endif
 
 #include "internal/risc_attribs.h"
 
@@ -25,3 +29,18 @@ constexpr uint32_t get_ct_arg() {
 }
 
 #define get_compile_time_arg_val(arg_idx) get_ct_arg<arg_idx>()
+
+// Named compile-time args: the JIT defines KERNEL_COMPILE_TIME_ARG_MAP as {"name", value} pairs
+// (the config's named_compile_args); an unknown name fails to compile (not a constant expression)
+#ifdef KERNEL_COMPILE_TIME_ARG_MAP
+namespace {
+constexpr std::pair<std::string_view, uint32_t> named_args_map[] = {KERNEL_COMPILE_TIME_ARG_MAP};
+}
+constexpr uint32_t get_named_ct_arg(std::string_view name) {
+    for (const auto& [arg_name, arg_value] : named_args_map) {
+        if (name == arg_name) return arg_value;
+    }
+    __builtin_unreachable();
+}
+constexpr uint32_t get_named_compile_time_arg_val(std::string_view name) { return get_named_ct_arg(name); }
+#endif

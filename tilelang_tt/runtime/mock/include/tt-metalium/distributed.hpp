@@ -1,5 +1,7 @@
 // tilelang-tt mock TT-Metalium: launching workloads and moving MeshBuffer data.
 #pragma once
+#include <stdexcept>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -20,6 +22,14 @@ void EnqueueWriteMeshBuffer(
     std::shared_ptr<MeshBuffer>& mesh_buffer,
     const std::vector<DType>& src,
     bool blocking = false) {
+    // the queue reads the buffer's size from src.data(): a shorter vector would be read past its
+    // end (undefined behaviour on the host), so the emulator refuses it
+    if (src.size() * sizeof(DType) < mesh_buffer->size()) {
+        throw std::runtime_error(
+            "TT-MOCK ERROR: EnqueueWriteMeshBuffer: the source holds " + std::to_string(src.size() * sizeof(DType)) +
+            " bytes but the MeshBuffer " + std::to_string(mesh_buffer->size()) +
+            " (the SDK reads the buffer's size from src.data(), past the vector's end)");
+    }
     mesh_cq.enqueue_write_mesh_buffer(mesh_buffer, src.data(), blocking);
 }
 

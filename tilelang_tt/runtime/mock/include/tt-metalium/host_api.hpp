@@ -18,7 +18,10 @@
 #include <tt-metalium/kernel_types.hpp>
 #include <tt-metalium/program.hpp>
 #include <tt-metalium/sub_device_types.hpp>
+#include <tt_stl/assert.hpp>
 #include <tt_stl/span.hpp>
+#include <tt-metalium/constants.hpp>
+#include <tt-metalium/tt_backend_api_types.hpp>
 
 namespace tt::tt_metal {
 

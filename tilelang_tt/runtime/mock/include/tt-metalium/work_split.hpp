@@ -11,4 +11,8 @@ namespace tt::tt_metal {
 std::tuple<uint32_t, CoreRangeSet, CoreRangeSet, CoreRangeSet, uint32_t, uint32_t> split_work_to_cores(
     const CoreCoord grid_size, uint32_t units_to_divide, bool row_wise = false);
 
+CoreRangeSet num_cores_to_corerangeset(uint32_t target_num_cores, const CoreCoord grid_size, bool row_wise = false);
+CoreRangeSet num_cores_to_corerangeset(
+    const CoreCoord start_core, uint32_t target_num_cores, const CoreCoord grid_size, bool row_wise = false);
+
 }  // namespace tt::tt_metal

@@ -6,7 +6,9 @@
 #include <cstdint>
 
 #include "api/compile_time_args.h"
+#include "api/debug/dprint.h"  // as the SDK's, through internal/debug/sanitize.h
 #include "api/tensor/tensor_accessor.h"
+#include "internal/dataflow/dataflow_api_addrgen.h"
 #include "internal/dataflow/dataflow_api_common.h"
 #include "internal/risc_attribs.h"
 #include "ttmock/cb_api.h"
@@ -177,6 +179,18 @@ void noc_async_writes_flushed(uint8_t noc = noc_index) {
     ttmock::noc_write_barrier();
 }
 
+namespace ttmock {
+// the bytes of one page of an address generator, as the SDK's noc_async_read_page picks them
+template <typename AddrGen>
+constexpr uint32_t addrgen_page_size(const AddrGen& addrgen) {
+    if constexpr (requires { addrgen.get_aligned_page_size(); }) {
+        return addrgen.get_aligned_page_size();
+    } else {
+        return addrgen.page_size;
+    }
+}
+}  // namespace ttmock
+
 // one page of an address generator (the emulator's: TensorAccessor) to / from L1
 template <typename AddrGen, bool enable_noc_tracing = true>
 FORCE_INLINE void noc_async_read_page(
@@ -186,7 +200,7 @@ FORCE_INLINE void noc_async_read_page(
     uint32_t offset = 0,
     uint8_t noc = noc_index) {
     noc_async_read(addrgen.get_noc_addr(id, offset, noc), dst_local_l1_addr,
-                   addrgen.get_aligned_page_size() - offset, noc);
+                   ttmock::addrgen_page_size(addrgen) - offset, noc);
 }
 
 template <typename AddrGen, bool enable_noc_tracing = true, bool posted = false>
@@ -198,7 +212,69 @@ FORCE_INLINE void noc_async_write_page(
     uint32_t offset = 0,
     uint8_t noc = noc_index) {
     noc_async_write(src_local_l1_addr, addrgen.get_noc_addr(id, offset, noc),
-                    size ? size : addrgen.get_aligned_page_size() - offset, noc);
+                    size ? size : ttmock::addrgen_page_size(addrgen) - offset, noc);
+}
+
+// the deprecated forms of the page calls for InterleavedAddrGen
+template <bool DRAM>
+[[deprecated("Use <typename AddrGen> noc_async_read_page instead.")]]
+FORCE_INLINE void noc_async_read_tile(
+    const uint32_t id,
+    const InterleavedAddrGen<DRAM>& addrgen,
+    uint32_t dst_local_l1_addr,
+    uint32_t offset = 0,
+    uint8_t noc = noc_index) {
+    noc_async_read_page<InterleavedAddrGen<DRAM>, false>(id, addrgen, dst_local_l1_addr, offset, noc);
+}
+
+template <bool DRAM>
+[[deprecated("Use <typename AddrGen> noc_async_read_page instead.")]]
+FORCE_INLINE void noc_async_read_page(
+    const uint32_t id,
+    const InterleavedAddrGen<DRAM>& addrgen,
+    uint32_t dst_local_l1_addr,
+    uint32_t offset = 0,
+    uint8_t noc = noc_index) {
+    noc_async_read_page<InterleavedAddrGen<DRAM>, false>(id, addrgen, dst_local_l1_addr, offset, noc);
+}
+
+template <bool DRAM>
+[[deprecated("Use <typename AddrGen> noc_async_write_page instead.")]]
+FORCE_INLINE void noc_async_write_page(
+    const uint32_t id,
+    const InterleavedAddrGen<DRAM>& addrgen,
+    uint32_t src_local_l1_addr,
+    const uint32_t write_size_bytes,
+    const uint32_t offset = 0,
+    uint8_t noc = noc_index) {
+    noc_async_write_page<InterleavedAddrGen<DRAM>, false>(id, addrgen, src_local_l1_addr, write_size_bytes, offset, noc);
+}
+
+template <bool DRAM>
+[[deprecated("Use <typename AddrGen> noc_async_write_page instead.")]]
+FORCE_INLINE void noc_async_write_tile(
+    const uint32_t id, const InterleavedAddrGen<DRAM>& addrgen, uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
+    noc_async_write_page<InterleavedAddrGen<DRAM>, false>(id, addrgen, src_local_l1_addr, addrgen.page_size, 0, noc);
+}
+
+// the deprecated tile forms of the page calls, for TensorAccessor
+template <typename DSpec>
+[[deprecated("Use <typename AddrGen> noc_async_read_page instead.")]]
+FORCE_INLINE void noc_async_read_tile(
+    const uint32_t id,
+    const TensorAccessor<DSpec>& addrgen,
+    uint32_t dst_local_l1_addr,
+    uint32_t offset = 0,
+    uint8_t noc = noc_index) {
+    noc_async_read_page<TensorAccessor<DSpec>, false>(id, addrgen, dst_local_l1_addr, offset, noc);
+}
+
+template <typename DSpec>
+[[deprecated("Use <typename AddrGen> noc_async_write_page instead.")]]
+FORCE_INLINE void noc_async_write_tile(
+    const uint32_t id, const TensorAccessor<DSpec>& addrgen, uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
+    noc_async_write_page<TensorAccessor<DSpec>, false>(
+        id, addrgen, src_local_l1_addr, addrgen.get_aligned_page_size(), 0, noc);
 }
 
 // ---- semaphores ---------------------------------------------------------------------------------
