@@ -3,6 +3,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tilelang_tt.runtime import mockbuild
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
@@ -105,6 +109,7 @@ void kernel_main() {
 '''
 
 
+@pytest.mark.skipif(not mockbuild.has_fmt(), reason="the program calls fmt::print: needs libfmt-dev")
 def test_emulate_runs_a_metalium_program_tree(tmp_path):
     prog = tmp_path / "hello"
     (prog / "kernels").mkdir(parents=True)

@@ -12,6 +12,9 @@ from tilelang_tt.runtime import emulate, mockbuild
 
 PROGRAM = Path(__file__).resolve().parent / "programs" / "metalium_style"
 
+# the program formats with fmt itself (fmt::print, DPRINT format specs), as Tenstorrent's do
+pytestmark = pytest.mark.skipif(not mockbuild.has_fmt(), reason="needs fmt (apt-get install libfmt-dev)")
+
 
 @pytest.fixture(scope="module")
 def exe():

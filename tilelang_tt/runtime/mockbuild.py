@@ -14,6 +14,7 @@ Writes go to a temporary name and are renamed into place, so concurrent processe
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -67,16 +68,36 @@ def _compiler_id() -> str:
 
 def sources_hash() -> str:
     h = hashlib.sha256(_compiler_id().encode() + b"\0cache-layout-2\0" +
-                       " ".join(EMULATOR_FLAGS + [KERNEL_FLAGS]).encode())
+                       " ".join(EMULATOR_FLAGS + [KERNEL_FLAGS] + _fmt_flags()).encode())
     root = mock_root()
     for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".h", ".hpp", ".cpp")):
         h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 
-# fmt is a real dependency of the mock, as of TT-Metalium (its host headers and DPRINT use it)
-FMT_HINT = ("the mock TT-Metalium needs the fmt library (headers and libfmt.so), as TT-Metalium "
-            "does: apt-get install libfmt-dev")
+# fmt is a dependency of the mock, as of TT-Metalium (its host headers and DPRINT use it). Without
+# it (or with TT_MOCK_NO_FMT=1) the emulator is built without: TT_FATAL / DPRINT fill "{}" fields
+# themselves and the host headers bring no fmt, so only programs that call fmt need it.
+FMT_HINT = ("this program needs the fmt library (headers and libfmt.so), as TT-Metalium "
+            "programs do: apt-get install libfmt-dev")
+
+
+@functools.lru_cache(maxsize=None)
+def has_fmt() -> bool:
+    """fmt's headers are on the compiler's include path (and the mock uses them)."""
+    if os.environ.get("TT_MOCK_NO_FMT"):
+        return False
+    proc = subprocess.run([CXX, "-std=c++20", "-x", "c++", "-E", "-", "-o", os.devnull],
+                          input="#include <fmt/format.h>\n", capture_output=True, text=True)
+    return proc.returncode == 0
+
+
+def _fmt_flags() -> list[str]:
+    return [] if has_fmt() else ["-DTTMOCK_NO_FMT"]
+
+
+def _fmt_libs() -> list[str]:
+    return ["-lfmt"] if has_fmt() else []
 
 
 def _run(cmd, what):
@@ -114,12 +135,12 @@ def mock_library() -> Path:
     def compile_one(src):
         obj = tmp / (src.stem + ".o")
         _run([CXX, "-std=c++20", *EMULATOR_FLAGS, "-fPIC", "-c", f"-I{tmp / 'include'}", f"-I{root / 'src'}",
-              *defines, str(src), "-o", str(obj)], f"compiling the emulator ({src.name})")
+              *defines, *_fmt_flags(), str(src), "-o", str(obj)], f"compiling the emulator ({src.name})")
         return obj
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         objects = list(pool.map(compile_one, sources))
-    _run([CXX, "-shared", "-o", str(tmp / "libttmock.so"), *map(str, objects), "-ldl", "-lfmt"],
+    _run([CXX, "-shared", "-o", str(tmp / "libttmock.so"), *map(str, objects), "-ldl", *_fmt_libs()],
          "linking the emulator")
     for obj in objects:
         obj.unlink()
@@ -149,9 +170,9 @@ def build_host(main_cpp: Path, kernel_dir: Path, strict_deprecations: bool = Tru
     # deprecated SDK names are errors, as in sdkcheck: the mock headers carry the SDK's
     # [[deprecated]] aliases, so a host program that uses one fails here too
     deprecations = "-Werror=deprecated-declarations" if strict_deprecations else "-Wno-deprecated-declarations"
-    _run([CXX, "-std=c++20", "-O1", deprecations, f"-I{lib.parent / 'include'}",
+    _run([CXX, "-std=c++20", "-O1", deprecations, *_fmt_flags(), f"-I{lib.parent / 'include'}",
           f'-DTT_KERNEL_DIR="{kernel_dir}"', str(main_cpp), *map(str, extra), "-o", str(tmp / "main"),
-          f"-L{lib.parent}", "-lttmock", "-lfmt", f"-Wl,-rpath,{lib.parent}"],
+          f"-L{lib.parent}", "-lttmock", *_fmt_libs(), f"-Wl,-rpath,{lib.parent}"],
          f"compiling {main_cpp.name} against the emulator")
     _publish(tmp, final)
     return exe

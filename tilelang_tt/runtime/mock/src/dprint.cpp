@@ -3,9 +3,16 @@
 // prefix "0:(x=X,y=Y):RISC: ", for the cores and RISC-V threads TT_METAL_DPRINT_CORES /
 // TT_METAL_DPRINT_RISCVS select ("all", "x,y", "(x,y),(x,y)", "(x1,y1)-(x2,y2)"). A core's lines
 // are collected during a round and printed between rounds in core order, so the output does not
-// depend on the number of host threads.
+// depend on the number of host threads. Without fmt installed, "{}" fields are filled in order
+// (integers, strings and pointers as fmt prints them, floats as std::to_chars' shortest form,
+// which is fmt's too) and any other field is an error asking for fmt.
+#if __has_include(<fmt/args.h>) && !defined(TTMOCK_NO_FMT)
+#define TTMOCK_HAVE_FMT 1
 #include <fmt/args.h>
 #include <fmt/format.h>
+#endif
+
+#include <charconv>
 
 #include <cstdio>
 #include <cstdlib>
@@ -79,6 +86,13 @@ const Selection& selection() {
     return sel;
 }
 
+std::string shown_format(const char* format) {  // the format string as written in the kernel
+    std::string shown;
+    for (const char* ch = format; *ch; ++ch) shown += *ch == '\n' ? std::string("\\n") : std::string(1, *ch);
+    return shown;
+}
+
+#ifdef TTMOCK_HAVE_FMT
 std::string format_args(const char* format, const DPrintArg* args, unsigned n) {
     fmt::dynamic_format_arg_store<fmt::format_context> store;
     for (unsigned i = 0; i < n; ++i) {
@@ -96,18 +110,54 @@ std::string format_args(const char* format, const DPrintArg* args, unsigned n) {
     try {
         return fmt::vformat(format, store);
     } catch (const fmt::format_error& err) {
-        std::string shown;  // the format string as written in the kernel
-        for (const char* ch = format; *ch; ++ch) shown += *ch == '\n' ? std::string("\\n") : std::string(1, *ch);
-        fail("DPRINT(\"" + shown + "\"): " + err.what() + " (the format language is fmt's)");
+        fail("DPRINT(\"" + shown_format(format) + "\"): " + err.what() + " (the format language is fmt's)");
     }
 }
+#else
+std::string format_one(const DPrintArg& a) {
+    char buf[64];
+    switch (a.kind) {
+        case DPrintArg::Signed: return std::to_string(a.i);
+        case DPrintArg::Unsigned: return std::to_string(a.u);
+        case DPrintArg::Float: {
+            const auto r = std::to_chars(buf, buf + sizeof(buf), a.f);
+            return std::string(buf, r.ptr);
+        }
+        case DPrintArg::String: return a.s;
+        case DPrintArg::Char: return std::string(1, static_cast<char>(a.i));
+        case DPrintArg::Bool: return a.u ? "true" : "false";
+        case DPrintArg::Pointer: std::snprintf(buf, sizeof(buf), "%p", a.p); return buf;
+    }
+    return {};
+}
+
+std::string format_args(const char* format, const DPrintArg* args, unsigned n) {
+    std::string out;
+    unsigned next = 0;
+    for (const char* c = format; *c; ++c) {
+        if ((c[0] == '{' && c[1] == '{') || (c[0] == '}' && c[1] == '}')) {
+            out += *c++;
+        } else if (c[0] == '{' && c[1] == '}' && next < n) {
+            out += format_one(args[next++]);
+            ++c;
+        } else if (c[0] == '{' || c[0] == '}') {
+            fail("DPRINT(\"" + shown_format(format) + "\"): this emulator was built without fmt, so it "
+                 "prints only \"{}\" fields, one per argument (install libfmt-dev for fmt's format language)");
+        } else {
+            out += *c;
+        }
+    }
+    return out;
+}
+#endif
 
 void emit(Core& c, int risc, const std::string& text) {
     std::string& line = c.dprint_partial[risc];
     for (char ch : text) {
         line += ch;
         if (ch == '\n') {
-            c.dprint_out += fmt::format("0:(x={},y={}):{}: {}", c.x, c.y, kRiscNames[risc], line);
+            c.dprint_out += "0:(x=" + std::to_string(c.x) + ",y=" + std::to_string(c.y) + "):" + kRiscNames[risc] +
+                            ": " + line;
             line.clear();
         }
     }
