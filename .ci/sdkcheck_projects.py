@@ -8,19 +8,24 @@ TILELANG_TT_SAVE_PROJECTS=PROJECTS_DIR leaves, one copy per distinct content). T
 kernels of every project are checked, warnings as errors (the SDK's JIT builds with -Werror); the host program of one project per distinct main.cpp
 (linking it against the real libtt_metal.so through the mock host headers). Exits non-zero on
 any error in generated code or host API mismatch; sdkcheck's exit 3 (errors inside the SDK
-environment only) counts as clean.
+environment only) counts as clean. sdkcheck does not compute a sharded tensor's accessor
+compile args: a project with one is checked from a copy whose plan spells them out
+(tilelang_tt.codegen.accessor_args).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tilelang_tt.codegen import accessor_args  # noqa: E402
 MOCK_INCLUDE = ROOT / "tilelang_tt" / "runtime" / "mock" / "include"
 
 
@@ -49,10 +54,21 @@ def main() -> int:
     if not projects:
         print(f"sdkcheck_projects: no generated projects under {projects_dir}")
         return 1
+    explicit = projects_dir.parent / (projects_dir.name + "-explicit-accessors")
+    shutil.rmtree(explicit, ignore_errors=True)
+    for i, p in enumerate(projects):
+        plan = json.loads((p / "tt.plan.json").read_text())
+        if accessor_args.has_sharded_accessor(plan):
+            copy = explicit / p.name
+            shutil.copytree(p, copy)
+            (copy / "tt.plan.json").write_text(json.dumps(accessor_args.with_explicit_accessor_words(plan)))
+            projects[i] = copy
     by_host = {}
     for p in projects:
         by_host.setdefault(hashlib.sha256((p / "main.cpp").read_bytes()).hexdigest(), p)
-    print(f"sdkcheck_projects: {len(projects)} projects, {len(by_host)} distinct host programs")
+    n_explicit = sum(1 for p in projects if p.parent == explicit)
+    print(f"sdkcheck_projects: {len(projects)} projects ({n_explicit} with sharded accessors spelled out), "
+          f"{len(by_host)} distinct host programs")
     device_code, _ = run(sdkcheck, ["--device-only", "--werror", *map(str, projects)], projects_dir.parent / "sdkcheck-device.json")
     host_code, _ = run(sdkcheck, ["--host-only", "--host-include", str(MOCK_INCLUDE), *map(str, by_host.values())],
                        projects_dir.parent / "sdkcheck-host.json")

@@ -370,21 +370,7 @@ def test_emulator_rejects_cbs_clashing_with_l1_buffers(tmp_path):
 # ---- the real SDK compiles the sharded project ----------------------------------------------
 
 from test_sdk_host_twin import sdk, sdkcheck  # noqa: E402,F401  (the sdkcheck fixture)
-
-
-def sharded_accessor_words(t):
-    """TensorAccessorArgs(buffer).append_to() of a sharded tensor, as the host computes it:
-    config, aligned page, rank, banks, tensor and shard shapes in pages, packed coordinates."""
-    gy, gx = t["shard"]["projected_grid"]
-    sm, sn = t["shard"]["projected_shard_tiles"]
-    dram = t["memory"] == "DRAM"
-    holders = ([(b, 0) for b in range(gy * gx)] if dram else
-               [(x, y) for y in range(gy) for x in range(gx)])
-    packed = [(x << 8) if dram else (((x + 1) << 8) | (y + 1)) for x, y in holders]
-    words = [1 | (2 if dram else 0), t["page_bytes"], 2, len(holders), *t["tiles"], sm, sn]
-    for i in range(0, len(packed), 2):
-        words.append(packed[i] | ((packed[i + 1] << 16) if i + 1 < len(packed) else 0))
-    return words
+from tilelang_tt.codegen import accessor_args  # noqa: E402
 
 
 def test_sdkcheck_sharded_project(sdk, tmp_path):  # noqa: F811
@@ -393,16 +379,8 @@ def test_sdkcheck_sharded_project(sdk, tmp_path):  # noqa: F811
     project = tilelang_tt.compile(func, out_idx=-1).save(tmp_path / "mixed")
     plan_path = project / "tt.plan.json"
     plan = json.loads(plan_path.read_text())
-    tensors = {t["name"]: t for t in plan["tensors"]}
-    for kernel in ("reader", "writer"):
-        args = []
-        for a in sorted(plan["kernels"][kernel]["compile_args"], key=lambda a: a["index"]):
-            t = tensors[a["tensor"]]
-            words = (sharded_accessor_words(t) if t["layout"] == "sharded" else
-                     [2, t["page_bytes"]])
-            args += [{"kind": "value", "value": w} for w in words]
-        plan["kernels"][kernel]["compile_args"] = args
-    plan_path.write_text(json.dumps(plan))
+    assert accessor_args.has_sharded_accessor(plan)
+    plan_path.write_text(json.dumps(accessor_args.with_explicit_accessor_words(plan)))
     proc = sdkcheck("--host-include", mock_dir() / "include", project)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
