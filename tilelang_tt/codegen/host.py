@@ -4,7 +4,8 @@ It opens a unit MeshDevice, creates one MeshBuffer per tensor (DRAM interleaved,
 in DRAM or L1 through a ``ShardSpecBuffer``, as the tensor's layout says), the circular
 buffers on the cores that have work, the three kernels (compile-time args: the accessors'
 ``TensorAccessorArgs``), sets each core's runtime args, writes the inputs (tilized), runs the
-workload and reads the outputs back (untilized).  Usage:
+workload and reads the outputs back (untilized).  A tensor whose tiled plane is not its last
+two dims (plan ``axes``) is permuted into page order before tilizing and back after.  Usage:
 
     main <path per tensor, in parameter order>
 
@@ -102,10 +103,58 @@ def _sharded_config(t: dict) -> str:
         f"tt::tt_metal::TensorMemoryLayout::{_SHARDED[shard['kind']]})}};")
 
 
+# Emitted when a tensor's device pages order its axes otherwise than its files (its tiled
+# plane is not its last two dims: plan ``axes``).
+_PERMUTE = """\
+namespace {
+
+// The elements of a row-major tensor of shape `dims`, reordered into the row-major tensor
+// whose axis k is axis `order[k]` of the input.
+template <typename T>
+std::vector<T> permute_axes(const std::vector<T>& in, const std::vector<uint32_t>& dims,
+                            const std::vector<uint32_t>& order) {
+    const size_t rank = dims.size();
+    std::vector<size_t> in_stride(rank, 1);
+    for (size_t k = rank - 1; k > 0; --k) {
+        in_stride[k - 1] = in_stride[k] * dims[k];
+    }
+    std::vector<T> out(in.size());
+    std::vector<uint32_t> index(rank, 0);  // index into the output, row-major
+    for (size_t i = 0; i < out.size(); ++i) {
+        size_t src = 0;
+        for (size_t k = 0; k < rank; ++k) {
+            src += index[k] * in_stride[order[k]];
+        }
+        out[i] = in[src];
+        for (size_t k = rank; k-- > 0;) {
+            if (++index[k] < dims[order[k]]) {
+                break;
+            }
+            index[k] = 0;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+"""
+
+
+def _permuted(t: dict) -> bool:
+    return list(t.get("axes", range(len(t["shape"])))) != list(range(len(t["shape"])))
+
+
+def _cpp_list(values) -> str:
+    return "{" + ", ".join(str(int(v)) for v in values) + "}"
+
+
 def host_source(plan: dict) -> str:
     tensors = plan["tensors"]
     usage = "main " + " ".join(f"<{t['name']}.bin>" for t in tensors)
     out = [_PRELUDE.format(kernel=plan["kernel"], usage=usage)]
+    if any(_permuted(t) for t in tensors):
+        out.append(_PERMUTE)
     w = out.append
     w("int main(int argc, char** argv) {")
     w(f"    if (argc != {len(tensors) + 1}) {{")
@@ -198,8 +247,11 @@ def host_source(plan: dict) -> str:
         rows, cols = t["tiles"][0] * 32, t["tiles"][1] * 32
         if t["role"] in ("input", "inout"):
             w("    {")
-            w(f"        std::vector<{ctype}> {n}_host = tilize_nfaces("
-              f"read_tensor<{ctype}>(argv[{t['index'] + 1}], {rows * cols}), {rows}, {cols});")
+            data = f"read_tensor<{ctype}>(argv[{t['index'] + 1}], {rows * cols})"
+            if _permuted(t):  # the axes in page order: the tiled plane last
+                w(f"        // {n}: axes {t['axes']} of shape {t['shape']} (tiled plane last)")
+                data = f"permute_axes({data}, {_cpp_list(t['shape'])}, {_cpp_list(t['axes'])})"
+            w(f"        std::vector<{ctype}> {n}_host = tilize_nfaces({data}, {rows}, {cols});")
             w(f"        distributed::EnqueueWriteMeshBuffer(cq, {n}_buffer, {n}_host, true);")
             w("    }")
     w("")
@@ -219,7 +271,12 @@ def host_source(plan: dict) -> str:
     for t in outs:
         n = t["name"]
         rows, cols = t["tiles"][0] * 32, t["tiles"][1] * 32
-        w(f"    write_tensor(argv[{t['index'] + 1}], untilize_nfaces({n}_result, {rows}, {cols}));")
+        data = f"untilize_nfaces({n}_result, {rows}, {cols})"
+        if _permuted(t):  # back from page order to the tensor's own
+            axes = [int(a) for a in t["axes"]]
+            data = (f"permute_axes({data}, {_cpp_list(t['shape'][a] for a in axes)}, "
+                    f"{_cpp_list(axes.index(k) for k in range(len(axes)))})")
+        w(f"    write_tensor(argv[{t['index'] + 1}], {data});")
     w("    return 0;")
     w("}")
     return "\n".join(out) + "\n"
