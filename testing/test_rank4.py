@@ -12,6 +12,7 @@ import tilelang_tt
 import tilelang_tt.language as T
 from helpers import as_f32, assert_balanced, assert_matmul, rand
 from tilelang_tt import attrs
+from tilelang_tt.codegen.plan import build_plan
 from tilelang_tt.passes.common import to_py
 
 needs_emulator = pytest.mark.skipif(
@@ -38,6 +39,18 @@ def bshd_to_bhsd(B, S, H, D, block=32, dtype="float32"):
     return main
 
 
+def bshd_to_bhsd_global(B, S, H, D, block=32, dtype="float32"):
+    """The same as one T.copy between the two global tensors (staged through a 2-D block)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((B, S, H, D), dtype), Y: T.Tensor((B, H, S, D), dtype)):
+        with T.Kernel(S // block, H, B) as (bx, by, bz):
+            T.copy(X[bz, bx * block:(bx + 1) * block, by, :],
+                   Y[bz, by, bx * block:(bx + 1) * block, :])
+
+    return main
+
+
 def scale_add_rank3(S, H, D, block_S=32, dtype="float32"):
     """Z[s, h, :] = 2 * X[s, h, :] + Y[s, h, :] element by element on [seq, heads, dim] tensors
     (each block a [block_S, D] slice of one head), in TileLang's elementwise idiom."""
@@ -54,13 +67,14 @@ def scale_add_rank3(S, H, D, block_S=32, dtype="float32"):
 
 
 def batched_matmul_msk(batch, M, N, K, block_M=32, block_N=32, block_K=32, dtype="bfloat16"):
-    """C[b] = A[:, b, :] @ B[b]: A is [M, batch, K] (its blocks slice dims 0 and 2), B is
-    [batch, K, N] and C [batch, M, N] (their blocks slice the last two dims)."""
+    """C[:, b, :] = A[:, b, :] @ B[b]: A is [M, batch, K] and C [M, batch, N] (their blocks
+    slice dims 0 and 2; C is written straight from the accumulator), B is [batch, K, N] (its
+    blocks slice the last two dims)."""
     accum_dtype = "float32"
 
     @T.prim_func
     def main(A: T.Tensor((M, batch, K), dtype), B: T.Tensor((batch, K, N), dtype),
-             C: T.Tensor((batch, M, N), dtype)):
+             C: T.Tensor((M, batch, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), batch) as (bx, by, bz):
             A_shared = T.alloc_shared((block_M, block_K), dtype)
             B_shared = T.alloc_shared((block_K, block_N), dtype)
@@ -72,7 +86,7 @@ def batched_matmul_msk(batch, M, N, K, block_M=32, block_N=32, block_K=32, dtype
                 T.copy(B[bz, k * block_K:(k + 1) * block_K, bx * block_N:(bx + 1) * block_N],
                        B_shared)
                 T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C[bz, by * block_M:(by + 1) * block_M, bx * block_N:(bx + 1) * block_N])
+            T.copy(C_local, C[by * block_M:(by + 1) * block_M, bz, bx * block_N:(bx + 1) * block_N])
 
     return main
 
@@ -87,7 +101,7 @@ def test_a1_plane_from_copies():
     assert not attrs.check(attrs.LAYOUT_DESC, x)
     lay = layouts(batched_matmul_msk(2, 64, 64, 96))
     assert lay["A"]["axes"] == [1, 0, 2] and lay["A"]["tiles"] == [4, 3]
-    assert lay["B"]["axes"] == [0, 1, 2] and lay["C"]["axes"] == [0, 1, 2]
+    assert lay["B"]["axes"] == [0, 1, 2] and lay["C"]["axes"] == [1, 0, 2]
 
 
 def test_a1_heads_need_not_be_tile_multiples():
@@ -149,6 +163,32 @@ def test_copy_bshd_to_bhsd(shape):
     assert [t["axes"] for t in art.plan["tensors"]] == [[0, 2, 1, 3], [0, 1, 2, 3]]
 
 
+def test_bshd_pages_read_and_written_once():
+    """Each block reads the 2 tiles of one (batch, head)'s 32 sequence rows from X's
+    [batch, heads] batches of (seq, dim) planes and writes them to the same pages of Y."""
+    B, S, H, D = 2, 64, 3, 64
+    pages = build_plan(tilelang_tt.lower(bshd_to_bhsd(B, S, H, D)), pages=True)
+    n = B * H * (S // 32) * (D // 32)
+    reads = sorted(p for c in pages["cores"] for p in c["reads"]["X"])
+    writes = sorted(p for c in pages["cores"] for p in c["writes"]["Y"])
+    assert reads == writes == list(range(n))
+    # block (bx, by, bz) = (s block, head, batch) reads pages ((bz * H + by) * 2 + bx) * 2 + {0, 1}
+    core = pages["cores"][0]  # work unit 0 on the first core
+    assert core["start_id"] == 0 and core["reads"]["X"][:2] == [0, 1]
+    unit = next(c for c in pages["cores"] if c["start_id"] == 1)  # bx = 1: rows 32..63, head 0
+    assert unit["reads"]["X"][:2] == [2, 3]
+    unit = next(c for c in pages["cores"] if c["start_id"] == 2)  # bx = 0, head 1
+    assert unit["reads"]["X"][:2] == [4, 5]
+
+
+@needs_emulator
+def test_global_to_global_copy_bshd_to_bhsd():
+    B, S, H, D = 2, 64, 3, 64
+    art = tilelang_tt.compile(bshd_to_bhsd_global(B, S, H, D), out_idx=-1)
+    x = rand((B, S, H, D), "float32", 6)
+    np.testing.assert_array_equal(art(x), x.transpose(0, 2, 1, 3))
+
+
 @needs_emulator
 def test_elementwise_rank3_head_slices():
     S, H, D = 64, 3, 64
@@ -163,8 +203,9 @@ def test_gemm_rank3_operand_sliced_over_dims_0_and_2():
     art = tilelang_tt.compile(batched_matmul_msk(batch, M, N, K), out_idx=-1)
     a, b = rand((M, batch, K), "bfloat16", 4), rand((batch, K, N), "bfloat16", 5)
     c = art(a, b)
+    assert c.shape == (M, batch, N)
     for i in range(batch):
-        assert_matmul(c[i], a[:, i, :], b[i], art)
+        assert_matmul(c[:, i, :], a[:, i, :], b[i], art)
 
 
 # (batch, heads, seq_len, dim, block_M, block_N); the last on 64 blocks: V0 proves the blocks'
