@@ -46,11 +46,10 @@ _USER_KEYS = {"memory", "layout", "dtype", "shard_grid", "shard_shape", "nd_shar
 def _check_dtype(buf, span=None):
     dtype = buffer_dtype(buf)
     if dtype not in SUPPORTED_DTYPES:
-        hint = "declare it as bfloat16" if dtype in ("float16", "half") else \
-            "use bfloat16 or float32"
+        hint = "use " + ", ".join(SUPPORTED_DTYPES[:-1]) + " or " + SUPPORTED_DTYPES[-1]
         raise TTUnsupportedError(
             f"buffer {buf.name} has dtype {dtype}; Tenstorrent tiles support "
-            f"{' and '.join(SUPPORTED_DTYPES)} here", span=span, hint=hint)
+            f"{', '.join(SUPPORTED_DTYPES)} here", span=span, hint=hint)
     return dtype
 
 

@@ -421,9 +421,34 @@ inline uint16_t packed_bf16(uint32_t d, bool fp32_dst) {
     return static_cast<uint16_t>((v & 0x7FFF) < 0x80 ? 0 : v);
 }
 
+// What the packer writes for a Float16 output from a 32-bit DST: the BF16 rule at 10 mantissa
+// bits (magnitude rounded half away from zero; NaN and overflow become infinity; results below
+// the smallest normal half, 2^-14, become +0). Not checked against the hardware (docs/MOCK.md).
+inline uint16_t packed_fp16(uint32_t d) {
+    const uint32_t s = (d >> 16) & 0x8000u;
+    uint32_t a = d & 0x7FFFFFFFu;
+    if (a >= 0x7F800000u) return static_cast<uint16_t>(s | 0x7C00u);
+    a += 0x1000u;  // half an ulp of the 13 dropped mantissa bits
+    const int32_t e = static_cast<int32_t>(a >> 23) - 127 + 15;
+    if (e <= 0) return 0;
+    if (e >= 31) return static_cast<uint16_t>(s | 0x7C00u);
+    return static_cast<uint16_t>(s | (static_cast<uint32_t>(e) << 10) | ((a >> 13) & 0x3FFu));
+}
+
+inline uint32_t fp16_to_fp32(uint16_t h) {
+    const uint32_t s = static_cast<uint32_t>(h & 0x8000u) << 16;
+    const uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+    if (e == 31) return s | 0x7F800000u | (m << 13);
+    if (e != 0) return s | ((e + 127 - 15) << 23) | (m << 13);
+    return s | as_bits(static_cast<float>(m) * 0x1p-24f);  // zero or a denormal: exact
+}
+
 }  // namespace
 
 // ---- unpacker ---------------------------------------------------------------------------------
+void unpack_fp16(const uint16_t* l1, uint32_t* src) {
+    for (int i = 0; i < kTileElems; ++i) src[i] = fp16_to_fp32(l1[i]);
+}
 void unpack_bf16(const uint16_t* l1, uint32_t* src) {
     for (int i = 0; i < kTileElems; ++i) src[i] = static_cast<uint32_t>(l1[i]) << 16;
 }
@@ -536,6 +561,9 @@ void pack_fp32(const uint32_t* dst, uint32_t* l1, bool fp32_dst) {
     for (int i = 0; i < kTileElems; ++i) {
         l1[i] = fp32_dst ? dst[i] : static_cast<uint32_t>(packed_bf16(dst[i], false)) << 16;
     }
+}
+void pack_fp16(const uint32_t* dst, uint16_t* l1) {
+    for (int i = 0; i < kTileElems; ++i) l1[i] = packed_fp16(dst[i]);
 }
 void pack_bf16_l1_acc(const uint32_t* dst, uint16_t* l1, bool fp32_dst) {
     for (int i = 0; i < kTileElems; ++i) l1[i] = l1_acc_bf16(l1[i], packed_bf16(dst[i], fp32_dst));
