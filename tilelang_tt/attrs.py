@@ -22,6 +22,9 @@ STAGE_LOG = "tt.stage_log"  # names of all stages applied, in order (requirement
 SCHEDULE = "tt.schedule"  # user scheduling requests (annotate_tt_schedule): {"core_grid": [x, y]}
 COMPILE_OPTIONS = "tt.compile_options"  # validated pass_configs of tilelang_tt.compile / lower
 LAYOUT_REQUEST = "tt.layout_request"  # annotate_tt_layout: {param name: requested layout}
+# T.annotate_l1_alias: [{"name": str, "size": bytes (0: unsized), "group": {"kind": "shared" |
+# "distinct", "members": [buffer name | group, ...]}}, ...] (kinds alternate down the tree)
+L1_ALIAS_REQUEST = "tt.l1_alias_request"
 LAYOUT_DESC = "tt.layout_desc"  # A1: one layout dict per parameter, in parameter order
 ACCESSORS = "tt.accessors"  # D2: list of accessor dicts ("param": i, index, addr_slot, page)
 PARTITION = "tt.partition"  # B1: work partition dict
@@ -32,6 +35,9 @@ KERNEL_SOURCE = "tt.kernel_source"  # D1: name of the PrimFunc the kernel was sp
 COMPUTE_CONFIG = "tt.compute_config"  # D4: ComputeConfig fields
 DST_PLAN = "tt.dst_plan"  # D5: DST capacity and sub-blocking chosen per accumulator
 RUNTIME_ARGS = "tt.runtime_args"  # E1: ordered list of runtime-arg dicts
+# D6: the CB regions (one CircularBufferConfig holding several CB indices each):
+# [{"name", "source": "auto" | "spec", "cbs": [ids], "bytes", "unaliased_bytes"}, ...]
+L1_REGIONS = "tt.l1_regions"
 PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j} of the persistent loop
 
 # ---- compile options: tilelang_tt.compile(func, pass_configs={KEY: value}) ----------------------

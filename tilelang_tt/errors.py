@@ -36,6 +36,12 @@ class TTResourceError(TTCompileError):
     """A resource limit of the device is exceeded (L1, circular buffers, DST, runtime args)."""
 
 
+class TTAliasError(TTCompileError):
+    """An L1 alias spec (``T.annotate_l1_alias``) that cannot hold: a bad nesting of reuse
+    groups, a group mixing memory kinds, a member that does not fit a sized spec, or buffers
+    told to share L1 whose lifetimes overlap."""
+
+
 class TTVerifyError(TTCompileError):
     """The lowered IR violates an invariant checked by VerifyTTIR (a compiler bug or bad input)."""
 

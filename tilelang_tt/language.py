@@ -149,6 +149,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     extra_vars = dict(extra_vars)
     extra_vars[_BIND] = python_value
     _parallel_vars().clear()
+    _alias_specs().clear()
     language_compat.take_noted_error()
     try:
         parsed = parse_function(fn, extra_vars, check_well_formed=check_well_formed, tree=tree)
@@ -160,7 +161,12 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     finally:
         marked = list(_parallel_vars())
         _parallel_vars().clear()
-    return _mark_parallel_loops(parsed, marked)
+        specs = list(_alias_specs())
+        _alias_specs().clear()
+    parsed = _mark_parallel_loops(parsed, marked)
+    if specs:
+        parsed = parsed.with_attr(attrs.L1_ALIAS_REQUEST, specs)
+    return parsed
 
 
 # the TVMScript parser dispatches on the decorator's token
@@ -392,6 +398,114 @@ def use_swizzle(panel_size=None, order="row", enable=True):
 def annotate_layout(layout_map=None):
     """Accepted for TileLang compatibility (fragment layouts do not apply to Tensix)."""
     return None
+
+
+# --------------------------------------------------------------------------------------------
+# L1 aliasing: T.annotate_l1_alias(T.shared(a, T.distinct(b, c)), size=...)
+# --------------------------------------------------------------------------------------------
+class AliasGroup:
+    """A reuse group of an L1 alias spec: ``T.shared(...)`` (the members may occupy the same
+    L1, one after the other: their lifetimes must not overlap) or ``T.distinct(...)`` (the
+    members keep L1 of their own).  Members are block buffers (``T.alloc_shared`` /
+    ``T.alloc_fragment``) or groups of the other kind."""
+
+    def __init__(self, kind: str, members):
+        self.kind = kind
+        self.members = list(members)
+
+    def __repr__(self):
+        return f"T.{self.kind}({', '.join(map(repr, self.members))})"
+
+
+def _alias_error(message: str) -> Exception:
+    from .errors import TTAliasError
+
+    return language_compat.note_error(TTAliasError(message))
+
+
+def shared(*members) -> AliasGroup:
+    """A ``shared`` reuse group of ``T.annotate_l1_alias``: its members share L1."""
+    return AliasGroup("shared", members)
+
+
+def distinct(*members) -> AliasGroup:
+    """A ``distinct`` reuse group of ``T.annotate_l1_alias``: its members do not share L1
+    with each other (each may share with the other members of an enclosing ``shared``)."""
+    return AliasGroup("distinct", members)
+
+
+def _alias_tree(group, parent, seen: dict, path: str) -> dict:
+    if not isinstance(group, AliasGroup):
+        raise _alias_error(f"T.annotate_l1_alias takes a T.shared(...) or T.distinct(...) group, "
+                           f"got {group!r}")
+    if parent is not None and group.kind == parent:
+        raise _alias_error(
+            f"bad nesting of L1 reuse groups: a {group.kind} group inside a {parent} group "
+            f"({path}); groups alternate kinds (T.shared inside T.distinct and vice versa) - "
+            f"list its members in the enclosing group instead")
+    if len(group.members) < 2:
+        raise _alias_error(f"the {group.kind} group {path} has {len(group.members)} member(s); "
+                           "a reuse group relates two or more buffers or groups")
+    members = []
+    for k, m in enumerate(group.members):
+        if isinstance(m, AliasGroup):
+            members.append(_alias_tree(m, group.kind, seen, f"{path}.{m.kind}#{k}"))
+            continue
+        if not isinstance(m, tirx.Buffer):
+            raise _alias_error(f"member {k} of the {group.kind} group {path} is {m!r}; members "
+                               "are block buffers (T.alloc_shared / T.alloc_fragment) or groups")
+        name = str(m.name)
+        if str(m.scope()) not in ("shared", "local.fragment", "global"):
+            raise _alias_error(
+                f"buffer {name} (scope {m.scope()}) cannot be aliased in L1; members are block "
+                "buffers (T.alloc_shared / T.alloc_fragment)")
+        if name in seen:
+            raise _alias_error(f"buffer {name} appears twice in L1 alias specs ({seen[name]} and "
+                               f"{path}); a buffer belongs to one place of one spec")
+        seen[name] = path
+        members.append(name)
+    return {"kind": group.kind, "members": members}
+
+
+def annotate_l1_alias(group, size=None, name=None):
+    """State how block buffers share L1 (a storage alias spec).
+
+    ``group`` is a tree of reuse groups: ``T.shared(a, b, ...)`` lets its members occupy the
+    same L1 one after the other, ``T.distinct(...)`` keeps them apart; kinds alternate down
+    the tree.  ``size`` (bytes) bounds the L1 the spec may take (unsized: what its members
+    need); ``name`` names it in messages and in ``tt.plan.json``.  The compiler checks the
+    spec (nesting here; memory kinds, sizes and lifetimes when it lowers the kernel) and the
+    host configures one circular-buffer region per set of buffers sharing L1."""
+    specs = _alias_specs()
+    label = str(name) if name is not None else f"alias{len(specs)}"
+    if any(sp["name"] == label for sp in specs):
+        raise _alias_error(f"two L1 alias specs are named {label!r}")
+    if size is not None:
+        if isinstance(size, tirx.IntImm):
+            size = int(size.value)
+        if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+            raise _alias_error(f"L1 alias spec {label}: size must be a positive number of bytes, "
+                               f"got {size!r}")
+    seen = {}
+    for sp in specs:
+        _collect_names(sp["group"], sp["name"], seen)
+    tree = _alias_tree(group, None, seen, f"{label}:{getattr(group, 'kind', '?')}")
+    specs.append({"name": label, "size": int(size or 0), "group": tree})
+    return None
+
+
+def _collect_names(tree, where, out):
+    for m in tree["members"]:
+        if isinstance(m, dict):
+            _collect_names(m, where, out)
+        else:
+            out[m] = where
+
+
+def _alias_specs() -> list:
+    if not hasattr(_STATE, "l1_alias"):
+        _STATE.l1_alias = []
+    return _STATE.l1_alias
 
 
 # --------------------------------------------------------------------------------------------

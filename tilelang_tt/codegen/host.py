@@ -2,7 +2,8 @@
 
 It opens a unit MeshDevice, creates one MeshBuffer per tensor (DRAM interleaved, or sharded
 in DRAM or L1 through a ``ShardSpecBuffer``, as the tensor's layout says), the circular
-buffers on the cores that have work, the three kernels (compile-time args: the accessors'
+buffers on the cores that have work (the CBs of one ``l1`` region of the plan as one
+``CircularBufferConfig`` holding all their indices, each with its page size), the three kernels (compile-time args: the accessors'
 ``TensorAccessorArgs``), sets each core's runtime args, writes the inputs (tilized), runs the
 workload and reads the outputs back (untilized).  A tensor whose tiled plane is not its last
 two dims (plan ``axes``) is permuted into page order before tilizing and back after.  Usage:
@@ -187,7 +188,21 @@ def host_source(plan: dict) -> str:
     w("    });")
     w("")
     w("    // circular buffers")
+    regions = {r["name"]: r for r in plan.get("l1", {}).get("regions", [])}
+    by_id = {cb["id"]: cb for cb in plan["circular_buffers"]}
+    for r in regions.values():  # CBs whose lifetimes do not overlap: one region, several indices
+        idx = [f"tt::CBIndex::c_{c}" for c in r["cbs"]]
+        spec = ", ".join(f"{{{i}, tt::DataFormat::{by_id[c]['data_format']}}}"
+                         for i, c in zip(idx, r["cbs"]))
+        pages = "".join(f".set_page_size({i}, {by_id[c]['page_bytes']})"
+                        for i, c in zip(idx, r["cbs"]))
+        w(f"    // {' + '.join(r['names'])}: one L1 region ({r['source']} {r['name']}: "
+          f"{r['bytes']} bytes instead of {r['unaliased_bytes']})")
+        w(f"    tt::tt_metal::CreateCircularBuffer(program, cores, tt::tt_metal::CircularBufferConfig("
+          f"{r['bytes']}, {{{spec}}}){pages});")
     for cb in plan["circular_buffers"]:
+        if "region" in cb:
+            continue
         idx = f"tt::CBIndex::c_{cb['id']}"
         glob = (f".set_globally_allocated_address(*{cb['in_place']}_buffer->get_reference_buffer())"
                 if "in_place" in cb else "")

@@ -4,7 +4,9 @@ Tensors (buffer descriptors: shape, dtype, layout, pages, shards), circular buff
 with their compile-time and runtime argument layouts, the compute configuration, the partition
 (``partition_mode``: ``global`` or ``local_shard``, ``core_ranges``: the used cores as
 inclusive rectangles ``[x0, y0, x1, y1]``, ``layouts``: each tensor's memory, layout and shard
-geometry) and, per core, its range of work units (and in ``local_shard`` its shard).  Everything is read from the lowered module's attributes, so building
+geometry), the CBs' L1 (``l1``: bytes with and without aliasing, ``saved_bytes``, and the
+``regions`` of CBs sharing L1; each such CB names its ``region``) and, per core, its range of
+work units (and in ``local_shard`` its shard).  Everything is read from the lowered module's attributes, so building
 the plan takes the same time for any problem size.
 
 On request (``build_plan(mod, pages=True)``: a debugging aid and test oracle, not used by
@@ -23,7 +25,7 @@ from tvm import tirx
 from .. import attrs, ops
 from ..errors import TTVerifyError
 from ..passes.common import DATA_FORMAT, get_attr, to_py
-from ..passes.verify.verify_ttir import all_cbs, kernels_of
+from ..passes.verify.verify_ttir import all_cbs, cb_footprint, kernels_of
 from ..target import SDK_NAME, SDK_VERSION
 
 PLAN_VERSION = 1
@@ -182,6 +184,19 @@ def build_plan(mod, pages: bool = False) -> dict:
         })
         if "in_place" in e:  # the ring is this tensor's L1 shard (set_globally_allocated_address)
             cbs[-1]["in_place"] = str(reader.params[int(e["in_place"])].name)
+    regions = to_py(get_attr(kernels["compute"], attrs.L1_REGIONS, [])) or []
+    by_id = {cb["id"]: cb for cb in cbs}
+    l1_regions = []
+    for r in regions:  # CBs sharing one L1 region (one CircularBufferConfig, several indices)
+        ids = [int(c) for c in r["cbs"]]
+        for c in ids:
+            by_id[c]["region"] = r["name"]
+        l1_regions.append({"name": r["name"], "source": r["source"], "cbs": ids,
+                           "names": [by_id[c]["name"] for c in ids], "bytes": int(r["bytes"]),
+                           "unaliased_bytes": int(r["unaliased_bytes"]),
+                           "saved_bytes": int(r["unaliased_bytes"]) - int(r["bytes"])})
+    own = sum(cb["num_pages"] * cb["page_bytes"] for cb in cbs if "in_place" not in cb)
+    footprint = cb_footprint(all_cbs(kernels), regions)
 
     cores = [{"core": [x, y], "start_id": start, "count": count}
              for x, y, start, count in partition["work"]]
@@ -209,6 +224,9 @@ def build_plan(mod, pages: bool = False) -> dict:
                       "num_cores": partition["num_cores"], "shard": partition["shard"]},
         "tensors": tensors,
         "circular_buffers": cbs,
+        # L1 of the circular buffers per core: with and without the regions' sharing
+        "l1": {"cb_bytes": footprint, "cb_bytes_unaliased": own, "saved_bytes": own - footprint,
+               "regions": l1_regions},
         "kernels": {kind: _kernel_entry(kind, f) for kind, f in kernels.items()},
         "cores": cores,
     }

@@ -24,6 +24,7 @@ folder, TVM's own where they do the job):
     compute    D4   InsertComputeInitTT        hw start-up, per-op init, format reconfiguration
                D5   InsertDSTManagementTT      acquire/commit/wait/pack/release, sub-blocking
                D5.1 StmtSimplify (TVM)         index arithmetic simplified
+               D6   PlanL1AliasTT              CBs with disjoint lifetimes share L1 regions
     protocol   E1   LowerPersistentLoopTT      runtime args; the persistent loop in the IR
     verify     F    VerifyTTIR                 completeness, device limits, protocol on every path
 
@@ -46,6 +47,7 @@ from ..target import resolve_target
 from .common import collect, run_pass
 from .compute.compute_init import InsertComputeInitTT
 from .compute.dst_management import InsertDSTManagementTT
+from .compute.l1_alias import PlanL1AliasTT
 from .dataflow.copy_forwarding import ForwardBlockCopiesTT
 from .dataflow.shared_to_cb import LowerSharedToCB
 from .dataflow.tile_dfg import BuildTileDFGTT
@@ -87,6 +89,7 @@ STAGES = [
     ("D4", InsertComputeInitTT),
     ("D5", InsertDSTManagementTT),
     ("D5.1", tvm.tirx.transform.StmtSimplify()),
+    ("D6", PlanL1AliasTT),
     ("E1", LowerPersistentLoopTT),
     ("F", VerifyTTIR),
 ]

@@ -9,8 +9,10 @@ Checks (``TTResourceError`` for device limits, ``TTVerifyError`` for broken inva
 * no abstract op (``tt.read_to_cb``, ``tt.mm.mma``, ``tt.fpu.*`` ...), tile primitive or
   element access is left;
 * CB ids are unique, at most 32, and every CB used by a call is allocated in its kernel;
-* the CBs' L1 footprint (pages x page size, all CBs) plus the core's shards of L1-sharded
-  tensors fits the core's usable L1 (the error names the tensors, bytes needed and available);
+* the CBs' L1 footprint (pages x page size; the CBs of one ``tt.l1_regions`` region share its
+  bytes) plus the core's shards of L1-sharded tensors fits the core's usable L1 (the error
+  names the tensors, bytes needed and available); each CB is in at most one region, which
+  holds its ring in whole blocks;
 * every op's arity and operand kinds conform to the op registry;
 * the TT-Metalium protocol holds on every path (:mod:`.protocol`): CB reserve/push and
   wait/pop balanced on every path and loop iteration, NOC barriers before a push (reader) and
@@ -123,8 +125,11 @@ def VerifyTTIR(mod, ctx):
     for e in cbs:
         if e["dtype"] not in DATA_FORMAT:
             raise TTVerifyError(f"CB {e['name']} has unsupported data format {e['dtype']}")
-    # a CB used in place occupies its tensor's L1 shard, counted with the shards
-    footprint = sum(cb_bytes(e) for e in cbs if "in_place" not in e)
+    # a CB used in place occupies its tensor's L1 shard, counted with the shards; the CBs of
+    # one region (PlanL1AliasTT) share its bytes
+    regions = to_py(get_attr(kernels["compute"], attrs.L1_REGIONS, [])) or []
+    _check_regions(regions, cbs)
+    footprint = cb_footprint(cbs, regions)
     layouts = to_py(get_attr(kernels["compute"], attrs.LAYOUT_DESC, [])) or []
     shards = [(d["name"], shard_bytes(d)) for d in layouts
               if d["memory"] == "L1" and d["layout"] == "sharded"]
@@ -143,6 +148,32 @@ def VerifyTTIR(mod, ctx):
             f"{profile.l1_usable_bytes // 1024} KiB usable: {detail}",
             hint="use smaller blocks or fewer pipeline stages (num_stages)")
     return mod
+
+
+def cb_footprint(cbs, regions) -> int:
+    """L1 bytes of the CBs: a region's once, every other CB's ring (CBs on L1 shards: 0)."""
+    in_region = {int(c) for r in regions for c in r["cbs"]}
+    return sum(int(r["bytes"]) for r in regions) + sum(
+        cb_bytes(e) for e in cbs if "in_place" not in e and int(e["id"]) not in in_region)
+
+
+def _check_regions(regions, cbs):
+    """Each CB in at most one region; a region holds every member's ring, in whole blocks."""
+    by_id = {int(e["id"]): e for e in cbs}
+    seen = set()
+    for r in regions:
+        for c in r["cbs"]:
+            c = int(c)
+            e = by_id.get(c)
+            if e is None or c in seen or "in_place" in e:
+                raise TTVerifyError(f"L1 region {r['name']}: CB {c} is unknown, on an L1 shard "
+                                    "or in two regions")
+            seen.add(c)
+            block = int(e["rows"]) * int(e["cols"]) * int(e["page_bytes"])
+            if int(r["bytes"]) < cb_bytes(e) or int(r["bytes"]) % block:
+                raise TTVerifyError(f"L1 region {r['name']} ({r['bytes']} bytes) does not hold "
+                                    f"CB {e['name']}'s ring of {cb_bytes(e)} bytes in whole "
+                                    "blocks")
 
 
 def cb_bytes(entry) -> int:
