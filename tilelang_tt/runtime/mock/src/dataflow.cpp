@@ -140,6 +140,32 @@ void barrier(bool reads) {
     f.pending.resize(keep);
 }
 
+// CBs created by one CircularBufferConfig share its L1 region (every index's ring starts at the
+// region's address): a CB may take pages only while the others of its region hold none.
+void check_region_free(const Core& c, const CBConfig& cfg, int32_t cb, const ApiCall& what) {
+    for (int j = 0; j < kMaxCBs; ++j) {
+        if (j == cb || !(cfg.region & (1u << j))) continue;
+        const CBState& o = c.cb[j];
+        if (o.filled == 0 && o.reserved == 0) continue;
+        std::string holder;
+        if (o.filled) {
+            holder = std::to_string(o.filled) + " page(s) pushed by " +
+                     (o.push_fiber ? o.push_fiber->file + " (" + kind_name(o.push_fiber->kind) + " kernel)"
+                                   : std::string("?")) +
+                     " (last " + o.last_push_call.str() + ") and not yet popped";
+        } else {
+            holder = std::to_string(o.reserved) + " page(s) reserved by " +
+                     (o.reserve_fiber ? o.reserve_fiber->file + " (" + kind_name(o.reserve_fiber->kind) +
+                                            " kernel)"
+                                      : std::string("?")) +
+                     " (" + o.last_reserve_call.str() + ") and not yet pushed";
+        }
+        fail(what.str() + ": CB " + std::to_string(cb) + " shares its L1 region with CB " + std::to_string(j) +
+             " (one CircularBufferConfig), which still holds " + holder +
+             "; the CBs of one region must never hold pages at the same time");
+    }
+}
+
 }  // namespace
 
 // ---- runtime args -------------------------------------------------------------------------
@@ -185,6 +211,9 @@ void ttmock::cb_reserve_back(int32_t cb, int32_t n) {
                     });
     }
     if (need > s.reserved) s.reserved = need;
+    s.reserve_fiber = &f;
+    s.last_reserve_call = what;
+    if (cfg.region != (1u << cb)) check_region_free(c, cfg, cb, what);
 }
 
 bool ttmock::cb_pages_reservable_at_back(int32_t cb, int32_t n) {

@@ -49,6 +49,9 @@ struct CBConfig {
     uint32_t total_bytes = 0;
     uint32_t page_bytes = 0;
     tt::DataFormat format = tt::DataFormat::Invalid;
+    // the CB indices of the CircularBufferConfig that created this CB (bit i: c_i): they share
+    // its L1 region, so no two of them may hold pages at the same time
+    uint32_t region = 0;
     uint32_t pages() const { return page_bytes ? total_bytes / page_bytes : 0; }
 };
 
@@ -65,6 +68,8 @@ struct CBState {
     const Fiber* push_fiber = nullptr;
     const Fiber* pop_fiber = nullptr;
     ApiCall last_push_call;
+    const Fiber* reserve_fiber = nullptr;  // the kernel that reserved last, and its call
+    ApiCall last_reserve_call;
     // ... and formatted for messages when the run ends
     std::string pusher, popper;  // "reader.cpp (reader kernel)"
     std::string last_push;       // the last cb_push_back call

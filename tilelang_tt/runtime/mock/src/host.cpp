@@ -176,6 +176,13 @@ void* compile_kernel(const KernelDesc& k) {
 
 // A CB on an L1 buffer's memory (set_globally_allocated_address): on every core of the CB the
 // ring must lie inside the shards of a sharded L1 buffer that core holds.
+// The CB indices one CircularBufferConfig creates share its L1 region (bit i: c_i).
+static uint32_t region_mask(const CBAlloc& cb) {
+    uint32_t mask = 0;
+    for (const auto& [idx, fmtv] : cb.formats) mask |= 1u << idx;
+    return mask;
+}
+
 static void configure_global_cb(Device& d, const CBAlloc& cb) {
     const uint32_t addr = *cb.global_address;
     const ShardedBuffer* b = sharded_buffer_at(false, addr);
@@ -210,6 +217,7 @@ static void configure_global_cb(Device& d, const CBAlloc& cb) {
                 host_fail("circular buffer c_" + std::to_string(idx) + ": no page size, or the total size is not a multiple of it");
             }
             cfg.page_bytes = ps->second;
+            cfg.region = region_mask(cb);
         }
     }
 }
@@ -260,6 +268,7 @@ void launch(tt::tt_metal::detail::ProgramImpl& p) {
                 cfg.offset = offset;
                 cfg.total_bytes = cb.total_size;
                 cfg.format = fmtv;
+                cfg.region = region_mask(cb);
                 auto ps = cb.page_sizes.find(idx);
                 if (ps == cb.page_sizes.end()) {
                     host_fail("circular buffer c_" + std::to_string(idx) +
