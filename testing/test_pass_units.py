@@ -92,6 +92,12 @@ GUARANTEES = {
     "D4": lambda m: "tt.compute_kernel_hw_startup" in _names(m),
     "D5": lambda m: "abstract" not in _families(m),
     "D5.1": lambda m: True,
+    # every kernel lists the same regions, each of two or more compute-only CBs
+    "D6": lambda m: all(
+        to_py(f.attrs[attrs.L1_REGIONS]) == to_py(_funcs(m)[0].attrs[attrs.L1_REGIONS]) and all(
+            len(r["cbs"]) >= 2 and all(e["role"] == "intermediate" for e in to_py(
+                f.attrs[attrs.TILE_DFG]) if int(e["id"]) in {int(c) for c in r["cbs"]})
+            for r in to_py(f.attrs[attrs.L1_REGIONS])) for f in _funcs(m)),
     "E1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AttrStmt)
                          if str(a.attr_key) == attrs.PERSISTENT_BODY],
     "F": lambda m: True,

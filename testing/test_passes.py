@@ -50,7 +50,8 @@ def test_stage_list_is_complete():
         "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "BuildTileDFGTT", "PlaceL1ShardsTT",
         "SplitDeviceKernel",
         "ConfigureTensorAccessorTT", "LowerCBIntrinsics", "InsertComputeInitTT",
-        "InsertDSTManagementTT", "tirx.StmtSimplify", "LowerPersistentLoopTT", "VerifyTTIR"]
+        "InsertDSTManagementTT", "tirx.StmtSimplify", "PlanL1AliasTT", "LowerPersistentLoopTT",
+        "VerifyTTIR"]
     for _, p in pipeline.STAGES:
         assert isinstance(p, tvm.transform.Pass)
 
