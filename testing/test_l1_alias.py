@@ -159,8 +159,11 @@ def test_sized_spec_smaller_than_its_regions():
 
 def test_overlapping_lifetimes_named():
     with pytest.raises(TTAliasError, match=r"between A and B, but their lifetimes overlap "
-                                           r"\(B is first used before .* last use of A"):
+                                           r"\(B is first used before .* last use of A") as info:
         tilelang_tt.compile(chain("overlap"), out_idx=-1)
+    # the message quotes the annotation's line
+    assert re.search(r"test_l1_alias\.py:\d+ `T\.annotate_l1_alias\(T\.shared\(A, B\)\)`",
+                     str(info.value))
 
 
 def test_reader_filled_buffer_cannot_share():

@@ -467,6 +467,20 @@ def _alias_tree(group, parent, seen: dict, path: str) -> dict:
     return {"kind": group.kind, "members": members}
 
 
+def _statement_location():
+    """(file, line) of the kernel statement the TVMScript parser is evaluating, if any."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        if frame.f_code.co_name == "visit_expr_stmt" and "node" in frame.f_locals:
+            try:
+                span = frame.f_locals["self"].diag.source.to_span(frame.f_locals["node"])
+                return str(span.source_name.name), int(span.line)
+            except Exception:
+                return None
+        frame = frame.f_back
+    return None
+
+
 def annotate_l1_alias(group, size=None, name=None):
     """State how block buffers share L1 (a storage alias spec).
 
@@ -490,7 +504,11 @@ def annotate_l1_alias(group, size=None, name=None):
     for sp in specs:
         _collect_names(sp["group"], sp["name"], seen)
     tree = _alias_tree(group, None, seen, f"{label}:{getattr(group, 'kind', '?')}")
-    specs.append({"name": label, "size": int(size or 0), "group": tree})
+    spec = {"name": label, "size": int(size or 0), "group": tree}
+    where = _statement_location()
+    if where is not None:
+        spec["file"], spec["line"] = where
+    specs.append(spec)
     return None
 
 

@@ -49,6 +49,14 @@ _PROTOCOL = ("tt.cb_reserve_back", "tt.cb_push_back", "tt.cb_wait_front", "tt.cb
 _ALWAYS = (-1, float("inf"))  # a lifetime covering the whole work unit (and beyond)
 
 
+def _span(spec):
+    """A span at the spec's ``T.annotate_l1_alias`` line (errors quote it)."""
+    if "line" not in spec:
+        return None
+    line = int(spec["line"])
+    return tvm.ir.Span(tvm.ir.SourceName(str(spec["file"])), line, line, 0, 0)
+
+
 def _ring_bytes(e) -> int:
     return int(e["rows"]) * int(e["cols"]) * int(e["depth"]) * int(e["page_bytes"])
 
@@ -207,7 +215,8 @@ class _Planner:
                             f"buffer {e['name']} does not fit L1 alias spec {spec['name']}: it "
                             f"needs {_ring_bytes(e)} bytes ({e['rows']}x{e['cols']} tiles x "
                             f"{e['depth']} blocks of {e['page_bytes']}-byte tiles) and the spec "
-                            f"holds {size} bytes", hint="enlarge the spec or leave it unsized")
+                            f"holds {size} bytes", hint="enlarge the spec or leave it unsized",
+                            span=_span(spec))
             total = sum(self.region_bytes(r) for r in regions)
             if total > size:
                 detail = "; ".join(
@@ -217,7 +226,7 @@ class _Planner:
                     f"L1 alias spec {spec['name']} holds {size} bytes but its members need "
                     f"{total} bytes as it groups them ({detail})",
                     hint="enlarge the spec, or put buffers whose lifetimes do not overlap in "
-                    "one T.shared group")
+                    "one T.shared group", span=_span(spec))
         return regions
 
     def check_share(self, spec, a, b):
@@ -233,7 +242,7 @@ class _Planner:
         raise TTAliasError(
             f"L1 alias spec {spec['name']} shares L1 between {ea['name']} and {eb['name']}, but "
             f"their lifetimes overlap ({'; '.join(reasons)})",
-            hint="put them in a T.distinct group, or in different specs")
+            hint="put them in a T.distinct group, or in different specs", span=_span(spec))
 
     # ---- automatic ------------------------------------------------------------------------
     def auto_regions(self, taken: set) -> list:
@@ -282,9 +291,10 @@ def _check_kinds(spec, tree, kinds):
         raise TTAliasError(
             f"L1 alias spec {spec['name']} mixes memory kinds: {', '.join(l1)} (L1 circular "
             f"buffers) with {what}", hint="an alias spec relates block buffers in L1 only; "
-            "GEMM accumulators live in DST, tensors in DRAM or in their L1 shards")
+            "GEMM accumulators live in DST, tensors in DRAM or in their L1 shards",
+            span=_span(spec))
     raise TTAliasError(f"L1 alias spec {spec['name']} holds no L1 block buffer: {what}",
-                       hint="an alias spec relates block buffers in L1 only")
+                       hint="an alias spec relates block buffers in L1 only", span=_span(spec))
 
 
 def _leaves(tree):
