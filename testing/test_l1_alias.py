@@ -68,6 +68,31 @@ def test_softmax_row_statistics_share_l1():
                                atol=4e-3, rtol=2e-2)
 
 
+def test_flash_attention_intermediates_share_l1():
+    import ml_dtypes
+
+    import flash_attention as fa
+
+    batch, heads, seq_len, dim = 1, 2, 128, 64
+    art = tilelang_tt.compile(fa.flashattn(batch, heads, seq_len, dim, False, 32, 32),
+                              out_idx=-1, pass_configs=fa.PASS_CONFIGS)
+    l1 = art.plan["l1"]
+    assert l1["saved_bytes"] >= l1["cb_bytes_unaliased"] // 3
+    by_id = {cb["id"]: cb for cb in art.plan["circular_buffers"]}
+    shared = {c for r in l1["regions"] for c in r["cbs"]}
+    # the running max, sum and output (carried by the K/V loop) keep their own L1
+    for c in shared:
+        assert by_id[c]["role"] == "intermediate"
+    carried = [cb for cb in by_id.values() if cb["role"] == "intermediate" and cb["id"] not in
+               shared and cb["name"] in ("scores_max", "logsum", "acc_o")]
+    assert len(carried) == 3
+    rng = np.random.default_rng(7)
+    q, k, v = [rng.standard_normal((batch * heads * seq_len, dim)).astype(ml_dtypes.bfloat16)
+               for _ in range(3)]
+    ref = fa.reference(q, k, v, batch, heads, seq_len, dim, False)
+    np.testing.assert_allclose(as_f32(art(q, k, v)), as_f32(ref), rtol=1e-2, atol=1e-2)
+
+
 def test_gemm_operands_and_results_never_share():
     # every CB of a GEMM is filled by the reader or drained by the writer
     art = tilelang_tt.compile(kernels.matmul(64, 64, 64, 32, 32, 32), out_idx=-1)
