@@ -265,3 +265,60 @@ def test_emulator_rejects_live_pages_in_two_cbs_of_a_region():
     assert re.search(r"core \(?\d+\s*,\s*\d+\)?", msg)
     assert (f"CB {ids['C']} shares its L1 region with CB {ids['A']}" in msg
             and "pushed by compute.cpp (compute kernel)" in msg)
+
+
+# ---- lifetimes, from hand-written compute IR -------------------------------------------------
+
+LIFETIMES = '''
+@T.prim_func
+def k_compute():
+    T.func_attr({"global_symbol": "k_compute"})
+    a: T.let[T.int32] = T.tt.alloc_cb(24, 1, 1, 2, "float32", "a")
+    b: T.let[T.int32] = T.tt.alloc_cb(25, 1, 1, 2, "float32", "b")
+    c: T.let[T.int32] = T.tt.alloc_cb(26, 1, 1, 2, "float32", "c")
+    d: T.let[T.int32] = T.tt.alloc_cb(27, 1, 1, 2, "float32", "d")
+    with T.attr({"tt.persistent_body": 4}):
+        T.tt.cb_reserve_back(a, 1)
+        T.tt.cb_push_back(a, 1)
+        T.tt.cb_reserve_back(b, 1)
+        T.tt.cb_push_back(b, 1)
+        T.tt.cb_wait_front(b, 1)
+        for i in range(4):
+            T.tt.cb_wait_front(a, 1)
+            T.tt.cb_pop_front(a, 1)
+            T.tt.cb_reserve_back(a, 1)
+            T.tt.cb_push_back(a, 1)
+            T.tt.cb_reserve_back(c, 1)
+            T.tt.cb_push_back(c, 1)
+            T.tt.cb_wait_front(c, 1)
+            T.tt.copy_tile(b, 0, 0)
+            T.tt.cb_pop_front(c, 1)
+        T.tt.cb_wait_front(a, 1)
+        T.tt.cb_pop_front(a, 1)
+        T.tt.cb_pop_front(b, 1)
+        T.tt.cb_reserve_back(d, 1)
+        T.tt.cb_push_back(d, 1)
+        T.tt.cb_wait_front(d, 1)
+        T.tt.cb_pop_front(d, 1)
+'''
+
+
+def test_lifetimes_of_loops_and_carries():
+    import tvm
+    from tvm import tirx
+
+    from tilelang_tt import ops
+    from tilelang_tt.passes.common import collect, split_persistent
+    from tilelang_tt.passes.compute.l1_alias import _Uses, _overlap
+
+    func = tvm.script.from_source(LIFETIMES)
+    cb_vars = {b.var: int(b.value.args[0]) for b in collect(func.body, tirx.Bind)
+               if ops.tt_op_name(b.value) == "tt.alloc_cb"}
+    uses = _Uses(split_persistent(func.body)[1].body, cb_vars)
+    life = {cid: uses.lifetime(cid) for cid in (24, 25, 26, 27)}
+    (loop,) = uses.loops
+    assert life[24][1] and not any(life[c][1] for c in (25, 26, 27))  # the loop carries a
+    assert life[25][0][0] < loop[0] and life[25][0][1] > loop[1]  # b: read inside, popped after
+    assert loop[0] <= life[26][0][0] and life[26][0][1] <= loop[1]  # c: within one iteration
+    assert _overlap(life[25][0], life[26][0]) and not _overlap(life[26][0], life[27][0])
+    assert not _overlap(life[25][0], life[27][0])
