@@ -140,12 +140,17 @@ class _Planner:
                 self.entries.setdefault(int(e["id"]), e)
         cb_vars = {b.var: int(b.value.args[0]) for b in collect(compute.body, tirx.Bind)
                    if ops.tt_op_name(b.value) == "tt.alloc_cb"}
-        _, persistent = split_persistent(compute.body)
+        prologue, persistent = split_persistent(compute.body)
         self.uses = _Uses(persistent.body, cb_vars)
+        outside = _Uses(tirx.SeqStmt(list(prologue)) if len(prologue) > 1 else
+                        (prologue[0] if prologue else tirx.Evaluate(0)), cb_vars).uses
         self.life, self.why = {}, {}
         for cid, e in self.entries.items():
             span, carried = self.uses.lifetime(cid)
-            if e["role"] != "intermediate":
+            if cid in outside:
+                self.life[cid] = _ALWAYS
+                self.why[cid] = "the compute kernel uses it outside the loop over work units"
+            elif e["role"] != "intermediate":
                 self.life[cid] = _ALWAYS
                 self.why[cid] = {
                     "input": "the reader kernel fills it ahead of the compute kernel",
