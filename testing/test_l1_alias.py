@@ -56,6 +56,23 @@ def test_layernorm_intermediates_share_l1():
     np.testing.assert_allclose(as_f32(art(x)), ref, atol=5e-3, rtol=5e-3)
 
 
+def test_layernorm_fits_l1_only_with_aliasing():
+    # 34 fp32 tiles per row: X_s, Y_s, D2 and two broadcast blocks of 272 KiB each need
+    # 1404 KiB of CBs, over a Wormhole core's 1364 KiB; sharing D2's L1 brings it under
+    N = 34 * 32
+    with pytest.raises(tilelang_tt.TTResourceError, match=r"circular buffers need 1404 KiB of "
+                                                          r"L1 but a wormhole_b0 core has 1364"):
+        tilelang_tt.compile(kernels.layernorm(32, N, 32, "float32"), out_idx=-1,
+                            pass_configs={"tt.l1_alias": False})
+    art = tilelang_tt.compile(kernels.layernorm(32, N, 32, "float32"), out_idx=-1)
+    l1 = art.plan["l1"]
+    assert l1["cb_bytes_unaliased"] == 1404 * 1024 and l1["cb_bytes"] <= 1364 * 1024
+    x = (rand((32, N), "float32", 5) * 3 + 1).astype(np.float32)
+    xf = x.astype(np.float64)
+    ref = (xf - xf.mean(axis=1, keepdims=True)) / np.sqrt(xf.var(axis=1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(as_f32(art(x)), ref, atol=5e-3, rtol=5e-3)
+
+
 def test_softmax_row_statistics_share_l1():
     art = tilelang_tt.compile(kernels.softmax(96, 128, 32, "bfloat16"), out_idx=-1)
     (r,) = art.plan["l1"]["regions"]

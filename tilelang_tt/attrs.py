@@ -41,12 +41,14 @@ L1_REGIONS = "tt.l1_regions"
 PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j} of the persistent loop
 
 # ---- compile options: tilelang_tt.compile(func, pass_configs={KEY: value}) ----------------------
-# (TileLang's `pass_configs` dict style; validated by tilelang_tt.compiler, read by D4)
+# (TileLang's `pass_configs` dict style; validated by tilelang_tt.compiler, read by D4 and D6)
 PC_MATH_FIDELITY = "tt.math_fidelity"  # "LoFi" | "HiFi2" | "HiFi3" | "HiFi4" (matrix engine)
 PC_FP32_DEST_ACC_EN = "tt.fp32_dest_acc_en"  # bool: DST holds fp32 (True) or 16-bit data
+PC_L1_ALIAS = "tt.l1_alias"  # bool: D6 shares L1 between CBs automatically (default True)
 PASS_CONFIGS: dict[str, object] = {
     PC_MATH_FIDELITY: ("LoFi", "HiFi2", "HiFi3", "HiFi4"),
     PC_FP32_DEST_ACC_EN: bool,
+    PC_L1_ALIAS: bool,
 }
 
 # ---- allocation annotations ----------------------------------------------------------------

@@ -27,8 +27,9 @@ Guarantees:
   member or the bytes).  A spec is realised as regions: a ``distinct`` group keeps its
   members' regions apart, a ``shared`` group overlays its branches' regions (largest with
   largest).  Versions of one user buffer are distinct.
-* the other ``intermediate`` CBs whose lifetimes are disjoint are packed into regions
-  automatically (largest first, each into the region where it saves the most L1);
+* unless the compile option ``tt.l1_alias`` is False, the other ``intermediate`` CBs whose
+  lifetimes are disjoint are packed into regions automatically (largest first, each into the
+  region where it saves the most L1);
 * ``tt.l1_regions`` on every kernel lists the regions of two or more CBs:
   ``{name, source, cbs, bytes, unaliased_bytes}``; the IR is unchanged.
 """
@@ -331,7 +332,9 @@ def PlanL1AliasTT(mod, ctx):
             taken.update(r)
             if len(r) > 1:
                 regions.append((spec["name"], "spec", r))
-    for k, r in enumerate(planner.auto_regions(taken)):
+    options = to_py(get_attr(compute, attrs.COMPILE_OPTIONS, {})) or {}
+    auto = planner.auto_regions(taken) if options.get(attrs.PC_L1_ALIAS, True) else []
+    for k, r in enumerate(auto):
         regions.append((f"auto{k}", "auto", r))
     table = [{"name": name, "source": source, "cbs": sorted(r),
               "bytes": planner.region_bytes(r),
