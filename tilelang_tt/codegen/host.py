@@ -3,9 +3,9 @@
 It opens a unit MeshDevice, creates one MeshBuffer per tensor (DRAM interleaved, or sharded
 in DRAM or L1 through a ``ShardSpecBuffer``, as the tensor's layout says), the circular
 buffers on the cores that have work (the CBs of one ``l1`` region of the plan as one
-``CircularBufferConfig`` holding all their indices, each with its page size), the three kernels (compile-time args: the accessors'
-``TensorAccessorArgs``), sets each core's runtime args, writes the inputs (tilized), runs the
-workload and reads the outputs back (untilized).  A tensor whose tiled plane is not its last
+``CircularBufferConfig`` holding all their indices, each with its page size), the three
+kernels (compile-time args: the accessors' ``TensorAccessorArgs``), sets each core's runtime
+args, writes the inputs (tilized), runs the workload and reads the outputs back (untilized).  A tensor whose tiled plane is not its last
 two dims (plan ``axes``) is permuted into page order before tilizing and back after.  Usage:
 
     main <path per tensor, in parameter order>

@@ -6,8 +6,8 @@ with their compile-time and runtime argument layouts, the compute configuration,
 inclusive rectangles ``[x0, y0, x1, y1]``, ``layouts``: each tensor's memory, layout and shard
 geometry), the CBs' L1 (``l1``: bytes with and without aliasing, ``saved_bytes``, and the
 ``regions`` of CBs sharing L1; each such CB names its ``region``) and, per core, its range of
-work units (and in ``local_shard`` its shard).  Everything is read from the lowered module's attributes, so building
-the plan takes the same time for any problem size.
+work units (and in ``local_shard`` its shard).  Everything is read from the lowered module's
+attributes, so building the plan takes the same time for any problem size.
 
 On request (``build_plan(mod, pages=True)``: a debugging aid and test oracle, not used by
 the host program or the runtime) each core also lists the DRAM pages its reader reads and
