@@ -74,7 +74,7 @@ def _transposed_gemm_operand(call, fresh):
     shape = _block_shape(a)
     if len(shape) != 2:
         raise TTUnsupportedError(
-            f"T.gemm(transpose_A=True): A {a.source.name} must be a 2-D block "
+            f"T.gemm(transpose_A=True): the A operand {a.source.name} must be a 2-D block "
             f"(its region has extents {list(shape)})", span=call.span)
     made = tirx.decl_buffer(shape[::-1], buffer_dtype(a.source), fresh(f"{a.source.name}_T"),
                             scope="shared")
