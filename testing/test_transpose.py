@@ -15,7 +15,7 @@ pytest.importorskip("tilelang_tt.runtime.mockbuild", reason="emulator driver not
 import tilelang_tt
 import tilelang_tt.language as T
 from helpers import (BF16, as_f32, assert_matmul, compute_config, pack_round_bf16,
-                     pack_round_fp16, rand)
+                     pack_round_fp16, rand, src_operand)
 from tilelang_tt import TTCompileError, TTLayoutError, TTUnsupportedError
 
 
@@ -157,6 +157,38 @@ def test_parallel_expression_of_a_block_and_its_transpose(dtype):
     exact = as_f32(a).T + as_f32(a)  # both operands exact in fp32 DST, one fp32 add
     expected = pack_round_bf16(exact) if dtype == "bfloat16" else exact
     np.testing.assert_array_equal(as_f32(art(a)), expected)
+
+
+def test_transposed_operand_next_to_a_row_maximum():
+    """``C_s[j, i] = A_s[i, j] - R[j]``: R (the row maxima of B_s, a column vector of the
+    destination) meets a transposed operand, so it is broadcast into a whole block first (the
+    matrix engine reads tiles as stored).  fp32: the reduction reads B_s as TF32; the
+    transposition and the subtraction are exact fp32."""
+
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32"),
+             C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2) as (bx, by):
+            A_s = T.alloc_shared((32, 32), "float32")
+            B_s = T.alloc_shared((32, 32), "float32")
+            C_s = T.alloc_shared((32, 32), "float32")
+            R = T.alloc_fragment((32,), "float32")
+            T.copy(A[bx * 32, by * 32], A_s)
+            T.copy(B[by * 32, bx * 32], B_s)
+            T.reduce_max(B_s, R, dim=1)
+            for i, j in T.Parallel(32, 32):
+                C_s[j, i] = A_s[i, j] - R[j]
+            T.copy(C_s, C[by * 32, bx * 32])
+
+    art = tilelang_tt.compile(main, out_idx=[2])
+    a, b = rand((64, 64), "float32", 13), rand((64, 64), "float32", 14)
+    row_max = src_operand(b, True).astype(np.float32)
+    expected = np.empty((64, 64), np.float32)
+    for r in range(0, 64, 32):
+        for c in range(0, 64, 32):
+            m = row_max[r:r + 32, c:c + 32].max(axis=1)
+            expected[r:r + 32, c:c + 32] = a[c:c + 32, r:r + 32].T - m[:, None]
+    np.testing.assert_array_equal(art(a, b), expected)
 
 
 def test_parallel_transposed_copy_of_rank3_tensors():
