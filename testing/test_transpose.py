@@ -281,6 +281,8 @@ GEMMS_TA = [
     (64, 96, 128, 32, 32, 64, False, "float32", "float32", "float32"),
     (64, 96, 128, 32, 32, 64, True, "float32", "float32", "float32"),
     (256, 256, 64, 128, 128, 32, True, "bfloat16", "bfloat16", "float32"),  # sub-blocks, spills
+    (64, 64, 128, 32, 32, 64, False, "float16", "float16", "float32"),  # TileLang's default dtype
+    (64, 64, 128, 32, 32, 64, True, "float16", "float16", "float32"),
 ]
 
 
