@@ -15,10 +15,20 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
   ``T.abs``, ``T.max(a, 0)``, ``-a``, ``1 / a``): ``tt.tile.expr(dst, tree, *operands)`` with
   the expression as a tree (see :mod:`.eltwise_expr`), evaluated in DST as one fused op.
 
+Transposes are recognised from the index expressions (never from names): in a nest of two
+loops, an access whose indices use the second loop variable in an earlier dimension than the
+first (``B[j, i]``, ``X[b, j, h, i]``) is transposed.  A nest whose destination is transposed
+is iterated in the destination's order (its loops swapped), so the destination is written
+straight; operands transposed relative to that order are read transposed (``tt.expr.load_t``
+in a ``tt.tile.expr``: ``B_shared[j, i] = A_shared[i, j]`` is ``tt.tile.expr(B_shared,
+load_t(0), A_shared)``).  Any other access that is not ``offset + loop variable`` per
+dimension (strided, diagonal) is a ``TTUnsupportedError``.
+
 Operands that live in global memory are staged through new shared buffers (``tile.copy`` in
-before, ``tile.copy`` out after), so later stages only see tile ops whose compute operands are
-shared buffers or fragments.  A global operand of rank > 2 may be indexed by the loops in
-any two of its dims, in the nest's order, with loop-free indices elsewhere (``X[s0 + i, h,
+before, ``tile.copy`` out after; a transposed operand as its own block, the destination's
+transposed), so later stages only see tile ops whose compute operands are shared buffers or
+fragments.  A global operand of rank > 2 may be indexed by the loops in
+any two of its dims (in the other order: read transposed), with loop-free indices elsewhere (``X[s0 + i, h,
 j]``, a 2-D slice of one head): its region has extent 1 in the other dims.  Any other parallel body is a ``TTUnsupportedError`` naming the
 source line.  Every tile op made carries the line of its statement.
 """
