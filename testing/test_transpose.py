@@ -205,6 +205,21 @@ def test_parallel_transposed_copy_of_rank3_tensors():
     np.testing.assert_array_equal(art(x), x.transpose(0, 2, 1))
 
 
+def test_parallel_transposed_head_slices():
+    """A ``[seq, heads, dim]`` tensor's head slice (dims 0 and 2, the head index between them)
+    written transposed into ``[heads, dim, seq]``: ``Y[h, d, s] = X[s, h, d]``."""
+
+    @T.prim_func
+    def main(X: T.Tensor((64, 2, 96), "bfloat16"), Y: T.Tensor((2, 96, 64), "bfloat16")):
+        with T.Kernel(3, 2, 2) as (bx, by, h):
+            for i, j in T.Parallel(32, 32):
+                Y[h, bx * 32 + j, by * 32 + i] = X[by * 32 + i, h, bx * 32 + j]
+
+    art = tilelang_tt.compile(main, out_idx=[1])
+    x = rand((64, 2, 96), "bfloat16", 15)
+    np.testing.assert_array_equal(art(x), x.transpose(1, 2, 0))
+
+
 def test_gemm_result_written_transposed():
     """The accumulator read transposed in a T.Parallel epilogue: C = (A @ B).T."""
     M, N, K, bm, bn, bk = 128, 64, 96, 64, 32, 32
