@@ -220,8 +220,10 @@ def test_parallel_transposed_head_slices():
     np.testing.assert_array_equal(art(x), x.transpose(1, 2, 0))
 
 
-def test_gemm_result_written_transposed():
-    """The accumulator read transposed in a T.Parallel epilogue: C = (A @ B).T."""
+@pytest.mark.parametrize("form", ["parallel", "T.transpose"])
+def test_gemm_result_written_transposed(form):
+    """The accumulator read transposed after the K loop, C = (A @ B).T: in a T.Parallel
+    epilogue, or by T.transpose into a shared block copied out."""
     M, N, K, bm, bn, bk = 128, 64, 96, 64, 32, 32
 
     @T.prim_func
@@ -236,8 +238,13 @@ def test_gemm_result_written_transposed():
                 T.copy(A[by * bm, k * bk], A_shared)
                 T.copy(B[k * bk, bx * bn], B_shared)
                 T.gemm(A_shared, B_shared, C_local)
-            for i, j in T.Parallel(bm, bn):
-                C[bx * bn + j, by * bm + i] = C_local[i, j]
+            if form == "parallel":
+                for i, j in T.Parallel(bm, bn):
+                    C[bx * bn + j, by * bm + i] = C_local[i, j]
+            else:
+                C_shared = T.alloc_shared((bn, bm), "bfloat16")
+                T.transpose(C_local, C_shared)
+                T.copy(C_shared, C[bx * bn, by * bm])
 
     art = tilelang_tt.compile(main, out_idx=[2])
     a, b = rand((M, K), "bfloat16", 8), rand((K, N), "bfloat16", 9)
