@@ -67,6 +67,33 @@ def test_transpose_of_global_regions_stages_blocks():
     np.testing.assert_array_equal(art(a), a.T)
 
 
+def test_float32_block_the_matrix_engine_also_reads_transposes_as_tf32():
+    """A float32 CB that a matmul also reads cannot be unpacked straight to DST, so its
+    transposition goes through SrcA and keeps TF32 (as every fp32 read of the matrix engine
+    does, docs/SUPPORT.md); read only by transposes and copies it is exact (above)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((32, 32), "float32"), C: T.Tensor((32, 32), "float32"),
+             D: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, 1) as (bx, by):
+            a = T.alloc_shared((32, 32), "float32")
+            t = T.alloc_shared((32, 32), "float32")
+            c = T.alloc_fragment((32, 32), "float32")
+            T.copy(A, a)
+            T.clear(c)
+            T.gemm(a, a, c)
+            T.copy(c, C)
+            T.transpose(a, t)
+            T.copy(t, D)
+
+    art = tilelang_tt.compile(main, out_idx=[1, 2])
+    assert compute_config(art)["unpack_to_dest_fp32"] == []
+    x = rand((32, 32), "float32", 16)
+    c, d = art(x)
+    assert_matmul(c, x, x, art)
+    np.testing.assert_array_equal(d, src_operand(x, True).astype(np.float32).T)
+
+
 def test_transpose_shape_mismatch_is_a_layout_error():
     with pytest.raises(TTLayoutError) as info:
         @T.prim_func
