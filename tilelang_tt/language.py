@@ -614,8 +614,8 @@ def transpose(src, dst, annotations=None):
         raise language_compat.note_error(TTLayoutError(
             f"T.transpose: {dst_r.source.name} must have the extents of {src_r.source.name} "
             f"swapped ({int(s[1])}, {int(s[0])}); it has ({int(d[0])}, {int(d[1])})"))
-    return _insert(tirx.TilePrimitiveCall(dst_r, ops.call("tt.expr.load_t", tirx.IntImm("int32", 0)),
-                                          src_r, op=ops.op("tt.tile.expr")))
+    transposed = ops.call("tt.expr.load_t", tirx.IntImm("int32", 0))
+    return _insert(tirx.TilePrimitiveCall(dst_r, transposed, src_r, op=ops.op("tt.tile.expr")))
 
 
 def fill(buffer, value, annotations=None):

@@ -31,7 +31,8 @@ from tvm import tirx
 
 from ... import attrs, ops
 from ...errors import TTUnsupportedError
-from ..common import buffer_dtype, buffer_scope, buffer_shape, seq, tt_map, tt_pass, with_tile_span
+from ..common import (buffer_dtype, buffer_scope, buffer_shape, replace_tile_call, seq, tt_map,
+                      tt_pass, with_tile_span)
 from .eltwise_expr import apply, load, load_t
 
 
@@ -81,7 +82,8 @@ def _transposed_gemm_operand(call, fresh):
     full = made[tuple(slice(0, e) for e in shape[::-1])]
     transpose = _staged_expr(tirx.TilePrimitiveCall(full, load_t(0), a,
                                                     op=ops.op("tt.tile.expr")), fresh)
-    gemm = call.replace(args=[call.args[0], full, *call.args[2:4], False, *call.args[5:]])
+    gemm = replace_tile_call(call, args=[call.args[0], full, *call.args[2:4], False,
+                                         *call.args[5:]])
     return seq([tirx.AllocBuffer(made), transpose, gemm])
 
 
