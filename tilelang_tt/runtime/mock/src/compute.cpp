@@ -439,11 +439,23 @@ void ttmock::transpose(uint32_t icb, uint32_t itile, uint32_t idst) {
     check_mode(e, kTranspose, "transpose_init(icb)", what);
     check_src(e, true, icb, what);
     check_dst(e, idst, what, false);
+    // a CB unpacked straight to DST (its unpack DST format Float32) is transposed in DST,
+    // exactly; any other goes through SrcA (fp32 data truncated to TF32 or BF16 there)
+    const bool to_dest = icb < e.unpack_to_dest.size() &&
+                         e.unpack_to_dest[icb] == tt::tt_metal::UnpackToDestMode::UnpackToDestFp32;
+    if (to_dest && !e.fp32_dest_acc) {
+        fail_at(what, ": CB " + std::to_string(icb) +
+                " is UnpackToDestFp32 but the kernel was created without fp32_dest_acc_en");
+    }
     uint32_t a[kTileElems];
-    unpack(e, icb, itile, true, a, what);
+    unpack(e, icb, itile, !to_dest, a, what);
     {
         TileMathTimer tile_math_timer(current_core());
-        fpu::datacopy(e.dst[idst], a, true, e.fp32_dest_acc);
+        if (to_dest) {
+            fpu::transpose_in_dst(e.dst[idst], a);
+        } else {
+            fpu::datacopy(e.dst[idst], a, true, e.fp32_dest_acc);
+        }
     }
     e.dst_written[idst] = true;
     count(e, kCntTranspose, "transpose");

@@ -617,6 +617,12 @@ void datacopy(uint32_t* dst, const uint32_t* src, bool transpose, bool fp32_dst)
     }
 }
 
+void transpose_in_dst(uint32_t* dst, const uint32_t* unpacked) {
+    for (uint32_t r = 0; r < 32; ++r) {
+        for (uint32_t c = 0; c < 32; ++c) dst[face_index(r, c)] = unpacked[face_index(c, r)];
+    }
+}
+
 void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transpose, int phases,
             bool fp32_dst) {
     uint32_t in1t[kTileElems];
