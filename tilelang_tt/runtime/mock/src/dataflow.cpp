@@ -164,6 +164,7 @@ void ttmock::cb_reserve_back(int32_t cb, int32_t n) {
     const ApiCall what = cb_api(fmt_reserve, cb, n);
     const CBConfig& cfg = cfg_of(c, cb, what);
     CBState& s = c.cb[cb];
+    cb_touch(c, cb, f, [&] { return what.str(); });
     const uint32_t pages = cfg.pages();
     if (n <= 0 || static_cast<uint32_t>(n) > pages) {
         fail(what.str() + ": CB " + std::to_string(cb) + " holds " + std::to_string(pages) +
@@ -198,11 +199,15 @@ void ttmock::cb_push_back(int32_t cb, int32_t n) {
     const ApiCall what = cb_api(fmt_push, cb, n);
     const CBConfig& cfg = cfg_of(c, cb, what);
     CBState& s = c.cb[cb];
-    if (n <= 0 || static_cast<uint32_t>(n) > s.reserved) {
+    cb_touch(c, cb, f, [&] { return what.str(); });
+    const bool beyond = n > 0 && static_cast<uint32_t>(n) > s.reserved && static_cast<uint32_t>(n) <= cfg.pages() &&
+                        cb_unguarded(c, cb, f, what.str());
+    if (!beyond && (n <= 0 || static_cast<uint32_t>(n) > s.reserved)) {
         fail(what.str() + ": pushes " + std::to_string(n) + " pages to CB " + std::to_string(cb) +
              " but only " + std::to_string(s.reserved) +
              " were reserved with cb_reserve_back (push without reserve, or wrong CB)");
     }
+    if (beyond) s.reserved = static_cast<uint32_t>(n);  // the pointer steps over pages no one else uses
     if (!f.pending.empty()) {
         if (const PendingTransfer* t = in_flight_over(f, true, cfg, s.wr_page, n)) {
             fail(what.str() + ": pushes pages of CB " + std::to_string(cb) + " that " + t->what.str() +
@@ -212,7 +217,7 @@ void ttmock::cb_push_back(int32_t cb, int32_t n) {
     s.reserved -= n;
     s.wr_page += n;
     if (s.wr_page >= cfg.pages()) s.wr_page -= cfg.pages();
-    s.filled += n;
+    s.filled = std::min(cfg.pages(), s.filled + static_cast<uint32_t>(n));
     s.pushed_total += n;
     s.pack_pos = 0;
     timing::record(f, timing::Op{timing::Kind::CbPush, static_cast<uint16_t>(cb), static_cast<uint32_t>(n),
@@ -227,6 +232,7 @@ void ttmock::cb_wait_front(int32_t cb, int32_t n) {
     const ApiCall what = cb_api(fmt_wait, cb, n);
     const CBConfig& cfg = cfg_of(c, cb, what);
     CBState& s = c.cb[cb];
+    cb_touch(c, cb, f, [&] { return what.str(); });
     if (n <= 0 || static_cast<uint32_t>(n) > cfg.pages()) {
         fail(what.str() + ": CB " + std::to_string(cb) + " holds " + std::to_string(cfg.pages()) +
              " pages; waiting for " + std::to_string(n) + " can never succeed");
@@ -261,10 +267,17 @@ void ttmock::cb_pop_front(int32_t cb, int32_t n) {
     const ApiCall what = cb_api(fmt_pop, cb, n);
     const CBConfig& cfg = cfg_of(c, cb, what);
     CBState& s = c.cb[cb];
-    if (n <= 0 || static_cast<uint32_t>(n) > s.waited) {
+    cb_touch(c, cb, f, [&] { return what.str(); });
+    const bool beyond = n > 0 && static_cast<uint32_t>(n) > s.waited && static_cast<uint32_t>(n) <= cfg.pages() &&
+                        cb_unguarded(c, cb, f, what.str());
+    if (!beyond && (n <= 0 || static_cast<uint32_t>(n) > s.waited)) {
         fail(what.str() + ": pops " + std::to_string(n) + " pages of CB " + std::to_string(cb) +
              " but cb_wait_front guaranteed only " + std::to_string(s.waited) +
              " (pop more than waited for, or wrong CB)");
+    }
+    if (beyond) {  // the pointer steps over pages no one else uses
+        s.waited = static_cast<uint32_t>(n);
+        s.filled = std::max(s.filled, static_cast<uint32_t>(n));
     }
     if (!f.pending.empty()) {
         if (const PendingTransfer* t = in_flight_over(f, false, cfg, s.rd_page, n)) {

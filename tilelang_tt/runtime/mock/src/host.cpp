@@ -202,6 +202,7 @@ static void configure_global_cb(Device& d, const CBAlloc& cb) {
             if (c.cb_cfg[idx].used) host_fail("circular buffer c_" + std::to_string(idx) + " is created twice on core " + cc.str());
             CBConfig& cfg = c.cb_cfg[idx];
             cfg.used = true;
+            cfg.global = true;
             cfg.offset = addr;
             cfg.total_bytes = cb.total_size;
             cfg.format = fmtv;
@@ -312,12 +313,13 @@ void launch(tt::tt_metal::detail::ProgramImpl& p) {
         return a.core < b.core;
     });
     run_fibers(fibers);
-    // every page produced must have been consumed
+    // every page produced must have been consumed, except on a CB over an L1 buffer (globally
+    // allocated): there the pushed pages are the buffer's data, which the host reads afterwards
     for (const Core& c : d.cores) {
         if (!c.active) continue;
         for (int i = 0; i < kMaxCBs; ++i) {
             const CBState& s = c.cb[i];
-            if (!c.cb_cfg[i].used || s.filled == 0) continue;
+            if (!c.cb_cfg[i].used || s.filled == 0 || c.cb_cfg[i].global) continue;
             host_fail("program finished with " + std::to_string(s.filled) + " unconsumed page(s) in CB " +
                       std::to_string(i) + " on core (" + std::to_string(c.x) + "," + std::to_string(c.y) +
                       "): " + s.pusher + " pushed " + std::to_string(s.pushed_total) +
@@ -367,12 +369,9 @@ uint64_t create_sharded_buffer(uint64_t size, const tt::tt_metal::distributed::D
                       "x" + std::to_string(b.tensor_pages[1]) + "-page tensor evenly (uneven shards are not emulated)");
         }
     }
-    if (layout == TensorMemoryLayout::HEIGHT_SHARDED && b.shard_pages[1] != b.tensor_pages[1]) {
-        host_fail(std::string(what) + ": a HEIGHT_SHARDED shard spans the tensor's full width");
-    }
-    if (layout == TensorMemoryLayout::WIDTH_SHARDED && b.shard_pages[0] != b.tensor_pages[0]) {
-        host_fail(std::string(what) + ": a WIDTH_SHARDED shard spans the tensor's full height");
-    }
+    // As TT-Metalium's Buffer, the layout does not constrain the shard's shape: shards of any 2-D
+    // shape are placed in row-major shard order over the grid's cores (a HEIGHT_SHARDED buffer
+    // whose shards are narrower than the tensor is placed like any other).
     if (uint64_t(b.tensor_pages[0]) * b.tensor_pages[1] * b.page_size != size) {
         host_fail(std::string(what) + ": size " + std::to_string(size) + " is not the tensor's " +
                   std::to_string(b.tensor_pages[0]) + "x" + std::to_string(b.tensor_pages[1]) + " pages of " +
@@ -714,6 +713,7 @@ MeshBuffer::MeshBuffer(const MeshBufferConfig& config, const DeviceLocalBufferCo
       reference_(new Buffer(address, device_local_size, local.buffer_type)) {}
 
 Buffer* MeshBuffer::get_reference_buffer() const { return reference_.get(); }
+Buffer* MeshBuffer::get_backing_buffer() const { return reference_.get(); }
 
 std::shared_ptr<MeshBuffer> MeshBuffer::create(const MeshBufferConfig& config, const DeviceLocalBufferConfig& local,
                                                MeshDevice* mesh_device, std::optional<DeviceAddr> address) {
