@@ -317,6 +317,10 @@ uint32_t ttmock::cb_tile_size(uint32_t cb) {
     return bytes;
 }
 
+uint8_t ttmock::cb_data_format(uint32_t cb) {
+    return static_cast<uint8_t>(cfg_of(static_cast<int32_t>(cb), "get_dataformat").format);
+}
+
 // ---- coordinates and addresses -------------------------------------------------------------
 static uint32_t my_noc_x() { return worker_noc_x(current_core().x); }
 static uint32_t my_noc_y() { return worker_noc_y(current_core().y); }
@@ -343,9 +347,26 @@ uint64_t ttmock::noc_multicast_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint3
            (static_cast<uint64_t>(y1 & 0x3f) << 38) | (local & ((1ull << 38) - 1));
 }
 
+// page `page_id` of the interleaved L1 buffer at `bank_base`: on the core that is its bank
+static uint64_t l1_interleaved_noc_addr(uint32_t bank_base, uint32_t page_id, uint32_t offset) {
+    const ApiCall what{nullptr, {page_id, offset, bank_base}};
+    const ShardedBuffer* buf = sharded_buffer_at(false, bank_base);
+    if (buf == nullptr || !buf->interleaved) {
+        fail(fmt_accessor(what) + ": no interleaved L1 buffer starts at that address (give the accessor the "
+             "buffer's address() and the TensorAccessorArgs of that buffer)");
+    }
+    if (page_id >= buf->tensor_pages[0] || offset >= buf->page_size) {
+        fail(fmt_accessor(what) + ": the buffer has " + std::to_string(buf->tensor_pages[0]) + " pages of " +
+             std::to_string(buf->page_size) + " bytes; the access lies outside its pages");
+    }
+    const auto [holder, off] = buf->locate(page_id);
+    const auto [hx, hy] = buf->holders[holder];
+    return make_noc_addr(worker_noc_x(hx), worker_noc_y(hy), bank_base + off + offset);
+}
+
 uint64_t ttmock::interleaved_noc_addr(bool is_dram, uint32_t bank_base, uint32_t page_size,
                                       uint32_t page_id, uint32_t offset) {
-    if (!is_dram) fail("TensorAccessor over an L1 buffer is not supported by the emulator");
+    if (!is_dram) return l1_interleaved_noc_addr(bank_base, page_id, offset);
     Fiber& f = current();
     const auto& bufs = device().dram_buffers;
     const DramBuffer* buf = nullptr;
@@ -369,6 +390,38 @@ uint64_t ttmock::interleaved_noc_addr(bool is_dram, uint32_t bank_base, uint32_t
     const uint32_t aligned = (page_size + 31u) & ~31u;
     const uint64_t local = bank_base + static_cast<uint64_t>(page_id / banks) * aligned + offset;
     return make_noc_addr(page_id % banks, kDramNocY, local);
+}
+
+uint64_t ttmock::interleaved_fast_noc_addr(bool is_dram, uint32_t bank_base, uint32_t page_size,
+                                           uint32_t tile_bytes, uint32_t page_id, uint32_t offset) {
+    const std::string call = "InterleavedAddrGenFast<" + std::string(is_dram ? "true" : "false") + ">::get_noc_addr(" +
+                             std::to_string(page_id) + ", " + std::to_string(offset) + ")";
+    if (tile_bytes == 0) {
+        fail(call + ": its data format is a block-float format, whose tile layout the emulator does not model");
+    }
+    // the generator steps each bank by the tile size; the buffer's pages are its aligned page size apart
+    uint64_t stride = 0;
+    if (is_dram) {
+        const DramBuffer* buf = dram_buffer_at(bank_base);
+        if (buf == nullptr) fail(call + ": no interleaved DRAM buffer starts at address " + std::to_string(bank_base));
+        stride = buf->aligned;
+    } else {
+        const ShardedBuffer* buf = sharded_buffer_at(false, bank_base);
+        if (buf == nullptr || !buf->interleaved) {
+            fail(call + ": no interleaved L1 buffer starts at address " + std::to_string(bank_base));
+        }
+        stride = buf->aligned;
+    }
+    if (stride != tile_bytes) {
+        fail(call + ": the generator places page " + std::to_string(page_id) + " at a multiple of its data format's " +
+             std::to_string(tile_bytes) + "-byte tile in the bank, but the buffer's pages are " + std::to_string(stride) +
+             " bytes apart there: it would address another page's bytes");
+    }
+    if (page_size > stride) {
+        fail(call + ": page_size " + std::to_string(page_size) + " exceeds the buffer's " + std::to_string(stride) +
+             "-byte pages");
+    }
+    return interleaved_noc_addr(is_dram, bank_base, static_cast<uint32_t>(stride), page_id, offset);
 }
 
 uint64_t ttmock::sharded_noc_addr(bool is_dram, uint32_t bank_base, uint32_t page_size, uint32_t page_id,

@@ -207,8 +207,11 @@ struct DramBuffer {
 // lives on holder s % holders.size() - a logical core (L1) or a DRAM bank (x = bank) - at
 // base + (s / holders.size()) * shard_bytes(), its pages row-major, `aligned` bytes apart (the
 // SDK's round-robin distribution, as its TensorAccessor maps pages).
+// A sharded buffer, or an interleaved L1 buffer (`interleaved`: one-page shards of a P x 1 page
+// grid, round-robin over every worker core, the L1 banks, in logical row-major order).
 struct ShardedBuffer {
     bool is_dram = false;
+    bool interleaved = false;
     uint64_t base = 0;
     uint32_t page_size = 0, aligned = 0;
     uint32_t tensor_pages[2] = {}, shard_pages[2] = {};

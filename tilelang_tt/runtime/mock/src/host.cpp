@@ -389,6 +389,14 @@ uint64_t create_sharded_buffer(uint64_t size, const tt::tt_metal::distributed::D
     if (b.num_shards() > b.holders.size() && layout == TensorMemoryLayout::BLOCK_SHARDED) {
         host_fail(std::string(what) + ": a BLOCK_SHARDED buffer needs one core per shard");
     }
+    place_sharded(b, what);
+    return b.base;
+}
+
+// L1 buffers are allocated from the top of L1 down, at one address on every core (as the SDK's
+// allocator keeps L1 banks in lockstep); DRAM sharded buffers above every bank's top.
+void place_sharded(ShardedBuffer& b, const char* what) {
+    Device& d = device();
     const uint64_t per_holder = uint64_t(b.shards_per_holder()) * b.shard_bytes();
     if (b.is_dram) {
         uint64_t base = 0;
@@ -412,6 +420,26 @@ uint64_t create_sharded_buffer(uint64_t size, const tt::tt_metal::distributed::D
         d.l1_buffers_bottom = static_cast<uint32_t>(b.base);
     }
     d.sharded_buffers.push_back(b);
+}
+
+uint64_t create_l1_interleaved_buffer(uint64_t size, uint32_t page_size) {
+    Device& d = device();
+    const char* what = "MeshBuffer::create (L1 interleaved)";
+    if (page_size == 0 || size % page_size) {
+        host_fail(std::string(what) + ": size " + std::to_string(size) + " is not a multiple of the page size " +
+                  std::to_string(page_size));
+    }
+    ShardedBuffer b;
+    b.interleaved = true;
+    b.page_size = page_size;
+    b.aligned = (page_size + 15u) & ~15u;
+    b.tensor_pages[0] = static_cast<uint32_t>(size / page_size);
+    b.tensor_pages[1] = 1;
+    b.shard_pages[0] = b.shard_pages[1] = 1;
+    for (uint32_t y = 0; y < d.prof.grid_y; ++y) {
+        for (uint32_t x = 0; x < d.prof.grid_x; ++x) b.holders.emplace_back(x, y);
+    }
+    place_sharded(b, what);
     return b.base;
 }
 
@@ -655,6 +683,43 @@ private:
 }  // namespace
 }  // namespace ttmock
 
+namespace tt::tt_metal {
+
+// ---- Allocator: the emulated device's banks ----------------------------------------------------
+namespace {
+void check_bank_type(const BufferType& t, const char* what) {
+    if (t != BufferType::DRAM && t != BufferType::L1) {
+        ttmock::host_fail(std::string("Allocator::") + what + ": the emulated device has DRAM and L1 banks only");
+    }
+}
+}  // namespace
+
+uint32_t Allocator::get_alignment(BufferType buffer_type) const {
+    check_bank_type(buffer_type, "get_alignment");
+    return buffer_type == BufferType::DRAM ? 32u : 16u;
+}
+uint32_t Allocator::get_num_banks(const BufferType& buffer_type) const {
+    check_bank_type(buffer_type, "get_num_banks");
+    const auto& p = ttmock::device().prof;
+    return buffer_type == BufferType::DRAM ? p.dram_banks : p.grid_x * p.grid_y;
+}
+DeviceAddr Allocator::get_bank_size(const BufferType& buffer_type) const {
+    check_bank_type(buffer_type, "get_bank_size");
+    const auto& p = ttmock::device().prof;
+    return buffer_type == BufferType::DRAM ? p.dram_bank_bytes : DeviceAddr(p.l1_bytes - p.l1_base);
+}
+CoreCoord Allocator::get_logical_core_from_bank_id(uint32_t bank_id) const {
+    const auto& p = ttmock::device().prof;
+    if (bank_id >= p.grid_x * p.grid_y) {
+        ttmock::host_fail("Allocator::get_logical_core_from_bank_id: L1 bank " + std::to_string(bank_id) +
+                          " does not exist (" + std::to_string(p.grid_x * p.grid_y) + " banks)");
+    }
+    return CoreCoord(bank_id % p.grid_x, bank_id / p.grid_x);
+}
+DeviceAddr Allocator::get_worker_l1_size() const { return ttmock::device().prof.l1_bytes; }
+
+}  // namespace tt::tt_metal
+
 namespace tt::tt_metal::distributed {
 
 // ---- MeshDevice --------------------------------------------------------------------------------
@@ -699,6 +764,7 @@ CoreCoord MeshDevice::compute_with_storage_grid_size() const {
     return CoreCoord(device().prof.grid_x, device().prof.grid_y);
 }
 CoreCoord MeshDevice::logical_grid_size() const { return compute_with_storage_grid_size(); }
+const std::unique_ptr<Allocator>& MeshDevice::allocator() const { return pimpl_->allocator; }
 
 CoreCoord MeshDevice::worker_core_from_logical_core(const CoreCoord& logical) const {
     return CoreCoord(worker_noc_x(static_cast<uint32_t>(logical.x)), worker_noc_y(static_cast<uint32_t>(logical.y)));
@@ -725,10 +791,14 @@ std::shared_ptr<MeshBuffer> MeshBuffer::create(const MeshBufferConfig& config, c
         const uint64_t base = ttmock::create_sharded_buffer(replicated->size, local);
         return std::shared_ptr<MeshBuffer>(new MeshBuffer(config, local, base, replicated->size, mesh_device));
     }
-    if (local.buffer_type != BufferType::DRAM) {
-        host_fail("MeshBuffer::create: only DRAM interleaved buffers are emulated");
-    }
     if (address.has_value()) host_fail("MeshBuffer::create at a given address is not emulated");
+    if (local.buffer_type == BufferType::L1) {
+        const uint64_t base = ttmock::create_l1_interleaved_buffer(replicated->size, static_cast<uint32_t>(local.page_size));
+        return std::shared_ptr<MeshBuffer>(new MeshBuffer(config, local, base, replicated->size, mesh_device));
+    }
+    if (local.buffer_type != BufferType::DRAM) {
+        host_fail("MeshBuffer::create: buffers live in DRAM or L1 (L1_SMALL, TRACE and system memory are not emulated)");
+    }
     if (local.page_size == 0 || replicated->size % local.page_size) {
         host_fail("MeshBuffer::create: size " + std::to_string(replicated->size) +
                   " is not a multiple of the page size " + std::to_string(local.page_size));

@@ -54,12 +54,21 @@ template <int = 0>
 constexpr std::int32_t tile_size_at_run_time(std::int32_t operand) {
     return static_cast<std::int32_t>(cb_tile_size(static_cast<uint32_t>(operand)));
 }
+template <int = 0>
+constexpr DataFormat data_format_at_run_time(std::int32_t operand) {
+    return static_cast<DataFormat>(cb_data_format(static_cast<uint32_t>(operand)));
+}
 }  // namespace ttmock
 
 // the tile size of the CB's data format (the SDK reads it from the JIT's data format descriptors;
 // the emulator knows it only at run time, so it is not usable in a constant expression)
 constexpr inline std::int32_t get_tile_size(const std::int32_t operand) {
     return ttmock::tile_size_at_run_time(operand);
+}
+
+// the data format of the CB (the SDK reads it from the JIT's descriptors; the emulator at run time)
+constexpr inline DataFormat get_dataformat(const std::int32_t operand) {
+    return ttmock::data_format_at_run_time(operand);
 }
 
 FORCE_INLINE
@@ -255,6 +264,29 @@ template <bool DRAM>
 FORCE_INLINE void noc_async_write_tile(
     const uint32_t id, const InterleavedAddrGen<DRAM>& addrgen, uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
     noc_async_write_page<InterleavedAddrGen<DRAM>, false>(id, addrgen, src_local_l1_addr, addrgen.page_size, 0, noc);
+}
+
+// the deprecated tile forms of the page calls, for InterleavedAddrGenFast
+template <bool DRAM, uint32_t tile_hw>
+[[deprecated("Use <typename AddrGen> noc_async_read_page instead.")]]
+FORCE_INLINE void noc_async_read_tile(
+    const uint32_t id,
+    const InterleavedAddrGenFast<DRAM, tile_hw>& addrgen,
+    uint32_t dst_local_l1_addr,
+    uint32_t offset = 0,
+    uint8_t noc = noc_index) {
+    noc_async_read_page<InterleavedAddrGenFast<DRAM, tile_hw>, false>(id, addrgen, dst_local_l1_addr, offset, noc);
+}
+
+template <bool DRAM, uint32_t tile_hw>
+[[deprecated("Use <typename AddrGen> noc_async_write_page instead.")]]
+FORCE_INLINE void noc_async_write_tile(
+    const uint32_t id,
+    const InterleavedAddrGenFast<DRAM, tile_hw>& addrgen,
+    uint32_t src_local_l1_addr,
+    uint8_t noc = noc_index) {
+    noc_async_write_page<InterleavedAddrGenFast<DRAM, tile_hw>, false>(
+        id, addrgen, src_local_l1_addr, addrgen.page_size, 0 /* offset */, noc);
 }
 
 // the deprecated tile forms of the page calls, for TensorAccessor
