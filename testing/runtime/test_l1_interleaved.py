@@ -34,3 +34,11 @@ def test_a_generator_whose_format_does_not_match_the_pages_is_refused(exe):
     msg = str(info.value)
     assert "TT-MOCK ERROR: core (0,0) copy.cpp (writer kernel): InterleavedAddrGenFast<true>::get_noc_addr(0, 0)" in msg
     assert "4096-byte tile" in msg and "2048 bytes apart" in msg
+
+
+def test_a_constant_tile_size_of_a_cb_the_kernel_cannot_know_does_not_compile(exe):
+    with pytest.raises(mockbuild.MockRuntimeError) as info:
+        mockbuild.run_host(exe, ["4", "1", "UNKNOWN_CB"])
+    msg = str(info.value)
+    assert "CreateKernel: copy.cpp (writer kernel) does not compile" in msg
+    assert "cb_format_unknown_when_the_kernel_was_created" in msg

@@ -1,16 +1,22 @@
 // l1_interleaved copy: this core's tiles (i, i + cores, ...) from DRAM to the L1 buffer and on to
-// DRAM, through CB c_0, with the fast interleaved generators and a TensorAccessor over L1.
+// DRAM, through CB c_0, with the fast interleaved generators and a TensorAccessor over L1; the
+// CB's tile size and data format are constant expressions.
 #include <cstdint>
 
 void kernel_main() {
     const uint32_t src = get_arg_val<uint32_t>(0), mid = get_arg_val<uint32_t>(1), dst = get_arg_val<uint32_t>(2);
     const uint32_t first = get_arg_val<uint32_t>(3), step = get_arg_val<uint32_t>(4), n = get_arg_val<uint32_t>(5);
     constexpr uint32_t cb = get_compile_time_arg_val(0);
-    const uint32_t tile = get_tile_size(cb);
+    // constant expressions, as the SDK's JIT makes them: the CB exists on every core when the kernel is created
+    constexpr uint32_t tile = get_tile_size(cb);
 #ifdef WRONG_FORMAT  // a strictness check: Float32 tiles are 4096 bytes apart, the buffer's pages 2048
     const DataFormat format = DataFormat::Float32;
 #else
-    const DataFormat format = get_dataformat(cb);
+    constexpr DataFormat format = get_dataformat(cb);
+    static_assert(format == DataFormat::Float16_b && tile == 2048);
+#endif
+#ifdef UNKNOWN_CB  // a CB no core of the kernel has when it is created: not a constant
+    constexpr uint32_t other = get_tile_size(7);
 #endif
     const InterleavedAddrGenFast<true> in{.bank_base_address = src, .page_size = tile, .data_format = format};
     const InterleavedAddrGenFast<false> stage{.bank_base_address = mid, .page_size = tile, .data_format = format};

@@ -2,7 +2,8 @@
 // generator, in a TT-Metalium program. Tiles go DRAM -> CB -> an interleaved L1 buffer (pages
 // round-robin over the cores' L1) -> CB -> DRAM, addressed with InterleavedAddrGenFast (DRAM and
 // L1) and a TensorAccessor over the L1 buffer; the host reads both the L1 buffer and the output
-// and checks them against the input. Alignments come from MeshDevice::allocator() and tt::align.
+// and checks them against the input. Alignments come from MeshDevice::allocator() and tt::align;
+// the kernel is configured with WriterDataMovementConfig (RISCV_0, NOC 0).
 // main N_TILES N_CORES [KERNEL_DEFINE]
 #include <tt-metalium/allocator.hpp>
 #include <tt-metalium/bfloat16.hpp>
@@ -46,9 +47,7 @@ int main(int argc, char** argv) {
     TensorAccessorArgs(*mid).append_to(ct_args);
     std::map<std::string, std::string> defines;
     if (argc > 3) defines[argv[3]] = "1";
-    auto k = CreateKernel(program, TT_KERNEL_DIR "/copy.cpp", cores,
-                          DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default,
-                                             .compile_args = ct_args, .defines = defines});
+    auto k = CreateKernel(program, TT_KERNEL_DIR "/copy.cpp", cores, WriterDataMovementConfig(ct_args, defines));
     for (uint32_t i = 0; i < n_cores; ++i) {
         SetRuntimeArgs(program, k, tt::tt_metal::CoreCoord(i, 0),
                        {src->address(), mid->address(), dst->address(), i, n_cores, n_tiles});

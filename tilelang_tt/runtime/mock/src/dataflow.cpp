@@ -317,6 +317,14 @@ uint32_t ttmock::cb_tile_size(uint32_t cb) {
     return bytes;
 }
 
+// reached only in constant expressions, which then do not compile (defined for the linker)
+uint8_t ttmock::cb_format_unknown_when_the_kernel_was_created(std::int32_t cb) {
+    fail("get_tile_size / get_dataformat(" + std::to_string(cb) + "): the CB's format was not known when the kernel was created");
+}
+uint32_t ttmock::cb_format_has_no_tile_size_in_the_emulator(std::int32_t cb) {
+    fail("get_tile_size(" + std::to_string(cb) + "): the CB's data format has no tile size the emulator models");
+}
+
 uint8_t ttmock::cb_data_format(uint32_t cb) {
     return static_cast<uint8_t>(cfg_of(static_cast<int32_t>(cb), "get_dataformat").format);
 }

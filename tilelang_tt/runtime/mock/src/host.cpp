@@ -124,6 +124,11 @@ void* compile_kernel(const KernelDesc& k) {
         flags << "'";
     }
     for (const auto& [name, value] : k.defines) flags << " '-D" << name << "=" << value << "'";
+    if (!k.cb_formats.empty()) {  // as the SDK's JIT: the CBs' formats, known when the kernel is built
+        flags << " '-DTTMOCK_CB_FORMATS=";
+        for (const auto& [idx, f] : k.cb_formats) flags << "{" << int(idx) << "," << int(static_cast<uint8_t>(f)) << "},";
+        flags << "'";
+    }
     // what the SDK's firmware wrapper puts in front of the kernel: for compute kernels
     // `using namespace ckernel;` and DST_ACCUM_MODE, for data movement kernels the dataflow API
     if (k.kind == KernelKind::Compute) {
@@ -508,6 +513,22 @@ KernelHandle CreateKernel(Program& program, const std::string& file,
                     host_fail("CreateKernel: core " + a.str() + " already runs a " + kind_name(k.kind) +
                               " kernel (" + base_name(other.path) + ")");
                 }
+    }
+    // the formats of the CBs every core of the kernel has (same format on each)
+    std::map<uint8_t, std::map<std::pair<std::size_t, std::size_t>, tt::DataFormat>> seen;
+    for (const CBAlloc& cb : program.impl().cbs) {
+        for (const CoreCoord& c : cb.cores) {
+            for (const auto& [idx, f] : cb.formats) seen[idx][{c.x, c.y}] = f;
+        }
+    }
+    for (const auto& [idx, per_core] : seen) {
+        bool all = !k.cores.empty();
+        const auto first = per_core.find({k.cores.empty() ? 0 : k.cores[0].x, k.cores.empty() ? 0 : k.cores[0].y});
+        for (const CoreCoord& c : k.cores) {
+            auto it = per_core.find({c.x, c.y});
+            all = all && it != per_core.end() && first != per_core.end() && it->second == first->second;
+        }
+        if (all) k.cb_formats[idx] = first->second;
     }
     compile_kernel(k);  // compile now so errors point at CreateKernel
     program.impl().kernels.push_back(std::move(k));

@@ -39,6 +39,9 @@ struct KernelDesc {
     std::unordered_map<std::string, uint32_t> named_compile_args;
     tt::tt_metal::ComputeConfig compute;
     std::map<std::pair<std::size_t, std::size_t>, std::vector<uint32_t>> runtime_args;
+    // CB index -> data format on every core of the kernel, for the CBs created before it: what the
+    // SDK's JIT generates into a kernel, so get_tile_size / get_dataformat are constant expressions
+    std::map<uint8_t, tt::DataFormat> cb_formats;
 };
 
 struct SemaphoreDesc {

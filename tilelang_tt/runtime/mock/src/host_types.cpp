@@ -490,3 +490,36 @@ const std::optional<ShardSpecBuffer>& BufferShardingArgs::shard_spec() const { r
 TensorMemoryLayout BufferShardingArgs::buffer_layout() const { return buffer_layout_; }
 
 }  // namespace tt::tt_metal
+
+namespace tt::tt_metal {
+
+namespace {
+DataMovementConfig dm_config(DataMovementProcessor proc, NOC noc, std::vector<uint32_t> compile_args,
+                             std::map<std::string, std::string> defines,
+                             std::unordered_map<std::string, uint32_t> named, KernelBuildOptLevel opt,
+                             const std::vector<std::filesystem::path>& include_paths, const char* what) {
+    if (!include_paths.empty()) ttmock::host_fail(std::string(what) + ": extra kernel include paths are not emulated");
+    return DataMovementConfig{.processor = proc, .noc = noc, .compile_args = std::move(compile_args),
+                              .defines = std::move(defines), .named_compile_args = std::move(named), .opt_level = opt};
+}
+}  // namespace
+
+ReaderDataMovementConfig::ReaderDataMovementConfig(std::vector<uint32_t> compile_args,
+                                                   std::map<std::string, std::string> defines,
+                                                   std::unordered_map<std::string, uint32_t> named_compile_args,
+                                                   KernelBuildOptLevel opt_level,
+                                                   std::vector<std::filesystem::path> include_paths) :
+    DataMovementConfig(dm_config(DataMovementProcessor::RISCV_1, NOC::RISCV_1_default, std::move(compile_args),
+                                 std::move(defines), std::move(named_compile_args), opt_level, include_paths,
+                                 "ReaderDataMovementConfig")) {}
+
+WriterDataMovementConfig::WriterDataMovementConfig(std::vector<uint32_t> compile_args,
+                                                   std::map<std::string, std::string> defines,
+                                                   std::unordered_map<std::string, uint32_t> named_compile_args,
+                                                   KernelBuildOptLevel opt_level,
+                                                   std::vector<std::filesystem::path> include_paths) :
+    DataMovementConfig(dm_config(DataMovementProcessor::RISCV_0, NOC::RISCV_0_default, std::move(compile_args),
+                                 std::move(defines), std::move(named_compile_args), opt_level, include_paths,
+                                 "WriterDataMovementConfig")) {}
+
+}  // namespace tt::tt_metal
