@@ -3,7 +3,8 @@
 // round-robin over the cores' L1) -> CB -> DRAM, addressed with InterleavedAddrGenFast (DRAM and
 // L1) and a TensorAccessor over the L1 buffer; the host reads both the L1 buffer and the output
 // and checks them against the input. Alignments come from MeshDevice::allocator() and tt::align;
-// the kernel is configured with WriterDataMovementConfig (RISCV_0, NOC 0).
+// the kernel is configured with WriterDataMovementConfig (RISCV_0, NOC 0); the backing Buffer
+// answers its layout and page queries.
 // main N_TILES N_CORES [KERNEL_DEFINE]
 #include <tt-metalium/allocator.hpp>
 #include <tt-metalium/bfloat16.hpp>
@@ -36,6 +37,16 @@ int main(int argc, char** argv) {
     auto src = distributed::MeshBuffer::create(size, dram, mesh.get());
     auto mid = distributed::MeshBuffer::create(size, l1, mesh.get());
     auto dst = distributed::MeshBuffer::create(size, dram, mesh.get());
+    // the device-level view of the L1 buffer (its backing buffer)
+    const Buffer& staged_buf = *mid->get_backing_buffer();
+    TT_FATAL(staged_buf.is_l1() && !staged_buf.is_dram() && !staged_buf.has_shard_spec() &&
+                 staged_buf.buffer_layout() == TensorMemoryLayout::INTERLEAVED,
+             "the L1 buffer is an interleaved L1 buffer");
+    TT_FATAL(staged_buf.num_pages() == n_tiles && staged_buf.page_size() == tile_bytes &&
+                 staged_buf.aligned_page_size() == align(tile_bytes, l1_align) &&
+                 staged_buf.aligned_size() == n_tiles * tile_bytes,
+             "{} pages of {} bytes ({} aligned)", staged_buf.num_pages(), staged_buf.page_size(),
+             staged_buf.aligned_page_size());
     std::vector<uint32_t> input = create_random_vector_of_bfloat16(n_tiles * tile_bytes, 100, 7, -50.0f);
     distributed::EnqueueWriteMeshBuffer(cq, src, input, false);
 

@@ -797,7 +797,7 @@ MeshBuffer::MeshBuffer(const MeshBufferConfig& config, const DeviceLocalBufferCo
                        DeviceAddr device_local_size, MeshDevice* mesh_device)
     : config_(config), device_local_config_(local), mesh_device_(mesh_device), address_(address),
       device_local_size_(device_local_size), allocated_(true),
-      reference_(new Buffer(address, device_local_size, local.buffer_type)) {}
+      reference_(new Buffer(address, device_local_size, local.buffer_type, local.page_size, local.sharding_args.buffer_layout())) {}
 
 Buffer* MeshBuffer::get_reference_buffer() const { return reference_.get(); }
 Buffer* MeshBuffer::get_backing_buffer() const { return reference_.get(); }

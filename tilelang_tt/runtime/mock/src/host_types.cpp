@@ -462,7 +462,17 @@ DeviceAddr ShardSpecBuffer::num_pages() const {
     return static_cast<DeviceAddr>(p[0]) * p[1];
 }
 
-Buffer::Buffer(DeviceAddr address, DeviceAddr size, BufferType type) : address_(address), size_(size), buffer_type_(type) {}
+Buffer::Buffer(DeviceAddr address, DeviceAddr size, BufferType type, DeviceAddr page_size, TensorMemoryLayout layout) :
+    address_(address), size_(size), buffer_type_(type), page_size_(page_size), layout_(layout) {}
+bool Buffer::is_dram() const { return buffer_type_ == BufferType::DRAM; }
+bool Buffer::is_l1() const { return buffer_type_ == BufferType::L1; }
+TensorMemoryLayout Buffer::buffer_layout() const { return layout_; }
+bool Buffer::has_shard_spec() const { return layout_ != TensorMemoryLayout::INTERLEAVED; }
+DeviceAddr Buffer::page_size() const { return page_size_; }
+uint32_t Buffer::num_pages() const { return page_size_ == 0 ? 0 : static_cast<uint32_t>(size_ / page_size_); }
+uint32_t Buffer::alignment() const { return is_dram() ? 32u : 16u; }
+DeviceAddr Buffer::aligned_page_size() const { return (page_size_ + alignment() - 1) / alignment() * alignment(); }
+DeviceAddr Buffer::aligned_size() const { return DeviceAddr(num_pages()) * aligned_page_size(); }
 Buffer::~Buffer() = default;
 uint32_t Buffer::address() const { return static_cast<uint32_t>(address_); }
 
