@@ -104,3 +104,16 @@ def test_run_in_real_mode_without_sdk_is_a_clear_error():
     finally:
         if old is not None:
             os.environ["TT_METAL_HOME"] = old
+
+
+def test_shared_cb_region_pages():
+    """Two CBs of one CircularBufferConfig share its L1: a CB may take pages the other freed,
+    not pages it still holds."""
+    exe = mockbuild.build_host(PROGRAMS / "cb_region" / "main.cpp", PROGRAMS / "cb_region")
+    mockbuild.run_host(exe, ["0"])
+    with pytest.raises(mockbuild.MockRuntimeError) as info:
+        mockbuild.run_host(exe, ["1"])
+    msg = str(info.value)
+    assert "cb_reserve_back(cb=1, 2)" in msg and "region.cpp" in msg and "core (0,0)" in msg
+    assert "CB 1 shares its L1 region with CB 0" in msg and "region bytes 4096..8192" in msg
+    assert "2 page(s) pushed by region.cpp (reader kernel)" in msg

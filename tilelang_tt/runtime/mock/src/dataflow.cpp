@@ -6,6 +6,7 @@
 // between rounds); traffic that another core may observe (DRAM writes, another core's L1,
 // multicast, remote semaphores) is queued and applied between rounds (emulator.cpp), and a barrier
 // waits for it.
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -140,13 +141,25 @@ void barrier(bool reads) {
     f.pending.resize(keep);
 }
 
-// CBs created by one CircularBufferConfig share its L1 region (every index's ring starts at the
-// region's address): a CB may take pages only while the others of its region hold none.
-void check_region_free(const Core& c, const CBConfig& cfg, int32_t cb, const ApiCall& what) {
+// CBs created by one CircularBufferConfig share its L1 region: every index's ring starts at the
+// region's address and spans it. A block a CB reserves may not lie on pages another CB of the
+// region still holds (reserved, or pushed and not yet popped): the pack or NOC write into it would
+// overwrite them. (Blocks that only reuse pages the other CB already freed are fine: tt-metal's
+// matmul examples put the output CB on the partials' pages that way.)
+void check_region_free(const Core& c, const CBConfig& cfg, int32_t cb, uint32_t first_page, int32_t n,
+                       const ApiCall& what) {
+    const uint64_t lo = uint64_t(first_page) * cfg.page_bytes, hi = lo + uint64_t(n) * cfg.page_bytes;
+    const uint64_t ring = cfg.total_bytes;
     for (int j = 0; j < kMaxCBs; ++j) {
         if (j == cb || !(cfg.region & (1u << j))) continue;
         const CBState& o = c.cb[j];
-        if (o.filled == 0 && o.reserved == 0) continue;
+        const CBConfig& oc = c.cb_cfg[j];
+        const uint64_t held = uint64_t(o.filled + o.reserved) * oc.page_bytes;
+        if (held == 0) continue;
+        // the other CB's live bytes: from its read pointer, wrapping at the region's end
+        const uint64_t olo = uint64_t(o.rd_page) * oc.page_bytes, ohi = olo + held;
+        const bool overlap = (lo < std::min(ohi, ring) && olo < hi) || (ohi > ring && lo < ohi - ring);
+        if (!overlap) continue;
         std::string holder;
         if (o.filled) {
             holder = std::to_string(o.filled) + " page(s) pushed by " +
@@ -161,8 +174,10 @@ void check_region_free(const Core& c, const CBConfig& cfg, int32_t cb, const Api
                      " (" + o.last_reserve_call.str() + ") and not yet pushed";
         }
         fail(what.str() + ": CB " + std::to_string(cb) + " shares its L1 region with CB " + std::to_string(j) +
-             " (one CircularBufferConfig), which still holds " + holder +
-             "; the CBs of one region must never hold pages at the same time");
+             " (one CircularBufferConfig), and the block it reserves (region bytes " + std::to_string(lo) + ".." +
+             std::to_string(hi) + ") lies on pages CB " + std::to_string(j) + " still holds: " + holder +
+             " (region bytes " + std::to_string(olo) + ".." + std::to_string(ohi > ring ? ohi - ring : ohi) +
+             (ohi > ring ? ", wrapping" : "") + "); the CBs of one region must not hold the same L1 at the same time");
     }
 }
 
@@ -214,7 +229,7 @@ void ttmock::cb_reserve_back(int32_t cb, int32_t n) {
     if (need > s.reserved) s.reserved = need;
     s.reserve_fiber = &f;
     s.last_reserve_call = what;
-    if (cfg.region != (1u << cb)) check_region_free(c, cfg, cb, what);
+    if (cfg.region != (1u << cb)) check_region_free(c, cfg, cb, s.wr_page, n, what);
 }
 
 bool ttmock::cb_pages_reservable_at_back(int32_t cb, int32_t n) {
