@@ -100,8 +100,9 @@ def global_tiles(region, block_buf, ana: Analyzer, span, axes=None):
     if len(block_shape) < 2 or len(shape) < 2:
         raise TTUnsupportedError(
             f"copy between {buf.name} and the 1-D buffer {block_buf.name}: a 1-D block buffer "
-            "is a vector in tiles and moves to or from global memory only as a row vector "
-            "read from a 1-D tensor; broadcast it into a 2-D buffer first (B[i, j] = R[i])",
+            "is a vector in tiles and moves to or from global memory only as a 1-D tensor's "
+            "elements; copy it to a 1-D tensor, or broadcast it into a 2-D buffer first "
+            "(B[i, j] = R[i])",
             span=span)
     # extents must match the block buffer: its last two dims on the tensor's tiled plane
     # (A1's ``axes``: the last two dims unless its copies slice two others), 1 elsewhere

@@ -120,16 +120,11 @@ def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
     n = len(nest.vars)
     if len(indices) == 1 and n == 2 and what == "operand":
         # a 1-D buffer read as R[i] (a column vector broadcast along the rows) or as R[j]
-        # (a row vector broadcast down the columns); a 1-D tensor in DRAM is a row vector
+        # (a row vector broadcast down the columns); a 1-D tensor is staged into a 1-D block
+        # buffer of that orientation (C1 transposes a column vector's tiles as it reads them)
         for var, ext in zip(nest.vars, nest.extents):
             base = ana.simplify(indices[0] - var)
             if _free_of(base, nest.vars):
-                if buffer_scope(buf) == "global" and var.same_as(nest.vars[0]):
-                    raise TTUnsupportedError(
-                        f"T.Parallel: the 1-D tensor {buf.name} is read with the row index; a "
-                        f"1-D tensor is a row vector (`{buf.name}[{nest.vars[1].name}]`, "
-                        "broadcast down the columns) - copy it into a 1-D fragment with a "
-                        "reduction's layout to use it per row", span=nest.span)
                 return buf[base:base + ext]
         raise TTUnsupportedError(
             f"T.Parallel: {buf.name}[{indices[0]}] must read the 1-D buffer with the row or the "
