@@ -126,11 +126,13 @@ def forward_copies(body):
 
 def _forwards_to_reader(body, copy, src, dst, binds, uses) -> bool:
     """The copy's one reader can read its source instead (module docstring)."""
-    src_prod, _ = uses.get(src, ([], []))
+    src_prod, src_cons = uses.get(src, ([], []))
     dst_prod, dst_cons = uses.get(dst, ([], []))
     if len(dst_prod) != 1 or len(dst_cons) != 1 or len(src_prod) != 1 or \
             _tiles(binds[src]) != _tiles(binds[dst]) or _dtype(binds[src]) != _dtype(binds[dst]):
         return False
+    if any(ops.spec(c.op.name).kernel != "compute" for c in src_cons):
+        return False  # the source keeps one consumer kernel
     reader = dst_cons[0]
     if ops.spec(reader.op.name).kernel != "compute" or \
             any(reader.args[i].same_as(src) for i in ops.cb_reads(reader)):
