@@ -266,7 +266,7 @@ def _lower_nest(nest: _Nest, fresh):
         buf = region.source
         if buffer_scope(buf) != "global":
             return region
-        if len(shape) < 2:
+        if len(shape) < 2 and len(buffer_shape(buf)) > 1:
             raise TTLayoutError(
                 f"T.Parallel over global {buf.name} must be at least 2-D (rows x cols of tiles)",
                 span=span)
