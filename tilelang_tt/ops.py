@@ -217,10 +217,6 @@ _op("expr.col", "expr", "float32",
 _op("expr.row", "expr", "float32",
     "expr.row(k): operand k, a row vector (values in row 0 of its tiles), broadcast down the "
     "columns (R[j]); only as an operand of +, - or * with an expr.load", "k:imm")
-_op("expr.transpose", "expr", "float32",
-    "expr.transpose(k): the tile of operand k transposed (element (r, c) of the result is "
-    "element (c, r) of the tile; transpose_tile into a DST slot): a column vector's tiles "
-    "become a row vector's and back", "k:imm")
 for _fn in FUNCTIONS.values():
     _op(_fn.expr_op.removeprefix("tt."), "expr", "float32",
         f"{_fn.name}(x): {_fn.name} of x on the vector engine", "x:expr",
@@ -415,11 +411,6 @@ _compute("copy_init", "copy_init(cb): configure unpack and math for copy_tile fr
          "tile_move_copy.h", "cb:cb", engine="unpack", sets="math")
 _compute("copy_tile", "copy_tile(cb, itile, idst)", "tile_move_copy.h",
          "cb:cb.in itile:int idst:dst", engine="unpack", init="tt.copy_init", dst="math")
-_compute("transpose_init", "transpose_init(icb): configure unpack and math for transpose_tile "
-         "from icb", "transpose.h", "icb:cb", engine="unpack", sets="math")
-_compute("transpose_tile", "transpose_tile(icb, itile, idst): DST[idst] = tile itile of icb "
-         "transposed (a float32 CB unpacked to DST is transposed there, exactly)", "transpose.h",
-         "icb:cb.in itile:int idst:dst", engine="unpack", init="tt.transpose_init", dst="math")
 for _name in ("tile_regs_acquire", "tile_regs_commit", "tile_regs_wait", "tile_regs_release"):
     _compute(_name, f"{_name}()", "reg_api.h", engine="dst")
 _compute("pack_tile",

@@ -47,14 +47,6 @@ def _lower_expr(cx: DstContext, call):
                     each(lambda d, cb=cb, s=top: ev("tt.copy_tile", cb, base + d.tile, d.at(s))),
                 ]
                 stack.append(("slot", top))
-            elif kind == "transpose":
-                cb = ins[v]
-                body += cx.srca_cfg(cb) + [
-                    ev("tt.transpose_init", cb),
-                    each(lambda d, cb=cb, s=top: ev("tt.transpose_tile", cb, base + d.tile,
-                                                    d.at(s))),
-                ]
-                stack.append(("slot", top))
             elif kind == "bcast":  # operand k op column vector m, on the matrix engine
                 op, k, m, orient = v
                 a, r = ins[k], ins[m]

@@ -305,12 +305,10 @@ def _is_float(e) -> bool:
 
 # --- tree queries -----------------------------------------------------------------------
 def leaf(node):
-    """("load" | "transpose" | "col" | "row", k) for a leaf, else None."""
+    """("load" | "col" | "row", k) for a leaf, else None."""
     name = ops.tt_op_name(node)
     if name == "tt.expr.load":
         return "load", int(node.args[0])
-    if name == "tt.expr.transpose":
-        return "transpose", int(node.args[0])
     for orient, op_name in ops.VECTOR_OPS.items():
         if name == op_name:
             return orient, int(node.args[0])
@@ -324,8 +322,7 @@ def function_of(node):
 
 
 def postfix(tree) -> list[tuple[str, object]]:
-    """The tree in evaluation order, as (kind, value): ("load", k), ("transpose", k) (operand
-    k's tile transposed into a slot), ("const", c),
+    """The tree in evaluation order, as (kind, value): ("load", k), ("const", c),
     ("bcast", (op, k, m, "col" | "row")), ("binary", op), ("unary", fn), ("where", None)
     (pops condition, true and false value).  A vector leaf that
     is not a direct operand of + - * next to a load is a ``ValueError``."""
@@ -334,9 +331,9 @@ def postfix(tree) -> list[tuple[str, object]]:
     def visit(e):
         lf = leaf(e)
         if lf is not None:
-            if lf[0] not in ("load", "transpose"):
+            if lf[0] != "load":
                 raise ValueError(f"vector operand {lf[1]} outside a broadcast in `{tree}`")
-            out.append(lf)
+            out.append(("load", lf[1]))
             return
         if isinstance(e, tirx.FloatImm):
             out.append(("const", float(e.value)))
@@ -375,7 +372,7 @@ def program_slots(tokens) -> int:
     depth = deepest = 0
     stack = []
     for kind, _ in tokens:
-        if kind in ("load", "transpose", "bcast", "const"):
+        if kind in ("load", "bcast", "const"):
             stack.append("const" if kind == "const" else "load")
             depth += kind != "const"
         elif kind == "binary":
@@ -405,15 +402,8 @@ def is_copy(tree) -> bool:
 
 
 def is_single_function(tree) -> bool:
-    """One SFPU function of operand 0 (or a copy, or a transpose of operand 0): no
-    intermediate value to keep in fp32."""
-    return is_copy(tree) or leaf(tree) == ("transpose", 0) or (
-        function_of(tree) is not None and is_copy(tree.args[0]))
-
-
-def transpose(k: int):
-    """The leaf ``tt.expr.transpose(k)``: operand k's tile transposed."""
-    return ops.call("tt.expr.transpose", tirx.IntImm("int32", k))
+    """One SFPU function of operand 0 (or a copy): no intermediate value to keep in fp32."""
+    return is_copy(tree) or (function_of(tree) is not None and is_copy(tree.args[0]))
 
 
 def matrix_engine_operands(tree) -> list[int]:

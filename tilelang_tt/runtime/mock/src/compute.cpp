@@ -439,16 +439,8 @@ void ttmock::transpose(uint32_t icb, uint32_t itile, uint32_t idst) {
     check_mode(e, kTranspose, "transpose_init(icb)", what);
     check_src(e, true, icb, what);
     check_dst(e, idst, what, false);
-    // a Float32 CB unpacked to DST is transposed there (transpose.h: unpack to dest, then
-    // transpose_dest), exactly; any other goes through srcA, as copy_tile does
-    const bool to_dest = icb < e.unpack_to_dest.size() &&
-                         e.unpack_to_dest[icb] == tt::tt_metal::UnpackToDestMode::UnpackToDestFp32;
-    if (to_dest && !e.fp32_dest_acc) {
-        fail_at(what, ": CB " + std::to_string(icb) +
-                " is UnpackToDestFp32 but the kernel was created without fp32_dest_acc_en");
-    }
     uint32_t a[kTileElems];
-    unpack(e, icb, itile, !to_dest, a, what);
+    unpack(e, icb, itile, true, a, what);
     {
         TileMathTimer tile_math_timer(current_core());
         fpu::datacopy(e.dst[idst], a, true, e.fp32_dest_acc);
