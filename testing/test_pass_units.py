@@ -239,7 +239,7 @@ def k():
         T.tt.eltwise(m, 1, T.tt.expr.exp(T.tt.expr.load(0)), a)
         T.tt.eltwise(t, 1, T.tt.expr.load(0), m)
         T.tt.eltwise(r, 1, T.tt.expr.load(0) * T.float32(2.0), m)
-        T.tt.eltwise(o, 1, T.tt.expr.transpose(0), t)
+        T.tt.eltwise(o, 1, T.tt.expr.load_t(0), t)
 '''
     for dtype, forwarded in (("float32", True), ("bfloat16", False)):
         mod = tvm.IRModule({"k": tvm.script.from_source(src.replace("DT", dtype))})

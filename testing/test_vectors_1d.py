@@ -210,7 +210,7 @@ def test_lowered_copy_out_is_one_transpose_per_tile():
     from tilelang_tt.passes.frontend.eltwise_expr import is_copy, leaf
 
     eltwise = [ops.named(c) for c in tt_calls(body, "tt.eltwise")]
-    transposes = [e for e in eltwise if leaf(e.expr) == ("transpose", 0)]
+    transposes = [e for e in eltwise if leaf(e.expr) == ("load_t", 0)]
     assert len(transposes) == 2
     vector_copies = [e for e in eltwise if is_copy(e.expr) and int(e.ntiles) == 2]
     assert not vector_copies

@@ -19,6 +19,7 @@ TileLang                    frontend TIR
 ``T.Pipelined(n, k)``       serial loop annotated ``{"num_stages": k}``
 ``T.Parallel(...)``         a loop nest of kind ``parallel``
 ``T.reduce_sum/max``        ``tile.sum`` / ``tile.max``
+``T.transpose(src, dst)``   ``tt.tile.expr(dst, tt.expr.load_t(0), src)`` (dst[j, i] = src[i, j])
 ==========================  ===============================================================
 
 Dtypes are TileLang's (``T.float32 == "float32"``, callable as casts; tilelang_tt/dtypes.py).
@@ -42,7 +43,7 @@ from tvm.script import tirx as _T
 from tvm.script.ir_builder import tirx as _IB
 from tvm.tirx import is_buffer_var
 
-from . import attrs, language_compat
+from . import attrs, language_compat, ops
 from .dtypes import (DTYPES, REFUSED_DTYPES, AnyDType, dtype, get_tvm_dtype,  # noqa: F401
                      is_f8f6f4_family, is_float4, is_float4_e2m1_unpacked, is_float4_e2m1fn,
                      validate_gemm_ab_dtypes)
@@ -588,6 +589,33 @@ def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=None, clear_accum
     return _insert(_operator("Gemm")(c_r, a_r, b_r, c_r, bool(transpose_A), bool(transpose_B),
                                      alpha, beta, workspace={}, config={}, dispatch=None,
                                      scope=None))
+
+
+def transpose(src, dst, annotations=None):
+    """TileLang ``T.transpose(src, dst)``: ``dst[j, i] = src[i, j]`` of a 2-D block (``src``
+    ``[M, N]``, ``dst`` ``[N, M]``; buffers or regions, leading extent-1 dims allowed), as the
+    elementwise expression ``tt.tile.expr(dst, tt.expr.load_t(0), src)``."""
+    src_r = _as_region(src, None, "transpose")
+    dst_r = _as_region(dst, None, "transpose")
+
+    def block(region):
+        shape = [r.extent for r in region.region]
+        while len(shape) > 2 and isinstance(shape[0], tirx.IntImm) and int(shape[0]) == 1:
+            shape = shape[1:]
+        return shape
+
+    s, d = block(src_r), block(dst_r)
+    if len(s) != 2 or len(d) != 2:
+        raise language_compat.note_error(TTUnsupportedError(
+            f"T.transpose({src_r.source.name}, {dst_r.source.name}): only 2-D blocks are "
+            f"transposed (extents {[str(x) for x in s]} -> {[str(x) for x in d]})"))
+    const = all(isinstance(x, tirx.IntImm) for x in s + d)
+    if const and [int(x) for x in s] != [int(x) for x in d[::-1]]:
+        raise language_compat.note_error(TTLayoutError(
+            f"T.transpose: {dst_r.source.name} must have the extents of {src_r.source.name} "
+            f"swapped ({int(s[1])}, {int(s[0])}); it has ({int(d[0])}, {int(d[1])})"))
+    transposed = ops.call("tt.expr.load_t", tirx.IntImm("int32", 0))
+    return _insert(tirx.TilePrimitiveCall(dst_r, transposed, src_r, op=ops.op("tt.tile.expr")))
 
 
 def fill(buffer, value, annotations=None):

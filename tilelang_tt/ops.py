@@ -211,6 +211,10 @@ _op("tensor_accessor", "meta", "handle",
 # constants and TIR's +, -, *, / (passes/eltwise_expr.py); it is an operand of tt.tile.expr
 # and tt.eltwise.
 _op("expr.load", "expr", "float32", "expr.load(k): an element of operand k (a block)", "k:imm")
+_op("expr.load_t", "expr", "float32",
+    "expr.load_t(k): an element of operand k read transposed (operand k is the destination's "
+    "block transposed: element (i, j) of the result reads element (j, i) of it; on Tensix "
+    "transpose_tile into a fresh DST slot)", "k:imm")
 _op("expr.col", "expr", "float32",
     "expr.col(k): operand k, a column vector (values in column 0 of its tiles), broadcast "
     "along the rows (R[i]); only as an operand of +, - or * with an expr.load", "k:imm")
@@ -230,7 +234,7 @@ VECTOR_OPS = {"col": "tt.expr.col", "row": "tt.expr.row"}
 # --- tile primitives of our own (A0-C2) -----------------------------------------------------
 _op("tile.expr", "tile", "void",
     "tile.expr(dst, expr, *srcs): dst = the elementwise expression `expr` (a tree over "
-    "tt.expr.load(k) / col(k) / row(k) of the source regions)",
+    "tt.expr.load(k) / load_t(k) / col(k) / row(k) of the source regions)",
     "dst:region expr:expr srcs:region", variadic=True)
 
 # --- abstract tile dataflow (C1-D5) ---------------------------------------------------------
@@ -411,6 +415,14 @@ _compute("copy_init", "copy_init(cb): configure unpack and math for copy_tile fr
          "tile_move_copy.h", "cb:cb", engine="unpack", sets="math")
 _compute("copy_tile", "copy_tile(cb, itile, idst)", "tile_move_copy.h",
          "cb:cb.in itile:int idst:dst", engine="unpack", init="tt.copy_init", dst="math")
+_compute("transpose_init",
+         "transpose_init(icb): configure unpack and math for transpose_tile from icb",
+         "transpose.h", "icb:cb", engine="unpack", sets="math")
+_compute("transpose_tile",
+         "transpose_tile(icb, itile, idst): DST[idst] = tile itile of icb transposed (B[w, h] = "
+         "A[h, w]; a float32 CB unpacked straight to DST is transposed there, exactly)",
+         "transpose.h", "icb:cb.in itile:int idst:dst", engine="unpack",
+         init="tt.transpose_init", dst="math")
 for _name in ("tile_regs_acquire", "tile_regs_commit", "tile_regs_wait", "tile_regs_release"):
     _compute(_name, f"{_name}()", "reg_api.h", engine="dst")
 _compute("pack_tile",

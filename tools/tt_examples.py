@@ -3,7 +3,8 @@
     python tools/tt_examples.py DIR [NAME ...]
 
 DIR is a pinned copy of tt-metal's ``tt_metal/programming_examples`` (kept outside this repository:
-the examples are Tenstorrent's code). Each example is built unchanged against the mock TT-Metalium
+the examples are Tenstorrent's code), with a link ``DIR/tt_metal/programming_examples -> DIR`` for
+the examples that name their kernels from the tt-metal root. Each example is built unchanged against the mock TT-Metalium
 (``tilelang-tt emulate``), run with ``TT_METAL_DPRINT_CORES=0,0``, and classified:
 
 * ``passed``      exit status 0, and the example's own check printed no failure;

@@ -22,7 +22,9 @@ Capacity ``D`` = tiles one ``tile_regs_acquire`` gives (8 for 16-bit half-sync, 
   (``<op>_tiles``) and reserves and pushes the output block;
 * **expressions**: ``eltwise`` evaluates its tree (see :mod:`.eltwise_expr`) in post-order for
   ``D // k`` tiles per acquire, where ``k`` is the number of DST slots the tree needs per
-  tile: operands are copied into slots (``copy_tile``), SFPU functions and binary ops work in
+  tile: operands are copied into slots (``copy_tile``; an operand read transposed,
+  ``load_t``, by ``transpose_init`` / ``transpose_tile`` of tile ``(c, r)`` of its block for
+  output tile ``(r, c)``), SFPU functions and binary ops work in
   place (``<fn>_tile``, ``<op>_binary_tile``, scalar operands through ``<op>_unary_tile``
   with the float's bits), broadcasts write a slot from the matrix engine
   (``<op>_tiles_bcast_<dim>``), and each tile's result is packed from its first slot (a copy

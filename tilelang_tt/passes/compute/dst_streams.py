@@ -30,6 +30,13 @@ def _lower_expr(cx: DstContext, call):
             f"{cx.capacity} in this mode (split the expression over two T.Parallel statements)",
             span=call.span)
     chunk = largest_divisor(n, cx.capacity // slots)
+    out_entry = cx.info._find(out)
+    out_rows, out_cols = int(out_entry["rows"]), int(out_entry["cols"])
+
+    def transposed_tile(t):
+        """The tile of a transposed operand (``out_cols x out_rows`` tiles) that output tile
+        ``t`` (row ``t // out_cols``, column ``t % out_cols``) reads: its (column, row)."""
+        return simplify(tirx.floormod(t, out_cols) * out_rows + tirx.floordiv(t, out_cols))
 
     def each(make):
         return loop_nest([chunk], lambda d: make(_Slot(d, slots)), ["d"])
@@ -45,6 +52,14 @@ def _lower_expr(cx: DstContext, call):
                 body += cx.srca_cfg(cb) + [
                     ev("tt.copy_init", cb),
                     each(lambda d, cb=cb, s=top: ev("tt.copy_tile", cb, base + d.tile, d.at(s))),
+                ]
+                stack.append(("slot", top))
+            elif kind == "load_t":  # operand v holds the output block transposed
+                cb = ins[v]
+                body += cx.srca_cfg(cb) + [
+                    ev("tt.transpose_init", cb),
+                    each(lambda d, cb=cb, s=top: ev("tt.transpose_tile", cb,
+                                                    transposed_tile(base + d.tile), d.at(s))),
                 ]
                 stack.append(("slot", top))
             elif kind == "bcast":  # operand k op column vector m, on the matrix engine

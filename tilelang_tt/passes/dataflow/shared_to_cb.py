@@ -24,7 +24,7 @@ Guarantees:
 * a copy between a 1-D tensor (a row vector in DRAM: one row of tiles, values in row 0) and
   a column-vector block buffer (A2's ``vector = "col"``: values in column 0 of its tiles)
   moves through a staging row-vector CB of the tensor's dtype, and ``tt.eltwise`` of
-  ``tt.expr.transpose(0)`` converts tile by tile (``transpose_tile``; the pack converts the
+  ``tt.expr.load_t(0)`` converts tile by tile (``transpose_tile``; the pack converts the
   dtype too): one transpose per 32 values.
 """
 
@@ -41,7 +41,7 @@ from ..common import (
     seq, split_persistent, stmts_of, to_py, tt_calls, tt_pass,
 )
 from ..common import tt_map
-from ..frontend.eltwise_expr import load, transpose
+from ..frontend.eltwise_expr import load, load_t
 
 OUTPUT_DEPTH = 2
 
@@ -223,7 +223,7 @@ def LowerSharedToCB(func, mod, ctx):
                 return seq([
                     ops.evaluate("tt.read_to_cb", staging, src.source, r0, c0, int_imm(nr),
                                  int_imm(nc), span=span),
-                    ops.evaluate("tt.eltwise", cb(dst.source), int_imm(nr * nc), transpose(0),
+                    ops.evaluate("tt.eltwise", cb(dst.source), int_imm(nr * nc), load_t(0),
                                  staging, span=span),
                 ])
             if buffer_dtype(src.source) == buffer_dtype(dst.source):
@@ -244,7 +244,7 @@ def LowerSharedToCB(func, mod, ctx):
                 staging = staging_cb(src.source, buffer_dtype(dst.source), nr, nc, span, "out",
                                      name=f"{src.source.name}_row_out")
                 return seq([
-                    ops.evaluate("tt.eltwise", staging, int_imm(nr * nc), transpose(0),
+                    ops.evaluate("tt.eltwise", staging, int_imm(nr * nc), load_t(0),
                                  cb(src.source), span=span),
                     ops.evaluate("tt.write_from_cb", staging, dst.source, r0, c0, int_imm(nr),
                                  int_imm(nc), span=span),

@@ -19,7 +19,8 @@ Guarantees (no DST handling, no init calls yet); the block buffers' allocations 
   tt.expr.load(0), cb_src)`` (through DST; the pack converts the data format when the dtypes
   differ), and ``tt.tile.expr(dst, tree, *srcs)`` becomes ``tt.eltwise(cb_dst, ntiles, tree,
   *cb_srcs)`` (vector operands have the destination's rows and one column of tiles, or its
-  columns and one row);
+  columns and one row; an operand read transposed, ``tt.expr.load_t``, the destination's
+  block transposed);
 * ``tile.max/sum(R, S, (d,), False)`` (``T.reduce_max/sum(S, R, dim=d)``) of a 2-D block
   into a 1-D fragment (a column vector for ``d = 1``, a row vector for ``d = 0``) becomes
   ``tt.reduce.<max|sum>(cb_R, cb_S, cb_scaler, Mt, Nt, d == 0)``, preceded by ``tt.const_tile(cb_scaler, 1.0)``: the scaler tile (ones) the
@@ -41,7 +42,7 @@ from ..common import (
 )
 from .shared_to_cb import alloc_cb_call
 from ..common import split_persistent, tt_map, with_persistent
-from ..frontend.eltwise_expr import load
+from ..frontend.eltwise_expr import load, transposed_operands
 
 _ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mul"}
 _FPU_OPS = {"tirx.tile.add": "tt.fpu.add", "tirx.tile.sub": "tt.fpu.sub",
@@ -140,10 +141,11 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                 "be a T.alloc_fragment buffer", span=span)
         if not c.source.same_as(acc):
             raise TTUnsupportedError("T.gemm: C must be the accumulator it writes", span=span)
-        if bool(trans_a):
+        if bool(trans_a):  # LegalizeTileOpsTT transposes A into a block of its own first
             raise TTUnsupportedError(
-                "T.gemm(transpose_A=True) is not supported: the matrix engine transposes only B "
-                "tiles", span=span, hint="store A as (M, K) or transpose it beforehand")
+                "T.gemm(transpose_A=True) reached LowerTTTileIntrinsics: the matrix engine "
+                "transposes only B tiles, and LegalizeTileOpsTT (A0.3) transposes A first; run "
+                "the pipeline from the frontend", span=span)
         if float(alpha.value) != 1.0:
             raise TTUnsupportedError("T.gemm with alpha != 1 is not supported", span=span)
         a_buf = _whole(a, "T.gemm", span)
@@ -229,10 +231,12 @@ def LowerTTTileIntrinsics(func, mod, ctx):
         if name == "tt.tile.expr":
             dst = _whole(call.args[0], "elementwise expression", span)
             srcs = [_whole(r, "elementwise expression", span) for r in call.args[2:]]
-            for src in srcs:
+            transposed = transposed_operands(call.args[1])
+            for k, src in enumerate(srcs):
                 vector = len(buffer_shape(src)) == 1 and len(buffer_shape(dst)) == 2
                 rows, cols = tiles_of(dst)
-                want = {(rows, 1), (1, cols)} if vector else {(rows, cols)}
+                want = {(rows, 1), (1, cols)} if vector else \
+                    {(cols, rows)} if k in transposed else {(rows, cols)}
                 if tiles_of(src) not in want:
                     raise TTLayoutError(
                         f"elementwise expression into {dst.name}{buffer_shape(dst)}: operand "

@@ -5,6 +5,9 @@ classifies them), D4 and D5 (which evaluate them in DST).  A tree is a float32 P
 
 * ``tt.expr.load(k)`` - an element of operand ``k`` (a block buffer, ``copy_tile`` into a
   fresh DST slot);
+* ``tt.expr.load_t(k)`` - an element of operand ``k`` read transposed: operand ``k`` holds the
+  destination's block transposed (``[cols, rows]``), element ``(i, j)`` reads its ``(j, i)``
+  (``transpose_tile`` of tile ``(c, r)`` into a fresh DST slot for destination tile ``(r, c)``);
 * a float constant (only as an operand of ``+ - * /``, applied with the float's bits);
 * ``tt.expr.load(k) op tt.expr.col(m)`` (``op`` in ``+ - *``, either order) - operand ``m`` is
   a column vector (a 1-D block buffer read as ``R[i]``) broadcast along the rows: the matrix
@@ -123,6 +126,10 @@ def load(k: int):
     return ops.call("tt.expr.load", tirx.IntImm("int32", k))
 
 
+def load_t(k: int):
+    return ops.call("tt.expr.load_t", tirx.IntImm("int32", k))
+
+
 def vector(k: int, orient: str):
     return ops.call(ops.VECTOR_OPS[orient], tirx.IntImm("int32", k))
 
@@ -169,11 +176,14 @@ class VectorOperand:
                 and tvm_ffi.structural_equal(self.load, other.load))
 
 
-def compile_expr(value, dtype, is_vector=None):
+def compile_expr(value, dtype, is_vector=None, is_transposed=None):
     """(tree, operands) of an elementwise expression, or None if it is not one.
 
     Operands are loads, or :class:`VectorOperand` for vectors (``is_vector(load)`` tells the
-    1-D loads: "col" or "row").  Equal operands share one index.  A vector may be transformed
+    1-D loads: "col" or "row").  Equal operands share one index.  A block load for which
+    ``is_transposed(load)`` holds reads its block transposed (``load_t``); it never meets a
+    vector in a broadcast (the matrix engine reads tiles as stored), so a vector next to it is
+    broadcast into a whole block first.  A vector may be transformed
     by any elementwise expression of it alone (``s[i] * (1.0 / N) + eps``, ``T.exp(m[i])``)
     and must then meet a block element directly in ``+``, ``-``, ``*`` or ``/`` (``a / v`` is
     ``a * recip(v)``: one matrix-engine broadcast) or stand anywhere else as a block operand
@@ -205,9 +215,14 @@ def compile_expr(value, dtype, is_vector=None):
         same = tvm_ffi.structural_equal(tree, load(0))  # only a dtype cast
         return VectorOperand(ld, None if same else tree, is_vector(ld))
 
+    def transposed(ld) -> bool:
+        return bool(is_transposed and is_transposed(ld))
+
     def block_load(e):
+        """A straight block element (a broadcast's block side), else None."""
         ld = as_load(e, dtype)
-        return ld if ld is not None and not (is_vector and is_vector(ld)) else None
+        return ld if ld is not None and not (is_vector and is_vector(ld)) and \
+            not transposed(ld) else None
 
     def broadcast(e):
         """``block op vector`` (either order) as one broadcast node, else None."""
@@ -249,7 +264,7 @@ def compile_expr(value, dtype, is_vector=None):
     def visit(e):  # e's tree; None when e is not an elementwise expression
         ld = as_load(e, dtype)
         if ld is not None and not (is_vector and is_vector(ld)):
-            return load(operand(ld))
+            return load_t(operand(ld)) if transposed(ld) else load(operand(ld))
         node = broadcast(e)
         if node is not None:
             return node
@@ -305,10 +320,12 @@ def _is_float(e) -> bool:
 
 # --- tree queries -----------------------------------------------------------------------
 def leaf(node):
-    """("load" | "col" | "row", k) for a leaf, else None."""
+    """("load" | "load_t" | "col" | "row", k) for a leaf, else None."""
     name = ops.tt_op_name(node)
     if name == "tt.expr.load":
         return "load", int(node.args[0])
+    if name == "tt.expr.load_t":
+        return "load_t", int(node.args[0])
     for orient, op_name in ops.VECTOR_OPS.items():
         if name == op_name:
             return orient, int(node.args[0])
@@ -322,7 +339,8 @@ def function_of(node):
 
 
 def postfix(tree) -> list[tuple[str, object]]:
-    """The tree in evaluation order, as (kind, value): ("load", k), ("const", c),
+    """The tree in evaluation order, as (kind, value): ("load", k), ("load_t", k) (operand
+    ``k`` read transposed), ("const", c),
     ("bcast", (op, k, m, "col" | "row")), ("binary", op), ("unary", fn), ("where", None)
     (pops condition, true and false value).  A vector leaf that
     is not a direct operand of + - * next to a load is a ``ValueError``."""
@@ -331,9 +349,9 @@ def postfix(tree) -> list[tuple[str, object]]:
     def visit(e):
         lf = leaf(e)
         if lf is not None:
-            if lf[0] != "load":
+            if lf[0] not in ("load", "load_t"):
                 raise ValueError(f"vector operand {lf[1]} outside a broadcast in `{tree}`")
-            out.append(("load", lf[1]))
+            out.append(lf)
             return
         if isinstance(e, tirx.FloatImm):
             out.append(("const", float(e.value)))
@@ -352,10 +370,11 @@ def postfix(tree) -> list[tuple[str, object]]:
         if op is None:
             raise ValueError(f"`{e}` is not an elementwise expression node")
         la, lb = leaf(e.a), leaf(e.b)
-        if op in ops.ELTWISE_BINARY and la and lb and la[0] == "load" and lb[0] != "load":
+        vec = ("col", "row")
+        if op in ops.ELTWISE_BINARY and la and lb and la[0] == "load" and lb[0] in vec:
             out.append(("bcast", (op, la[1], lb[1], lb[0])))
             return
-        if op in ("add", "mul") and la and lb and lb[0] == "load" and la[0] != "load":
+        if op in ("add", "mul") and la and lb and lb[0] == "load" and la[0] in vec:
             out.append(("bcast", (op, lb[1], la[1], la[0])))
             return
         visit(e.a)
@@ -372,7 +391,7 @@ def program_slots(tokens) -> int:
     depth = deepest = 0
     stack = []
     for kind, _ in tokens:
-        if kind in ("load", "bcast", "const"):
+        if kind in ("load", "load_t", "bcast", "const"):
             stack.append("const" if kind == "const" else "load")
             depth += kind != "const"
         elif kind == "binary":
@@ -402,8 +421,17 @@ def is_copy(tree) -> bool:
 
 
 def is_single_function(tree) -> bool:
-    """One SFPU function of operand 0 (or a copy): no intermediate value to keep in fp32."""
-    return is_copy(tree) or (function_of(tree) is not None and is_copy(tree.args[0]))
+    """One SFPU function of operand 0, or a copy (transposed or not): no intermediate value to
+    keep in fp32."""
+    def moved(t):
+        return leaf(t) in (("load", 0), ("load_t", 0))
+
+    return moved(tree) or (function_of(tree) is not None and moved(tree.args[0]))
+
+
+def transposed_operands(tree) -> list[int]:
+    """Operands the tree reads transposed (``load_t``)."""
+    return sorted({v for kind, v in postfix(tree) if kind == "load_t"})
 
 
 def matrix_engine_operands(tree) -> list[int]:

@@ -12,6 +12,12 @@ Guarantees:
   (``tt.tile.expr`` of ``negative`` / ``abs``);
 * ``T.reduce_*(..., clear=False)`` reduces into a new fragment and folds it into the
   destination with an elementwise ``+`` / ``max`` / ``min`` (``tt.tile.expr``);
+* the matrix engine transposes only B's tiles: ``T.gemm(A, B, C, transpose_A=True)`` (A a
+  ``[K, M]`` block) first transposes A into a new ``[M, K]`` block buffer (``tt.tile.expr``
+  of ``load_t(0)``) and multiplies that, without ``transpose_A``;
+* a ``tt.tile.expr`` operand or destination in global memory (``T.transpose`` of tensor
+  regions) moves through a staged block buffer (``tile.copy`` in before, out after), 2-D when
+  the region is a 2-D slice;
 
 each new tile op carrying the source line of the op it replaces.
 """
@@ -24,8 +30,10 @@ import tvm
 from tvm import tirx
 
 from ... import attrs, ops
-from ..common import buffer_dtype, buffer_scope, buffer_shape, seq, tt_map, tt_pass, with_tile_span
-from .eltwise_expr import apply, load
+from ...errors import TTUnsupportedError
+from ..common import (buffer_dtype, buffer_scope, buffer_shape, replace_tile_call, seq, tt_map,
+                      tt_pass, with_tile_span)
+from .eltwise_expr import apply, load, load_t
 
 
 def _operator(name):
@@ -46,6 +54,67 @@ def _spanned(stmt, span):
                           lambda c: c if c.span is not None else with_tile_span(c, span))])
 
 
+def _block_shape(region):
+    """The 2-D block a global region stages into: the region's extents without the
+    extent-1 dims around a 2-D slice (``X[b, s0:s1, h, :]``) or in front (``X[b, 0:M, 0:N]``)."""
+    shape = [r.extent for r in region.region]
+    sliced = [e for e in shape if not (isinstance(e, tirx.IntImm) and int(e) == 1)]
+    if len(shape) > 2 and len(sliced) == 2:
+        shape = sliced
+    while len(shape) > 2 and isinstance(shape[0], tirx.IntImm) and int(shape[0]) == 1:
+        shape = shape[1:]
+    return shape
+
+
+def _transposed_gemm_operand(call, fresh):
+    """``T.gemm(A, B, C, transpose_A=True)``: A (``[K, M]``) transposed into a new ``[M, K]``
+    block buffer first, the product then taken without ``transpose_A``."""
+    if call.op.name != "tirx.tile.gemm" or not bool(call.args[4]):
+        return None
+    a = call.args[1]
+    shape = _block_shape(a)
+    if len(shape) != 2:
+        raise TTUnsupportedError(
+            f"T.gemm(transpose_A=True): the A operand {a.source.name} must be a 2-D block "
+            f"(its region has extents {list(shape)})", span=call.span)
+    made = tirx.decl_buffer(shape[::-1], buffer_dtype(a.source), fresh(f"{a.source.name}_T"),
+                            scope="shared")
+    full = made[tuple(slice(0, e) for e in shape[::-1])]
+    transpose = _staged_expr(tirx.TilePrimitiveCall(full, load_t(0), a,
+                                                    op=ops.op("tt.tile.expr")), fresh)
+    gemm = replace_tile_call(call, args=[call.args[0], full, *call.args[2:4], False,
+                                         *call.args[5:]])
+    return seq([tirx.AllocBuffer(made), transpose, gemm])
+
+
+def _staged_expr(call, fresh):
+    """A ``tt.tile.expr`` over global regions: each global operand staged into a new block
+    buffer (``tile.copy`` in before), a global destination written through one (``tile.copy``
+    out after)."""
+    if call.op.name != "tt.tile.expr":
+        return call
+    regions = [call.args[0]] + list(call.args[2:])
+    if not any(buffer_scope(r.source) == "global" for r in regions):
+        return call
+    allocs, before, after, staged = [], [], [], []
+    for k, region in enumerate(regions):
+        if buffer_scope(region.source) != "global":
+            staged.append(region)
+            continue
+        shape = _block_shape(region)
+        stage = tirx.decl_buffer(shape, buffer_dtype(region.source),
+                                 fresh(f"{region.source.name}_tile"), scope="shared")
+        allocs.append(tirx.AllocBuffer(stage))
+        full = stage[tuple(slice(0, e) for e in shape)]
+        if k == 0:
+            after.append(_tile_call("Copy", region, full))
+        else:
+            before.append(_tile_call("Copy", full, region))
+        staged.append(full)
+    expr = tirx.TilePrimitiveCall(staged[0], call.args[1], *staged[1:], op=call.op)
+    return seq(allocs + before + [expr] + after)
+
+
 def _staged_global_copy(call, fresh):
     """``T.copy`` between two global tensors moves through one staged block buffer."""
     if call.op.name != "tirx.tile.copy":
@@ -53,12 +122,7 @@ def _staged_global_copy(call, fresh):
     dst, src = call.args[0], call.args[1]
     if buffer_scope(dst.source) != "global" or buffer_scope(src.source) != "global":
         return call
-    shape = [r.extent for r in src.region]
-    sliced = [e for e in shape if not (isinstance(e, tirx.IntImm) and int(e) == 1)]
-    if len(shape) > 2 and len(sliced) == 2:
-        shape = sliced  # a 2-D slice, every other index a scalar (X[b, s0:s1, h, :])
-    while len(shape) > 2 and isinstance(shape[0], tirx.IntImm) and int(shape[0]) == 1:
-        shape = shape[1:]  # leading dims indexed one at a time
+    shape = _block_shape(src)
     stage = tirx.decl_buffer(shape, buffer_dtype(src.source), fresh(f"{src.source.name}_tile"),
                              scope="shared")
     full = stage[tuple(slice(0, e) for e in shape)]
@@ -126,7 +190,8 @@ def _accumulating_reduction(call, fresh):
 
 @tt_pass("LegalizeTileOpsTT", requires=("LowerParallelToTileTT",))
 def LegalizeTileOpsTT(func, mod, ctx):
-    """Staged global copies and reduction engine forms (see module docstring)."""
+    """Staged global copies and expressions, gemm's transposed A and reduction engine forms
+    (see module docstring)."""
     counter = itertools.count()
 
     def fresh(stem):
@@ -135,6 +200,11 @@ def LegalizeTileOpsTT(func, mod, ctx):
     def engine_forms(call):
         if call.op.name == "tirx.tile.copy":
             return _spanned(_staged_global_copy(call, fresh), call.span)
+        if call.op.name == "tt.tile.expr":
+            return _spanned(_staged_expr(call, fresh), call.span)
+        transposed = _transposed_gemm_operand(call, fresh)
+        if transposed is not None:
+            return _spanned(transposed, call.span)
         folded = _accumulating_reduction(call, fresh)
         if folded is not None:
             return _spanned(folded, call.span)

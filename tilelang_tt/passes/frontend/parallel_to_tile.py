@@ -15,10 +15,20 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
   ``T.abs``, ``T.max(a, 0)``, ``-a``, ``1 / a``): ``tt.tile.expr(dst, tree, *operands)`` with
   the expression as a tree (see :mod:`.eltwise_expr`), evaluated in DST as one fused op.
 
+Transposes are recognised from the index expressions (never from names): in a nest of two
+loops, an access whose indices use the second loop variable in an earlier dimension than the
+first (``B[j, i]``, ``X[b, j, h, i]``) is transposed.  A nest whose destination is transposed
+is iterated in the destination's order (its loops swapped), so the destination is written
+straight; operands transposed relative to that order are read transposed (``tt.expr.load_t``
+in a ``tt.tile.expr``: ``B_shared[j, i] = A_shared[i, j]`` is ``tt.tile.expr(B_shared,
+load_t(0), A_shared)``).  Any other access that is not ``offset + loop variable`` per
+dimension (strided, diagonal) is a ``TTUnsupportedError``.
+
 Operands that live in global memory are staged through new shared buffers (``tile.copy`` in
-before, ``tile.copy`` out after), so later stages only see tile ops whose compute operands are
-shared buffers or fragments.  A global operand of rank > 2 may be indexed by the loops in
-any two of its dims, in the nest's order, with loop-free indices elsewhere (``X[s0 + i, h,
+before, ``tile.copy`` out after; a transposed operand as its own block, the destination's
+transposed), so later stages only see tile ops whose compute operands are shared buffers or
+fragments.  A global operand of rank > 2 may be indexed by the loops in
+any two of its dims (in the other order: read transposed), with loop-free indices elsewhere (``X[s0 + i, h,
 j]``, a 2-D slice of one head): its region has extent 1 in the other dims.  Any other parallel body is a ``TTUnsupportedError`` naming the
 source line.  Every tile op made carries the line of its statement.
 """
@@ -57,6 +67,13 @@ def _tile_call(name, *regions):
 
 
 class _Nest:
+    def swapped(self) -> "_Nest":
+        """The same nest iterated with its two loops in the other order."""
+        other = _Nest.__new__(_Nest)
+        other.loop, other.body, other.span = self.loop, self.body, self.span
+        other.vars, other.extents = self.vars[::-1], self.extents[::-1]
+        return other
+
     def __init__(self, loop: tirx.For):
         self.loop = loop
         self.vars, self.extents = [], []
@@ -115,8 +132,28 @@ def _free_of(expr, loop_vars) -> bool:
     return not any(v.same_as(lv) for v in found for lv in loop_vars)
 
 
+def _transposed(indices, nest: _Nest) -> bool:
+    """``buf[indices]`` follows the nest's two loops in the other order (``X[j, i]``, or
+    ``X[b, j, h, i]`` of a global tensor, in a nest over ``(i, j)``): each loop variable
+    indexes exactly one dimension, the second loop's the earlier one.  Decided from which
+    index expressions use which loop variable, never from names."""
+    if len(nest.vars) != 2 or len(indices) < 2:
+        return False
+    dims = []
+    for var in nest.vars:
+        uses = [d for d, idx in enumerate(indices) if not _free_of(idx, [var])]
+        if len(uses) != 1:
+            return False
+        dims.append(uses[0])
+    return dims[0] > dims[1]
+
+
 def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
-    """Region of ``buf`` touched by ``buf[indices]`` over the nest, or a clear error."""
+    """Region of ``buf`` touched by ``buf[indices]`` over the nest, or a clear error.  A
+    transposed access (:func:`_transposed`) is the region of the same access in the swapped
+    nest: the buffer's own block, which the expression reads transposed."""
+    if _transposed(indices, nest):
+        nest = nest.swapped()
     n = len(nest.vars)
     if len(indices) == 1 and n == 2 and what == "operand":
         # a 1-D buffer read as R[i] (a column vector broadcast along the rows) or as R[j]
@@ -149,7 +186,8 @@ def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
         if not _free_of(base, nest.vars):
             raise TTUnsupportedError(
                 f"T.Parallel: index `{idx}` of {what} {buf.name} is not `offset + {var.name}`; "
-                "transposed or strided element access is not supported",
+                "strided or diagonal element access is not supported (index the last two "
+                "dimensions by `offset + i` and `offset + j`, in either order)",
                 span=nest.span)
         slices.append(slice(base, base + ext))
     return buf[tuple(slices)]
@@ -172,7 +210,8 @@ def _strided_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
     if dims != sorted(dims):
         raise TTUnsupportedError(
             f"T.Parallel: {what} {buf.name}[{', '.join(map(str, indices))}] follows the loop "
-            "nest in another order; transposed or strided element access is not supported",
+            "nest in another order; only the two loops of a 2-D T.Parallel may be swapped (a "
+            "transpose)",
             span=nest.span)
     slices = [slice(idx, idx + 1) for idx in indices]
     for d, var, ext in zip(dims, nest.vars, nest.extents):
@@ -180,7 +219,7 @@ def _strided_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
         if not _free_of(base, nest.vars):
             raise TTUnsupportedError(
                 f"T.Parallel: index `{indices[d]}` of {what} {buf.name} is not `offset + "
-                f"{var.name}`; transposed or strided element access is not supported",
+                f"{var.name}`; strided or diagonal element access is not supported",
                 span=nest.span)
         slices[d] = slice(base, base + ext)
     return buf[tuple(slices)]
@@ -206,6 +245,15 @@ def _lower_nest(nest: _Nest, fresh):
     store = substitute(store, mapping)
     dst_buf = store.buffer
     value = store.value
+    if _transposed(list(store.indices), nest):
+        # `B[j, i] = f(A[i, j])`: iterate over the destination's own layout, so that the
+        # destination is written straight and the operands are read transposed
+        nest = nest.swapped()
+
+    def is_transposed(ld):
+        return len(ld.indices) >= 2 and _transposed(list(ld.indices), nest)
+
+    transposes = any(is_transposed(ld) for ld in collect(value, tvm.ir.TensorLoad))
 
     dtype = buffer_dtype(dst_buf)
     if isinstance(value, tirx.Cast) and isinstance(value.value, tvm.ir.TensorLoad):
@@ -224,17 +272,17 @@ def _lower_nest(nest: _Nest, fresh):
     unary = unary_form(value, dtype)
     binary = [as_load(x, dtype) for x in (value.a, value.b)] if type(value) in _BINARY else None
     if unary is not None and is_vector(unary[1]) or binary and any(
-            x is not None and is_vector(x) for x in binary):
-        unary = binary = None  # broadcasts are expression programs
+            x is not None and is_vector(x) for x in binary) or transposes:
+        unary = binary = None  # broadcasts and transposed reads are expression programs
     tree = None
-    if isinstance(value, tvm.ir.TensorLoad):
+    if isinstance(value, tvm.ir.TensorLoad) and not transposes:
         kind, loads = "Copy", [value]
     elif unary is not None:
         kind, loads = "Unary", [unary[1]]
     elif binary is not None and all(x is not None for x in binary):
         kind, loads = _BINARY[type(value)], binary
     else:
-        compiled = compile_expr(value, dtype, is_vector)
+        compiled = compile_expr(value, dtype, is_vector, is_transposed)
         if compiled is None:
             index_condition = _index_only_condition(value)
             if index_condition is not None:
@@ -252,7 +300,7 @@ def _lower_nest(nest: _Nest, fresh):
 
     if kind in _BINARY.values() and any(buffer_dtype(ld.source) != dtype for ld in loads):
         # the engines' binary ops take one dtype; a program converts as it copies into DST
-        (tree, operands), kind = compile_expr(value, dtype, is_vector), "Expr"
+        (tree, operands), kind = compile_expr(value, dtype, is_vector, is_transposed), "Expr"
         loads = list(operands)
 
     dst_region = _access_region(dst_buf, list(store.indices), nest, ana, "destination")
@@ -262,7 +310,7 @@ def _lower_nest(nest: _Nest, fresh):
     prologue, epilogue, allocs = [], [], []
     staged = {}
 
-    def stage(region, is_dst):
+    def stage(region, is_dst, transposed=False):
         buf = region.source
         if buffer_scope(buf) != "global":
             return region
@@ -274,7 +322,9 @@ def _lower_nest(nest: _Nest, fresh):
         if key in staged:
             return staged[key]
         # a 1-D tensor's region is staged as a 1-D block buffer (a row vector)
-        block = shape if len(buffer_shape(buf)) > 1 else [region.region[0].extent]
+        # a transposed operand is staged as its own block (the destination's transposed)
+        block = (shape[::-1] if transposed else shape) if len(buffer_shape(buf)) > 1 else \
+            [region.region[0].extent]
         stage_buf = tirx.decl_buffer(block, buffer_dtype(buf), f"{buf.name}_tile", scope="shared")
         allocs.append(tirx.AllocBuffer(stage_buf))
         full = stage_buf[tuple(slice(0, e) for e in block)]
@@ -293,7 +343,7 @@ def _lower_nest(nest: _Nest, fresh):
             return seq(allocs + prologue + [_tile_call("Copy", dst_region, staged_src)])
         # any other element copy is a tile copy: no staging needed
         return _tile_call("Copy", dst_region, src)
-    srcs = [stage(r, False) for r in src_regions]
+    srcs = [stage(r, False, is_transposed(ld)) for r, ld in zip(src_regions, loads)]
     if kind == "Expr":
         srcs = _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue)
     dst = stage(dst_region, True)

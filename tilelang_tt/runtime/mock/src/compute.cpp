@@ -178,7 +178,7 @@ void check_dst(const ComputeState& e, uint32_t idst, const Call& what, bool pack
 const uint8_t* front_page(uint32_t cb, uint32_t itile, const Call& what) {
     const CBConfig& cfg = cb_cfg(cb, what);
     const CBState& s = current_core().cb[cb];
-    if (itile >= s.waited) {
+    if (itile >= s.waited && !(itile < cfg.pages() && cb_unguarded(current_core(), static_cast<int>(cb), current(), what.str()))) {
         fail_at(what, ": reads tile " + std::to_string(itile) + " of CB " + std::to_string(cb) +
                 " but cb_wait_front guaranteed " + std::to_string(s.waited) + " page(s)");
     }
@@ -439,11 +439,23 @@ void ttmock::transpose(uint32_t icb, uint32_t itile, uint32_t idst) {
     check_mode(e, kTranspose, "transpose_init(icb)", what);
     check_src(e, true, icb, what);
     check_dst(e, idst, what, false);
+    // a CB unpacked straight to DST (its unpack DST format Float32) is transposed in DST,
+    // exactly; any other goes through SrcA (fp32 data truncated to TF32 or BF16 there)
+    const bool to_dest = icb < e.unpack_to_dest.size() &&
+                         e.unpack_to_dest[icb] == tt::tt_metal::UnpackToDestMode::UnpackToDestFp32;
+    if (to_dest && !e.fp32_dest_acc) {
+        fail_at(what, ": CB " + std::to_string(icb) +
+                " is UnpackToDestFp32 but the kernel was created without fp32_dest_acc_en");
+    }
     uint32_t a[kTileElems];
-    unpack(e, icb, itile, true, a, what);
+    unpack(e, icb, itile, !to_dest, a, what);
     {
         TileMathTimer tile_math_timer(current_core());
-        fpu::datacopy(e.dst[idst], a, true, e.fp32_dest_acc);
+        if (to_dest) {
+            fpu::transpose_in_dst(e.dst[idst], a);
+        } else {
+            fpu::datacopy(e.dst[idst], a, true, e.fp32_dest_acc);
+        }
     }
     e.dst_written[idst] = true;
     count(e, kCntTranspose, "transpose");
@@ -588,7 +600,7 @@ void ttmock::pack(uint32_t idst, uint32_t ocb, uint32_t out_index, bool out_of_o
     const CBConfig& cfg = cb_cfg(ocb, what);
     CBState& s = current_core().cb[ocb];
     const uint32_t pos = out_of_order ? out_index : s.pack_pos;
-    if (pos >= s.reserved) {
+    if (pos >= s.reserved && !(pos < cfg.pages() && cb_unguarded(current_core(), static_cast<int>(ocb), current(), what.str()))) {
         fail_at(what, ": writes position " + std::to_string(pos) + " of CB " + std::to_string(ocb) +
                 " but cb_reserve_back reserved " + std::to_string(s.reserved) + " page(s)");
     }

@@ -164,6 +164,7 @@ void ttmock::cb_reserve_back(int32_t cb, int32_t n) {
     const ApiCall what = cb_api(fmt_reserve, cb, n);
     const CBConfig& cfg = cfg_of(c, cb, what);
     CBState& s = c.cb[cb];
+    cb_touch(c, cb, f, [&] { return what.str(); });
     const uint32_t pages = cfg.pages();
     if (n <= 0 || static_cast<uint32_t>(n) > pages) {
         fail(what.str() + ": CB " + std::to_string(cb) + " holds " + std::to_string(pages) +
@@ -198,11 +199,15 @@ void ttmock::cb_push_back(int32_t cb, int32_t n) {
     const ApiCall what = cb_api(fmt_push, cb, n);
     const CBConfig& cfg = cfg_of(c, cb, what);
     CBState& s = c.cb[cb];
-    if (n <= 0 || static_cast<uint32_t>(n) > s.reserved) {
+    cb_touch(c, cb, f, [&] { return what.str(); });
+    const bool beyond = n > 0 && static_cast<uint32_t>(n) > s.reserved && static_cast<uint32_t>(n) <= cfg.pages() &&
+                        cb_unguarded(c, cb, f, what.str());
+    if (!beyond && (n <= 0 || static_cast<uint32_t>(n) > s.reserved)) {
         fail(what.str() + ": pushes " + std::to_string(n) + " pages to CB " + std::to_string(cb) +
              " but only " + std::to_string(s.reserved) +
              " were reserved with cb_reserve_back (push without reserve, or wrong CB)");
     }
+    if (beyond) s.reserved = static_cast<uint32_t>(n);  // the pointer steps over pages no one else uses
     if (!f.pending.empty()) {
         if (const PendingTransfer* t = in_flight_over(f, true, cfg, s.wr_page, n)) {
             fail(what.str() + ": pushes pages of CB " + std::to_string(cb) + " that " + t->what.str() +
@@ -212,7 +217,7 @@ void ttmock::cb_push_back(int32_t cb, int32_t n) {
     s.reserved -= n;
     s.wr_page += n;
     if (s.wr_page >= cfg.pages()) s.wr_page -= cfg.pages();
-    s.filled += n;
+    s.filled = std::min(cfg.pages(), s.filled + static_cast<uint32_t>(n));
     s.pushed_total += n;
     s.pack_pos = 0;
     timing::record(f, timing::Op{timing::Kind::CbPush, static_cast<uint16_t>(cb), static_cast<uint32_t>(n),
@@ -227,6 +232,7 @@ void ttmock::cb_wait_front(int32_t cb, int32_t n) {
     const ApiCall what = cb_api(fmt_wait, cb, n);
     const CBConfig& cfg = cfg_of(c, cb, what);
     CBState& s = c.cb[cb];
+    cb_touch(c, cb, f, [&] { return what.str(); });
     if (n <= 0 || static_cast<uint32_t>(n) > cfg.pages()) {
         fail(what.str() + ": CB " + std::to_string(cb) + " holds " + std::to_string(cfg.pages()) +
              " pages; waiting for " + std::to_string(n) + " can never succeed");
@@ -261,10 +267,17 @@ void ttmock::cb_pop_front(int32_t cb, int32_t n) {
     const ApiCall what = cb_api(fmt_pop, cb, n);
     const CBConfig& cfg = cfg_of(c, cb, what);
     CBState& s = c.cb[cb];
-    if (n <= 0 || static_cast<uint32_t>(n) > s.waited) {
+    cb_touch(c, cb, f, [&] { return what.str(); });
+    const bool beyond = n > 0 && static_cast<uint32_t>(n) > s.waited && static_cast<uint32_t>(n) <= cfg.pages() &&
+                        cb_unguarded(c, cb, f, what.str());
+    if (!beyond && (n <= 0 || static_cast<uint32_t>(n) > s.waited)) {
         fail(what.str() + ": pops " + std::to_string(n) + " pages of CB " + std::to_string(cb) +
              " but cb_wait_front guaranteed only " + std::to_string(s.waited) +
              " (pop more than waited for, or wrong CB)");
+    }
+    if (beyond) {  // the pointer steps over pages no one else uses
+        s.waited = static_cast<uint32_t>(n);
+        s.filled = std::max(s.filled, static_cast<uint32_t>(n));
     }
     if (!f.pending.empty()) {
         if (const PendingTransfer* t = in_flight_over(f, false, cfg, s.rd_page, n)) {
@@ -304,6 +317,18 @@ uint32_t ttmock::cb_tile_size(uint32_t cb) {
     return bytes;
 }
 
+// reached only in constant expressions, which then do not compile (defined for the linker)
+uint8_t ttmock::cb_format_unknown_when_the_kernel_was_created(std::int32_t cb) {
+    fail("get_tile_size / get_dataformat(" + std::to_string(cb) + "): the CB's format was not known when the kernel was created");
+}
+uint32_t ttmock::cb_format_has_no_tile_size_in_the_emulator(std::int32_t cb) {
+    fail("get_tile_size(" + std::to_string(cb) + "): the CB's data format has no tile size the emulator models");
+}
+
+uint8_t ttmock::cb_data_format(uint32_t cb) {
+    return static_cast<uint8_t>(cfg_of(static_cast<int32_t>(cb), "get_dataformat").format);
+}
+
 // ---- coordinates and addresses -------------------------------------------------------------
 static uint32_t my_noc_x() { return worker_noc_x(current_core().x); }
 static uint32_t my_noc_y() { return worker_noc_y(current_core().y); }
@@ -330,9 +355,26 @@ uint64_t ttmock::noc_multicast_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint3
            (static_cast<uint64_t>(y1 & 0x3f) << 38) | (local & ((1ull << 38) - 1));
 }
 
+// page `page_id` of the interleaved L1 buffer at `bank_base`: on the core that is its bank
+static uint64_t l1_interleaved_noc_addr(uint32_t bank_base, uint32_t page_id, uint32_t offset) {
+    const ApiCall what{nullptr, {page_id, offset, bank_base}};
+    const ShardedBuffer* buf = sharded_buffer_at(false, bank_base);
+    if (buf == nullptr || !buf->interleaved) {
+        fail(fmt_accessor(what) + ": no interleaved L1 buffer starts at that address (give the accessor the "
+             "buffer's address() and the TensorAccessorArgs of that buffer)");
+    }
+    if (page_id >= buf->tensor_pages[0] || offset >= buf->page_size) {
+        fail(fmt_accessor(what) + ": the buffer has " + std::to_string(buf->tensor_pages[0]) + " pages of " +
+             std::to_string(buf->page_size) + " bytes; the access lies outside its pages");
+    }
+    const auto [holder, off] = buf->locate(page_id);
+    const auto [hx, hy] = buf->holders[holder];
+    return make_noc_addr(worker_noc_x(hx), worker_noc_y(hy), bank_base + off + offset);
+}
+
 uint64_t ttmock::interleaved_noc_addr(bool is_dram, uint32_t bank_base, uint32_t page_size,
                                       uint32_t page_id, uint32_t offset) {
-    if (!is_dram) fail("TensorAccessor over an L1 buffer is not supported by the emulator");
+    if (!is_dram) return l1_interleaved_noc_addr(bank_base, page_id, offset);
     Fiber& f = current();
     const auto& bufs = device().dram_buffers;
     const DramBuffer* buf = nullptr;
@@ -356,6 +398,38 @@ uint64_t ttmock::interleaved_noc_addr(bool is_dram, uint32_t bank_base, uint32_t
     const uint32_t aligned = (page_size + 31u) & ~31u;
     const uint64_t local = bank_base + static_cast<uint64_t>(page_id / banks) * aligned + offset;
     return make_noc_addr(page_id % banks, kDramNocY, local);
+}
+
+uint64_t ttmock::interleaved_fast_noc_addr(bool is_dram, uint32_t bank_base, uint32_t page_size,
+                                           uint32_t tile_bytes, uint32_t page_id, uint32_t offset) {
+    const std::string call = "InterleavedAddrGenFast<" + std::string(is_dram ? "true" : "false") + ">::get_noc_addr(" +
+                             std::to_string(page_id) + ", " + std::to_string(offset) + ")";
+    if (tile_bytes == 0) {
+        fail(call + ": its data format is a block-float format, whose tile layout the emulator does not model");
+    }
+    // the generator steps each bank by the tile size; the buffer's pages are its aligned page size apart
+    uint64_t stride = 0;
+    if (is_dram) {
+        const DramBuffer* buf = dram_buffer_at(bank_base);
+        if (buf == nullptr) fail(call + ": no interleaved DRAM buffer starts at address " + std::to_string(bank_base));
+        stride = buf->aligned;
+    } else {
+        const ShardedBuffer* buf = sharded_buffer_at(false, bank_base);
+        if (buf == nullptr || !buf->interleaved) {
+            fail(call + ": no interleaved L1 buffer starts at address " + std::to_string(bank_base));
+        }
+        stride = buf->aligned;
+    }
+    if (stride != tile_bytes) {
+        fail(call + ": the generator places page " + std::to_string(page_id) + " at a multiple of its data format's " +
+             std::to_string(tile_bytes) + "-byte tile in the bank, but the buffer's pages are " + std::to_string(stride) +
+             " bytes apart there: it would address another page's bytes");
+    }
+    if (page_size > stride) {
+        fail(call + ": page_size " + std::to_string(page_size) + " exceeds the buffer's " + std::to_string(stride) +
+             "-byte pages");
+    }
+    return interleaved_noc_addr(is_dram, bank_base, static_cast<uint32_t>(stride), page_id, offset);
 }
 
 uint64_t ttmock::sharded_noc_addr(bool is_dram, uint32_t bank_base, uint32_t page_size, uint32_t page_id,

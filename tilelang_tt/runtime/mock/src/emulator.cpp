@@ -200,6 +200,25 @@ std::string describe_fiber(const Fiber& f) {
     return os.str();
 }
 
+void cb_second_user(Core& c, int cb, const Fiber& f, const std::string& what) {
+    CBState& s = c.cb[cb];
+    (void)f;
+    s.shared = true;
+    if (!s.unguarded.empty()) {
+        fail(what + ": CB " + std::to_string(cb) + " is also used by " + describe_fiber(*s.user) +
+             ", which accessed it beyond cb_wait_front / cb_reserve_back (" + s.unguarded +
+             "); with two kernels on a CB that races on hardware");
+    }
+}
+
+bool cb_unguarded(Core& c, int cb, const Fiber& f, const std::string& what) {
+    CBState& s = c.cb[cb];
+    cb_touch(c, cb, f, [&] { return what; });
+    if (!c.cb_cfg[cb].global || s.shared) return false;
+    if (s.unguarded.empty()) s.unguarded = what;
+    return true;
+}
+
 const DramBuffer* dram_buffer_at(uint64_t base) {
     const auto& bufs = device().dram_buffers;
     auto it = std::lower_bound(bufs.begin(), bufs.end(), base,

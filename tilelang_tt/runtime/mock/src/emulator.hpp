@@ -49,6 +49,7 @@ struct CBConfig {
     uint32_t total_bytes = 0;
     uint32_t page_bytes = 0;
     tt::DataFormat format = tt::DataFormat::Invalid;
+    bool global = false;  // placed on an L1 buffer (set_globally_allocated_address)
     uint32_t pages() const { return page_bytes ? total_bytes / page_bytes : 0; }
 };
 
@@ -61,6 +62,12 @@ struct CBState {
     uint32_t pack_pos = 0;              // next sequential pack position in the reserved region
     uint64_t stalls_reserve = 0, stalls_wait = 0;
     uint64_t pushed_total = 0, popped_total = 0;
+    // the kernels that use the CB (see cb_unguarded in emulator.cpp): the first, whether a second
+    // one did, and the first access beyond cb_wait_front / cb_reserve_back (on a globally
+    // allocated CB one kernel alone may step through the buffer's data without them)
+    const Fiber* user = nullptr;
+    bool shared = false;
+    std::string unguarded;
     // the kernels that pushed / popped last and the last push, recorded as pointers during the run
     const Fiber* push_fiber = nullptr;
     const Fiber* pop_fiber = nullptr;
@@ -200,8 +207,11 @@ struct DramBuffer {
 // lives on holder s % holders.size() - a logical core (L1) or a DRAM bank (x = bank) - at
 // base + (s / holders.size()) * shard_bytes(), its pages row-major, `aligned` bytes apart (the
 // SDK's round-robin distribution, as its TensorAccessor maps pages).
+// A sharded buffer, or an interleaved L1 buffer (`interleaved`: one-page shards of a P x 1 page
+// grid, round-robin over every worker core, the L1 banks, in logical row-major order).
 struct ShardedBuffer {
     bool is_dram = false;
+    bool interleaved = false;
     uint64_t base = 0;
     uint32_t page_size = 0, aligned = 0;
     uint32_t tensor_pages[2] = {}, shard_pages[2] = {};
@@ -322,6 +332,21 @@ const ShardedBuffer* sharded_buffer_at(bool is_dram, uint64_t base);
 std::vector<int> multicast_cores(uint64_t mcast, bool include_self, int self, const ApiCall& what);
 
 std::string describe_fiber(const Fiber& f);
+
+// CB protocol bookkeeping. cb_touch records that the current kernel uses CB `cb` (every CB call
+// does). cb_unguarded is asked when a call goes beyond what cb_wait_front / cb_reserve_back
+// guaranteed: it allows it (true) on a globally allocated CB that no other kernel of the core
+// uses, where the data is the L1 buffer's, there before the launch and touched by no one else, so
+// the pointers simply step through it, as on hardware; otherwise false (the caller refuses). A
+// second kernel using a CB that was accessed that way is refused: on hardware the two would race.
+void cb_second_user(Core& c, int cb, const Fiber& f, const std::string& what);
+template <typename D>  // D() formats the call, only when needed
+inline void cb_touch(Core& c, int cb, const Fiber& f, D describe) {
+    CBState& s = c.cb[cb];
+    if (s.user == nullptr) s.user = &f;
+    else if (s.user != &f && !s.shared) cb_second_user(c, cb, f, describe());
+}
+bool cb_unguarded(Core& c, int cb, const Fiber& f, const std::string& what);
 
 template <typename R, typename D>
 void block_until(R ready, D describe) {

@@ -25,6 +25,9 @@ void unpack_fp32_to_dst(const uint32_t* l1, uint32_t* dst);        // UnpackToDe
 // ---- matrix engine: results into DST (fp32_dst: DST in 32-bit mode) ----------------------------
 // DST = SrcA/SrcB datum (copy_tile, transpose_wh_tile)
 void datacopy(uint32_t* dst, const uint32_t* src, bool transpose, bool fp32_dst);
+// DST = a tile unpacked straight to DST, transposed there (transpose_tile of an
+// UnpackToDestFp32 CB: llk_math_transpose_dest moves the 32-bit values, exactly)
+void transpose_in_dst(uint32_t* dst, const uint32_t* unpacked);
 // DST += in0 @ in1 (in1 transposed within the tile when transpose), `phases` fidelity phases
 void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transpose, int phases,
             bool fp32_dst);

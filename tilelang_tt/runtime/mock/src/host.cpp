@@ -124,6 +124,11 @@ void* compile_kernel(const KernelDesc& k) {
         flags << "'";
     }
     for (const auto& [name, value] : k.defines) flags << " '-D" << name << "=" << value << "'";
+    if (!k.cb_formats.empty()) {  // as the SDK's JIT: the CBs' formats, known when the kernel is built
+        flags << " '-DTTMOCK_CB_FORMATS=";
+        for (const auto& [idx, f] : k.cb_formats) flags << "{" << int(idx) << "," << int(static_cast<uint8_t>(f)) << "},";
+        flags << "'";
+    }
     // what the SDK's firmware wrapper puts in front of the kernel: for compute kernels
     // `using namespace ckernel;` and DST_ACCUM_MODE, for data movement kernels the dataflow API
     if (k.kind == KernelKind::Compute) {
@@ -202,6 +207,7 @@ static void configure_global_cb(Device& d, const CBAlloc& cb) {
             if (c.cb_cfg[idx].used) host_fail("circular buffer c_" + std::to_string(idx) + " is created twice on core " + cc.str());
             CBConfig& cfg = c.cb_cfg[idx];
             cfg.used = true;
+            cfg.global = true;
             cfg.offset = addr;
             cfg.total_bytes = cb.total_size;
             cfg.format = fmtv;
@@ -312,12 +318,13 @@ void launch(tt::tt_metal::detail::ProgramImpl& p) {
         return a.core < b.core;
     });
     run_fibers(fibers);
-    // every page produced must have been consumed
+    // every page produced must have been consumed, except on a CB over an L1 buffer (globally
+    // allocated): there the pushed pages are the buffer's data, which the host reads afterwards
     for (const Core& c : d.cores) {
         if (!c.active) continue;
         for (int i = 0; i < kMaxCBs; ++i) {
             const CBState& s = c.cb[i];
-            if (!c.cb_cfg[i].used || s.filled == 0) continue;
+            if (!c.cb_cfg[i].used || s.filled == 0 || c.cb_cfg[i].global) continue;
             host_fail("program finished with " + std::to_string(s.filled) + " unconsumed page(s) in CB " +
                       std::to_string(i) + " on core (" + std::to_string(c.x) + "," + std::to_string(c.y) +
                       "): " + s.pusher + " pushed " + std::to_string(s.pushed_total) +
@@ -367,12 +374,9 @@ uint64_t create_sharded_buffer(uint64_t size, const tt::tt_metal::distributed::D
                       "x" + std::to_string(b.tensor_pages[1]) + "-page tensor evenly (uneven shards are not emulated)");
         }
     }
-    if (layout == TensorMemoryLayout::HEIGHT_SHARDED && b.shard_pages[1] != b.tensor_pages[1]) {
-        host_fail(std::string(what) + ": a HEIGHT_SHARDED shard spans the tensor's full width");
-    }
-    if (layout == TensorMemoryLayout::WIDTH_SHARDED && b.shard_pages[0] != b.tensor_pages[0]) {
-        host_fail(std::string(what) + ": a WIDTH_SHARDED shard spans the tensor's full height");
-    }
+    // As TT-Metalium's Buffer, the layout does not constrain the shard's shape: shards of any 2-D
+    // shape are placed in row-major shard order over the grid's cores (a HEIGHT_SHARDED buffer
+    // whose shards are narrower than the tensor is placed like any other).
     if (uint64_t(b.tensor_pages[0]) * b.tensor_pages[1] * b.page_size != size) {
         host_fail(std::string(what) + ": size " + std::to_string(size) + " is not the tensor's " +
                   std::to_string(b.tensor_pages[0]) + "x" + std::to_string(b.tensor_pages[1]) + " pages of " +
@@ -390,6 +394,14 @@ uint64_t create_sharded_buffer(uint64_t size, const tt::tt_metal::distributed::D
     if (b.num_shards() > b.holders.size() && layout == TensorMemoryLayout::BLOCK_SHARDED) {
         host_fail(std::string(what) + ": a BLOCK_SHARDED buffer needs one core per shard");
     }
+    place_sharded(b, what);
+    return b.base;
+}
+
+// L1 buffers are allocated from the top of L1 down, at one address on every core (as the SDK's
+// allocator keeps L1 banks in lockstep); DRAM sharded buffers above every bank's top.
+void place_sharded(ShardedBuffer& b, const char* what) {
+    Device& d = device();
     const uint64_t per_holder = uint64_t(b.shards_per_holder()) * b.shard_bytes();
     if (b.is_dram) {
         uint64_t base = 0;
@@ -413,6 +425,26 @@ uint64_t create_sharded_buffer(uint64_t size, const tt::tt_metal::distributed::D
         d.l1_buffers_bottom = static_cast<uint32_t>(b.base);
     }
     d.sharded_buffers.push_back(b);
+}
+
+uint64_t create_l1_interleaved_buffer(uint64_t size, uint32_t page_size) {
+    Device& d = device();
+    const char* what = "MeshBuffer::create (L1 interleaved)";
+    if (page_size == 0 || size % page_size) {
+        host_fail(std::string(what) + ": size " + std::to_string(size) + " is not a multiple of the page size " +
+                  std::to_string(page_size));
+    }
+    ShardedBuffer b;
+    b.interleaved = true;
+    b.page_size = page_size;
+    b.aligned = (page_size + 15u) & ~15u;
+    b.tensor_pages[0] = static_cast<uint32_t>(size / page_size);
+    b.tensor_pages[1] = 1;
+    b.shard_pages[0] = b.shard_pages[1] = 1;
+    for (uint32_t y = 0; y < d.prof.grid_y; ++y) {
+        for (uint32_t x = 0; x < d.prof.grid_x; ++x) b.holders.emplace_back(x, y);
+    }
+    place_sharded(b, what);
     return b.base;
 }
 
@@ -481,6 +513,22 @@ KernelHandle CreateKernel(Program& program, const std::string& file,
                     host_fail("CreateKernel: core " + a.str() + " already runs a " + kind_name(k.kind) +
                               " kernel (" + base_name(other.path) + ")");
                 }
+    }
+    // the formats of the CBs every core of the kernel has (same format on each)
+    std::map<uint8_t, std::map<std::pair<std::size_t, std::size_t>, tt::DataFormat>> seen;
+    for (const CBAlloc& cb : program.impl().cbs) {
+        for (const CoreCoord& c : cb.cores) {
+            for (const auto& [idx, f] : cb.formats) seen[idx][{c.x, c.y}] = f;
+        }
+    }
+    for (const auto& [idx, per_core] : seen) {
+        bool all = !k.cores.empty();
+        const auto first = per_core.find({k.cores.empty() ? 0 : k.cores[0].x, k.cores.empty() ? 0 : k.cores[0].y});
+        for (const CoreCoord& c : k.cores) {
+            auto it = per_core.find({c.x, c.y});
+            all = all && it != per_core.end() && first != per_core.end() && it->second == first->second;
+        }
+        if (all) k.cb_formats[idx] = first->second;
     }
     compile_kernel(k);  // compile now so errors point at CreateKernel
     program.impl().kernels.push_back(std::move(k));
@@ -656,6 +704,43 @@ private:
 }  // namespace
 }  // namespace ttmock
 
+namespace tt::tt_metal {
+
+// ---- Allocator: the emulated device's banks ----------------------------------------------------
+namespace {
+void check_bank_type(const BufferType& t, const char* what) {
+    if (t != BufferType::DRAM && t != BufferType::L1) {
+        ttmock::host_fail(std::string("Allocator::") + what + ": the emulated device has DRAM and L1 banks only");
+    }
+}
+}  // namespace
+
+uint32_t Allocator::get_alignment(BufferType buffer_type) const {
+    check_bank_type(buffer_type, "get_alignment");
+    return buffer_type == BufferType::DRAM ? 32u : 16u;
+}
+uint32_t Allocator::get_num_banks(const BufferType& buffer_type) const {
+    check_bank_type(buffer_type, "get_num_banks");
+    const auto& p = ttmock::device().prof;
+    return buffer_type == BufferType::DRAM ? p.dram_banks : p.grid_x * p.grid_y;
+}
+DeviceAddr Allocator::get_bank_size(const BufferType& buffer_type) const {
+    check_bank_type(buffer_type, "get_bank_size");
+    const auto& p = ttmock::device().prof;
+    return buffer_type == BufferType::DRAM ? p.dram_bank_bytes : DeviceAddr(p.l1_bytes - p.l1_base);
+}
+CoreCoord Allocator::get_logical_core_from_bank_id(uint32_t bank_id) const {
+    const auto& p = ttmock::device().prof;
+    if (bank_id >= p.grid_x * p.grid_y) {
+        ttmock::host_fail("Allocator::get_logical_core_from_bank_id: L1 bank " + std::to_string(bank_id) +
+                          " does not exist (" + std::to_string(p.grid_x * p.grid_y) + " banks)");
+    }
+    return CoreCoord(bank_id % p.grid_x, bank_id / p.grid_x);
+}
+DeviceAddr Allocator::get_worker_l1_size() const { return ttmock::device().prof.l1_bytes; }
+
+}  // namespace tt::tt_metal
+
 namespace tt::tt_metal::distributed {
 
 // ---- MeshDevice --------------------------------------------------------------------------------
@@ -700,6 +785,7 @@ CoreCoord MeshDevice::compute_with_storage_grid_size() const {
     return CoreCoord(device().prof.grid_x, device().prof.grid_y);
 }
 CoreCoord MeshDevice::logical_grid_size() const { return compute_with_storage_grid_size(); }
+const std::unique_ptr<Allocator>& MeshDevice::allocator() const { return pimpl_->allocator; }
 
 CoreCoord MeshDevice::worker_core_from_logical_core(const CoreCoord& logical) const {
     return CoreCoord(worker_noc_x(static_cast<uint32_t>(logical.x)), worker_noc_y(static_cast<uint32_t>(logical.y)));
@@ -711,9 +797,10 @@ MeshBuffer::MeshBuffer(const MeshBufferConfig& config, const DeviceLocalBufferCo
                        DeviceAddr device_local_size, MeshDevice* mesh_device)
     : config_(config), device_local_config_(local), mesh_device_(mesh_device), address_(address),
       device_local_size_(device_local_size), allocated_(true),
-      reference_(new Buffer(address, device_local_size, local.buffer_type)) {}
+      reference_(new Buffer(address, device_local_size, local.buffer_type, local.page_size, local.sharding_args.buffer_layout())) {}
 
 Buffer* MeshBuffer::get_reference_buffer() const { return reference_.get(); }
+Buffer* MeshBuffer::get_backing_buffer() const { return reference_.get(); }
 
 std::shared_ptr<MeshBuffer> MeshBuffer::create(const MeshBufferConfig& config, const DeviceLocalBufferConfig& local,
                                                MeshDevice* mesh_device, std::optional<DeviceAddr> address) {
@@ -725,10 +812,14 @@ std::shared_ptr<MeshBuffer> MeshBuffer::create(const MeshBufferConfig& config, c
         const uint64_t base = ttmock::create_sharded_buffer(replicated->size, local);
         return std::shared_ptr<MeshBuffer>(new MeshBuffer(config, local, base, replicated->size, mesh_device));
     }
-    if (local.buffer_type != BufferType::DRAM) {
-        host_fail("MeshBuffer::create: only DRAM interleaved buffers are emulated");
-    }
     if (address.has_value()) host_fail("MeshBuffer::create at a given address is not emulated");
+    if (local.buffer_type == BufferType::L1) {
+        const uint64_t base = ttmock::create_l1_interleaved_buffer(replicated->size, static_cast<uint32_t>(local.page_size));
+        return std::shared_ptr<MeshBuffer>(new MeshBuffer(config, local, base, replicated->size, mesh_device));
+    }
+    if (local.buffer_type != BufferType::DRAM) {
+        host_fail("MeshBuffer::create: buffers live in DRAM or L1 (L1_SMALL, TRACE and system memory are not emulated)");
+    }
     if (local.page_size == 0 || replicated->size % local.page_size) {
         host_fail("MeshBuffer::create: size " + std::to_string(replicated->size) +
                   " is not a multiple of the page size " + std::to_string(local.page_size));

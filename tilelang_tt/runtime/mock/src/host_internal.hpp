@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "emulator.hpp"
+#include "tt-metalium/allocator.hpp"
 #include "tt-metalium/distributed.hpp"
 #include "tt-metalium/host_api.hpp"
 
@@ -38,6 +39,9 @@ struct KernelDesc {
     std::unordered_map<std::string, uint32_t> named_compile_args;
     tt::tt_metal::ComputeConfig compute;
     std::map<std::pair<std::size_t, std::size_t>, std::vector<uint32_t>> runtime_args;
+    // CB index -> data format on every core of the kernel, for the CBs created before it: what the
+    // SDK's JIT generates into a kernel, so get_tile_size / get_dataformat are constant expressions
+    std::map<uint8_t, tt::DataFormat> cb_formats;
 };
 
 struct SemaphoreDesc {
@@ -51,6 +55,9 @@ inline uint64_t dram_page_stride(uint64_t page_size) { return (page_size + 31u) 
 // Allocates a sharded buffer of `size` bytes as `local.sharding_args` describes; returns its
 // address (the same in every bank or core holding shards).
 uint64_t create_sharded_buffer(uint64_t size, const tt::tt_metal::distributed::DeviceLocalBufferConfig& local);
+// an interleaved L1 buffer: pages round-robin over the worker cores' L1 (see ShardedBuffer)
+uint64_t create_l1_interleaved_buffer(uint64_t size, uint32_t page_size);
+void place_sharded(ShardedBuffer& b, const char* what);
 
 // Runs a program on the emulated device (host.cpp).
 void launch(tt::tt_metal::detail::ProgramImpl& program);
@@ -79,6 +86,7 @@ class MeshDeviceImpl {
 public:
     MeshShape shape{1, 1};
     std::unique_ptr<MeshCommandQueue> command_queue;
+    std::unique_ptr<Allocator> allocator = std::make_unique<Allocator>();
     bool open = true;
 };
 

@@ -462,7 +462,17 @@ DeviceAddr ShardSpecBuffer::num_pages() const {
     return static_cast<DeviceAddr>(p[0]) * p[1];
 }
 
-Buffer::Buffer(DeviceAddr address, DeviceAddr size, BufferType type) : address_(address), size_(size), buffer_type_(type) {}
+Buffer::Buffer(DeviceAddr address, DeviceAddr size, BufferType type, DeviceAddr page_size, TensorMemoryLayout layout) :
+    address_(address), size_(size), buffer_type_(type), page_size_(page_size), layout_(layout) {}
+bool Buffer::is_dram() const { return buffer_type_ == BufferType::DRAM; }
+bool Buffer::is_l1() const { return buffer_type_ == BufferType::L1; }
+TensorMemoryLayout Buffer::buffer_layout() const { return layout_; }
+bool Buffer::has_shard_spec() const { return layout_ != TensorMemoryLayout::INTERLEAVED; }
+DeviceAddr Buffer::page_size() const { return page_size_; }
+uint32_t Buffer::num_pages() const { return page_size_ == 0 ? 0 : static_cast<uint32_t>(size_ / page_size_); }
+uint32_t Buffer::alignment() const { return is_dram() ? 32u : 16u; }
+DeviceAddr Buffer::aligned_page_size() const { return (page_size_ + alignment() - 1) / alignment() * alignment(); }
+DeviceAddr Buffer::aligned_size() const { return DeviceAddr(num_pages()) * aligned_page_size(); }
 Buffer::~Buffer() = default;
 uint32_t Buffer::address() const { return static_cast<uint32_t>(address_); }
 
@@ -488,5 +498,38 @@ BufferShardingArgs& BufferShardingArgs::operator=(BufferShardingArgs&& other) = 
 BufferShardingArgs::~BufferShardingArgs() = default;
 const std::optional<ShardSpecBuffer>& BufferShardingArgs::shard_spec() const { return shard_spec_; }
 TensorMemoryLayout BufferShardingArgs::buffer_layout() const { return buffer_layout_; }
+
+}  // namespace tt::tt_metal
+
+namespace tt::tt_metal {
+
+namespace {
+DataMovementConfig dm_config(DataMovementProcessor proc, NOC noc, std::vector<uint32_t> compile_args,
+                             std::map<std::string, std::string> defines,
+                             std::unordered_map<std::string, uint32_t> named, KernelBuildOptLevel opt,
+                             const std::vector<std::filesystem::path>& include_paths, const char* what) {
+    if (!include_paths.empty()) ttmock::host_fail(std::string(what) + ": extra kernel include paths are not emulated");
+    return DataMovementConfig{.processor = proc, .noc = noc, .compile_args = std::move(compile_args),
+                              .defines = std::move(defines), .named_compile_args = std::move(named), .opt_level = opt};
+}
+}  // namespace
+
+ReaderDataMovementConfig::ReaderDataMovementConfig(std::vector<uint32_t> compile_args,
+                                                   std::map<std::string, std::string> defines,
+                                                   std::unordered_map<std::string, uint32_t> named_compile_args,
+                                                   KernelBuildOptLevel opt_level,
+                                                   std::vector<std::filesystem::path> include_paths) :
+    DataMovementConfig(dm_config(DataMovementProcessor::RISCV_1, NOC::RISCV_1_default, std::move(compile_args),
+                                 std::move(defines), std::move(named_compile_args), opt_level, include_paths,
+                                 "ReaderDataMovementConfig")) {}
+
+WriterDataMovementConfig::WriterDataMovementConfig(std::vector<uint32_t> compile_args,
+                                                   std::map<std::string, std::string> defines,
+                                                   std::unordered_map<std::string, uint32_t> named_compile_args,
+                                                   KernelBuildOptLevel opt_level,
+                                                   std::vector<std::filesystem::path> include_paths) :
+    DataMovementConfig(dm_config(DataMovementProcessor::RISCV_0, NOC::RISCV_0_default, std::move(compile_args),
+                                 std::move(defines), std::move(named_compile_args), opt_level, include_paths,
+                                 "WriterDataMovementConfig")) {}
 
 }  // namespace tt::tt_metal

@@ -94,13 +94,25 @@ public:
     DeviceAddr size() const { return size_; }
     uint32_t address() const;
     BufferType buffer_type() const { return buffer_type_; }
+    bool is_dram() const;
+    bool is_l1() const;
+    TensorMemoryLayout buffer_layout() const;
+    bool has_shard_spec() const;
+    DeviceAddr page_size() const;
+    uint32_t num_pages() const;
+    // a page's footprint in its bank: the page size rounded up to the memory's alignment
+    uint32_t alignment() const;
+    DeviceAddr aligned_page_size() const;
+    DeviceAddr aligned_size() const;
 
 private:
     friend class distributed::MeshBuffer;
-    Buffer(DeviceAddr address, DeviceAddr size, BufferType type);
+    Buffer(DeviceAddr address, DeviceAddr size, BufferType type, DeviceAddr page_size, TensorMemoryLayout layout);
     DeviceAddr address_ = 0;
     DeviceAddr size_ = 0;
     BufferType buffer_type_ = BufferType::DRAM;
+    DeviceAddr page_size_ = 0;
+    TensorMemoryLayout layout_ = TensorMemoryLayout::INTERLEAVED;
 };
 
 }  // namespace tt::tt_metal

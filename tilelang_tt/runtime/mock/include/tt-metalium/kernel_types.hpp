@@ -2,6 +2,7 @@
 // Field order is the SDK's, so designated initializers that compile here compile there.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -24,6 +25,26 @@ struct DataMovementConfig {
     std::map<std::string, std::string> defines;
     std::unordered_map<std::string, uint32_t> named_compile_args;
     KernelBuildOptLevel opt_level = KernelBuildOptLevel::O2;
+};
+
+// A data movement kernel that reads (RISCV_1, NOC 1) or writes (RISCV_0, NOC 0): the NOCs TT-Metalium
+// prefers for DRAM reads and writes on Wormhole. Extra include paths are not emulated (an error).
+struct ReaderDataMovementConfig : public DataMovementConfig {
+    ReaderDataMovementConfig(
+        std::vector<uint32_t> compile_args = {},
+        std::map<std::string, std::string> defines = {},
+        std::unordered_map<std::string, uint32_t> named_compile_args = {},
+        KernelBuildOptLevel opt_level = KernelBuildOptLevel::O2,
+        std::vector<std::filesystem::path> include_paths = {});
+};
+
+struct WriterDataMovementConfig : public DataMovementConfig {
+    WriterDataMovementConfig(
+        std::vector<uint32_t> compile_args = {},
+        std::map<std::string, std::string> defines = {},
+        std::unordered_map<std::string, uint32_t> named_compile_args = {},
+        KernelBuildOptLevel opt_level = KernelBuildOptLevel::O2,
+        std::vector<std::filesystem::path> include_paths = {});
 };
 
 struct ComputeConfig {

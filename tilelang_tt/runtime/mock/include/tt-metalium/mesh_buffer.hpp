@@ -64,6 +64,8 @@ public:
 
     // the buffer on the (one) device of the mesh
     Buffer* get_reference_buffer() const;
+    // the device-level buffer whose allocation backs the mesh buffer (on the unit mesh: the same one)
+    Buffer* get_backing_buffer() const;
 
     uint32_t page_size() const { return device_local_config_.page_size; }
     uint32_t num_pages() const { return page_size() == 0 ? 0 : device_local_size_ / page_size(); }

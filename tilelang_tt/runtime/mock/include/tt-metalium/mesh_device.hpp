@@ -12,6 +12,10 @@
 #include <tt-metalium/mesh_coord.hpp>
 #include <tt_stl/span.hpp>
 
+namespace tt::tt_metal {
+class Allocator;
+}  // namespace tt::tt_metal
+
 namespace tt::tt_metal::distributed {
 
 class MeshCommandQueue;
@@ -38,6 +42,8 @@ public:
     CoreCoord logical_grid_size() const;
     CoreCoord worker_core_from_logical_core(const CoreCoord& logical_core) const;
     CoreCoord compute_with_storage_grid_size() const;
+    // the device's allocator: alignments, banks (tt-metalium/allocator.hpp)
+    const std::unique_ptr<Allocator>& allocator() const;
     bool close();
 
     size_t num_devices() const;

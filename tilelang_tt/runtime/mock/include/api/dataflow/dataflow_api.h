@@ -4,6 +4,7 @@
 // wrapper (brisck.cc / ncrisck.cc) does.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "api/compile_time_args.h"
 #include "api/debug/dprint.h"  // as the SDK's, through internal/debug/sanitize.h
@@ -54,12 +55,53 @@ template <int = 0>
 constexpr std::int32_t tile_size_at_run_time(std::int32_t operand) {
     return static_cast<std::int32_t>(cb_tile_size(static_cast<uint32_t>(operand)));
 }
+template <int = 0>
+constexpr DataFormat data_format_at_run_time(std::int32_t operand) {
+    return static_cast<DataFormat>(cb_data_format(static_cast<uint32_t>(operand)));
+}
 }  // namespace ttmock
 
-// the tile size of the CB's data format (the SDK reads it from the JIT's data format descriptors;
-// the emulator knows it only at run time, so it is not usable in a constant expression)
+namespace ttmock {
+// The formats of the CBs created before the kernel on all its cores, as the kernel build gets them
+// (TTMOCK_CB_FORMATS: {cb, format} pairs): what get_tile_size / get_dataformat read in a
+// constant expression, as the SDK's read the JIT's generated descriptors.
+struct CbFormat {
+    int cb;
+    uint8_t format;
+};
+#ifndef TTMOCK_CB_FORMATS
+#define TTMOCK_CB_FORMATS
+#endif
+inline constexpr CbFormat cb_formats_at_build[] = {TTMOCK_CB_FORMATS{-1, 0xff}};
+// not constexpr: a constant expression that reaches it does not compile
+uint8_t cb_format_unknown_when_the_kernel_was_created(std::int32_t operand);
+constexpr uint8_t cb_format_at_build(std::int32_t operand) {
+    for (const CbFormat& e : cb_formats_at_build) {
+        if (e.cb == operand) return e.format;
+    }
+    return cb_format_unknown_when_the_kernel_was_created(operand);
+}
+uint32_t cb_format_has_no_tile_size_in_the_emulator(std::int32_t operand);  // not constexpr, as above
+constexpr uint32_t tile_size_at_build(std::int32_t operand) {
+    const uint32_t bytes = tile_bytes_of(cb_format_at_build(operand), 1024);
+    return bytes ? bytes : cb_format_has_no_tile_size_in_the_emulator(operand);
+}
+}  // namespace ttmock
+
+// the tile size of the CB's data format: in a constant expression from the formats the kernel was
+// built with (the CB must exist, with one format, on every core of the kernel when it is created),
+// at run time from the core's CB (checked)
 constexpr inline std::int32_t get_tile_size(const std::int32_t operand) {
+    if (std::is_constant_evaluated()) {
+        return static_cast<std::int32_t>(ttmock::tile_size_at_build(operand));
+    }
     return ttmock::tile_size_at_run_time(operand);
+}
+
+// the data format of the CB (the SDK reads it from the JIT's descriptors; the emulator at run time)
+constexpr inline DataFormat get_dataformat(const std::int32_t operand) {
+    if (std::is_constant_evaluated()) return static_cast<DataFormat>(ttmock::cb_format_at_build(operand));
+    return ttmock::data_format_at_run_time(operand);
 }
 
 FORCE_INLINE
@@ -255,6 +297,29 @@ template <bool DRAM>
 FORCE_INLINE void noc_async_write_tile(
     const uint32_t id, const InterleavedAddrGen<DRAM>& addrgen, uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
     noc_async_write_page<InterleavedAddrGen<DRAM>, false>(id, addrgen, src_local_l1_addr, addrgen.page_size, 0, noc);
+}
+
+// the deprecated tile forms of the page calls, for InterleavedAddrGenFast
+template <bool DRAM, uint32_t tile_hw>
+[[deprecated("Use <typename AddrGen> noc_async_read_page instead.")]]
+FORCE_INLINE void noc_async_read_tile(
+    const uint32_t id,
+    const InterleavedAddrGenFast<DRAM, tile_hw>& addrgen,
+    uint32_t dst_local_l1_addr,
+    uint32_t offset = 0,
+    uint8_t noc = noc_index) {
+    noc_async_read_page<InterleavedAddrGenFast<DRAM, tile_hw>, false>(id, addrgen, dst_local_l1_addr, offset, noc);
+}
+
+template <bool DRAM, uint32_t tile_hw>
+[[deprecated("Use <typename AddrGen> noc_async_write_page instead.")]]
+FORCE_INLINE void noc_async_write_tile(
+    const uint32_t id,
+    const InterleavedAddrGenFast<DRAM, tile_hw>& addrgen,
+    uint32_t src_local_l1_addr,
+    uint8_t noc = noc_index) {
+    noc_async_write_page<InterleavedAddrGenFast<DRAM, tile_hw>, false>(
+        id, addrgen, src_local_l1_addr, addrgen.page_size, 0 /* offset */, noc);
 }
 
 // the deprecated tile forms of the page calls, for TensorAccessor
