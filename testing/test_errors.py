@@ -250,7 +250,7 @@ def test_loop_carried_update_in_branch_rejected():
     assert "S is written inside a branch of an if" in msg and f"{HERE}:" in msg
 
 
-def test_vector_copied_to_global_rejected():
+def test_vector_copied_to_a_2d_tensor_rejected():
     @T.prim_func
     def k(X: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 32), "float32")):
         with T.Kernel(2) as bx:
@@ -262,36 +262,6 @@ def test_vector_copied_to_global_rejected():
 
     msg = compile_error(k, TTUnsupportedError)
     assert "1-D buffer R" in msg and "broadcast it into a 2-D buffer" in msg and f"{HERE}:" in msg
-
-
-def test_1d_tensor_read_per_row_rejected():
-    @T.prim_func
-    def k(X: T.Tensor((64, 64), "float32"), b: T.Tensor((64,), "float32"),
-          Y: T.Tensor((64, 64), "float32")):
-        with T.Kernel(2, 2) as (bx, by):
-            for i, j in T.Parallel(32, 32):
-                Y[by * 32 + i, bx * 32 + j] = X[by * 32 + i, bx * 32 + j] + b[by * 32 + i]
-
-    msg = compile_error(k, TTUnsupportedError)
-    assert "1-D tensor b is read with the row index" in msg and f"{HERE}:" in msg
-
-
-def test_1d_tensor_copied_into_a_column_vector_rejected():
-    @T.prim_func
-    def k(X: T.Tensor((64, 64), "float32"), b: T.Tensor((64,), "float32"),
-          Y: T.Tensor((64, 64), "float32")):
-        with T.Kernel(2) as bx:
-            X_s = T.alloc_shared((32, 64), "float32")
-            b_s = T.alloc_shared((32,), "float32")
-            Y_s = T.alloc_shared((32, 64), "float32")
-            T.copy(X[bx * 32, 0], X_s)
-            T.copy(b[bx * 32], b_s)
-            for i, j in T.Parallel(32, 64):
-                Y_s[i, j] = X_s[i, j] * b_s[i]
-            T.copy(Y_s, Y[bx * 32, 0])
-
-    msg = compile_error(k, TTLayoutError)
-    assert "1-D tensor b" in msg and "column vector" in msg and f"{HERE}:" in msg
 
 
 def test_tilelang_operation_not_supported_yet_is_named():

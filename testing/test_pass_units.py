@@ -229,6 +229,35 @@ def k():
     assert [str(b.value.args[5].value) for b in collect(out.body, tirx.Bind)] == ["a", "o"]
 
 
+def test_c2_1_forwards_a_copy_to_its_reader_from_ir():
+    """The copy's source has another reader (it cannot be retargeted); its destination's one
+    reader, a compute op, reads the source instead.  Not when the dtypes differ."""
+    src = '''
+@T.prim_func
+def k():
+    T.func_attr({"global_symbol": "k", "tt.stage_log": ["LowerTTTileIntrinsics"]})
+    a: T.let[T.int32] = T.tt.alloc_cb(-1, 1, 1, 2, "float32", "a")
+    m: T.let[T.int32] = T.tt.alloc_cb(-1, 1, 1, 2, "float32", "m")
+    t: T.let[T.int32] = T.tt.alloc_cb(-1, 1, 1, 2, "DT", "t")
+    o: T.let[T.int32] = T.tt.alloc_cb(-1, 1, 1, 2, "float32", "o")
+    r: T.let[T.int32] = T.tt.alloc_cb(-1, 1, 1, 2, "float32", "r")
+    with T.attr({"tt.persistent_body": 1}):
+        T.tt.eltwise(m, 1, T.tt.expr.exp(T.tt.expr.load(0)), a)
+        T.tt.eltwise(t, 1, T.tt.expr.load(0), m)
+        T.tt.eltwise(r, 1, T.tt.expr.load(0) * T.float32(2.0), m)
+        T.tt.eltwise(o, 1, T.tt.expr.load_t(0), t)
+'''
+    for dtype, forwarded in (("float32", True), ("bfloat16", False)):
+        mod = tvm.IRModule({"k": tvm.script.from_source(src.replace("DT", dtype))})
+        out = run_pass(pipeline.ForwardBlockCopiesTT, mod)["k"]
+        names = [str(b.value.args[5].value) for b in collect(out.body, tirx.Bind)]
+        last = ops.named(tt_calls(out.body, "tt.eltwise")[-1])
+        if forwarded:
+            assert "t" not in names and last.ins[0].name == "m"
+        else:
+            assert "t" in names and last.ins[0].name == "t"
+
+
 def test_e1_persistent_loop_from_ir():
     src = '''
 @T.prim_func

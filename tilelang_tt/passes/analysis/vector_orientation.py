@@ -7,8 +7,11 @@ tiles, values in row 0) is what a column reduction (``dim=0``) makes and what ``
 broadcasts down the columns.  The orientation comes from the reductions that write a vector
 and the broadcasts (``tt.expr.col`` / ``tt.expr.row`` leaves of expression trees) that read
 it, and flows through
-elementwise ops between vectors; a vector used both ways is a ``TTLayoutError``.  Vectors
-nothing decides are column vectors.
+elementwise ops between vectors (global tensors excluded: a copy between a 1-D tensor and a
+vector of either orientation is possible, C1 transposes the tiles of a column vector); a vector
+used both ways is a ``TTLayoutError``.  Vectors nothing decides are row vectors when a copy
+moves them to or from a 1-D tensor (a 1-D tensor is a row vector in DRAM, so no transpose is
+needed), else column vectors.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import tvm
 from tvm import tirx
 
 from ...errors import TTLayoutError
-from ..common import buffer_shape, collect
+from ..common import buffer_scope, buffer_shape, collect
 from ..frontend.eltwise_expr import vector_operands
 
 
@@ -50,16 +53,32 @@ def vector_orientations(body) -> dict:
         if name == "tt.tile.expr":
             for m, orient in vector_operands(call.args[1]):
                 decide(call.args[2 + m].source, orient, "a broadcast operand")
-    # elementwise ops between vectors keep the orientation
-    changed = True
-    while changed:
-        changed = False
-        for call in calls:
-            vectors = [r.source for r in _regions(call) if len(buffer_shape(r.source)) == 1]
-            if len(vectors) < 2 or call.op.name in ("tirx.tile.sum", "tirx.tile.max"):
-                continue
-            known = [found[b][0] for b in found if any(b.same_as(v) for v in vectors)]
-            for orient in known[:1]:
-                for v in vectors:
-                    changed |= decide(v, orient, "an elementwise op with another vector")
+    def propagate():
+        """Elementwise ops (and copies) between block vectors keep the orientation."""
+        changed = True
+        while changed:
+            changed = False
+            for call in calls:
+                vectors = [r.source for r in _regions(call) if len(buffer_shape(r.source)) == 1
+                           and buffer_scope(r.source) != "global"]
+                if len(vectors) < 2 or call.op.name in ("tirx.tile.sum", "tirx.tile.max"):
+                    continue
+                known = [found[b][0] for b in found if any(b.same_as(v) for v in vectors)]
+                for orient in known[:1]:
+                    for v in vectors:
+                        changed |= decide(v, orient, "an elementwise op with another vector")
+
+    propagate()
+    # what nothing decided: a row vector when copied to or from a 1-D tensor (its layout)
+    for call in calls:
+        if call.op.name != "tirx.tile.copy":
+            continue
+        regions = _regions(call)
+        if any(buffer_scope(r.source) == "global" and len(buffer_shape(r.source)) == 1
+               for r in regions):
+            for r in regions:
+                if buffer_scope(r.source) != "global" and len(buffer_shape(r.source)) == 1 and \
+                        not any(b.same_as(r.source) for b in found):
+                    decide(r.source, "row", "a copy with a 1-D tensor")
+    propagate()
     return {b: orient for b, (orient, _) in found.items()}

@@ -12,8 +12,17 @@ copy and the source's circular buffer disappear.  Every compute producer ends in
 converts to the destination's data format, so the dtypes may differ when the source is the
 wider one (float32): rounding once to the destination's dtype is what the copy made too.
 
+The other direction: when the copy is the only producer of its destination, the
+destination's only reader is one compute op later in the same statement list (not the
+writer), the source has one producer (not a loop's carry) and both hold the same tiles in the
+same dtype, that reader reads the source instead: the copy and the destination's circular
+buffer disappear.  A0.4 copies a block the writer also copies out into a buffer of its own;
+when C1 turned that copy out into a compute op (a column vector transposed into a row
+vector), the copy is no longer needed.
+
 Guarantees: every forwardable copy (``tt.eltwise`` of ``tt.expr.load(0)``) and its source's
-``tt.alloc_cb`` are gone; the program computes the same values.
+(or, forwarded to its reader, its destination's) ``tt.alloc_cb`` are gone; the program
+computes the same values.
 """
 
 from __future__ import annotations
@@ -91,6 +100,9 @@ def forward_copies(body):
             dst, (src,) = ops.named(copy).out, ops.named(copy).ins
             src_prod, src_cons = uses.get(src, ([], []))
             dst_prod, dst_cons = uses.get(dst, ([], []))
+            if _forwards_to_reader(body, copy, src, dst, binds, uses):
+                body = _rewrite_reader(body, copy, src, dst, dst_cons[0], binds[dst])
+                break
             if (len(src_prod) != 1 or len(src_cons) != 1
                     or _tiles(binds[src]) != _tiles(binds[dst])
                     or _dtype(binds[src]) not in (_dtype(binds[dst]), "float32")):
@@ -110,6 +122,40 @@ def forward_copies(body):
             break
         else:
             return body
+
+
+def _forwards_to_reader(body, copy, src, dst, binds, uses) -> bool:
+    """The copy's one reader can read its source instead (module docstring)."""
+    src_prod, src_cons = uses.get(src, ([], []))
+    dst_prod, dst_cons = uses.get(dst, ([], []))
+    if len(dst_prod) != 1 or len(dst_cons) != 1 or len(src_prod) != 1 or \
+            _tiles(binds[src]) != _tiles(binds[dst]) or _dtype(binds[src]) != _dtype(binds[dst]):
+        return False
+    if any(ops.spec(c.op.name).kernel != "compute" for c in src_cons):
+        return False  # the source keeps one consumer kernel
+    reader = dst_cons[0]
+    if ops.spec(reader.op.name).kernel != "compute" or \
+            any(reader.args[i].same_as(src) for i in ops.cb_reads(reader)):
+        return False
+    return _between(body, copy, reader) is not None
+
+
+def _rewrite_reader(body, copy, src, dst, reader, dst_bind):
+    args = [src if a.same_as(dst) else a for a in reader.args]
+    rewired = ops.call(reader.op.name, *args, span=reader.span)
+
+    def on_eval(e):
+        if e.value.same_as(reader):
+            return tirx.Evaluate(rewired, e.span)
+        if e.value.same_as(copy):
+            return _NOOP
+        return e
+
+    def on_bind(b):
+        return _NOOP if b.same_as(dst_bind) else b
+
+    body = tt_map(body, [(tirx.Evaluate, on_eval), (tirx.Bind, on_bind)], order="post")
+    return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
 
 
 def _rewrite(body, producer, retargeted, copy, src_bind):

@@ -20,7 +20,12 @@ Guarantees:
 * copies are checked to be whole-buffer on the block side, tile-aligned and in bounds on the
   global side (``TTLayoutError`` naming the buffer and offset otherwise); other copy
   directions are ``TTUnsupportedError``.  A converting copy is ``tt.eltwise`` of the
-  expression ``tt.expr.load(0)`` (a copy through DST; the pack converts).
+  expression ``tt.expr.load(0)`` (a copy through DST; the pack converts);
+* a copy between a 1-D tensor (a row vector in DRAM: one row of tiles, values in row 0) and
+  a column-vector block buffer (A2's ``vector = "col"``: values in column 0 of its tiles)
+  moves through a staging row-vector CB of the tensor's dtype, and ``tt.eltwise`` of
+  ``tt.expr.load_t(0)`` converts tile by tile (``transpose_tile``; the pack converts the
+  dtype too): one transpose per 32 values.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from ..common import (
     seq, split_persistent, stmts_of, to_py, tt_calls, tt_pass,
 )
 from ..common import tt_map
-from ..frontend.eltwise_expr import load
+from ..frontend.eltwise_expr import load, load_t
 
 OUTPUT_DEPTH = 2
 
@@ -95,8 +100,9 @@ def global_tiles(region, block_buf, ana: Analyzer, span, axes=None):
     if len(block_shape) < 2 or len(shape) < 2:
         raise TTUnsupportedError(
             f"copy between {buf.name} and the 1-D buffer {block_buf.name}: a 1-D block buffer "
-            "is a vector in tiles and moves to or from global memory only as a row vector "
-            "read from a 1-D tensor; broadcast it into a 2-D buffer first (B[i, j] = R[i])",
+            "is a vector in tiles and moves to or from global memory only as a 1-D tensor's "
+            "elements; copy it to a 1-D tensor, or broadcast it into a 2-D buffer first "
+            "(B[i, j] = R[i])",
             span=span)
     # extents must match the block buffer: its last two dims on the tensor's tiled plane
     # (A1's ``axes``: the last two dims unless its copies slice two others), 1 elsewhere
@@ -178,17 +184,15 @@ def LowerSharedToCB(func, mod, ctx):
                 return [int(a) for a in layouts[i]["axes"]]
         return None
 
-    def check_vector_copy(block, tensor, span):
-        """A 1-D tensor holds a row vector: only a row-vector block buffer matches its pages."""
-        if len(buffer_shape(tensor)) == 1 and vectors.get(block) != "row":
-            raise TTLayoutError(
-                f"copy between the 1-D tensor {tensor.name} and {block.name}: a 1-D tensor is a "
-                f"row vector in DRAM, but {block.name} is used as a column vector (R[i], or a "
-                "dim=1 reduction); broadcast it as R[j] or reduce over dim=0", span=span)
+    def transposed(block, tensor):
+        """A 1-D tensor holds a row vector: a column-vector block moves through a staging
+        row vector whose tiles are its tiles transposed."""
+        return len(buffer_shape(tensor)) == 1 and vectors.get(block) == "col"
 
-    def staging_cb(block, dtype, rows, cols, span, direction):
-        """A CB next to ``block`` holding its tiles in another dtype (for converting copies)."""
-        name = f"{block.name}_{direction}_{dtype}"
+    def staging_cb(block, dtype, rows, cols, span, direction, name=None):
+        """A CB next to ``block`` holding its tiles in another dtype (for converting copies)
+        or transposed (a column vector's tiles as a row vector's)."""
+        name = name or f"{block.name}_{direction}_{dtype}"
         var = tirx.Var(f"{name}_cb", "int32")
         depth = to_py(next(a for a in collect(func.body, tirx.AllocBuffer)
                            if a.buffer.same_as(block)).annotations[attrs.CB_DESC])["depth"]
@@ -212,8 +216,16 @@ def LowerSharedToCB(func, mod, ctx):
             return call
         if d_scope == "block" and s_scope == "global":
             _check_whole(dst, span)
-            check_vector_copy(dst.source, src.source, span)
             r0, c0, nr, nc = global_tiles(src, dst.source, ana, span, axes_of(src.source))
+            if transposed(dst.source, src.source):  # row vector in DRAM -> column vector
+                staging = staging_cb(dst.source, buffer_dtype(src.source), nr, nc, span, "in",
+                                     name=f"{dst.source.name}_row_in")
+                return seq([
+                    ops.evaluate("tt.read_to_cb", staging, src.source, r0, c0, int_imm(nr),
+                                 int_imm(nc), span=span),
+                    ops.evaluate("tt.eltwise", cb(dst.source), int_imm(nr * nc), load_t(0),
+                                 staging, span=span),
+                ])
             if buffer_dtype(src.source) == buffer_dtype(dst.source):
                 return ops.evaluate("tt.read_to_cb", cb(dst.source), src.source, r0, c0,
                                     int_imm(nr), int_imm(nc), span=span)
@@ -227,8 +239,16 @@ def LowerSharedToCB(func, mod, ctx):
             ])
         if d_scope == "global" and s_scope == "block":
             _check_whole(src, span)
-            check_vector_copy(src.source, dst.source, span)
             r0, c0, nr, nc = global_tiles(dst, src.source, ana, span, axes_of(dst.source))
+            if transposed(src.source, dst.source):  # column vector -> row vector in DRAM
+                staging = staging_cb(src.source, buffer_dtype(dst.source), nr, nc, span, "out",
+                                     name=f"{src.source.name}_row_out")
+                return seq([
+                    ops.evaluate("tt.eltwise", staging, int_imm(nr * nc), load_t(0),
+                                 cb(src.source), span=span),
+                    ops.evaluate("tt.write_from_cb", staging, dst.source, r0, c0, int_imm(nr),
+                                 int_imm(nc), span=span),
+                ])
             if buffer_dtype(src.source) == buffer_dtype(dst.source):
                 return ops.evaluate("tt.write_from_cb", cb(src.source), dst.source, r0, c0,
                                     int_imm(nr), int_imm(nc), span=span)

@@ -157,16 +157,11 @@ def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
     n = len(nest.vars)
     if len(indices) == 1 and n == 2 and what == "operand":
         # a 1-D buffer read as R[i] (a column vector broadcast along the rows) or as R[j]
-        # (a row vector broadcast down the columns); a 1-D tensor in DRAM is a row vector
+        # (a row vector broadcast down the columns); a 1-D tensor is staged into a 1-D block
+        # buffer of that orientation (C1 transposes a column vector's tiles as it reads them)
         for var, ext in zip(nest.vars, nest.extents):
             base = ana.simplify(indices[0] - var)
             if _free_of(base, nest.vars):
-                if buffer_scope(buf) == "global" and var.same_as(nest.vars[0]):
-                    raise TTUnsupportedError(
-                        f"T.Parallel: the 1-D tensor {buf.name} is read with the row index; a "
-                        f"1-D tensor is a row vector (`{buf.name}[{nest.vars[1].name}]`, "
-                        "broadcast down the columns) - copy it into a 1-D fragment with a "
-                        "reduction's layout to use it per row", span=nest.span)
                 return buf[base:base + ext]
         raise TTUnsupportedError(
             f"T.Parallel: {buf.name}[{indices[0]}] must read the 1-D buffer with the row or the "
@@ -319,7 +314,7 @@ def _lower_nest(nest: _Nest, fresh):
         buf = region.source
         if buffer_scope(buf) != "global":
             return region
-        if len(shape) < 2:
+        if len(shape) < 2 and len(buffer_shape(buf)) > 1:
             raise TTLayoutError(
                 f"T.Parallel over global {buf.name} must be at least 2-D (rows x cols of tiles)",
                 span=span)

@@ -6,7 +6,10 @@ TVMScript parses a Python-level assignment in a kernel (``y = by * 32 + i``,
 ``start_y = by * block_M``) as a one-element local buffer plus one store.  Guarantees: every
 such buffer stored exactly once (and not read by its own store) is a ``Bind`` of a scalar
 variable instead, so index arithmetic stays plain expressions later passes can see through;
-other local buffers are left for VerifyTileProgramTT to reject.
+other local buffers are left for VerifyTileProgramTT to reject.  A floating-point binding
+whose value reads no buffer and no variable (``inv_D = T.float32(1.0) / T.Cast("float32",
+D)``, a constant written in TIR) is substituted into its uses and dropped, so expressions
+that use it see a constant (elementwise expressions fold it).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import tvm
 from tvm import tirx
 
-from ..common import buffer_scope, collect, seq, tt_map, tt_pass
+from ..common import buffer_scope, collect, seq, substitute, tt_map, tt_pass
 
 
 def _is_scalar_local(buf) -> bool:
@@ -53,7 +56,27 @@ def scalars_to_binds(body):
     return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
 
 
+def _reads_nothing(expr) -> bool:
+    return not collect(expr, tvm.ir.TensorLoad) and not collect(expr, tvm.ir.Var)
+
+
+def inline_float_constants(body):
+    """Substitute floating-point ``Bind``s of constant expressions into their uses."""
+    values = {}
+    for b in collect(body, tirx.Bind):  # program order: a value may use an earlier binding
+        if str(b.var.ty).startswith(("float", "bfloat")):
+            value = substitute(b.value, values)
+            if _reads_nothing(value):
+                values[b.var] = value
+    if not values:
+        return body
+    body = tt_map(body, [(tirx.Bind, lambda b: tirx.Evaluate(tirx.IntImm("int32", 0))
+                          if b.var in values else b)], order="post")
+    body = substitute(body, values)
+    return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+
+
 @tt_pass("ScalarsToBindTT")
 def ScalarsToBindTT(func, mod, ctx):
     """Scalar assignments -> ``Bind`` (see module docstring)."""
-    return func.with_body(scalars_to_binds(func.body))
+    return func.with_body(inline_float_constants(scalars_to_binds(func.body)))
