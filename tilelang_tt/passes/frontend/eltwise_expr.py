@@ -169,8 +169,13 @@ class VectorOperand:
                 and tvm_ffi.structural_equal(self.load, other.load))
 
 
-def compile_expr(value, dtype, is_vector=None):
+def compile_expr(value, dtype, is_vector=None, index_mask=None):
     """(tree, operands) of an elementwise expression, or None if it is not one.
+
+    ``index_mask(cond)``, when given, returns for a condition of ``T.if_then_else`` that reads
+    no buffer element (a function of element and block indices) the element load of a block of
+    1.0 / 0.0 that A0 has the reader compute (``tt.tile.index_mask``); the condition's tree is
+    then that operand itself (``where`` selects on non-zero).
 
     Operands are loads, or :class:`VectorOperand` for vectors (``is_vector(load)`` tells the
     1-D loads: "col" or "row").  Equal operands share one index.  A vector may be transformed
@@ -232,6 +237,9 @@ def compile_expr(value, dtype, is_vector=None):
 
     def condition(cond):
         """The comparison tree (1.0 / 0.0) of a condition over elements, else None."""
+        mask = index_mask(cond) if index_mask is not None else None
+        if mask is not None:
+            return load(operand(mask))
         if type(cond) not in COMPARISONS:
             return None
         a, b = side(cond.a), side(cond.b)

@@ -196,7 +196,7 @@ def _lower_nest(nest: _Nest, fresh):
     if unary is not None and is_vector(unary[1]) or binary and any(
             x is not None and is_vector(x) for x in binary):
         unary = binary = None  # broadcasts are expression programs
-    tree = None
+    tree, masks = None, []
     if isinstance(value, tvm.ir.TensorLoad):
         kind, loads = "Copy", [value]
     elif unary is not None:
@@ -204,16 +204,9 @@ def _lower_nest(nest: _Nest, fresh):
     elif binary is not None and all(x is not None for x in binary):
         kind, loads = _BINARY[type(value)], binary
     else:
-        compiled = compile_expr(value, dtype, is_vector)
+        compiled = compile_expr(value, dtype, is_vector,
+                                lambda cond: _index_mask(cond, nest, dst_buf, masks, fresh, span))
         if compiled is None:
-            index_condition = _index_only_condition(value)
-            if index_condition is not None:
-                raise TTUnsupportedError(
-                    f"T.Parallel body `{dst_buf.name}[...] = ...`: the condition "
-                    f"`{index_condition}` depends only on element or block indices (a mask such "
-                    "as a causal mask); masks computed from indices are not supported yet - "
-                    "conditions must compare buffer elements (`T.if_then_else(A[i, j] > 0, ...)`)",
-                    span=span)
             raise TTUnsupportedError(
                 f"T.Parallel body `{dst_buf.name}[...] = {value}` is not supported yet; "
                 f"supported: {SUPPORTED}", span=span)
@@ -266,6 +259,14 @@ def _lower_nest(nest: _Nest, fresh):
     srcs = [stage(r, False) for r in src_regions]
     if kind == "Expr":
         srcs = _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue)
+        for cond, mask_load in masks:
+            mask = mask_load.source
+            allocs.append(tirx.AllocBuffer(mask))
+            at = {v: ops.call("tt.mask.index", tirx.IntImm("int32", d))
+                  for d, v in enumerate(nest.vars)}
+            prologue.append(tirx.TilePrimitiveCall(
+                mask[tuple(slice(0, e) for e in shape)], substitute(cond, at),
+                op=ops.op("tt.tile.index_mask")))
     dst = stage(dst_region, True)
     if kind == "Unary":
         op = tirx.TilePrimitiveCall(dst, apply(unary[0], load(0)), srcs[0],
@@ -277,23 +278,47 @@ def _lower_nest(nest: _Nest, fresh):
     return seq(allocs + prologue + [op] + epilogue)
 
 
-def _index_only_condition(value):
-    """The condition of an ``if_then_else`` / ``Select`` in ``value`` that reads no buffer
-    element (a function of loop and block indices alone), else None."""
-    found = []
+# integer and boolean nodes a mask condition may be built from (the reader evaluates it)
+_MASK_NODES = (tvm.ir.Var, tirx.IntImm, tirx.Add, tirx.Sub, tirx.Mul, tirx.FloorDiv,
+               tirx.FloorMod, tirx.Min, tirx.Max, tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT,
+               tirx.GE, tirx.And, tirx.Or, tirx.Not, tirx.Select)
+
+
+def _index_mask(cond, nest, dst_buf, masks, fresh, span):
+    """The element load of the mask block computing ``cond`` when ``cond`` reads no buffer
+    element (a condition of element indices, block indices, loop variables and bindings: a
+    causal mask), else None.  Equal conditions of one body share one mask; ``masks`` collects
+    (condition, load)."""
+    if collect(cond, tvm.ir.TensorLoad):
+        return None
+    for seen, mask_load in masks:
+        if tvm_ffi.structural_equal(seen, cond):
+            return mask_load
+    bad = []
 
     def visit(e):
-        cond = None
-        if isinstance(e, tirx.Select):
-            cond = e.condition
-        elif isinstance(e, tvm.ir.Call) and isinstance(e.op, tvm.ir.Op) and \
-                e.op.name in ("tirx.if_then_else", "prim.if_then_else"):
-            cond = e.args[0]
-        if cond is not None and not collect(cond, tvm.ir.TensorLoad):
-            found.append(cond)
+        if isinstance(e, tvm.ir.Expr) and not isinstance(e, _MASK_NODES):
+            bad.append(e)
+        elif isinstance(e, (tvm.ir.Var, tirx.IntImm)) and \
+                not str(e.ty).startswith(("int", "uint", "bool")):
+            bad.append(e)
 
-    tvm_ffi.structural_walk(value, (tvm.ir.Expr, visit), order="pre")
-    return found[0] if found else None
+    tvm_ffi.structural_walk(cond, (tvm.ir.Expr, visit), order="pre")
+    if bad:
+        raise TTUnsupportedError(
+            f"T.Parallel body `{dst_buf.name}[...] = ...`: the condition `{cond}` is computed "
+            f"from indices, but `{bad[0]}` is not integer arithmetic (+, -, *, //, %, min, max, "
+            "comparisons, and / or / not of block indices, loop variables and the T.Parallel "
+            "indices)", span=span)
+    if len(nest.vars) != 2:
+        raise TTUnsupportedError(
+            f"T.Parallel body `{dst_buf.name}[...] = ...`: a condition computed from indices "
+            f"(`{cond}`) needs a 2-D T.Parallel nest over a block (rows x columns)", span=span)
+    mask = tirx.decl_buffer(list(nest.extents), "bfloat16", fresh(f"{dst_buf.name}_mask"),
+                            scope="shared")
+    mask_load = mask[tuple(nest.vars)]
+    masks.append((cond, mask_load))
+    return mask_load
 
 
 def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):

@@ -14,6 +14,13 @@ Guarantees:
 * ``tt.shard_to_cb(cb, tensor, n)`` (reader) becomes ``cb_reserve_back`` + ``cb_push_back``
   and ``tt.cb_to_shard`` (writer) ``cb_wait_front`` + ``cb_pop_front``: the CB's ring is the
   core's L1 shard (PlaceL1ShardsTT), nothing is copied;
+* ``tt.mask_to_cb(cb, rows, cols, cond)`` (reader) becomes ``cb_reserve_back``,
+  ``l1 = get_write_ptr(cb)``, loops over the block's tiles, their four 16x16 faces (row-major
+  within the tile) and each face's rows, storing one 32-bit word per step
+  (``tt.l1_store_u32``: two bfloat16 elements, or one float32) whose elements are 1.0 where
+  ``cond`` holds at the element's row and column in the block and 0.0 elsewhere, then
+  ``cb_push_back`` (no NOC transfer); the operands of the condition's comparisons are compared
+  as signed integers (``tt.as_signed``);
 * compute: ``tt.consume.begin`` becomes ``cb_wait_front`` and ``tt.consume.end``
   ``cb_pop_front`` (the pushes of compute-produced CBs come with packing, in
   InsertDSTManagementTT).
@@ -24,6 +31,8 @@ every reserve has its push and every wait its pop with the same number of tiles.
 
 from __future__ import annotations
 
+import tvm
+import tvm_ffi
 from tvm import tirx
 from tvm.sym import Analyzer
 
@@ -80,6 +89,56 @@ class _Streams:
         return head + ptrs + moves + [barrier] + tail
 
 
+_COMPARISONS = (tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE)
+_ONE_BITS = {"bfloat16": 0x3F80, "float32": 0x3F800000}  # 1.0
+
+
+def _mask_condition(cond, row, col):
+    """``cond`` at the element (row, col) of the block, its comparisons on signed values."""
+    def at(c):
+        if ops.tt_op_name(c) == "tt.mask.index":
+            return row if int(c.args[0]) == 0 else col
+        return c
+
+    def signed(e):
+        return type(e)(ops.call("tt.as_signed", e.a), ops.call("tt.as_signed", e.b))
+
+    cond = tvm_ffi.structural_map(cond, [(tvm.ir.Call, at)], order="post")
+    return tvm_ffi.structural_map(cond, [(t, signed) for t in _COMPARISONS], order="post")
+
+
+def lower_mask(call, dtype: str):
+    """A block of 1.0 / 0.0 tiles of the mask condition, written by the reader's RISC-V core
+    into the CB's L1 in the tiles' face layout (32x32 tile = four 16x16 faces: top-left,
+    top-right, bottom-left, bottom-right; row-major inside a face)."""
+    cb, rows, cols, cond = call.args
+    rows, cols = int(rows), int(cols)
+    n = int_imm(rows * cols)
+    if dtype not in _ONE_BITS:
+        raise TTVerifyError(f"index mask CB {cb.name} has dtype {dtype}")
+    size = 2 if dtype == "bfloat16" else 4
+    per_word = 4 // size
+    l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
+
+    def store(tr, tc, fr, fc, r, w):
+        row = tr * 32 + fr * 16 + r
+        word = []
+        for e in range(per_word):
+            col = tc * 32 + fc * 16 + w * per_word + e
+            bits = tirx.IntImm("uint32", _ONE_BITS[dtype] << (16 * e))
+            word.append(tirx.Select(_mask_condition(cond, row, col), bits,
+                                    tirx.IntImm("uint32", 0)))
+        value = word[0] if per_word == 1 else word[0] + word[1]
+        elem = ((tr * cols + tc) * 4 + fr * 2 + fc) * 256 + r * 16 + w * per_word
+        return ops.evaluate("tt.l1_store_u32", l1 + elem * size, value, span=call.span)
+
+    fill = loop_nest([rows, cols, 2, 2, 16, 16 // per_word], store,
+                     ["tr", "tc", "fr", "fc", "r", "w"])
+    return [ops.evaluate("tt.cb_reserve_back", cb, n, span=call.span),
+            tirx.Bind(l1, ops.call("tt.get_write_ptr", cb)), fill,
+            ops.evaluate("tt.cb_push_back", cb, n, span=call.span)]
+
+
 def _lower_runs(body, lower_run):
     """Replace maximal runs of read_to_cb (or write_from_cb) statements in every SeqStmt."""
 
@@ -134,6 +193,14 @@ def LowerCBIntrinsics(func, mod, ctx):
             return seq([ops.evaluate(first, cb, n, span=ev.value.span),
                         ops.evaluate(second, cb, n, span=ev.value.span)])
         body = tt_map(body, [(tirx.Evaluate, on_shard)], order="post")
+        cb_dtypes = {b.var: str(b.value.args[4].value) for b in collect(body, tirx.Bind)
+                     if ops.tt_op_name(b.value) == "tt.alloc_cb"}
+
+        def on_mask(ev):
+            if stmt_op_name(ev) != "tt.mask_to_cb":
+                return ev
+            return seq(lower_mask(ev.value, cb_dtypes[ev.value.args[0]]))
+        body = tt_map(body, [(tirx.Evaluate, on_mask)], order="post")
     else:
         protocol = {"tt.consume.begin": "tt.cb_wait_front", "tt.consume.end": "tt.cb_pop_front"}
 
