@@ -204,3 +204,21 @@ def test_causal_flash_attention(shape):
     np.testing.assert_allclose(out, ref, rtol=1e-2, atol=1e-2)
     # the mask matters: the non-causal result is far from this one
     assert np.abs(ref - reference(q, k, v, batch, heads, seq_len, dim, False)).max() > 0.1
+
+
+# ---- the real SDK compiles a causal project ---------------------------------------------------
+
+from test_sdk_host_twin import sdk, sdkcheck  # noqa: E402,F401  (the sdkcheck fixture)
+from tilelang_tt.codegen.cmake import mock_dir  # noqa: E402
+
+
+def test_sdkcheck_causal_flash_attention(sdk, tmp_path):  # noqa: F811
+    """The reader's mask stores and signed comparisons, and the bx-dependent loop bound, compile
+    against TT-Metalium 0.81.1 without a warning (its JIT builds kernels with -Werror)."""
+    func = flashattn(1, 2, 128, 64, is_causal=True)
+    project = tilelang_tt.compile(func, out_idx=-1, pass_configs=PASS_CONFIGS).save(
+        tmp_path / "causal")
+    assert "static_cast<int32_t>(" in (project / "reader.cpp").read_text()
+    proc = sdkcheck("--host-include", mock_dir() / "include", project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert " 0 error(s)" in proc.stdout and " 0 warning(s)" in proc.stdout, proc.stdout
