@@ -13,7 +13,13 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
 * any other expression of elements and float constants over those operators and the SFPU
   functions (``T.exp``, ``T.log``, ``T.sqrt``, ``T.rsqrt``, ``T.sigmoid``, ``T.tanh``,
   ``T.abs``, ``T.max(a, 0)``, ``-a``, ``1 / a``): ``tt.tile.expr(dst, tree, *operands)`` with
-  the expression as a tree (see :mod:`.eltwise_expr`), evaluated in DST as one fused op.
+  the expression as a tree (see :mod:`.eltwise_expr`), evaluated in DST as one fused op;
+* a condition of ``T.if_then_else`` / ``Select`` that reads no buffer element (integer
+  arithmetic of the nest's indices, block indices, loop variables and bindings: a causal mask)
+  gets a new bfloat16 block buffer and ``tt.tile.index_mask(mask, cond)`` before the op, the
+  nest's indices in ``cond`` replaced by ``tt.mask.index(d)``; the tree reads the mask as an
+  operand.  Equal conditions of one statement share one mask; other nodes in such a condition,
+  or such a condition in a 1-D nest, are a ``TTUnsupportedError`` naming the statement.
 
 Operands that live in global memory are staged through new shared buffers (``tile.copy`` in
 before, ``tile.copy`` out after), so later stages only see tile ops whose compute operands are
