@@ -73,7 +73,8 @@ class OpSpec:
     operands: tuple = ()  # Operand per argument
     variadic: bool = False  # the last operand repeats (zero or more times)
     kernel: str | None = None  # reader | compute | writer | any (None: before the split)
-    engine: str | None = None  # noc | cb | l1 | unpack | math | sfpu | pack | dst | config
+    engine: str | None = None  # noc | cb | riscv | unpack | math | sfpu | pack | dst | config
+    # (riscv: the kernel's own core - its stores to L1, integer arithmetic)
     # C++ spelling: a function name (printed `cpp<template>(args)`), or a format string over
     # the arguments ("{0}", "{1}" ...)
     cpp: str | None = None
@@ -269,7 +270,7 @@ _op("mask_to_cb", "abstract", "void",
     "mask_to_cb(cb, rows, cols, cond): a rows x cols block of tiles, 1.0 where `cond` holds "
     "(tt.mask.index(0) / (1): the element's row / column in the block) and 0.0 elsewhere, "
     "written into cb's L1 by the reader's RISC-V core in the tile's face layout",
-    "cb:cb.out rows:imm cols:imm cond:cond", kernel="reader", engine="l1")
+    "cb:cb.out rows:imm cols:imm cond:cond", kernel="reader", engine="riscv")
 _op("consume.begin", "abstract", "void",
     "consume.begin(cb, ntiles): the compute kernel starts using one block of cb (it waits for "
     "the block)", "cb:cb ntiles:imm", kernel="compute", engine="cb")
@@ -329,12 +330,12 @@ _op("noc_async_write_page", "dataflow", "void", "noc_async_write_page(page, acce
     cpp="noc_async_write_page")
 _op("l1_store_u32", "dataflow", "void",
     "l1_store_u32(addr, value): the 32-bit word at the core's L1 address `addr` = value (the "
-    "RISC-V core's own store)", "addr:int value:int", kernel="any", engine="l1",
+    "RISC-V core's own store)", "addr:int value:int", kernel="any", engine="riscv",
     cpp="(*reinterpret_cast<volatile tt_l1_ptr uint32_t*>({0}) = {1})")
 _op("as_signed", "dataflow", "int32",
     "as_signed(x): the integer x as a signed 32-bit value (kernels compute indices in uint32_t: "
     "the operands of comparisons that may be negative)", "x:int", kernel="any",
-    cpp="static_cast<int32_t>")
+    engine="riscv", cpp="static_cast<int32_t>")
 _op("noc_async_read_barrier", "dataflow", "void", "wait for this kernel's NOC reads",
     kernel="reader", engine="noc", cpp="noc_async_read_barrier")
 _op("noc_async_write_barrier", "dataflow", "void", "wait for this kernel's NOC writes",
