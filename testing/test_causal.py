@@ -94,8 +94,8 @@ def test_index_mask_selects(value_name, dtype):
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
 def test_mask_from_the_pipelined_loop_variable(dtype):
-    """The condition reads the T.Pipelined loop variable: the reader computes one mask per
-    iteration, in its own copy of the loop."""
+    """The condition reads the T.Pipelined loop variable and a name bound before the loop: the
+    reader computes one mask per iteration, in its own copy of the loop."""
     M, N, bm, bn = 128, 128, 32, 64
 
     @T.prim_func
@@ -103,13 +103,16 @@ def test_mask_from_the_pipelined_loop_variable(dtype):
         with T.Kernel(T.ceildiv(M, bm), threads=128) as bx:
             A_shared = T.alloc_shared((bm, bn), dtype)
             C_local = T.alloc_fragment((bm, bn), dtype)
+            row0 = bx * bm
             for k in T.Pipelined(T.ceildiv(N, bn), num_stages=2):
-                T.copy(A[bx * bm, k * bn], A_shared)
+                T.copy(A[row0, k * bn], A_shared)
                 for i, j in T.Parallel(bm, bn):
-                    C_local[i, j] = T.if_then_else(bx * bm + i >= k * bn + j, A_shared[i, j], 0)
+                    C_local[i, j] = T.if_then_else(row0 + i >= k * bn + j, A_shared[i, j], 0)
                 T.copy(C_local, C[bx * bm, k * bn])
 
     art = tilelang_tt.compile(tril_by_blocks, out_idx=-1)
+    reader = art.sources["reader.cpp"]
+    assert reader.index("for (uint32_t k = 0;") < reader.index("cb_reserve_back(C_local_mask")
     a = rand((M, N), dtype, 5)
     np.testing.assert_array_equal(as_f32(art(a)), np.tril(as_f32(a)))
 
