@@ -3,7 +3,8 @@
 A ``T.if_then_else`` condition that reads no buffer element - a function of the ``T.Parallel``
 indices, the block indices and loop variables - is computed by the reader kernel as a block of
 1.0 / 0.0 written straight into its circular buffer's L1 (the tiles' face layout), and the
-compute kernel selects with ``where_tile`` (docs/SUPPORT.md).  Every kernel runs on the
+compute kernel selects with ``where_tile``; a choice between two constants is written by the
+reader as the values themselves (docs/SUPPORT.md).  Every kernel runs on the
 emulator and is compared with numpy.
 """
 
@@ -56,8 +57,11 @@ VALUES = {
     "zero_or_keep": (lambda m, a: T.if_then_else(m, 0.0, a), lambda m, a: np.where(m, 0, a)),
     "scaled_or_kept": (lambda m, a: T.if_then_else(m, a * 2.0, a),
                        lambda m, a: np.where(m, a * 2, a)),
-    "constants": (lambda m, a: T.if_then_else(m, 1.0, -1.0) + a * 0.0,
-                  lambda m, a: np.where(m, 1.0, -1.0) + a * 0),
+    "constants_times_element": (lambda m, a: T.if_then_else(m, 1.0, -1.0) * a,
+                                lambda m, a: np.where(m, 1.0, -1.0) * a),
+    # two constants alone: the reader writes the values themselves (0.1 rounds in bfloat16)
+    "constants_only": (lambda m, a: T.if_then_else(m, 0.1, NEG_INF),
+                       lambda m, a: np.where(m, np.float32(0.1), -np.inf) + a * 0),
 }
 
 
@@ -84,6 +88,8 @@ def test_index_mask_selects(value_name, dtype):
     cond, ref_cond = CONDITIONS["lower_triangle"]
     value, ref_value = VALUES[value_name]
     art = tilelang_tt.compile(index_masked(cond, value, M, N, bm, bn, dtype), out_idx=-1)
+    # constants alone need no compute: the reader's block goes straight to the writer
+    assert ("where_tile<" in art.sources["compute.cpp"]) == (value_name != "constants_only")
     a = rand((M, N), dtype, 4)
     rows, cols = np.meshgrid(np.arange(M), np.arange(N), indexing="ij")
     want = ref_value(ref_cond(rows, cols, bm, bn), as_f32(a).astype(np.float64)).astype(np.float32)
@@ -199,6 +205,9 @@ def test_causal_flash_attention(shape):
     batch, heads, seq_len, dim, bm, bn = shape
     func = flashattn(batch, heads, seq_len, dim, is_causal=True, block_M=bm, block_N=bn)
     kernel = tilelang_tt.compile(func, out_idx=-1, pass_configs=PASS_CONFIGS)
+    # the mask's 0 / -inf are written by the reader into the scores' first version
+    assert "where_tile" not in kernel.sources["compute.cpp"]
+    assert "4286578688u" in kernel.sources["reader.cpp"]  # -inf, float32 bits
     rng = np.random.default_rng(sum(shape))
     q, k, v = [rng.standard_normal((batch * heads * seq_len, dim)).astype(ml_dtypes.bfloat16)
                for _ in range(3)]

@@ -245,9 +245,9 @@ _op("tile.expr", "tile", "void",
     "dst:region expr:expr srcs:region", variadic=True)
 
 _op("tile.index_mask", "tile", "void",
-    "tile.index_mask(dst, cond): dst = 1.0 where `cond` holds, else 0.0; `cond` is a condition "
-    "of tt.mask.index(d) (the element's position in the block), block indices and loop "
-    "variables - no buffer element", "dst:region cond:cond")
+    "tile.index_mask(dst, cond, x, y): dst = x where `cond` holds, else y (float constants); "
+    "`cond` is a condition of tt.mask.index(d) (the element's position in the block), block "
+    "indices and loop variables - no buffer element", "dst:region cond:cond x:float y:float")
 
 # --- abstract tile dataflow (C1-D5) ---------------------------------------------------------
 _op("read_to_cb", "abstract", "void",
@@ -267,10 +267,10 @@ _op("cb_to_shard", "abstract", "void",
     "core's L1 shard of `tensor`, is final there (no copy)",
     "cb:cb.in tensor:tensor ntiles:imm", kernel="writer", engine="cb")
 _op("mask_to_cb", "abstract", "void",
-    "mask_to_cb(cb, rows, cols, cond): a rows x cols block of tiles, 1.0 where `cond` holds "
-    "(tt.mask.index(0) / (1): the element's row / column in the block) and 0.0 elsewhere, "
+    "mask_to_cb(cb, rows, cols, cond, x, y): a rows x cols block of tiles, x where `cond` holds "
+    "(tt.mask.index(0) / (1): the element's row / column in the block) and y elsewhere, "
     "written into cb's L1 by the reader's RISC-V core in the tile's face layout",
-    "cb:cb.out rows:imm cols:imm cond:cond", kernel="reader", engine="riscv")
+    "cb:cb.out rows:imm cols:imm cond:cond x:float y:float", kernel="reader", engine="riscv")
 _op("consume.begin", "abstract", "void",
     "consume.begin(cb, ntiles): the compute kernel starts using one block of cb (it waits for "
     "the block)", "cb:cb ntiles:imm", kernel="compute", engine="cb")

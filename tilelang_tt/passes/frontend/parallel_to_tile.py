@@ -14,11 +14,13 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
   functions (``T.exp``, ``T.log``, ``T.sqrt``, ``T.rsqrt``, ``T.sigmoid``, ``T.tanh``,
   ``T.abs``, ``T.max(a, 0)``, ``-a``, ``1 / a``): ``tt.tile.expr(dst, tree, *operands)`` with
   the expression as a tree (see :mod:`.eltwise_expr`), evaluated in DST as one fused op;
-* a condition of ``T.if_then_else`` / ``Select`` that reads no buffer element (integer
-  arithmetic of the nest's indices, block indices, loop variables and bindings: a causal mask)
-  gets a new bfloat16 block buffer and ``tt.tile.index_mask(mask, cond)`` before the op, the
-  nest's indices in ``cond`` replaced by ``tt.mask.index(d)``; the tree reads the mask as an
-  operand.  Equal conditions of one statement share one mask; other nodes in such a condition,
+* ``T.if_then_else(cond, x, y)`` of two float constants where ``cond`` reads no buffer
+  element (integer arithmetic of the nest's indices, block indices, loop variables and
+  bindings: TileLang's causal mask) is ``tt.tile.index_mask(dst, cond, x, y)``, the nest's
+  indices in ``cond`` replaced by ``tt.mask.index(d)`` (the reader writes the values); any
+  other expression with such a condition gets a new bfloat16 block buffer and
+  ``tt.tile.index_mask(mask, cond, 1.0, 0.0)`` before its op, and the tree reads the mask as
+  an operand.  Equal conditions of one statement share one mask; other nodes in such a condition,
   or such a condition in a 1-D nest, are a ``TTUnsupportedError`` naming the statement.
 
 Operands that live in global memory are staged through new shared buffers (``tile.copy`` in
@@ -43,6 +45,7 @@ from ..common import (
     tt_pass,
 )
 from ..common import tt_map, with_tile_span
+from .eltwise_expr import _const as const_value
 from .eltwise_expr import (
     SUPPORTED, VectorOperand, apply, as_load, compile_expr, load, unary_form, vector,
 )
@@ -203,6 +206,20 @@ def _lower_nest(nest: _Nest, fresh):
             x is not None and is_vector(x) for x in binary):
         unary = binary = None  # broadcasts are expression programs
     tree, masks = None, []
+    selected = _constant_select(value)
+    if selected is not None:  # dst = x or y by a condition of indices: the reader writes it
+        cond, x, y = selected
+        _check_index_condition(cond, nest, dst_buf, span)
+        allocs, epilogue = [], []
+        dst = _access_region(dst_buf, list(store.indices), nest, ana, "destination")
+        if buffer_scope(dst_buf) == "global":  # through a staged block, as any destination
+            block = tirx.decl_buffer(list(nest.extents), buffer_dtype(dst_buf),
+                                     f"{dst_buf.name}_tile", scope="shared")
+            allocs.append(tirx.AllocBuffer(block))
+            full = block[tuple(slice(0, e) for e in nest.extents)]
+            epilogue.append(_tile_call("Copy", dst, full))
+            dst = full
+        return seq(allocs + [_index_mask_call(dst, cond, nest, x, y)] + epilogue)
     if isinstance(value, tvm.ir.TensorLoad):
         kind, loads = "Copy", [value]
     elif unary is not None:
@@ -268,11 +285,8 @@ def _lower_nest(nest: _Nest, fresh):
         for cond, mask_load in masks:
             mask = mask_load.source
             allocs.append(tirx.AllocBuffer(mask))
-            at = {v: ops.call("tt.mask.index", tirx.IntImm("int32", d))
-                  for d, v in enumerate(nest.vars)}
-            prologue.append(tirx.TilePrimitiveCall(
-                mask[tuple(slice(0, e) for e in shape)], substitute(cond, at),
-                op=ops.op("tt.tile.index_mask")))
+            prologue.append(_index_mask_call(mask[tuple(slice(0, e) for e in shape)], cond,
+                                             nest, 1.0, 0.0))
     dst = stage(dst_region, True)
     if kind == "Unary":
         op = tirx.TilePrimitiveCall(dst, apply(unary[0], load(0)), srcs[0],
@@ -290,6 +304,32 @@ _MASK_NODES = (tvm.ir.Var, tirx.IntImm, tirx.Add, tirx.Sub, tirx.Mul, tirx.Floor
                tirx.GE, tirx.And, tirx.Or, tirx.Not, tirx.Select)
 
 
+def _constant_select(value):
+    """(cond, x, y) when ``value`` is ``T.if_then_else(cond, x, y)`` (or a Select) of a
+    condition that reads no buffer element and two float constants, else None."""
+    while isinstance(value, tirx.Cast):
+        value = value.value
+    if isinstance(value, tirx.Select):
+        args = [value.condition, value.true_value, value.false_value]
+    elif isinstance(value, tvm.ir.Call) and isinstance(value.op, tvm.ir.Op) and \
+            value.op.name in ("tirx.if_then_else", "prim.if_then_else") and len(value.args) == 3:
+        args = list(value.args)
+    else:
+        return None
+    x, y = (const_value(a) for a in args[1:])
+    if x is None or y is None or collect(args[0], tvm.ir.TensorLoad):
+        return None
+    return args[0], x, y
+
+
+def _index_mask_call(region, cond, nest, x, y):
+    """``tt.tile.index_mask(region, cond, x, y)``, the nest's indices in ``cond`` read as the
+    element's position in the block."""
+    at = {v: ops.call("tt.mask.index", tirx.IntImm("int32", d)) for d, v in enumerate(nest.vars)}
+    return tirx.TilePrimitiveCall(region, substitute(cond, at), tirx.FloatImm("float32", x),
+                                  tirx.FloatImm("float32", y), op=ops.op("tt.tile.index_mask"))
+
+
 def _index_mask(cond, nest, dst_buf, masks, fresh, span):
     """The element load of the mask block computing ``cond`` when ``cond`` reads no buffer
     element (a condition of element indices, block indices, loop variables and bindings: a
@@ -300,6 +340,16 @@ def _index_mask(cond, nest, dst_buf, masks, fresh, span):
     for seen, mask_load in masks:
         if tvm_ffi.structural_equal(seen, cond):
             return mask_load
+    _check_index_condition(cond, nest, dst_buf, span)
+    mask = tirx.decl_buffer(list(nest.extents), "bfloat16", fresh(f"{dst_buf.name}_mask"),
+                            scope="shared")
+    mask_load = mask[tuple(nest.vars)]
+    masks.append((cond, mask_load))
+    return mask_load
+
+
+def _check_index_condition(cond, nest, dst_buf, span):
+    """A condition computed from indices must be integer arithmetic in a 2-D nest."""
     bad = []
 
     def visit(e):
@@ -320,11 +370,6 @@ def _index_mask(cond, nest, dst_buf, masks, fresh, span):
         raise TTUnsupportedError(
             f"T.Parallel body `{dst_buf.name}[...] = ...`: a condition computed from indices "
             f"(`{cond}`) needs a 2-D T.Parallel nest over a block (rows x columns)", span=span)
-    mask = tirx.decl_buffer(list(nest.extents), "bfloat16", fresh(f"{dst_buf.name}_mask"),
-                            scope="shared")
-    mask_load = mask[tuple(nest.vars)]
-    masks.append((cond, mask_load))
-    return mask_load
 
 
 def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):

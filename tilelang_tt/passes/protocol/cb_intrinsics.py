@@ -14,11 +14,11 @@ Guarantees:
 * ``tt.shard_to_cb(cb, tensor, n)`` (reader) becomes ``cb_reserve_back`` + ``cb_push_back``
   and ``tt.cb_to_shard`` (writer) ``cb_wait_front`` + ``cb_pop_front``: the CB's ring is the
   core's L1 shard (PlaceL1ShardsTT), nothing is copied;
-* ``tt.mask_to_cb(cb, rows, cols, cond)`` (reader) becomes ``cb_reserve_back``,
+* ``tt.mask_to_cb(cb, rows, cols, cond, x, y)`` (reader) becomes ``cb_reserve_back``,
   ``l1 = get_write_ptr(cb)``, loops over the block's tiles, their four 16x16 faces (row-major
   within the tile) and each face's rows, storing one 32-bit word per step
-  (``tt.l1_store_u32``: two bfloat16 elements, or one float32) whose elements are 1.0 where
-  ``cond`` holds at the element's row and column in the block and 0.0 elsewhere, then
+  (``tt.l1_store_u32``: two bfloat16 elements, or one float32) whose elements are ``x`` where
+  ``cond`` holds at the element's row and column in the block and ``y`` elsewhere, then
   ``cb_push_back`` (no NOC transfer); the operands of the condition's comparisons are compared
   as signed integers (``tt.as_signed``);
 * compute: ``tt.consume.begin`` becomes ``cb_wait_front`` and ``tt.consume.end``
@@ -38,6 +38,7 @@ from tvm.sym import Analyzer
 
 from ... import attrs, ops
 from ...errors import TTVerifyError
+from ..frontend.eltwise_expr import float_bits
 from ..common import (
     collect, int_imm, layout_of, loop_nest, require_attr, seq, stmt_op_name, tt_pass,
 )
@@ -90,7 +91,17 @@ class _Streams:
 
 
 _COMPARISONS = (tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE)
-_ONE_BITS = {"bfloat16": 0x3F80, "float32": 0x3F800000}  # 1.0
+
+
+def _element_bits(value: float, dtype: str) -> int:
+    """The bits of ``value`` as one element of ``dtype`` (bfloat16: float32 rounded to nearest
+    even)."""
+    bits = float_bits(value)
+    if dtype == "float32":
+        return bits
+    if value != value:
+        return 0x7FC0
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
 
 
 def _mask_condition(cond, row, col):
@@ -111,11 +122,12 @@ def lower_mask(call, dtype: str):
     """A block of 1.0 / 0.0 tiles of the mask condition, written by the reader's RISC-V core
     into the CB's L1 in the tiles' face layout (32x32 tile = four 16x16 faces: top-left,
     top-right, bottom-left, bottom-right; row-major inside a face)."""
-    cb, rows, cols, cond = call.args
+    cb, rows, cols, cond, x, y = call.args
     rows, cols = int(rows), int(cols)
     n = int_imm(rows * cols)
-    if dtype not in _ONE_BITS:
+    if dtype not in ("bfloat16", "float32"):
         raise TTVerifyError(f"index mask CB {cb.name} has dtype {dtype}")
+    x_bits, y_bits = (_element_bits(float(v.value), dtype) for v in (x, y))
     size = 2 if dtype == "bfloat16" else 4
     per_word = 4 // size
     l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
@@ -125,9 +137,9 @@ def lower_mask(call, dtype: str):
         word = []
         for e in range(per_word):
             col = tc * 32 + fc * 16 + w * per_word + e
-            bits = tirx.IntImm("uint32", _ONE_BITS[dtype] << (16 * e))
-            word.append(tirx.Select(_mask_condition(cond, row, col), bits,
-                                    tirx.IntImm("uint32", 0)))
+            word.append(tirx.Select(_mask_condition(cond, row, col),
+                                    tirx.IntImm("uint32", x_bits << (16 * e)),
+                                    tirx.IntImm("uint32", y_bits << (16 * e))))
         value = word[0] if per_word == 1 else word[0] + word[1]
         elem = ((tr * cols + tc) * 4 + fr * 2 + fc) * 256 + r * 16 + w * per_word
         return ops.evaluate("tt.l1_store_u32", l1 + elem * size, value, span=call.span)
