@@ -37,6 +37,8 @@ def index_masked(cond, value, M, N, block_M, block_N, dtype):
 
 
 # name: (condition of (row, col, bx, by), its numpy form of (rows, cols, block_M, block_N))
+# (and/or/not of orderings of affine functions of the element's row and column, or comparisons
+# of block indices alone, are decided per tile where uniform: all but checkerboard, not_min_max)
 CONDITIONS = {
     "lower_triangle": (lambda y, x, bx, by: y >= x, lambda r, c, bm, bn: r >= c),
     "strictly_upper": (lambda y, x, bx, by: y < x, lambda r, c, bm, bn: r < c),
@@ -73,8 +75,13 @@ def test_index_mask_conditions(cond_name, dtype):
     value, ref_value = VALUES["keep_or_minus_infinity"]
     art = tilelang_tt.compile(index_masked(cond, value, M, N, bm, bn, dtype), out_idx=-1)
     # the reader writes the mask into its CB (no NOC transfer); compute selects on it
-    assert "uint32_t*>(" in art.sources["reader.cpp"]
+    reader = art.sources["reader.cpp"]
+    assert "uint32_t*>(" in reader
     assert "where_tile<" in art.sources["compute.cpp"]
+    # a tile the condition is uniform on is filled with one word (the mask is bfloat16: 512
+    # words of two elements)
+    uniform_fill = "< 512;" in reader
+    assert uniform_fill == (cond_name not in ("checkerboard", "not_min_max"))
     a = rand((M, N), dtype, 3)
     rows, cols = np.meshgrid(np.arange(M), np.arange(N), indexing="ij")
     want = ref_value(ref_cond(rows, cols, bm, bn), as_f32(a))

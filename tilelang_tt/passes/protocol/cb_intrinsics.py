@@ -34,13 +34,14 @@ from __future__ import annotations
 import tvm
 import tvm_ffi
 from tvm import tirx
-from tvm.sym import Analyzer
+from tvm.sym import Analyzer, detect_linear_equation
 
 from ... import attrs, ops
 from ...errors import TTVerifyError
 from ..frontend.eltwise_expr import float_bits
 from ..common import (
-    collect, int_imm, layout_of, loop_nest, require_attr, seq, stmt_op_name, tt_pass,
+    collect, int_imm, layout_of, loop_nest, require_attr, seq, stmt_op_name, substitute,
+    tt_pass,
 )
 from ..common import tt_map
 
@@ -104,24 +105,74 @@ def _element_bits(value: float, dtype: str) -> int:
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
 
 
-def _mask_condition(cond, row, col):
-    """``cond`` at the element (row, col) of the block, its comparisons on signed values."""
+def _at(cond, row, col):
+    """``cond`` at the element (row, col) of the block (``tt.mask.index`` replaced)."""
     def at(c):
         if ops.tt_op_name(c) == "tt.mask.index":
             return row if int(c.args[0]) == 0 else col
         return c
 
+    return tvm_ffi.structural_map(cond, [(tvm.ir.Call, at)], order="post")
+
+
+def _signed(cond):
+    """``cond`` with the operands of its comparisons compared as signed values."""
     def signed(e):
         return type(e)(ops.call("tt.as_signed", e.a), ops.call("tt.as_signed", e.b))
 
-    cond = tvm_ffi.structural_map(cond, [(tvm.ir.Call, at)], order="post")
     return tvm_ffi.structural_map(cond, [(t, signed) for t in _COMPARISONS], order="post")
 
 
+def _uniform(cond, r0, c0):
+    """(all, none): conditions under which ``cond`` holds at every / at no element of the
+    32x32 tile whose first element is (r0, c0) of the block, or None when ``cond`` is not
+    ``and`` / ``or`` / ``not`` of comparisons whose sides differ by an affine function of the
+    element's row and column.  An affine function over the tile takes its extremes at the
+    tile's corners, so an ordering holds everywhere (nowhere) iff it holds (fails) at all four;
+    a comparison that does not depend on the element is uniform, an (in)equality that does
+    is never assumed uniform."""
+    row, col = tirx.Var("row", "int32"), tirx.Var("col", "int32")
+    corners = [(r0 + dr, c0 + dc) for dr in (0, 31) for dc in (0, 31)]
+
+    def both(items, op):
+        out = items[0]
+        for x in items[1:]:
+            out = op(out, x)
+        return out
+
+    def visit(e):
+        if isinstance(e, (tirx.And, tirx.Or)):
+            a, b = visit(e.a), visit(e.b)
+            if a is None or b is None:
+                return None
+            if isinstance(e, tirx.And):
+                return tirx.And(a[0], b[0]), tirx.Or(a[1], b[1])
+            return tirx.Or(a[0], b[0]), tirx.And(a[1], b[1])
+        if isinstance(e, tirx.Not):
+            a = visit(e.a)
+            return None if a is None else (a[1], a[0])
+        if not isinstance(e, _COMPARISONS):
+            return None
+        coeffs = detect_linear_equation(e.a - e.b, [row, col])
+        if len(coeffs) != 3:
+            return None
+        if all(isinstance(k, tirx.IntImm) and int(k) == 0 for k in coeffs[:2]):
+            here = substitute(e, {row: r0, col: c0})
+            return here, tirx.Not(here)
+        if isinstance(e, (tirx.EQ, tirx.NE)):
+            return None
+        at = [substitute(e, {row: r, col: c}) for r, c in corners]
+        return both(at, tirx.And), both([tirx.Not(x) for x in at], tirx.And)
+
+    return visit(_at(cond, row, col))
+
+
 def lower_mask(call, dtype: str):
-    """A block of 1.0 / 0.0 tiles of the mask condition, written by the reader's RISC-V core
-    into the CB's L1 in the tiles' face layout (32x32 tile = four 16x16 faces: top-left,
-    top-right, bottom-left, bottom-right; row-major inside a face)."""
+    """A block of ``x`` / ``y`` tiles by the mask condition, written by the reader's RISC-V
+    core into the CB's L1 in the tiles' face layout (32x32 tile = four 16x16 faces: top-left,
+    top-right, bottom-left, bottom-right; row-major inside a face).  A tile the condition is
+    uniform on (:func:`_uniform`, decided per tile when the kernel runs) is filled with one
+    word; the others are computed element by element."""
     cb, rows, cols, cond, x, y = call.args
     rows, cols = int(rows), int(cols)
     n = int_imm(rows * cols)
@@ -132,20 +183,37 @@ def lower_mask(call, dtype: str):
     per_word = 4 // size
     l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
 
-    def store(tr, tc, fr, fc, r, w):
-        row = tr * 32 + fr * 16 + r
-        word = []
-        for e in range(per_word):
-            col = tc * 32 + fc * 16 + w * per_word + e
-            word.append(tirx.Select(_mask_condition(cond, row, col),
-                                    tirx.IntImm("uint32", x_bits << (16 * e)),
-                                    tirx.IntImm("uint32", y_bits << (16 * e))))
-        value = word[0] if per_word == 1 else word[0] + word[1]
-        elem = ((tr * cols + tc) * 4 + fr * 2 + fc) * 256 + r * 16 + w * per_word
-        return ops.evaluate("tt.l1_store_u32", l1 + elem * size, value, span=call.span)
+    def word_of(bits):
+        return tirx.IntImm("uint32", bits | (bits << 16) if per_word == 2 else bits)
 
-    fill = loop_nest([rows, cols, 2, 2, 16, 16 // per_word], store,
-                     ["tr", "tc", "fr", "fc", "r", "w"])
+    def tile(tr, tc):
+        base = l1 + (tr * cols + tc) * 1024 * size
+
+        def store(fr, fc, r, w):
+            row = tr * 32 + fr * 16 + r
+            word = []
+            for e in range(per_word):
+                col = tc * 32 + fc * 16 + w * per_word + e
+                word.append(tirx.Select(_signed(_at(cond, row, col)),
+                                        tirx.IntImm("uint32", x_bits << (16 * e)),
+                                        tirx.IntImm("uint32", y_bits << (16 * e))))
+            value = word[0] if per_word == 1 else word[0] + word[1]
+            elem = (fr * 2 + fc) * 256 + r * 16 + w * per_word
+            return ops.evaluate("tt.l1_store_u32", base + elem * size, value, span=call.span)
+
+        def fill(bits):
+            return loop_nest([1024 * size // 4], lambda w: ops.evaluate(
+                "tt.l1_store_u32", base + w * 4, word_of(bits), span=call.span), ["w"])
+
+        elements = loop_nest([2, 2, 16, 16 // per_word], store, ["fr", "fc", "r", "w"])
+        uniform = _uniform(cond, tr * 32, tc * 32)
+        if uniform is None:
+            return elements
+        every, none = (_signed(u) for u in uniform)
+        return tirx.IfThenElse(every, fill(x_bits),
+                               tirx.IfThenElse(none, fill(y_bits), elements))
+
+    fill = loop_nest([rows, cols], tile, ["tr", "tc"])
     return [ops.evaluate("tt.cb_reserve_back", cb, n, span=call.span),
             tirx.Bind(l1, ops.call("tt.get_write_ptr", cb)), fill,
             ops.evaluate("tt.cb_push_back", cb, n, span=call.span)]
