@@ -177,6 +177,14 @@ def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
         tilelang_tt.compile(func, out_idx=-1)
 
 
+def test_index_condition_dividing_a_negative_value_is_refused_by_name():
+    cond = lambda y, x, bx, by: (y - x) // 16 == 0  # noqa: E731
+    func = index_masked(cond, VALUES["keep_or_minus_infinity"][0], 64, 64, 32, 32, "float32")
+    with pytest.raises(TTUnsupportedError, match=r"`C\[\.\.\.\] = \.\.\.`: in the condition .* "
+                                                 r"may divide a negative value"):
+        tilelang_tt.compile(func, out_idx=-1)
+
+
 def test_index_condition_over_a_vector_is_refused_by_name(tmp_path):
     from helpers import kernel_from_source
 
