@@ -44,7 +44,7 @@ def assert_no_tir_left(code: str, fname: str) -> None:
 def rand(shape, dtype, seed=0, scale=1.0):
     rng = np.random.default_rng(seed)
     x = (rng.standard_normal(shape) * scale).astype(np.float32)
-    return x.astype(BF16) if dtype == "bfloat16" else x
+    return x.astype({"bfloat16": BF16, "float16": np.float16}.get(dtype, np.float32))
 
 
 def as_f32(x):
@@ -80,8 +80,8 @@ def compute_config(art) -> dict:
 
 def ulp(x, dtype="bfloat16"):
     """Spacing of ``dtype`` at |x| (its smallest normal spacing below the normal range)."""
-    mant = 7 if dtype == "bfloat16" else 23
-    e = np.floor(np.log2(np.maximum(np.abs(np.asarray(x, dtype=np.float64)), 2.0 ** -126)))
+    mant, emin = {"bfloat16": (7, -126), "float16": (10, -14), "float32": (23, -126)}[str(dtype)]
+    e = np.floor(np.log2(np.maximum(np.abs(np.asarray(x, dtype=np.float64)), 2.0 ** emin)))
     return 2.0 ** (e - mant)
 
 
@@ -91,11 +91,22 @@ def pack_round_bf16(x):
     return ((u + 0x8000) & 0xFFFF0000).astype(np.uint32).view(np.float32).astype(BF16)
 
 
+def pack_round_fp16(x):
+    """fp32 values rounded to float16 as the emulator packs a 32-bit DST into a Float16 CB: the
+    bf16 rule at 10 mantissa bits (half away from zero; below 2^-14 -> +0; NaN, overflow -> inf)."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.int64)
+    sign = np.where(u & 0x80000000, -1.0, 1.0)
+    a = ((u & 0x7FFFFFFF) + 0x1000) & 0x7FFFE000
+    mag = a.astype(np.uint32).view(np.float32).astype(np.float64)
+    mag = np.where(mag < 2.0 ** -14, 0.0, np.where(np.isnan(mag) | (mag >= 65520.0), np.inf, mag))
+    return np.where(mag == 0, 0.0, sign * mag).astype(np.float16)
+
+
 def src_operand(x, fp32_dst: bool):
-    """An L1 operand as the unpacker puts it in SrcA/SrcB (float64): bf16 exactly, fp32 truncated
-    to TF32 with a 32-bit DST and to bf16 with a 16-bit DST."""
+    """An L1 operand as the unpacker puts it in SrcA/SrcB (float64): bf16 and float16 exactly,
+    fp32 truncated to TF32 with a 32-bit DST and to bf16 with a 16-bit DST."""
     x = np.asarray(x)
-    if x.dtype == BF16:
+    if x.dtype in (BF16, np.float16):  # both exact in a source register
         return x.astype(np.float64)
     u = x.astype(np.float32).view(np.uint32)
     u = u & np.uint32(0xFFFFE000 if fp32_dst else 0xFFFF0000)
@@ -150,7 +161,7 @@ def assert_matmul(c, a, b, art=None, *, fidelity=None, fp32_dst=None, transpose_
         cfg = compute_config(art)
         fidelity = fidelity or cfg["math_fidelity"]
         fp32_dst = cfg["fp32_dest_acc_en"] if fp32_dst is None else fp32_dst
-    out_dtype = "bfloat16" if np.asarray(c).dtype == BF16 else "float32"
+    out_dtype = str(np.asarray(c).dtype)
     ref, atol = matmul_reference(a, b, fidelity, fp32_dst, out_dtype, transpose_b)
     err = np.abs(as_f32(c).astype(np.float64) - ref)
     bad = err > atol

@@ -25,9 +25,9 @@ def value(b) -> np.ndarray:
 
 # ---- unpacker ------------------------------------------------------------------------------------
 def unpack(x, tf32: bool) -> np.ndarray:
-    """L1 data (bf16 or fp32 array) -> source-register bit patterns."""
+    """L1 data (bf16, float16 or fp32 array) -> source-register bit patterns."""
     x = np.asarray(x)
-    if x.dtype == ml_dtypes.bfloat16:
+    if x.dtype in (ml_dtypes.bfloat16, np.float16):  # exact (float16: 10 mantissa bits, as TF32)
         return bits(x.astype(np.float32))
     u = bits(x)
     if tf32:
@@ -180,6 +180,20 @@ def pack_fp32(dst, fp32: bool) -> np.ndarray:
     return pack_bf16(dst, False).astype(np.float32)
 
 
+def pack_fp16(dst) -> np.ndarray:
+    """32-bit DST bits -> float16 values as the emulator packs them (the bf16 rule at 10 mantissa
+    bits: magnitude half away from zero, NaN and overflow to infinity, below 2^-14 to +0)."""
+    d = np.asarray(dst, dtype=np.int64)
+    sign = (d >> 16) & 0x8000
+    a = d & 0x7FFFFFFF
+    r = a + 0x1000
+    e = (r >> 23) - 127 + 15
+    h = sign | (np.clip(e, 0, 31) << 10) | ((r >> 13) & 0x3FF)
+    h = np.where((a >= 0x7F800000) | (e >= 31), sign | 0x7C00, h)
+    h = np.where((a < 0x7F800000) & (e <= 0), 0, h)
+    return h.astype(np.uint16).view(np.float16)
+
+
 def gemm(a, b, fidelity: str, fp32_dst: bool, out_dtype="bfloat16"):
     """C = A @ B tile by tile, accumulating each output tile over all of K in DST."""
     tf32 = fp32_dst
@@ -193,6 +207,8 @@ def gemm(a, b, fidelity: str, fp32_dst: bool, out_dtype="bfloat16"):
             for kk in range(0, k, 32):
                 d = matmul_tile(d, ua[i:i + 32, kk:kk + 32], ub[kk:kk + 32, j:j + 32], fidelity, fp32_dst)
             out[i:i + 32, j:j + 32] = d
+    if out_dtype == "float16":
+        return pack_fp16(out)
     return pack_bf16(out, fp32_dst) if out_dtype == "bfloat16" else pack_fp32(out, fp32_dst)
 
 

@@ -60,9 +60,10 @@ def test_misaligned_copy():
     assert "not a multiple of 32" in msg and "A" in msg and "T.copy(A[16, 0], s)" in msg
 
 
-def test_float16_suggests_bfloat16():
-    msg = compile_error(kernels.elementwise_add(64, 64, dtype="float16"), TTUnsupportedError)
-    assert "float16" in msg and "bfloat16" in msg
+def test_unsupported_dtype_names_the_buffer_and_the_formats():
+    msg = compile_error(kernels.elementwise_add(64, 64, dtype="float64"), TTUnsupportedError)
+    assert "buffer A has dtype float64" in msg
+    assert "bfloat16, float16, float32" in msg
 
 
 def test_reduction_not_supported_yet():

@@ -10,7 +10,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 @pytest.mark.parametrize("script", ["quickstart.py", "gemm.py", "elementwise_add.py", "softmax.py",
-                                    "online_softmax.py", "rms_norm.py", "flash_attention.py"])
+                                    "online_softmax.py", "rms_norm.py", "flash_attention.py",
+                                    "flash_attention_4d.py"])
 def test_example_runs(script):
     proc = subprocess.run([sys.executable, str(EXAMPLES / script)], capture_output=True,
                           text=True, timeout=600)

@@ -65,7 +65,11 @@ SCHEMAS: dict[str, dict[str, object]] = {
         "dtype": str,
         "tile": list,
         "shape": list,
-        "tiles": list,  # [rows, cols] in tiles (last two dims)
+        # the tensor's axes in the order of its device pages: the last two are the tiled
+        # plane (the tensor's last two dims unless its copies slice two others), the rest
+        # batched in order; the host permutes the elements when it is not the identity
+        "axes": list,
+        "tiles": list,  # [rows, cols] in tiles of the plane, batched dims folded into rows
         "page_bytes": int,
         # sharded: {kind, projected_grid [Gy, Gx], projected_shard_tiles [Sm, Sn], nd};
         # otherwise {} (passes/layout/sharding.py)

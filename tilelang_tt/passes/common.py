@@ -254,8 +254,9 @@ def with_span(stmt_or_none, fallback):
     return span if span is not None else fallback
 
 
-DTYPE_BYTES = {"bfloat16": 2, "float32": 4}
-DATA_FORMAT = {"bfloat16": "Float16_b", "float32": "Float32"}
+# tile element types and their TT-Metalium DataFormat (Float16 is IEEE half; Float16_b is bf16)
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+DATA_FORMAT = {"bfloat16": "Float16_b", "float16": "Float16", "float32": "Float32"}
 
 
 def tile_bytes(dtype: str) -> int:

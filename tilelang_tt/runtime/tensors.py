@@ -1,6 +1,7 @@
 """Host tensors <-> the files ``main.cpp`` reads and writes; argument checking.
 
-Files hold raw row-major little-endian data: bfloat16 as 2-byte words, float32 as 4 bytes.
+Files hold raw row-major little-endian data: bfloat16 and float16 as 2-byte words, float32 as 4
+bytes.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import numpy as np
 
 from ..errors import TTRuntimeError
 
-NP_DTYPE = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float32": np.dtype(np.float32)}
+NP_DTYPE = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16),
+            "float32": np.dtype(np.float32)}
 
 
 class TTArgumentError(TTRuntimeError, ValueError):

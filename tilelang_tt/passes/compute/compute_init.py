@@ -15,11 +15,12 @@ Guarantees, for the compute kernel:
   compile option, else TT-Metalium's default: HiFi2 when the matrix engine multiplies only
   bfloat16 matmul operands, HiFi4 otherwise), ``fp32_dest_acc_en`` (the
   ``tt.fp32_dest_acc_en`` option, else true when an accumulator or any compute result is
-  float32, a reduction reads float32, an operand is unpacked in fp32 or an expression with
-  intermediate values runs: ``tt.eltwise`` of more than one function or a copy keeps them in
-  fp32), half-sync DST, and the CBs to unpack straight to DST in fp32.
-  ``tt.fp32_dest_acc_en = False`` where a float32 result needs the 32-bit DST is a
-  TTCompileError.
+  float32, a reduction reads float32, an operand is unpacked in fp32, the compute kernel
+  reads or writes a float16 CB, or an expression with intermediate values runs:
+  ``tt.eltwise`` of more than one function or a copy keeps them in fp32), half-sync DST, and
+  the CBs to unpack straight to DST in fp32.
+  ``tt.fp32_dest_acc_en = False`` where a float32 result or float16 data needs the 32-bit DST
+  is a TTCompileError.
 
 Expressions (``tt.eltwise``), reductions and constant tiles configure the engines themselves
 when expanded (D5), so after one the configuration is unknown and the next op
@@ -191,7 +192,10 @@ def InsertComputeInitTT(func, mod, ctx):
         + [f"the float32 operand of a reduction ({c.op.name})" for c in calls
            if ops.spec(c.op.name).props.get("accumulates")
            and info.dtype(ops.named(c).src) == "float32"]
-        + [f"CB {cb} (float32, unpacked straight to DST)" for cb in fp32_unpacked])
+        + [f"CB {cb} (float32, unpacked straight to DST)" for cb in fp32_unpacked]
+        # the emulated 16-bit DST holds bf16 only: float16 data goes through the 32-bit DST
+        + [f"the float16 CB {e['name']!r}" for e in info.entries
+           if e["dtype"] == "float16" and "compute" in (e["producer"], e["consumer"])])
     options = to_py(get_attr(func, attrs.COMPILE_OPTIONS, {})) or {}
     fp32_dst = options.get(attrs.PC_FP32_DEST_ACC_EN)
     if fp32_dst is None:
@@ -199,7 +203,7 @@ def InsertComputeInitTT(func, mod, ctx):
     elif not fp32_dst and needs_fp32:
         raise TTCompileError(
             f"pass_configs[{attrs.PC_FP32_DEST_ACC_EN!r}] = False, but {needs_fp32[0]} needs "
-            "the 32-bit DST (a 16-bit DST holds bfloat16); drop the option or use bfloat16 there")
+            "the 32-bit DST (a 16-bit DST holds bfloat16 here); drop the option or use bfloat16 there")
     matmul_dtypes = {info.dtype(c.args[i]) for c in calls if c.op.name == "tt.mm.mma"
                      for i in ops.cb_reads(c)}
     default_fidelity = "HiFi2" if matmul_dtypes == {"bfloat16"} else "HiFi4"

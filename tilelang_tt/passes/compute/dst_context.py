@@ -11,7 +11,7 @@ from ... import attrs, ops
 from ...errors import TTUnsupportedError
 from ...target import profile_of
 from ..dataflow.shared_to_cb import alloc_cb_call
-from ..common import int_imm, loop_nest, require_attr, seq, to_py
+from ..common import int_imm, loop_nest, require_attr, seq, tile_bytes, to_py
 from .compute_init import CBInfo
 
 # compute ops that stream blocks through DST (they cannot run while an accumulator holds it)
@@ -71,7 +71,7 @@ class DstContext:
                 f"no circular buffer left for the partial results of {acc.name} (32 in use)")
         var = tirx.Var(f"{acc.name}_partials_cb", "int32")
         entry = {"name": f"{acc.name}_partials", "rows": rows, "cols": cols,
-                 "depth": 1, "dtype": dtype, "page_bytes": 32 * 32 * (4 if dtype == "float32" else 2),
+                 "depth": 1, "dtype": dtype, "page_bytes": tile_bytes(dtype),
                  "producer": "compute", "consumer": "compute", "role": "spill", "id": free[0]}
         self.info.entries.append(entry)
         self.info.var_ids[var] = free[0]

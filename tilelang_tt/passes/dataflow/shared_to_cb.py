@@ -11,7 +11,8 @@ Guarantees:
   them), and is dropped otherwise;
 * ``copy(block <- global)`` becomes ``tt.read_to_cb(cb, buffer, row0, col0, rows, cols)`` and
   ``copy(global <- block)`` becomes ``tt.write_from_cb(...)``, with ``row0``/``col0`` in tiles
-  of the tensor's page grid (leading dims flattened into rows); when the dtypes differ the
+  of the tensor's page grid (its tiled plane, the other dims flattened into rows in the
+  order of A1's ``axes``); when the dtypes differ the
   pages move through a staging CB of the tensor's dtype and a ``tt.eltwise`` copy converts;
 * ``copy(block <- accumulator)`` becomes ``tt.acc.pack(acc, cb)``; ``copy(global <-
   accumulator)`` packs into a new output CB that is then written out;
@@ -31,7 +32,7 @@ from tvm.sym import Analyzer
 from ... import attrs, ops
 from ...errors import TTLayoutError, TTUnsupportedError
 from ..common import (
-    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm, require_attr,
+    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, int_imm, require_attr,
     seq, split_persistent, stmts_of, to_py, tt_calls, tt_pass,
 )
 from ..common import tt_map
@@ -75,8 +76,10 @@ def _check_whole(region, span):
                 hint=f"copy into/out of all of {buf.name} (shape {buffer_shape(buf)})")
 
 
-def global_tiles(region, block_buf, ana: Analyzer, span):
-    """(row0, col0, rows, cols) in tiles of ``region`` of a global tensor, or a clear error."""
+def global_tiles(region, block_buf, ana: Analyzer, span, axes=None):
+    """(row0, col0, rows, cols) in tiles of ``region`` of a global tensor whose pages hold its
+    axes in the order ``axes`` (A1's ``tt.layout_desc``; default: as declared), or a clear
+    error."""
     buf = region.source
     shape = buffer_shape(buf)
     ranges = list(region.region)
@@ -95,25 +98,34 @@ def global_tiles(region, block_buf, ana: Analyzer, span):
             "is a vector in tiles and moves to or from global memory only as a row vector "
             "read from a 1-D tensor; broadcast it into a 2-D buffer first (B[i, j] = R[i])",
             span=span)
-    # extents must match the block buffer (TileLang aligns shapes from the right)
+    # extents must match the block buffer: its last two dims on the tensor's tiled plane
+    # (A1's ``axes``: the last two dims unless its copies slice two others), 1 elsewhere
+    # (TileLang aligns shapes from the right)
+    axes = axes or list(range(len(shape)))
     extents = [int(r.extent) if isinstance(r.extent, tvm.tirx.IntImm) else None for r in ranges]
-    want = [1] * (len(shape) - len(block_shape)) + block_shape \
-        if len(block_shape) <= len(shape) else None
+    if len(block_shape) > len(shape):
+        want = None
+    elif len(block_shape) > 2 or axes[-2:] == [len(shape) - 2, len(shape) - 1]:
+        want = [1] * (len(shape) - len(block_shape)) + block_shape
+    else:
+        want = [1] * len(shape)
+        want[axes[-2]], want[axes[-1]] = block_shape
     if want is None or [e for e in extents] != want:
         raise TTLayoutError(
             f"copy between {buf.name} region of extent {extents} and {block_buf.name} of shape "
             f"{block_shape}: the extents must match", span=span)
     for e in extents[:-2]:
-        if e != 1:
+        if e != 1 and axes[-2:] == [len(shape) - 2, len(shape) - 1]:
             raise TTUnsupportedError(
                 f"copy of {buf.name}: leading dimensions must be indexed one at a time", span=span)
-    row_r, col_r = ranges[-2], ranges[-1]
-    for r, what, dim in ((row_r, "row", shape[-2]), (col_r, "column", shape[-1])):
+    row_ax, col_ax = axes[-2], axes[-1]
+    row_r, col_r = ranges[row_ax], ranges[col_ax]
+    for r, what, dim in ((row_r, "row", shape[row_ax]), (col_r, "column", shape[col_ax])):
         _check_range(buf, r, what, dim, ana, span)
     lead = int_imm(0)
-    for r, dim in zip(ranges[:-2], shape[:-2]):
-        lead = lead * dim + r.min
-    row_tiles = shape[-2] // TILE
+    for a in axes[:-2]:  # the batched dims, in page order
+        lead = lead * shape[a] + ranges[a].min
+    row_tiles = shape[row_ax] // TILE
     row0 = ana.simplify(lead * row_tiles + tirx.floordiv(row_r.min, TILE))
     col0 = ana.simplify(tirx.floordiv(col_r.min, TILE))
     return row0, col0, int(row_r.extent) // TILE, int(col_r.extent) // TILE
@@ -158,6 +170,14 @@ def LowerSharedToCB(func, mod, ctx):
     def cb(buf):
         return cb_of[buf]
 
+    layouts = to_py(get_attr(func, attrs.LAYOUT_DESC, [])) or []
+
+    def axes_of(tensor):
+        for i, p in enumerate(func.params):
+            if p.same_as(tensor) and i < len(layouts):
+                return [int(a) for a in layouts[i]["axes"]]
+        return None
+
     def check_vector_copy(block, tensor, span):
         """A 1-D tensor holds a row vector: only a row-vector block buffer matches its pages."""
         if len(buffer_shape(tensor)) == 1 and vectors.get(block) != "row":
@@ -193,7 +213,7 @@ def LowerSharedToCB(func, mod, ctx):
         if d_scope == "block" and s_scope == "global":
             _check_whole(dst, span)
             check_vector_copy(dst.source, src.source, span)
-            r0, c0, nr, nc = global_tiles(src, dst.source, ana, span)
+            r0, c0, nr, nc = global_tiles(src, dst.source, ana, span, axes_of(src.source))
             if buffer_dtype(src.source) == buffer_dtype(dst.source):
                 return ops.evaluate("tt.read_to_cb", cb(dst.source), src.source, r0, c0,
                                     int_imm(nr), int_imm(nc), span=span)
@@ -208,7 +228,7 @@ def LowerSharedToCB(func, mod, ctx):
         if d_scope == "global" and s_scope == "block":
             _check_whole(src, span)
             check_vector_copy(src.source, dst.source, span)
-            r0, c0, nr, nc = global_tiles(dst, src.source, ana, span)
+            r0, c0, nr, nc = global_tiles(dst, src.source, ana, span, axes_of(dst.source))
             if buffer_dtype(src.source) == buffer_dtype(dst.source):
                 return ops.evaluate("tt.write_from_cb", cb(src.source), dst.source, r0, c0,
                                     int_imm(nr), int_imm(nc), span=span)
@@ -229,7 +249,7 @@ def LowerSharedToCB(func, mod, ctx):
             return ops.evaluate("tt.acc.pack", src.source, cb(dst.source), span=span)
         if d_scope == "global" and s_scope == "accumulator":
             _check_whole(src, span)
-            r0, c0, nr, nc = global_tiles(dst, src.source, ana, span)
+            r0, c0, nr, nc = global_tiles(dst, src.source, ana, span, axes_of(dst.source))
             out_name = f"{src.source.name}_out"
             var = tirx.Var(f"{out_name}_cb", "int32")
             binds.append(tirx.Bind(var, alloc_cb_call(nr, nc, OUTPUT_DEPTH,

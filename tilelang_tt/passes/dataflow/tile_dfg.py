@@ -28,7 +28,7 @@ from tvm import tirx
 
 from ... import attrs, ops
 from ...errors import TTCompileError, TTResourceError, TTUnsupportedError
-from ..common import collect, int_imm, seq, tt_calls, tt_pass
+from ..common import collect, int_imm, seq, tile_bytes, tt_calls, tt_pass
 from ..common import tt_map
 
 ID_RANGES = {"input": range(0, 16), "output": range(16, 24), "intermediate": range(24, 32),
@@ -157,7 +157,7 @@ def BuildTileDFGTT(func, mod, ctx):
         dtype = str(args[4].value)
         entries.append({
             "cb": var, "name": name, "rows": rows, "cols": cols, "depth": depth, "dtype": dtype,
-            "page_bytes": 32 * 32 * (2 if dtype == "bfloat16" else 4), "producer": producer,
+            "page_bytes": tile_bytes(dtype), "producer": producer,
             "consumer": consumer, "role": role, "span": b.span,
         })
         by_var[var] = entries[-1]

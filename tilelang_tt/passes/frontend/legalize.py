@@ -5,7 +5,8 @@ Requires: LowerParallelToTileTT.
 Guarantees:
 
 * ``T.copy`` between two global tensors moves through one staged block buffer (``tile.copy``
-  in, ``tile.copy`` out: reader -> CB -> writer);
+  in, ``tile.copy`` out: reader -> CB -> writer), 2-D when the source region is a 2-D slice
+  (every other index a scalar);
 * the engines reduce by sum or max only: ``T.reduce_min`` becomes ``-max(-x)`` and
   ``T.reduce_abssum`` / ``absmax`` reduce a new fragment holding ``|x|``
   (``tt.tile.expr`` of ``negative`` / ``abs``);
@@ -53,6 +54,9 @@ def _staged_global_copy(call, fresh):
     if buffer_scope(dst.source) != "global" or buffer_scope(src.source) != "global":
         return call
     shape = [r.extent for r in src.region]
+    sliced = [e for e in shape if not (isinstance(e, tirx.IntImm) and int(e) == 1)]
+    if len(shape) > 2 and len(sliced) == 2:
+        shape = sliced  # a 2-D slice, every other index a scalar (X[b, s0:s1, h, :])
     while len(shape) > 2 and isinstance(shape[0], tirx.IntImm) and int(shape[0]) == 1:
         shape = shape[1:]  # leading dims indexed one at a time
     stage = tirx.decl_buffer(shape, buffer_dtype(src.source), fresh(f"{src.source.name}_tile"),

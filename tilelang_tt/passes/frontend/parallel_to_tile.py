@@ -25,7 +25,9 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
 
 Operands that live in global memory are staged through new shared buffers (``tile.copy`` in
 before, ``tile.copy`` out after), so later stages only see tile ops whose compute operands are
-shared buffers or fragments.  Any other parallel body is a ``TTUnsupportedError`` naming the
+shared buffers or fragments.  A global operand of rank > 2 may be indexed by the loops in
+any two of its dims, in the nest's order, with loop-free indices elsewhere (``X[s0 + i, h,
+j]``, a 2-D slice of one head): its region has extent 1 in the other dims.  Any other parallel body is a ``TTUnsupportedError`` naming the
 source line.  Every tile op made carries the line of its statement.
 """
 
@@ -146,6 +148,8 @@ def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
             f"T.Parallel: {what} {buf.name} has rank {len(indices)} but the nest has {n} loops",
             span=nest.span)
     lead, tail = list(indices[: len(indices) - n]), list(indices[len(indices) - n:])
+    if buffer_scope(buf) == "global" and not all(_free_of(idx, nest.vars) for idx in lead):
+        return _strided_region(buf, indices, nest, ana, what)
     slices = []
     for idx in lead:
         if not _free_of(idx, nest.vars):
@@ -162,6 +166,37 @@ def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
                 "transposed or strided element access is not supported",
                 span=nest.span)
         slices.append(slice(base, base + ext))
+    return buf[tuple(slices)]
+
+
+def _strided_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
+    """Region of a global tensor of rank > n read or written over the nest's n loops with
+    loop-free indices *between* the loops' dims (``X[s0 + i, h, j]``: a 2-D slice of one
+    head): every loop variable indexes one dim, in the nest's order, as ``offset + var``; the
+    other dims are scalars (extent 1).  A1 tiles the tensor over the two sliced dims."""
+    dims = []
+    for var in nest.vars:
+        uses = [d for d, idx in enumerate(indices) if not _free_of(idx, [var])]
+        if len(uses) != 1:
+            raise TTUnsupportedError(
+                f"T.Parallel: {what} {buf.name}[{', '.join(map(str, indices))}] uses the loop "
+                f"variable {var.name} in {len(uses)} indices; each loop variable must index "
+                "exactly one dimension", span=nest.span)
+        dims.append(uses[0])
+    if dims != sorted(dims):
+        raise TTUnsupportedError(
+            f"T.Parallel: {what} {buf.name}[{', '.join(map(str, indices))}] follows the loop "
+            "nest in another order; transposed or strided element access is not supported",
+            span=nest.span)
+    slices = [slice(idx, idx + 1) for idx in indices]
+    for d, var, ext in zip(dims, nest.vars, nest.extents):
+        base = ana.simplify(indices[d] - var)
+        if not _free_of(base, nest.vars):
+            raise TTUnsupportedError(
+                f"T.Parallel: index `{indices[d]}` of {what} {buf.name} is not `offset + "
+                f"{var.name}`; transposed or strided element access is not supported",
+                span=nest.span)
+        slices[d] = slice(base, base + ext)
     return buf[tuple(slices)]
 
 

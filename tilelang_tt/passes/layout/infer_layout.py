@@ -3,7 +3,15 @@
 Requires: frontend TIR after LowerParallelToTileTT.
 
 Guarantees: ``tt.layout_desc`` lists, for every buffer parameter in order,
-``{name, memory, layout, dtype, tile, shape, tiles, page_bytes}``.  Defaults: DRAM, interleaved,
+``{name, memory, layout, dtype, tile, shape, axes, tiles, page_bytes}``.  ``axes`` is the
+order of the tensor's axes in its device pages: the last two are the tiled plane, the others
+are batched in order (``tiles = [batch * rows / 32, cols / 32]``).  The plane is the last two
+dims unless every copy of the tensor (``tile.copy`` regions after A0) slices it as a 2-D
+block over the same two other dims, every other index a scalar (TileLang's BSHD
+``Q[bz, bx * block_M:(bx + 1) * block_M, by, :]`` tiles the ``(seq, dim)`` plane, axes
+``[0, 2, 1, 3]``); the host then permutes the tensor's elements into that order (and back).
+Copies that slice one tensor over different planes are a ``TTLayoutError`` naming both
+lines; so is a sharding request for a tensor whose plane is not its last two dims.  Defaults: DRAM, interleaved,
 32x32 tiles, one tile per page; user requests made with ``annotate_tt_layout`` are merged in
 and validated.  A sharded tensor's entry carries ``shard`` (:mod:`.sharding`: ``kind``,
 ``projected_grid`` ``[Gy, Gx]``, ``projected_shard_tiles`` ``[Sm, Sn]``, the N-D request),
@@ -19,10 +27,11 @@ unsupported"); shared/fragment allocations whose last two dims are not multiples
 
 from __future__ import annotations
 
+import tvm
 from tvm import tirx
 
 from ... import attrs
-from ...errors import TTLayoutError, TTUnsupportedError
+from ...errors import TTLayoutError, TTUnsupportedError, describe_span
 from ...target import profile_of
 from .sharding import shard_bytes, shard_geometry
 from ..common import (
@@ -37,15 +46,14 @@ _USER_KEYS = {"memory", "layout", "dtype", "shard_grid", "shard_shape", "nd_shar
 def _check_dtype(buf, span=None):
     dtype = buffer_dtype(buf)
     if dtype not in SUPPORTED_DTYPES:
-        hint = "declare it as bfloat16" if dtype in ("float16", "half") else \
-            "use bfloat16 or float32"
+        hint = "use " + ", ".join(SUPPORTED_DTYPES[:-1]) + " or " + SUPPORTED_DTYPES[-1]
         raise TTUnsupportedError(
             f"buffer {buf.name} has dtype {dtype}; Tenstorrent tiles support "
-            f"{' and '.join(SUPPORTED_DTYPES)} here", span=span, hint=hint)
+            f"{', '.join(SUPPORTED_DTYPES)} here", span=span, hint=hint)
     return dtype
 
 
-def _check_tileable(buf, what, span=None, vector_ok=False):
+def _check_tileable(buf, what, span=None, vector_ok=False, plane=None):
     shape = buffer_shape(buf)
     if vector_ok and len(shape) == 1 and isinstance(shape[0], int) and shape[0] % TILE == 0:
         return shape  # a column vector: one tile per 32 rows, values in column 0
@@ -59,6 +67,15 @@ def _check_tileable(buf, what, span=None, vector_ok=False):
             raise TTUnsupportedError(
                 f"{what} {buf.name} has a symbolic shape {shape}; shapes must be constants",
                 span=span)
+    if plane is not None and list(plane) != [len(shape) - 2, len(shape) - 1]:
+        rows, cols = shape[plane[0]], shape[plane[1]]
+        if rows % TILE or cols % TILE:
+            raise TTLayoutError(
+                f"{what} {buf.name} has shape {shape} and is copied as 2-D blocks over its dims "
+                f"{plane[0]} and {plane[1]} ({rows}x{cols}), which must be multiples of 32 "
+                "(tile size)", span=span,
+                hint="pad the tensor (or choose block sizes) to multiples of 32")
+        return shape
     rows, cols = shape[-2], shape[-1]
     if rows % TILE or cols % TILE:
         raise TTLayoutError(
@@ -66,6 +83,50 @@ def _check_tileable(buf, what, span=None, vector_ok=False):
             f"(tile size); {rows}x{cols} is not", span=span,
             hint="pad the tensor (or choose block sizes) to multiples of 32")
     return shape
+
+
+def _sliced_axes(region) -> list | None:
+    """The axes a copy region spans with more than one element (None if an extent is not a
+    constant)."""
+    axes = []
+    for i, r in enumerate(region.region):
+        if not isinstance(r.extent, tirx.IntImm):
+            return None
+        if int(r.extent) != 1:
+            axes.append(i)
+    return axes
+
+
+def tiled_plane(func, buf) -> tuple[list, object]:
+    """The two axes of tensor parameter ``buf`` that its pages tile, and the span of a copy
+    that chose them (None for the default, its last two dims).  Decided from the regions of
+    the tile primitives that move the tensor: when every one that slices a 2-D block slices
+    the same two axes, those; copies slicing different planes are a ``TTLayoutError``."""
+    shape = buffer_shape(buf)
+    default = [len(shape) - 2, len(shape) - 1]
+    if len(shape) < 3:
+        return default, None
+    seen = {}  # plane -> span of its first copy
+    for call in collect(func.body, tirx.TilePrimitiveCall):
+        for arg in call.args:
+            if not (isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(buf)):
+                continue
+            axes = _sliced_axes(arg)
+            if axes is not None and len(axes) == 2:
+                seen.setdefault(tuple(axes), call.span)
+    if len(seen) > 1:
+        (p0, s0), (p1, s1) = list(seen.items())[:2]
+        raise TTLayoutError(
+            f"tensor {buf.name} (shape {shape}) is copied as 2-D blocks over its dims {list(p0)} "
+            f"here and over its dims {list(p1)} at {describe_span(s1) or 'another copy'}; a "
+            "tensor is stored in 32x32 tiles of one plane of two dims, so every copy of it must "
+            "slice the same two dims", span=s0,
+            hint="slice every block of a tensor over the same two dims (e.g. keep "
+                 "[batch, heads, seq, dim] (BHSD) and slice [seq, dim] everywhere)")
+    if not seen:
+        return default, None
+    ((plane, span),) = seen.items()
+    return list(plane), (None if list(plane) == default else span)
 
 
 @tt_pass("InferTTLayout")
@@ -80,7 +141,8 @@ def InferTTLayout(func, mod, ctx):
                 f"scalar kernel parameter `{buf.name}` is not supported yet",
                 hint="make it a Python value the kernel closes over (a compile-time constant)")
         dtype = _check_dtype(buf)
-        shape = _check_tileable(buf, "tensor", vector_ok=True)
+        plane, plane_span = tiled_plane(func, buf)
+        shape = _check_tileable(buf, "tensor", plane_span, vector_ok=True, plane=plane)
         user = requested.get(str(buf.name), {})  # requests name parameters
         unknown = set(user) - _USER_KEYS - set(attrs.SCHEMAS[attrs.LAYOUT_DESC])
         if unknown:
@@ -105,9 +167,18 @@ def InferTTLayout(func, mod, ctx):
         if "dtype" in user and str(user["dtype"]) != dtype:
             raise TTLayoutError(
                 f"{buf.name}: layout dtype {user['dtype']} differs from the buffer's {dtype}")
+        if plane_span is not None and layout == "sharded":
+            raise TTLayoutError(
+                f"{buf.name}: a sharded layout for a tensor copied as 2-D blocks over its dims "
+                f"{plane} (not its last two): shards are laid out over the last two dims",
+                span=plane_span,
+                hint=f"keep {buf.name} DRAM interleaved, or order its dims so that the blocks "
+                     "slice the last two (e.g. [batch, heads, seq, dim], BHSD)")
+        axes = ([a for a in range(len(shape)) if a not in plane] + plane if len(shape) > 1
+                else [0])
         batch = 1
-        for d in shape[:-2]:
-            batch *= d
+        for a in axes[:-2]:
+            batch *= shape[a]
         entry = {
             "name": str(buf.name),
             "memory": memory,
@@ -115,9 +186,10 @@ def InferTTLayout(func, mod, ctx):
             "dtype": dtype,
             "tile": [TILE, TILE],
             "shape": list(shape),
-            # tile grid of the tensor seen as (batch * rows, cols): the page order; a 1-D
-            # tensor is one row of tiles whose row 0 holds the values (a row vector)
-            "tiles": ([batch * shape[-2] // TILE, shape[-1] // TILE] if len(shape) > 1
+            "axes": axes,
+            # tile grid of the tensor seen as (batch * rows, cols) over its plane: the page
+            # order; a 1-D tensor is one row of tiles whose row 0 holds the values (a row vector)
+            "tiles": ([batch * shape[axes[-2]] // TILE, shape[axes[-1]] // TILE] if len(shape) > 1
                       else [1, shape[0] // TILE]),
             "page_bytes": tile_bytes(dtype),
             "shard": {},

@@ -17,7 +17,7 @@ Guarantees:
 * ``tt.mask_to_cb(cb, rows, cols, cond, x, y)`` (reader) becomes ``cb_reserve_back``,
   ``l1 = get_write_ptr(cb)``, loops over the block's tiles, their four 16x16 faces (row-major
   within the tile) and each face's rows, storing one 32-bit word per step
-  (``tt.l1_store_u32``: two bfloat16 elements, or one float32) whose elements are ``x`` where
+  (``tt.l1_store_u32``: two 16-bit elements, or one float32) whose elements are ``x`` where
   ``cond`` holds at the element's row and column in the block and ``y`` elsewhere, then
   ``cb_push_back`` (no NOC transfer); the operands of the condition's comparisons are compared
   as signed integers (``tt.as_signed``);
@@ -31,6 +31,7 @@ every reserve has its push and every wait its pop with the same number of tiles.
 
 from __future__ import annotations
 
+import numpy as np
 import tvm
 import tvm_ffi
 from tvm import tirx
@@ -95,11 +96,13 @@ _COMPARISONS = (tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE)
 
 
 def _element_bits(value: float, dtype: str) -> int:
-    """The bits of ``value`` as one element of ``dtype`` (bfloat16: float32 rounded to nearest
-    even)."""
+    """The bits of ``value`` as one element of ``dtype`` (bfloat16, float16: float32 rounded
+    to nearest even)."""
     bits = float_bits(value)
     if dtype == "float32":
         return bits
+    if dtype == "float16":
+        return int(np.array(np.float32(value)).astype(np.float16).view(np.uint16))
     if value != value:
         return 0x7FC0
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
@@ -176,10 +179,10 @@ def lower_mask(call, dtype: str):
     cb, rows, cols, cond, x, y = call.args
     rows, cols = int(rows), int(cols)
     n = int_imm(rows * cols)
-    if dtype not in ("bfloat16", "float32"):
+    if dtype not in ("bfloat16", "float16", "float32"):
         raise TTVerifyError(f"index mask CB {cb.name} has dtype {dtype}")
     x_bits, y_bits = (_element_bits(float(v.value), dtype) for v in (x, y))
-    size = 2 if dtype == "bfloat16" else 4
+    size = 4 if dtype == "float32" else 2
     per_word = 4 // size
     l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
 

@@ -61,6 +61,22 @@ int main() {
             }
         }
     }
+    // the matrix engine on operands of every magnitude: random exponents, zeros, denormals
+    std::uniform_int_distribution<uint32_t> any;
+    for (int round = 0; round < 64; ++round) {
+        for (int i = 0; i < 1024; ++i) {
+            for (uint32_t* x : {&a[i], &b[i]}) {
+                uint32_t u = any(rng);
+                if ((u & 0x7F800000u) == 0x7F800000u) u &= 0xBFFFFFFFu;  // no inf / NaN
+                if (round % 4 == 1) u = (u & 0x807FFFFFu) | ((100u + (u >> 27)) << 23);  // close exponents
+                if (any(rng) % 13 == 0) u &= 0x807FFFFFu;  // zero or denormal
+                *x = u & (round & 1 ? 0xFFFF0000u : 0xFFFFE000u);
+            }
+        }
+        for (int i = 0; i < 1024; ++i) t[i] = round & 2 ? (a[i] ^ b[i]) : 0;
+        fpu::matmul(t, a, b, round & 8, 1 + round % 4, round & 4);
+        mix(t, sizeof t);
+    }
     std::printf("%016llx\n", static_cast<unsigned long long>(h));
     return 0;
 }

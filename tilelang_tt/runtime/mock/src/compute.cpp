@@ -107,9 +107,9 @@ const CBConfig& cb_cfg(uint32_t cb, const Call& what) {
 
 tt::DataFormat fmt(uint32_t cb, const Call& what) {
     const tt::DataFormat f = cb_cfg(cb, what).format;
-    if (f != tt::DataFormat::Float16_b && f != tt::DataFormat::Float32) {
+    if (f != tt::DataFormat::Float16_b && f != tt::DataFormat::Float16 && f != tt::DataFormat::Float32) {
         fail_at(what, ": CB " + std::to_string(cb) + " has data format " + format_name(f) +
-                      ", which the emulator's compute engine does not model (Float16_b, Float32)");
+                      ", which the emulator's compute engine does not model (Float16_b, Float16, Float32)");
     }
     // the unpacker and packer step through a CB by the tile size of its format
     const uint32_t page = cb_cfg(cb, what).page_bytes;
@@ -186,15 +186,26 @@ const uint8_t* front_page(uint32_t cb, uint32_t itile, const Call& what) {
     return current_core().l1 + cfg.offset + page * cfg.page_bytes;
 }
 
+// The emulated 16-bit DST holds Float16_b values only: Float16 data needs fp32_dest_acc_en.
+void check_fp16_dst(const ComputeState& e, uint32_t cb, const Call& what) {
+    if (!e.fp32_dest_acc) {
+        fail_at(what, ": CB " + std::to_string(cb) + " holds Float16 data, which the emulator models "
+                "with fp32_dest_acc_en only (its 16-bit DST holds Float16_b); set fp32_dest_acc_en");
+    }
+}
+
 // Unpack front tile `itile` of `cb` into a source register (`src_reg`: BF16 exactly, fp32 as TF32
 // with a 32-bit DST or BF16 with a 16-bit one, both truncated) or straight into DST (fp32 exact).
 void unpack(const ComputeState& e, uint32_t cb, uint32_t itile, bool src_reg, uint32_t* out,
             const Call& what) {
     const uint8_t* p = front_page(cb, itile, what);
-    const bool bf16 = cb_cfg(cb, what).format == tt::DataFormat::Float16_b;
+    const tt::DataFormat f = cb_cfg(cb, what).format;
+    if (f == tt::DataFormat::Float16) check_fp16_dst(e, cb, what);
     TileMathTimer tile_math_timer(current_core());
-    if (bf16) {
+    if (f == tt::DataFormat::Float16_b) {
         fpu::unpack_bf16(reinterpret_cast<const uint16_t*>(p), out);
+    } else if (f == tt::DataFormat::Float16) {
+        fpu::unpack_fp16(reinterpret_cast<const uint16_t*>(p), out);
     } else if (src_reg) {
         fpu::unpack_fp32(reinterpret_cast<const uint32_t*>(p), out, e.fp32_dest_acc);
     } else {
@@ -592,6 +603,13 @@ void ttmock::pack(uint32_t idst, uint32_t ocb, uint32_t out_index, bool out_of_o
         } else {
             fpu::pack_bf16(e.dst[idst], h, e.fp32_dest_acc);
         }
+    } else if (f == tt::DataFormat::Float16) {
+        check_fp16_dst(e, ocb, what);
+        if (e.pack_l1_acc) {
+            fail_at(what, ": L1 accumulation into the Float16 CB " + std::to_string(ocb) +
+                    " is not modelled by the emulator");
+        }
+        fpu::pack_fp16(e.dst[idst], reinterpret_cast<uint16_t*>(p));
     } else {
         auto* h = reinterpret_cast<uint32_t*>(p);
         if (e.pack_l1_acc) {

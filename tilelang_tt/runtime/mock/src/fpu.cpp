@@ -10,9 +10,14 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <string_view>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 // Hot loops get an AVX2 clone next to the baseline one (picked at load time); both compute the
 // same integer / exact-float operations, so results do not depend on the clone.
@@ -221,6 +226,141 @@ void matmul_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, int ph
     }
 }
 
+// ---- MVMUL on 16-bit lanes (x86 with AVX2) ----------------------------------------------------------
+// The same rule as mvmul_row, computed exactly in 16-bit integers, 16 output columns per vector: a
+// product of the 5-bit SrcA and 7-bit SrcB fields is below 2^12, and rounding it to its group's
+// largest exponent is sign * floor(|p| / 2^d + 1/2) = sign * mulhrs(2|p|, 2^(14 - d)) (d >= 15
+// gives 0, as for any d >= 13), so a product costs five instructions instead of eight.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(TTMOCK_NO_CLONES)
+#define TTMOCK_MVMUL16 1
+#define AVX2_FN __attribute__((target("avx2")))
+typedef int16_t vh __attribute__((vector_size(32)));
+typedef int16_t vh8 __attribute__((vector_size(16)));
+constexpr int16_t kZeroExp16 = -8192;  // sums of two stay above -2^15; never a group maximum
+
+struct Operand16 {
+    alignas(32) int16_t e[kTileElems];     // biased exponent, kZeroExp16 for a zero datum
+    alignas(32) int16_t f[2][kTileElems];  // signed mantissa fields (hi, lo); SrcA's doubled
+};
+
+AVX2_FN void decode16(const uint32_t* src, Operand16& op, bool srca) {
+    for (int i = 0; i < kTileElems; i += kLanes) {
+        const vu u = load<vu>(src + i);
+        const vi zero = (vi)((u & kExpMask) == 0);
+        const vi neg = (vi)(u >> 31) != 0;
+        const vi m11 = (vi)(((u >> 13) & 0x3FFu) | 0x400u);
+        vi hi = srca ? (m11 >> 6) << 1 : (m11 >> 4);
+        vi lo = srca ? ((m11 >> 1) & 31) << 1 : ((m11 & 15) << 3);
+        hi = zero ? vi{} : (neg ? -hi : hi);
+        lo = zero ? vi{} : (neg ? -lo : lo);
+        const vi e = zero ? vi{} + kZeroExp16 : (vi)((u >> 23) & 255u);
+        store(op.e + i, __builtin_convertvector(e, vh8));
+        store(op.f[0] + i, __builtin_convertvector(hi, vh8));
+        store(op.f[1] + i, __builtin_convertvector(lo, vh8));
+    }
+}
+
+struct RowPlan16 {
+    alignas(32) int32_t emax[2][16];  // per group, per column: max lane exponent
+    alignas(32) int16_t mul[16][16];  // per lane, per column: 2^(14 - d), 0 for d >= 15
+};
+
+// 2^(14 - d) for d = 0..15, looked up by its low and high bytes (pshufb, per 128-bit half)
+AVX2_FN inline __m256i pow2_14_minus(vh d) {
+    const __m256i lo_tab = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, -128, 64, 32, 16, 8, 4, 2, 1, 0,
+                                            0, 0, 0, 0, 0, 0, 0, -128, 64, 32, 16, 8, 4, 2, 1, 0);
+    const __m256i hi_tab = _mm256_setr_epi8(64, 32, 16, 8, 4, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                            64, 32, 16, 8, 4, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m256i idx = (__m256i)d;  // high bytes 0 look up entry 0, which is 0 in lo_tab
+    const __m256i idx_hi = _mm256_or_si256(_mm256_slli_epi16(idx, 8), _mm256_set1_epi16(0x80));
+    return _mm256_or_si256(_mm256_shuffle_epi8(lo_tab, idx), _mm256_shuffle_epi8(hi_tab, idx_hi));
+}
+
+AVX2_FN void plan_row16(RowPlan16& plan, const int16_t* ea /* 16x16 face [k][c] */,
+                        const int16_t* eb /* 16 lanes */) {
+    for (int g = 0; g < 2; ++g) {
+        vh e[8];
+        vh em = vh{} + static_cast<int16_t>(-32768);
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) {
+            e[k] = load<vh>(ea + (8 * g + k) * 16) + eb[8 * g + k];
+            em = em > e[k] ? em : e[k];
+        }
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) {
+            vh d = em - e[k];
+            d = d < 15 ? d : vh{} + 15;
+            store(&plan.mul[8 * g + k][0], (vh)pow2_14_minus(d));
+        }
+        const __m256i w = (__m256i)em;
+        store(&plan.emax[g][0], (vi)_mm256_cvtepi16_epi32(_mm256_castsi256_si128(w)));
+        store(&plan.emax[g][8], (vi)_mm256_cvtepi16_epi32(_mm256_extracti128_si256(w, 1)));
+    }
+}
+
+template <bool kFp32>
+AVX2_FN void mvmul_row16(uint32_t* drow, const RowPlan16& plan, const int16_t* fa /* [k][c] */,
+                         const int16_t* fb /* 16 lanes */, int32_t adj) {
+    __m256i sum[2];
+    for (int g = 0; g < 2; ++g) {
+        __m256i acc = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int k = 8 * g; k < 8 * g + 8; ++k) {
+            const __m256i p = _mm256_mullo_epi16(load<__m256i>(fa + k * 16), _mm256_set1_epi16(fb[k]));
+            const __m256i q = _mm256_mulhrs_epi16(_mm256_abs_epi16(p), load<__m256i>(&plan.mul[k][0]));
+            acc = _mm256_add_epi16(acc, _mm256_sign_epi16(q, p));
+        }
+        sum[g] = acc;
+    }
+    for (int h = 0; h < 16; h += kLanes) {
+        const __m128i h0 = h ? _mm256_extracti128_si256(sum[0], 1) : _mm256_castsi256_si128(sum[0]);
+        const __m128i h1 = h ? _mm256_extracti128_si256(sum[1], 1) : _mm256_castsi256_si128(sum[1]);
+        const vi s0 = (vi)_mm256_cvtepi16_epi32(h0), s1 = (vi)_mm256_cvtepi16_epi32(h1);
+        const vi e0 = load<vi>(&plan.emax[0][h]) + adj, e1 = load<vi>(&plan.emax[1][h]) + adj;
+        const vi v0 = e0 > 0, v1 = e1 > 0;  // a group whose exponent underflows contributes nothing
+        const vi m0 = v0 & ((s0 < 0 ? -s0 : s0) << 13);
+        const vi m1 = v1 & ((s1 < 0 ? -s1 : s1) << 13);
+        const vu out = accumulate<kFp32>(v0 & (s0 < 0) & 1, v0 & e0, m0, v1 & (s1 < 0) & 1,
+                                         v1 & e1, m1, load<vu>(drow + h));
+        store(drow + h, out);
+    }
+}
+
+template <bool kFp32>
+AVX2_FN void matmul16_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, int phases) {
+    Operand16 a, b;  // in1 feeds SrcA, in0 SrcB
+    decode16(in1, a, true);
+    decode16(in0, b, false);
+    RowPlan16 plans[2];
+    for (int fr = 0; fr < 2; ++fr) {
+        for (int fc = 0; fc < 2; ++fc) {
+            uint32_t* dface = dst + (fr * 2 + fc) * 256;
+            for (int r = 0; r < 16; ++r) {
+                for (int kc = 0; kc < 2; ++kc) {
+                    plan_row16(plans[kc], a.e + (kc * 2 + fc) * 256, b.e + (fr * 2 + kc) * 256 + r * 16);
+                }
+                for (int p = 0; p < phases; ++p) {  // as matmul_impl: phases, then K chunks
+                    const int32_t adj = product_exp_adjust(p);
+                    for (int kc = 0; kc < 2; ++kc) {
+                        mvmul_row16<kFp32>(dface + r * 16, plans[kc], a.f[p & 1] + (kc * 2 + fc) * 256,
+                                           b.f[(p >> 1) & 1] + (fr * 2 + kc) * 256 + r * 16, adj);
+                    }
+                }
+            }
+        }
+    }
+}
+
+// The 16-bit path unless the CPU lacks AVX2 or TT_MOCK_FPU=portable asks for the other one
+bool use_mvmul16() {
+    static const bool use = [] {
+        const char* v = std::getenv("TT_MOCK_FPU");
+        return __builtin_cpu_supports("avx2") && !(v && std::string_view(v) == "portable");
+    }();
+    return use;
+}
+#endif
+
 // Broadcast SrcB operand as the FPU reads it
 void broadcast(const uint32_t* b, int bcast, uint32_t* out) {
     for (uint32_t r = 0; r < 32; ++r) {
@@ -421,9 +561,34 @@ inline uint16_t packed_bf16(uint32_t d, bool fp32_dst) {
     return static_cast<uint16_t>((v & 0x7FFF) < 0x80 ? 0 : v);
 }
 
+// What the packer writes for a Float16 output from a 32-bit DST: the BF16 rule at 10 mantissa
+// bits (magnitude rounded half away from zero; NaN and overflow become infinity; results below
+// the smallest normal half, 2^-14, become +0). Not checked against the hardware (docs/MOCK.md).
+inline uint16_t packed_fp16(uint32_t d) {
+    const uint32_t s = (d >> 16) & 0x8000u;
+    uint32_t a = d & 0x7FFFFFFFu;
+    if (a >= 0x7F800000u) return static_cast<uint16_t>(s | 0x7C00u);
+    a += 0x1000u;  // half an ulp of the 13 dropped mantissa bits
+    const int32_t e = static_cast<int32_t>(a >> 23) - 127 + 15;
+    if (e <= 0) return 0;
+    if (e >= 31) return static_cast<uint16_t>(s | 0x7C00u);
+    return static_cast<uint16_t>(s | (static_cast<uint32_t>(e) << 10) | ((a >> 13) & 0x3FFu));
+}
+
+inline uint32_t fp16_to_fp32(uint16_t h) {
+    const uint32_t s = static_cast<uint32_t>(h & 0x8000u) << 16;
+    const uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+    if (e == 31) return s | 0x7F800000u | (m << 13);
+    if (e != 0) return s | ((e + 127 - 15) << 23) | (m << 13);
+    return s | as_bits(static_cast<float>(m) * 0x1p-24f);  // zero or a denormal: exact
+}
+
 }  // namespace
 
 // ---- unpacker ---------------------------------------------------------------------------------
+void unpack_fp16(const uint16_t* l1, uint32_t* src) {
+    for (int i = 0; i < kTileElems; ++i) src[i] = fp16_to_fp32(l1[i]);
+}
 void unpack_bf16(const uint16_t* l1, uint32_t* src) {
     for (int i = 0; i < kTileElems; ++i) src[i] = static_cast<uint32_t>(l1[i]) << 16;
 }
@@ -460,6 +625,16 @@ void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transp
             for (uint32_t c = 0; c < 32; ++c) in1t[face_index(r, c)] = in1[face_index(c, r)];
         in1 = in1t;
     }
+#ifdef TTMOCK_MVMUL16
+    if (use_mvmul16()) {
+        if (fp32_dst) {
+            matmul16_impl<true>(dst, in0, in1, phases);
+        } else {
+            matmul16_impl<false>(dst, in0, in1, phases);
+        }
+        return;
+    }
+#endif
     if (fp32_dst) {
         matmul_impl<true>(dst, in0, in1, phases);
     } else {
@@ -536,6 +711,9 @@ void pack_fp32(const uint32_t* dst, uint32_t* l1, bool fp32_dst) {
     for (int i = 0; i < kTileElems; ++i) {
         l1[i] = fp32_dst ? dst[i] : static_cast<uint32_t>(packed_bf16(dst[i], false)) << 16;
     }
+}
+void pack_fp16(const uint32_t* dst, uint16_t* l1) {
+    for (int i = 0; i < kTileElems; ++i) l1[i] = packed_fp16(dst[i]);
 }
 void pack_bf16_l1_acc(const uint32_t* dst, uint16_t* l1, bool fp32_dst) {
     for (int i = 0; i < kTileElems; ++i) l1[i] = l1_acc_bf16(l1[i], packed_bf16(dst[i], fp32_dst));

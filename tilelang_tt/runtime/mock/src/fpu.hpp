@@ -18,6 +18,7 @@ inline int fidelity_phases(int math_fidelity) { return math_fidelity <= 1 ? 1 : 
 
 // ---- unpacker: L1 tile -> source registers or DST -------------------------------------------
 void unpack_bf16(const uint16_t* l1, uint32_t* src);              // exact
+void unpack_fp16(const uint16_t* l1, uint32_t* src);              // IEEE half -> fp32, exact
 void unpack_fp32(const uint32_t* l1, uint32_t* src, bool to_tf32);  // truncates (TF32 or BF16)
 void unpack_fp32_to_dst(const uint32_t* l1, uint32_t* dst);        // UnpackToDestFp32: exact
 
@@ -43,6 +44,8 @@ void reduce_max(uint32_t* dst, const uint32_t* a, int dim, bool first);
 // ---- packer: DST -> L1 tile ----------------------------------------------------------------------
 void pack_bf16(const uint32_t* dst, uint16_t* l1, bool fp32_dst);
 void pack_fp32(const uint32_t* dst, uint32_t* l1, bool fp32_dst);
+// IEEE half from a 32-bit DST (the emulator models Float16 data with fp32_dest_acc_en only)
+void pack_fp16(const uint32_t* dst, uint16_t* l1);
 // Pack with L1 accumulation (pack_reconfig_l1_acc(1)): l1 = l1 + packed value
 void pack_bf16_l1_acc(const uint32_t* dst, uint16_t* l1, bool fp32_dst);
 void pack_fp32_l1_acc(const uint32_t* dst, uint32_t* l1, bool fp32_dst);
