@@ -249,3 +249,19 @@ def test_sdkcheck_causal_flash_attention(sdk, tmp_path):  # noqa: F811
     proc = sdkcheck("--host-include", mock_dir() / "include", project)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert " 0 error(s)" in proc.stdout and " 0 warning(s)" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("layout", ["bhsd", "bshd"])
+def test_causal_flash_attention_on_4d_tensors(layout):
+    """TileLang's BHSD / BSHD flash attention with is_causal (examples/flash_attention_4d.py)."""
+    import flash_attention_4d as fa4
+
+    batch, heads, seq_len, dim = 2, 2, 128, 64
+    make = fa4.flashattn_bhsd if layout == "bhsd" else fa4.flashattn_bshd
+    func = make(batch, heads, seq_len, dim, block_M=64, block_N=32, is_causal=True)
+    kernel = tilelang_tt.compile(func, out_idx=-1, pass_configs=fa4.PASS_CONFIGS)
+    shape = (batch, heads, seq_len, dim) if layout == "bhsd" else (batch, seq_len, heads, dim)
+    rng = np.random.default_rng(9)
+    q, k, v = [rng.standard_normal(shape).astype(ml_dtypes.bfloat16) for _ in range(3)]
+    ref = (fa4.reference_bhsd if layout == "bhsd" else fa4.reference_bshd)(q, k, v, True)
+    np.testing.assert_allclose(as_f32(kernel(q, k, v)), ref, rtol=1e-2, atol=1e-2)
