@@ -229,14 +229,15 @@ _op("expr.where", "expr", "float32",
     "expr.where(c, x, y): x where c is not 0, else y (c: a comparison, 1.0 or 0.0)",
     "c:expr x:expr y:expr")
 FUNCTION_OPS = {fn: f.expr_op for fn, f in FUNCTIONS.items()}
+VECTOR_OPS = {"col": "tt.expr.col", "row": "tt.expr.row"}
+
 # --- index masks (A0-D3) ----------------------------------------------------------------------
 # A condition of element and block indices (TileLang's causal mask `bx * BM + i >= k * BN + j`)
-# is computed by the reader as a block of 1.0 / 0.0 (tile.index_mask, mask_to_cb); in the
+# is computed by the reader as a block of two values (tile.index_mask, mask_to_cb); in the
 # condition the element's position in the block is mask.index(d).
 _op("mask.index", "expr", "int32",
     "mask.index(d): the element's index along dimension d (0: rows, 1: columns) of the block "
     "an index mask fills; only inside the condition of tile.index_mask / mask_to_cb", "d:imm")
-VECTOR_OPS = {"col": "tt.expr.col", "row": "tt.expr.row"}
 
 # --- tile primitives of our own (A0-C2) -----------------------------------------------------
 _op("tile.expr", "tile", "void",

@@ -76,6 +76,11 @@ def _const(expr):
     return None
 
 
+def constant_value(expr):
+    """The float value of a constant expression (:func:`_const`), else None."""
+    return _const(expr)
+
+
 def as_load(expr, dtype):
     """``expr`` as a buffer element of ``dtype``: a load, or a load of ``dtype`` widened by a
     cast (TVMScript computes bfloat16 arithmetic in float32), else None."""

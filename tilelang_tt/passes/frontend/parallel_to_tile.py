@@ -47,9 +47,9 @@ from ..common import (
     tt_pass,
 )
 from ..common import tt_map, with_tile_span
-from .eltwise_expr import _const as const_value
 from .eltwise_expr import (
-    SUPPORTED, VectorOperand, apply, as_load, compile_expr, load, unary_form, vector,
+    SUPPORTED, VectorOperand, apply, as_load, compile_expr, constant_value, load, unary_form,
+    vector,
 )
 
 _BINARY = {tirx.Add: "Add", tirx.Sub: "Sub", tirx.Mul: "Mul"}
@@ -351,7 +351,7 @@ def _constant_select(value):
         args = list(value.args)
     else:
         return None
-    x, y = (const_value(a) for a in args[1:])
+    x, y = (constant_value(a) for a in args[1:])
     if x is None or y is None or collect(args[0], tvm.ir.TensorLoad):
         return None
     return args[0], x, y

@@ -15,12 +15,14 @@ Guarantees:
   and ``tt.cb_to_shard`` (writer) ``cb_wait_front`` + ``cb_pop_front``: the CB's ring is the
   core's L1 shard (PlaceL1ShardsTT), nothing is copied;
 * ``tt.mask_to_cb(cb, rows, cols, cond, x, y)`` (reader) becomes ``cb_reserve_back``,
-  ``l1 = get_write_ptr(cb)``, loops over the block's tiles, their four 16x16 faces (row-major
-  within the tile) and each face's rows, storing one 32-bit word per step
-  (``tt.l1_store_u32``: two 16-bit elements, or one float32) whose elements are ``x`` where
-  ``cond`` holds at the element's row and column in the block and ``y`` elsewhere, then
-  ``cb_push_back`` (no NOC transfer); the operands of the condition's comparisons are compared
-  as signed integers (``tt.as_signed``);
+  ``l1 = get_write_ptr(cb)``, a loop over the block's tiles, then ``cb_push_back`` (no NOC
+  transfer).  Each tile is stored in 32-bit words (``tt.l1_store_u32``: two 16-bit elements,
+  or one float32) whose elements are ``x`` where ``cond`` holds at the element's row and
+  column in the block and ``y`` elsewhere: element by element over its four 16x16 faces
+  (row-major within the tile and inside each face), or - when ``cond`` is and / or / not of
+  orderings of affine functions of the row and column, and the tile's corners show it uniform
+  on the tile when the kernel runs - one word everywhere.  The operands of the condition's
+  comparisons are compared as signed integers (``tt.as_signed``);
 * compute: ``tt.consume.begin`` becomes ``cb_wait_front`` and ``tt.consume.end``
   ``cb_pop_front`` (the pushes of compute-produced CBs come with packing, in
   InsertDSTManagementTT).
