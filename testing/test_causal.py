@@ -265,3 +265,25 @@ def test_causal_flash_attention_on_4d_tensors(layout):
     q, k, v = [rng.standard_normal(shape).astype(ml_dtypes.bfloat16) for _ in range(3)]
     ref = (fa4.reference_bhsd if layout == "bhsd" else fa4.reference_bshd)(q, k, v, True)
     np.testing.assert_allclose(as_f32(kernel(q, k, v)), ref, rtol=1e-2, atol=1e-2)
+
+
+def test_causal_work_is_balanced_over_the_cores():
+    """The key loop's bound depends on bx, so B2 orders bx 0, gx-1, 1, gx-2, ...: each core's
+    two consecutive work units pair a short query block with a long one, and causal attention
+    takes about half the modelled time of the full one (128 blocks on n150's 64 cores)."""
+    import flash_attention_4d as fa4
+
+    batch, heads, seq_len, dim = 1, 8, 1024, 64
+    rng = np.random.default_rng(10)
+    q, k, v = [rng.standard_normal((batch, heads, seq_len, dim)).astype(ml_dtypes.bfloat16)
+               for _ in range(3)]
+    times = {}
+    for causal in (False, True):
+        func = fa4.flashattn_bhsd(batch, heads, seq_len, dim, 64, 64, is_causal=causal)
+        kernel = tilelang_tt.compile(func, out_idx=-1, pass_configs=fa4.PASS_CONFIGS)
+        ref = fa4.reference_bhsd(q, k, v, causal)
+        np.testing.assert_allclose(as_f32(kernel(q, k, v)), ref, rtol=1e-2, atol=1e-2)
+        times[causal] = kernel.get_profiler().do_bench()
+        folded = "const uint32_t bx = (((work_id % 2) == 0) ?" in kernel.sources["reader.cpp"]
+        assert folded == causal
+    assert times[True] < 0.65 * times[False], times
