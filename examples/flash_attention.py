@@ -7,9 +7,13 @@ cast to bf16 and are the A operand of that GEMM.
 
 On Tensix the running values are circular buffers that the compute kernel reads and refills
 every iteration; ``acc_o`` gets each ``P @ V`` added to it (docs/PIPELINE.md,
-"Loop-carried state").
+"Loop-carried state").  With ``is_causal`` the loop stops at the last key block a query
+block sees (TileLang's bound) and the scores start from TileLang's index mask
+(``T.if_then_else(bx * block_M + i >= k * block_N + j, 0, -inf)``): the reader writes the
+mask block (1.0 / 0.0) from the indices and the compute kernel selects with ``where_tile``.
 
     tilelang-tt run examples/flash_attention.py:attention
+    tilelang-tt run examples/flash_attention.py:attention_causal
     python examples/flash_attention.py
 """
 
@@ -115,13 +119,13 @@ def reference(q, k, v, batch, heads, seq_len, dim, is_causal):
 PASS_CONFIGS = {"tt.math_fidelity": "HiFi4"}
 BATCH, HEADS, SEQ_LEN, DIM = 1, 2, 128, 64
 attention = flashattn(BATCH, HEADS, SEQ_LEN, DIM, is_causal=False)
+attention_causal = flashattn(BATCH, HEADS, SEQ_LEN, DIM, is_causal=True)
 
 if __name__ == "__main__":
     rng = np.random.default_rng(0)
     q, k, v = [rng.standard_normal((BATCH * HEADS * SEQ_LEN, DIM)).astype(ml_dtypes.bfloat16)
                for _ in range(3)]
-    # is_causal=True needs masks computed from element indices, not supported yet
-    for is_causal, func in ((False, attention),):
+    for is_causal, func in ((False, attention), (True, attention_causal)):
         kernel = tilelang_tt.compile(func, out_idx=-1, pass_configs=PASS_CONFIGS)
         out = kernel(q, k, v).astype(np.float32)
         ref = reference(q, k, v, BATCH, HEADS, SEQ_LEN, DIM, is_causal)

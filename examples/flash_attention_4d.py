@@ -6,7 +6,7 @@ their fp16.
 copies the 2-D slice ``Q[bz, by, bx * block_M:(bx + 1) * block_M, :]`` of one head.
 ``flashattn_bshd``: the same kernel on ``[batch, seq_len, heads, dim]`` tensors, slices
 ``Q[bz, bx * block_M:(bx + 1) * block_M, by, :]`` (the head index lies between the sliced
-dims).
+dims).  ``is_causal=True`` is TileLang's causal variant (examples/flash_attention.py).
 
 On Tensix a tensor is stored in 32x32 tiles of a 2-D plane with the other dims batched
 (docs/SUPPORT.md, "Tensors of rank 3 and 4"): for BHSD that plane is ``(seq_len, dim)``,
@@ -25,7 +25,8 @@ import tilelang_tt
 import tilelang_tt.language as T
 
 
-def flashattn_bhsd(batch, heads, seq_len, dim, block_M=32, block_N=32, num_stages=1):
+def flashattn_bhsd(batch, heads, seq_len, dim, block_M=32, block_N=32, num_stages=1,
+                   is_causal=False):
     """Q, K, V, Output: [batch, heads, seq_len, dim]."""
     scale = (1.0 / dim) ** 0.5 * 1.44269504  # log2(e)
     shape = [batch, heads, seq_len, dim]
@@ -58,9 +59,19 @@ def flashattn_bhsd(batch, heads, seq_len, dim, block_M=32, block_N=32, num_stage
             T.fill(logsum, 0)
             T.fill(scores_max, -T.infinity(accum_dtype))
 
-            for k in T.Pipelined(T.ceildiv(seq_len, block_N), num_stages=num_stages):
+            loop_range = (
+                T.min(T.ceildiv(seq_len, block_N), T.ceildiv((bx + 1) * block_M, block_N))
+                if is_causal else T.ceildiv(seq_len, block_N)
+            )
+
+            for k in T.Pipelined(loop_range, num_stages=num_stages):
                 T.copy(K[bz, by, k * block_N:(k + 1) * block_N, :], K_shared)
-                T.clear(acc_s)
+                if is_causal:
+                    for i, j in T.Parallel(block_M, block_N):
+                        acc_s[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j, 0,
+                                                     -T.infinity(acc_s.dtype))
+                else:
+                    T.clear(acc_s)
                 T.gemm(Q_shared, K_shared, acc_s, transpose_B=True,
                        policy=T.GemmWarpPolicy.FullRow)
 
@@ -92,7 +103,8 @@ def flashattn_bhsd(batch, heads, seq_len, dim, block_M=32, block_N=32, num_stage
     return main
 
 
-def flashattn_bshd(batch, heads, seq_len, dim, block_M=32, block_N=32, num_stages=1):
+def flashattn_bshd(batch, heads, seq_len, dim, block_M=32, block_N=32, num_stages=1,
+                   is_causal=False):
     """Q, K, V, Output: [batch, seq_len, heads, dim]."""
     scale = (1.0 / dim) ** 0.5 * 1.44269504  # log2(e)
     shape = [batch, seq_len, heads, dim]
@@ -125,9 +137,19 @@ def flashattn_bshd(batch, heads, seq_len, dim, block_M=32, block_N=32, num_stage
             T.fill(logsum, 0)
             T.fill(scores_max, -T.infinity(accum_dtype))
 
-            for k in T.Pipelined(T.ceildiv(seq_len, block_N), num_stages=num_stages):
+            loop_range = (
+                T.min(T.ceildiv(seq_len, block_N), T.ceildiv((bx + 1) * block_M, block_N))
+                if is_causal else T.ceildiv(seq_len, block_N)
+            )
+
+            for k in T.Pipelined(loop_range, num_stages=num_stages):
                 T.copy(K[bz, k * block_N:(k + 1) * block_N, by, :], K_shared)
-                T.clear(acc_s)
+                if is_causal:
+                    for i, j in T.Parallel(block_M, block_N):
+                        acc_s[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j, 0,
+                                                     -T.infinity(acc_s.dtype))
+                else:
+                    T.clear(acc_s)
                 T.gemm(Q_shared, K_shared, acc_s, transpose_B=True,
                        policy=T.GemmWarpPolicy.FullRow)
 
@@ -159,19 +181,22 @@ def flashattn_bshd(batch, heads, seq_len, dim, block_M=32, block_N=32, num_stage
     return main
 
 
-def reference_bhsd(q, k, v):
-    """softmax(Q K^T / sqrt(dim)) V per (batch, head) of [batch, heads, seq_len, dim], fp32."""
+def reference_bhsd(q, k, v, is_causal=False):
+    """softmax(Q K^T / sqrt(dim)) V per (batch, head) of [batch, heads, seq_len, dim]
+    (causal: key <= query), fp32."""
     qf, kf, vf = [np.asarray(x).astype(np.float32) for x in (q, k, v)]
     s = qf @ kf.transpose(0, 1, 3, 2) / np.sqrt(qf.shape[-1])
+    if is_causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
     p = np.exp(s - s.max(axis=-1, keepdims=True))
     p /= p.sum(axis=-1, keepdims=True)
     return p @ vf
 
 
-def reference_bshd(q, k, v):
+def reference_bshd(q, k, v, is_causal=False):
     """The same on [batch, seq_len, heads, dim] tensors."""
     q, k, v = [np.asarray(x).transpose(0, 2, 1, 3) for x in (q, k, v)]
-    return reference_bhsd(q, k, v).transpose(0, 2, 1, 3)
+    return reference_bhsd(q, k, v, is_causal).transpose(0, 2, 1, 3)
 
 
 # The matrix engine at full fidelity (TT-Metalium's default for bf16 operands is HiFi2)

@@ -95,26 +95,6 @@ def test_exp2_scaled_difference_in_tilelang_form():
     assert_within_ulps(as_f32(art(s, m)), ref, 2)
 
 
-def test_index_dependent_condition_is_refused_by_name(tmp_path):
-    from helpers import kernel_from_source
-
-    func = kernel_from_source(tmp_path, '''
-import tilelang_tt.language as T
-
-@T.prim_func
-def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
-    with T.Kernel(2, 2) as (bx, by):
-        S = T.alloc_fragment((32, 32), "float32")
-        T.copy(A[by * 32, bx * 32], S)
-        for i, j in T.Parallel(32, 32):
-            S[i, j] = T.if_then_else(bx * 32 + i >= by * 32 + j, S[i, j], -T.infinity("float32"))
-        T.copy(S, B[by * 32, bx * 32])
-''')
-    with pytest.raises(TTUnsupportedError, match=r"bx \* 32 \+ i >= by \* 32 \+ j.*depends only on "
-                                                 r"element or block indices"):
-        tilelang_tt.compile(func, out_idx=-1)
-
-
 def test_python_conditional_expression(tmp_path):
     """`x if cond else y` in a kernel is TVMScript's if_then_else."""
     from helpers import kernel_from_source

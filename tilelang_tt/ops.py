@@ -53,6 +53,7 @@ KINDS = {
     "expr": "an elementwise expression tree (float32)",
     "str": "a string",
     "region": "a buffer region",
+    "cond": "a condition (a boolean expression of integers)",
 }
 KERNELS = ("reader", "compute", "writer")
 
@@ -72,8 +73,11 @@ class OpSpec:
     operands: tuple = ()  # Operand per argument
     variadic: bool = False  # the last operand repeats (zero or more times)
     kernel: str | None = None  # reader | compute | writer | any (None: before the split)
-    engine: str | None = None  # noc | cb | unpack | math | sfpu | pack | dst | config
-    cpp: str | None = None  # C++ spelling
+    engine: str | None = None  # noc | cb | riscv | unpack | math | sfpu | pack | dst | config
+    # (riscv: the kernel's own core - its stores to L1, integer arithmetic)
+    # C++ spelling: a function name (printed `cpp<template>(args)`), or a format string over
+    # the arguments ("{0}", "{1}" ...)
+    cpp: str | None = None
     header: str | None = None  # SDK header declaring a compute call
     # the C++ template arguments: a function of the last `template_args` (constant) operands
     # giving "<...>" ("" for the default instantiation), or a fixed string
@@ -231,11 +235,24 @@ _op("expr.where", "expr", "float32",
 FUNCTION_OPS = {fn: f.expr_op for fn, f in FUNCTIONS.items()}
 VECTOR_OPS = {"col": "tt.expr.col", "row": "tt.expr.row"}
 
+# --- index masks (A0-D3) ----------------------------------------------------------------------
+# A condition of element and block indices (TileLang's causal mask `bx * BM + i >= k * BN + j`)
+# is computed by the reader as a block of two values (tile.index_mask, mask_to_cb); in the
+# condition the element's position in the block is mask.index(d).
+_op("mask.index", "expr", "int32",
+    "mask.index(d): the element's index along dimension d (0: rows, 1: columns) of the block "
+    "an index mask fills; only inside the condition of tile.index_mask / mask_to_cb", "d:imm")
+
 # --- tile primitives of our own (A0-C2) -----------------------------------------------------
 _op("tile.expr", "tile", "void",
     "tile.expr(dst, expr, *srcs): dst = the elementwise expression `expr` (a tree over "
     "tt.expr.load(k) / load_t(k) / col(k) / row(k) of the source regions)",
     "dst:region expr:expr srcs:region", variadic=True)
+
+_op("tile.index_mask", "tile", "void",
+    "tile.index_mask(dst, cond, x, y): dst = x where `cond` holds, else y (float constants); "
+    "`cond` is a condition of tt.mask.index(d) (the element's position in the block), block "
+    "indices and loop variables - no buffer element", "dst:region cond:cond x:float y:float")
 
 # --- abstract tile dataflow (C1-D5) ---------------------------------------------------------
 _op("read_to_cb", "abstract", "void",
@@ -254,6 +271,11 @@ _op("cb_to_shard", "abstract", "void",
     "cb_to_shard(cb, tensor, ntiles): the block the producer packed into cb, whose ring is the "
     "core's L1 shard of `tensor`, is final there (no copy)",
     "cb:cb.in tensor:tensor ntiles:imm", kernel="writer", engine="cb")
+_op("mask_to_cb", "abstract", "void",
+    "mask_to_cb(cb, rows, cols, cond, x, y): a rows x cols block of tiles, x where `cond` holds "
+    "(tt.mask.index(0) / (1): the element's row / column in the block) and y elsewhere, "
+    "written into cb's L1 by the reader's RISC-V core in the tile's face layout",
+    "cb:cb.out rows:imm cols:imm cond:cond x:float y:float", kernel="reader", engine="riscv")
 _op("consume.begin", "abstract", "void",
     "consume.begin(cb, ntiles): the compute kernel starts using one block of cb (it waits for "
     "the block)", "cb:cb ntiles:imm", kernel="compute", engine="cb")
@@ -311,6 +333,14 @@ _op("noc_async_read_page", "dataflow", "void", "noc_async_read_page(page, access
 _op("noc_async_write_page", "dataflow", "void", "noc_async_write_page(page, accessor, l1_addr)",
     "page:int accessor:accessor l1_addr:int", kernel="writer", engine="noc",
     cpp="noc_async_write_page")
+_op("l1_store_u32", "dataflow", "void",
+    "l1_store_u32(addr, value): the 32-bit word at the core's L1 address `addr` = value (the "
+    "RISC-V core's own store)", "addr:int value:int", kernel="any", engine="riscv",
+    cpp="(*reinterpret_cast<volatile tt_l1_ptr uint32_t*>({0}) = {1})")
+_op("as_signed", "dataflow", "int32",
+    "as_signed(x): the integer x as a signed 32-bit value (kernels compute indices in uint32_t: "
+    "the operands of comparisons that may be negative)", "x:int", kernel="any",
+    engine="riscv", cpp="static_cast<int32_t>")
 _op("noc_async_read_barrier", "dataflow", "void", "wait for this kernel's NOC reads",
     kernel="reader", engine="noc", cpp="noc_async_read_barrier")
 _op("noc_async_write_barrier", "dataflow", "void", "wait for this kernel's NOC writes",
@@ -536,6 +566,8 @@ def _check_kind(kind: str, x) -> bool:
         return isinstance(x, (str, tvm.ir.StringImm)) or type(x).__name__ == "String"
     if kind == "region":
         return isinstance(x, tvm.ir.TensorRegion)
+    if kind == "cond":
+        return isinstance(x, tvm.ir.Expr) and str(x.ty) == "bool"
     return False
 
 

@@ -101,6 +101,8 @@ class KernelPrinter:
         args = [self.expr(a) for a in c.args]
         if spec.cpp is None:
             raise TTVerifyError(f"codegen: abstract op {name} reached codegen (pipeline bug)")
+        if "{" in spec.cpp:  # the registry spells the whole expression
+            return spec.cpp.format(*args)
         if spec.template_args:  # the registry spells the template arguments
             n = spec.template_args
             template = spec.template(*[int(a) for a in c.args[-n:]])

@@ -5,7 +5,8 @@ Requires: LowerTTTileIntrinsics.
 Guarantees:
 
 * ``tt.tile_dfg`` lists every CB: ``{id, name, rows, cols, depth, dtype, page_bytes,
-  producer, consumer, role}`` where producer is ``reader`` (``tt.read_to_cb``) or ``compute``
+  producer, consumer, role}`` where producer is ``reader`` (``tt.read_to_cb``,
+  ``tt.mask_to_cb``) or ``compute``
   (``tt.acc.pack``, ``tt.fpu.*``, ``tt.eltwise`` ...), consumer is ``compute`` (``tt.mm.mma``,
   ``tt.fpu.*``, ``tt.eltwise`` ...) or ``writer`` (``tt.write_from_cb``), and role is ``input``
   (reader -> compute), ``output`` (compute -> writer), ``intermediate`` (compute -> compute) or

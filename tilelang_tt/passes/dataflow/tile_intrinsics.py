@@ -26,6 +26,8 @@ Guarantees (no DST handling, no init calls yet); the block buffers' allocations 
   ``tt.reduce.<max|sum>(cb_R, cb_S, cb_scaler, Mt, Nt, d == 0)``, preceded by ``tt.const_tile(cb_scaler, 1.0)``: the scaler tile (ones) the
   reduction reads, one CB per dtype, made right before each reduction so its uses nest with
   every other buffer's;
+* ``tt.tile.index_mask(dst, cond, x, y)`` becomes ``tt.mask_to_cb(cb_dst, Mt, Nt, cond, x,
+  y)``: the reader computes the block;
 * any other tile op is a ``TTUnsupportedError`` naming the op and source line.
 """
 
@@ -245,6 +247,11 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             return ops.evaluate(
                 "tt.eltwise", cb(dst, "elementwise expression", span), int_imm(rows * cols),
                 call.args[1], *[cb(s, "elementwise expression", span) for s in srcs], span=span)
+        if name == "tt.tile.index_mask":  # the reader writes the block (LowerCBIntrinsics)
+            dst = _whole(call.args[0], "index mask", span)
+            rows, cols = block_tiles(dst)
+            return ops.evaluate("tt.mask_to_cb", cb(dst, "index mask", span), int_imm(rows),
+                                int_imm(cols), *call.args[1:], span=span)
         if name in _REDUCE:
             return lower_reduce(call, name, span)
         raise TTUnsupportedError(f"tile op {name} is not supported by the Tenstorrent backend",

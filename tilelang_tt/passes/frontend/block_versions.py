@@ -52,7 +52,8 @@ from ..common import (
     tt_map, tt_pass, with_tile_span,
 )
 
-ELEMENTWISE = ("tirx.tile.add", "tirx.tile.sub", "tirx.tile.mul", "tt.tile.expr")
+ELEMENTWISE = ("tirx.tile.add", "tirx.tile.sub", "tirx.tile.mul", "tt.tile.expr",
+               "tt.tile.index_mask")
 _NOOP = tirx.Evaluate(tirx.IntImm("int32", 0))
 
 

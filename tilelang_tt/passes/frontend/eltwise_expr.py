@@ -79,6 +79,11 @@ def _const(expr):
     return None
 
 
+def constant_value(expr):
+    """The float value of a constant expression (:func:`_const`), else None."""
+    return _const(expr)
+
+
 def as_load(expr, dtype):
     """``expr`` as a buffer element of ``dtype``: a load, or a load of ``dtype`` widened by a
     cast (TVMScript computes bfloat16 arithmetic in float32), else None."""
@@ -176,8 +181,13 @@ class VectorOperand:
                 and tvm_ffi.structural_equal(self.load, other.load))
 
 
-def compile_expr(value, dtype, is_vector=None, is_transposed=None):
+def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=None):
     """(tree, operands) of an elementwise expression, or None if it is not one.
+
+    ``index_mask(cond)``, when given, returns for a condition of ``T.if_then_else`` that reads
+    no buffer element (a function of element and block indices) the element load of a block of
+    1.0 / 0.0 that A0 has the reader compute (``tt.tile.index_mask``); the condition's tree is
+    then that operand itself (``where`` selects on non-zero).
 
     Operands are loads, or :class:`VectorOperand` for vectors (``is_vector(load)`` tells the
     1-D loads: "col" or "row").  Equal operands share one index.  A block load for which
@@ -247,6 +257,9 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None):
 
     def condition(cond):
         """The comparison tree (1.0 / 0.0) of a condition over elements, else None."""
+        mask = index_mask(cond) if index_mask is not None else None
+        if mask is not None:
+            return load(operand(mask))
         if type(cond) not in COMPARISONS:
             return None
         a, b = side(cond.a), side(cond.b)

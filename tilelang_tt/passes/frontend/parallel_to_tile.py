@@ -13,7 +13,15 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
 * any other expression of elements and float constants over those operators and the SFPU
   functions (``T.exp``, ``T.log``, ``T.sqrt``, ``T.rsqrt``, ``T.sigmoid``, ``T.tanh``,
   ``T.abs``, ``T.max(a, 0)``, ``-a``, ``1 / a``): ``tt.tile.expr(dst, tree, *operands)`` with
-  the expression as a tree (see :mod:`.eltwise_expr`), evaluated in DST as one fused op.
+  the expression as a tree (see :mod:`.eltwise_expr`), evaluated in DST as one fused op;
+* ``T.if_then_else(cond, x, y)`` of two float constants where ``cond`` reads no buffer
+  element (integer arithmetic of the nest's indices, block indices, loop variables and
+  bindings: TileLang's causal mask) is ``tt.tile.index_mask(dst, cond, x, y)``, the nest's
+  indices in ``cond`` replaced by ``tt.mask.index(d)`` (the reader writes the values); any
+  other expression with such a condition gets a new bfloat16 block buffer and
+  ``tt.tile.index_mask(mask, cond, 1.0, 0.0)`` before its op, and the tree reads the mask as
+  an operand.  Equal conditions of one statement share one mask; other nodes in such a condition,
+  or such a condition in a 1-D nest, are a ``TTUnsupportedError`` naming the statement.
 
 Transposes are recognised from the index expressions (never from names): in a nest of two
 loops, an access whose indices use the second loop variable in an earlier dimension than the
@@ -50,7 +58,8 @@ from ..common import (
 )
 from ..common import tt_map, with_tile_span
 from .eltwise_expr import (
-    SUPPORTED, VectorOperand, apply, as_load, compile_expr, load, unary_form, vector,
+    SUPPORTED, VectorOperand, apply, as_load, compile_expr, constant_value, load, unary_form,
+    vector,
 )
 
 _BINARY = {tirx.Add: "Add", tirx.Sub: "Sub", tirx.Mul: "Mul"}
@@ -274,7 +283,21 @@ def _lower_nest(nest: _Nest, fresh):
     if unary is not None and is_vector(unary[1]) or binary and any(
             x is not None and is_vector(x) for x in binary) or transposes:
         unary = binary = None  # broadcasts and transposed reads are expression programs
-    tree = None
+    tree, masks = None, []
+    selected = _constant_select(value)
+    if selected is not None:  # dst = x or y by a condition of indices: the reader writes it
+        cond, x, y = selected
+        _check_index_condition(cond, nest, dst_buf, span)
+        allocs, epilogue = [], []
+        dst = _access_region(dst_buf, list(store.indices), nest, ana, "destination")
+        if buffer_scope(dst_buf) == "global":  # through a staged block, as any destination
+            block = tirx.decl_buffer(list(nest.extents), buffer_dtype(dst_buf),
+                                     f"{dst_buf.name}_tile", scope="shared")
+            allocs.append(tirx.AllocBuffer(block))
+            full = block[tuple(slice(0, e) for e in nest.extents)]
+            epilogue.append(_tile_call("Copy", dst, full))
+            dst = full
+        return seq(allocs + [_index_mask_call(dst, cond, nest, x, y)] + epilogue)
     if isinstance(value, tvm.ir.TensorLoad) and not transposes:
         kind, loads = "Copy", [value]
     elif unary is not None:
@@ -282,16 +305,9 @@ def _lower_nest(nest: _Nest, fresh):
     elif binary is not None and all(x is not None for x in binary):
         kind, loads = _BINARY[type(value)], binary
     else:
-        compiled = compile_expr(value, dtype, is_vector, is_transposed)
+        compiled = compile_expr(value, dtype, is_vector, is_transposed,
+                                lambda cond: _index_mask(cond, nest, dst_buf, masks, fresh, span))
         if compiled is None:
-            index_condition = _index_only_condition(value)
-            if index_condition is not None:
-                raise TTUnsupportedError(
-                    f"T.Parallel body `{dst_buf.name}[...] = ...`: the condition "
-                    f"`{index_condition}` depends only on element or block indices (a mask such "
-                    "as a causal mask); masks computed from indices are not supported yet - "
-                    "conditions must compare buffer elements (`T.if_then_else(A[i, j] > 0, ...)`)",
-                    span=span)
             raise TTUnsupportedError(
                 f"T.Parallel body `{dst_buf.name}[...] = {value}` is not supported yet; "
                 f"supported: {SUPPORTED}", span=span)
@@ -346,6 +362,11 @@ def _lower_nest(nest: _Nest, fresh):
     srcs = [stage(r, False, is_transposed(ld)) for r, ld in zip(src_regions, loads)]
     if kind == "Expr":
         srcs = _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue)
+        for cond, mask_load in masks:
+            mask = mask_load.source
+            allocs.append(tirx.AllocBuffer(mask))
+            prologue.append(_index_mask_call(mask[tuple(slice(0, e) for e in shape)], cond,
+                                             nest, 1.0, 0.0))
     dst = stage(dst_region, True)
     if kind == "Unary":
         op = tirx.TilePrimitiveCall(dst, apply(unary[0], load(0)), srcs[0],
@@ -357,23 +378,95 @@ def _lower_nest(nest: _Nest, fresh):
     return seq(allocs + prologue + [op] + epilogue)
 
 
-def _index_only_condition(value):
-    """The condition of an ``if_then_else`` / ``Select`` in ``value`` that reads no buffer
-    element (a function of loop and block indices alone), else None."""
-    found = []
+# integer and boolean nodes a mask condition may be built from (the reader evaluates it)
+_MASK_NODES = (tvm.ir.Var, tirx.IntImm, tirx.Add, tirx.Sub, tirx.Mul, tirx.FloorDiv,
+               tirx.FloorMod, tirx.Min, tirx.Max, tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT,
+               tirx.GE, tirx.And, tirx.Or, tirx.Not, tirx.Select)
+
+
+def _constant_select(value):
+    """(cond, x, y) when ``value`` is ``T.if_then_else(cond, x, y)`` (or a Select) of a
+    condition that reads no buffer element and two float constants, else None."""
+    while isinstance(value, tirx.Cast):
+        value = value.value
+    if isinstance(value, tirx.Select):
+        args = [value.condition, value.true_value, value.false_value]
+    elif isinstance(value, tvm.ir.Call) and isinstance(value.op, tvm.ir.Op) and \
+            value.op.name in ("tirx.if_then_else", "prim.if_then_else") and len(value.args) == 3:
+        args = list(value.args)
+    else:
+        return None
+    x, y = (constant_value(a) for a in args[1:])
+    if x is None or y is None or collect(args[0], tvm.ir.TensorLoad):
+        return None
+    return args[0], x, y
+
+
+def _index_mask_call(region, cond, nest, x, y):
+    """``tt.tile.index_mask(region, cond, x, y)``, the nest's indices in ``cond`` read as the
+    element's position in the block."""
+    at = {v: ops.call("tt.mask.index", tirx.IntImm("int32", d)) for d, v in enumerate(nest.vars)}
+    return tirx.TilePrimitiveCall(region, substitute(cond, at), tirx.FloatImm("float32", x),
+                                  tirx.FloatImm("float32", y), op=ops.op("tt.tile.index_mask"))
+
+
+def _index_mask(cond, nest, dst_buf, masks, fresh, span):
+    """The element load of the mask block computing ``cond`` when ``cond`` reads no buffer
+    element (a condition of element indices, block indices, loop variables and bindings: a
+    causal mask), else None.  Equal conditions of one body share one mask; ``masks`` collects
+    (condition, load)."""
+    if collect(cond, tvm.ir.TensorLoad):
+        return None
+    for seen, mask_load in masks:
+        if tvm_ffi.structural_equal(seen, cond):
+            return mask_load
+    _check_index_condition(cond, nest, dst_buf, span)
+    mask = tirx.decl_buffer(list(nest.extents), "bfloat16", fresh(f"{dst_buf.name}_mask"),
+                            scope="shared")
+    mask_load = mask[tuple(nest.vars)]
+    masks.append((cond, mask_load))
+    return mask_load
+
+
+def _check_index_condition(cond, nest, dst_buf, span):
+    """A condition computed from indices must be integer arithmetic in a 2-D nest."""
+    bad = []
 
     def visit(e):
-        cond = None
-        if isinstance(e, tirx.Select):
-            cond = e.condition
-        elif isinstance(e, tvm.ir.Call) and isinstance(e.op, tvm.ir.Op) and \
-                e.op.name in ("tirx.if_then_else", "prim.if_then_else"):
-            cond = e.args[0]
-        if cond is not None and not collect(cond, tvm.ir.TensorLoad):
-            found.append(cond)
+        if isinstance(e, tvm.ir.Expr) and not isinstance(e, _MASK_NODES):
+            bad.append(e)
+        elif isinstance(e, (tvm.ir.Var, tirx.IntImm)) and \
+                not str(e.ty).startswith(("int", "uint", "bool")):
+            bad.append(e)
 
-    tvm_ffi.structural_walk(value, (tvm.ir.Expr, visit), order="pre")
-    return found[0] if found else None
+    tvm_ffi.structural_walk(cond, (tvm.ir.Expr, visit), order="pre")
+    if bad:
+        raise TTUnsupportedError(
+            f"T.Parallel body `{dst_buf.name}[...] = ...`: the condition `{cond}` is computed "
+            f"from indices, but `{bad[0]}` is not integer arithmetic (+, -, *, //, %, min, max, "
+            "comparisons, and / or / not of block indices, loop variables and the T.Parallel "
+            "indices)", span=span)
+    if len(nest.vars) != 2:
+        raise TTUnsupportedError(
+            f"T.Parallel body `{dst_buf.name}[...] = ...`: a condition computed from indices "
+            f"(`{cond}`) needs a 2-D T.Parallel nest over a block (rows x columns)", span=span)
+    # kernels compute indices as unsigned integers: `//` and `%` only of values that cannot be
+    # negative (every variable an index: the nest's within its extents, the others >= 0)
+    ana = Analyzer()
+    seen = []
+    for v in collect(cond, tvm.ir.Var):
+        if any(v.same_as(u) for u in seen):
+            continue
+        seen.append(v)
+        extent = next((e for lv, e in zip(nest.vars, nest.extents) if lv.same_as(v)), 2 ** 30)
+        ana.bind(v, tvm.ir.Range.from_min_extent(0, extent))
+    for d in collect(cond, (tirx.FloorDiv, tirx.FloorMod)):
+        if not (ana.can_prove(d.a >= 0) and ana.can_prove(d.b > 0)):
+            raise TTUnsupportedError(
+                f"T.Parallel body `{dst_buf.name}[...] = ...`: in the condition `{cond}`, "
+                f"`{d}` may divide a negative value; kernels compute indices unsigned, so `//` "
+                "and `%` need a non-negative dividend and a positive divisor (add a multiple of "
+                "the divisor first)", span=span)
 
 
 def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):

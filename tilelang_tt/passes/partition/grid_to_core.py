@@ -9,17 +9,21 @@ partition ``bx = id % gx``, ``by = id / gx % gy``, ``bz = id / (gx * gy)``; in `
 the units are numbered shard-major (see LayoutAwareWorkPartitionTT): ``s = id / per``
 (``per`` units per shard) is the shard ``(sy, sx) = (s / Gx, s % Gx)``, the rest ``id % per``
 is decoded over the block dimensions with a pinned dimension's extent the blocks per shard,
-and a pinned dimension adds its shard's first block (``sy * By`` or ``sx * Bx``).  ``tt.core_launch`` records the grid and the block
+and a pinned dimension adds its shard's first block (``sy * By`` or ``sx * Bx``).  In the
+``global`` partition, when a loop's bounds depend on ``bx`` (causal attention's key loop stops
+at the diagonal), ``bx`` runs through its range folded - 0, gx - 1, 1, gx - 2, ... - so a
+core's consecutive work units pair cheap blocks with expensive ones.  ``tt.core_launch`` records the grid and the block
 dimensions bound (``block_dims``, 0 = x).  The persistent loop over a core's work units is emitted by codegen.
 """
 
 from __future__ import annotations
 
+import tvm
 from tvm import tirx
 
 from ... import attrs, ops
 from .work_partition import launch_grid
-from ..common import get_attr, int_imm, require_attr, seq, to_py, tt_pass
+from ..common import collect, get_attr, int_imm, require_attr, seq, to_py, tt_pass
 from ..common import tt_map
 
 
@@ -38,12 +42,35 @@ def GridToCoreGrid(func, mod, ctx):
     work_id = ops.call("tt.work_id")
     shard = to_py(get_attr(func, attrs.PARTITION))["shard"]
     values = _decode(work_id, [gx, gy, gz], shard)
+    if not shard and block_vars[0] is not None and gx > 2 and _bounds_loops(body, block_vars[0]):
+        values[0] = _folded(values[0], gx)
     binds = [tirx.Bind(v, val) for v, val in zip(block_vars, values) if v is not None]
     persistent = tirx.AttrStmt(0, attrs.PERSISTENT_BODY, int_imm(gx * gy * gz),
                                seq(binds + [body]))
     launch = {"grid": [gx, gy, gz],
               "block_dims": [d for d, v in enumerate(block_vars) if v is not None]}
     return func.with_body(persistent).with_attr(attrs.CORE_LAUNCH, launch)
+
+
+def _bounds_loops(body, var) -> bool:
+    """Whether a loop's start or extent in ``body`` depends on the block index ``var``
+    directly or through bound names (TileLang's causal attention: the key loop stops at the
+    diagonal block, so blocks of larger ``bx`` do more work)."""
+    depends = [var]  # the block index and the names bound to values of it
+    for b in collect(body, tirx.Bind):
+        if any(v.same_as(d) for v in collect(b.value, tvm.ir.Var) for d in depends):
+            depends.append(b.var)
+    return any(any(v.same_as(d) for v in collect(tirx.Add(loop.min, loop.extent), tvm.ir.Var)
+                   for d in depends)
+               for loop in collect(body, tirx.For))
+
+
+def _folded(t, extent: int):
+    """``t`` in ``[0, extent)`` reordered 0, extent - 1, 1, extent - 2, ...: consecutive work
+    units (one core's range) pair a small block index with a large one."""
+    half = tirx.floordiv(t, int_imm(2))
+    return tirx.Select(tirx.EQ(tirx.floormod(t, int_imm(2)), int_imm(0)), half,
+                       int_imm(extent - 1) - half)
 
 
 def _decode(work_id, grid, shard) -> list:

@@ -14,6 +14,15 @@ Guarantees:
 * ``tt.shard_to_cb(cb, tensor, n)`` (reader) becomes ``cb_reserve_back`` + ``cb_push_back``
   and ``tt.cb_to_shard`` (writer) ``cb_wait_front`` + ``cb_pop_front``: the CB's ring is the
   core's L1 shard (PlaceL1ShardsTT), nothing is copied;
+* ``tt.mask_to_cb(cb, rows, cols, cond, x, y)`` (reader) becomes ``cb_reserve_back``,
+  ``l1 = get_write_ptr(cb)``, a loop over the block's tiles, then ``cb_push_back`` (no NOC
+  transfer).  Each tile is stored in 32-bit words (``tt.l1_store_u32``: two 16-bit elements,
+  or one float32) whose elements are ``x`` where ``cond`` holds at the element's row and
+  column in the block and ``y`` elsewhere: element by element over its four 16x16 faces
+  (row-major within the tile and inside each face), or - when ``cond`` is and / or / not of
+  orderings of affine functions of the row and column, and the tile's corners show it uniform
+  on the tile when the kernel runs - one word everywhere.  The operands of the condition's
+  comparisons are compared as signed integers (``tt.as_signed``);
 * compute: ``tt.consume.begin`` becomes ``cb_wait_front`` and ``tt.consume.end``
   ``cb_pop_front`` (the pushes of compute-produced CBs come with packing, in
   InsertDSTManagementTT).
@@ -24,13 +33,18 @@ every reserve has its push and every wait its pop with the same number of tiles.
 
 from __future__ import annotations
 
+import numpy as np
+import tvm
+import tvm_ffi
 from tvm import tirx
-from tvm.sym import Analyzer
+from tvm.sym import Analyzer, detect_linear_equation
 
 from ... import attrs, ops
 from ...errors import TTVerifyError
+from ..frontend.eltwise_expr import float_bits
 from ..common import (
-    collect, int_imm, layout_of, loop_nest, require_attr, seq, stmt_op_name, tt_pass,
+    collect, int_imm, layout_of, loop_nest, require_attr, seq, stmt_op_name, substitute,
+    tt_pass,
 )
 from ..common import tt_map
 
@@ -78,6 +92,136 @@ class _Streams:
             tail.append(ops.evaluate("tt.cb_push_back" if read else "tt.cb_pop_front", cb, n))
         barrier = ops.evaluate("tt.noc_async_read_barrier" if read else "tt.noc_async_write_barrier")
         return head + ptrs + moves + [barrier] + tail
+
+
+_COMPARISONS = (tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE)
+
+
+def _element_bits(value: float, dtype: str) -> int:
+    """The bits of ``value`` as one element of ``dtype`` (bfloat16, float16: float32 rounded
+    to nearest even)."""
+    bits = float_bits(value)
+    if dtype == "float32":
+        return bits
+    if dtype == "float16":
+        return int(np.array(np.float32(value)).astype(np.float16).view(np.uint16))
+    if value != value:
+        return 0x7FC0
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def _at(cond, row, col):
+    """``cond`` at the element (row, col) of the block (``tt.mask.index`` replaced)."""
+    def at(c):
+        if ops.tt_op_name(c) == "tt.mask.index":
+            return row if int(c.args[0]) == 0 else col
+        return c
+
+    return tvm_ffi.structural_map(cond, [(tvm.ir.Call, at)], order="post")
+
+
+def _signed(cond):
+    """``cond`` with the operands of its comparisons compared as signed values."""
+    def signed(e):
+        return type(e)(ops.call("tt.as_signed", e.a), ops.call("tt.as_signed", e.b))
+
+    return tvm_ffi.structural_map(cond, [(t, signed) for t in _COMPARISONS], order="post")
+
+
+def _uniform(cond, r0, c0):
+    """(all, none): conditions under which ``cond`` holds at every / at no element of the
+    32x32 tile whose first element is (r0, c0) of the block, or None when ``cond`` is not
+    ``and`` / ``or`` / ``not`` of comparisons whose sides differ by an affine function of the
+    element's row and column.  An affine function over the tile takes its extremes at the
+    tile's corners, so an ordering holds everywhere (nowhere) iff it holds (fails) at all four;
+    a comparison that does not depend on the element is uniform, an (in)equality that does
+    is never assumed uniform."""
+    row, col = tirx.Var("row", "int32"), tirx.Var("col", "int32")
+    corners = [(r0 + dr, c0 + dc) for dr in (0, 31) for dc in (0, 31)]
+
+    def both(items, op):
+        out = items[0]
+        for x in items[1:]:
+            out = op(out, x)
+        return out
+
+    def visit(e):
+        if isinstance(e, (tirx.And, tirx.Or)):
+            a, b = visit(e.a), visit(e.b)
+            if a is None or b is None:
+                return None
+            if isinstance(e, tirx.And):
+                return tirx.And(a[0], b[0]), tirx.Or(a[1], b[1])
+            return tirx.Or(a[0], b[0]), tirx.And(a[1], b[1])
+        if isinstance(e, tirx.Not):
+            a = visit(e.a)
+            return None if a is None else (a[1], a[0])
+        if not isinstance(e, _COMPARISONS):
+            return None
+        coeffs = detect_linear_equation(e.a - e.b, [row, col])
+        if len(coeffs) != 3:
+            return None
+        if all(isinstance(k, tirx.IntImm) and int(k) == 0 for k in coeffs[:2]):
+            here = substitute(e, {row: r0, col: c0})
+            return here, tirx.Not(here)
+        if isinstance(e, (tirx.EQ, tirx.NE)):
+            return None
+        at = [substitute(e, {row: r, col: c}) for r, c in corners]
+        return both(at, tirx.And), both([tirx.Not(x) for x in at], tirx.And)
+
+    return visit(_at(cond, row, col))
+
+
+def lower_mask(call, dtype: str):
+    """A block of ``x`` / ``y`` tiles by the mask condition, written by the reader's RISC-V
+    core into the CB's L1 in the tiles' face layout (32x32 tile = four 16x16 faces: top-left,
+    top-right, bottom-left, bottom-right; row-major inside a face).  A tile the condition is
+    uniform on (:func:`_uniform`, decided per tile when the kernel runs) is filled with one
+    word; the others are computed element by element."""
+    cb, rows, cols, cond, x, y = call.args
+    rows, cols = int(rows), int(cols)
+    n = int_imm(rows * cols)
+    if dtype not in ("bfloat16", "float16", "float32"):
+        raise TTVerifyError(f"index mask CB {cb.name} has dtype {dtype}")
+    x_bits, y_bits = (_element_bits(float(v.value), dtype) for v in (x, y))
+    size = 4 if dtype == "float32" else 2
+    per_word = 4 // size
+    l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
+
+    def word_of(bits):
+        return tirx.IntImm("uint32", bits | (bits << 16) if per_word == 2 else bits)
+
+    def tile(tr, tc):
+        base = l1 + (tr * cols + tc) * 1024 * size
+
+        def store(fr, fc, r, w):
+            row = tr * 32 + fr * 16 + r
+            word = []
+            for e in range(per_word):
+                col = tc * 32 + fc * 16 + w * per_word + e
+                word.append(tirx.Select(_signed(_at(cond, row, col)),
+                                        tirx.IntImm("uint32", x_bits << (16 * e)),
+                                        tirx.IntImm("uint32", y_bits << (16 * e))))
+            value = word[0] if per_word == 1 else word[0] + word[1]
+            elem = (fr * 2 + fc) * 256 + r * 16 + w * per_word
+            return ops.evaluate("tt.l1_store_u32", base + elem * size, value, span=call.span)
+
+        def fill(bits):
+            return loop_nest([1024 * size // 4], lambda w: ops.evaluate(
+                "tt.l1_store_u32", base + w * 4, word_of(bits), span=call.span), ["w"])
+
+        elements = loop_nest([2, 2, 16, 16 // per_word], store, ["fr", "fc", "r", "w"])
+        uniform = _uniform(cond, tr * 32, tc * 32)
+        if uniform is None:
+            return elements
+        every, none = (_signed(u) for u in uniform)
+        return tirx.IfThenElse(every, fill(x_bits),
+                               tirx.IfThenElse(none, fill(y_bits), elements))
+
+    fill = loop_nest([rows, cols], tile, ["tr", "tc"])
+    return [ops.evaluate("tt.cb_reserve_back", cb, n, span=call.span),
+            tirx.Bind(l1, ops.call("tt.get_write_ptr", cb)), fill,
+            ops.evaluate("tt.cb_push_back", cb, n, span=call.span)]
 
 
 def _lower_runs(body, lower_run):
@@ -134,6 +278,14 @@ def LowerCBIntrinsics(func, mod, ctx):
             return seq([ops.evaluate(first, cb, n, span=ev.value.span),
                         ops.evaluate(second, cb, n, span=ev.value.span)])
         body = tt_map(body, [(tirx.Evaluate, on_shard)], order="post")
+        cb_dtypes = {b.var: str(b.value.args[4].value) for b in collect(body, tirx.Bind)
+                     if ops.tt_op_name(b.value) == "tt.alloc_cb"}
+
+        def on_mask(ev):
+            if stmt_op_name(ev) != "tt.mask_to_cb":
+                return ev
+            return seq(lower_mask(ev.value, cb_dtypes[ev.value.args[0]]))
+        body = tt_map(body, [(tirx.Evaluate, on_mask)], order="post")
     else:
         protocol = {"tt.consume.begin": "tt.cb_wait_front", "tt.consume.end": "tt.cb_pop_front"}
 

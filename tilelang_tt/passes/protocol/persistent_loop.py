@@ -14,7 +14,10 @@ and ``count`` of the core's range of work units - and ``tt.persistent`` names th
         work_id = start_id + work_offset
         <the per-work-unit body, tt.work_id() read as work_id>
 
-so every kernel is a plain loop nest codegen prints as it is.  Shapes and tile counts are
+so every kernel is a plain loop nest codegen prints as it is.  Scalar bindings that nothing
+reads any more (StmtSimplify substitutes a bound value into its uses, e.g. a loop bound
+``T.ceildiv((bx + 1) * block_M, block_N)`` bound to a name) are dropped: the SDK builds
+kernels with ``-Werror`` and an unused variable would stop the build.  Shapes and tile counts are
 compile-time constants of the generated code, not runtime args.  More arguments than a
 core accepts is a ``TTResourceError``.
 """
@@ -22,13 +25,14 @@ core accepts is a ``TTResourceError``.
 from __future__ import annotations
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 
 from ... import attrs, ops
 from ...errors import TTResourceError
 from ...target import profile_of
 from ..common import (
-    int_imm, require_attr, seq, split_persistent, to_py, tt_calls, tt_map, tt_pass,
+    collect, int_imm, require_attr, seq, split_persistent, to_py, tt_calls, tt_map, tt_pass,
 )
 
 
@@ -61,6 +65,25 @@ def LowerPersistentLoopTT(func, mod, ctx):
     binds = [tirx.Bind(count, ops.call("tt.get_arg_val", int_imm(start_slot + 1)))]
     if uses_work:
         binds.append(tirx.Bind(start, ops.call("tt.get_arg_val", int_imm(start_slot))))
-    return (func.with_body(seq(list(prologue) + binds + [loop]))
+    body = _drop_unread_scalars(seq(list(prologue) + binds + [loop]))
+    return (func.with_body(body)
             .with_attr(attrs.RUNTIME_ARGS, args)
             .with_attr(attrs.PERSISTENT, {"start_slot": start_slot, "count_slot": start_slot + 1}))
+
+
+def _drop_unread_scalars(body):
+    """``body`` without the Binds of call-free scalar values whose variable nothing reads."""
+    while True:
+        reads = {}
+
+        def count(v):
+            reads[v] = reads.get(v, 0) + 1
+
+        tvm_ffi.structural_walk(body, (tvm.ir.Var, count), order="pre")
+        dead = [b for b in collect(body, tirx.Bind)
+                if reads.get(b.var, 0) <= 1 and not collect(b.value, tvm.ir.Call)]
+        if not dead:
+            return body
+        body = tt_map(body, [(tirx.Bind, lambda b: tirx.Evaluate(int_imm(0))
+                              if any(b.same_as(d) for d in dead) else b)], order="post")
+        body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
