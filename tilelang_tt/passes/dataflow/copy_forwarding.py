@@ -142,23 +142,12 @@ def _forwards_to_reader(body, copy, src, dst, binds, uses) -> bool:
 
 def _rewrite_reader(body, copy, src, dst, reader, dst_bind):
     args = [src if a.same_as(dst) else a for a in reader.args]
-    rewired = ops.call(reader.op.name, *args, span=reader.span)
-
-    def on_eval(e):
-        if e.value.same_as(reader):
-            return tirx.Evaluate(rewired, e.span)
-        if e.value.same_as(copy):
-            return _NOOP
-        return e
-
-    def on_bind(b):
-        return _NOOP if b.same_as(dst_bind) else b
-
-    body = tt_map(body, [(tirx.Evaluate, on_eval), (tirx.Bind, on_bind)], order="post")
-    return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    return _rewrite(body, reader, ops.call(reader.op.name, *args, span=reader.span), copy,
+                    dst_bind)
 
 
 def _rewrite(body, producer, retargeted, copy, src_bind):
+    """``producer``'s statement replaced by ``retargeted``; ``copy`` and ``src_bind`` dropped."""
     def on_eval(e):
         if e.value.same_as(producer):
             return tirx.Evaluate(retargeted, e.span)
