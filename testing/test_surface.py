@@ -159,3 +159,31 @@ def test_tilelang_top_level_helpers():
 
     with pytest.raises(TTUnsupportedError, match="ran no kernel"):
         do_bench(lambda: None)
+
+
+def test_autotune_runs_the_configuration_a_call_gives():
+    # TileLang's attention examples: `from tilelang.autotuner import *`, `@autotune(configs=...)`
+    # over `@tilelang.jit`, then a call with every tuned argument (or none: tuning is refused)
+    scope = {}
+    exec("from tilelang_tt.autotuner import *", scope)
+    assert {"autotune", "AutoTuner"} <= set(scope) and scope["autotune"] is tilelang_tt.autotune
+    configs = [dict(block_M=bm, block_N=32) for bm in (32, 64)]
+
+    @scope["autotune"](configs=configs, warmup=10, rep=10)
+    @tilelang_tt.jit(out_idx=[-1])
+    def add(M, N, block_M=64, block_N=64):
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"),
+                 C: T.Tensor((M, N), "float32")):
+            with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M)) as (bx, by):
+                for i, j in T.Parallel(block_M, block_N):
+                    C[by * block_M + i, bx * block_N + j] = (
+                        A[by * block_M + i, bx * block_N + j] + B[by * block_M + i, bx * block_N + j])
+
+        return main
+
+    kernel = add(64, 64, block_M=32, block_N=32)
+    a, b = np.ones((64, 64), np.float32), np.full((64, 64), 2.0, np.float32)
+    np.testing.assert_array_equal(kernel(a, b), a + b)
+    with pytest.raises(TTUnsupportedError, match="measured device time.*pass block_M, block_N"):
+        add(64, 64)

@@ -41,10 +41,15 @@ __all__ = [
 
 
 def __getattr__(name):
-    """TileLang's top-level names without a counterpart (``tilelang.autotune``, the
-    submodules of _tilelang_modules) are refusals, not AttributeErrors."""
+    """TileLang's top-level names without a counterpart (``tilelang.AutoTuner``, the
+    submodules of _tilelang_modules) are refusals, not AttributeErrors; ``tilelang.autotune``
+    runs the configuration a call gives (jit/autotune.py)."""
     import importlib
 
+    if name == "autotune":
+        from .jit.autotune import autotune
+
+        return autotune
     if name in _tilelang_modules.TOP_LEVEL:
         from .language_compat import Refused
 

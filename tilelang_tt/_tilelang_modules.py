@@ -33,7 +33,9 @@ MODULES = {
 }
 
 
-TOP_LEVEL = {"autotune": MODULES["autotuner"], "AutoTuner": MODULES["autotuner"]}
+TOP_LEVEL = {"AutoTuner": MODULES["autotuner"]}  # tilelang_tt.autotune is jit.autotune
+# what `from tilelang.<module> import *` brings in TileLang 0.1.14 (a star import reads __all__)
+STAR = {"autotuner": ("autotune", "AutoTuner", "set_autotune_inputs", "get_autotune_inputs")}
 
 
 class _RefusedModule(types.ModuleType):
@@ -41,11 +43,17 @@ class _RefusedModule(types.ModuleType):
         super().__init__(name, f"TileLang's {name.split('.', 1)[1]}: {reason}")
         self.__path__ = []
         self._reason = reason
+        parts = name.split(".")
+        if len(parts) == 2 and parts[1] in STAR:
+            self.__all__ = list(STAR[parts[1]])
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
         short = self.__name__.split(".", 1)[1]
+        if short == "autotuner" and attr == "autotune":  # runs a configuration the caller gives
+            from .jit.autotune import autotune
+            return autotune
         return Refused(f"{short}.{attr}", self._reason, prefix="tilelang.")
 
 
