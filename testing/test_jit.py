@@ -82,6 +82,9 @@ def test_kernel_source_and_profiler():
     profiler.assert_allclose(ref, rtol=0.02, atol=0.02)
     with pytest.raises(AssertionError, match="elements differ"):
         profiler.assert_allclose(lambda x: ref(x) + 0.5, rtol=0.02, atol=0.02)
+    with pytest.raises(TTProfilerUnavailable, match="ran no kernel"):
+        profiler.do_bench(ref, warmup=500)  # a reference program gets the inputs, runs no kernel
+    assert profiler.do_bench(lambda x: kernel(x)) == pytest.approx(profiler.do_bench(), rel=1e-9)
     ms = profiler.do_bench()  # modelled device time of one run, deterministic
     assert 0 < ms < 1 and profiler.do_bench() == ms
     assert kernel.last_run_stats["device"]["profile"] == "n150"
