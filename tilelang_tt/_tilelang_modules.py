@@ -8,6 +8,7 @@ TTUnsupportedError, saying why, when it is used.
 
 from __future__ import annotations
 
+import importlib
 import importlib.abc
 import importlib.machinery
 import sys
@@ -34,6 +35,8 @@ MODULES = {
 
 
 TOP_LEVEL = {"AutoTuner": MODULES["autotuner"]}  # tilelang_tt.autotune is jit.autotune
+# names of these modules that do work here: module -> name -> "module:attribute" to import
+AVAILABLE = {"autotuner": {"autotune": "tilelang_tt.jit.autotune:autotune"}}
 # what `from tilelang.<module> import *` brings in TileLang 0.1.14 (a star import reads __all__)
 STAR = {"autotuner": ("autotune", "AutoTuner", "set_autotune_inputs", "get_autotune_inputs")}
 
@@ -51,9 +54,9 @@ class _RefusedModule(types.ModuleType):
         if attr.startswith("__"):
             raise AttributeError(attr)
         short = self.__name__.split(".", 1)[1]
-        if short == "autotuner" and attr == "autotune":  # runs a configuration the caller gives
-            from .jit.autotune import autotune
-            return autotune
+        if attr in AVAILABLE.get(short, {}):
+            module, name = AVAILABLE[short][attr].split(":")
+            return getattr(importlib.import_module(module), name)
         return Refused(f"{short}.{attr}", self._reason, prefix="tilelang.")
 
 

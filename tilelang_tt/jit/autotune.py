@@ -10,10 +10,8 @@ from __future__ import annotations
 import functools
 import inspect
 
+from .._tilelang_modules import MODULES
 from ..errors import TTUnsupportedError
-
-REASON = ("autotuning needs measured device time, which the emulator does not model yet; "
-          "compile one configuration directly")
 
 
 def autotune(configs=None, warmup=25, rep=100, timeout=100, **_options):
@@ -30,7 +28,7 @@ def autotune(configs=None, warmup=25, rep=100, timeout=100, **_options):
             missing = sorted(tuned - given)
             if missing:
                 raise TTUnsupportedError(
-                    f"tilelang.autotune of {getattr(fn, '__name__', 'the kernel')}: {REASON}; "
+                    f"tilelang.autotune of {getattr(fn, '__name__', 'the kernel')}: {MODULES['autotuner']}; "
                     f"pass {', '.join(missing)} to run one configuration")
             return fn(*args, **kwargs)
 
