@@ -41,19 +41,14 @@ __all__ = [
 
 
 def __getattr__(name):
-    """TileLang's top-level names without a counterpart (``tilelang.AutoTuner``, the
-    submodules of _tilelang_modules) are refusals, not AttributeErrors; ``tilelang.autotune``
-    runs the configuration a call gives (jit/autotune.py)."""
+    """TileLang's submodules without a counterpart (_tilelang_modules) are refusals, not
+    AttributeErrors; ``tilelang.autotune`` / ``tilelang.AutoTuner`` tune by modelled device
+    time (jit/autotune.py)."""
     import importlib
 
-    if name == "autotune":
-        from .jit.autotune import autotune
-
-        return autotune
     if name in _tilelang_modules.TOP_LEVEL:
-        from .language_compat import Refused
-
-        return Refused(name, _tilelang_modules.TOP_LEVEL[name], prefix="tilelang.")
+        module, attr = _tilelang_modules.AVAILABLE[_tilelang_modules.TOP_LEVEL[name]][name].split(":")
+        return getattr(importlib.import_module(module), attr)
     if name in _tilelang_modules.MODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

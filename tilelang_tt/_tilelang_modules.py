@@ -18,8 +18,8 @@ from .language_compat import Refused
 
 _CUDA = "is part of TileLang's CUDA/ROCm toolchain and has no Tenstorrent counterpart"
 MODULES = {
-    "autotuner": "autotuning needs measured device time, which the emulator does not model "
-                 "yet; compile one configuration directly",
+    "autotuner": "TileLang's autotuner internals have no counterpart here; tilelang.autotune "
+                 "and AutoTuner tune by the emulator's modelled device time",
     "carver": "queries and templates for CUDA/ROCm devices (SM counts, rasterisation); the "
               "Tenstorrent work partitioner decides block placement",
     "cuda": _CUDA, "rocm": _CUDA, "metal": _CUDA, "webgpu": _CUDA, "cpu": _CUDA,
@@ -34,9 +34,11 @@ MODULES = {
 }
 
 
-TOP_LEVEL = {"AutoTuner": MODULES["autotuner"]}  # tilelang_tt.autotune is jit.autotune
 # names of these modules that do work here: module -> name -> "module:attribute" to import
-AVAILABLE = {"autotuner": {"autotune": "tilelang_tt.jit.autotune:autotune"}}
+AVAILABLE = {"autotuner": {name: f"tilelang_tt.jit.autotune:{name}" for name in (
+    "autotune", "AutoTuner", "AutotuneResult", "set_autotune_inputs", "get_autotune_inputs")}}
+# top-level names (tilelang.autotune, tilelang.AutoTuner) taken from AVAILABLE
+TOP_LEVEL = {"autotune": "autotuner", "AutoTuner": "autotuner"}
 # what `from tilelang.<module> import *` brings in TileLang 0.1.14 (a star import reads __all__)
 STAR = {"autotuner": ("autotune", "AutoTuner", "set_autotune_inputs", "get_autotune_inputs")}
 

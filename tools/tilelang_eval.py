@@ -109,6 +109,8 @@ def map_cuda_to_cpu():
     torch.cuda.manual_seed = lambda *a, **k: None
     torch.cuda.manual_seed_all = lambda *a, **k: None
     torch.cuda.empty_cache = lambda *a, **k: None
+    torch.cuda.get_device_name = lambda *a, **k: "Tenstorrent (tilelang-tt emulator)"
+    torch.cuda.get_device_capability = lambda *a, **k: (0, 0)
 
 def classify(exc):
     import tilelang_tt
@@ -121,6 +123,8 @@ def classify(exc):
         return "TTCompileError"
     if isinstance(exc, tilelang_tt.TTRuntimeError):
         return "TTRuntimeError"
+    if "CUDA" in str(exc) and not isinstance(exc, tilelang_tt.TTCompileError):
+        return "needs a CUDA device (torch)"
     if isinstance(exc, AssertionError):
         return "AssertionError (wrong result?)"
     if isinstance(exc, ModuleNotFoundError) and (exc.name or "").startswith("tilelang_tt"):
@@ -210,7 +214,8 @@ def run_one(kind: str, src: Path, root: Path, workdir: Path, timeout: float) -> 
 
 ORDER = ["ran", "ran; do_bench unavailable", "TTUnsupportedError", "TTCompileError",
          "TTRuntimeError", "AssertionError (wrong result?)", "missing tilelang_tt module",
-         "missing package", "other exception (bug)", "collection error", "crashed", "skipped"]
+         "needs a CUDA device (torch)", "missing package", "other exception (bug)",
+         "collection error", "crashed", "skipped"]
 
 
 def report(rows: list, root: Path) -> str:

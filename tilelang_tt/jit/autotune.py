@@ -1,37 +1,220 @@
-"""TileLang's ``@autotune`` without a tuner.
+"""TileLang's autotuner, tuning by the emulator's modelled device time.
 
-A call that gives every argument the configs tune runs that configuration, as TileLang does;
-choosing among ``configs`` needs measured device time, so a call that leaves one open is a
-TTUnsupportedError naming the arguments to pass.
+``@tilelang.autotune(configs=...)`` over a ``@tilelang.jit`` function (factory or eager form)
+and the older ``AutoTuner.from_kernel(kernel=..., configs=...)...run()`` compile every
+configuration, run each once on the emulator (TileLang's random inputs, or those of
+``set_autotune_inputs``) and keep the one with the least modelled device time (the model is
+deterministic, so ``warmup`` / ``rep`` need no repetition). A configuration that does not compile,
+or whose results miss ``ref_prog`` (when given), is skipped, as TileLang skips it; when none is
+left the error names each configuration and why. A call that gives every tuned argument
+runs that configuration without tuning, as TileLang does.
+
+The best kernel carries ``latency`` (ms), ``config`` and ``ref_latency`` (the reference
+program's modelled time: None, a reference runs no kernel).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import inspect
+import itertools
+from typing import Any, Callable
 
-from .._tilelang_modules import MODULES
-from ..errors import TTUnsupportedError
+from ..errors import TTCompileError
+
+_INPUTS: list = []  # stack of set_autotune_inputs() tensors
 
 
-def autotune(configs=None, warmup=25, rep=100, timeout=100, **_options):
-    """Decorator: TileLang's signature; ``warmup``, ``rep``, ``timeout`` and the rest unused."""
+@contextlib.contextmanager
+def set_autotune_inputs(*tensors):
+    """``with set_autotune_inputs([a, b]):`` tune on these inputs instead of random ones."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    _INPUTS.append(list(tensors))
+    try:
+        yield
+    finally:
+        _INPUTS.pop()
+
+
+def get_autotune_inputs():
+    return _INPUTS[-1] if _INPUTS else None
+
+
+@dataclasses.dataclass
+class AutotuneResult:
+    latency: float
+    config: dict
+    ref_latency: float | None
+    libcode: str
+    func: Any
+    kernel: Any
+
+
+@dataclasses.dataclass
+class _Profile:
+    supply_type: Any = None
+    ref_prog: Callable | None = None
+    rtol: float = 1e-2
+    atol: float = 1e-2
+    max_mismatched_ratio: float = 0.01
+    skip_check: bool = False
+    manual_check_prog: Callable | None = None
+
+
+def _configs(configs, args, kwargs) -> list[dict]:
+    cfgs = configs(*args, **kwargs) if callable(configs) else configs
+    if isinstance(cfgs, dict):  # {"block_M": [64, 128], ...}: their product
+        keys = list(cfgs)
+        cfgs = [dict(zip(keys, vals)) for vals in itertools.product(*cfgs.values())]
+    return [dict(c) for c in (cfgs or [])]
+
+
+def _tune(name: str, configs: list[dict], compile_one: Callable, profile: _Profile):
+    """(best kernel, its config, its modelled ms) over ``configs``."""
+    if not configs:
+        raise TTCompileError(f"autotune of {name}: configs is empty; give at least one "
+                             "configuration")
+    best, failures = None, []
+    for cfg in configs:
+        try:
+            kernel = compile_one(cfg)
+            prof = kernel.get_profiler(profile.supply_type)
+            inputs = get_autotune_inputs()
+            if profile.manual_check_prog is not None and not profile.skip_check:
+                ins = inputs if inputs is not None else prof._inputs(_torch_loaded())
+                profile.manual_check_prog(_as_list(kernel(*ins)), *ins)
+            elif profile.ref_prog is not None and not profile.skip_check:
+                prof.assert_allclose(profile.ref_prog, input_tensors=inputs, rtol=profile.rtol,
+                                     atol=profile.atol,
+                                     max_mismatched_ratio=profile.max_mismatched_ratio)
+            latency = prof.do_bench(input_tensors=inputs)
+        except (TTCompileError, AssertionError) as err:
+            failures.append(f"{cfg}: {type(err).__name__}: {str(err).splitlines()[0][:200]}")
+            continue
+        if best is None or latency < best[2]:
+            best = (kernel, cfg, latency)
+    if best is None:
+        raise TTCompileError(f"autotune of {name}: no configuration compiled and ran:\n  "
+                             + "\n  ".join(failures))
+    kernel, cfg, latency = best
+    kernel.latency, kernel.config, kernel.ref_latency = latency, dict(cfg), None
+    return best
+
+
+def _torch_loaded() -> bool:
+    import sys
+
+    return "torch" in sys.modules
+
+
+def _as_list(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+class AutoTuneImpl:
+    """What ``@autotune(...)`` returns for a ``@tilelang.jit`` function."""
+
+    def __init__(self, jit_impl, configs, profile: _Profile):
+        self.jit_impl = jit_impl
+        self.configs = configs
+        self.profile = profile
+        self._cache: dict = {}
+        functools.update_wrapper(self, jit_impl.func if hasattr(jit_impl, "func") else jit_impl)
+
+    def _tuned(self, args, kwargs):
+        from . import _freeze
+
+        cfgs = _configs(self.configs, args, kwargs)
+        tuned = set().union(*(c.keys() for c in cfgs)) if cfgs else set()
+        sig = getattr(self.jit_impl, "signature", None) or inspect.signature(self.jit_impl)
+        given = set(sig.bind_partial(*args, **kwargs).arguments)
+        if cfgs and tuned <= given:  # every tuned argument given: run that configuration
+            return self.jit_impl.compile(*args, **kwargs), None
+        key = _freeze((args, kwargs)) if self.jit_impl.mode == "lazy" else \
+            self.jit_impl.parse_cache_key(*args, **kwargs)
+        if key not in self._cache:
+            self._cache[key] = _tune(self.__name__, cfgs,
+                                     lambda c: self.jit_impl.compile(*args, **{**kwargs, **c}),
+                                     self.profile)
+        kernel, cfg, _ = self._cache[key]
+        return kernel, cfg
+
+    def compile(self, *args, **kwargs):
+        return self._tuned(args, kwargs)[0]
+
+    def __call__(self, *args, **kwargs):
+        kernel, cfg = self._tuned(args, kwargs)
+        if self.jit_impl.mode == "lazy":
+            return kernel
+        return self.jit_impl(*args, **{**kwargs, **(cfg or {})})
+
+    def get_tir(self, *args, **kwargs):
+        return self.jit_impl.get_tir(*args, **kwargs)
+
+
+def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=100, supply_type=None,
+             ref_prog=None, supply_prog=None, rtol=1e-2, atol=1e-2, max_mismatched_ratio=0.01,
+             skip_check=False, manual_check_prog=None, cache_input_tensors=False,
+             do_not_specialize=None, **_options):
+    """``@tilelang.autotune(configs=...)`` over ``@tilelang.jit``. ``warmup``, ``rep``,
+    ``timeout``, ``supply_prog`` and ``cache_input_tensors`` are accepted and unused (one run
+    gives the modelled time; inputs come from the profiler or ``set_autotune_inputs``)."""
+    profile = _Profile(supply_type, ref_prog, rtol, atol, max_mismatched_ratio, skip_check,
+                       manual_check_prog)
 
     def decorate(fn):
-        sig = inspect.signature(fn)
+        from . import JITImpl, jit
 
-        @functools.wraps(fn)
-        def call(*args, **kwargs):
-            cfgs = configs(*args, **kwargs) if callable(configs) else list(configs or [])
-            tuned = set().union(*(dict(c).keys() for c in cfgs))
-            given = set(sig.bind_partial(*args, **kwargs).arguments)
-            missing = sorted(tuned - given)
-            if missing:
-                raise TTUnsupportedError(
-                    f"tilelang.autotune of {getattr(fn, '__name__', 'the kernel')}: {MODULES['autotuner']}; "
-                    f"pass {', '.join(missing)} to run one configuration")
-            return fn(*args, **kwargs)
+        return AutoTuneImpl(fn if isinstance(fn, JITImpl) else jit(fn), configs, profile)
 
-        return call
+    return decorate(func) if func is not None else decorate
 
-    return decorate
+
+class AutoTuner:
+    """TileLang's ``AutoTuner.from_kernel(kernel=f, configs=...)`` with ``set_compile_args``,
+    ``set_profile_args`` and ``run()`` -> :class:`AutotuneResult`; ``f(**config)`` returns the
+    ``@T.prim_func`` of a configuration."""
+
+    def __init__(self, fn, configs):
+        self.fn = fn
+        self.configs = configs
+        self.compile_args: dict = {}
+        self.profile = _Profile()
+
+    @classmethod
+    def from_kernel(cls, kernel, configs):
+        return cls(kernel, configs)
+
+    def set_compile_args(self, out_idx=None, target=None, execution_backend=None,
+                         target_host=None, verbose=None, pass_configs=None, **_unused):
+        self.compile_args = dict(out_idx=out_idx, target=target, pass_configs=pass_configs)
+        return self
+
+    def set_profile_args(self, warmup=None, rep=None, timeout=None, supply_type=None,
+                         ref_prog=None, supply_prog=None, rtol=1e-2, atol=1e-2,
+                         max_mismatched_ratio=0.01, skip_check=False, manual_check_prog=None,
+                         cache_input_tensors=False, **_unused):
+        self.profile = _Profile(supply_type, ref_prog, rtol, atol, max_mismatched_ratio,
+                                skip_check, manual_check_prog)
+        return self
+
+    def set_kernel_parameters(self, *_args, **_kwargs):
+        return self
+
+    def run(self, warmup: int = 25, rep: int = 100, timeout: int = 30) -> AutotuneResult:
+        from .. import compiler
+
+        def compile_one(cfg):
+            return compiler.compile(self.fn(**cfg), **self.compile_args)
+
+        name = getattr(self.fn, "__name__", "the kernel")
+        kernel, cfg, latency = _tune(name, _configs(self.configs, (), {}), compile_one,
+                                     self.profile)
+        return AutotuneResult(latency=latency, config=dict(cfg), ref_latency=None,
+                              libcode=kernel.get_kernel_source(), func=kernel.func
+                              if hasattr(kernel, "func") else None, kernel=kernel)
+
+    __call__ = run
