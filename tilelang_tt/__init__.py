@@ -47,7 +47,8 @@ def __getattr__(name):
     import importlib
 
     if name in _tilelang_modules.TOP_LEVEL:
-        module, attr = _tilelang_modules.AVAILABLE[_tilelang_modules.TOP_LEVEL[name]][name].split(":")
+        owner = _tilelang_modules.TOP_LEVEL[name]
+        module, attr = _tilelang_modules.AVAILABLE[owner][name].split(":")
         return getattr(importlib.import_module(module), attr)
     if name in _tilelang_modules.MODULES:
         return importlib.import_module(f"{__name__}.{name}")
