@@ -9,7 +9,7 @@ and the model's bound.  Flash attention forward (examples/flash_attention_4d.py,
 prints TFLOP/s (4 * B * H * S^2 * D, half of it causal) and the matrix engine's utilisation.
 No published tt-metal figure exists for these kernels; the roofs are the reference.
 
-    python benchmarks/roofs.py [--rows 2048] [--cols 2048] [--attention 1,8,1024,64]
+    python benchmarks/roofs.py [--rows 2048] [--cols 1024] [--attention 1,8,1024,64]
                                [--device n150] [--only rows|attention]
 """
 
@@ -77,7 +77,7 @@ def run_attention(shape, device):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=2048)
-    parser.add_argument("--cols", type=int, default=2048)
+    parser.add_argument("--cols", type=int, default=1024)
     parser.add_argument("--attention", default="1,8,1024,64")
     parser.add_argument("--device", default="n150")
     parser.add_argument("--only", choices=["rows", "attention"])
