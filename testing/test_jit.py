@@ -189,3 +189,50 @@ def test_torch_tensors_in_and_out():
     assert y.dtype == torch.bfloat16
     torch.testing.assert_close(y.float(), x.float() @ w.float(), atol=0.25, rtol=0.02)
     kernel.get_profiler().assert_allclose(lambda p, q: p @ q, atol=0.25, rtol=0.02)
+
+
+@tilelang.jit
+def matmul_dynamic_mnk(A, B, block_M, block_N, block_K, trans_A, trans_B, in_dtype, out_dtype,
+                       accum_dtype, num_stages, threads):
+    M = T.dynamic("m")
+    N = T.dynamic("n")
+    K = T.dynamic("k")
+    A_shape = (K, M) if trans_A else (M, K)
+    B_shape = (N, K) if trans_B else (K, N)
+    A_shared_shape = (block_K, block_M) if trans_A else (block_M, block_K)
+    B_shared_shape = (block_N, block_K) if trans_B else (block_K, block_N)
+    A: T.Tensor(A_shape, in_dtype)
+    B: T.Tensor(B_shape, in_dtype)
+    C = T.empty((M, N), out_dtype)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+        A_shared = T.alloc_shared(A_shared_shape, in_dtype)
+        B_shared = T.alloc_shared(B_shared_shape, in_dtype)
+        C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+        T.clear(C_local)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+            if trans_A:
+                T.copy(A[k * block_K, by * block_M], A_shared)
+            else:
+                T.copy(A[by * block_M, k * block_K], A_shared)
+            if trans_B:
+                T.copy(B[bx * block_N, k * block_K], B_shared)
+            else:
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+            T.gemm(A_shared, B_shared, C_local, trans_A, trans_B)
+        T.copy(C_local, C[by * block_M, bx * block_N])
+    return C
+
+
+@pytest.mark.parametrize("trans_A, trans_B", [(False, False), (True, False)])
+def test_eager_shapes_from_python_expressions(trans_A, trans_B):
+    # TileLang's examples/dynamic_shape: tensor shapes chosen by a conditional expression
+    # assigned to a local before the annotation; sizes come from the arrays' shapes
+    M, N, K = 64, 96, 128
+    rng = np.random.default_rng(0)
+    a = rng.random((K, M) if trans_A else (M, K)).astype(np.float16)
+    b = rng.random((N, K) if trans_B else (K, N)).astype(np.float16)
+    c = matmul_dynamic_mnk(a, b, 32, 32, 32, trans_A, trans_B, "float16", "float16", "float32",
+                           2, 128)
+    ref = (a.T if trans_A else a).astype(np.float32) @ (b.T if trans_B else b).astype(np.float32)
+    assert c.shape == (M, N)
+    np.testing.assert_allclose(c.astype(np.float32), ref, rtol=1e-2, atol=0.1)

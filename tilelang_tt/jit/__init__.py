@@ -121,7 +121,7 @@ class JITImpl:
                    and p not in info.tensor_params]
         if missing:
             raise TTCompileError(f"{self.__name__}: missing value for {', '.join(missing)}")
-        sizes = eager.size_values(info, tensors, size_kw)
+        sizes = eager.size_values(info, tensors, size_kw, values)
         return tensors, values, sizes
 
     # ---- compiling -------------------------------------------------------------------------

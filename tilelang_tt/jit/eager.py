@@ -232,21 +232,61 @@ def analyse(fn) -> EagerFunction:
     return info
 
 
-def size_values(info: EagerFunction, tensors: dict, given: dict) -> dict:
+def _evaluated_matcher(info: EagerFunction, compile_values: dict) -> dict:
+    """T.const name -> (param, dim) for annotations whose shape is a Python expression the
+    source does not spell out (``A_shape = (K, M) if trans_A else (M, K)``, then
+    ``A: T.Tensor(A_shape, ...)``): the top-level assignments before the kernel launch are
+    evaluated with these compile-time values and one variable per size, and the annotation's
+    shape is read off.  A statement that fails to evaluate is skipped (its names stay unknown)."""
+    from tvm import tirx
+
+    markers = {py: tirx.Var(name, "int32") for py, name in info.sizes.items()}
+    by_var = {id(v): info.sizes[py] for py, v in markers.items()}
+    env = _env(info.fn)
+    env.update(compile_values)
+    env.update(markers)
+    found = {}
+    for stmt in info.tree.body[0].body:
+        if isinstance(stmt, ast.With):
+            break
+        try:
+            if isinstance(stmt, ast.Assign) and \
+                    _callee(stmt.value, env) not in (T.const, T.dynamic, T.empty):
+                exec(compile(ast.fix_missing_locations(ast.Module([stmt], [])), "<eager>",
+                             "exec"), env)
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is None and \
+                    isinstance(stmt.target, ast.Name) and stmt.target.id in info.tensor_params:
+                node = _shape_node(stmt.annotation)
+                shape = eval(compile(ast.Expression(node), "<eager>", "eval"), env)
+                shape = shape if isinstance(shape, (tuple, list)) else [shape]
+                for d, dim in enumerate(shape):
+                    if id(dim) in by_var:
+                        found.setdefault(by_var[id(dim)], (stmt.target.id, d))
+        except Exception:  # noqa: BLE001  (user code evaluated out of context)
+            continue
+    return found
+
+
+def size_values(info: EagerFunction, tensors: dict, given: dict,
+                compile_values: dict | None = None) -> dict:
     """T.const name -> int, from keyword values or the tensors' shapes."""
     values = {}
+    matcher = dict(info.matcher)
+    if any(n not in matcher and n not in given for n in info.sizes.values()):
+        for name, where in _evaluated_matcher(info, compile_values or {}).items():
+            matcher.setdefault(name, where)
     for name in dict.fromkeys(info.sizes.values()):
         if name in given:
             values[name] = int(given[name])
-        elif name in info.matcher and info.matcher[name][0] in tensors:
-            param, dim = info.matcher[name]
+        elif name in matcher and matcher[name][0] in tensors:
+            param, dim = matcher[name]
             shape = tensor_shape(tensors[param])
             if dim >= len(shape):
                 raise TTCompileError(f"tensor {param} has rank {len(shape)}; its annotation "
                                      f"gives {name} as dimension {dim}")
             values[name] = int(shape[dim])
         else:
-            hint = (f" or the tensor {info.matcher[name][0]}" if name in info.matcher else
+            hint = (f" or the tensor {matcher[name][0]}" if name in matcher else
                     f"; {name} is not a dimension of any annotated tensor")
             raise TTCompileError(f"{info.fn.__name__}: no value for size {name}: pass "
                                  f"{name}=...{hint}")
