@@ -79,6 +79,9 @@ def test_autotune_eager_form_and_given_inputs():
     with set_autotune_inputs([a]):
         out = scale(a)
     np.testing.assert_array_equal(out, a * 2)
+    kernel = scale.compile(M=64, N=32)  # sizes as keywords, as TileLang's convolution example
+    assert kernel.config in ({"block_M": 32}, {"block_M": 64}) and kernel.latency > 0
+    np.testing.assert_array_equal(kernel(a[:64]), a[:64] * 2)
 
 
 def test_autotuner_from_kernel_and_failing_configs():

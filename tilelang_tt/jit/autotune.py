@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import inspect
 import itertools
 from typing import Any, Callable
 
@@ -104,6 +103,18 @@ def _tune(name: str, configs: list[dict], compile_one: Callable, profile: _Profi
     return best
 
 
+def _call_key(args, kwargs):
+    """A call's arguments as a cache key; arrays and tensors by shape and dtype."""
+    from . import _freeze
+
+    def one(v):
+        if hasattr(v, "shape") and hasattr(v, "dtype"):
+            return ("tensor", tuple(int(d) for d in v.shape), str(v.dtype))
+        return _freeze(v)
+
+    return (tuple(one(a) for a in args), tuple(sorted((k, one(v)) for k, v in kwargs.items())))
+
+
 def _torch_loaded() -> bool:
     import sys
 
@@ -125,16 +136,13 @@ class AutoTuneImpl:
         functools.update_wrapper(self, jit_impl.func if hasattr(jit_impl, "func") else jit_impl)
 
     def _tuned(self, args, kwargs):
-        from . import _freeze
-
         cfgs = _configs(self.configs, args, kwargs)
         tuned = set().union(*(c.keys() for c in cfgs)) if cfgs else set()
-        sig = getattr(self.jit_impl, "signature", None) or inspect.signature(self.jit_impl)
-        given = set(sig.bind_partial(*args, **kwargs).arguments)
+        # kwargs may also name an eager function's sizes (f.compile(M=..., N=...))
+        given = set(list(self.jit_impl.signature.parameters)[:len(args)]) | set(kwargs)
         if cfgs and tuned <= given:  # every tuned argument given: run that configuration
             return self.jit_impl.compile(*args, **kwargs), None
-        key = _freeze((args, kwargs)) if self.jit_impl.mode == "lazy" else \
-            self.jit_impl.parse_cache_key(*args, **kwargs)
+        key = _call_key(args, kwargs)
         if key not in self._cache:
             self._cache[key] = _tune(self.__name__, cfgs,
                                      lambda c: self.jit_impl.compile(*args, **{**kwargs, **c}),
