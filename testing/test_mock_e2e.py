@@ -768,3 +768,43 @@ def test_multiplying_by_one_and_tilelang_index_bindings():
     art = tilelang_tt.compile(k, out_idx=-1)
     a = rand((64, 64), "float32", 100)
     np.testing.assert_array_equal(art(a), a)
+
+
+def test_alloc_var_assigned_in_straight_line_code():
+    """TileLang's `x = T.alloc_var(dtype)` then `x = value` (a store, not a rebinding) and
+    `x += value`: each assignment is a new value, reads see the latest; an assignment inside
+    a loop (a value carried across iterations) is refused, naming the variable."""
+
+    @T.prim_func
+    def k(A: T.Tensor((64, 32), "float32"), B: T.Tensor((64, 32), "float32")):
+        with T.Kernel(2, threads=128) as bx:
+            row = T.alloc_var(T.int32)
+            row = bx * 32
+            scale = T.alloc_var(T.float32, 2.0)
+            scale += 1.0
+            scale = scale * 0.5
+            scale = T.max(scale, 1.25)  # a variable as a T.* function's operand
+            s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[row, 0], s)
+            for i, j in T.Parallel(32, 32):
+                s[i, j] = s[i, j] * scale
+            T.copy(s, B[row, 0])
+
+    art = tilelang_tt.compile(k, out_idx=-1)
+    a = rand((64, 32), "float32", 7)
+    np.testing.assert_array_equal(art(a), a * np.float32(1.5))
+
+    @T.prim_func
+    def carried(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            total = T.alloc_var(T.float32, 0.0)
+            for k in T.serial(4):
+                total += 1.0
+            s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[0, 0], s)
+            for i, j in T.Parallel(32, 32):
+                s[i, j] = s[i, j] * total
+            T.copy(s, B[0, 0])
+
+    with pytest.raises(tilelang_tt.TTCompileError, match="total"):
+        tilelang_tt.compile(carried, out_idx=-1)

@@ -50,6 +50,7 @@ def __getattr__(name):
         owner = _tilelang_modules.TOP_LEVEL[name]
         module, attr = _tilelang_modules.AVAILABLE[owner][name].split(":")
         return getattr(importlib.import_module(module), attr)
-    if name in _tilelang_modules.MODULES:
-        return importlib.import_module(f"{__name__}.{name}")
+    if name in _tilelang_modules.MODULES or name in ("math", "testing", "profiler", "language",
+                                                     "transform", "tileop"):
+        return importlib.import_module(f"{__name__}.{name}")  # `tilelang.math.f` after import
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -97,6 +97,12 @@ def prim_func_from_tree(fn, extra_vars: dict, tree, check_well_formed: bool = Tr
 
 
 _BIND = "__tt_bind"
+_READ = "__tt_read"
+
+
+def read_variable(value):
+    """A T.alloc_var variable read in an expression: its element load."""
+    return getattr(value, "scalar", value)
 
 
 def python_value(value):
@@ -122,12 +128,25 @@ def _bind_python_values(tree):
 
     tree = copy.deepcopy(tree)
     fdef = tree.body[0]
+    variables = set()  # names bound to T.alloc_var(...): a later `x = v` stores into x
+
+    def is_alloc_var(value):
+        func = value.func if isinstance(value, ast.Call) else None
+        return (isinstance(func, ast.Attribute) and func.attr == "alloc_var") or \
+            (isinstance(func, ast.Name) and func.id == "alloc_var")
 
     def visit(node):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
                                   ast.ClassDef)):
                 continue
+            if isinstance(child, ast.Assign) and len(child.targets) == 1 and \
+                    isinstance(child.targets[0], ast.Name):
+                if is_alloc_var(child.value):
+                    variables.add(child.targets[0].id)
+                elif child.targets[0].id in variables:
+                    visit(child)  # a store into the variable: TVMScript converts the value
+                    continue
             if isinstance(child, ast.Assign):
                 call = ast.Call(func=ast.Name(id=_BIND, ctx=ast.Load()), args=[child.value],
                                 keywords=[])
@@ -136,6 +155,26 @@ def _bind_python_values(tree):
             visit(child)
 
     visit(fdef)
+
+    class ReadVariables(ast.NodeTransformer):
+        """A read of a T.alloc_var variable is its element load (``__tt_read(x)``), an
+        expression every T.* function takes (TVMScript's scalar wrapper is not one)."""
+
+        def visit_FunctionDef(self, node):
+            return node if node is not fdef else self.generic_visit(node)
+
+        def visit_Lambda(self, node):
+            return node
+
+        def visit_Name(self, node):
+            if node.id in variables and isinstance(node.ctx, ast.Load):
+                call = ast.Call(func=ast.Name(id=_READ, ctx=ast.Load()), args=[node],
+                                keywords=[])
+                return ast.copy_location(call, node)
+            return node
+
+    if variables:
+        tree = ast.fix_missing_locations(ReadVariables().visit(tree))
     return tree
 
 
@@ -149,6 +188,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     tree = _bind_python_values(tree)
     extra_vars = dict(extra_vars)
     extra_vars[_BIND] = python_value
+    extra_vars[_READ] = read_variable
     _parallel_vars().clear()
     _alias_specs().clear()
     language_compat.take_noted_error()
@@ -310,10 +350,12 @@ def alloc_var(dtype="int32", *args, scope="local.var", init=None):
         init = args[0]
     elif len(args) == 2:
         init, scope = args
-    buf = _IB.alloc_buffer((1,), str(dtype), scope="local")
+    # TVMScript's scalar: `x = v` / `x += v` store into it; a read of x is its element load
+    # (read_variable, inserted by _bind_python_values)
+    scalar = _IB.local_scalar(str(dtype))
     if init is not None:
-        _IB.buffer_store(buf, init, [0])
-    return buf
+        _IB.buffer_store(scalar.scalar.source, init, [0])
+    return scalar
 
 
 allocate = _IB.alloc_buffer

@@ -6,7 +6,10 @@ TVMScript parses a Python-level assignment in a kernel (``y = by * 32 + i``,
 ``start_y = by * block_M``) as a one-element local buffer plus one store.  Guarantees: every
 such buffer stored exactly once (and not read by its own store) is a ``Bind`` of a scalar
 variable instead, so index arithmetic stays plain expressions later passes can see through;
-other local buffers are left for VerifyTileProgramTT to reject.  A floating-point binding
+a scalar assigned several times in straight-line code (``s = T.alloc_var(...)``, ``s = 2.0``,
+``s += 1.0``) becomes one ``Bind`` per assignment; a scalar assigned inside a loop or a
+branch is a TTUnsupportedError naming it; other local buffers are left for
+VerifyTileProgramTT to reject.  A floating-point binding
 whose value reads no buffer and no variable (``inv_D = T.float32(1.0) / T.Cast("float32",
 D)``, a constant written in TIR) is substituted into its uses and dropped, so expressions
 that use it see a constant (elementwise expressions fold it).
@@ -17,11 +20,67 @@ from __future__ import annotations
 import tvm
 from tvm import tirx
 
+from ...errors import TTUnsupportedError
 from ..common import buffer_scope, collect, seq, substitute, tt_map, tt_pass
 
 
 def _is_scalar_local(buf) -> bool:
     return buffer_scope(buf) == "local" and [int(d) for d in buf.ty.shape] == [1]
+
+
+def _loads_of(node, buf) -> int:
+    return len(collect(node, tvm.ir.TensorLoad, lambda ld: ld.source.same_as(buf)))
+
+
+def _replace_loads(node, buf, var):
+    return tt_map(node, [(tvm.ir.TensorLoad,
+                          lambda ld: var if ld.source.same_as(buf) else ld)], order="post")
+
+
+def straight_line_scalars(body):
+    """A scalar assigned several times in one statement sequence and nowhere else (``s =
+    T.alloc_var(T.float32)``, ``s = 2.0``, ``s += 1.0``; no assignment inside a loop or a
+    branch) becomes one ``Bind`` per assignment, each read seeing the latest; a scalar read
+    before its first assignment or outside that sequence is left for later stages to reject.
+    """
+    stores = {}
+    for st in collect(body, tirx.BufferStore):
+        if _is_scalar_local(st.buffer):
+            stores.setdefault(st.buffer, []).append(st)
+    several = {b: len(sts) for b, sts in stores.items()
+               if len(sts) > 1 or _loads_of(sts[0].value, b)}
+    total = {b: _loads_of(body, b) for b in several}
+    done = set()
+
+    def rewrite(s):
+        children, changed = list(s.seq), False
+        for buf, n_stores in several.items():
+            at = [k for k, c in enumerate(children)
+                  if isinstance(c, tirx.BufferStore) and c.buffer.same_as(buf)]
+            if buf in done or len(at) != n_stores or \
+                    any(_loads_of(c, buf) for c in children[:at[0]]) or \
+                    sum(_loads_of(c, buf) for c in children) != total[buf]:
+                continue
+            current, out = None, []
+            for k, c in enumerate(children):
+                if k in at:
+                    value = c.value if current is None else _replace_loads(c.value, buf, current)
+                    current = tirx.Var(buf.name, str(buf.ty.dtype))
+                    out.append(tirx.Bind(current, value, c.span))
+                else:
+                    out.append(c if current is None else _replace_loads(c, buf, current))
+            children, changed = out, True
+            done.add(buf)
+        return tirx.SeqStmt(children) if changed else s
+
+    if not several:
+        return body
+    body = tt_map(body, [(tirx.SeqStmt, rewrite)], order="post")
+    if not done:
+        return body
+    body = tt_map(body, [(tirx.AllocBuffer, lambda a: tirx.Evaluate(tirx.IntImm("int32", 0))
+                          if a.buffer in done else a)], order="post")
+    return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
 
 
 def scalars_to_binds(body):
@@ -76,7 +135,22 @@ def inline_float_constants(body):
     return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
 
 
+def refuse_carried_scalars(body) -> None:
+    """A scalar still assigned after the rewrites is assigned inside a loop or a branch."""
+    stores = [st for st in collect(body, tirx.BufferStore) if _is_scalar_local(st.buffer)]
+    if stores:  # name the last assignment: the one in the loop when there is one
+        st = stores[-1]
+        raise TTUnsupportedError(
+            f"scalar {st.buffer.name} is assigned inside a loop or a branch (or read before "
+            "its first assignment): a scalar value carried across loop iterations is not "
+            "supported by the Tenstorrent backend", span=st.span,
+            hint="compute it from loop variables, or keep per-row values in a 1-D fragment "
+                 "updated with T.Parallel")
+
+
 @tt_pass("ScalarsToBindTT")
 def ScalarsToBindTT(func, mod, ctx):
     """Scalar assignments -> ``Bind`` (see module docstring)."""
-    return func.with_body(inline_float_constants(scalars_to_binds(func.body)))
+    body = scalars_to_binds(straight_line_scalars(func.body))
+    refuse_carried_scalars(body)
+    return func.with_body(inline_float_constants(body))
