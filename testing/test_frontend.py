@@ -93,6 +93,24 @@ def test_tilelang_compat_calls_accepted():
     assert isinstance(k, tirx.PrimFunc)
 
 
+def test_chained_assignment_and_constant_stores():
+    # TileLang accepts `A[i] = B[i] = v` (its language test chain_equal) and stores of Python
+    # constants; each target gets its own store of the value
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            s = T.alloc_shared((32, 32), "float32")
+            t = T.alloc_shared((32, 32), "float32")
+            for i, j in T.Parallel(32, 32):
+                s[i, j] = t[i, j] = 1
+            T.copy(s, A[by * 32, bx * 32])
+            T.copy(t, B[by * 32, bx * 32])
+
+    stores = collect(k.body, tirx.BufferStore)
+    assert sorted(st.buffer.name for st in stores) == ["s", "t"]
+    assert all(float(st.value.value) == 1.0 for st in stores)
+
+
 def test_parse_errors_are_tt_compile_errors():
     with pytest.raises(tilelang_tt.TTCompileError, match="both operands are single elements"):
         @T.prim_func

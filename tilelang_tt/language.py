@@ -128,6 +128,19 @@ def _bind_python_values(tree):
 
     tree = copy.deepcopy(tree)
     fdef = tree.body[0]
+
+    class SplitChains(ast.NodeTransformer):
+        """``a = b = v`` (TileLang accepts it; TVMScript does not): ``a = v`` then ``b = v``
+        (v is an expression without side effects)."""
+
+        def visit_Assign(self, node):
+            if len(node.targets) == 1:
+                return node
+            return [ast.copy_location(ast.Assign(targets=[t], value=copy.deepcopy(node.value)),
+                                      node) for t in node.targets]
+
+    tree = ast.fix_missing_locations(SplitChains().visit(tree))
+    fdef = tree.body[0]
     variables = set()  # names bound to T.alloc_var(...): a later `x = v` stores into x
 
     def is_alloc_var(value):
@@ -147,7 +160,8 @@ def _bind_python_values(tree):
                 elif child.targets[0].id in variables:
                     visit(child)  # a store into the variable: TVMScript converts the value
                     continue
-            if isinstance(child, ast.Assign):
+            if isinstance(child, ast.Assign) and not isinstance(child.targets[0], ast.Subscript):
+                # a name's binding (a store `A[i] = v` takes v as TVMScript converts it)
                 call = ast.Call(func=ast.Name(id=_BIND, ctx=ast.Load()), args=[child.value],
                                 keywords=[])
                 child.value = ast.copy_location(call, child.value)
