@@ -1,5 +1,6 @@
 """The TileLang-compatible frontend parses kernels into the documented frontend TIR."""
 
+import numpy as np
 import pytest
 from tvm import tirx
 
@@ -109,6 +110,20 @@ def test_chained_assignment_and_constant_stores():
     stores = collect(k.body, tirx.BufferStore)
     assert sorted(st.buffer.name for st in stores) == ["s", "t"]
     assert all(float(st.value.value) == 1.0 for st in stores)
+
+
+def test_kernel_without_grid_extents_is_one_block():
+    # TileLang's `with T.Kernel(threads=1):` (its atomic tests): a grid of one block
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(threads=1):
+            s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[0, 0], s)
+            T.copy(s, B[0, 0])
+
+    art = tilelang_tt.compile(k, out_idx=-1)
+    a = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    np.testing.assert_array_equal(art(a), a)
 
 
 def test_parse_errors_are_tt_compile_errors():

@@ -281,8 +281,9 @@ class Kernel:
     _TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
 
     def __init__(self, *extents, threads=None, prelude=None, is_cpu=False):
-        if not 1 <= len(extents) <= 3:
+        if len(extents) > 3:
             raise TTCompileError(f"T.Kernel takes 1 to 3 grid extents, got {len(extents)}")
+        extents = extents or (1,)  # `T.Kernel(threads=...)`: one block, as in TileLang
         if prelude is not None:
             raise language_compat.note_error(TTUnsupportedError(
                 "T.Kernel(prelude=...) injects C source into a CUDA kernel; Tensix kernels are "
