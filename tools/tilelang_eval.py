@@ -16,8 +16,9 @@ build: ``pip install torch``), the runner maps CUDA devices to the CPU (``.cuda(
 ``device="cuda"``, ``torch.cuda.synchronize``); without torch those programs stop at
 ``import torch``.  This device mapping is the harness's, not tilelang-tt's.
 
-Each program (or test) is classified by how it ends: ran (its own checks passed), ran up to
-``do_bench`` (modelled time is not available), TTUnsupportedError, another TTCompileError,
+Each program (or test) is classified by how it ends: ran (its own checks passed, a kernel ran
+on the emulator), ran with no kernel on the emulator (a helper module or a torch-only script),
+ran up to ``do_bench`` (modelled time is not available), TTUnsupportedError, another TTCompileError,
 TTRuntimeError (emulator), AssertionError (a wrong result), a missing ``tilelang_tt``
 submodule, time limit, or another exception - a bug to fix (raw traceback).  The report
 prints one table per example directory and the messages behind each class.
@@ -153,22 +154,42 @@ kind, path = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.dirname(path))
 sys.argv = [path]
 results = []
+
+
+def ran(since):
+    """"ran" when a kernel ran on the emulator since ``since`` (modelled ns), else a program
+    that ran no kernel (a helper module, a reference-only script)."""
+    from tilelang_tt.runtime import artifact
+    return "ran" if artifact.modelled_time_ns() > since else "ran, no kernel on the emulator"
+
+
+def modelled():
+    from tilelang_tt.runtime import artifact
+    return artifact.modelled_time_ns()
+
+
 if kind == "example":
+    t0 = modelled()
     try:
         runpy.run_path(path, run_name="__main__")
-        results.append(record("ran"))
+        results.append(record(ran(t0)))
     except SystemExit as e:
-        results.append(record("ran") if not e.code else record("other exception (bug)", e))
+        results.append(record(ran(t0)) if not e.code else record("other exception (bug)", e))
     except BaseException as e:
         results.append(record(classify(e), e))
 else:
     import pytest
 
     class Collect:
+        t0 = 0
+
+        def pytest_runtest_setup(self, item):
+            Collect.t0 = modelled()
+
         def pytest_runtest_makereport(self, item, call):
             if call.when == "call" or (call.when == "setup" and call.excinfo is not None):
                 if call.excinfo is None:
-                    results.append(dict(record("ran"), test=item.name))
+                    results.append(dict(record(ran(Collect.t0)), test=item.name))
                 elif call.excinfo.typename == "Skipped":
                     results.append(dict(record("skipped"), test=item.name))
                 else:
@@ -212,7 +233,7 @@ def run_one(kind: str, src: Path, root: Path, workdir: Path, timeout: float) -> 
     return entries or [{"outcome": "no tests collected"}]
 
 
-ORDER = ["ran", "ran; do_bench unavailable", "TTUnsupportedError", "TTCompileError",
+ORDER = ["ran", "ran; do_bench unavailable", "ran, no kernel on the emulator", "TTUnsupportedError", "TTCompileError",
          "TTRuntimeError", "AssertionError (wrong result?)", "missing tilelang_tt module",
          "needs a CUDA device (torch)", "missing package", "other exception (bug)",
          "collection error", "crashed", "skipped"]
