@@ -133,7 +133,8 @@ void* compile_kernel(const KernelDesc& k) {
     // `using namespace ckernel;` and DST_ACCUM_MODE, for data movement kernels the dataflow API
     if (k.kind == KernelKind::Compute) {
         flags << " -include ttmock/jit_compute.h -DTTMOCK_DST_ACCUM_MODE="
-              << (k.compute.fp32_dest_acc_en ? "true" : "false");
+              << (k.compute.fp32_dest_acc_en ? "true" : "false")
+              << " -DTTMOCK_DST_FULL_SYNC=" << (k.compute.dst_full_sync_en ? 1 : 0);
     } else {
         flags << " -include api/dataflow/dataflow_api.h -DNOC_INDEX="
               << (k.kind == KernelKind::Reader ? 1 : 0);

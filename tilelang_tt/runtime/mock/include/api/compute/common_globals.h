@@ -9,3 +9,8 @@
 #include "ttmock/llk_defs.h"
 
 #define ALWI inline __attribute__((always_inline))
+
+// the code of each TRISC thread (the emulator runs all three: ttmock/jit_compute.h)
+#define MATH(...) __VA_ARGS__
+#define PACK(...) __VA_ARGS__
+#define UNPACK(...) __VA_ARGS__
