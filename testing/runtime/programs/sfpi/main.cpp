@@ -22,9 +22,9 @@ float fl(float x) { return std::fabs(x) < 0x1p-126f ? 0.0f : x; }  // SFPU: deno
 float add(float a, float b) { return fl(fl(a) + fl(b)); }
 float mul(float a, float b) { return fl(fl(a) * fl(b)); }
 float mad(float a, float b, float c) { return fl(std::fmaf(fl(a), fl(b), fl(c))); }
-uint32_t stored(float x, bool fp32) {  // SFPSTORE
+uint32_t stored(float x, bool fp32) {  // SFPSTORE, then the packer (from a 16-bit DST: zeros +0)
     uint32_t u = std::bit_cast<uint32_t>(x);
-    if (!(u & 0x7F800000u)) u &= 0x80000000u;
+    if (!(u & 0x7F800000u)) u = fp32 ? u & 0x80000000u : 0u;
     return fp32 ? u : (u & 0xFFFF0000u);
 }
 float smoothstep(float x) {
