@@ -49,3 +49,27 @@ def test_what_hardware_cannot_do_is_refused(exe, args, expected):
     with pytest.raises(mockbuild.MockRuntimeError) as info:
         mockbuild.run_host(exe, args)
     assert "TT-MOCK ERROR: " + expected in str(info.value)
+
+
+def test_tile_slices_print_as_tt_metal_prints_them(exe, monkeypatch):
+    """DPRINT("{}", TSLICE(...)): the writer samples the front of its output CB (rows 0 and 16,
+    columns 0 and 16 of a tile whose element (r, c) is r / 2 + c / 4), then row 1 into a 16-byte
+    TileSlice (8 bf16 values: truncated, noted); the compute kernel's UNPACK thread samples its
+    input CB, its MATH thread warns that it has no CB pointers."""
+    monkeypatch.setenv("TT_METAL_DPRINT_CORES", "0,0")
+    out = mockbuild.run_host(exe, ["slice", "1", "0"]).stdout
+    assert out == (
+        "0:(x=0,y=0):TR0: in 0: 0 4\n"
+        "0:(x=0,y=0):TR0: 8 12\n"
+        "0:(x=0,y=0):TR1: Warning: MATH core does not support TileSlice printing, omitting print...\n"
+        "0:(x=0,y=0):BR: tile 0:\n"
+        "0:(x=0,y=0):BR: 0 4\n"
+        "0:(x=0,y=0):BR: 8 12\n"
+        "0:(x=0,y=0):BR: row 1: 0.5 0.75 1 1.25 1.5 1.75 2 2.25 "
+        "<TileSlice data truncated due to exceeding max count (8)>\n"
+        "0:(x=0,y=0):BR: \n"
+        "Test Passed\n"
+    )
+    # fp32 CBs: 4-byte samples, so the 16-byte slice holds 4
+    out = mockbuild.run_host(exe, ["slice", "1", "1"]).stdout
+    assert "0:(x=0,y=0):BR: row 1: 0.5 0.75 1 1.25 <TileSlice data truncated due to exceeding max count (4)>\n" in out

@@ -7,6 +7,7 @@
 #include "api/compute/compute_kernel_api.h"
 #include "api/compute/eltwise_unary/eltwise_unary.h"
 #include "api/compute/tile_move_copy.h"
+#include "api/debug/dprint.h"
 
 #ifdef TRISC_MATH
 #include "sfpi.h"
@@ -32,6 +33,10 @@ void kernel_main() {
     for (uint32_t i = 0; i < n_tiles; ++i) {
         cb_wait_front(cb_a, 1);
         cb_wait_front(cb_b, 1);
+#ifdef PRINT_SLICE  // the UNPACK thread samples the front of an input CB; MATH has no CB pointers
+        DPRINT_UNPACK("in {}: {}", i, TSLICE(cb_a, 0, SliceRange::hw0_32_16()));
+        DPRINT_MATH("{}", TSLICE(cb_a, 0, SliceRange::hw0_32_16()));
+#endif
         tile_regs_acquire();
         copy_tile(cb_a, 0, 0);
         copy_tile(cb_b, 0, 1);

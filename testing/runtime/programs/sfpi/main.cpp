@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
     TensorAccessorArgs(*buf_o).append_to(wr_args);
     std::map<std::string, std::string> defines;
     if (argc > 4) defines[argv[4]] = "1";
+    if (mode == "slice") defines["PRINT_SLICE"] = "1";
     const std::string dm_kernel = mode == "dm_sfpi" ? "/dm_sfpi.cpp" : "/reader.cpp";
     auto rd = CreateKernel(program, TT_KERNEL_DIR + dm_kernel, core,
                            DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::RISCV_1_default, .compile_args = rd_args});

@@ -137,7 +137,8 @@ void* compile_kernel(const KernelDesc& k) {
               << " -DTTMOCK_DST_FULL_SYNC=" << (k.compute.dst_full_sync_en ? 1 : 0);
     } else {
         flags << " -include api/dataflow/dataflow_api.h -DNOC_INDEX="
-              << (k.kind == KernelKind::Reader ? 1 : 0);
+              << (k.kind == KernelKind::Reader ? 1 : 0)
+              << (k.kind == KernelKind::Reader ? " -DCOMPILE_FOR_NCRISC" : " -DCOMPILE_FOR_BRISC");
     }
     const std::string key_text = std::string(TTMOCK_VERSION) + "\n" + TTMOCK_CXX + " " +
                                  TTMOCK_KERNEL_FLAGS + "\n" +
