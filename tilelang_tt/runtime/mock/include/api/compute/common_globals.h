@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "hostdevcommon/kernel_structs.h"
 #include "ttmock/compute_api.h"
 #include "ttmock/jit_compute.h"
 #include "ttmock/llk_defs.h"

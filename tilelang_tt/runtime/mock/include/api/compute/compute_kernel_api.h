@@ -3,7 +3,6 @@
 #include <bit>
 #include <cstdint>
 #include "api/compute/common_globals.h"
-#include "hostdevcommon/kernel_structs.h"
 
 // The MATH thread's SFPU interface, as the SDK's header brings it under TRISC_MATH: the LLK SFPU
 // wrappers and call macros, and SFPI's names at global scope (the SDK's SFPU headers say
