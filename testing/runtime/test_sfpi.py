@@ -1,7 +1,8 @@
 """The SFPI vector interface in compute kernels (testing/runtime/programs/sfpi): custom SFPU
 functions written as TT-Metalium's custom SFPI examples write them - vFloat / dst_reg through the
 LLK's SFPU wrappers (a binary add with explicit tile indices; a smoothstep-like function with nested
-v_if / v_elseif / v_else masks, dst_reg++, programmable constants, setsgn) - checked bit for bit
+v_if / v_elseif / v_else masks, dst_reg++, programmable constants, setsgn), and the SDK's
+experimental my_add_tile_face / smoothstep_tile_face through the SFPU call macros - checked bit for bit
 against the host's own model of the SFPU's rules, in both DST modes; and what hardware cannot do
 (a DST index or dst_reg address beyond DST, SFPU work after tile_regs_commit, SFPI in a data
 movement kernel) refused with the core, kernel and call."""
@@ -22,7 +23,7 @@ def exe():
     return mockbuild.build_host(PROGRAM / "main.cpp", PROGRAM)
 
 
-@pytest.mark.parametrize("mode", ["add", "smoothstep"])
+@pytest.mark.parametrize("mode", ["add", "smoothstep", "sdk_add", "sdk_smoothstep"])
 @pytest.mark.parametrize("fp32", ["0", "1"])
 def test_sfpi_kernels_match_the_sfpu_rules_bit_for_bit(exe, mode, fp32):
     out = mockbuild.run_host(exe, [mode, "3", fp32]).stdout

@@ -4,6 +4,7 @@
 // store) and checks the device's output bit for bit.
 // main MODE [n_tiles [fp32 [COMPUTE_DEFINE]]]
 //   MODE add | smoothstep | slice (add with b = 0 on a known tile; the writer prints TileSlices)
+//        | sdk_add | sdk_smoothstep (the SDK's experimental SFPU functions through the call macros)
 //        | dm_sfpi (a reader kernel that uses SFPI: refused)
 #include <bit>
 #include <cmath>
@@ -36,13 +37,19 @@ float smoothstep(float x) {
     if (x < 0.0f) y = add(x, 2.5f) < 0.0f ? -1.0f : -std::fabs(y);
     return y;
 }
+float sdk_smoothstep(float x) {  // clamp((x - edge0) * inv_delta, 0, 1), then t * t * (3 - 2 t)
+    const float e0 = -1.0f, inv = 1.0f / (2.0f - e0);
+    float t = mul(add(x, -e0), inv);
+    t = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+    return mul(mul(t, t), mad(-2.0f, t, 3.0f));
+}
 }  // namespace
 
 int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "add";
     const uint32_t n_tiles = argc > 2 ? std::stoul(argv[2]) : 2;
     const bool fp32 = argc > 3 && std::string(argv[3]) == "1";
-    const bool two_inputs = mode != "smoothstep";
+    const bool two_inputs = mode != "smoothstep" && mode != "sdk_smoothstep";
     const tt::DataFormat df = fp32 ? tt::DataFormat::Float32 : tt::DataFormat::Float16_b;
     const uint32_t tile_bytes = tt::tile_size(df);
     const uint32_t n = n_tiles * 1024;
@@ -100,6 +107,8 @@ int main(int argc, char** argv) {
     std::map<std::string, std::string> defines;
     if (argc > 4) defines[argv[4]] = "1";
     if (mode == "slice") defines["PRINT_SLICE"] = "1";
+    if (mode == "sdk_smoothstep") defines["SMOOTHSTEP"] = "1";
+    const std::string compute = mode == "smoothstep" ? "/smoothstep.cpp" : mode.rfind("sdk_", 0) == 0 ? "/sdk_sfpu.cpp" : "/add.cpp";
     const std::string dm_kernel = mode == "dm_sfpi" ? "/dm_sfpi.cpp" : "/reader.cpp";
     auto rd = CreateKernel(program, TT_KERNEL_DIR + dm_kernel, core,
                            DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::RISCV_1_default, .compile_args = rd_args});
@@ -109,7 +118,7 @@ int main(int argc, char** argv) {
                                                                                                   : std::map<std::string, std::string>{}});
     std::vector<tt::tt_metal::UnpackToDestMode> to_dest(32, tt::tt_metal::UnpackToDestMode::Default);
     if (fp32) to_dest[0] = to_dest[1] = tt::tt_metal::UnpackToDestMode::UnpackToDestFp32;  // fp32 inputs reach DST exactly
-    auto cp = CreateKernel(program, std::string(TT_KERNEL_DIR) + (mode == "smoothstep" ? "/smoothstep.cpp" : "/add.cpp"), core,
+    auto cp = CreateKernel(program, TT_KERNEL_DIR + compute, core,
                            ComputeConfig{.fp32_dest_acc_en = fp32, .unpack_to_dest_mode = to_dest, .defines = defines});
     SetRuntimeArgs(program, rd, core, {static_cast<uint32_t>(buf_a->address()), static_cast<uint32_t>(buf_b->address()), n_tiles});
     SetRuntimeArgs(program, cp, core, {n_tiles});
@@ -124,7 +133,7 @@ int main(int argc, char** argv) {
 
     uint32_t bad = 0;
     for (uint32_t i = 0; i < n; ++i) {
-        const float want_f = mode == "smoothstep" ? smoothstep(a[i]) : add(a[i], b[i]);
+        const float want_f = mode == "smoothstep" ? smoothstep(a[i]) : mode == "sdk_smoothstep" ? sdk_smoothstep(a[i]) : add(a[i], b[i]);
         const uint32_t want = stored(want_f, fp32);
         const uint32_t got = fp32 ? result[i] : (((result[i / 2] >> (16 * (i % 2))) & 0xFFFFu) << 16);
         if (got != want && bad++ < 5) {

@@ -440,6 +440,16 @@ sfpi_inline void vec_min_max(vFloat& a, vFloat& b) {
     b = hi;
 }
 
+// clamp(v, lo, hi): v limited to [lo, hi], exactly (min / max, no arithmetic)
+sfpi_inline vFloat clamp(const vFloat& v, const vFloat& lo, const vFloat& hi) {
+    vFloat d;
+    for (int i = 0; i < SFP_LANES; ++i) {
+        const float x = v.f()[i], l = lo.f()[i], h = hi.f()[i];
+        d.f()[i] = x < l ? l : (h < x ? h : x);
+    }
+    return d;
+}
+
 // ---- condition codes --------------------------------------------------------------------------
 namespace detail {
 struct CCScope {
