@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "api/compute/common.h"
+#include "api/compute/compute_kernel_hw_startup.h"
 #include "api/compute/compute_kernel_api.h"
 #include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/eltwise_unary/eltwise_unary.h"
@@ -19,7 +20,8 @@ void kernel_main() {
     constexpr auto cb_a = tt::CBIndex::c_0;
     constexpr auto cb_b = tt::CBIndex::c_1;
     constexpr auto cb_out = tt::CBIndex::c_16;
-    init_sfpu(cb_a, cb_out);
+    compute_kernel_hw_startup(cb_a, cb_out);
+    copy_init(cb_a);
     for (uint32_t i = 0; i < n_tiles; ++i) {
         cb_wait_front(cb_a, 1);
         tile_regs_acquire();
