@@ -152,6 +152,7 @@ struct SfpiState {
     int incr = 0;      // dst_reg++ since, in dst_reg units (2 rows)
     const char* wrapper = nullptr;  // the LLK SFPU wrapper running, if any
     uint32_t prgm[6] = {};  // vConstFloatPrgm0..2, vConstIntPrgm0..2
+    uint64_t* counter = nullptr;  // this core's tile_ops["sfpi"]
 };
 
 struct ComputeState {

@@ -187,7 +187,8 @@ void sfpu_start(const char* call, uint32_t tile, const uint32_t* check, int nche
     e.sfpi.wrapper = call;
     e.sfpi.base_row = static_cast<int>(tile) * kRowsPerTile;
     e.sfpi.incr = 0;
-    ++current_core().counters.tile_ops["sfpi"];
+    if (e.sfpi.counter == nullptr) e.sfpi.counter = &current_core().counters.tile_ops["sfpi"];
+    ++*e.sfpi.counter;
     timing::sfpu(current(), timing::profile().sfpu_instr * 4);  // an estimate: a few instructions per datum
 }
 
