@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
     std::vector<uint32_t> rd_args{two_inputs ? 2u : 1u}, wr_args;
     TensorAccessorArgs(*buf_a).append_to(rd_args);
     TensorAccessorArgs(*buf_b).append_to(rd_args);
-    TensorAccessorArgs(*buf_o).append_to(wr_args);
+    TensorAccessorArgs(*buf_o->get_backing_buffer()).append_to(wr_args);  // over the device buffer, as the examples do
     std::map<std::string, std::string> defines;
     if (argc > 4) defines[argv[4]] = "1";
     if (mode == "slice") defines["PRINT_SLICE"] = "1";

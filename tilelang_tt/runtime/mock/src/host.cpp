@@ -609,6 +609,17 @@ TensorAccessorArgs::TensorAccessorArgs(const std::shared_ptr<distributed::MeshBu
     update_args_config();
 }
 
+TensorAccessorArgs::TensorAccessorArgs(const Buffer& buffer, tensor_accessor::ArgsConfig cfg)
+    : buffer_(buffer.mesh_buffer_), args_config_(cfg) {
+    update_args_config();
+}
+TensorAccessorArgs::TensorAccessorArgs(const Buffer* buffer, tensor_accessor::ArgsConfig cfg)
+    : buffer_(buffer ? buffer->mesh_buffer_ : nullptr), args_config_(cfg) {
+    update_args_config();
+}
+TensorAccessorArgs::TensorAccessorArgs(const std::shared_ptr<Buffer>& buffer, tensor_accessor::ArgsConfig cfg)
+    : TensorAccessorArgs(buffer.get(), cfg) {}
+
 void TensorAccessorArgs::update_args_config() {
     if (buffer_ == nullptr) {
         args_config_ = tensor_accessor::ArgConfig::None;
@@ -808,7 +819,9 @@ MeshBuffer::MeshBuffer(const MeshBufferConfig& config, const DeviceLocalBufferCo
                        DeviceAddr device_local_size, MeshDevice* mesh_device)
     : config_(config), device_local_config_(local), mesh_device_(mesh_device), address_(address),
       device_local_size_(device_local_size), allocated_(true),
-      reference_(new Buffer(address, device_local_size, local.buffer_type, local.page_size, local.sharding_args.buffer_layout())) {}
+      reference_(new Buffer(address, device_local_size, local.buffer_type, local.page_size, local.sharding_args.buffer_layout())) {
+    reference_->mesh_buffer_ = this;
+}
 
 Buffer* MeshBuffer::get_reference_buffer() const { return reference_.get(); }
 Buffer* MeshBuffer::get_backing_buffer() const { return reference_.get(); }
