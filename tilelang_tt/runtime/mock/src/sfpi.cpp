@@ -36,23 +36,29 @@ ComputeState& sfpu_engine(const char* call) {
     return *f.compute;
 }
 
+// The call an error names, formatted only when there is an error: "write of dst_reg[3]" or a name
+struct CallName {
+    const char* what;
+    int idx = -1;  // >= 0: a dst_reg access
+    std::string str() const { return idx < 0 ? std::string(what) : std::string(what) + "dst_reg[" + std::to_string(idx) + "]"; }
+};
+
 // DST access: only while the MATH thread holds DST
-ComputeState& dst_engine(const std::string& call) {
-    ComputeState& e = sfpu_engine(call.c_str());
+ComputeState& dst_engine(const CallName& name) {
+    Fiber& f = current();
+    if (f.kind != KernelKind::Compute || f.compute == nullptr) sfpu_engine(name.str().c_str());
+    ComputeState& e = *f.compute;
+    auto call = [&] { return name.str(); };
     if (!e.started) {
-        sfpi_fail(call, "the compute engine is not configured; call compute_kernel_hw_startup "
+        sfpi_fail(call(), "the compute engine is not configured; call compute_kernel_hw_startup "
                         "(or init_sfpu) first");
     }
     const bool held = e.dst_state == DstState::Acquired || (e.dst_state == DstState::Legacy && !e.legacy_packed);
     if (!held) {
-        sfpi_fail(call, "SFPU access to DST outside tile_regs_acquire()..tile_regs_commit() (the MATH "
+        sfpi_fail(call(), "SFPU access to DST outside tile_regs_acquire()..tile_regs_commit() (the MATH "
                         "thread holds DST only there)");
     }
     return e;
-}
-
-std::string dst_call(const char* what, int idx) {
-    return std::string(what) + "dst_reg[" + std::to_string(idx) + "]";
 }
 
 // The DST word of `lane` at SFPLOAD/SFPSTORE address `addr`, checked against the mode's capacity
@@ -62,12 +68,12 @@ uint32_t* word(ComputeState& e, int addr, int lane) {
     return &e.dst[row / kRowsPerTile][(row % kRowsPerTile) * 16 + col];
 }
 
-int address(ComputeState& e, int idx, const std::string& call) {
+int address(ComputeState& e, int idx, const CallName& name) {
     const SfpiState& s = e.sfpi;
     const long addr = s.base_row + 2L * (static_cast<long>(idx) + s.incr);
     const long rows = static_cast<long>(e.capacity()) * kRowsPerTile;
     if (addr < 0 || (addr & ~3L) + 3 >= rows) {
-        sfpi_fail(call, "addresses DST row " + std::to_string(addr & ~3L) + " (tile " +
+        sfpi_fail(name.str(), "addresses DST row " + std::to_string(addr & ~3L) + " (tile " +
                             std::to_string(addr >= 0 ? addr / kRowsPerTile : -1) + ", from the Dst counter at row " +
                             std::to_string(s.base_row) + " + 2 x (" + std::to_string(idx) +
                             (s.incr ? " + " + std::to_string(s.incr) + " dst_reg++" : std::string()) +
@@ -138,7 +144,7 @@ void cc_and(uint32_t cond) {
 }
 
 void load(int idx, uint32_t* bits) {
-    const std::string call = dst_call("read of ", idx);
+    const CallName call{"read of ", idx};
     ComputeState& e = dst_engine(call);
     const int addr = address(e, idx, call);
     // SFPLOAD (MOD0_FMT_SRCB): FP32 with a 32-bit DST, BF16 (the high half) with a 16-bit one
@@ -147,7 +153,7 @@ void load(int idx, uint32_t* bits) {
 }
 
 void store(int idx, const uint32_t* bits, bool is_float) {
-    const std::string call = dst_call("write of ", idx);
+    const CallName call{"write of ", idx};
     ComputeState& e = dst_engine(call);
     const int addr = address(e, idx, call);
     const uint32_t keep = e.fp32_dest_acc ? 0xFFFFFFFFu : 0xFFFF0000u;
@@ -172,7 +178,7 @@ uint32_t prgm_const(int k) { return sfpu_engine("vConstPrgm").sfpi.prgm[k]; }
 void set_prgm_const(int k, uint32_t bits) { sfpu_engine("vConstPrgm =").sfpi.prgm[k] = bits; }
 
 void sfpu_start(const char* call, uint32_t tile, const uint32_t* check, int ncheck) {
-    ComputeState& e = dst_engine(call);
+    ComputeState& e = dst_engine(CallName{call});
     for (int i = 0; i < ncheck; ++i) {
         if (check[i] >= e.capacity()) {
             sfpi_fail(call, "DST index " + std::to_string(check[i]) + " but one acquire holds " +
