@@ -142,6 +142,19 @@ void dprint_flush(std::vector<Core*>& cores);
 // Legacy: acquire_dst()..release_dst(), the deprecated single-section handshake in which math and
 // then pack run between one acquire and one release
 enum class DstState { Released, Acquired, Committed, Waited, Legacy };
+// The SFPU state a compute kernel's own SFPI code sees (src/sfpi.cpp)
+struct SfpiState {
+    static constexpr int kMaxDepth = 8;  // nested v_if levels (the condition-code stack)
+    uint32_t lanes = 0xFFFFFFFFu;        // LaneEnabled
+    int depth = 0;
+    uint32_t parent[kMaxDepth] = {}, taken[kMaxDepth] = {};
+    int base_row = 0;  // the Dst row counter (rows of 16 datums) the LLK wrapper set
+    int incr = 0;      // dst_reg++ since, in dst_reg units (2 rows)
+    const char* wrapper = nullptr;  // the LLK SFPU wrapper running, if any
+    uint32_t prgm[6] = {};  // vConstFloatPrgm0..2, vConstIntPrgm0..2
+    uint64_t* counter = nullptr;  // this core's tile_ops["sfpi"]
+};
+
 struct ComputeState {
     bool fp32_dest_acc = false;
     bool full_sync = false;
@@ -164,6 +177,7 @@ struct ComputeState {
     bool matmul_transpose = false;
     int bcast_type = 0;
     int reduce_pool = 0, reduce_dim = 0;
+    SfpiState sfpi;
     uint32_t capacity() const {
         uint32_t tiles = full_sync ? 16 : 8;
         return fp32_dest_acc ? tiles / 2 : tiles;

@@ -133,10 +133,12 @@ void* compile_kernel(const KernelDesc& k) {
     // `using namespace ckernel;` and DST_ACCUM_MODE, for data movement kernels the dataflow API
     if (k.kind == KernelKind::Compute) {
         flags << " -include ttmock/jit_compute.h -DTTMOCK_DST_ACCUM_MODE="
-              << (k.compute.fp32_dest_acc_en ? "true" : "false");
+              << (k.compute.fp32_dest_acc_en ? "true" : "false")
+              << " -DTTMOCK_DST_FULL_SYNC=" << (k.compute.dst_full_sync_en ? 1 : 0);
     } else {
         flags << " -include api/dataflow/dataflow_api.h -DNOC_INDEX="
-              << (k.kind == KernelKind::Reader ? 1 : 0);
+              << (k.kind == KernelKind::Reader ? 1 : 0)
+              << (k.kind == KernelKind::Reader ? " -DCOMPILE_FOR_NCRISC" : " -DCOMPILE_FOR_BRISC");
     }
     const std::string key_text = std::string(TTMOCK_VERSION) + "\n" + TTMOCK_CXX + " " +
                                  TTMOCK_KERNEL_FLAGS + "\n" +
@@ -607,6 +609,17 @@ TensorAccessorArgs::TensorAccessorArgs(const std::shared_ptr<distributed::MeshBu
     update_args_config();
 }
 
+TensorAccessorArgs::TensorAccessorArgs(const Buffer& buffer, tensor_accessor::ArgsConfig cfg)
+    : buffer_(buffer.mesh_buffer_), args_config_(cfg) {
+    update_args_config();
+}
+TensorAccessorArgs::TensorAccessorArgs(const Buffer* buffer, tensor_accessor::ArgsConfig cfg)
+    : buffer_(buffer ? buffer->mesh_buffer_ : nullptr), args_config_(cfg) {
+    update_args_config();
+}
+TensorAccessorArgs::TensorAccessorArgs(const std::shared_ptr<Buffer>& buffer, tensor_accessor::ArgsConfig cfg)
+    : TensorAccessorArgs(buffer.get(), cfg) {}
+
 void TensorAccessorArgs::update_args_config() {
     if (buffer_ == nullptr) {
         args_config_ = tensor_accessor::ArgConfig::None;
@@ -806,7 +819,9 @@ MeshBuffer::MeshBuffer(const MeshBufferConfig& config, const DeviceLocalBufferCo
                        DeviceAddr device_local_size, MeshDevice* mesh_device)
     : config_(config), device_local_config_(local), mesh_device_(mesh_device), address_(address),
       device_local_size_(device_local_size), allocated_(true),
-      reference_(new Buffer(address, device_local_size, local.buffer_type, local.page_size, local.sharding_args.buffer_layout())) {}
+      reference_(new Buffer(address, device_local_size, local.buffer_type, local.page_size, local.sharding_args.buffer_layout())) {
+    reference_->mesh_buffer_ = this;
+}
 
 Buffer* MeshBuffer::get_reference_buffer() const { return reference_.get(); }
 Buffer* MeshBuffer::get_backing_buffer() const { return reference_.get(); }

@@ -544,3 +544,47 @@ SFPU_HOT void where(uint32_t* out, const uint32_t* cond, const uint32_t* a, cons
 }
 
 }  // namespace ttmock::sfpu
+
+// ---- SFPI lanes (sfpi.h, ttmock/sfpi_rt.h) --------------------------------------------------------
+// The vector arithmetic of a compute kernel's own SFPI code: the SFPMAD model above, 32 lanes a call.
+#include "ttmock/sfpi_rt.h"
+
+namespace ttmock::sfpi_rt {
+using ttmock::sfpu::F;
+using ttmock::sfpu::B;
+
+SFPU_HOT void mad(float* d, const float* a, const float* b, const float* c) {
+    for (int i = 0; i < kLanes; ++i) d[i] = ttmock::sfpu::mad(a[i], b[i], c[i]);
+}
+SFPU_HOT void add(float* d, const float* a, const float* b) {
+    for (int i = 0; i < kLanes; ++i) d[i] = ttmock::sfpu::add(a[i], b[i]);
+}
+SFPU_HOT void sub(float* d, const float* a, const float* b) {
+    for (int i = 0; i < kLanes; ++i) d[i] = ttmock::sfpu::add(a[i], -b[i]);
+}
+SFPU_HOT void mul(float* d, const float* a, const float* b) {
+    for (int i = 0; i < kLanes; ++i) d[i] = ttmock::sfpu::mul(a[i], b[i]);
+}
+// The SFPI compiler compares two vectors as SFPMAD a - b and SFPSETCC on the result's sign and
+// zero-ness (a zero or flushed denormal difference is equal, -0 is zero); NaN compares as a number
+// of its sign, as the sign-bit test does.
+uint32_t cmp(int op, const float* a, const float* b) {
+    uint32_t m = 0;
+    for (int i = 0; i < kLanes; ++i) {
+        const float s = ttmock::sfpu::add(a[i], -b[i]);
+        const uint32_t u = B(s);
+        const bool zero = (u & 0x7FFFFFFFu) == 0, neg = (u >> 31) != 0 && !zero;
+        bool r = false;
+        switch (op) {
+            case 0: r = neg; break;
+            case 1: r = neg || zero; break;
+            case 2: r = !neg && !zero; break;
+            case 3: r = !neg; break;
+            case 4: r = zero; break;
+            default: r = !zero; break;
+        }
+        m |= static_cast<uint32_t>(r) << i;
+    }
+    return m;
+}
+}  // namespace ttmock::sfpi_rt

@@ -113,6 +113,8 @@ private:
     BufferType buffer_type_ = BufferType::DRAM;
     DeviceAddr page_size_ = 0;
     TensorMemoryLayout layout_ = TensorMemoryLayout::INTERLEAVED;
+    const distributed::MeshBuffer* mesh_buffer_ = nullptr;  // the MeshBuffer this is the device view of
+    friend class TensorAccessorArgs;
 };
 
 }  // namespace tt::tt_metal

@@ -25,6 +25,14 @@ public:
     explicit TensorAccessorArgs(
         const std::shared_ptr<distributed::MeshBuffer>& buffer,
         tensor_accessor::ArgsConfig args_config = tensor_accessor::ArgConfig::None);
+    // a device buffer: the emulator's are the device views of MeshBuffers (get_backing_buffer())
+    explicit TensorAccessorArgs(
+        const Buffer& buffer, tensor_accessor::ArgsConfig args_config = tensor_accessor::ArgConfig::None);
+    explicit TensorAccessorArgs(
+        const Buffer* buffer, tensor_accessor::ArgsConfig args_config = tensor_accessor::ArgConfig::None);
+    explicit TensorAccessorArgs(
+        const std::shared_ptr<Buffer>& buffer,
+        tensor_accessor::ArgsConfig args_config = tensor_accessor::ArgConfig::None);
 
     void append_to(std::vector<uint32_t>& compile_time_args) const;
     std::vector<uint32_t> get_compile_time_args() const;

@@ -8,7 +8,7 @@
 namespace ttmock {
 
 struct DPrintArg {
-    enum Kind : uint8_t { Signed, Unsigned, Float, String, Char, Bool, Pointer } kind;
+    enum Kind : uint8_t { Signed, Unsigned, Float, String, Char, Bool, Pointer, TileSlice } kind;
     union {
         long long i;
         unsigned long long u;
@@ -46,6 +46,9 @@ DPrintArg dprint_arg(const T& v) {
     } else if constexpr (std::is_floating_point_v<U>) {
         a.kind = DPrintArg::Float;
         a.f = v;
+    } else if constexpr (requires { v.slice_range; v.return_code; }) {  // a TileSlice: formatted per thread
+        a.kind = DPrintArg::TileSlice;
+        a.p = &v;
     } else if constexpr (std::is_convertible_v<const T&, const char*>) {
         a.kind = DPrintArg::String;
         a.s = v;

@@ -39,6 +39,11 @@ enum class DstRoundingMode : std::uint8_t {
     NearestEven = 1,
 };
 
+enum class DstSync : std::uint8_t {
+    SyncHalf = 0,
+    SyncFull = 1,
+};
+
 struct p_sfpu {
     constexpr static std::uint32_t kCONST_1_FP16B = 0x3F80;
 };

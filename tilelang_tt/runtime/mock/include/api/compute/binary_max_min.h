@@ -1,6 +1,11 @@
 // tilelang-tt mock TT-Metalium: elementwise max / min of two DST tiles on the SFPU (api/compute/binary_max_min.h).
 #pragma once
 #include "api/compute/common_globals.h"
+// the MATH thread's LLK SFPU wrappers, visible through this header as through the SDK's
+#ifdef TRISC_MATH
+#include "llk_math_eltwise_sfpu_common.h"
+#include "llk_math_eltwise_binary_sfpu_macros.h"
+#endif
 
 namespace ckernel {
 ALWI void binary_max_tile(uint32_t idst0, uint32_t idst1, uint32_t odst, VectorMode vector_mode = VectorMode::RC) {

@@ -7,6 +7,10 @@
 #include "api/compute/cb_api.h"
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "ttmock/kernel_args.h"
+// the MATH thread's LLK SFPU wrappers, visible through this header as through the SDK's
+#ifdef TRISC_MATH
+#include "llk_math_eltwise_sfpu_common.h"
+#endif
 
 template <typename T>
 FORCE_INLINE T get_arg_val(int arg_idx) {

@@ -4,8 +4,14 @@
 #pragma once
 #include <cstdint>
 
+#include "hostdevcommon/kernel_structs.h"
 #include "ttmock/compute_api.h"
 #include "ttmock/jit_compute.h"
 #include "ttmock/llk_defs.h"
 
 #define ALWI inline __attribute__((always_inline))
+
+// the code of each TRISC thread (the emulator runs all three: ttmock/jit_compute.h)
+#define MATH(...) __VA_ARGS__
+#define PACK(...) __VA_ARGS__
+#define UNPACK(...) __VA_ARGS__

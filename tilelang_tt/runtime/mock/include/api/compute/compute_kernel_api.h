@@ -4,6 +4,16 @@
 #include <cstdint>
 #include "api/compute/common_globals.h"
 
+// The MATH thread's SFPU interface, as the SDK's header brings it under TRISC_MATH: the LLK SFPU
+// wrappers and call macros, and SFPI's names at global scope (the SDK's SFPU headers say
+// `using namespace sfpi;`)
+#ifdef TRISC_MATH
+#include "llk_math_eltwise_binary_sfpu_macros.h"
+#include "llk_math_eltwise_unary_sfpu_macros.h"
+#include "sfpi.h"
+using namespace sfpi;
+#endif
+
 namespace ckernel {
 template <VectorMode vec_mode = VectorMode::RC, bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void sigmoid_tile(uint32_t idst) {

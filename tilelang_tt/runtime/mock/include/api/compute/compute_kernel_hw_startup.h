@@ -3,6 +3,10 @@
 #include "api/compute/common_globals.h"
 #include "api/compute/src_order.h"
 #include "api/compute/reconfig_data_format.h"
+// the MATH thread's LLK SFPU wrappers, visible through this header as through the SDK's
+#ifdef TRISC_MATH
+#include "llk_math_eltwise_sfpu_common.h"
+#endif
 
 namespace ckernel {
 template <SrcOrder src_order = SrcOrder::Regular>

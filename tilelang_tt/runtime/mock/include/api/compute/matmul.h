@@ -2,6 +2,10 @@
 #pragma once
 #include <cstdint>
 #include "api/compute/common.h"
+// the MATH thread's LLK SFPU wrappers, visible through this header as through the SDK's
+#ifdef TRISC_MATH
+#include "llk_math_eltwise_sfpu_common.h"
+#endif
 
 namespace ckernel {
 ALWI void matmul_init(

@@ -1,6 +1,7 @@
 // tilelang-tt mock TT-Metalium: operand order of the source registers (api/compute/src_order.h).
 #pragma once
 #include <cstdint>
+#include "hostdevcommon/kernel_structs.h"
 
 namespace ckernel {
 enum class SrcOrder : uint8_t {

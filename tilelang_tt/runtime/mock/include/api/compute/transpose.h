@@ -1,6 +1,10 @@
 // tilelang-tt mock TT-Metalium: tile transpose into DST (api/compute/transpose.h).
 #pragma once
 #include "api/compute/common.h"
+// the MATH thread's LLK SFPU wrappers, visible through this header as through the SDK's
+#ifdef TRISC_MATH
+#include "llk_math_eltwise_sfpu_common.h"
+#endif
 
 namespace ckernel {
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>

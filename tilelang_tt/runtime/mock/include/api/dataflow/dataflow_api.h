@@ -9,6 +9,7 @@
 #include "api/compile_time_args.h"
 #include "api/debug/dprint.h"  // as the SDK's, through internal/debug/sanitize.h
 #include "api/tensor/tensor_accessor.h"
+#include "hostdevcommon/kernel_structs.h"  // tt::CBIndex: the SDK's firmware wrapper brings it (firmware_common.h)
 #include "internal/dataflow/dataflow_api_addrgen.h"
 #include "internal/dataflow/dataflow_api_common.h"
 #include "internal/risc_attribs.h"

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 
+#include "api/debug/dprint_tile.h"
 #include "ttmock/dprint.h"
 
 // a bfloat16 bit pattern to print as a number

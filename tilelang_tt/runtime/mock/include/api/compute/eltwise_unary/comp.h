@@ -2,6 +2,11 @@
 // Each writes 1.0 where the comparison holds and 0.0 elsewhere.
 #pragma once
 #include "api/compute/common_globals.h"
+// the MATH thread's LLK SFPU wrappers, visible through this header as through the SDK's
+#ifdef TRISC_MATH
+#include "llk_math_eltwise_sfpu_common.h"
+#include "llk_math_eltwise_unary_sfpu_macros.h"
+#endif
 
 namespace ckernel {
 ALWI void gtz_tile(uint32_t idst) { ttmock::sfpu_unary("gtz", idst, 0.0f); }

@@ -3,6 +3,10 @@
 #include "api/compute/common.h"
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "api/compute/tile_move_copy.h"
+// the MATH thread's LLK SFPU wrappers, visible through this header as through the SDK's
+#ifdef TRISC_MATH
+#include "llk_math_eltwise_sfpu_common.h"
+#endif
 
 namespace ckernel {
 // the legacy SFPU init: hardware startup, then copy_init (as the SDK defines it)

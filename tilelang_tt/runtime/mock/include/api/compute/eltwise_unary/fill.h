@@ -2,6 +2,11 @@
 #pragma once
 #include <bit>
 #include "api/compute/common_globals.h"
+// the MATH thread's LLK SFPU wrappers, visible through this header as through the SDK's
+#ifdef TRISC_MATH
+#include "llk_math_eltwise_sfpu_common.h"
+#include "llk_math_eltwise_unary_sfpu_macros.h"
+#endif
 
 namespace ckernel {
 ALWI void fill_tile(uint32_t idst, float param0) { ttmock::sfpu_unary("fill", idst, param0); }

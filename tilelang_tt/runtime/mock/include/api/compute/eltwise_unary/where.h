@@ -1,6 +1,10 @@
 // tilelang-tt mock TT-Metalium: select between two DST tiles by a condition tile on the SFPU (api/compute/eltwise_unary/where.h).
 #pragma once
 #include "api/compute/common_globals.h"
+// the MATH thread's LLK SFPU wrappers, visible through this header as through the SDK's
+#ifdef TRISC_MATH
+#include "llk_math_eltwise_sfpu_common.h"
+#endif
 
 namespace ckernel {
 template <DataFormat data_format>
