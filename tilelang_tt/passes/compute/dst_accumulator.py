@@ -1,7 +1,9 @@
 """DST lowering of GEMM accumulators (part of D5, see :mod:`.d5_dst_management`).
 
 An accumulator that fits DST lives there from ``acc.clear`` to ``acc.pack``; one that does
-not is computed in sub-blocks with a spill CB, as tt-metal's ``matmul_multicore_reuse`` does.
+not is computed in sub-blocks with a spill CB, as tt-metal's ``matmul_multicore_reuse`` does:
+a float32 one over a K loop with the packer accumulating the partials in L1
+(:mod:`.dst_l1_acc`), any other one reloading the partials into DST every K step.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..common import (
     tt_map,
 )
 from .dst_context import ELTWISE, DstContext, ev
+from .dst_l1_acc import l1_acc_on_mma
 
 
 def subblock(mt: int, nt: int, cap: int) -> tuple[int, int]:
@@ -158,6 +161,17 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
             return seq(then_stmts if static_value else else_stmts)
         return tirx.IfThenElse(cond, seq(then_stmts), seq(else_stmts))
 
+    if acc_dtype == "float32" and k_ext > 1 and cx.packer_l1_acc:
+        cx.plan[-1]["l1_acc"] = True
+
+        def on_mma(m):
+            return l1_acc_on_mma(
+                cx, m, spill=spill, out=out, mt=mt, nt=nt, sh=sh, sw=sw, k_var=k_var,
+                k_ext=k_ext, matmul_loops=lambda a_, b_, rows, cols, tb: _matmul_loops(
+                    a_, b_, rows, cols, kt, nt, tb, lambda h, w: h * sw + w))
+
+        return _replace(items, home, i_clear, i_x, i_pack, clears, packs, x, mmas, on_mma)
+
     def on_mma(m):
         def block(i, j):
             reload = cx.srca_cfg(spill) + [
@@ -196,6 +210,11 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
             when(last, [ev("tt.cb_push_back", out, int_imm(tiles))], True),
         ])
 
+    return _replace(items, home, i_clear, i_x, i_pack, clears, packs, x, mmas, on_mma)
+
+
+def _replace(items, home, i_clear, i_x, i_pack, clears, packs, x, mmas, on_mma):
+    """``home`` with the clear and the copy-out dropped and each mma lowered by ``on_mma``."""
     new_items = list(items)
     new_items[i_clear] = _replace_call(items[i_clear], clears[0], None)
     new_items[i_x] = _replace_calls(x, mmas, on_mma)
