@@ -47,6 +47,7 @@ from ..common import (
     buffer_scope,
     buffer_shape,
     collect,
+    const_int,
     gemm_accumulators,
     int_imm,
     get_attr,
@@ -171,15 +172,21 @@ def _candidate(loop, func_body):
     return cand
 
 
+def _stages(loop) -> int:
+    """The ring depth of blocks written in ``loop``: its num_stages (at least 1), else the
+    default depth."""
+    stages = (loop.annotations or {}).get(attrs.LOOP_NUM_STAGES)
+    return DEFAULT_DEPTH if stages is None else max(1, const_int(stages, "num_stages", loop.span))
+
+
 def _depths(body) -> dict:
     """id(buffer) -> ring depth PropagateTTLayout will give it (num_stages of the innermost
     pipelined loop writing it, else the default)."""
     out = {}
     loops = [f for f in collect(body, tirx.For) if attrs.LOOP_NUM_STAGES in (f.annotations or {})]
     for loop in loops:  # pre-order: inner loops come later and win
-        stages = _const(loop.annotations[attrs.LOOP_NUM_STAGES])
         for call in collect(loop.body, tirx.TilePrimitiveCall):
-            out[call.args[0].source] = max(1, stages or 1)
+            out[call.args[0].source] = _stages(loop)
     return out
 
 
@@ -202,8 +209,8 @@ def l1_estimate(body) -> int:
             continue
         if any(buf.same_as(a) for a in accs):
             outs = [buffer_dtype(c.args[0].source) for c in copies if c.args[1].source.same_as(buf)]
-            page = max([tile_bytes(d) for d in outs if d in ("bfloat16", "float16", "float32")]
-                       + [tile_bytes(dtype)])
+            pages = [tile_bytes(d) for d in outs if d in ("bfloat16", "float16", "float32")]
+            page = max(pages) if pages else tile_bytes(dtype)
             total += tiles * (tile_bytes(dtype) + 2 * page)
         else:
             depth = next((d for b, d in depths.items() if b.same_as(buf)), DEFAULT_DEPTH)
@@ -216,7 +223,7 @@ def _factor(cand, body, budget) -> int:
     estimated footprint fits ``budget``."""
     k_tiles = max(1, cand.k_extent // TILE)
     base = l1_estimate(body)
-    depth = max(1, _const((cand.loop.annotations or {}).get(attrs.LOOP_NUM_STAGES, 1)) or 1)
+    depth = _stages(cand.loop)
     grow = sum(block_tiles(b)[0] * block_tiles(b)[1] * tile_bytes(buffer_dtype(b)) * depth
                for b in cand.shared)
     for f in range(cand.trip, 1, -1):
