@@ -2,6 +2,7 @@
 (D5, dst_l1_acc): what the generated code does and that it still matches numpy."""
 
 import pytest
+from tvm import tirx
 
 import tilelang_tt
 import tilelang_tt.language as T
@@ -50,7 +51,7 @@ def test_k_steps_of_one_tile_become_k_blocks_with_l1_accumulated_partials():
     f, rec = coarsened(matmul(128, 128, 768, 128, 128, 32))
     assert rec == [{"factor": 8, "k_tiles": 8, "steps": 3}]
     shapes = {a.buffer.name: [int(d) for d in a.buffer.ty.shape]
-              for a in collect(f.body, __import__("tvm").tirx.AllocBuffer)}
+              for a in collect(f.body, tirx.AllocBuffer)}
     assert shapes["A_shared"] == [128, 256] and shapes["B_shared"] == [256, 128]
     src = art.sources["compute.cpp"]
     assert "pack_reconfig_l1_acc(1);" in src and "for (uint32_t k = 0; k < 3; ++k)" in src

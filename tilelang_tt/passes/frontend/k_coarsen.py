@@ -16,7 +16,7 @@ A loop is coarsened when, from its IR structure alone:
   ``B_s`` (two distinct 2-D shared buffers, each copied and multiplied whole) from a global
   tensor region whose K range (the dimension matching the buffer's K dimension, as the gemm's
   transpose flags say) starts at ``base + k * extent`` (consecutive steps tile K) and whose
-  other ranges do not depend on ``k``;
+  other ranges do not depend on ``k``, and whose last step ends inside the tensor;
 * ``A_s`` and ``B_s`` are used nowhere else;
 * the function carries no layout or L1-alias request (those name block shapes the user chose).
 
@@ -90,7 +90,7 @@ class _Candidate:
         return [c.args[0].source for c in self.copies]
 
 
-def _copy_k_dim(copy, shared_k_dim, var, ana):
+def _copy_k_dim(copy, shared_k_dim, var, trip, ana):
     """The K dimension of ``copy``'s global source, or None when the copy is not a K slice
     whose start advances by its extent with ``var`` (the other ranges independent of it)."""
     dst, src = copy.args[0], copy.args[1]
@@ -109,6 +109,10 @@ def _copy_k_dim(copy, shared_k_dim, var, ana):
     r = src.region[k_src]
     step = ana.simplify(substitute(r.min, {var: var + 1}) - r.min - r.extent)
     if _const(step) != 0 or not _uses_var(r.min, var):
+        return None
+    # the last step stays inside the tensor (no partial K block to merge)
+    end = _const(ana.simplify(substitute(r.min, {var: var * 0 + (trip - 1)}) + r.extent))
+    if end is None or end > int(buffer_shape(src.source)[k_src]):
         return None
     return k_src
 
@@ -154,7 +158,7 @@ def _candidate(loop, func_body):
         copy = next((c for c in copies if c.args[0].source.same_as(buf)), None)
         if copy is None or buffer_scope(buf) != "shared" or len(buffer_shape(buf)) != 2:
             return None
-        k_src = _copy_k_dim(copy, k_dim, loop.loop_var, ana)
+        k_src = _copy_k_dim(copy, k_dim, loop.loop_var, _const(loop.extent), ana)
         if k_src is None:
             return None
         ordered.append(copy)
