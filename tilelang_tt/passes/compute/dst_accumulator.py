@@ -126,12 +126,6 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
     sh, sw = subblock(mt, nt, cap)
     sub = sh * sw
     acc_dtype = buffer_dtype(acc)
-    spill, spill_entry = cx.new_spill_cb(acc, mt, nt, acc_dtype)
-    cx.plan.append({"acc": acc.name, "tiles": tiles, "capacity": cap, "subblock": [sh, sw],
-                    "spill_cb": spill_entry["id"]})
-    if acc_dtype == "float32" and spill_entry["id"] not in cx.config["unpack_to_dest_fp32"]:
-        cx.config["unpack_to_dest_fp32"] = sorted(cx.config["unpack_to_dest_fp32"]
-                                                   + [spill_entry["id"]])
     if isinstance(x, tirx.For):
         k_var, k_ext = x.loop_var, x.extent
         if not isinstance(k_ext, tvm.tirx.IntImm):
@@ -149,6 +143,16 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
         k_ext, first, last = 1, None, None
     else:
         raise TTUnsupportedError(f"unsupported statement around the T.gemm into {acc.name}")
+
+    # one K step (a K loop of one iteration: the whole K in one block) needs no partials
+    spill = None
+    if k_ext > 1:
+        spill, spill_entry = cx.new_spill_cb(acc, mt, nt, acc_dtype)
+        if acc_dtype == "float32" and spill_entry["id"] not in cx.config["unpack_to_dest_fp32"]:
+            cx.config["unpack_to_dest_fp32"] = sorted(cx.config["unpack_to_dest_fp32"]
+                                                       + [spill_entry["id"]])
+    cx.plan.append({"acc": acc.name, "tiles": tiles, "capacity": cap, "subblock": [sh, sw],
+                    "spill_cb": spill_entry["id"] if spill is not None else -1})
 
     def when(cond, stmts, static_value):
         """``stmts`` guarded by ``cond``; ``static_value`` when the loop has one step."""
@@ -174,13 +178,13 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
 
     def on_mma(m):
         def block(i, j):
-            reload = cx.srca_cfg(spill) + [
+            reload = [] if spill is None else cx.srca_cfg(spill) + [
                 ev("tt.copy_init", spill),
                 ev("tt.cb_wait_front", spill, int_imm(sub)),
                 loop_nest([sub], lambda t: ev("tt.copy_tile", spill, t, t), ["t"]),
                 ev("tt.cb_pop_front", spill, int_imm(sub)),
             ] + cx.srca_cfg(b) + [ev("tt.matmul_init", a, b, int_imm(trans_b))]
-            spill_pack = cx.pack_cfg(spill) + [
+            spill_pack = [] if spill is None else cx.pack_cfg(spill) + [
                 ev("tt.cb_reserve_back", spill, int_imm(sub)),
                 loop_nest([sub], lambda t: ev("tt.pack_tile", t, spill, t, int_imm(0)), ["t"]),
                 ev("tt.cb_push_back", spill, int_imm(sub)),
