@@ -4,7 +4,8 @@ Used by :mod:`.dst_accumulator` for a float32 accumulator computed in sub-blocks
 loop of ``n >= 2`` steps, unless the compile option ``tt.packer_l1_acc`` is False.  Instead
 of packing every sub-block to the partials CB and copying it back into DST in the next K
 step, the packer adds each K step's sub-block sum to the partials in L1
-(``pack_reconfig_l1_acc``, set after the packer's data format at the start of the step), as tt-metal's matmuls do with PACKER_L1_ACC:
+(``pack_reconfig_l1_acc``, set after the packer's data format at the start of the step), as
+tt-metal's matmuls do with PACKER_L1_ACC:
 
 * step 0: reserve the whole partials block (``Mt x Nt`` pages, the CB's whole ring), pack
   every sub-block into its place (``pack_tile<true>``) overwriting, push the block;

@@ -73,6 +73,14 @@ def _uses_var(expr, var) -> bool:
     return any(v.same_as(var) for v in collect(expr, tvm.ir.Var))
 
 
+def _flag(expr):
+    """A constant boolean operand (a transpose flag), or None."""
+    if isinstance(expr, bool):
+        return expr
+    value = _const(expr)
+    return None if value is None else bool(value)
+
+
 def _float_is(expr, value) -> bool:
     return isinstance(expr, tvm.tirx.FloatImm) and float(expr.value) == value
 
@@ -111,7 +119,8 @@ def _copy_k_dim(copy, shared_k_dim, var, trip, ana):
     if _const(step) != 0 or not _uses_var(r.min, var):
         return None
     # the last step stays inside the tensor (no partial K block to merge)
-    end = _const(ana.simplify(substitute(r.min, {var: var * 0 + (trip - 1)}) + r.extent))
+    last = var * 0 + (trip - 1)  # the last step's index, an expression of var's type
+    end = _const(ana.simplify(substitute(r.min, {var: last}) + r.extent))
     if end is None or end > int(buffer_shape(src.source)[k_src]):
         return None
     return k_src
@@ -133,12 +142,13 @@ def _candidate(loop, func_body):
         return None
     gemms = [s for s in items if s.op.name == "tirx.tile.gemm"]
     copies = [s for s in items if s.op.name == "tirx.tile.copy"]
-    if len(gemms) != 1 or len(copies) != 2 or items[2] is not gemms[0] and \
-            not items[2].same_as(gemms[0]):
+    if len(gemms) != 1 or len(copies) != 2 or not items[2].same_as(gemms[0]):
         return None
     gemm = gemms[0]
     c_out, a, b, c_in = gemm.args[0], gemm.args[1], gemm.args[2], gemm.args[3]
-    trans_a, trans_b = bool(gemm.args[4]), bool(gemm.args[5])
+    trans_a, trans_b = _flag(gemm.args[4]), _flag(gemm.args[5])
+    if trans_a is None or trans_b is None:
+        return None
     if not (_float_is(gemm.args[6], 1.0) and _float_is(gemm.args[7], 1.0)):
         return None  # clear_accum (beta = 0) restarts the sum every step
     if not c_out.source.same_as(c_in.source) or buffer_scope(c_out.source) != "local.fragment":
@@ -146,12 +156,8 @@ def _candidate(loop, func_body):
     if a.source.same_as(b.source) or not (_full(a) and _full(b) and _full(c_out)):
         return None
     ana = Analyzer()
-    by_dst = {}
-    for copy in copies:
-        dst = copy.args[0]
-        if not _full(dst):
-            return None
-        by_dst[id(dst.source)] = copy
+    if not all(_full(c.args[0]) for c in copies):
+        return None
     ordered, k_dims = [], []
     for operand, k_dim in ((a, 0 if trans_a else 1), (b, 1 if trans_b else 0)):
         buf = operand.source
