@@ -46,9 +46,11 @@ def coarsened(func, **kw):
 
 def test_k_steps_of_one_tile_become_k_blocks_with_l1_accumulated_partials():
     # 24 K steps of one tile -> 3 K blocks of 8; the 4x4-tile fp32 accumulator is computed in
-    # 1x4 sub-blocks: partials packed to L1 (overwrite, then L1 accumulation), reloaded once
-    art = tilelang_tt.compile(matmul(128, 128, 768, 128, 128, 32), out_idx=-1)
-    f, rec = coarsened(matmul(128, 128, 768, 128, 128, 32))
+    # 1x4 sub-blocks: partials packed to L1 (overwrite, then L1 accumulation), reloaded once.
+    # Two output blocks on one core: the partials CB starts every work unit empty
+    func = tilelang_tt.annotate_tt_schedule(matmul(256, 128, 768, 128, 128, 32), core_grid=(1, 1))
+    art = tilelang_tt.compile(func, out_idx=-1)
+    f, rec = coarsened(func)
     assert rec == [{"factor": 8, "k_tiles": 8, "steps": 3}]
     shapes = {a.buffer.name: [int(d) for d in a.buffer.ty.shape]
               for a in collect(f.body, tirx.AllocBuffer)}
@@ -56,13 +58,13 @@ def test_k_steps_of_one_tile_become_k_blocks_with_l1_accumulated_partials():
     src = art.sources["compute.cpp"]
     assert "pack_reconfig_l1_acc(1);" in src and "for (uint32_t k = 0; k < 3; ++k)" in src
     assert "noc_async_read_barrier" in art.sources["reader.cpp"]
-    a, b = rand((128, 768), "bfloat16", 11), rand((768, 128), "bfloat16", 12)
+    a, b = rand((256, 768), "bfloat16", 11), rand((768, 128), "bfloat16", 12)
     c = art(a, b)
     ops = art.last_run_stats["total"]["tile_ops"]
-    # 16 tiles x 24 K tiles of matmul; 3 packs of the 16 tiles (2 to the partials, 1 out);
-    # one reload of the partials (the last K block), where one-tile K steps reloaded 23 times
-    assert ops["matmul"] == 16 * 24 and ops["pack"] == 16 * 3 and ops["copy"] == 16
-    assert art.last_run_stats["total"]["noc_reads"] == 3 * (32 + 32)  # 32 + 32 tiles a K block
+    # per block: 16 tiles x 24 K tiles of matmul; 3 packs of the 16 tiles (2 to the partials,
+    # 1 out); one reload of the partials (the last K block; one-tile K steps reloaded 23 times)
+    assert ops["matmul"] == 2 * 16 * 24 and ops["pack"] == 2 * 16 * 3 and ops["copy"] == 2 * 16
+    assert art.last_run_stats["total"]["noc_reads"] == 2 * 3 * (32 + 32)  # A, B: 32 tiles each
     assert_matmul(c, a, b, art)
 
 
