@@ -11,13 +11,16 @@ Two kernels per size, at fidelity HiFi2:
   This checks the model against the measurement of the same dataflow.
 * ``tilelang``: TileLang's GEMM (examples/kernels.py ``matmul``) as the compiler emits it today,
   one output block per core (block_M = M / 8, block_N = N / 8; M / 16 when that does not fit
-  L1), block_K 32: every core reads its own A and B blocks from DRAM (no multicast reuse).
+  L1), block_K 32: every core reads its own A and B blocks from DRAM (no multicast reuse). The
+  compiler takes several K steps per K block (CoarsenKLoopTT); ``blocks`` prints
+  ``block_M x block_N x block_K / K block``.
 
 Each row prints the modelled device time, TFLOP/s, matrix engine utilisation, the bound and the
 error against the published device time.
 
     python benchmarks/gemm_flops.py [--sizes 1024 2048] [--kernels mcast tilelang]
                                     [--block-k 32] [--mcast-kb 4] [--device n150]
+                                    [--option tt.k_coarsen=false ...] [--detail]
 """
 
 import argparse
@@ -53,20 +56,29 @@ def inputs(n):
             rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16))
 
 
-def run_tilelang(n, block_k, device):
+def run_tilelang(n, block_k, device, options=None, detail=False):
     from tilelang_tt import TTResourceError
 
     for blk in (n // 8, n // 16):
         try:
             art = tilelang_tt.compile(matmul(n, n, n, blk, blk, block_k), out_idx=-1,
-                                      pass_configs={"tt.math_fidelity": "HiFi2"})
+                                      pass_configs={"tt.math_fidelity": "HiFi2",
+                                                    **(options or {})})
             break
         except TTResourceError:
             continue
     a, b = inputs(n)
     t0 = time.perf_counter()
     art.run(a, b, device=device)
-    return art.last_run_stats["device"], time.perf_counter() - t0, f"{blk}x{blk}x{block_k}"
+    # the K block the compiler chose (CoarsenKLoopTT): A's CB holds block_M x K-block tiles
+    a_cb = next(cb for cb in art.plan["circular_buffers"] if cb["name"] == "A_shared")
+    if detail:
+        core = art.last_run_stats["device"]["cores"][0]
+        print(f"{'':>6} tile ops (all cores) {art.last_run_stats['total']['tile_ops']}; core "
+              f"{core['core']}: matmul cycles {core['matmul_cycles']}, busy cycles "
+              + ", ".join(f"{risc} {r['busy']:.0f}" for risc, r in core["risc"].items()))
+    return (art.last_run_stats["device"], time.perf_counter() - t0,
+            f"{blk}x{blk}x{block_k}/{32 * a_cb['block'][1]}")
 
 
 def run_mcast(n, kb, device):
@@ -94,7 +106,15 @@ def main():
     parser.add_argument("--block-k", type=int, default=32)
     parser.add_argument("--mcast-kb", type=int, default=4, help="K block of mcast, in tiles")
     parser.add_argument("--device", default="n150")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=BOOL",
+                        help="tilelang: a boolean pass_config, e.g. tt.k_coarsen=false")
+    parser.add_argument("--detail", action="store_true",
+                        help="tilelang: print tile op counts and core 0's busy cycles per RISC")
     args = parser.parse_args()
+    options = {}
+    for opt in args.option:
+        key, _, val = opt.partition("=")
+        options[key] = val.strip().lower() in ("1", "true", "yes", "on")
     print(f"{'M=N=K':>6} {'kernel':>9} {'blocks':>12} {'modelled us':>12} {'TFLOP/s':>8} "
           f"{'util %':>7} {'bound':>14} {'pub device us':>14} {'pub util %':>10} {'error %':>8} "
           f"{'emulator s':>10}")
@@ -103,7 +123,8 @@ def main():
             if kernel == "mcast":
                 dev, wall, blocks = run_mcast(n, args.mcast_kb, args.device)
             else:
-                dev, wall, blocks = run_tilelang(n, args.block_k, args.device)
+                dev, wall, blocks = run_tilelang(n, args.block_k, args.device, options,
+                                                 args.detail)
             us = dev["device_time_ns"] / 1e3
             tflops = 2.0 * n ** 3 / dev["device_time_ns"] / 1e3
             pub = published_device_ns(n) if n in PUBLISHED else None

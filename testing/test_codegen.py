@@ -112,19 +112,21 @@ def test_reads_stay_inside_inputs(art):
 def test_gemm_reuses_blocks_and_subblocks():
     art = tilelang_tt.compile(kernels.matmul(256, 256, 128))
     compute = art.sources["compute.cpp"]
-    # A (4x1 tiles) and B (1x4 tiles) blocks are waited for once per K step and reused by all
-    # 4 sub-blocks of 1x4 output tiles; partials go through the spill CB between K steps
-    assert "cb_wait_front(A_shared_cb, 4);" in compute and "cb_wait_front(B_shared_cb, 4);" in compute
+    # the 4 K steps of one tile are one K block (CoarsenKLoopTT): A (4x4 tiles) and B (4x4
+    # tiles) blocks are waited for once and reused by all 4 sub-blocks of 1x4 output tiles
+    assert "cb_wait_front(A_shared_cb, 16);" in compute and "cb_wait_front(B_shared_cb, 16);" in compute
     assert compute.count("tile_regs_acquire();") == 1
     assert "for (uint32_t sb_m = 0; sb_m < 4; ++sb_m)" in compute
-    assert "C_local_partials_cb" in compute and "pack_tile<true>(" in compute
+    # one K block: no partials at all, each sub-block packed straight into the output block
+    assert "C_local_partials" not in compute and "pack_tile<true>(" in compute
     cbs = {c["name"]: c for c in art.plan["circular_buffers"]}
-    assert cbs["A_shared"]["depth"] == 3 and cbs["A_shared"]["num_pages"] == 12
+    assert cbs["A_shared"]["depth"] == 3 and cbs["A_shared"]["num_pages"] == 48
 
 
 def test_num_stages_sets_cb_depth():
     for stages in (1, 2, 4):
-        art = tilelang_tt.compile(kernels.matmul(128, 128, 128, 64, 64, 32, num_stages=stages))
+        art = tilelang_tt.compile(kernels.matmul(128, 128, 128, 64, 64, 32, num_stages=stages),
+                                  pass_configs={"tt.k_coarsen": False})
         cbs = {c["name"]: c for c in art.plan["circular_buffers"]}
         assert cbs["A_shared"]["depth"] == stages and cbs["B_shared"]["depth"] == stages
         assert f"CircularBufferConfig({2 * stages * 2048}," in art.sources["main.cpp"]

@@ -18,6 +18,8 @@ from tilelang_tt import attrs, ops
 from tilelang_tt.passes import pipeline
 from tilelang_tt.passes.common import collect, run_pass, to_py, tt_calls
 from tilelang_tt.passes.dataflow.copy_forwarding import forward_copies
+from tilelang_tt.passes.frontend.k_coarsen import coarsen_k_loops
+from tilelang_tt.target import profile_of
 
 KERNELS = {
     "gemm": lambda: kernels.matmul(256, 256, 128),
@@ -64,6 +66,9 @@ GUARANTEES = {
     "A0.4": lambda m: all(not any(c.args[0].source.same_as(r.source) for r in c.args[1:]
                                   if isinstance(r, tvm.ir.TensorRegion))
                           for c in _tiles(m) if c.op.name != "tirx.tile.gemm"),
+    # no coarsenable K loop is left: coarsening again changes nothing
+    "A0.5": lambda m: all(not coarsen_k_loops(f.body, profile_of(
+        str(f.attrs[attrs.TARGET])).l1_usable_bytes)[1] for f in _funcs(m)),
     "V0": lambda m: True,
     "A1": lambda m: all(len(to_py(f.attrs[attrs.LAYOUT_DESC])) == len(f.params) for f in _funcs(m)),
     "A2": lambda m: all(attrs.CB_DESC in (a.annotations or {}) or attrs.ACC_DESC in

@@ -19,8 +19,8 @@ def same_tree(a, b) -> bool:
     return tvm_ffi.structural_equal(a, b)
 
 
-def upto(func, stage, target="tenstorrent"):
-    return tilelang_tt.lower(func, target, stop_after=stage)
+def upto(func, stage, target="tenstorrent", **kw):
+    return tilelang_tt.lower(func, target, stop_after=stage, **kw)
 
 
 def only(mod):
@@ -40,12 +40,14 @@ def op_names(node):
 
 
 GEMM = dict(M=256, N=256, K=128)
+# the stages' mechanics on K steps of one tile (CoarsenKLoopTT would make them 4 tiles wide)
+ONE_TILE_K = {"pass_configs": {"tt.k_coarsen": False}}
 
 
 def test_stage_list_is_complete():
     assert pipeline.stage_names() == [
         "ScalarsToBindTT", "LowerParallelToTileTT", "LegalizeTileOpsTT", "VersionBlockBuffersTT",
-        "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
+        "CoarsenKLoopTT", "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
         "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",
         "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "BuildTileDFGTT", "PlaceL1ShardsTT",
         "SplitDeviceKernel",
@@ -67,7 +69,7 @@ def test_pipeline_is_registered_with_tvm():
 
 def test_stop_after_a_phase_tag_covers_its_sub_stages():
     f = only(upto(kernels.elementwise_add(64, 64), "A0"))
-    assert to_py(f.attrs[attrs.STAGE]) == "VersionBlockBuffersTT"
+    assert to_py(f.attrs[attrs.STAGE]) == "CoarsenKLoopTT"
     with pytest.raises(tilelang_tt.TTCompileError, match="unknown stage 'Z9'"):
         upto(kernels.elementwise_add(64, 64), "Z9")
 
@@ -150,7 +152,7 @@ def test_a1_user_layout_requests_are_validated():
 
 
 def test_a2_cb_depth_from_num_stages_and_acc_desc():
-    f = only(upto(kernels.matmul_nt(**GEMM, num_stages=3), "A2"))
+    f = only(upto(kernels.matmul_nt(**GEMM, num_stages=3), "A2", **ONE_TILE_K))
     descs = {a.buffer.name: to_py(a.annotations) for a in collect(f.body, tirx.AllocBuffer)}
     assert descs["A_shared"][attrs.CB_DESC] == {"rows": 4, "cols": 1, "depth": 3,
                                                 "dtype": "bfloat16", "page_bytes": 2048,
@@ -206,7 +208,7 @@ def test_b2_block_indices_from_work_id():
 
 
 def test_c1_shared_to_cb_and_tile_streams():
-    f = only(upto(kernels.matmul(**GEMM), "C1"))
+    f = only(upto(kernels.matmul(**GEMM), "C1", **ONE_TILE_K))
     cbs = [b for b in collect(f.body, tirx.Bind) if ops.tt_op_name(b.value) == "tt.alloc_cb"]
     # the gemm still reads A_shared and B_shared: their allocations stay, naming their CBs
     kept = {a.buffer.name: a.annotations[attrs.CB] for a in collect(f.body, tirx.AllocBuffer)
@@ -223,7 +225,7 @@ def test_c1_shared_to_cb_and_tile_streams():
 
 
 def test_c2_compute_ops():
-    f = only(upto(kernels.matmul_nt(**GEMM), "C2"))
+    f = only(upto(kernels.matmul_nt(**GEMM), "C2", **ONE_TILE_K))
     (mma,) = tt_calls(f.body, "tt.mm.mma")
     assert [int(x) for x in mma.args[3:]] == [4, 4, 1, 1]  # Mt Nt Kt transpose_b
     assert len(tt_calls(f.body, "tt.acc.clear")) == 1
@@ -252,7 +254,7 @@ def test_c2_compute_ops():
 
 
 def test_c3_dfg_ids_and_consume_ranges():
-    f = only(upto(kernels.matmul_nt(**GEMM), "C3"))
+    f = only(upto(kernels.matmul_nt(**GEMM), "C3", **ONE_TILE_K))
     dfg = to_py(f.attrs[attrs.TILE_DFG])
     table = {e["name"]: (e["id"], e["role"], e["producer"], e["consumer"]) for e in dfg}
     assert table == {"A_shared": (0, "input", "reader", "compute"),
@@ -334,7 +336,8 @@ def test_d5_accumulator_that_fits_dst():
 
 
 def test_d5_accumulator_subblocks_and_spills():
-    mod = upto(kernels.matmul(**GEMM), "D5")
+    mod = upto(kernels.matmul(**GEMM), "D5",
+               pass_configs={"tt.k_coarsen": False, "tt.packer_l1_acc": False})
     c = kernel(mod, "compute")
     plan = to_py(c.attrs[attrs.DST_PLAN])
     assert plan == [{"acc": "C_local", "tiles": 16, "capacity": 4, "subblock": [1, 4],

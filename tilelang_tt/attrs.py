@@ -39,16 +39,24 @@ RUNTIME_ARGS = "tt.runtime_args"  # E1: ordered list of runtime-arg dicts
 # [{"name", "source": "auto" | "spec", "cbs": [ids], "bytes", "unaliased_bytes"}, ...]
 L1_REGIONS = "tt.l1_regions"
 PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j} of the persistent loop
+# A0.5: the GEMM K loops taking several K steps per iteration:
+# [{"factor": f, "k_tiles": tiles of a K block, "steps": iterations}, ...]
+K_COARSEN = "tt.k_coarsen"
 
 # ---- compile options: tilelang_tt.compile(func, pass_configs={KEY: value}) ----------------------
-# (TileLang's `pass_configs` dict style; validated by tilelang_tt.compiler, read by D4 and D6)
+# (TileLang's `pass_configs` dict style; validated by tilelang_tt.compiler, read by A0.5, D4, D5
+# and D6)
 PC_MATH_FIDELITY = "tt.math_fidelity"  # "LoFi" | "HiFi2" | "HiFi3" | "HiFi4" (matrix engine)
 PC_FP32_DEST_ACC_EN = "tt.fp32_dest_acc_en"  # bool: DST holds fp32 (True) or 16-bit data
 PC_L1_ALIAS = "tt.l1_alias"  # bool: D6 shares L1 between CBs automatically (default True)
+PC_K_COARSEN = "tt.k_coarsen"  # bool: A0.5 gives GEMM K loops K blocks of several tiles (True)
+PC_PACKER_L1_ACC = "tt.packer_l1_acc"  # bool: D5 accumulates fp32 GEMM partials in L1 (True)
 PASS_CONFIGS: dict[str, object] = {
     PC_MATH_FIDELITY: ("LoFi", "HiFi2", "HiFi3", "HiFi4"),
     PC_FP32_DEST_ACC_EN: bool,
     PC_L1_ALIAS: bool,
+    PC_K_COARSEN: bool,
+    PC_PACKER_L1_ACC: bool,
 }
 
 # ---- allocation annotations ----------------------------------------------------------------

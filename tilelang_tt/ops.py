@@ -462,6 +462,9 @@ _compute("pack_tile",
          template=lambda out_of_order: "<true>" if out_of_order else "", template_args=1)
 _compute("pack_reconfig_data_format", "pack_reconfig_data_format(ocb)", "pack.h", "ocb:cb",
          engine="config")
+_compute("pack_reconfig_l1_acc",
+         "pack_reconfig_l1_acc(enable): later packs add to the L1 tile they pack into (1) or "
+         "overwrite it (0)", "pack.h", "enable:imm", engine="config")
 _compute("reconfig_data_format_srca", "reconfig_data_format_srca(cb)", "common.h", "cb:cb",
          engine="config")
 _compute("reconfig_data_format_srcb", "reconfig_data_format_srcb(cb)", "common.h", "cb:cb",

@@ -7,6 +7,7 @@ folder, TVM's own where they do the job):
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
                A0.3 LegalizeTileOpsTT          engine forms (staged global copies, min/abs)
                A0.4 VersionBlockBuffersTT      block buffers in single-assignment form
+               A0.5 CoarsenKLoopTT             GEMM K loops: K blocks of several tiles
     verify     V0   VerifyTileProgramTT        element accesses, scopes, dependencies via DRAM
     layout     A1   InferTTLayout              tt.layout_desc per tensor parameter
                A2   PropagateTTLayout          tt.cb_desc / tt.acc_desc on block buffers
@@ -54,6 +55,7 @@ from .dataflow.tile_dfg import BuildTileDFGTT
 from .dataflow.shard_in_place import PlaceL1ShardsTT
 from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
 from .frontend.block_versions import VersionBlockBuffersTT
+from .frontend.k_coarsen import CoarsenKLoopTT
 from .frontend.legalize import LegalizeTileOpsTT
 from .frontend.parallel_to_tile import LowerParallelToTileTT
 from .frontend.scalars import ScalarsToBindTT
@@ -73,6 +75,7 @@ STAGES = [
     ("A0.2", LowerParallelToTileTT),
     ("A0.3", LegalizeTileOpsTT),
     ("A0.4", VersionBlockBuffersTT),
+    ("A0.5", CoarsenKLoopTT),
     ("V0", VerifyTileProgramTT),
     ("A1", InferTTLayout),
     ("A2", PropagateTTLayout),

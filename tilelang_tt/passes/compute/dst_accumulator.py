@@ -1,7 +1,9 @@
 """DST lowering of GEMM accumulators (part of D5, see :mod:`.d5_dst_management`).
 
 An accumulator that fits DST lives there from ``acc.clear`` to ``acc.pack``; one that does
-not is computed in sub-blocks with a spill CB, as tt-metal's ``matmul_multicore_reuse`` does.
+not is computed in sub-blocks with a spill CB, as tt-metal's ``matmul_multicore_reuse`` does:
+a float32 one over a K loop with the packer accumulating the partials in L1
+(:mod:`.dst_l1_acc`), any other one reloading the partials into DST every K step.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..common import (
     tt_map,
 )
 from .dst_context import ELTWISE, DstContext, ev
+from .dst_l1_acc import l1_acc_on_mma
 
 
 def subblock(mt: int, nt: int, cap: int) -> tuple[int, int]:
@@ -123,12 +126,6 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
     sh, sw = subblock(mt, nt, cap)
     sub = sh * sw
     acc_dtype = buffer_dtype(acc)
-    spill, spill_entry = cx.new_spill_cb(acc, mt, nt, acc_dtype)
-    cx.plan.append({"acc": acc.name, "tiles": tiles, "capacity": cap, "subblock": [sh, sw],
-                    "spill_cb": spill_entry["id"]})
-    if acc_dtype == "float32" and spill_entry["id"] not in cx.config["unpack_to_dest_fp32"]:
-        cx.config["unpack_to_dest_fp32"] = sorted(cx.config["unpack_to_dest_fp32"]
-                                                   + [spill_entry["id"]])
     if isinstance(x, tirx.For):
         k_var, k_ext = x.loop_var, x.extent
         if not isinstance(k_ext, tvm.tirx.IntImm):
@@ -147,6 +144,16 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
     else:
         raise TTUnsupportedError(f"unsupported statement around the T.gemm into {acc.name}")
 
+    # one K step (a K loop of one iteration: the whole K in one block) needs no partials
+    spill = None
+    if k_ext > 1:
+        spill, spill_entry = cx.new_spill_cb(acc, mt, nt, acc_dtype)
+        if acc_dtype == "float32" and spill_entry["id"] not in cx.config["unpack_to_dest_fp32"]:
+            cx.config["unpack_to_dest_fp32"] = sorted(cx.config["unpack_to_dest_fp32"]
+                                                       + [spill_entry["id"]])
+    cx.plan.append({"acc": acc.name, "tiles": tiles, "capacity": cap, "subblock": [sh, sw],
+                    "spill_cb": spill_entry["id"] if spill is not None else -1})
+
     def when(cond, stmts, static_value):
         """``stmts`` guarded by ``cond``; ``static_value`` when the loop has one step."""
         if k_ext == 1:
@@ -158,15 +165,26 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
             return seq(then_stmts if static_value else else_stmts)
         return tirx.IfThenElse(cond, seq(then_stmts), seq(else_stmts))
 
+    if acc_dtype == "float32" and k_ext > 1 and cx.packer_l1_acc:
+        cx.plan[-1]["l1_acc"] = True
+
+        def on_mma(m):
+            return l1_acc_on_mma(
+                cx, m, spill=spill, out=out, mt=mt, nt=nt, sh=sh, sw=sw, k_var=k_var,
+                k_ext=k_ext, matmul_loops=lambda a_, b_, rows, cols, tb: _matmul_loops(
+                    a_, b_, rows, cols, kt, nt, tb, lambda h, w: h * sw + w))
+
+        return _replace(items, home, i_clear, i_x, i_pack, clears, packs, x, mmas, on_mma)
+
     def on_mma(m):
         def block(i, j):
-            reload = cx.srca_cfg(spill) + [
+            reload = [] if spill is None else cx.srca_cfg(spill) + [
                 ev("tt.copy_init", spill),
                 ev("tt.cb_wait_front", spill, int_imm(sub)),
                 loop_nest([sub], lambda t: ev("tt.copy_tile", spill, t, t), ["t"]),
                 ev("tt.cb_pop_front", spill, int_imm(sub)),
             ] + cx.srca_cfg(b) + [ev("tt.matmul_init", a, b, int_imm(trans_b))]
-            spill_pack = cx.pack_cfg(spill) + [
+            spill_pack = [] if spill is None else cx.pack_cfg(spill) + [
                 ev("tt.cb_reserve_back", spill, int_imm(sub)),
                 loop_nest([sub], lambda t: ev("tt.pack_tile", t, spill, t, int_imm(0)), ["t"]),
                 ev("tt.cb_push_back", spill, int_imm(sub)),
@@ -196,6 +214,11 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
             when(last, [ev("tt.cb_push_back", out, int_imm(tiles))], True),
         ])
 
+    return _replace(items, home, i_clear, i_x, i_pack, clears, packs, x, mmas, on_mma)
+
+
+def _replace(items, home, i_clear, i_x, i_pack, clears, packs, x, mmas, on_mma):
+    """``home`` with the clear and the copy-out dropped and each mma lowered by ``on_mma``."""
     new_items = list(items)
     new_items[i_clear] = _replace_call(items[i_clear], clears[0], None)
     new_items[i_x] = _replace_calls(x, mmas, on_mma)

@@ -44,6 +44,9 @@ class DstContext:
         self.new_cbs = []  # spill CBs: (Bind, dfg entry)
         self.multi_format = len(dtypes) > 1
         self.plan = []
+        options = to_py(func.attrs[attrs.COMPILE_OPTIONS]) if func.attrs is not None and \
+            attrs.COMPILE_OPTIONS in func.attrs else {}
+        self.packer_l1_acc = bool((options or {}).get(attrs.PC_PACKER_L1_ACC, True))
 
     def note_dtype(self, dtype):
         dtypes = {e["dtype"] for e in self.info.entries} | {dtype}

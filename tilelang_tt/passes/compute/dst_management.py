@@ -14,7 +14,10 @@ Capacity ``D`` = tiles one ``tile_regs_acquire`` gives (8 for 16-bit half-sync, 
   ``matmul_multicore_reuse`` does: in every K step each sub-block is acquired, reloaded from a
   spill CB (all but the first step), accumulated over the resident A/B blocks, and packed back
   to the spill CB - or, in the last step, straight into its place in the output block
-  (``pack_tile<true>``), which is reserved before and pushed after the sub-blocks.  The
+  (``pack_tile<true>``), which is reserved before and pushed after the sub-blocks.  A float32
+  accumulator's partials are instead accumulated in L1 by the packer and reloaded only in the
+  last step (:mod:`.dst_l1_acc`; compile option ``tt.packer_l1_acc``).  A K loop of one
+  step needs no spill CB.  The
   structure required is ``acc.clear; [K loop containing mm.mma]; acc.pack`` in one statement
   list; anything else is a ``TTUnsupportedError``.  The spill CB (acc dtype, ``Mt*Nt`` pages)
   is added to ``tt.tile_dfg`` and, for fp32, unpacked straight to DST;
