@@ -298,6 +298,65 @@ AVX2_FN void plan_row16(RowPlan16& plan, const int16_t* ea /* 16x16 face [k][c] 
     }
 }
 
+// The accumulator of `accumulate` for two MVMUL group sums, in AVX2 integer and float
+// instructions, on signed values: a group sum x (|x| < 2^15, so x * 2^13 < 2^28) aligned with ties
+// toward +infinity is (x * 2^13 + 2^(d-1)) >> d (arithmetic shift; d is capped at 30, which
+// leaves 0 as any larger d does); the DST value is aligned on its magnitude (ties away from zero).
+// The exact sum T (|T| < 2^30) is normalised and rounded half away from zero by an int -> float
+// conversion: with a 32-bit DST of 2|T| + sticky bit (the sticky bit turns a tie, which the
+// conversion would round to even, into a round up; only set from 2^24 on, where the conversion
+// drops at least two bits); with a 16-bit DST T is a multiple of 2^13 and T / 2^13 converts
+// exactly, then the packer-style + 0x8000 rounds to BF16. The float's exponent is then moved to
+// the accumulator's: exponent = emax + (float exponent - bias - the scaling).
+template <bool kFp32>
+AVX2_FN inline __m256i accumulate_avx2(__m256i x0, __m256i e0, __m256i x1, __m256i e1, __m256i dst) {
+    const __m256i one = _mm256_set1_epi32(1);
+    const __m256i ed = _mm256_and_si256(_mm256_srli_epi32(dst, 23), _mm256_set1_epi32(255));
+    __m256i md = _mm256_or_si256(_mm256_and_si256(dst, _mm256_set1_epi32(0x7FFFFF)),
+                                 _mm256_set1_epi32(0x800000));
+    md = _mm256_andnot_si256(_mm256_cmpeq_epi32(ed, _mm256_setzero_si256()), md);
+    const __m256i emax = _mm256_max_epi32(_mm256_max_epi32(e0, e1), ed);
+    // DST: magnitude aligned rounding half up (srlv / sllv give 0 for counts above 31)
+    const __m256i dd = _mm256_sub_epi32(emax, ed);
+    md = _mm256_srlv_epi32(_mm256_add_epi32(md, _mm256_sllv_epi32(one, _mm256_sub_epi32(dd, one))), dd);
+    const __m256i cap = _mm256_set1_epi32(30);
+    const __m256i d0 = _mm256_min_epi32(_mm256_sub_epi32(emax, e0), cap);
+    const __m256i d1 = _mm256_min_epi32(_mm256_sub_epi32(emax, e1), cap);
+    x0 = _mm256_srav_epi32(_mm256_add_epi32(x0, _mm256_sllv_epi32(one, _mm256_sub_epi32(d0, one))), d0);
+    x1 = _mm256_srav_epi32(_mm256_add_epi32(x1, _mm256_sllv_epi32(one, _mm256_sub_epi32(d1, one))), d1);
+    if (!kFp32) {  // each addend rounded to 10 mantissa bits (ties toward +infinity; DST half up)
+        const __m256i half = _mm256_set1_epi32(1 << 12), grid = _mm256_set1_epi32(~0x1FFF);
+        x0 = _mm256_and_si256(_mm256_add_epi32(x0, half), grid);
+        x1 = _mm256_and_si256(_mm256_add_epi32(x1, half), grid);
+        md = _mm256_and_si256(_mm256_add_epi32(md, half), grid);
+    }
+    const __m256i xd = _mm256_sign_epi32(md, dst);  // dst as int32: negative iff its sign bit is set
+    const __m256i t = _mm256_add_epi32(_mm256_add_epi32(x0, x1), xd);
+    const __m256i mag = _mm256_abs_epi32(t);
+    __m256i fb, bias;
+    if (kFp32) {
+        const __m256i big = _mm256_cmpgt_epi32(mag, _mm256_set1_epi32((1 << 24) - 1));
+        const __m256i v = _mm256_or_si256(_mm256_add_epi32(mag, mag), _mm256_and_si256(big, one));
+        fb = _mm256_castps_si256(_mm256_cvtepi32_ps(v));
+        // Wormhole renormalises -1 wrongly (ttsim models it): exponent emax + 4, mantissa 0
+        fb = _mm256_add_epi32(fb, _mm256_and_si256(_mm256_cmpeq_epi32(t, _mm256_set1_epi32(-1)),
+                                                   _mm256_set1_epi32(27 << 23)));
+        bias = _mm256_sub_epi32(emax, _mm256_set1_epi32(127 + 23 + 1));
+    } else {
+        fb = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_srli_epi32(mag, 13)));
+        fb = _mm256_and_si256(_mm256_add_epi32(fb, _mm256_set1_epi32(0x8000)), _mm256_set1_epi32(0xFFFF0000));
+        bias = _mm256_sub_epi32(emax, _mm256_set1_epi32(127 + 23 - 13));
+    }
+    const __m256i exp = _mm256_add_epi32(_mm256_srli_epi32(fb, 23), bias);
+    const __m256i sign = _mm256_and_si256(t, _mm256_set1_epi32(static_cast<int32_t>(0x80000000u)));
+    __m256i out = _mm256_or_si256(_mm256_add_epi32(fb, _mm256_slli_epi32(bias, 23)), sign);
+    const __m256i inf = _mm256_or_si256(sign, _mm256_set1_epi32(0x7F800000));
+    out = _mm256_blendv_epi8(out, inf, _mm256_cmpgt_epi32(exp, _mm256_set1_epi32(254)));
+    const __m256i zero = _mm256_or_si256(_mm256_cmpeq_epi32(t, _mm256_setzero_si256()),
+                                         _mm256_cmpgt_epi32(one, exp));
+    return _mm256_andnot_si256(zero, out);
+}
+
 template <bool kFp32>
 AVX2_FN void mvmul_row16(uint32_t* drow, const RowPlan16& plan, const int16_t* fa /* [k][c] */,
                          const int16_t* fb /* 16 lanes */, int32_t adj) {
@@ -312,17 +371,19 @@ AVX2_FN void mvmul_row16(uint32_t* drow, const RowPlan16& plan, const int16_t* f
         }
         sum[g] = acc;
     }
+    const __m256i vadj = _mm256_set1_epi32(adj), zero = _mm256_setzero_si256();
     for (int h = 0; h < 16; h += kLanes) {
         const __m128i h0 = h ? _mm256_extracti128_si256(sum[0], 1) : _mm256_castsi256_si128(sum[0]);
         const __m128i h1 = h ? _mm256_extracti128_si256(sum[1], 1) : _mm256_castsi256_si128(sum[1]);
-        const vi s0 = (vi)_mm256_cvtepi16_epi32(h0), s1 = (vi)_mm256_cvtepi16_epi32(h1);
-        const vi e0 = load<vi>(&plan.emax[0][h]) + adj, e1 = load<vi>(&plan.emax[1][h]) + adj;
-        const vi v0 = e0 > 0, v1 = e1 > 0;  // a group whose exponent underflows contributes nothing
-        const vi m0 = v0 & ((s0 < 0 ? -s0 : s0) << 13);
-        const vi m1 = v1 & ((s1 < 0 ? -s1 : s1) << 13);
-        const vu out = accumulate<kFp32>(v0 & (s0 < 0) & 1, v0 & e0, m0, v1 & (s1 < 0) & 1,
-                                         v1 & e1, m1, load<vu>(drow + h));
-        store(drow + h, out);
+        __m256i e0 = _mm256_add_epi32(load<__m256i>(&plan.emax[0][h]), vadj);
+        __m256i e1 = _mm256_add_epi32(load<__m256i>(&plan.emax[1][h]), vadj);
+        // a group whose exponent underflows contributes nothing
+        const __m256i v0 = _mm256_cmpgt_epi32(e0, zero), v1 = _mm256_cmpgt_epi32(e1, zero);
+        e0 = _mm256_and_si256(e0, v0);
+        e1 = _mm256_and_si256(e1, v1);
+        const __m256i x0 = _mm256_and_si256(_mm256_slli_epi32(_mm256_cvtepi16_epi32(h0), 13), v0);
+        const __m256i x1 = _mm256_and_si256(_mm256_slli_epi32(_mm256_cvtepi16_epi32(h1), 13), v1);
+        store(drow + h, accumulate_avx2<kFp32>(x0, e0, x1, e1, load<__m256i>(drow + h)));
     }
 }
 
