@@ -265,36 +265,36 @@ struct RowPlan16 {
     alignas(32) int16_t mul[16][16];  // per lane, per column: 2^(14 - d), 0 for d >= 15
 };
 
-// 2^(14 - d) for d = 0..15, looked up by its low and high bytes (pshufb, per 128-bit half)
-AVX2_FN inline __m256i pow2_14_minus(vh d) {
-    const __m256i lo_tab = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, -128, 64, 32, 16, 8, 4, 2, 1, 0,
-                                            0, 0, 0, 0, 0, 0, 0, -128, 64, 32, 16, 8, 4, 2, 1, 0);
-    const __m256i hi_tab = _mm256_setr_epi8(64, 32, 16, 8, 4, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                            64, 32, 16, 8, 4, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m256i idx = (__m256i)d;  // high bytes 0 look up entry 0, which is 0 in lo_tab
-    const __m256i idx_hi = _mm256_or_si256(_mm256_slli_epi16(idx, 8), _mm256_set1_epi16(0x80));
-    return _mm256_or_si256(_mm256_shuffle_epi8(lo_tab, idx), _mm256_shuffle_epi8(hi_tab, idx_hi));
+// 2^(14 - d) for d = 0..15 by one byte lookup (pshufb, per 128-bit half): the table holds
+// 2^(14 - i) for i = 7..14 (128 .. 1) and 0 elsewhere; the low byte of a lane looks up d, the
+// high byte d + 0x78, which selects entry d + 8 (2^(6 - d)) for d <= 7 and has bit 7 set (zero)
+// for d >= 8.
+AVX2_FN inline __m256i pow2_14_minus(__m256i d) {
+    const __m256i tab = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, -128, 64, 32, 16, 8, 4, 2, 1, 0,
+                                         0, 0, 0, 0, 0, 0, 0, -128, 64, 32, 16, 8, 4, 2, 1, 0);
+    const __m256i idx = _mm256_add_epi16(_mm256_mullo_epi16(d, _mm256_set1_epi16(0x0101)),
+                                         _mm256_set1_epi16(0x7800));
+    return _mm256_shuffle_epi8(tab, idx);
 }
 
 AVX2_FN void plan_row16(RowPlan16& plan, const int16_t* ea /* 16x16 face [k][c] */,
                         const int16_t* eb /* 16 lanes */) {
     for (int g = 0; g < 2; ++g) {
-        vh e[8];
-        vh em = vh{} + static_cast<int16_t>(-32768);
+        __m256i e[8];
+        __m256i em = _mm256_set1_epi16(-32768);
 #pragma GCC unroll 8
         for (int k = 0; k < 8; ++k) {
-            e[k] = load<vh>(ea + (8 * g + k) * 16) + eb[8 * g + k];
-            em = em > e[k] ? em : e[k];
+            e[k] = _mm256_add_epi16(load<__m256i>(ea + (8 * g + k) * 16), _mm256_set1_epi16(eb[8 * g + k]));
+            em = _mm256_max_epi16(em, e[k]);
         }
+        const __m256i fifteen = _mm256_set1_epi16(15);
 #pragma GCC unroll 8
         for (int k = 0; k < 8; ++k) {
-            vh d = em - e[k];
-            d = d < 15 ? d : vh{} + 15;
-            store(&plan.mul[8 * g + k][0], (vh)pow2_14_minus(d));
+            const __m256i d = _mm256_min_epi16(_mm256_sub_epi16(em, e[k]), fifteen);
+            store(&plan.mul[8 * g + k][0], pow2_14_minus(d));
         }
-        const __m256i w = (__m256i)em;
-        store(&plan.emax[g][0], (vi)_mm256_cvtepi16_epi32(_mm256_castsi256_si128(w)));
-        store(&plan.emax[g][8], (vi)_mm256_cvtepi16_epi32(_mm256_extracti128_si256(w, 1)));
+        store(&plan.emax[g][0], _mm256_cvtepi16_epi32(_mm256_castsi256_si128(em)));
+        store(&plan.emax[g][8], _mm256_cvtepi16_epi32(_mm256_extracti128_si256(em, 1)));
     }
 }
 
@@ -360,17 +360,20 @@ AVX2_FN inline __m256i accumulate_avx2(__m256i x0, __m256i e0, __m256i x1, __m25
 template <bool kFp32>
 AVX2_FN void mvmul_row16(uint32_t* drow, const RowPlan16& plan, const int16_t* fa /* [k][c] */,
                          const int16_t* fb /* 16 lanes */, int32_t adj) {
-    __m256i sum[2];
-    for (int g = 0; g < 2; ++g) {
-        __m256i acc = _mm256_setzero_si256();
+    // the two groups' products interleaved, two partial sums each (independent dependency chains)
+    __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                      _mm256_setzero_si256()};
 #pragma GCC unroll 8
-        for (int k = 8 * g; k < 8 * g + 8; ++k) {
-            const __m256i p = _mm256_mullo_epi16(load<__m256i>(fa + k * 16), _mm256_set1_epi16(fb[k]));
-            const __m256i q = _mm256_mulhrs_epi16(_mm256_abs_epi16(p), load<__m256i>(&plan.mul[k][0]));
-            acc = _mm256_add_epi16(acc, _mm256_sign_epi16(q, p));
+    for (int k = 0; k < 8; ++k) {
+#pragma GCC unroll 2
+        for (int g = 0; g < 2; ++g) {
+            const int kk = 8 * g + k;
+            const __m256i p = _mm256_mullo_epi16(load<__m256i>(fa + kk * 16), _mm256_set1_epi16(fb[kk]));
+            const __m256i q = _mm256_mulhrs_epi16(_mm256_abs_epi16(p), load<__m256i>(&plan.mul[kk][0]));
+            acc[2 * g + (k & 1)] = _mm256_add_epi16(acc[2 * g + (k & 1)], _mm256_sign_epi16(q, p));
         }
-        sum[g] = acc;
     }
+    const __m256i sum[2] = {_mm256_add_epi16(acc[0], acc[1]), _mm256_add_epi16(acc[2], acc[3])};
     const __m256i vadj = _mm256_set1_epi32(adj), zero = _mm256_setzero_si256();
     for (int h = 0; h < 16; h += kLanes) {
         const __m128i h0 = h ? _mm256_extracti128_si256(sum[0], 1) : _mm256_castsi256_si128(sum[0]);
