@@ -299,31 +299,28 @@ AVX2_FN void plan_row16(RowPlan16& plan, const int16_t* ea /* 16x16 face [k][c] 
 }
 
 // The accumulator of `accumulate` for two MVMUL group sums, in AVX2 integer and float
-// instructions, on signed values: a group sum x (|x| < 2^15, so x * 2^13 < 2^28) aligned with ties
-// toward +infinity is (x * 2^13 + 2^(d-1)) >> d (arithmetic shift; d is capped at 30, which
-// leaves 0 as any larger d does); the DST value is aligned on its magnitude (ties away from zero).
-// The exact sum T (|T| < 2^30) is normalised and rounded half away from zero by an int -> float
-// conversion: with a 32-bit DST of 2|T| + sticky bit (the sticky bit turns a tie, which the
-// conversion would round to even, into a round up; only set from 2^24 on, where the conversion
-// drops at least two bits); with a 16-bit DST T is a multiple of 2^13 and T / 2^13 converts
-// exactly, then the packer-style + 0x8000 rounds to BF16. The float's exponent is then moved to
-// the accumulator's: exponent = emax + (float exponent - bias - the scaling).
+// instructions, on signed values. Each addend comes doubled (a group sum x, |x| < 2^15, as
+// x * 2^14; the DST significand m as 2m): aligning it by d with rounding is ((2v >> d) + 1) >> 1,
+// which is floor(v / 2^d + 1/2) (ties toward +infinity: a group sum's rule) for any d >= 0, and
+// 0 for every d >= 29, where the shift leaves 0 or -1 (so no cap on d); the DST value is aligned
+// on its magnitude (ties away from zero). The exact sum T (|T| < 2^30) is normalised and rounded
+// half away from zero by an int -> float conversion: with a 32-bit DST of 2|T| + a sticky bit
+// (the sticky bit turns a tie, which the conversion would round to even, into a round up; only
+// set from 2^24 on, where the conversion drops at least two bits); with a 16-bit DST T is a
+// multiple of 2^13, T / 2^13 converts exactly, then the packer-style + 0x8000 rounds to BF16.
+// The float's exponent is then moved to the accumulator's: emax + float exponent - bias - scaling.
+// An addend whose group exponent underflowed comes as x = 0 (its exponent <= 0 never wins).
 template <bool kFp32>
 AVX2_FN inline __m256i accumulate_avx2(__m256i x0, __m256i e0, __m256i x1, __m256i e1, __m256i dst) {
     const __m256i one = _mm256_set1_epi32(1);
     const __m256i ed = _mm256_and_si256(_mm256_srli_epi32(dst, 23), _mm256_set1_epi32(255));
-    __m256i md = _mm256_or_si256(_mm256_and_si256(dst, _mm256_set1_epi32(0x7FFFFF)),
-                                 _mm256_set1_epi32(0x800000));
+    __m256i md = _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(dst, 1), _mm256_set1_epi32(0xFFFFFE)),
+                                 _mm256_set1_epi32(0x1000000));  // 2m
     md = _mm256_andnot_si256(_mm256_cmpeq_epi32(ed, _mm256_setzero_si256()), md);
     const __m256i emax = _mm256_max_epi32(_mm256_max_epi32(e0, e1), ed);
-    // DST: magnitude aligned rounding half up (srlv / sllv give 0 for counts above 31)
-    const __m256i dd = _mm256_sub_epi32(emax, ed);
-    md = _mm256_srlv_epi32(_mm256_add_epi32(md, _mm256_sllv_epi32(one, _mm256_sub_epi32(dd, one))), dd);
-    const __m256i cap = _mm256_set1_epi32(30);
-    const __m256i d0 = _mm256_min_epi32(_mm256_sub_epi32(emax, e0), cap);
-    const __m256i d1 = _mm256_min_epi32(_mm256_sub_epi32(emax, e1), cap);
-    x0 = _mm256_srav_epi32(_mm256_add_epi32(x0, _mm256_sllv_epi32(one, _mm256_sub_epi32(d0, one))), d0);
-    x1 = _mm256_srav_epi32(_mm256_add_epi32(x1, _mm256_sllv_epi32(one, _mm256_sub_epi32(d1, one))), d1);
+    md = _mm256_srli_epi32(_mm256_add_epi32(_mm256_srlv_epi32(md, _mm256_sub_epi32(emax, ed)), one), 1);
+    x0 = _mm256_srai_epi32(_mm256_add_epi32(_mm256_srav_epi32(x0, _mm256_sub_epi32(emax, e0)), one), 1);
+    x1 = _mm256_srai_epi32(_mm256_add_epi32(_mm256_srav_epi32(x1, _mm256_sub_epi32(emax, e1)), one), 1);
     if (!kFp32) {  // each addend rounded to 10 mantissa bits (ties toward +infinity; DST half up)
         const __m256i half = _mm256_set1_epi32(1 << 12), grid = _mm256_set1_epi32(~0x1FFF);
         x0 = _mm256_and_si256(_mm256_add_epi32(x0, half), grid);
@@ -378,14 +375,13 @@ AVX2_FN void mvmul_row16(uint32_t* drow, const RowPlan16& plan, const int16_t* f
     for (int h = 0; h < 16; h += kLanes) {
         const __m128i h0 = h ? _mm256_extracti128_si256(sum[0], 1) : _mm256_castsi256_si128(sum[0]);
         const __m128i h1 = h ? _mm256_extracti128_si256(sum[1], 1) : _mm256_castsi256_si128(sum[1]);
-        __m256i e0 = _mm256_add_epi32(load<__m256i>(&plan.emax[0][h]), vadj);
-        __m256i e1 = _mm256_add_epi32(load<__m256i>(&plan.emax[1][h]), vadj);
-        // a group whose exponent underflows contributes nothing
-        const __m256i v0 = _mm256_cmpgt_epi32(e0, zero), v1 = _mm256_cmpgt_epi32(e1, zero);
-        e0 = _mm256_and_si256(e0, v0);
-        e1 = _mm256_and_si256(e1, v1);
-        const __m256i x0 = _mm256_and_si256(_mm256_slli_epi32(_mm256_cvtepi16_epi32(h0), 13), v0);
-        const __m256i x1 = _mm256_and_si256(_mm256_slli_epi32(_mm256_cvtepi16_epi32(h1), 13), v1);
+        const __m256i e0 = _mm256_add_epi32(load<__m256i>(&plan.emax[0][h]), vadj);
+        const __m256i e1 = _mm256_add_epi32(load<__m256i>(&plan.emax[1][h]), vadj);
+        // a group whose exponent underflows contributes nothing; sums doubled (x * 2^13 * 2)
+        const __m256i x0 = _mm256_and_si256(_mm256_slli_epi32(_mm256_cvtepi16_epi32(h0), 14),
+                                            _mm256_cmpgt_epi32(e0, zero));
+        const __m256i x1 = _mm256_and_si256(_mm256_slli_epi32(_mm256_cvtepi16_epi32(h1), 14),
+                                            _mm256_cmpgt_epi32(e1, zero));
         store(drow + h, accumulate_avx2<kFp32>(x0, e0, x1, e1, load<__m256i>(drow + h)));
     }
 }
