@@ -13,19 +13,35 @@
 ``tilelang.profiler.do_bench``, ``tilelang.testing``.
 """
 
-import tvm  # noqa: F401  (TileLang programs write `from tilelang import tvm`)
+import gc as _gc
 
-from . import _tilelang_modules
-from . import ops as _ops  # noqa: F401  registers the tt.* TIR ops and the T.tt script namespace
-from . import target as _target  # noqa: F401  registers the "tenstorrent" target tags
-from .compiler import annotate_tt_layout, annotate_tt_schedule, compile, generate, lower
-from .errors import (TTAliasError, TTCompileError, TTLayoutError, TTResourceError,
-                     TTRuntimeError, TTUnsupportedError, TTVerifyError)
-from .jit import JITKernel, jit, par_compile
-from .runtime.artifact import Artifact
-from .runtime.profiler import TensorSupplyType
-from .tilelang_compat import (PassConfigKey, cdiv, disable_cache, enable_cache,
-                              is_cache_enabled, next_power_of_2, set_log_level)
+# Importing TVM (and torch, which tvm_ffi imports when it is installed) creates some 350 000
+# objects, over which Python's cyclic garbage collector would run again and again during the
+# import and in every full collection after it (together about 0.9 s of CPU per process): it is
+# paused while they load; then one collection frees the import's garbage and gc.freeze() moves
+# the survivors (everything alive at that point) out of the collector's generations, so later
+# collections do not walk them.
+_gc_enabled = _gc.isenabled()
+_gc.disable()
+try:
+    import tvm  # noqa: F401  (TileLang programs write `from tilelang import tvm`)
+
+    from . import _tilelang_modules
+    from . import ops as _ops  # noqa: F401  registers the tt.* TIR ops and the T.tt script namespace
+    from . import target as _target  # noqa: F401  registers the "tenstorrent" target tags
+    from .compiler import annotate_tt_layout, annotate_tt_schedule, compile, generate, lower
+    from .errors import (TTAliasError, TTCompileError, TTLayoutError, TTResourceError,
+                         TTRuntimeError, TTUnsupportedError, TTVerifyError)
+    from .jit import JITKernel, jit, par_compile
+    from .runtime.artifact import Artifact
+    from .runtime.profiler import TensorSupplyType
+    from .tilelang_compat import (PassConfigKey, cdiv, disable_cache, enable_cache,
+                                  is_cache_enabled, next_power_of_2, set_log_level)
+finally:
+    _gc.collect()
+    _gc.freeze()
+    if _gc_enabled:
+        _gc.enable()
 
 _tilelang_modules.install()
 

@@ -265,64 +265,124 @@ struct RowPlan16 {
     alignas(32) int16_t mul[16][16];  // per lane, per column: 2^(14 - d), 0 for d >= 15
 };
 
-// 2^(14 - d) for d = 0..15, looked up by its low and high bytes (pshufb, per 128-bit half)
-AVX2_FN inline __m256i pow2_14_minus(vh d) {
-    const __m256i lo_tab = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, -128, 64, 32, 16, 8, 4, 2, 1, 0,
-                                            0, 0, 0, 0, 0, 0, 0, -128, 64, 32, 16, 8, 4, 2, 1, 0);
-    const __m256i hi_tab = _mm256_setr_epi8(64, 32, 16, 8, 4, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                            64, 32, 16, 8, 4, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m256i idx = (__m256i)d;  // high bytes 0 look up entry 0, which is 0 in lo_tab
-    const __m256i idx_hi = _mm256_or_si256(_mm256_slli_epi16(idx, 8), _mm256_set1_epi16(0x80));
-    return _mm256_or_si256(_mm256_shuffle_epi8(lo_tab, idx), _mm256_shuffle_epi8(hi_tab, idx_hi));
+// 2^(14 - d) for d = 0..15 by one byte lookup (pshufb, per 128-bit half): the table holds
+// 2^(14 - i) for i = 7..14 (128 .. 1) and 0 elsewhere; the low byte of a lane looks up d, the
+// high byte d + 0x78, which selects entry d + 8 (2^(6 - d)) for d <= 7 and has bit 7 set (zero)
+// for d >= 8.
+AVX2_FN inline __m256i pow2_14_minus(__m256i d) {
+    const __m256i tab = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, -128, 64, 32, 16, 8, 4, 2, 1, 0,
+                                         0, 0, 0, 0, 0, 0, 0, -128, 64, 32, 16, 8, 4, 2, 1, 0);
+    const __m256i idx = _mm256_add_epi16(_mm256_mullo_epi16(d, _mm256_set1_epi16(0x0101)),
+                                         _mm256_set1_epi16(0x7800));
+    return _mm256_shuffle_epi8(tab, idx);
 }
 
 AVX2_FN void plan_row16(RowPlan16& plan, const int16_t* ea /* 16x16 face [k][c] */,
                         const int16_t* eb /* 16 lanes */) {
     for (int g = 0; g < 2; ++g) {
-        vh e[8];
-        vh em = vh{} + static_cast<int16_t>(-32768);
+        __m256i e[8];
+        __m256i em = _mm256_set1_epi16(-32768);
 #pragma GCC unroll 8
         for (int k = 0; k < 8; ++k) {
-            e[k] = load<vh>(ea + (8 * g + k) * 16) + eb[8 * g + k];
-            em = em > e[k] ? em : e[k];
+            e[k] = _mm256_add_epi16(load<__m256i>(ea + (8 * g + k) * 16), _mm256_set1_epi16(eb[8 * g + k]));
+            em = _mm256_max_epi16(em, e[k]);
         }
+        const __m256i fifteen = _mm256_set1_epi16(15);
 #pragma GCC unroll 8
         for (int k = 0; k < 8; ++k) {
-            vh d = em - e[k];
-            d = d < 15 ? d : vh{} + 15;
-            store(&plan.mul[8 * g + k][0], (vh)pow2_14_minus(d));
+            const __m256i d = _mm256_min_epi16(_mm256_sub_epi16(em, e[k]), fifteen);
+            store(&plan.mul[8 * g + k][0], pow2_14_minus(d));
         }
-        const __m256i w = (__m256i)em;
-        store(&plan.emax[g][0], (vi)_mm256_cvtepi16_epi32(_mm256_castsi256_si128(w)));
-        store(&plan.emax[g][8], (vi)_mm256_cvtepi16_epi32(_mm256_extracti128_si256(w, 1)));
+        store(&plan.emax[g][0], _mm256_cvtepi16_epi32(_mm256_castsi256_si128(em)));
+        store(&plan.emax[g][8], _mm256_cvtepi16_epi32(_mm256_extracti128_si256(em, 1)));
     }
+}
+
+// The accumulator of `accumulate` for two MVMUL group sums, in AVX2 integer and float
+// instructions, on signed values. Each addend comes doubled (a group sum x, |x| < 2^15, as
+// x * 2^14; the DST significand m as 2m): aligning it by d with rounding is ((2v >> d) + 1) >> 1,
+// which is floor(v / 2^d + 1/2) (ties toward +infinity: a group sum's rule) for any d >= 0, and
+// 0 for every d >= 29, where the shift leaves 0 or -1 (so no cap on d); the DST value is aligned
+// on its magnitude (ties away from zero). The exact sum T (|T| < 2^30) is normalised and rounded
+// half away from zero by an int -> float conversion: with a 32-bit DST of 2|T| + a sticky bit
+// (the sticky bit turns a tie, which the conversion would round to even, into a round up; only
+// set from 2^24 on, where the conversion drops at least two bits); with a 16-bit DST T is a
+// multiple of 2^13, T / 2^13 converts exactly, then the packer-style + 0x8000 rounds to BF16.
+// The float's exponent is then moved to the accumulator's: emax + float exponent - bias - scaling.
+// An addend whose group exponent underflowed comes as x = 0 (its exponent <= 0 never wins).
+template <bool kFp32>
+AVX2_FN inline __m256i accumulate_avx2(__m256i x0, __m256i e0, __m256i x1, __m256i e1, __m256i dst) {
+    const __m256i one = _mm256_set1_epi32(1);
+    const __m256i ed = _mm256_and_si256(_mm256_srli_epi32(dst, 23), _mm256_set1_epi32(255));
+    __m256i md = _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(dst, 1), _mm256_set1_epi32(0xFFFFFE)),
+                                 _mm256_set1_epi32(0x1000000));  // 2m
+    md = _mm256_andnot_si256(_mm256_cmpeq_epi32(ed, _mm256_setzero_si256()), md);
+    const __m256i emax = _mm256_max_epi32(_mm256_max_epi32(e0, e1), ed);
+    md = _mm256_srli_epi32(_mm256_add_epi32(_mm256_srlv_epi32(md, _mm256_sub_epi32(emax, ed)), one), 1);
+    x0 = _mm256_srai_epi32(_mm256_add_epi32(_mm256_srav_epi32(x0, _mm256_sub_epi32(emax, e0)), one), 1);
+    x1 = _mm256_srai_epi32(_mm256_add_epi32(_mm256_srav_epi32(x1, _mm256_sub_epi32(emax, e1)), one), 1);
+    if (!kFp32) {  // each addend rounded to 10 mantissa bits (ties toward +infinity; DST half up)
+        const __m256i half = _mm256_set1_epi32(1 << 12), grid = _mm256_set1_epi32(~0x1FFF);
+        x0 = _mm256_and_si256(_mm256_add_epi32(x0, half), grid);
+        x1 = _mm256_and_si256(_mm256_add_epi32(x1, half), grid);
+        md = _mm256_and_si256(_mm256_add_epi32(md, half), grid);
+    }
+    const __m256i xd = _mm256_sign_epi32(md, dst);  // dst as int32: negative iff its sign bit is set
+    const __m256i t = _mm256_add_epi32(_mm256_add_epi32(x0, x1), xd);
+    const __m256i mag = _mm256_abs_epi32(t);
+    __m256i fb, bias;
+    if (kFp32) {
+        const __m256i big = _mm256_cmpgt_epi32(mag, _mm256_set1_epi32((1 << 24) - 1));
+        const __m256i v = _mm256_or_si256(_mm256_add_epi32(mag, mag), _mm256_and_si256(big, one));
+        fb = _mm256_castps_si256(_mm256_cvtepi32_ps(v));
+        // Wormhole renormalises -1 wrongly (ttsim models it): exponent emax + 4, mantissa 0
+        fb = _mm256_add_epi32(fb, _mm256_and_si256(_mm256_cmpeq_epi32(t, _mm256_set1_epi32(-1)),
+                                                   _mm256_set1_epi32(27 << 23)));
+        bias = _mm256_sub_epi32(emax, _mm256_set1_epi32(127 + 23 + 1));
+    } else {
+        fb = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_srli_epi32(mag, 13)));
+        fb = _mm256_and_si256(_mm256_add_epi32(fb, _mm256_set1_epi32(0x8000)), _mm256_set1_epi32(0xFFFF0000));
+        bias = _mm256_sub_epi32(emax, _mm256_set1_epi32(127 + 23 - 13));
+    }
+    const __m256i exp = _mm256_add_epi32(_mm256_srli_epi32(fb, 23), bias);
+    const __m256i sign = _mm256_and_si256(t, _mm256_set1_epi32(static_cast<int32_t>(0x80000000u)));
+    __m256i out = _mm256_or_si256(_mm256_add_epi32(fb, _mm256_slli_epi32(bias, 23)), sign);
+    const __m256i inf = _mm256_or_si256(sign, _mm256_set1_epi32(0x7F800000));
+    out = _mm256_blendv_epi8(out, inf, _mm256_cmpgt_epi32(exp, _mm256_set1_epi32(254)));
+    const __m256i zero = _mm256_or_si256(_mm256_cmpeq_epi32(t, _mm256_setzero_si256()),
+                                         _mm256_cmpgt_epi32(one, exp));
+    return _mm256_andnot_si256(zero, out);
 }
 
 template <bool kFp32>
 AVX2_FN void mvmul_row16(uint32_t* drow, const RowPlan16& plan, const int16_t* fa /* [k][c] */,
                          const int16_t* fb /* 16 lanes */, int32_t adj) {
-    __m256i sum[2];
-    for (int g = 0; g < 2; ++g) {
-        __m256i acc = _mm256_setzero_si256();
+    // the two groups' products interleaved, two partial sums each (independent dependency chains)
+    __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                      _mm256_setzero_si256()};
 #pragma GCC unroll 8
-        for (int k = 8 * g; k < 8 * g + 8; ++k) {
-            const __m256i p = _mm256_mullo_epi16(load<__m256i>(fa + k * 16), _mm256_set1_epi16(fb[k]));
-            const __m256i q = _mm256_mulhrs_epi16(_mm256_abs_epi16(p), load<__m256i>(&plan.mul[k][0]));
-            acc = _mm256_add_epi16(acc, _mm256_sign_epi16(q, p));
+    for (int k = 0; k < 8; ++k) {
+#pragma GCC unroll 2
+        for (int g = 0; g < 2; ++g) {
+            const int kk = 8 * g + k;
+            const __m256i p = _mm256_mullo_epi16(load<__m256i>(fa + kk * 16), _mm256_set1_epi16(fb[kk]));
+            const __m256i q = _mm256_mulhrs_epi16(_mm256_abs_epi16(p), load<__m256i>(&plan.mul[kk][0]));
+            acc[2 * g + (k & 1)] = _mm256_add_epi16(acc[2 * g + (k & 1)], _mm256_sign_epi16(q, p));
         }
-        sum[g] = acc;
     }
+    const __m256i sum[2] = {_mm256_add_epi16(acc[0], acc[1]), _mm256_add_epi16(acc[2], acc[3])};
+    const __m256i vadj = _mm256_set1_epi32(adj), zero = _mm256_setzero_si256();
     for (int h = 0; h < 16; h += kLanes) {
         const __m128i h0 = h ? _mm256_extracti128_si256(sum[0], 1) : _mm256_castsi256_si128(sum[0]);
         const __m128i h1 = h ? _mm256_extracti128_si256(sum[1], 1) : _mm256_castsi256_si128(sum[1]);
-        const vi s0 = (vi)_mm256_cvtepi16_epi32(h0), s1 = (vi)_mm256_cvtepi16_epi32(h1);
-        const vi e0 = load<vi>(&plan.emax[0][h]) + adj, e1 = load<vi>(&plan.emax[1][h]) + adj;
-        const vi v0 = e0 > 0, v1 = e1 > 0;  // a group whose exponent underflows contributes nothing
-        const vi m0 = v0 & ((s0 < 0 ? -s0 : s0) << 13);
-        const vi m1 = v1 & ((s1 < 0 ? -s1 : s1) << 13);
-        const vu out = accumulate<kFp32>(v0 & (s0 < 0) & 1, v0 & e0, m0, v1 & (s1 < 0) & 1,
-                                         v1 & e1, m1, load<vu>(drow + h));
-        store(drow + h, out);
+        const __m256i e0 = _mm256_add_epi32(load<__m256i>(&plan.emax[0][h]), vadj);
+        const __m256i e1 = _mm256_add_epi32(load<__m256i>(&plan.emax[1][h]), vadj);
+        // a group whose exponent underflows contributes nothing; sums doubled (x * 2^13 * 2)
+        const __m256i x0 = _mm256_and_si256(_mm256_slli_epi32(_mm256_cvtepi16_epi32(h0), 14),
+                                            _mm256_cmpgt_epi32(e0, zero));
+        const __m256i x1 = _mm256_and_si256(_mm256_slli_epi32(_mm256_cvtepi16_epi32(h1), 14),
+                                            _mm256_cmpgt_epi32(e1, zero));
+        store(drow + h, accumulate_avx2<kFp32>(x0, e0, x1, e1, load<__m256i>(drow + h)));
     }
 }
 
