@@ -39,16 +39,25 @@ RUNTIME_ARGS = "tt.runtime_args"  # E1: ordered list of runtime-arg dicts
 # [{"name", "source": "auto" | "spec", "cbs": [ids], "bytes", "unaliased_bytes"}, ...]
 L1_REGIONS = "tt.l1_regions"
 PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j} of the persistent loop
+# D2.1 (reader): blocks read once per group of cores and multicast to the others:
+# {"semaphores": n, "groups": [{"cb": id, "param": i, "axis": "x" | "y", "ready_sem": s,
+#   "valid_sem": s, "receivers": n, "bytes": b, "cores": [[x, y, sender, sx, sy, x0, y0, x1,
+#   y1], ...]}]} - logical core coordinates: this core, whether it is the group's sender, the
+# sender, the receivers' rectangle
+MCAST_PLAN = "tt.mcast_plan"
+MCAST_FIELDS = ("sender", "sender_x", "sender_y", "x0", "y0", "x1", "y1")  # tt.mcast_arg fields
 
 # ---- compile options: tilelang_tt.compile(func, pass_configs={KEY: value}) ----------------------
 # (TileLang's `pass_configs` dict style; validated by tilelang_tt.compiler, read by D4 and D6)
 PC_MATH_FIDELITY = "tt.math_fidelity"  # "LoFi" | "HiFi2" | "HiFi3" | "HiFi4" (matrix engine)
 PC_FP32_DEST_ACC_EN = "tt.fp32_dest_acc_en"  # bool: DST holds fp32 (True) or 16-bit data
 PC_L1_ALIAS = "tt.l1_alias"  # bool: D6 shares L1 between CBs automatically (default True)
+PC_MULTICAST = "tt.multicast"  # bool: D2.1 multicasts blocks several cores read (default True)
 PASS_CONFIGS: dict[str, object] = {
     PC_MATH_FIDELITY: ("LoFi", "HiFi2", "HiFi3", "HiFi4"),
     PC_FP32_DEST_ACC_EN: bool,
     PC_L1_ALIAS: bool,
+    PC_MULTICAST: bool,
 }
 
 # ---- allocation annotations ----------------------------------------------------------------
@@ -105,6 +114,7 @@ SCHEMAS: dict[str, dict[str, object]] = {
         # pins {"y": block dim or -1, "x": ...}}; global: {}
         "shard": dict,
     },
+    MCAST_PLAN: {"semaphores": int, "groups": list},
     COMPUTE_CONFIG: {
         "math_fidelity": ("LoFi", "HiFi2", "HiFi3", "HiFi4"),
         "fp32_dest_acc_en": bool,

@@ -11,6 +11,11 @@ loop) with the protocol state of the core, taken from the op registry (:mod:`..o
   or a reserve outstanding;
 * **NOC transfers** - a reader pushes a CB only after ``noc_async_read_barrier`` completed
   its reads, a writer pops one only after ``noc_async_write_barrier`` completed its writes;
+* **multicast** - a ``noc_async_write_multicast`` only after a ``noc_semaphore_wait`` (the
+  receivers signalled ready) since the last one; a CB push only after ``noc_async_write_barrier``
+  completed the multicasts (they read the pushed pages) and, once the core signalled a sender
+  (``noc_semaphore_inc``), only after the ``noc_semaphore_wait`` for its data; neither may be
+  outstanding at the end of a loop iteration or of the kernel;
 * **DST** - ``tile_regs_acquire`` -> ``commit`` -> ``wait`` -> ``release`` in this order; a
   call that computes into DST runs between acquire and commit, ``pack_tile`` between wait
   and release; every DST index is provably below the capacity of the kernel's mode;
@@ -59,13 +64,17 @@ class _State:
     waited: tuple = ()  # ((cb, tiles), ...) outstanding waits
     reads: bool = False  # NOC reads issued and not waited for
     writes: bool = False  # NOC writes issued and not waited for
+    mcasts: bool = False  # multicasts issued and not waited for (they read this core's L1)
+    awaiting: bool = False  # signalled a sender (noc_semaphore_inc), its data not waited for
+    ready: bool = False  # a noc_semaphore_wait since the last multicast (receivers ready)
     dst: str = "released"
     math: object = None  # init in force on the math engine (None: none yet, TOP: unknown)
     sfpu: object = None  # on the vector engine
     started: bool = False  # compute_kernel_hw_startup ran
 
     def protocol(self):
-        return (self.reserved, self.waited, self.reads, self.writes, self.dst)
+        return (self.reserved, self.waited, self.reads, self.writes, self.dst, self.mcasts,
+                self.awaiting)
 
 
 def _get(pairs, cb):
@@ -83,13 +92,14 @@ def _same_pairs(a, b) -> bool:
 
 def _same_protocol(a: _State, b: _State) -> bool:
     return (_same_pairs(a.reserved, b.reserved) and _same_pairs(a.waited, b.waited)
-            and a.dst == b.dst)
+            and a.dst == b.dst and a.mcasts == b.mcasts and a.awaiting == b.awaiting)
 
 
 def _join(a: _State, b: _State) -> _State:
     """What holds after either of two paths: outstanding transfers on either, the inits both
     agree on (the protocol counts must agree; the caller checks)."""
     return replace(a, reads=a.reads or b.reads, writes=a.writes or b.writes,
+                   ready=a.ready and b.ready,
                    math=join_value(a.math, b.math), sfpu=join_value(a.sfpu, b.sfpu),
                    started=a.started and b.started)
 
@@ -138,6 +148,10 @@ def _describe(state: _State) -> str:
         parts.append("NOC reads not waited for")
     if state.writes:
         parts.append("NOC writes not waited for")
+    if state.mcasts:
+        parts.append("multicasts not waited for")
+    if state.awaiting:
+        parts.append("a sender signalled and its data not waited for")
     parts.append(f"DST {state.dst}")
     return ", ".join(parts)
 
@@ -277,6 +291,12 @@ class _Checker:
             if push and st.reads:
                 self.fail(report, f"{text} before noc_async_read_barrier: the pushed tiles may "
                                   "not have arrived")
+            if push and st.mcasts:
+                self.fail(report, f"{text} before noc_async_write_barrier: a multicast may still "
+                                  "be reading the pushed tiles")
+            if push and st.awaiting:
+                self.fail(report, f"{text} before noc_semaphore_wait: the multicast data may not "
+                                  "have arrived")
             if not push and st.writes:
                 self.fail(report, f"{text} before noc_async_write_barrier: the freed tiles may "
                                   "not have left")
@@ -295,7 +315,16 @@ class _Checker:
         if name == "tt.noc_async_read_barrier":
             return replace(st, reads=False)
         if name == "tt.noc_async_write_barrier":
-            return replace(st, writes=False)
+            return replace(st, writes=False, mcasts=False)
+        if name in ("tt.noc_async_write_multicast", "tt.noc_semaphore_set_multicast"):
+            if name == "tt.noc_async_write_multicast" and not st.ready:
+                self.fail(report, f"{text} without a noc_semaphore_wait for the receivers since "
+                                  "the last multicast: it may overwrite pages they still use")
+            return replace(st, mcasts=True, ready=st.ready and name != "tt.noc_async_write_multicast")
+        if name == "tt.noc_semaphore_inc":
+            return replace(st, awaiting=True)
+        if name == "tt.noc_semaphore_wait":
+            return replace(st, awaiting=False, ready=True)
         if name in _DST_STEPS:
             before, after = _DST_STEPS[name]
             if st.dst != before:

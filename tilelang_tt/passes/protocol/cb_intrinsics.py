@@ -23,6 +23,8 @@ Guarantees:
   orderings of affine functions of the row and column, and the tile's corners show it uniform
   on the tile when the kernel runs - one word everywhere.  The operands of the condition's
   comparisons are compared as signed integers (``tt.as_signed``);
+* reader: ``tt.mcast_read_to_cb`` (PlanMulticastTT) becomes the multicast handshake of
+  ``multicast_lower.py`` (the sender reads the block and multicasts it, receivers wait for it);
 * compute: ``tt.consume.begin`` becomes ``cb_wait_front`` and ``tt.consume.end``
   ``cb_pop_front`` (the pushes of compute-produced CBs come with packing, in
   InsertDSTManagementTT).
@@ -46,7 +48,8 @@ from ..common import (
     collect, int_imm, layout_of, loop_nest, require_attr, seq, stmt_op_name, substitute,
     tt_pass,
 )
-from ..common import tt_map
+from ..common import get_attr, to_py, tt_map
+from .multicast_lower import lower_mcast_read
 
 
 def _accessors(body) -> dict:
@@ -265,7 +268,15 @@ def LowerCBIntrinsics(func, mod, ctx):
     kind = str(require_attr(func, attrs.KERNEL_KIND, "LowerCBIntrinsics"))
     body = func.body
     if kind in ("reader", "writer"):
-        body = _lower_runs(body, _Streams(func).lower_run)
+        streams = _Streams(func)
+        mcast = to_py(get_attr(func, attrs.MCAST_PLAN, {})) or {}
+
+        def on_mcast(ev):
+            if stmt_op_name(ev) != "tt.mcast_read_to_cb":
+                return ev
+            return seq(lower_mcast_read(ev.value, mcast, streams.lower_run))
+        body = tt_map(body, [(tirx.Evaluate, on_mcast)], order="post")
+        body = _lower_runs(body, streams.lower_run)
         in_place = {"tt.shard_to_cb": ("tt.cb_reserve_back", "tt.cb_push_back"),
                     "tt.cb_to_shard": ("tt.cb_wait_front", "tt.cb_pop_front")}
 
