@@ -2,6 +2,8 @@
 same step is read from DRAM once and multicast; the handshake is checked by F and by the
 emulator; ``pass_configs={"tt.multicast": False}`` and unmet conditions fall back to plain reads."""
 
+import re
+
 import numpy as np
 import pytest
 from tvm import tirx
@@ -135,8 +137,8 @@ def _drop(func, name, nth):
 
 
 @pytest.mark.parametrize("name, nth, message", [
-    # the receiver's wait for `valid` (the second wait of A's handshake)
-    ("tt.noc_semaphore_wait", 1, "before noc_semaphore_wait: the multicast data may not have"),
+    # the receiver's wait for A's `valid` (after the senders' waits for A's and B's `ready`)
+    ("tt.noc_semaphore_wait", 2, "before noc_semaphore_wait: the multicast data may not have"),
     # the sender's wait for `ready`
     ("tt.noc_semaphore_wait", 0, "without a noc_semaphore_wait for the receivers"),
     ("tt.noc_async_write_barrier", 0, "a multicast may still be reading"),
@@ -150,10 +152,17 @@ def test_protocol_checker_rejects_a_broken_handshake(mcast, name, nth, message):
 
 
 def test_emulator_rejects_a_receiver_that_pushes_before_the_data(mcast, inputs):
-    wait = "noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(A_shared_valid), 1);"
-    assert wait in mcast.sources["reader.cpp"]
-    sources = dict(mcast.sources)
-    sources["reader.cpp"] = sources["reader.cpp"].replace(wait, "")
+    # the receivers wait for the data only after pushing the block to the compute kernel
+    src = mcast.sources["reader.cpp"]
+    waits = ""
+    for name in ("A", "B"):
+        wait = (f"noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>"
+                f"({name}_shared_valid), 1);")
+        assert wait in src
+        src = src.replace(wait, "")
+        waits += f" if ({name}_shared_sender == 0) {{ {wait} }}"
+    push = re.search(r"cb_push_back\(B_shared_cb, \d+\);", src).group(0)
+    sources = dict(mcast.sources, **{"reader.cpp": src.replace(push, push + waits)})
     faulty = Artifact(sources=sources, plan=mcast.plan, module=mcast.module, out_idx=mcast.out_idx)
     with pytest.raises(TTRuntimeError, match="does not hold reserved"):
         faulty(*inputs)

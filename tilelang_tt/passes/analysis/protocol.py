@@ -65,7 +65,8 @@ class _State:
     reads: bool = False  # NOC reads issued and not waited for
     writes: bool = False  # NOC writes issued and not waited for
     mcasts: bool = False  # multicasts issued and not waited for (they read this core's L1)
-    awaiting: bool = False  # signalled a sender (noc_semaphore_inc), its data not waited for
+    awaiting: tuple = ()  # semaphores whose sender this core signalled (noc_semaphore_inc) and
+    # whose data (the `valid` semaphore) it has not waited for
     ready: bool = False  # a noc_semaphore_wait since the last multicast (receivers ready)
     dst: str = "released"
     math: object = None  # init in force on the math engine (None: none yet, TOP: unknown)
@@ -157,8 +158,10 @@ def _describe(state: _State) -> str:
 
 
 class _Checker:
-    def __init__(self, name: str, capacity: int | None):
+    def __init__(self, name: str, capacity: int | None, sems=None, valid_of=None):
         self.name = name
+        self.sems = sems or {}  # semaphore address variable -> semaphore id (get_semaphore)
+        self.valid_of = valid_of or {}  # multicast groups: `ready` id -> `valid` id
         self.capacity = capacity
         self.problems: list[str] = []
         self.where: list[str] = []  # enclosing loops and branches, outermost first
@@ -269,7 +272,9 @@ class _Checker:
     def call(self, c, st: _State, report: bool) -> _State:
         name = c.op.name
         spec = ops.spec(name)
-        text = _CallText(spec.cpp or name, c)  # rendered only in a message
+        # rendered only in a message (a registry format string names the op instead)
+        text = _CallText(spec.cpp if spec.cpp and "{" not in spec.cpp else
+                         name.removeprefix("tt."), c)
         a = ops.named(c)
         if name in ("tt.cb_reserve_back", "tt.cb_wait_front"):
             pairs = st.reserved if name == "tt.cb_reserve_back" else st.waited
@@ -321,10 +326,12 @@ class _Checker:
                 self.fail(report, f"{text} without a noc_semaphore_wait for the receivers since "
                                   "the last multicast: it may overwrite pages they still use")
             return replace(st, mcasts=True, ready=st.ready and name != "tt.noc_async_write_multicast")
-        if name == "tt.noc_semaphore_inc":
-            return replace(st, awaiting=True)
-        if name == "tt.noc_semaphore_wait":
-            return replace(st, awaiting=False, ready=True)
+        if name in ("tt.noc_semaphore_inc", "tt.noc_semaphore_wait"):
+            sem = self.sems.get(a.sem, str(a.sem))
+            if name == "tt.noc_semaphore_inc":  # data will come with the group's `valid`
+                return replace(st, awaiting=st.awaiting + (self.valid_of.get(sem, sem),))
+            return replace(st, awaiting=tuple(x for x in st.awaiting if x != sem),
+                           ready=st.ready or not self.valid_of or sem in self.valid_of)
         if name in _DST_STEPS:
             before, after = _DST_STEPS[name]
             if st.dst != before:
@@ -384,7 +391,11 @@ def protocol_problems(func, profile) -> list[str]:
     """The protocol violations of one lowered kernel (module docstring), as messages."""
     name = str(func.attrs["global_symbol"]) if func.attrs is not None and \
         "global_symbol" in func.attrs else "kernel"
-    checker = _Checker(name, kernel_capacity(func, profile))
+    sems = {b.var: int(b.value.args[0]) for b in collect(func.body, tirx.Bind)
+            if ops.tt_op_name(b.value) == "tt.get_semaphore"}
+    plan = to_py(get_attr(func, attrs.MCAST_PLAN, {})) or {}
+    valid_of = {int(g["ready_sem"]): int(g["valid_sem"]) for g in plan.get("groups", [])}
+    checker = _Checker(name, kernel_capacity(func, profile), sems, valid_of)
     for loop in collect(func.body, tirx.For):  # DST indices are bounded by every loop
         checker.ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
     for _, end in checker.run(func.body, [((), _State())], True):

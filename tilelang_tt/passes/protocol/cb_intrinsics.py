@@ -23,8 +23,10 @@ Guarantees:
   orderings of affine functions of the row and column, and the tile's corners show it uniform
   on the tile when the kernel runs - one word everywhere.  The operands of the condition's
   comparisons are compared as signed integers (``tt.as_signed``);
-* reader: ``tt.mcast_read_to_cb`` (PlanMulticastTT) becomes the multicast handshake of
-  ``multicast_lower.py`` (the sender reads the block and multicasts it, receivers wait for it);
+* reader: ``tt.mcast_read_to_cb`` (PlanMulticastTT) is part of the batch: its page reads only
+  on the group's sender; receivers signal the sender before the reads, senders multicast
+  after the read barrier, receivers then wait for the data, and one
+  ``noc_async_write_barrier`` precedes the pushes (``multicast_lower.py``);
 * compute: ``tt.consume.begin`` becomes ``cb_wait_front`` and ``tt.consume.end``
   ``cb_pop_front`` (the pushes of compute-produced CBs come with packing, in
   InsertDSTManagementTT).
@@ -49,7 +51,7 @@ from ..common import (
     tt_pass,
 )
 from ..common import get_attr, to_py, tt_map
-from .multicast_lower import lower_mcast_read
+from .multicast_lower import mcast_handshake
 
 
 def _accessors(body) -> dict:
@@ -63,14 +65,19 @@ def _accessors(body) -> dict:
 class _Streams:
     def __init__(self, func):
         self.func = func
+        self.mcast = to_py(get_attr(func, attrs.MCAST_PLAN, {})) or {}
         self.acc = _accessors(func.body)
         self.ana = Analyzer()
 
     def lower_run(self, calls, read: bool):
-        """One batched transfer for consecutive read_to_cb / write_from_cb calls."""
+        """One batched transfer for consecutive read_to_cb / write_from_cb calls (reads:
+        mcast_read_to_cb too - a sender's reads are guarded, the handshakes follow the read
+        barrier, one write barrier completes the multicasts before the pushes)."""
         head, ptrs, moves, tail = [], [], [], []
+        signals, sends, waits = [], [], []
         for call in calls:
-            cb, buf, row0, col0, rows, cols = call.args
+            mcast = ops.tt_op_name(call) == "tt.mcast_read_to_cb"
+            cb, buf, row0, col0, rows, cols = call.args[:6]
             rows, cols = int(rows), int(cols)
             n = int_imm(rows * cols)
             if buf not in self.acc:
@@ -91,10 +98,20 @@ class _Streams:
                 op = "tt.noc_async_read_page" if read else "tt.noc_async_write_page"
                 return ops.evaluate(op, tile, accessor, addr)
 
-            moves.append(loop_nest([rows, cols], body, ["r", "c"]))
+            move = loop_nest([rows, cols], body, ["r", "c"])
+            if mcast:
+                guard, binds, signal, send, wait = mcast_handshake(call, self.mcast, l1)
+                move = tirx.IfThenElse(guard, move, None)
+                ptrs += binds
+                signals.append(signal)
+                sends.append(send)
+                waits.append(wait)
+            moves.append(move)
             tail.append(ops.evaluate("tt.cb_push_back" if read else "tt.cb_pop_front", cb, n))
         barrier = ops.evaluate("tt.noc_async_read_barrier" if read else "tt.noc_async_write_barrier")
-        return head + ptrs + moves + [barrier] + tail
+        if sends:
+            waits.append(ops.evaluate("tt.noc_async_write_barrier"))
+        return head + ptrs + signals + moves + [barrier] + sends + waits + tail
 
 
 _COMPARISONS = (tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE)
@@ -234,6 +251,7 @@ def _lower_runs(body, lower_run):
         out, run, run_op = [], [], None
         for s in items:
             name = stmt_op_name(s)
+            name = "tt.read_to_cb" if name == "tt.mcast_read_to_cb" else name
             if name in ("tt.read_to_cb", "tt.write_from_cb") and (run_op in (None, name)):
                 run.append(s.value)
                 run_op = name
@@ -253,8 +271,8 @@ def _lower_runs(body, lower_run):
         return seq(group(list(s.seq)))
 
     def on_eval(ev):  # a stream op that is alone in its scope
-        if stmt_op_name(ev) in ("tt.read_to_cb", "tt.write_from_cb"):
-            return seq(lower_run([ev.value], stmt_op_name(ev) == "tt.read_to_cb"))
+        if stmt_op_name(ev) in ("tt.read_to_cb", "tt.mcast_read_to_cb", "tt.write_from_cb"):
+            return seq(lower_run([ev.value], stmt_op_name(ev) != "tt.write_from_cb"))
         return ev
 
     body = tt_map(body, [(tirx.SeqStmt, on_seq)], order="post")
@@ -268,15 +286,7 @@ def LowerCBIntrinsics(func, mod, ctx):
     kind = str(require_attr(func, attrs.KERNEL_KIND, "LowerCBIntrinsics"))
     body = func.body
     if kind in ("reader", "writer"):
-        streams = _Streams(func)
-        mcast = to_py(get_attr(func, attrs.MCAST_PLAN, {})) or {}
-
-        def on_mcast(ev):
-            if stmt_op_name(ev) != "tt.mcast_read_to_cb":
-                return ev
-            return seq(lower_mcast_read(ev.value, mcast, streams.lower_run))
-        body = tt_map(body, [(tirx.Evaluate, on_mcast)], order="post")
-        body = _lower_runs(body, streams.lower_run)
+        body = _lower_runs(body, _Streams(func).lower_run)
         in_place = {"tt.shard_to_cb": ("tt.cb_reserve_back", "tt.cb_push_back"),
                     "tt.cb_to_shard": ("tt.cb_wait_front", "tt.cb_pop_front")}
 
