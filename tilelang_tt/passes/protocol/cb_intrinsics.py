@@ -25,8 +25,10 @@ Guarantees:
   comparisons are compared as signed integers (``tt.as_signed``);
 * reader: ``tt.mcast_read_to_cb`` (PlanMulticastTT) is part of the batch: its page reads only
   on the group's sender; receivers signal the sender before the reads, senders multicast
-  after the read barrier, receivers then wait for the data, and one
-  ``noc_async_write_barrier`` precedes the pushes (``multicast_lower.py``);
+  after the read barrier, receivers then wait for the data (``multicast_lower.py``); one
+  ``noc_async_write_barrier`` completes the previous batch's multicasts before this batch's
+  (rings of two blocks or more; else this batch's before the pushes), and one ends each work
+  unit;
 * compute: ``tt.consume.begin`` becomes ``cb_wait_front`` and ``tt.consume.end``
   ``cb_pop_front`` (the pushes of compute-produced CBs come with packing, in
   InsertDSTManagementTT).
@@ -47,8 +49,8 @@ from ... import attrs, ops
 from ...errors import TTVerifyError
 from ..frontend.eltwise_expr import float_bits
 from ..common import (
-    collect, int_imm, layout_of, loop_nest, require_attr, seq, stmt_op_name, substitute,
-    tt_pass,
+    collect, int_imm, layout_of, loop_nest, require_attr, seq, split_persistent, stmt_op_name,
+    substitute, tt_pass, with_persistent,
 )
 from ..common import get_attr, to_py, tt_map
 from .multicast_lower import mcast_handshake
@@ -66,6 +68,8 @@ class _Streams:
     def __init__(self, func):
         self.func = func
         self.mcast = to_py(get_attr(func, attrs.MCAST_PLAN, {})) or {}
+        self.depth = {b.var: int(b.value.args[3]) for b in collect(func.body, tirx.Bind)
+                      if ops.tt_op_name(b.value) == "tt.alloc_cb"}
         self.acc = _accessors(func.body)
         self.ana = Analyzer()
 
@@ -110,7 +114,16 @@ class _Streams:
             tail.append(ops.evaluate("tt.cb_push_back" if read else "tt.cb_pop_front", cb, n))
         barrier = ops.evaluate("tt.noc_async_read_barrier" if read else "tt.noc_async_write_barrier")
         if sends:
-            waits.append(ops.evaluate("tt.noc_async_write_barrier"))
+            # the multicasts of the previous batch still read their blocks: completed before
+            # this batch's multicasts when every ring holds two blocks or more (this batch's
+            # blocks are others; the kernel completes the last ones at the end of each work
+            # unit), else before the pushes
+            wbar = ops.evaluate("tt.noc_async_write_barrier")
+            mcast_cbs = [c.args[0] for c in calls if ops.tt_op_name(c) == "tt.mcast_read_to_cb"]
+            if all(self.depth.get(cb, 1) >= 2 for cb in mcast_cbs):
+                sends.insert(0, wbar)
+            else:
+                waits.append(wbar)
         return head + ptrs + signals + moves + [barrier] + sends + waits + tail
 
 
@@ -287,6 +300,10 @@ def LowerCBIntrinsics(func, mod, ctx):
     body = func.body
     if kind in ("reader", "writer"):
         body = _lower_runs(body, _Streams(func).lower_run)
+        if get_attr(func, attrs.MCAST_PLAN) is not None:  # the work unit's last multicasts
+            prologue, persistent = split_persistent(body)
+            body = with_persistent(prologue, persistent, seq([
+                persistent.body, ops.evaluate("tt.noc_async_write_barrier")]))
         in_place = {"tt.shard_to_cb": ("tt.cb_reserve_back", "tt.cb_push_back"),
                     "tt.cb_to_shard": ("tt.cb_wait_front", "tt.cb_pop_front")}
 
