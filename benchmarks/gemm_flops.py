@@ -11,13 +11,16 @@ Two kernels per size, at fidelity HiFi2:
   This checks the model against the measurement of the same dataflow.
 * ``tilelang``: TileLang's GEMM (examples/kernels.py ``matmul``) as the compiler emits it today,
   one output block per core (block_M = M / 8, block_N = N / 8; M / 16 when that does not fit
-  L1), block_K 32: every core reads its own A and B blocks from DRAM (no multicast reuse).
+  L1), block_K 32: A's blocks are read once per core row and multicast along it, B's down the
+  columns where the blocks sharing them sit on neighbouring cores (PlanMulticastTT);
+  ``--no-multicast`` compiles with ``tt.multicast`` off (every core reads its own blocks).
 
 Each row prints the modelled device time, TFLOP/s, matrix engine utilisation, the bound and the
 error against the published device time.
 
     python benchmarks/gemm_flops.py [--sizes 1024 2048] [--kernels mcast tilelang]
                                     [--block-k 32] [--mcast-kb 4] [--device n150]
+                                    [--no-multicast]
 """
 
 import argparse
@@ -53,13 +56,14 @@ def inputs(n):
             rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16))
 
 
-def run_tilelang(n, block_k, device):
+def run_tilelang(n, block_k, device, multicast=True):
     from tilelang_tt import TTResourceError
 
     for blk in (n // 8, n // 16):
         try:
             art = tilelang_tt.compile(matmul(n, n, n, blk, blk, block_k), out_idx=-1,
-                                      pass_configs={"tt.math_fidelity": "HiFi2"})
+                                      pass_configs={"tt.math_fidelity": "HiFi2",
+                                                    "tt.multicast": multicast})
             break
         except TTResourceError:
             continue
@@ -94,6 +98,8 @@ def main():
     parser.add_argument("--block-k", type=int, default=32)
     parser.add_argument("--mcast-kb", type=int, default=4, help="K block of mcast, in tiles")
     parser.add_argument("--device", default="n150")
+    parser.add_argument("--no-multicast", action="store_true",
+                        help="compile TileLang's GEMM with tt.multicast off")
     args = parser.parse_args()
     print(f"{'M=N=K':>6} {'kernel':>9} {'blocks':>12} {'modelled us':>12} {'TFLOP/s':>8} "
           f"{'util %':>7} {'bound':>14} {'pub device us':>14} {'pub util %':>10} {'error %':>8} "
@@ -103,7 +109,8 @@ def main():
             if kernel == "mcast":
                 dev, wall, blocks = run_mcast(n, args.mcast_kb, args.device)
             else:
-                dev, wall, blocks = run_tilelang(n, args.block_k, args.device)
+                dev, wall, blocks = run_tilelang(n, args.block_k, args.device,
+                                                 not args.no_multicast)
             us = dev["device_time_ns"] / 1e3
             tflops = 2.0 * n ** 3 / dev["device_time_ns"] / 1e3
             pub = published_device_ns(n) if n in PUBLISHED else None
