@@ -83,6 +83,7 @@ def test_disabled_multicast_reads_per_core_with_the_same_result(mcast, inputs):
     plain = tilelang_tt.compile(tilelang_gemm(SIZE, SIZE, SIZE, BLOCK, BLOCK, BLOCK_K),
                                 out_idx=-1, pass_configs={"tt.multicast": False})
     assert plain.plan["multicast"] == {"semaphores": 0, "groups": []}
+    assert list(plain.module["gemm_reader"].attrs["tt.partition"]["tile"]) == []
     assert "multicast" not in plain.sources["reader.cpp"]
     assert "CreateSemaphore" not in plain.sources["main.cpp"]
     a, b = inputs
@@ -93,13 +94,29 @@ def test_disabled_multicast_reads_per_core_with_the_same_result(mcast, inputs):
     assert total["dram_bytes_read"] == 8 * (a.nbytes + b.nbytes)
 
 
-def test_fallbacks():
-    # 4 x 4 blocks on cores (0..7, 0..1): A's blocks are shared by runs of 4 cores of a row,
-    # B's by cores that are not neighbours: A multicast, B read per core
-    art = tilelang_tt.compile(tilelang_gemm(512, 512, 64, 128, 128, 64), out_idx=-1)
+def test_a_rectangle_of_blocks_per_core_multicasts_both_operands():
+    # 16 x 16 blocks on 8 x 8 cores: B1 gives each core a 2 x 2 rectangle walked in one order,
+    # so a core row shares `by` and a column `bx` at every step (contiguous ranges would not)
+    art = tilelang_tt.compile(tilelang_gemm(512, 512, 64, 32, 32, 32), out_idx=-1)
+    partition = art.module["gemm_reader"].attrs["tt.partition"]
+    assert [int(v) for v in partition["tile"]] == [2, 2, 8, 8]
     assert [(g["tensor"], g["axis"], g["receivers"]) for g in art.plan["multicast"]["groups"]] \
-        == [("A", "x", 3)]
-    assert art.sources["reader.cpp"].count("noc_async_write_multicast(") == 1
+        == [("A", "x", 7), ("B", "y", 7)]
+    a, b = rand((512, 64), "bfloat16", 3), rand((512, 64), "bfloat16", 4)
+    c = art(a, b)
+    _check(c, a, b)
+    total = art.last_run_stats["total"]
+    assert total["multicasts"] == 2 * 8 * 4 * 2  # 8 senders per operand, 4 blocks, 2 K steps
+    # each A block is read once per block column of a core's rectangle (2), B's per row (2)
+    assert total["dram_bytes_read"] == 2 * (a.nbytes + b.nbytes)
+
+
+def test_fallbacks():
+    # 12 x 1 blocks: 8 x 1 cores take blocks 0..11 in contiguous ranges (12 does not tile the
+    # 8 cores of a row): A's block is shared by the cores whose ranges hold one `by`... none
+    # here (by = 0 for all, but two blocks on some cores: groups of unequal work), B's by none
+    art = tilelang_tt.compile(tilelang_gemm(32, 384, 64, 32, 32, 64), out_idx=-1)
+    assert art.plan["multicast"]["groups"] == []
 
     # elementwise: no two cores read the same block
     @T.prim_func
