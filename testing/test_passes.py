@@ -417,10 +417,13 @@ def test_e1_signature_and_persistent_loop():
         (count,) = [b for b in collect(f.body, tirx.Bind) if b.var.name == "work_count"]
         loop = [l for l in collect(f.body, tirx.For) if l.extent.same_as(count.var)]
         assert len(loop) == 1 and int(ops.named(count.value).slot) == args_slot(f, "count")
-    # multicast groups add their fields after start_id / count (2 x 2 blocks: A along rows)
+    # multicast groups add their fields after start_id / count (2 x 2 blocks on 2 x 2 cores:
+    # A along rows, B down columns)
     mc = kernel(upto(kernels.matmul(**GEMM), "E1"), "reader")
-    assert [(a["kind"], a.get("field")) for a in to_py(mc.attrs[attrs.RUNTIME_ARGS])][2:] == [
-        ("start_id", None), ("count", None)] + [("mcast", f) for f in attrs.MCAST_FIELDS]
+    assert [(a["kind"], a.get("group"), a.get("field"))
+            for a in to_py(mc.attrs[attrs.RUNTIME_ARGS])][2:] == [
+        ("start_id", None, None), ("count", None, None)] + [
+        ("mcast", g, f) for g in (0, 1) for f in attrs.MCAST_FIELDS]
     # the reader reads its blocks at work_id = start_id + work_offset; compute needs no id
     assert [b.var.name for b in collect(r.body, tirx.Bind)].count("work_id") == 1
     assert "work_id" not in [b.var.name for b in collect(c.body, tirx.Bind)]
