@@ -14,7 +14,8 @@ decided from the tensors' layouts (``tt.layout_desc``):
   ``c`` is logical core ``(c % core_grid_x, c // core_grid_x)``; the core grid is the
   device's unless ``annotate_tt_schedule(core_grid=...)`` asked for a smaller one.
   A GEMM (a ``tile.gemm``) whose 2-D grid tiles evenly onto ``ux x uy`` cores (``ux``, ``uy``
-  the largest divisors of ``gx``, ``gy`` within the core grid) with ``multicast`` on, no
+  the largest divisors of ``gx``, ``gy`` within the core grid; as many cores as the contiguous
+  ranges would use) with ``multicast`` on, no
   loop bound depending on ``bx`` and another assignment than the contiguous one, gets a
   rectangle per core instead (``tile`` = ``[tx, ty, ux, uy]``): core ``(x, y)`` runs the
   ``tx x ty`` blocks ``bx = x * tx + i``, ``by = y * ty + j`` in the order ``j * tx + i``, as
@@ -108,9 +109,11 @@ def _wants_tiles(func, block_vars, grid, grid_x, grid_y) -> bool:
     if block_vars[0] is not None and grid[0] > 2 and _bounds_loops(func.body, block_vars[0]):
         return False  # B2 folds bx (causal work balance)
     tile, work = tiled_work(grid, grid_x, grid_y)
+    contiguous = split_work(grid[0] * grid[1], grid_x, grid_y)
     # the same decode and cores as the contiguous ranges: one block per core, same places
-    same = tile[0] * tile[1] == 1 and work == split_work(grid[0] * grid[1], grid_x, grid_y)
-    return tile[2] * tile[3] > 1 and not same
+    same = tile[0] * tile[1] == 1 and work == contiguous
+    # as many cores as the contiguous ranges use (a 9 x 9 grid would run on 3 x 3 cores)
+    return len(work) == len(contiguous) and tile[2] * tile[3] > 1 and not same
 
 
 def partition_work(num_blocks: int, grid_x: int, grid_y: int, shard: dict):
