@@ -11,16 +11,18 @@ Two kernels per size, at fidelity HiFi2:
   This checks the model against the measurement of the same dataflow.
 * ``tilelang``: TileLang's GEMM (examples/kernels.py ``matmul``) as the compiler emits it today,
   one output block per core (block_M = M / 8, block_N = N / 8; M / 16 when that does not fit
-  L1), block_K 32: every core reads its own A and B blocks from DRAM (no multicast reuse). The
-  compiler takes several K steps per K block (CoarsenKLoopTT); ``blocks`` prints
-  ``block_M x block_N x block_K / K block``.
+  L1), block_K 32. The compiler takes several K steps per K block (CoarsenKLoopTT; ``blocks``
+  prints ``block_M x block_N x block_K / K block``); A's blocks are read once per core row and
+  multicast along it, B's down the columns where the blocks sharing them sit on neighbouring
+  cores (PlanMulticastTT). ``--option tt.multicast=false`` compiles without multicast (every
+  core reads its own blocks), ``--option tt.k_coarsen=false`` without K blocks.
 
 Each row prints the modelled device time, TFLOP/s, matrix engine utilisation, the bound and the
 error against the published device time.
 
     python benchmarks/gemm_flops.py [--sizes 1024 2048] [--kernels mcast tilelang]
                                     [--block-k 32] [--mcast-kb 4] [--device n150]
-                                    [--option tt.k_coarsen=false ...] [--detail]
+                                    [--option tt.multicast=false ...] [--detail]
 """
 
 import argparse

@@ -92,8 +92,14 @@ GUARANTEES = {
     "D1": lambda m: sorted(str(f.attrs[attrs.KERNEL_KIND]) for f in _funcs(m)) == [
         "compute", "reader", "writer"],
     "D2": lambda m: "tt.tensor_accessor" in _names(m),
-    "D3": lambda m: not {"tt.read_to_cb", "tt.write_from_cb", "tt.consume.begin",
-                         "tt.shard_to_cb", "tt.cb_to_shard"} & _names(m),
+    # every multicast read has its group in the plan, and only the reader has a plan
+    "D2.1": lambda m: all(
+        int(c.args[6]) < len(to_py(f.attrs[attrs.MCAST_PLAN])["groups"])
+        for f in _funcs(m) for c in tt_calls(f.body, "tt.mcast_read_to_cb")) and all(
+        str(f.attrs[attrs.KERNEL_KIND]) == "reader" for f in _funcs(m)
+        if attrs.MCAST_PLAN in f.attrs),
+    "D3": lambda m: not {"tt.read_to_cb", "tt.mcast_read_to_cb", "tt.write_from_cb",
+                         "tt.consume.begin", "tt.shard_to_cb", "tt.cb_to_shard"} & _names(m),
     "D4": lambda m: "tt.compute_kernel_hw_startup" in _names(m),
     "D5": lambda m: "abstract" not in _families(m),
     "D5.1": lambda m: True,

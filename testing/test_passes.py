@@ -19,8 +19,11 @@ def same_tree(a, b) -> bool:
     return tvm_ffi.structural_equal(a, b)
 
 
-def upto(func, stage, target="tenstorrent", **kw):
-    return tilelang_tt.lower(func, target, stop_after=stage, **kw)
+def upto(func, stage, target="tenstorrent", pass_configs=None, **options):
+    """The module after ``stage``; ``options`` are tt. pass configs by their short name."""
+    configs = dict(pass_configs or {})
+    configs.update({f"tt.{k}": v for k, v in options.items()})
+    return tilelang_tt.lower(func, target, stop_after=stage, pass_configs=configs or None)
 
 
 def only(mod):
@@ -51,7 +54,7 @@ def test_stage_list_is_complete():
         "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",
         "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "BuildTileDFGTT", "PlaceL1ShardsTT",
         "SplitDeviceKernel",
-        "ConfigureTensorAccessorTT", "LowerCBIntrinsics", "InsertComputeInitTT",
+        "ConfigureTensorAccessorTT", "PlanMulticastTT", "LowerCBIntrinsics", "InsertComputeInitTT",
         "InsertDSTManagementTT", "tirx.StmtSimplify", "PlanL1AliasTT", "LowerPersistentLoopTT",
         "VerifyTTIR"]
     for _, p in pipeline.STAGES:
@@ -297,7 +300,7 @@ def test_d2_accessors_bound_to_args():
 
 
 def test_d3_protocol():
-    mod = upto(kernels.matmul(**GEMM), "D3")
+    mod = upto(kernels.matmul(**GEMM), "D3", multicast=False)  # plain reads (test_multicast.py)
     r, c, w = kernel(mod, "reader"), kernel(mod, "compute"), kernel(mod, "writer")
     assert op_names(r.body).count("tt.cb_reserve_back") == 2
     assert op_names(r.body).count("tt.noc_async_read_barrier") == 1
@@ -405,7 +408,7 @@ def test_d5_expression_program_slots_and_rounds():
 
 
 def test_e1_signature_and_persistent_loop():
-    mod = upto(kernels.matmul(**GEMM), "E1")
+    mod = upto(kernels.matmul(**GEMM), "E1", multicast=False)
     r = kernel(mod, "reader")
     args = to_py(r.attrs[attrs.RUNTIME_ARGS])
     assert [a["kind"] for a in args] == ["buffer_addr", "buffer_addr", "start_id", "count"]
@@ -419,6 +422,13 @@ def test_e1_signature_and_persistent_loop():
         (count,) = [b for b in collect(f.body, tirx.Bind) if b.var.name == "work_count"]
         loop = [l for l in collect(f.body, tirx.For) if l.extent.same_as(count.var)]
         assert len(loop) == 1 and int(ops.named(count.value).slot) == args_slot(f, "count")
+    # multicast groups add their fields after start_id / count (2 x 2 blocks on 2 x 2 cores:
+    # A along rows, B down columns)
+    mc = kernel(upto(kernels.matmul(**GEMM), "E1"), "reader")
+    assert [(a["kind"], a.get("group"), a.get("field"))
+            for a in to_py(mc.attrs[attrs.RUNTIME_ARGS])][2:] == [
+        ("start_id", None, None), ("count", None, None)] + [
+        ("mcast", g, f) for g in (0, 1) for f in attrs.MCAST_FIELDS]
     # the reader reads its blocks at work_id = start_id + work_offset; compute needs no id
     assert [b.var.name for b in collect(r.body, tirx.Bind)].count("work_id") == 1
     assert "work_id" not in [b.var.name for b in collect(c.body, tirx.Bind)]

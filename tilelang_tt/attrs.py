@@ -42,6 +42,13 @@ PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j} of the pe
 # A0.5: the GEMM K loops taking several K steps per iteration:
 # [{"factor": f, "k_tiles": tiles of a K block, "steps": iterations}, ...]
 K_COARSEN = "tt.k_coarsen"
+# D2.1 (reader): blocks read once per group of cores and multicast to the others:
+# {"semaphores": n, "groups": [{"cb": id, "param": i, "axis": "x" | "y", "ready_sem": s,
+#   "valid_sem": s, "receivers": n, "bytes": b, "cores": [[x, y, sender, sx, sy, x0, y0, x1,
+#   y1], ...]}]} - logical core coordinates: this core, whether it is the group's sender, the
+# sender, the receivers' rectangle
+MCAST_PLAN = "tt.mcast_plan"
+MCAST_FIELDS = ("sender", "sender_x", "sender_y", "x0", "y0", "x1", "y1")  # tt.mcast_arg fields
 
 # ---- compile options: tilelang_tt.compile(func, pass_configs={KEY: value}) ----------------------
 # (TileLang's `pass_configs` dict style; validated by tilelang_tt.compiler, read by A0.5, D4, D5
@@ -51,12 +58,14 @@ PC_FP32_DEST_ACC_EN = "tt.fp32_dest_acc_en"  # bool: DST holds fp32 (True) or 16
 PC_L1_ALIAS = "tt.l1_alias"  # bool: D6 shares L1 between CBs automatically (default True)
 PC_K_COARSEN = "tt.k_coarsen"  # bool: A0.5 gives GEMM K loops K blocks of several tiles (True)
 PC_PACKER_L1_ACC = "tt.packer_l1_acc"  # bool: D5 accumulates fp32 GEMM partials in L1 (True)
+PC_MULTICAST = "tt.multicast"  # bool: D2.1 multicasts blocks several cores read (default True)
 PASS_CONFIGS: dict[str, object] = {
     PC_MATH_FIDELITY: ("LoFi", "HiFi2", "HiFi3", "HiFi4"),
     PC_FP32_DEST_ACC_EN: bool,
     PC_L1_ALIAS: bool,
     PC_K_COARSEN: bool,
     PC_PACKER_L1_ACC: bool,
+    PC_MULTICAST: bool,
 }
 
 # ---- allocation annotations ----------------------------------------------------------------
@@ -113,6 +122,7 @@ SCHEMAS: dict[str, dict[str, object]] = {
         # pins {"y": block dim or -1, "x": ...}}; global: {}
         "shard": dict,
     },
+    MCAST_PLAN: {"semaphores": int, "groups": list},
     COMPUTE_CONFIG: {
         "math_fidelity": ("LoFi", "HiFi2", "HiFi3", "HiFi4"),
         "fp32_dest_acc_en": bool,

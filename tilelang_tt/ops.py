@@ -343,8 +343,56 @@ _op("as_signed", "dataflow", "int32",
     engine="riscv", cpp="static_cast<int32_t>")
 _op("noc_async_read_barrier", "dataflow", "void", "wait for this kernel's NOC reads",
     kernel="reader", engine="noc", cpp="noc_async_read_barrier")
-_op("noc_async_write_barrier", "dataflow", "void", "wait for this kernel's NOC writes",
-    kernel="writer", engine="noc", cpp="noc_async_write_barrier")
+_op("noc_async_write_barrier", "dataflow", "void", "wait for this kernel's NOC writes "
+    "(the writer's page writes; the reader's multicasts)",
+    kernel="any", engine="noc", cpp="noc_async_write_barrier")
+
+# --- multicast of a block read once for several cores (PlanMulticastTT, D3-) ------------------
+# A semaphore is a word of every core's L1 (get_semaphore(id): its address); the group's sender
+# reads the block, waits for its receivers' `ready`, multicasts the block into their CB and
+# then its `valid` word; a receiver clears `valid`, increments the sender's `ready`, and waits
+# for `valid` before it pushes (docs/PIPELINE.md "Multicast").
+_op("mcast_read_to_cb", "abstract", "void",
+    "mcast_read_to_cb(cb, tensor, row0, col0, rows, cols, group): read_to_cb whose block the "
+    "cores of a multicast group (tt.mcast_plan group `group`) all need at the same step: the "
+    "group's sender reads it from DRAM and multicasts it into the receivers' cb",
+    "cb:cb.out tensor:tensor row0:int col0:int rows:imm cols:imm group:imm", kernel="reader",
+    engine="noc")
+_op("mcast_arg", "meta", "int32",
+    "mcast_arg(group, field): the core's value of a multicast group's runtime field (0: this "
+    "core is the sender, 1 / 2: the sender's NOC x / y, 3..6: the receivers' NOC rectangle "
+    "x0, y0, x1, y1); LowerPersistentLoopTT makes it a runtime arg",
+    "group:imm field:imm", kernel="reader")
+_op("get_semaphore", "dataflow", "int32",
+    "get_semaphore(id): L1 address of the program's semaphore `id` (CreateSemaphore) on this "
+    "core", "id:imm", kernel="any", engine="riscv", cpp="get_semaphore")
+_SEM_PTR = "reinterpret_cast<volatile tt_l1_ptr uint32_t*>({0})"
+_op("noc_semaphore_wait", "dataflow", "void",
+    "noc_semaphore_wait(sem, value): wait until this core's semaphore at `sem` holds `value`",
+    "sem:int value:int", kernel="any", engine="riscv",
+    cpp=f"noc_semaphore_wait({_SEM_PTR}, {{1}})")
+_op("noc_semaphore_set", "dataflow", "void",
+    "noc_semaphore_set(sem, value): this core's semaphore at `sem` = value",
+    "sem:int value:int", kernel="any", engine="riscv",
+    cpp=f"noc_semaphore_set({_SEM_PTR}, {{1}})")
+_op("noc_semaphore_inc", "dataflow", "void",
+    "noc_semaphore_inc(x, y, sem, incr): the semaphore at `sem` of the core at NOC (x, y) += "
+    "incr", "x:int y:int sem:int incr:int", kernel="any", engine="noc",
+    cpp="noc_semaphore_inc(get_noc_addr({0}, {1}, {2}), {3})")
+_op("noc_async_write_multicast", "dataflow", "void",
+    "noc_async_write_multicast(src, x0, y0, x1, y1, dst, bytes, num_dests): `bytes` of this "
+    "core's L1 at `src` to `dst` of every core of the NOC rectangle (x0, y0)-(x1, y1) but this "
+    "one (num_dests of them)",
+    "src:int x0:int y0:int x1:int y1:int dst:int bytes:int num_dests:int", kernel="any",
+    engine="noc",
+    cpp="noc_async_write_multicast({0}, get_noc_multicast_addr({1}, {2}, {3}, {4}, {5}), {6}, "
+        "{7})")
+_op("noc_semaphore_set_multicast", "dataflow", "void",
+    "noc_semaphore_set_multicast(src, x0, y0, x1, y1, dst, num_dests): the word at this core's "
+    "`src` to the semaphore `dst` of every core of the rectangle but this one, after the "
+    "core's earlier multicasts", "src:int x0:int y0:int x1:int y1:int dst:int num_dests:int",
+    kernel="any", engine="noc",
+    cpp="noc_semaphore_set_multicast({0}, get_noc_multicast_addr({1}, {2}, {3}, {4}, {5}), {6})")
 
 
 # --- compute protocol (D4-) -----------------------------------------------------------------

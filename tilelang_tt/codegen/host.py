@@ -234,14 +234,39 @@ def host_source(plan: dict) -> str:
       ".unpack_to_dest_mode = unpack_to_dest, "
       f".math_approx_mode = {str(cfg['math_approx_mode']).lower()}, .compile_args = {{}}}});")
     w("")
+    mcast = plan.get("multicast", {"semaphores": 0, "groups": []})
+    if mcast["semaphores"]:
+        w("    // multicast: per group a `ready` and a `valid` semaphore on every core")
+        for _ in range(mcast["semaphores"]):
+            w("    tt::tt_metal::CreateSemaphore(program, cores, 0);")
+        w("")
     w("    // per-core work: a contiguous range of work units (blocks)")
     w("    const CoreWork work[] = {")
     for c in plan["cores"]:
         x, y = c["core"]
         w(f"        {{{x}, {y}, {c['start_id']}, {c['count']}}},")
     w("    };")
-    w("    for (const CoreWork& w : work) {")
+    if mcast["groups"]:
+        n = 7 * len(mcast["groups"])
+        w("    // per core and multicast group: sender?, the sender, the receivers' rectangle")
+        w("    // (logical cores; NOC coordinates below)")
+        w(f"    const uint32_t mcast[][{n}] = {{")
+        for c in plan["cores"]:
+            w("        {" + ", ".join(str(int(v)) for row in c["mcast"] for v in row) + "},")
+        w("    };")
+        w("    auto noc = [&](uint32_t x, uint32_t y) {")
+        w("        return mesh->worker_core_from_logical_core(tt::tt_metal::CoreCoord{x, y});")
+        w("    };")
+    w("    for (size_t i = 0; i < sizeof(work) / sizeof(work[0]); ++i) {")
+    w("        const CoreWork& w = work[i];")
     w("        const tt::tt_metal::CoreCoord core{w.x, w.y};")
+    for g in range(len(mcast["groups"])):
+        b = 7 * g
+        # the rectangle's start and end corners as the kernel names them (the device API's
+        # get_noc_multicast_addr orders them for the NOC the kernel uses)
+        w(f"        const tt::tt_metal::CoreCoord m{g}_sender = noc(mcast[i][{b + 1}], mcast[i][{b + 2}]);")
+        w(f"        const tt::tt_metal::CoreCoord m{g}_start = noc(mcast[i][{b + 3}], mcast[i][{b + 4}]);")
+        w(f"        const tt::tt_metal::CoreCoord m{g}_end = noc(mcast[i][{b + 5}], mcast[i][{b + 6}]);")
     for kind in ("reader", "compute", "writer"):
         args = []
         for a in kernels[kind]["runtime_args"]:
@@ -251,6 +276,15 @@ def host_source(plan: dict) -> str:
                 args.append("w.start_id")
             elif a["kind"] == "count":
                 args.append("w.count")
+            elif a["kind"] == "mcast":
+                g, f = a["group"], a["field"]
+                args.append({"sender": f"mcast[i][{7 * g}]",
+                             "sender_x": f"static_cast<uint32_t>(m{g}_sender.x)",
+                             "sender_y": f"static_cast<uint32_t>(m{g}_sender.y)",
+                             "x0": f"static_cast<uint32_t>(m{g}_start.x)",
+                             "y0": f"static_cast<uint32_t>(m{g}_start.y)",
+                             "x1": f"static_cast<uint32_t>(m{g}_end.x)",
+                             "y1": f"static_cast<uint32_t>(m{g}_end.y)"}[f])
             else:
                 raise ValueError(f"unknown runtime arg kind {a['kind']}")
         w(f"        tt::tt_metal::SetRuntimeArgs(program, {kind}, core, {{{', '.join(args)}}});")

@@ -70,7 +70,7 @@ class PageTracer:
             name = ops.tt_op_name(e)
             if name == "tt.get_arg_val":
                 return self.args.get(int(e.args[0]), 0)
-            if name in ("tt.get_write_ptr", "tt.get_read_ptr"):
+            if name in ("tt.get_write_ptr", "tt.get_read_ptr", "tt.get_semaphore"):
                 return 0
         raise TTVerifyError(f"plan: cannot evaluate `{e}`")
 
@@ -100,9 +100,9 @@ class PageTracer:
                 buf = self.accessor_buffer[hash(accessor)]
                 self.pages.setdefault(buf, []).append(self.value(tile))
 
-    def trace(self, start: int, count: int) -> dict:
+    def trace(self, start: int, count: int, extra: dict | None = None) -> dict:
         self.pages, self.env = {}, {}
-        self.args = {self.start_slot: start, self.count_slot: count}
+        self.args = {self.start_slot: start, self.count_slot: count, **(extra or {})}
         self.run(self.func.body)
         return self.pages
 
@@ -114,6 +114,8 @@ def _kernel_entry(kind, func):
         entry = {"kind": a["kind"]}
         if "param" in a:
             entry["tensor"] = names[a["param"]]
+        if a["kind"] == "mcast":
+            entry["group"], entry["field"] = int(a["group"]), str(a["field"])
         runtime.append(entry)
     compile_args = [{"kind": "tensor_accessor", "tensor": names[a["param"]],
                      "index": a["index"]} for a in to_py(get_attr(func, attrs.ACCESSORS, []))]
@@ -203,10 +205,12 @@ def build_plan(mod, pages: bool = False) -> dict:
     if partition["mode"] == "local_shard":  # core (x, y) holds shard (y, x) of every L1 tensor
         for core in cores:
             core["shard"] = [core["core"][1], core["core"][0]]
+    multicast = _multicast(reader, cores)
     if pages:
         read_tracer, write_tracer = PageTracer(reader), PageTracer(writer)
         for core in cores:
-            core["reads"] = read_tracer.trace(core["start_id"], core["count"])
+            core["reads"] = read_tracer.trace(core["start_id"], core["count"],
+                                              _sender_args(reader, core))
             core["writes"] = write_tracer.trace(core["start_id"], core["count"])
 
     return {
@@ -229,4 +233,30 @@ def build_plan(mod, pages: bool = False) -> dict:
                "regions": l1_regions},
         "kernels": {kind: _kernel_entry(kind, f) for kind, f in kernels.items()},
         "cores": cores,
+        "multicast": multicast,
     }
+
+
+def _multicast(reader, cores) -> dict:
+    """The reader's multicast groups (``tt.mcast_plan``) with tensor names; each core gets its
+    ``mcast`` rows: per group [sender?, sender x, y, receivers x0, y0, x1, y1] (logical)."""
+    plan = to_py(get_attr(reader, attrs.MCAST_PLAN, {})) or {}
+    groups = []
+    for index, g in enumerate(plan.get("groups", [])):
+        groups.append({k: g[k] for k in ("cb", "axis", "ready_sem", "valid_sem", "receivers",
+                                         "bytes")})
+        groups[-1]["tensor"] = str(reader.params[int(g["param"])].name)
+        rows = {(int(r[0]), int(r[1])): [int(v) for v in r[2:]] for r in g["cores"]}
+        for core in cores:
+            core.setdefault("mcast", []).append(rows[tuple(core["core"])])
+    return {"semaphores": int(plan.get("semaphores", 0)), "groups": groups}
+
+
+def _sender_args(reader, core) -> dict:
+    """Runtime args of the reader's multicast fields on ``core`` (the page oracle reads them)."""
+    out = {}
+    for slot, a in enumerate(to_py(get_attr(reader, attrs.RUNTIME_ARGS, []))):
+        if a["kind"] == "mcast":
+            field = list(attrs.MCAST_FIELDS).index(str(a["field"]))
+            out[slot] = core["mcast"][int(a["group"])][field]
+    return out

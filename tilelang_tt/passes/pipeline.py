@@ -21,6 +21,8 @@ folder, TVM's own where they do the job):
     protocol   D1   SplitDeviceKernel          reader / compute / writer (TVM's RemoveNoOp,
                                                ConvertSSA)
                D2   ConfigureTensorAccessorTT  accessors bound to compile-time and runtime args
+               D2.1 PlanMulticastTT            blocks a core row / column shares: read once,
+                                               multicast (semaphore handshake)
                D3   LowerCBIntrinsics          reserve/push/wait/pop, NOC reads and writes
     compute    D4   InsertComputeInitTT        hw start-up, per-op init, format reconfiguration
                D5   InsertDSTManagementTT      acquire/commit/wait/pack/release, sub-blocking
@@ -65,6 +67,7 @@ from .partition.grid_to_core import GridToCoreGrid
 from .partition.work_partition import LayoutAwareWorkPartitionTT
 from .protocol.cb_intrinsics import LowerCBIntrinsics
 from .protocol.configure_accessor import ConfigureTensorAccessorTT
+from .protocol.multicast import PlanMulticastTT
 from .protocol.persistent_loop import LowerPersistentLoopTT
 from .protocol.split_kernel import SplitDeviceKernel
 from .verify.tile_program import VerifyTileProgramTT
@@ -88,6 +91,7 @@ STAGES = [
     ("C4", PlaceL1ShardsTT),
     ("D1", SplitDeviceKernel),
     ("D2", ConfigureTensorAccessorTT),
+    ("D2.1", PlanMulticastTT),
     ("D3", LowerCBIntrinsics),
     ("D4", InsertComputeInitTT),
     ("D5", InsertDSTManagementTT),

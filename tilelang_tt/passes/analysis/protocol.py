@@ -11,6 +11,12 @@ loop) with the protocol state of the core, taken from the op registry (:mod:`..o
   or a reserve outstanding;
 * **NOC transfers** - a reader pushes a CB only after ``noc_async_read_barrier`` completed
   its reads, a writer pops one only after ``noc_async_write_barrier`` completed its writes;
+* **multicast** - a ``noc_async_write_multicast`` only after a ``noc_semaphore_wait`` (the
+  receivers signalled ready) since the last one; a ``cb_reserve_back`` only while fewer
+  multicasts of the CB's blocks are in flight (not completed by ``noc_async_write_barrier``)
+  than its ring holds blocks, so the reserved pages are none they read; once the core
+  signalled a sender (``noc_semaphore_inc`` of a group's ``ready``), a push only after it
+  waited for that group's ``valid``; nothing outstanding at the end of the kernel;
 * **DST** - ``tile_regs_acquire`` -> ``commit`` -> ``wait`` -> ``release`` in this order; a
   call that computes into DST runs between acquire and commit, ``pack_tile`` between wait
   and release; every DST index is provably below the capacity of the kernel's mode;
@@ -59,13 +65,19 @@ class _State:
     waited: tuple = ()  # ((cb, tiles), ...) outstanding waits
     reads: bool = False  # NOC reads issued and not waited for
     writes: bool = False  # NOC writes issued and not waited for
+    mcasts: tuple = ()  # ((cb, blocks), ...): multicasts of cb's blocks not waited for (they
+    # still read those pages)
+    awaiting: tuple = ()  # semaphores whose sender this core signalled (noc_semaphore_inc) and
+    # whose data (the `valid` semaphore) it has not waited for
+    ready: bool = False  # a noc_semaphore_wait since the last multicast (receivers ready)
     dst: str = "released"
     math: object = None  # init in force on the math engine (None: none yet, TOP: unknown)
     sfpu: object = None  # on the vector engine
     started: bool = False  # compute_kernel_hw_startup ran
 
     def protocol(self):
-        return (self.reserved, self.waited, self.reads, self.writes, self.dst)
+        return (self.reserved, self.waited, self.reads, self.writes, self.dst, self.mcasts,
+                self.awaiting)
 
 
 def _get(pairs, cb):
@@ -83,13 +95,16 @@ def _same_pairs(a, b) -> bool:
 
 def _same_protocol(a: _State, b: _State) -> bool:
     return (_same_pairs(a.reserved, b.reserved) and _same_pairs(a.waited, b.waited)
-            and a.dst == b.dst)
+            and a.dst == b.dst and a.awaiting == b.awaiting)
 
 
 def _join(a: _State, b: _State) -> _State:
     """What holds after either of two paths: outstanding transfers on either, the inits both
     agree on (the protocol counts must agree; the caller checks)."""
+    mcasts = tuple((c, max(n, _get(b.mcasts, c) or 0)) for c, n in a.mcasts) + tuple(
+        (c, n) for c, n in b.mcasts if _get(a.mcasts, c) is None)
     return replace(a, reads=a.reads or b.reads, writes=a.writes or b.writes,
+                   ready=a.ready and b.ready, mcasts=mcasts,
                    math=join_value(a.math, b.math), sfpu=join_value(a.sfpu, b.sfpu),
                    started=a.started and b.started)
 
@@ -138,13 +153,21 @@ def _describe(state: _State) -> str:
         parts.append("NOC reads not waited for")
     if state.writes:
         parts.append("NOC writes not waited for")
+    parts += [f"{n} multicast block(s) of {c.name} not waited for" for c, n in state.mcasts]
+    if state.awaiting:
+        parts.append("a sender signalled and its data not waited for")
     parts.append(f"DST {state.dst}")
     return ", ".join(parts)
 
 
 class _Checker:
-    def __init__(self, name: str, capacity: int | None):
+    def __init__(self, name: str, capacity: int | None, sems=None, valid_of=None, l1_cb=None,
+                 depth=None):
         self.name = name
+        self.l1_cb = l1_cb or {}  # L1 address variable (get_write_ptr) -> its CB variable
+        self.depth = depth or {}  # CB variable -> the blocks its ring holds
+        self.sems = sems or {}  # semaphore address variable -> semaphore id (get_semaphore)
+        self.valid_of = valid_of or {}  # multicast groups: `ready` id -> `valid` id
         self.capacity = capacity
         self.problems: list[str] = []
         self.where: list[str] = []  # enclosing loops and branches, outermost first
@@ -255,8 +278,15 @@ class _Checker:
     def call(self, c, st: _State, report: bool) -> _State:
         name = c.op.name
         spec = ops.spec(name)
-        text = _CallText(spec.cpp or name, c)  # rendered only in a message
+        # rendered only in a message (a registry format string names the op instead)
+        text = _CallText(spec.cpp if spec.cpp and "{" not in spec.cpp else
+                         name.removeprefix("tt."), c)
         a = ops.named(c)
+        if name == "tt.cb_reserve_back" and (_get(st.mcasts, a.cb) or 0) >= self.depth.get(a.cb, 1):
+            self.fail(report, f"{text}: the ring of {a.cb.name} holds {self.depth.get(a.cb, 1)} "
+                              f"block(s) and {_get(st.mcasts, a.cb)} multicast(s) may still be "
+                              "reading its blocks (noc_async_write_barrier first): the reserved "
+                              "pages may be one of them")
         if name in ("tt.cb_reserve_back", "tt.cb_wait_front"):
             pairs = st.reserved if name == "tt.cb_reserve_back" else st.waited
             if _get(pairs, a.cb) is not None:
@@ -277,6 +307,9 @@ class _Checker:
             if push and st.reads:
                 self.fail(report, f"{text} before noc_async_read_barrier: the pushed tiles may "
                                   "not have arrived")
+            if push and st.awaiting:
+                self.fail(report, f"{text} before noc_semaphore_wait: the multicast data may not "
+                                  "have arrived")
             if not push and st.writes:
                 self.fail(report, f"{text} before noc_async_write_barrier: the freed tiles may "
                                   "not have left")
@@ -295,7 +328,24 @@ class _Checker:
         if name == "tt.noc_async_read_barrier":
             return replace(st, reads=False)
         if name == "tt.noc_async_write_barrier":
-            return replace(st, writes=False)
+            return replace(st, writes=False, mcasts=())
+        if name in ("tt.noc_async_write_multicast", "tt.noc_semaphore_set_multicast"):
+            if name == "tt.noc_async_write_multicast" and not st.ready:
+                self.fail(report, f"{text} without a noc_semaphore_wait for the receivers since "
+                                  "the last multicast: it may overwrite pages they still use")
+            if name == "tt.noc_async_write_multicast":
+                cb = self.l1_cb.get(a.src)
+                if cb is not None:  # one more block of cb read by a multicast in flight
+                    n = min((_get(st.mcasts, cb) or 0) + 1, self.depth.get(cb, 1))
+                    return replace(st, writes=True, ready=False, mcasts=_put(st.mcasts, cb, n))
+                return replace(st, writes=True, ready=False)
+            return replace(st, writes=True)
+        if name in ("tt.noc_semaphore_inc", "tt.noc_semaphore_wait"):
+            sem = self.sems.get(a.sem, str(a.sem))
+            if name == "tt.noc_semaphore_inc":  # data will come with the group's `valid`
+                return replace(st, awaiting=st.awaiting + (self.valid_of.get(sem, sem),))
+            return replace(st, awaiting=tuple(x for x in st.awaiting if x != sem),
+                           ready=st.ready or not self.valid_of or sem in self.valid_of)
         if name in _DST_STEPS:
             before, after = _DST_STEPS[name]
             if st.dst != before:
@@ -355,11 +405,18 @@ def protocol_problems(func, profile) -> list[str]:
     """The protocol violations of one lowered kernel (module docstring), as messages."""
     name = str(func.attrs["global_symbol"]) if func.attrs is not None and \
         "global_symbol" in func.attrs else "kernel"
-    checker = _Checker(name, kernel_capacity(func, profile))
+    sems = {b.var: int(b.value.args[0]) for b in collect(func.body, tirx.Bind)
+            if ops.tt_op_name(b.value) == "tt.get_semaphore"}
+    plan = to_py(get_attr(func, attrs.MCAST_PLAN, {})) or {}
+    valid_of = {int(g["ready_sem"]): int(g["valid_sem"]) for g in plan.get("groups", [])}
+    binds = collect(func.body, tirx.Bind)
+    l1_cb = {b.var: b.value.args[0] for b in binds if ops.tt_op_name(b.value) == "tt.get_write_ptr"}
+    depth = {b.var: int(b.value.args[3]) for b in binds if ops.tt_op_name(b.value) == "tt.alloc_cb"}
+    checker = _Checker(name, kernel_capacity(func, profile), sems, valid_of, l1_cb, depth)
     for loop in collect(func.body, tirx.For):  # DST indices are bounded by every loop
         checker.ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
     for _, end in checker.run(func.body, [((), _State())], True):
-        if not _same_protocol(end, _State()):
+        if not _same_protocol(end, _State()) or end.mcasts:
             checker.problems.append(f"{name}: the kernel ends with {_describe(end)}")
     # calls of an op some other kernel owns
     kind = str(get_attr(func, attrs.KERNEL_KIND, ""))

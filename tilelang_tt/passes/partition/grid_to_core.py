@@ -9,7 +9,9 @@ partition ``bx = id % gx``, ``by = id / gx % gy``, ``bz = id / (gx * gy)``; in `
 the units are numbered shard-major (see LayoutAwareWorkPartitionTT): ``s = id / per``
 (``per`` units per shard) is the shard ``(sy, sx) = (s / Gx, s % Gx)``, the rest ``id % per``
 is decoded over the block dimensions with a pinned dimension's extent the blocks per shard,
-and a pinned dimension adds its shard's first block (``sy * By`` or ``sx * Bx``).  In the
+and a pinned dimension adds its shard's first block (``sy * By`` or ``sx * Bx``); with B1's
+``tile`` (a rectangle of blocks per core) unit ``(y * ux + x) * tx * ty + j * tx + i`` is block
+``(x * tx + i, y * ty + j)``.  In the
 ``global`` partition, when a loop's bounds depend on ``bx`` (causal attention's key loop stops
 at the diagonal), ``bx`` runs through its range folded - 0, gx - 1, 1, gx - 2, ... - so a
 core's consecutive work units pair cheap blocks with expensive ones.  ``tt.core_launch`` records the grid and the block
@@ -40,9 +42,10 @@ def GridToCoreGrid(func, mod, ctx):
 
     body = tt_map(func.body, [(tirx.AttrStmt, strip)], order="post")
     work_id = ops.call("tt.work_id")
-    shard = to_py(get_attr(func, attrs.PARTITION))["shard"]
-    values = _decode(work_id, [gx, gy, gz], shard)
-    if not shard and block_vars[0] is not None and gx > 2 and _bounds_loops(body, block_vars[0]):
+    partition = to_py(get_attr(func, attrs.PARTITION))
+    shard, tile = partition["shard"], partition.get("tile") or []
+    values = _decode_tiled(work_id, tile) if tile else _decode(work_id, [gx, gy, gz], shard)
+    if not shard and not tile and block_vars[0] is not None and gx > 2 and _bounds_loops(body, block_vars[0]):
         values[0] = _folded(values[0], gx)
     binds = [tirx.Bind(v, val) for v, val in zip(block_vars, values) if v is not None]
     persistent = tirx.AttrStmt(0, attrs.PERSISTENT_BODY, int_imm(gx * gy * gz),
@@ -71,6 +74,18 @@ def _folded(t, extent: int):
     half = tirx.floordiv(t, int_imm(2))
     return tirx.Select(tirx.EQ(tirx.floormod(t, int_imm(2)), int_imm(0)), half,
                        int_imm(extent - 1) - half)
+
+
+def _decode_tiled(work_id, tile) -> list:
+    """Block indices of work unit ``work_id`` with a ``tx x ty`` rectangle of blocks per core
+    (B1's ``tile`` = ``[tx, ty, ux, uy]``): unit ``(y * ux + x) * tx * ty + j * tx + i`` is
+    block ``(x * tx + i, y * ty + j)``."""
+    tx, ty, ux, _ = (int(v) for v in tile)
+    core = tirx.floordiv(work_id, int_imm(tx * ty))
+    step = tirx.floormod(work_id, int_imm(tx * ty))
+    return [tirx.floormod(core, int_imm(ux)) * int_imm(tx) + tirx.floormod(step, int_imm(tx)),
+            tirx.floordiv(core, int_imm(ux)) * int_imm(ty) + tirx.floordiv(step, int_imm(tx)),
+            int_imm(0)]
 
 
 def _decode(work_id, grid, shard) -> list:

@@ -13,6 +13,15 @@ decided from the tensors' layouts (``tt.layout_desc``):
   ``num_blocks % num_cores`` cores one more block, as ``split_work_to_cores`` splits).  Core
   ``c`` is logical core ``(c % core_grid_x, c // core_grid_x)``; the core grid is the
   device's unless ``annotate_tt_schedule(core_grid=...)`` asked for a smaller one.
+  A GEMM (a ``tile.gemm``) whose 2-D grid tiles evenly onto ``ux x uy`` cores (``ux``, ``uy``
+  the largest divisors of ``gx``, ``gy`` within the core grid; as many cores as the contiguous
+  ranges would use) with ``multicast`` on, no
+  loop bound depending on ``bx`` and another assignment than the contiguous one, gets a
+  rectangle per core instead (``tile`` = ``[tx, ty, ux, uy]``): core ``(x, y)`` runs the
+  ``tx x ty`` blocks ``bx = x * tx + i``, ``by = y * ty + j`` in the order ``j * tx + i``, as
+  work units ``(y * ux + x) * tx * ty ...``, so the cores of a core row process the same ``by``
+  at every step and those of a column the same ``bx`` (PlanMulticastTT multicasts A along rows
+  and B down columns); otherwise ``tile`` is ``[]``.
 * ``local_shard`` (some tensor is L1-sharded): the blocks that touch shard ``(sy, sx)`` run on
   the core holding it, logical core ``(sx, sy)`` (:mod:`.shard_pinning` finds them), so the
   cores are exactly the shard grid.  Work units are numbered shard-major: core ``(sx, sy)``
@@ -30,7 +39,9 @@ from tvm import tirx
 from ... import attrs
 from ...errors import TTCompileError, TTUnsupportedError
 from ...target import profile_of
-from ..common import collect, const_int, get_attr, require_attr, to_py, tt_pass
+from ..common import (
+    collect, const_int, gemm_accumulators, get_attr, require_attr, to_py, tt_pass,
+)
 from .shard_pinning import pin_blocks
 
 BLOCK_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
@@ -74,6 +85,37 @@ def split_work(num_blocks: int, grid_x: int, grid_y: int) -> list:
     return work
 
 
+def _largest_divisor(n: int, limit: int) -> int:
+    return max(d for d in range(1, min(n, limit) + 1) if n % d == 0)
+
+
+def tiled_work(grid: list, grid_x: int, grid_y: int) -> tuple[list, list]:
+    """([tx, ty, ux, uy], work) of the rectangle-per-core assignment (module docstring)."""
+    gx, gy = grid[0], grid[1]
+    ux, uy = _largest_divisor(gx, grid_x), _largest_divisor(gy, grid_y)
+    tx, ty = gx // ux, gy // uy
+    work = [[x, y, (y * ux + x) * tx * ty, tx * ty] for y in range(uy) for x in range(ux)]
+    return [tx, ty, ux, uy], work
+
+
+def _wants_tiles(func, block_vars, grid, grid_x, grid_y) -> bool:
+    """Whether a rectangle of blocks per core lets PlanMulticastTT share A and B blocks."""
+    from .grid_to_core import _bounds_loops
+
+    options = to_py(get_attr(func, attrs.COMPILE_OPTIONS, {})) or {}
+    if not options.get(attrs.PC_MULTICAST, True) or grid[2] != 1 or not gemm_accumulators(
+            func.body):
+        return False
+    if block_vars[0] is not None and grid[0] > 2 and _bounds_loops(func.body, block_vars[0]):
+        return False  # B2 folds bx (causal work balance)
+    tile, work = tiled_work(grid, grid_x, grid_y)
+    contiguous = split_work(grid[0] * grid[1], grid_x, grid_y)
+    # the same decode and cores as the contiguous ranges: one block per core, same places
+    same = tile[0] * tile[1] == 1 and work == contiguous
+    # as many cores as the contiguous ranges use (a 9 x 9 grid would run on 3 x 3 cores)
+    return len(work) == len(contiguous) and tile[2] * tile[3] > 1 and not same
+
+
 def partition_work(num_blocks: int, grid_x: int, grid_y: int, shard: dict):
     """(mode, [[x, y, start_id, count], ...]) for the blocks on a grid_x x grid_y core grid,
     given the local-shard geometry (``{}``: none, see :func:`.shard_pinning.pin_blocks`)."""
@@ -110,6 +152,9 @@ def LayoutAwareWorkPartitionTT(func, mod, ctx):
             f"{shard['grid'][1]} shard grid, larger than the requested core grid "
             f"{grid_x}x{grid_y}")
     mode, work = partition_work(num_blocks, grid_x, grid_y, shard)
+    tile = []
+    if mode == "global" and _wants_tiles(func, block_vars, grid, grid_x, grid_y):
+        tile, work = tiled_work(grid, grid_x, grid_y)
     partition = {
         "mode": mode,
         "grid": grid,
@@ -118,5 +163,6 @@ def LayoutAwareWorkPartitionTT(func, mod, ctx):
         "num_cores": len(work),
         "work": work,
         "shard": shard,
+        "tile": tile,
     }
     return func.with_attr(attrs.PARTITION, partition)

@@ -23,6 +23,12 @@ Guarantees:
   orderings of affine functions of the row and column, and the tile's corners show it uniform
   on the tile when the kernel runs - one word everywhere.  The operands of the condition's
   comparisons are compared as signed integers (``tt.as_signed``);
+* reader: ``tt.mcast_read_to_cb`` (PlanMulticastTT) is part of the batch: its page reads only
+  on the group's sender; receivers signal the sender before the reads, senders multicast
+  after the read barrier, receivers then wait for the data (``multicast_lower.py``); one
+  ``noc_async_write_barrier`` completes the previous batch's multicasts before this batch's
+  (rings of two blocks or more; else this batch's before the pushes), and one ends each work
+  unit;
 * compute: ``tt.consume.begin`` becomes ``cb_wait_front`` and ``tt.consume.end``
   ``cb_pop_front`` (the pushes of compute-produced CBs come with packing, in
   InsertDSTManagementTT).
@@ -43,10 +49,11 @@ from ... import attrs, ops
 from ...errors import TTVerifyError
 from ..frontend.eltwise_expr import float_bits
 from ..common import (
-    collect, int_imm, layout_of, loop_nest, require_attr, seq, stmt_op_name, substitute,
-    tt_pass,
+    collect, int_imm, layout_of, loop_nest, require_attr, seq, split_persistent, stmt_op_name,
+    substitute, tt_pass, with_persistent,
 )
-from ..common import tt_map
+from ..common import get_attr, to_py, tt_map
+from .multicast_lower import mcast_handshake
 
 
 def _accessors(body) -> dict:
@@ -60,14 +67,21 @@ def _accessors(body) -> dict:
 class _Streams:
     def __init__(self, func):
         self.func = func
+        self.mcast = to_py(get_attr(func, attrs.MCAST_PLAN, {})) or {}
+        self.depth = {b.var: int(b.value.args[3]) for b in collect(func.body, tirx.Bind)
+                      if ops.tt_op_name(b.value) == "tt.alloc_cb"}
         self.acc = _accessors(func.body)
         self.ana = Analyzer()
 
     def lower_run(self, calls, read: bool):
-        """One batched transfer for consecutive read_to_cb / write_from_cb calls."""
+        """One batched transfer for consecutive read_to_cb / write_from_cb calls (reads:
+        mcast_read_to_cb too - a sender's reads are guarded, the handshakes follow the read
+        barrier, one write barrier completes the multicasts before the pushes)."""
         head, ptrs, moves, tail = [], [], [], []
+        signals, sends, waits = [], [], []
         for call in calls:
-            cb, buf, row0, col0, rows, cols = call.args
+            mcast = ops.tt_op_name(call) == "tt.mcast_read_to_cb"
+            cb, buf, row0, col0, rows, cols = call.args[:6]
             rows, cols = int(rows), int(cols)
             n = int_imm(rows * cols)
             if buf not in self.acc:
@@ -88,10 +102,29 @@ class _Streams:
                 op = "tt.noc_async_read_page" if read else "tt.noc_async_write_page"
                 return ops.evaluate(op, tile, accessor, addr)
 
-            moves.append(loop_nest([rows, cols], body, ["r", "c"]))
+            move = loop_nest([rows, cols], body, ["r", "c"])
+            if mcast:
+                guard, binds, signal, send, wait = mcast_handshake(call, self.mcast, l1)
+                move = tirx.IfThenElse(guard, move, None)
+                ptrs += binds
+                signals.append(signal)
+                sends.append(send)
+                waits.append(wait)
+            moves.append(move)
             tail.append(ops.evaluate("tt.cb_push_back" if read else "tt.cb_pop_front", cb, n))
         barrier = ops.evaluate("tt.noc_async_read_barrier" if read else "tt.noc_async_write_barrier")
-        return head + ptrs + moves + [barrier] + tail
+        if sends:
+            # the multicasts of the previous batch still read their blocks: completed before
+            # this batch's multicasts when every ring holds two blocks or more (this batch's
+            # blocks are others; the kernel completes the last ones at the end of each work
+            # unit), else before the pushes
+            wbar = ops.evaluate("tt.noc_async_write_barrier")
+            mcast_cbs = [c.args[0] for c in calls if ops.tt_op_name(c) == "tt.mcast_read_to_cb"]
+            if all(self.depth.get(cb, 1) >= 2 for cb in mcast_cbs):
+                sends.insert(0, wbar)
+            else:
+                waits.append(wbar)
+        return head + ptrs + signals + moves + [barrier] + sends + waits + tail
 
 
 _COMPARISONS = (tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE)
@@ -231,6 +264,7 @@ def _lower_runs(body, lower_run):
         out, run, run_op = [], [], None
         for s in items:
             name = stmt_op_name(s)
+            name = "tt.read_to_cb" if name == "tt.mcast_read_to_cb" else name
             if name in ("tt.read_to_cb", "tt.write_from_cb") and (run_op in (None, name)):
                 run.append(s.value)
                 run_op = name
@@ -250,8 +284,8 @@ def _lower_runs(body, lower_run):
         return seq(group(list(s.seq)))
 
     def on_eval(ev):  # a stream op that is alone in its scope
-        if stmt_op_name(ev) in ("tt.read_to_cb", "tt.write_from_cb"):
-            return seq(lower_run([ev.value], stmt_op_name(ev) == "tt.read_to_cb"))
+        if stmt_op_name(ev) in ("tt.read_to_cb", "tt.mcast_read_to_cb", "tt.write_from_cb"):
+            return seq(lower_run([ev.value], stmt_op_name(ev) != "tt.write_from_cb"))
         return ev
 
     body = tt_map(body, [(tirx.SeqStmt, on_seq)], order="post")
@@ -266,6 +300,10 @@ def LowerCBIntrinsics(func, mod, ctx):
     body = func.body
     if kind in ("reader", "writer"):
         body = _lower_runs(body, _Streams(func).lower_run)
+        if get_attr(func, attrs.MCAST_PLAN) is not None:  # the work unit's last multicasts
+            prologue, persistent = split_persistent(body)
+            body = with_persistent(prologue, persistent, seq([
+                persistent.body, ops.evaluate("tt.noc_async_write_barrier")]))
         in_place = {"tt.shard_to_cb": ("tt.cb_reserve_back", "tt.cb_push_back"),
                     "tt.cb_to_shard": ("tt.cb_wait_front", "tt.cb_pop_front")}
 

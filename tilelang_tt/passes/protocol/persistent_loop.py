@@ -5,8 +5,10 @@ InsertDSTManagementTT (the kernels' work is final).
 
 Guarantees: ``tt.runtime_args`` is the ordered list of 4-byte runtime arguments of the
 kernel - the address of every accessor's tensor (at its ``addr_slot``), then ``start_id``
-and ``count`` of the core's range of work units - and ``tt.persistent`` names the slots of
-``start_id`` / ``count``.  The ``tt.persistent_body`` marker is gone: the kernel body is
+and ``count`` of the core's range of work units, then (reader) the fields of every multicast
+group of ``tt.mcast_plan`` (``{"kind": "mcast", "group": g, "field": name}``, fields in
+``attrs.MCAST_FIELDS`` order), each ``tt.mcast_arg(g, f)`` read as ``tt.get_arg_val`` of its
+slot - and ``tt.persistent`` names the slots of ``start_id`` / ``count``.  The ``tt.persistent_body`` marker is gone: the kernel body is
 
     work_count = tt.get_arg_val(count_slot)
     start_id = tt.get_arg_val(start_slot)          (when the body uses the work unit)
@@ -32,7 +34,7 @@ from ... import attrs, ops
 from ...errors import TTResourceError
 from ...target import profile_of
 from ..common import (
-    collect, int_imm, require_attr, seq, split_persistent, to_py, tt_calls, tt_map, tt_pass,
+    collect, get_attr, int_imm, require_attr, seq, split_persistent, to_py, tt_calls, tt_map, tt_pass,
 )
 
 
@@ -48,6 +50,10 @@ def LowerPersistentLoopTT(func, mod, ctx):
         args[acc["addr_slot"]] = {"kind": "buffer_addr", "param": acc["param"]}
     start_slot = len(args)
     args += [{"kind": "start_id"}, {"kind": "count"}]
+    mcast_base = len(args)
+    groups = (to_py(get_attr(func, attrs.MCAST_PLAN, {})) or {}).get("groups", [])
+    for g in range(len(groups)):
+        args += [{"kind": "mcast", "group": g, "field": f} for f in attrs.MCAST_FIELDS]
     if len(args) > profile.max_runtime_args:
         raise TTResourceError(
             f"kernel {func.attrs['global_symbol']} needs {len(args)} runtime args; a core "
@@ -57,8 +63,16 @@ def LowerPersistentLoopTT(func, mod, ctx):
     start, count = tirx.Var("start_id", "int32"), tirx.Var("work_count", "int32")
     offset, work = tirx.Var("work_offset", "int32"), tirx.Var("work_id", "int32")
     uses_work = bool(tt_calls(persistent.body, "tt.work_id"))
-    body = tt_map(persistent.body, [(tvm.ir.Call, lambda c: work if ops.tt_op_name(c) ==
-                                     "tt.work_id" else c)], order="post")
+    def on_call(c):
+        name = ops.tt_op_name(c)
+        if name == "tt.work_id":
+            return work
+        if name == "tt.mcast_arg":
+            slot = mcast_base + int(c.args[0]) * len(attrs.MCAST_FIELDS) + int(c.args[1])
+            return ops.call("tt.get_arg_val", int_imm(slot))
+        return c
+
+    body = tt_map(persistent.body, [(tvm.ir.Call, on_call)], order="post")
     if uses_work:
         body = seq([tirx.Bind(work, start + offset), body])
     loop = tirx.For(offset, int_imm(0), count, tirx.ForKind.SERIAL, body)

@@ -424,6 +424,36 @@ uint64_t l1_key(const Device& d, const uint8_t* p) {
     return timing::sem_key(static_cast<int>(off / d.prof.l1_bytes), static_cast<uint32_t>(off % d.prof.l1_bytes));
 }
 
+// A multicast lands in a receiver's circular buffer only on pages the receiver's kernel holds
+// reserved (cb_reserve_back, not yet pushed): landing on pages already pushed means the receiver
+// handed the block to its consumer before the data arrived (the consumer may have read stale
+// pages), landing on free pages means it was not ready for them. Memory outside every CB ring
+// (semaphores, L1 buffers) is not checked.
+void check_mcast_landing(const Core& src, const Core& dst, uint32_t lo, uint32_t size) {
+    const uint32_t hi = lo + size;
+    int overlapped = -1;
+    for (int i = 0; i < kMaxCBs; ++i) {
+        const CBConfig& cfg = dst.cb_cfg[i];
+        if (!cfg.used || cfg.global || cfg.offset >= hi || lo >= cfg.offset + cfg.total_bytes) continue;
+        const CBState& s = dst.cb[i];
+        const uint32_t r_lo = cfg.offset + s.wr_page * cfg.page_bytes;
+        if (s.reserved && r_lo <= lo && hi <= r_lo + s.reserved * cfg.page_bytes) return;
+        if (overlapped < 0) overlapped = i;
+    }
+    if (overlapped < 0) return;
+    const CBConfig& cfg = dst.cb_cfg[overlapped];
+    const CBState& s = dst.cb[overlapped];
+    host_fail("multicast from core (" + std::to_string(src.x) + "," + std::to_string(src.y) +
+              ") lands on L1 bytes [" + std::to_string(lo - cfg.offset) + ", " +
+              std::to_string(hi - cfg.offset) + ") of CB " + std::to_string(overlapped) +
+              "'s ring on core (" + std::to_string(dst.x) + "," + std::to_string(dst.y) +
+              "), which its kernel does not hold reserved (" + std::to_string(s.reserved) +
+              " page(s) reserved at page " + std::to_string(s.wr_page) + ", " +
+              std::to_string(s.filled) +
+              " pushed and not popped): a receiver must reserve the block before it signals the "
+              "sender and push it only after the data arrived (noc_semaphore_wait)");
+}
+
 void apply(const Deferred& op, int self) {
     Device& d = device();
     switch (op.kind) {
@@ -439,6 +469,7 @@ void apply(const Deferred& op, int self) {
             const uint64_t local = op.mcast & ((1ull << 38) - 1);
             for (int idx : multicast_cores(op.mcast, op.loopback, self, ApiCall{})) {
                 if (idx == self && d.cores[idx].l1 + local == op.src) continue;  // in place
+                check_mcast_landing(d.cores[self], d.cores[idx], static_cast<uint32_t>(local), op.size);
                 std::memcpy(d.cores[idx].l1 + local, op.src, op.size);
             }
             --op.fiber->deferred_writes;

@@ -1,0 +1,82 @@
+"""D2.1 PlanMulticastTT: a block several cores read at the same step is read once and multicast.
+
+Requires: ConfigureTensorAccessorTT.
+
+Guarantees: in the reader kernel, every ``tt.read_to_cb`` whose block the cores of a core row
+(or column) read at the same step of the persistent loop (``analysis/block_sharing.py``: the
+block's DRAM index depends on one grid axis only, and B2's mapping puts the blocks sharing it
+on neighbouring cores in lockstep - a GEMM whose grid is the core grid: A's block on every core
+of a row, B's on every core of a column) is ``tt.mcast_read_to_cb(..., group)``; the function
+attribute ``tt.mcast_plan`` lists, per such read, its CB, tensor, axis, two semaphores
+(``ready``, ``valid``), the receivers per group, the block's bytes and every core's role:
+the first core of each group is its sender, the others its receivers (logical coordinates; the
+host turns them into NOC coordinates and runtime args, and creates the semaphores).  Reads that
+do not qualify, kernels other than the reader, and compiles with
+``pass_configs={"tt.multicast": False}`` are unchanged (every core reads its own blocks).
+D3 lowers ``tt.mcast_read_to_cb`` to the semaphore handshake (``multicast_lower.py``).
+"""
+
+from __future__ import annotations
+
+from tvm import tirx
+
+from ... import attrs, ops
+from ..analysis.block_sharing import Groups, read_groups, read_sites
+from ..common import (
+    get_attr, int_imm, layout_of, param_index, require_attr, split_persistent, to_py, tt_map,
+    tt_pass, with_persistent,
+)
+
+
+def _core_rows(groups: Groups, receivers_first: int) -> list:
+    """Per core: [x, y, sender?, sender x, y, receivers' rectangle x0, y0, x1, y1]."""
+    rows = []
+    for g in groups.groups:
+        (sx, sy), (lx, ly) = g[0], g[-1]
+        fx, fy = g[receivers_first]
+        for x, y in g:
+            rows.append([x, y, int((x, y) == (sx, sy)), sx, sy, fx, fy, lx, ly])
+    return rows
+
+
+@tt_pass("PlanMulticastTT", requires=("ConfigureTensorAccessorTT",))
+def PlanMulticastTT(func, mod, ctx):
+    """Plan multicast reuse of shared blocks in the reader (see module docstring)."""
+    kind = str(require_attr(func, attrs.KERNEL_KIND, "PlanMulticastTT"))
+    options = to_py(get_attr(func, attrs.COMPILE_OPTIONS, {})) or {}
+    if kind != "reader" or not options.get(attrs.PC_MULTICAST, True):
+        return func
+    work = [[int(v) for v in w] for w in to_py(require_attr(func, attrs.PARTITION,
+                                                            "PlanMulticastTT"))["work"]]
+    prologue, persistent = split_persistent(func.body)
+    sites, binds = read_sites(persistent.body)
+    plan, rewrite = [], {}
+    for site in sites:
+        groups = read_groups(site, binds, work, func.body)
+        if not isinstance(groups, Groups):
+            continue
+        cb, buf, _, _, rows, cols = site.call.args
+        cb_id = next(int(b.value.args[0]) for b in prologue if isinstance(b, tirx.Bind)
+                     and b.var.same_as(cb))
+        index = len(plan)
+        plan.append({
+            "cb": cb_id, "param": param_index(func, buf), "axis": groups.axis,
+            "ready_sem": 2 * index, "valid_sem": 2 * index + 1,
+            "receivers": len(groups.groups[0]) - 1,
+            "bytes": int(rows) * int(cols) * int(layout_of(func, buf)["page_bytes"]),
+            "cores": _core_rows(groups, 1),
+        })
+        rewrite[site.call] = index
+    if not plan:
+        return func
+
+    def on_eval(ev):
+        for call, index in rewrite.items():
+            if ev.value.same_as(call):
+                return tirx.Evaluate(ops.call("tt.mcast_read_to_cb", *call.args, int_imm(index),
+                                              span=call.span))
+        return ev
+
+    body = tt_map(persistent.body, [(tirx.Evaluate, on_eval)], order="post")
+    return (func.with_body(with_persistent(prologue, persistent, body))
+            .with_attr(attrs.MCAST_PLAN, {"semaphores": 2 * len(plan), "groups": plan}))
