@@ -126,6 +126,23 @@ def test_large_grid_decided_symbolically():
     assert "differ in bx" in lower_error(shifted, TTCompileError)
 
 
+def test_flattened_block_rows_decided_symbolically():
+    """Flash attention's output rows `(bz * heads + by) * seq + bx * 32` over 128 blocks: two
+    blocks first differing in bz (or by, or bx) are far enough apart; one row too many per
+    (bz, by) makes neighbouring heads overlap, and that is still a race."""
+    def kernel(seq):
+        @T.prim_func
+        def k(Q: T.Tensor((2 * 8 * 256, 64), "float32"), O: T.Tensor((2 * 8 * 256, 64), "float32")):
+            with T.Kernel(seq // 32, 8, 2) as (bx, by, bz):
+                s = T.alloc_shared((32, 64), "float32")
+                T.copy(Q[(bz * 8 + by) * 256 + bx * 32, 0], s)
+                T.copy(s, O[(bz * 8 + by) * 256 + bx * 32, 0])
+        return k
+
+    tilelang_tt.lower(kernel(256), stop_after="VerifyTileProgramTT")
+    assert "blocks race on tensor O" in lower_error(kernel(288), TTCompileError)
+
+
 def test_in_place_update_of_a_tensor_runs():
     @T.prim_func
     def k(C: T.Tensor((64, 128), "float32")):

@@ -148,22 +148,30 @@ class _Prover:
         return ana
 
     def disjoint(self, a: _Access, b: _Access, shared_loops: int, later_at: int | None,
-                 earlier: bool, block_sep: int | None) -> bool:
+                 earlier: bool, block_sep: int | None, equal=()) -> bool:
         """Can it be proved that ``a`` and ``b`` touch disjoint elements when ``b`` runs in
         the same iterations of the first ``shared_loops`` common loops as ``a`` (and, with
         ``later_at = j``, in a later - or with ``earlier``, an earlier - iteration of common
         loop ``j``), in the same block (``block_sep`` None) or in a block whose index
-        ``block_sep`` is greater (``earlier``: smaller)?"""
+        ``block_sep`` is greater (``earlier``: smaller) and whose indices ``equal`` are the
+        same?  The other block's index ``block_sep`` is written ``v + 1 + gap`` (``v - 1 -
+        gap``), so bounds arithmetic sees the distance of the two blocks."""
         fresh, bound, constraints = {}, [], []
         for var, ext in self.block_vars:
             bound.append((var, 0, ext))
         if block_sep is not None:
             for k, (var, ext) in enumerate(self.block_vars):
+                if k in equal:
+                    continue
+                if k == block_sep:
+                    gap = tirx.Var(f"{var.name}_gap", var.ty)
+                    bound.append((gap, 0, ext - 1))
+                    fresh[var] = var - 1 - gap if earlier else var + 1 + gap
+                    constraints.append(fresh[var] >= 0 if earlier else fresh[var] < ext)
+                    continue
                 copy = tirx.Var(f"{var.name}_other", var.ty)
                 fresh[var] = copy
                 bound.append((copy, 0, ext))
-                if k == block_sep:
-                    constraints.append(copy < var if earlier else copy > var)
         for loop in a.loops:
             bound.append((loop.loop_var, loop.min, loop.extent))
         for depth, loop in enumerate(b.loops):
@@ -243,6 +251,15 @@ def _check_cross_block(prover, w: _Access, x: _Access):
     num_blocks = 1
     for ext in extents:
         num_blocks *= int(ext)
+    # any two distinct blocks differ first (in some order of the block indices) at one index:
+    # disjoint for every index, the earlier ones equal, in one order proves them all disjoint
+    n = len(prover.block_vars)
+    for order in (list(range(n)), list(reversed(range(n)))):
+        if all(int(prover.block_vars[k][1]) <= 1 or
+               all(prover.disjoint(w, x, 0, None, earlier, k, equal=order[:pos])
+                   for earlier in (False, True))
+               for pos, k in enumerate(order)):
+            return
     for k, (var, ext) in enumerate(prover.block_vars):
         if int(ext) <= 1:
             continue
