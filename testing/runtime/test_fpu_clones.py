@@ -21,6 +21,7 @@ def test_clones_compute_the_same_bits(tmp_path):
     for extra in ([], ["-DTTMOCK_NO_CLONES"]):
         exe = tmp_path / ("clones" if not extra else "baseline")
         subprocess.run([mockbuild.CXX, "-std=c++20", *mockbuild.EMULATOR_FLAGS, *extra, f"-I{src}",
+                        f"-I{mockbuild.mock_root() / 'include'}",
                         str(PROGRAM), str(src / "fpu.cpp"), str(src / "sfpu.cpp"), "-o", str(exe)],
                        check=True)
         hashes.append(subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
