@@ -189,3 +189,47 @@ def test_emulator_rejects_a_receiver_that_pushes_before_the_data(mcast, inputs):
     faulty = Artifact(sources=sources, plan=mcast.plan, module=mcast.module, out_idx=mcast.out_idx)
     with pytest.raises(TTRuntimeError, match="does not hold reserved"):
         faulty(*inputs)
+
+
+def test_multicast_only_where_it_pays():
+    # the decision is the timing model's: DRAM cycles the receivers' copies cost against the
+    # multicast leg they wait for (PlanMulticastTT.multicast_pays, the profile's NOC / DRAM)
+    from tilelang_tt.passes.protocol.multicast import multicast_cost, multicast_pays
+
+    wh = profile_of("wormhole_b0")
+    # the GEMM above: a 4 KB+ block to 7 receivers in each of 8 core rows pays
+    assert multicast_pays(wh, 32 * 64 * 2, 7, 8)
+    # one 8 KB K block per head shared by two cores (flash attention, 2 heads): it does not
+    saved, handshake = multicast_cost(wh, 64 * 64 * 2, 1, 2)
+    assert saved < handshake and not multicast_pays(wh, 64 * 64 * 2, 1, 2)
+
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    from flash_attention_4d import flashattn_bhsd
+
+    # non-causal flash attention, 1 x 2 x 128 x 64 in 64 x 64 blocks: K / V blocks are shared
+    # by the two cores of a head (block_sharing finds the groups) but stay per-core reads
+    art = tilelang_tt.compile(flashattn_bhsd(1, 2, 128, 64, block_M=64, block_N=64,
+                                             is_causal=False), out_idx=[3])
+    assert art.plan["multicast"]["groups"] == []
+    assert "multicast" not in next(s for n, s in art.sources.items() if n.startswith("reader"))
+    # ... while the GEMM keeps both (test_gemm_reads_each_block_once_and_multicasts_it runs it)
+    gemm = tilelang_tt.compile(tilelang_gemm(SIZE, SIZE, SIZE, BLOCK, BLOCK, BLOCK_K), out_idx=-1)
+    assert [g["tensor"] for g in gemm.plan["multicast"]["groups"]] == ["A", "B"]
+
+
+def test_profile_figures_match_the_timing_model():
+    # the compiler's NOC / DRAM figures are the emulator's (timing.hpp defaults: Wormhole;
+    # timing.cpp blackhole_p150)
+    from pathlib import Path
+    src = Path(tilelang_tt.__file__).resolve().parent / "runtime" / "mock" / "src"
+    hpp, cpp = (src / "timing.hpp").read_text(), (src / "timing.cpp").read_text()
+    fields = ("noc_latency", "noc_bytes_per_cycle", "mcast_latency", "mcast_per_dest",
+              "mcast_occupancy_dests", "dram_bank_bytes_per_cycle", "dram_banks")
+    for field in fields:
+        wh = float(re.search(rf"\b{field} = ([\d.]+);", hpp).group(1))
+        assert getattr(profile_of("wormhole_b0"), field) == wh, field
+        m = re.search(rf"p\.{field} = ([\d.]+);", cpp)
+        bh = float(m.group(1)) if m else wh
+        assert getattr(profile_of("blackhole"), field) == bh, field

@@ -38,6 +38,17 @@ class DeviceProfile:
     max_cbs: int = 32
     max_runtime_args: int = 341
     dst_tiles: int = 16  # DST register file size in tiles (16-bit data)
+    # NOC / DRAM figures of the emulator's timing model (tilelang_tt/runtime/mock/src/timing.hpp
+    # CostProfile, Wormhole defaults; docs/MOCK.md "Device profiles" gives each one's source:
+    # tt-metal noc_latencies.yaml and the Saturating_DRAM_bandwidth reports).  The compiler's
+    # cost decisions (D2.1 multicast) read them here; testing/test_multicast.py checks they
+    # match timing.hpp / timing.cpp.
+    noc_latency: float = 275.0  # cycles, fixed latency of a unicast transfer
+    noc_bytes_per_cycle: float = 28.5  # NOC port bandwidth
+    mcast_latency: float = 160.0  # extra latency of a multicast, cycles
+    mcast_per_dest: float = 2.5  # extra latency per destination, cycles
+    mcast_occupancy_dests: float = 80.0  # port occupancy x (1 + destinations / this)
+    dram_bank_bytes_per_cycle: float = 22.25  # one DRAM bank
 
     @property
     def num_cores(self) -> int:
@@ -61,6 +72,7 @@ PROFILES: dict[str, DeviceProfile] = {
     "blackhole": DeviceProfile(
         name="blackhole", grid_x=13, grid_y=10, l1_bytes=1536 * 1024,
         l1_reserved_bytes=100 * 1024, dram_banks=8, dram_gbps=512.0, clock_ghz=1.35,
+        noc_latency=350.0, noc_bytes_per_cycle=60.5, dram_bank_bytes_per_cycle=46.3,
     ),
 }
 DEFAULT_MODEL = "wormhole_b0"

@@ -14,6 +14,15 @@ host turns them into NOC coordinates and runtime args, and creates the semaphore
 do not qualify, kernels other than the reader, and compiles with
 ``pass_configs={"tt.multicast": False}`` are unchanged (every core reads its own blocks).
 D3 lowers ``tt.mcast_read_to_cb`` to the semaphore handshake (``multicast_lower.py``).
+
+A shared read is multicast only when it pays in the timing model (:func:`multicast_pays`, the
+target's :class:`~tilelang_tt.target.DeviceProfile` NOC / DRAM figures): the DRAM time the
+machine saves per handshake - the receivers' copies of the block no longer read, over the
+device's DRAM bandwidth (banks x per-bank bytes per cycle) - must exceed the multicast leg the
+receivers then wait for after the sender's own read (NOC latency + multicast latency + per
+destination latency + the block's transfer at the multicast's port occupancy).  A GEMM's A
+block shared by 8 core rows of 8 cores pays; the K / V blocks of a small flash attention
+(two or four cores per head) do not.
 """
 
 from __future__ import annotations
@@ -22,10 +31,32 @@ from tvm import tirx
 
 from ... import attrs, ops
 from ..analysis.block_sharing import Groups, read_groups, read_sites
+from ...target import profile_of
 from ..common import (
     get_attr, int_imm, layout_of, param_index, require_attr, split_persistent, to_py, tt_map,
     tt_pass, with_persistent,
 )
+
+
+def multicast_cost(profile, block_bytes: int, receivers: int, groups: int) -> tuple:
+    """(DRAM cycles saved, handshake cycles) of multicasting one read's block per step.
+
+    Saved: ``groups * receivers`` copies of the block no longer read from DRAM, at the
+    device's DRAM bandwidth (``dram_banks * dram_bank_bytes_per_cycle``).  Handshake: what a
+    receiver waits for after the sender's read - the multicast's fixed and per-destination
+    latency and the block's transfer at the multicast's port occupancy (the emulator's
+    ``Kind::Mcast``, runtime/mock/src/timing.cpp)."""
+    p = profile
+    saved = groups * receivers * block_bytes / (p.dram_banks * p.dram_bank_bytes_per_cycle)
+    handshake = (p.noc_latency + p.mcast_latency + p.mcast_per_dest * receivers
+                 + block_bytes / p.noc_bytes_per_cycle * (1 + receivers / p.mcast_occupancy_dests))
+    return saved, handshake
+
+
+def multicast_pays(profile, block_bytes: int, receivers: int, groups: int) -> bool:
+    """Whether multicasting pays in the timing model (module docstring)."""
+    saved, handshake = multicast_cost(profile, block_bytes, receivers, groups)
+    return saved > handshake
 
 
 def _core_rows(groups: Groups, receivers_first: int) -> list:
@@ -50,12 +81,17 @@ def PlanMulticastTT(func, mod, ctx):
                                                             "PlanMulticastTT"))["work"]]
     prologue, persistent = split_persistent(func.body)
     sites, binds = read_sites(persistent.body)
+    profile = profile_of(str(get_attr(func, attrs.TARGET, "wormhole_b0")))
     plan, rewrite = [], {}
     for site in sites:
         groups = read_groups(site, binds, work, func.body)
         if not isinstance(groups, Groups):
             continue
         cb, buf, _, _, rows, cols = site.call.args
+        block_bytes = int(rows) * int(cols) * int(layout_of(func, buf)["page_bytes"])
+        if not multicast_pays(profile, block_bytes, len(groups.groups[0]) - 1,
+                              len(groups.groups)):
+            continue
         cb_id = next(int(b.value.args[0]) for b in prologue if isinstance(b, tirx.Bind)
                      and b.var.same_as(cb))
         index = len(plan)
@@ -63,7 +99,7 @@ def PlanMulticastTT(func, mod, ctx):
             "cb": cb_id, "param": param_index(func, buf), "axis": groups.axis,
             "ready_sem": 2 * index, "valid_sem": 2 * index + 1,
             "receivers": len(groups.groups[0]) - 1,
-            "bytes": int(rows) * int(cols) * int(layout_of(func, buf)["page_bytes"]),
+            "bytes": block_bytes,
             "cores": _core_rows(groups, 1),
         })
         rewrite[site.call] = index
