@@ -202,6 +202,9 @@ def test_multicast_only_where_it_pays():
     # one 8 KB K block per head shared by two cores (flash attention, 2 heads): it does not
     saved, handshake = multicast_cost(wh, 64 * 64 * 2, 1, 2)
     assert saved < handshake and not multicast_pays(wh, 64 * 64 * 2, 1, 2)
+    # 8 KB to 7 receivers in 8 rows would pay, but not into a single-buffered CB (flash
+    # attention's K / V at num_stages=1: every read is on the step's critical path)
+    assert multicast_pays(wh, 64 * 64 * 2, 7, 8) and not multicast_pays(wh, 64 * 64 * 2, 7, 8, 1)
 
     import sys
     from pathlib import Path
@@ -210,6 +213,7 @@ def test_multicast_only_where_it_pays():
 
     # non-causal flash attention, 1 x 2 x 128 x 64 in 64 x 64 blocks: K / V blocks are shared
     # by the two cores of a head (block_sharing finds the groups) but stay per-core reads
+    # (both rules decline them)
     art = tilelang_tt.compile(flashattn_bhsd(1, 2, 128, 64, block_M=64, block_N=64,
                                              is_causal=False), out_idx=[3])
     assert art.plan["multicast"]["groups"] == []

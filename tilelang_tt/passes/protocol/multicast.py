@@ -16,13 +16,17 @@ do not qualify, kernels other than the reader, and compiles with
 D3 lowers ``tt.mcast_read_to_cb`` to the semaphore handshake (``multicast_lower.py``).
 
 A shared read is multicast only when it pays in the timing model (:func:`multicast_pays`, the
-target's :class:`~tilelang_tt.target.DeviceProfile` NOC / DRAM figures): the DRAM time the
-machine saves per handshake - the receivers' copies of the block no longer read, over the
-device's DRAM bandwidth (banks x per-bank bytes per cycle) - must exceed the multicast leg the
-receivers then wait for after the sender's own read (NOC latency + multicast latency + per
-destination latency + the block's transfer at the multicast's port occupancy).  A GEMM's A
-block shared by 8 core rows of 8 cores pays; the K / V blocks of a small flash attention
-(two or four cores per head) do not.
+target's :class:`~tilelang_tt.target.DeviceProfile` NOC / DRAM figures):
+* its CB holds at least two blocks.  With one (depth 1, e.g. flash attention's K / V at
+  ``num_stages=1``) the reader reserves the next block only after the compute kernel popped
+  the last, so every read lies on the step's critical path and the multicast leg would be
+  added to every step;
+* the DRAM time the machine saves per handshake - the receivers' copies of the block no
+  longer read, over the device's DRAM bandwidth (banks x per-bank bytes per cycle) - exceeds
+  the multicast leg the receivers then wait for after the sender's own read (NOC latency +
+  multicast latency + per destination latency + the block's transfer at the multicast's port
+  occupancy).  A GEMM's A block shared by 7 receivers in each of 8 core rows pays; one 8 KB
+  block shared by the two cores of each of 2 heads does not.
 """
 
 from __future__ import annotations
@@ -53,8 +57,12 @@ def multicast_cost(profile, block_bytes: int, receivers: int, groups: int) -> tu
     return saved, handshake
 
 
-def multicast_pays(profile, block_bytes: int, receivers: int, groups: int) -> bool:
-    """Whether multicasting pays in the timing model (module docstring)."""
+def multicast_pays(profile, block_bytes: int, receivers: int, groups: int,
+                   depth: int = 2) -> bool:
+    """Whether multicasting pays in the timing model (module docstring): the CB holds at
+    least two blocks (``depth``) and the DRAM cycles saved exceed the handshake's."""
+    if depth < 2:
+        return False
     saved, handshake = multicast_cost(profile, block_bytes, receivers, groups)
     return saved > handshake
 
@@ -88,12 +96,12 @@ def PlanMulticastTT(func, mod, ctx):
         if not isinstance(groups, Groups):
             continue
         cb, buf, _, _, rows, cols = site.call.args
+        alloc = next(b.value for b in prologue if isinstance(b, tirx.Bind) and b.var.same_as(cb))
+        cb_id, depth = int(alloc.args[0]), int(alloc.args[3])  # tt.alloc_cb(id, r, c, depth, ..)
         block_bytes = int(rows) * int(cols) * int(layout_of(func, buf)["page_bytes"])
         if not multicast_pays(profile, block_bytes, len(groups.groups[0]) - 1,
-                              len(groups.groups)):
+                              len(groups.groups), depth):
             continue
-        cb_id = next(int(b.value.args[0]) for b in prologue if isinstance(b, tirx.Bind)
-                     and b.var.same_as(cb))
         index = len(plan)
         plan.append({
             "cb": cb_id, "param": param_index(func, buf), "axis": groups.axis,
