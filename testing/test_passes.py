@@ -422,9 +422,9 @@ def test_e1_signature_and_persistent_loop():
         (count,) = [b for b in collect(f.body, tirx.Bind) if b.var.name == "work_count"]
         loop = [l for l in collect(f.body, tirx.For) if l.extent.same_as(count.var)]
         assert len(loop) == 1 and int(ops.named(count.value).slot) == args_slot(f, "count")
-    # multicast groups add their fields after start_id / count (2 x 2 blocks on 2 x 2 cores:
-    # A along rows, B down columns)
-    mc = kernel(upto(kernels.matmul(**GEMM), "E1"), "reader")
+    # multicast groups add their fields after start_id / count (8 x 8 blocks on 8 x 8 cores:
+    # A along rows, B down columns; on GEMM's 2 x 2 cores D2.1's timing rule reads per core)
+    mc = kernel(upto(kernels.matmul(M=1024, N=1024, K=128), "E1"), "reader")
     assert [(a["kind"], a.get("group"), a.get("field"))
             for a in to_py(mc.attrs[attrs.RUNTIME_ARGS])][2:] == [
         ("start_id", None, None), ("count", None, None)] + [
