@@ -79,7 +79,7 @@ def test_autotuner_from_kernel_and_failing_configs():
     result = (AutoTuner.from_kernel(kernel=kernel, configs=configs)
               .set_compile_args(out_idx=[-1], target="auto")
               .set_profile_args(ref_prog=ref_program, rtol=0.1, atol=0.1)
-              .run(warmup=3, rep=20))
+              .run(warmup=3, rep=20, early_stop=True))  # TileLang options accepted
     assert result.config == dict(block_M=32, block_N=32)
     assert result.kernel.latency == result.latency > 0
     with pytest.raises(TTCompileError, match=r"no configuration compiled and ran:\n.*block_M': 48"):

@@ -212,7 +212,10 @@ class AutoTuner:
     def set_kernel_parameters(self, *_args, **_kwargs):
         return self
 
-    def run(self, warmup: int = 25, rep: int = 100, timeout: int = 30) -> AutotuneResult:
+    def run(self, warmup: int = 25, rep: int = 100, timeout: int = 30,
+            **_options) -> AutotuneResult:
+        """``early_stop``, ``enable_grouped_compile`` and TileLang's other tuning options are
+        accepted and unused: every configuration runs once."""
         from .. import compiler
 
         def compile_one(cfg):
