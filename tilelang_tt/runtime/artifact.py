@@ -126,8 +126,10 @@ class Artifact:
         use_torch = any(torch_interop.is_tensor(a) for a in args)
         given = args
         if use_torch:
-            args = tuple(torch_interop.to_numpy(a) if torch_interop.is_tensor(a) else a
-                         for a in args)
+            # views of the tensors' memory, not copies: inputs are only read (written to the
+            # emulator's files); outputs are filled and then copied into the caller's tensors
+            args = tuple(torch_interop.to_numpy(a, copy=False) if torch_interop.is_tensor(a)
+                         else a for a in args)
         host = tensors.bind_arguments(self.tensors, self.out_idx, args)
         if mode == "mock":
             device = device or _device_default[0] or os.environ.get("TT_MOCK_DEVICE") or None
@@ -157,9 +159,10 @@ class Artifact:
                                     if t["role"] in ("output", "inout")]
             picked = [given[i] for i in outs]
             return picked[0] if len(picked) == 1 else picked
+        # the outputs were allocated by this call: the tensors take over their memory
         if isinstance(result, list):
-            return [torch_interop.from_numpy(r) for r in result]
-        return torch_interop.from_numpy(result)
+            return [torch_interop.from_numpy(r, copy=False) for r in result]
+        return torch_interop.from_numpy(result, copy=False)
 
     def project_dir(self) -> Path:
         """A content-addressed copy of the project (kernels must stay at a fixed path)."""
