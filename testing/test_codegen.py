@@ -90,6 +90,20 @@ def test_reader_reads_inputs_writer_writes_outputs(art):
     assert "noc_async_read_barrier();" in reader and "noc_async_write_barrier();" in writer
 
 
+def test_host_frees_inputs_before_reading_outputs(art):
+    """main.cpp deallocates each input's device buffer after the run and before the outputs'
+    host copies are made (the emulator gives those DRAM pages back); outputs and in-out
+    tensors stay until read."""
+    host = art.sources["main.cpp"]
+    finish, read = host.index("Finish(cq);"), host.index("EnqueueReadMeshBuffer")
+    for t in art.plan["tensors"]:
+        call = f"{t['name']}_buffer->deallocate();"
+        if t["role"] == "input":
+            assert finish < host.index(call) < read
+        else:
+            assert call not in host
+
+
 def test_every_output_page_written_exactly_once(art):
     plan = build_plan(art.module, pages=True)  # the page lists: on request only
     for t in plan["tensors"]:

@@ -191,6 +191,40 @@ def test_torch_tensors_in_and_out():
     kernel.get_profiler().assert_allclose(lambda p, q: p @ q, atol=0.25, rtol=0.02)
 
 
+def test_torch_inputs_untouched_outputs_own_memory():
+    """torch tensors are passed as views (no host copy): inputs keep their values, each call's
+    outputs are tensors of their own."""
+    torch = pytest.importorskip("torch")
+    a, b = torch.randn(64, 64), torch.randn(64, 64)
+    a0, b0 = a.clone(), b.clone()
+    c = K.elementwise_add(a, b, block_M=32, block_N=32)
+    d = K.elementwise_add(a, b, block_M=32, block_N=32)
+    assert torch.equal(a, a0) and torch.equal(b, b0)
+    assert torch.equal(c, a + b) and torch.equal(d, c)
+    assert c.data_ptr() != d.data_ptr()
+
+
+def test_import_does_not_load_torch():
+    """tvm_ffi imports torch when it is installed; tilelang_tt hides it while TVM loads (3 s
+    and ~90 MB per process) unless TILELANG_TT_TVM_TORCH=1; a later import of torch works."""
+    pytest.importorskip("torch")
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, tilelang_tt; print('torch' in sys.modules); import torch; "
+            "print(torch.tensor([1.0, 2.0]).sum().item())")
+    env = dict(os.environ)
+    env.pop("TILELANG_TT_TVM_TORCH", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True).stdout.split()
+    assert out == ["False", "3.0"]
+    env["TILELANG_TT_TVM_TORCH"] = "1"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True).stdout.split()
+    assert out == ["True", "3.0"]
+
+
 @tilelang.jit
 def matmul_dynamic_mnk(A, B, block_M, block_N, block_K, trans_A, trans_B, in_dtype, out_dtype,
                        accum_dtype, num_stages, threads):
@@ -236,3 +270,14 @@ def test_eager_shapes_from_python_expressions(trans_A, trans_B):
     ref = (a.T if trans_A else a).astype(np.float32) @ (b.T if trans_B else b).astype(np.float32)
     assert c.shape == (M, N)
     np.testing.assert_allclose(c.astype(np.float32), ref, rtol=1e-2, atol=0.1)
+
+
+def test_compile_and_run_after_compiler_code_paged_out():
+    """Large runs unmap TVM's compiler text from the Python process while the emulator runs
+    (artifact._page_out_compiler_code); compiling and running afterwards faults it back in."""
+    from tilelang_tt.runtime import artifact
+
+    artifact._page_out_compiler_code()
+    a, b = f32((96, 64)), f32((96, 64))
+    c = K.elementwise_add(a, b, block_M=32, block_N=32)
+    np.testing.assert_array_equal(c, a + b)

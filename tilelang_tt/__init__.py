@@ -14,6 +14,8 @@
 """
 
 import gc as _gc
+import os as _os
+import sys as _sys
 
 # Importing TVM (and torch, which tvm_ffi imports when it is installed) creates some 350 000
 # objects, over which Python's cyclic garbage collector would run again and again during the
@@ -21,10 +23,23 @@ import gc as _gc
 # paused while they load; then one collection frees the import's garbage and gc.freeze() moves
 # the survivors (everything alive at that point) out of the collector's generations, so later
 # collections do not walk them.
+#
+# tvm_ffi imports torch whenever it is installed (for its DLPack and dtype helpers, which
+# tilelang-tt does not use: torch tensors are converted by runtime/torch_interop.py), which costs
+# some 3 s and 90 MB per process. Unless the program imported torch already (or
+# TILELANG_TT_TVM_TORCH=1), torch is hidden while TVM loads; a later `import torch` works as
+# usual, and torch tensors are still accepted by compiled kernels.
+_hide_torch = "torch" not in _sys.modules and _os.environ.get("TILELANG_TT_TVM_TORCH") != "1"
 _gc_enabled = _gc.isenabled()
 _gc.disable()
 try:
-    import tvm  # noqa: F401  (TileLang programs write `from tilelang import tvm`)
+    if _hide_torch:
+        _sys.modules["torch"] = None  # `import torch` raises ImportError
+    try:
+        import tvm  # noqa: F401  (TileLang programs write `from tilelang import tvm`)
+    finally:
+        if _hide_torch and _sys.modules.get("torch", 0) is None:
+            del _sys.modules["torch"]
 
     from . import _tilelang_modules
     from . import ops as _ops  # noqa: F401  registers the tt.* TIR ops and the T.tt script namespace

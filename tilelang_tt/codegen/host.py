@@ -310,6 +310,11 @@ def host_source(plan: dict) -> str:
     w("    distributed::EnqueueMeshWorkload(cq, workload, false);")
     w("    distributed::Finish(cq);")
     w("")
+    ins = [t for t in tensors if t["role"] == "input"]
+    if ins:
+        w("    // the inputs' device memory is freed before the outputs' host copies are made")
+        for t in ins:
+            w(f"    {t['name']}_buffer->deallocate();")
     w("    // outputs: device pages -> untilized row-major files (the device is closed first, so")
     w("    // its memory is released before the host copies are made)")
     outs = [t for t in tensors if t["role"] in ("output", "inout")]

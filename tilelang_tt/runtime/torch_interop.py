@@ -24,8 +24,10 @@ def is_tensor(value) -> bool:
     return torch is not None and isinstance(value, torch.Tensor)
 
 
-def to_numpy(tensor) -> np.ndarray:
-    """A numpy copy of a CPU torch tensor (bfloat16 keeps its bits as ml_dtypes.bfloat16)."""
+def to_numpy(tensor, copy: bool = True) -> np.ndarray:
+    """A numpy copy of a CPU torch tensor (bfloat16 keeps its bits as ml_dtypes.bfloat16);
+    with ``copy=False`` a view of its memory when it is contiguous (no second host copy of a
+    kernel argument)."""
     torch = _torch()
     if tensor.device.type != "cpu":
         raise TTRuntimeError(
@@ -33,17 +35,21 @@ def to_numpy(tensor) -> np.ndarray:
             "memory: pass CPU tensors")
     t = tensor.detach().contiguous()
     if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16).copy()
-    return t.numpy().copy()
+        a = t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    else:
+        a = t.numpy()
+    return a.copy() if copy else a
 
 
-def from_numpy(array: np.ndarray):
-    """A torch tensor holding ``array`` (bfloat16 included)."""
+def from_numpy(array: np.ndarray, copy: bool = True):
+    """A torch tensor holding a copy of ``array`` (bfloat16 included); with ``copy=False``
+    it shares the array's memory (for arrays nothing else holds)."""
     torch = _torch()
     a = np.ascontiguousarray(array)
     if a.dtype == np.dtype(ml_dtypes.bfloat16):
-        return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
-    return torch.from_numpy(a.copy())
+        a = a.view(np.int16)
+        return torch.from_numpy(a.copy() if copy else a).view(torch.bfloat16)
+    return torch.from_numpy(a.copy() if copy else a)
 
 
 def copy_into(tensor, array: np.ndarray) -> None:

@@ -146,6 +146,15 @@ void DramBank::resize(size_t n) {
     size_ = n;
 }
 
+void DramBank::release(size_t offset, size_t bytes) {
+    // only whole host pages inside the range: a neighbouring buffer may share the edge pages
+    if (base_ == nullptr || offset >= size_) return;
+    const size_t end = std::min(offset + bytes, size_);
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t lo = (offset + page - 1) / page * page, hi = end / page * page;
+    if (hi > lo) madvise(base_ + lo, hi - lo, MADV_DONTNEED);  // reads as zero afterwards
+}
+
 void create_device() {
     if (g_device) host_fail("MeshDevice::create_unit_mesh called twice (one device per process)");
     timing::profile();  // an unknown TT_MOCK_DEVICE is reported before the device exists

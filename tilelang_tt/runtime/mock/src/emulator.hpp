@@ -268,6 +268,7 @@ public:
     const uint8_t* data() const { return base_; }
     size_t size() const { return size_; }
     void resize(size_t n);  // grows the usable size (bytes read as zero until written)
+    void release(size_t offset, size_t bytes);  // returns the whole host pages in the range
 
 private:
     uint8_t* base_ = nullptr;

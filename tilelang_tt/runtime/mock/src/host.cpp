@@ -869,7 +869,20 @@ MeshBuffer::MeshBuffer(MeshBuffer&& other) noexcept = default;
 MeshBuffer& MeshBuffer::operator=(MeshBuffer&& other) noexcept = default;
 
 bool MeshBuffer::is_allocated() const { return allocated_; }
-void MeshBuffer::deallocate() { allocated_ = false; }  // the emulator does not reuse DRAM
+void MeshBuffer::deallocate() {
+    // the emulator does not reuse DRAM addresses, but gives an interleaved DRAM buffer's host
+    // memory back (a program frees its inputs once the device is done with them)
+    if (allocated_ && ttmock::device_exists() && device_local_config_.buffer_type == BufferType::DRAM &&
+        device_local_config_.sharding_args.buffer_layout() == TensorMemoryLayout::INTERLEAVED &&
+        device_local_config_.page_size != 0) {
+        Device& d = ttmock::device();
+        const uint64_t pages = device_local_size_ / device_local_config_.page_size;
+        const uint64_t per_bank = (pages + d.prof.dram_banks - 1) / d.prof.dram_banks;
+        const uint64_t bytes = per_bank * dram_page_stride(device_local_config_.page_size);
+        for (auto& bank : d.dram) bank.release(address_, bytes);
+    }
+    allocated_ = false;
+}
 MeshDevice* MeshBuffer::device() const { return mesh_device_; }
 DeviceAddr MeshBuffer::size() const { return device_local_size_; }
 
