@@ -270,14 +270,3 @@ def test_eager_shapes_from_python_expressions(trans_A, trans_B):
     ref = (a.T if trans_A else a).astype(np.float32) @ (b.T if trans_B else b).astype(np.float32)
     assert c.shape == (M, N)
     np.testing.assert_allclose(c.astype(np.float32), ref, rtol=1e-2, atol=0.1)
-
-
-def test_compile_and_run_after_compiler_code_paged_out():
-    """Large runs unmap TVM's compiler text from the Python process while the emulator runs
-    (artifact._page_out_compiler_code); compiling and running afterwards faults it back in."""
-    from tilelang_tt.runtime import artifact
-
-    artifact._page_out_compiler_code()
-    a, b = f32((96, 64)), f32((96, 64))
-    c = K.elementwise_add(a, b, block_M=32, block_N=32)
-    np.testing.assert_array_equal(c, a + b)

@@ -188,8 +188,6 @@ class Artifact:
             raise TTRuntimeError(f"building {self.name} for the emulator failed:\n{err}") from None
         with tempfile.TemporaryDirectory(prefix="tt-run-") as tmp:
             paths = tensors.write_inputs(self.tensors, host, Path(tmp))
-            if sum(a.nbytes for k, a in host.items() if k != "_given") >= _PAGE_OUT_BYTES:
-                _page_out_compiler_code()
             try:
                 result = mockbuild.run_host(exe, [str(p) for p in paths], arch=arch,
                                             device=device,
@@ -227,38 +225,6 @@ class Artifact:
     def __repr__(self):
         return (f"<tilelang_tt.Artifact {self.name}: {len(self.plan['cores'])} cores, "
                 f"grid {self.plan['grid']}, files {sorted(self.sources)}>")
-
-
-# Before a large emulator run the Python process gives back the resident code pages of TVM's
-# compiler library (about 100 MB of a 260 MB file, touched by its static initialisers at import
-# and by compiling): the process only waits while the emulator runs. The mapping of the
-# library's text is read-only and never written, so madvise(MADV_DONTNEED) just unmaps its pages
-# from this process (MADV_PAGEOUT would also evict them from the page cache, and the next
-# process would read them from disk again); a later compile faults them back in from the page
-# cache. Small runs skip it (the test suite compiles and runs hundreds of kernels).
-_PAGE_OUT_BYTES = 16 << 20
-
-
-def _page_out_compiler_code() -> None:
-    try:
-        import ctypes
-        import mmap as _mmap
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        madv_dontneed = 4
-        page = _mmap.PAGESIZE
-        with open("/proc/self/maps") as f:
-            for line in f:
-                parts = line.split()
-                # only read-only executable file mappings: never written, so nothing is lost
-                if len(parts) < 6 or parts[1] != "r-xp" or "libtvm_compiler" not in parts[5]:
-                    continue
-                lo, hi = (int(x, 16) for x in parts[0].split("-"))
-                if lo % page == 0 and hi > lo:
-                    libc.madvise(lo, hi - lo, madv_dontneed)
-    except (OSError, AttributeError, ValueError):
-        pass
 
 
 def _target_name(name: str) -> str:
