@@ -76,12 +76,12 @@ def __getattr__(name):
     AttributeErrors; ``tilelang.autotune`` / ``tilelang.AutoTuner`` tune by modelled device
     time (jit/autotune.py)."""
     import importlib
+    import importlib.util
 
     if name in _tilelang_modules.TOP_LEVEL:
         owner = _tilelang_modules.TOP_LEVEL[name]
         module, attr = _tilelang_modules.AVAILABLE[owner][name].split(":")
         return getattr(importlib.import_module(module), attr)
-    if name in _tilelang_modules.MODULES or name in ("math", "testing", "profiler", "language",
-                                                     "transform", "tileop"):
+    if name in _tilelang_modules.MODULES or importlib.util.find_spec(f"{__name__}.{name}"):
         return importlib.import_module(f"{__name__}.{name}")  # `tilelang.math.f` after import
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
