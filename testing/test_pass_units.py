@@ -60,6 +60,8 @@ def _cb_id(func, cb_var):
 GUARANTEES = {
     "A0.1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AllocBuffer)
                            if str(a.buffer.scope()) == "local"],
+    "A0.1.1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AttrStmt)
+                             if str(a.attr_key) == attrs.ATOMIC],
     "A0.2": lambda m: not [lp for f in _funcs(m) for lp in collect(f.body, tirx.For)
                            if lp.kind == tirx.ForKind.PARALLEL],
     "A0.3": lambda m: "tirx.tile.min" not in _names(m),

@@ -79,6 +79,9 @@ REDUCE_ABS = "tt.reduce_abs"  # T.reduce_abssum / absmax: reduce |x| (A0 inserts
 # ---- statement markers (AttrStmt keys) -----------------------------------------------------
 PERSISTENT_BODY = "tt.persistent_body"  # B2-D5: the per-work-unit part of the body (E1: a loop)
 DST_SCOPE = "tt.dst_scope"  # D5: accumulator lives in DST for the body
+# frontend -> A0.1.1: a store that is a TileLang atomic (T.atomic_add / max / min); the node is
+# the kind ("add" | "max" | "min"), the body the store `dst = dst op value`
+ATOMIC = "tt.atomic"
 
 # ---- schemas -------------------------------------------------------------------------------
 # field -> type(s) (or tuple of allowed string values for enums)

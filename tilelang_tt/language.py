@@ -49,6 +49,8 @@ from .dtypes import (DTYPES, REFUSED_DTYPES, AnyDType, dtype, get_tvm_dtype,  # 
                      validate_gemm_ab_dtypes)
 from .errors import TTCompileError, TTLayoutError, TTUnsupportedError
 from .language_compat import GemmWarpPolicy, LayoutHint  # noqa: F401
+from .language_atomic import (atomic_add, atomic_load, atomic_max, atomic_min,  # noqa: F401
+                              atomic_store)
 
 ceildiv = _T.ceildiv
 cdiv = _T.ceildiv

@@ -40,8 +40,8 @@ _ASYNC = ("the reader and writer kernels move data with NoC reads and writes syn
 _CUDA_MMA = ("an NVIDIA tensor-core / PTX intrinsic; write T.gemm, which runs on the Tensix "
              "matrix engine")
 _CLUSTER = "thread-block clusters and distributed shared memory are CUDA (SM90+) features"
-_ATOMIC = ("atomic read-modify-write of tensor elements is not supported by the Tenstorrent "
-           "backend; reduce into a fragment and write the result once")
+_ATOMIC = ("packed and bitwise atomics are not supported by the Tenstorrent backend; write "
+           "T.atomic_add / atomic_max / atomic_min of one element (or of a whole block) instead")
 _PTR = ("raw pointers and address arithmetic are not supported: tensors are interleaved "
         "DRAM buffers addressed by tile; pass tensors as kernel parameters")
 _WS = ("warp specialisation schedules do not apply: the backend already splits each block into "
@@ -102,8 +102,7 @@ _refuse(_CLUSTER, "ClusterKernel", "alloc_cluster_barrier", "copy_cluster",
         "cluster_wait", "cluster_sync", "block_rank_in_cluster", "clc_try_cancel",
         "clc_try_cancel_multicast", "clc_is_canceled", "clc_get_first_ctaid_x",
         "clc_get_first_ctaid_y", "clc_get_first_ctaid_z")
-_refuse(_ATOMIC, "atomic_add", "atomic_addx2", "atomic_addx4", "atomic_max", "atomic_min",
-        "atomic_load", "atomic_store", "atomic_or")
+_refuse(_ATOMIC, "atomic_addx2", "atomic_addx4", "atomic_or")
 _refuse(_PTR, "access_ptr", "make_tensor", "make_tensor_from_addr", "alloc_global")
 _refuse(_WS, "WSID", "WSInstr", "WSOpRef", "WSPipeline", "WSRole", "WSSchedule", "WSScope",
         "WSSync", "WSSyncKind", "annotate_ws_schedule", "ws_op")
