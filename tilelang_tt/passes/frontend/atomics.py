@@ -161,10 +161,11 @@ def _copy_stmts(t: _Target, acc):
         sub = dict(zip(t.acc_vars, vs))
         return [substitute(i, sub) for i in t.index]
 
+    span = t.atom.body.span or t.atom.span  # the copies carry the atomic's line
     read = _parallel_nest(t.acc_shape, lambda vs: tirx.BufferStore(
-        acc, t.buf[tuple(target_index(vs))], list(vs)))
+        acc, t.buf[tuple(target_index(vs))], list(vs), span))
     write = _parallel_nest(t.acc_shape, lambda vs: tirx.BufferStore(
-        t.buf, acc[tuple(vs)], target_index(vs)))
+        t.buf, acc[tuple(vs)], target_index(vs), span))
     return read, write
 
 
