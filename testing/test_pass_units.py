@@ -25,7 +25,20 @@ KERNELS = {
     "gemm": lambda: kernels.matmul(256, 256, 128),
     "softmax": lambda: kernels.softmax(64, 128, 32, "float32"),
     "add_fragment": lambda: kernels.elementwise_add_fragment(64, 64, out_dtype="float32"),
+    "atomic_add": lambda: _atomic_add(),
 }
+
+
+def _atomic_add():
+    @T.prim_func
+    def atomic_add(A: T.Tensor((2, 64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2, 2) as (bx, by, bz):
+            A_shared = T.alloc_shared((32, 32), "float32")
+            T.copy(A[bz, bx * 32, by * 32], A_shared)
+            for i, j in T.Parallel(32, 32):
+                T.atomic_add(B[bx * 32 + i, by * 32 + j], A_shared[i, j])
+
+    return atomic_add
 
 
 def _funcs(mod):
