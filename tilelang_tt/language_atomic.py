@@ -70,7 +70,7 @@ def _base_and_extents(x):
 
 def _marked_store(kind: str, buf, indices, value) -> None:
     old = buf[tuple(indices)]
-    with _IB.attr(tvm.ir.StringImm(kind), attrs.ATOMIC, tirx.IntImm("int32", 0)):
+    with _IB.attr(kind, attrs.ATOMIC, tirx.IntImm("int32", 0)):
         _IB.buffer_store(buf, combine(kind, old, value), list(indices))
 
 

@@ -46,8 +46,13 @@ from ..common import (buffer_dtype, buffer_scope, collect, seq, stmts_of, substi
                       tt_pass)
 from ..partition.work_partition import launch_attrs
 
+def _kind(atom) -> str:
+    """The marker's kind (a string node; TVMScript prints and parses it as one)."""
+    return str(getattr(atom.node, "value", atom.node))
+
+
 def _op_name(atom) -> str:
-    return f"T.atomic_{atom.node.value}"
+    return f"T.atomic_{_kind(atom)}"
 
 
 def _children(stmt):
@@ -93,7 +98,7 @@ class _Target:
         name = _op_name(atom)
         if not isinstance(store, tirx.BufferStore):
             raise TTUnsupportedError(f"{name}: malformed atomic", span=atom.span)
-        self.buf, self.kind = store.buffer, str(atom.node.value)
+        self.buf, self.kind = store.buffer, _kind(atom)
         self.value = store.value
         self.index = [_inline(i, binds) for i in store.indices]
         if any(collect(i, tvm.ir.TensorLoad) for i in self.index):
