@@ -144,3 +144,39 @@ def test_overlapping_targets_the_grid_still_separates_are_rejected():
     with pytest.raises(TTCompileError, match="blocks race on tensor B") as e:
         tilelang_tt.compile(k)
     assert f"{HERE}:" in str(e.value) and "T.atomic_add(B[bz % 2 * 32, 0], A_shared)" in str(e.value)
+
+
+def test_atomic_in_a_loop_and_a_scalar_onto_a_region():
+    """TileLang's TMA atomic program (``use_tma`` is a CUDA data path, ignored): a loop that
+    repeats the update; and ``T.atomic_add(A[region], 1.0)``."""
+
+    @T.prim_func
+    def repeat(out: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1):
+            out_shared = T.alloc_shared((64, 64), "float32")
+            T.fill(out_shared, 1)
+            for _ in range(5):
+                T.atomic_add(out, out_shared, use_tma=True)
+
+    @T.prim_func
+    def plus_one(A: T.Tensor((64, 96), "float32")):
+        with T.Kernel(2, 3) as (bx, by):
+            T.atomic_add(A[bx * 32 : (bx + 1) * 32, by * 32 : (by + 1) * 32], 1.0)
+
+    out = np.random.default_rng(11).standard_normal((64, 64)).astype(np.float32)
+    ref = out + 5
+    tilelang_tt.compile(repeat)(out)
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6)
+    a = np.arange(64 * 96, dtype=np.float32).reshape(64, 96) / 7
+    ref = a + 1
+    tilelang_tt.compile(plus_one)(a)
+    np.testing.assert_allclose(a, ref, rtol=1e-6, atol=1e-6)
+
+
+def test_memory_orders_tilelang_rejects_are_value_errors():
+    with pytest.raises(ValueError, match="expected one of relaxed, consume, acquire, seq_cst"):
+        @T.prim_func
+        def k(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+            with T.Kernel(1):
+                for i, j in T.Parallel(32, 32):
+                    B[i, j] = T.atomic_load(A[i, j], memory_order="release")

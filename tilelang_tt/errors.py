@@ -28,6 +28,11 @@ class TTUnsupportedError(TTCompileError):
     """A construct that is valid TileLang but not supported by this backend yet."""
 
 
+class TTArgumentError(TTCompileError, ValueError):
+    """An argument value TileLang itself rejects with ValueError (a memory order an atomic load
+    or store cannot have); a ValueError too, so TileLang programs catching one still do."""
+
+
 class TTLayoutError(TTCompileError):
     """A shape, layout or alignment that cannot be mapped onto 32x32 tiles."""
 

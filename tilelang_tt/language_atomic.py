@@ -12,8 +12,9 @@ the update it makes - ``dst = dst + value`` (``max`` / ``min``) - marked with an
 
 The pass ``frontend/atomics.py`` (A0.1.1) gives the marked stores their meaning (the blocks
 that update one target are serialised on one core, the target read once and written once).
-``memory_order`` is accepted (a core's updates are ordered; see that pass); a previous value
-(``return_prev=True``), TMA reductions and packed forms are refused.  ``atomic_load(x)`` is a
+``memory_order`` is accepted (a core's updates are ordered; see that pass; an order TileLang
+rejects is a TTArgumentError, a ValueError as in TileLang), ``use_tma`` ignored (a CUDA data
+path); a previous value (``return_prev=True``) and the packed forms are refused.  ``atomic_load(x)`` is a
 plain read and ``atomic_store(x, v)`` a plain store: blocks that race on them are rejected by
 the dependency check (V0) like any plain access.
 """
@@ -28,9 +29,12 @@ from tvm.script.ir_builder import tirx as _IB
 from tvm.tirx import is_buffer_var
 
 from . import attrs, language_compat
-from .errors import TTUnsupportedError
+from .errors import TTArgumentError, TTUnsupportedError
 
 MEMORY_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
+# as in TileLang (and C++): a load cannot release, a store cannot acquire
+LOAD_ORDERS = ("relaxed", "consume", "acquire", "seq_cst")
+STORE_ORDERS = ("relaxed", "release", "seq_cst")
 KINDS = ("add", "max", "min")
 
 
@@ -38,10 +42,10 @@ def _refuse(message: str):
     return language_compat.note_error(TTUnsupportedError(message))
 
 
-def _check_order(op: str, memory_order) -> None:
-    if memory_order is not None and str(memory_order) not in MEMORY_ORDERS:
-        raise _refuse(f"T.{op}(memory_order={memory_order!r}): expected one of "
-                      f"{', '.join(MEMORY_ORDERS)}")
+def _check_order(op: str, memory_order, allowed=MEMORY_ORDERS) -> None:
+    if memory_order is not None and str(memory_order) not in allowed:
+        raise language_compat.note_error(TTArgumentError(
+            f"T.{op}(memory_order={memory_order!r}): expected one of {', '.join(allowed)}"))
 
 
 def combine(kind: str, old, value):
@@ -74,22 +78,30 @@ def _marked_store(kind: str, buf, indices, value) -> None:
         _IB.buffer_store(buf, combine(kind, old, value), list(indices))
 
 
-def _atomic(kind: str, op: str, dst, value, memory_order, return_prev, extra=None) -> None:
+def _atomic(kind: str, op: str, dst, value, memory_order, return_prev) -> None:
     if return_prev:
         raise _refuse(f"T.{op}(return_prev=True): an atomic's previous value has no Tensix "
                       "meaning here (a block's updates are applied to a copy of the target in "
                       "L1 and written once); reduce into a fragment instead")
-    if extra:
-        raise _refuse(f"T.{op}({extra}): not supported by the Tenstorrent backend")
     _check_order(op, memory_order)
     if not (is_buffer_var(dst) or isinstance(dst, (TensorLoad, TensorRegion))):
         raise _refuse(f"T.{op}: the destination must be a tensor element, region or buffer "
                       f"(got {dst!r})")
     if not _is_tile(value):
-        if not isinstance(dst, TensorLoad):
-            raise _refuse(f"T.{op}: a scalar value needs an element destination "
-                          f"(T.{op}(B[i, j], v) in a T.Parallel body)")
-        _marked_store(kind, dst.source, dst.indices, value)
+        if isinstance(dst, TensorLoad):
+            _marked_store(kind, dst.source, dst.indices, value)
+            return
+        # a region and a scalar: every element of the region takes the value
+        dbuf, dbase, dext = _base_and_extents(dst)
+        dims = [k for k, e in enumerate(dext) if not (isinstance(e, tirx.IntImm) and int(e) == 1)]
+        from . import language
+
+        frame = language.Parallel(*[dext[k] for k in dims])
+        with frame:
+            d_idx = list(dbase)
+            for k, v in zip(dims, list(frame.vars)):
+                d_idx[k] = dbase[k] + v
+            _marked_store(kind, dbuf, d_idx, value)
         return
     # tile form: a T.Parallel nest over the value's extents (the destination's dims aligned
     # to the right, missing ones of extent 1)
@@ -128,9 +140,9 @@ def _atomic(kind: str, op: str, dst, value, memory_order, return_prev, extra=Non
 
 def atomic_add(dst, value, memory_order=None, return_prev=False, use_tma=False,
                annotations=None):
-    """``dst += value`` for every block, in some order (TileLang's ``T.atomic_add``)."""
-    _atomic("add", "atomic_add", dst, value, memory_order, return_prev,
-            "use_tma=True" if use_tma else None)
+    """``dst += value`` for every block, in some order (TileLang's ``T.atomic_add``;
+    ``use_tma`` chooses a CUDA data path and is ignored)."""
+    _atomic("add", "atomic_add", dst, value, memory_order, return_prev)
 
 
 def atomic_max(dst, value, memory_order=None, return_prev=False, annotations=None):
@@ -145,7 +157,7 @@ def atomic_min(dst, value, memory_order=None, return_prev=False, annotations=Non
 
 def atomic_load(src, memory_order="seq_cst"):
     """A plain read of a tensor element (blocks writing it concurrently are rejected by V0)."""
-    _check_order("atomic_load", memory_order)
+    _check_order("atomic_load", memory_order, LOAD_ORDERS)
     if not isinstance(src, TensorLoad):
         raise _refuse("T.atomic_load: the source must be a tensor element (X[i, j])")
     return src
@@ -153,7 +165,7 @@ def atomic_load(src, memory_order="seq_cst"):
 
 def atomic_store(dst, value, memory_order="seq_cst"):
     """A plain store of a tensor element (blocks racing on it are rejected by V0)."""
-    _check_order("atomic_store", memory_order)
+    _check_order("atomic_store", memory_order, STORE_ORDERS)
     if not isinstance(dst, TensorLoad):
         raise _refuse("T.atomic_store: the destination must be a tensor element (X[i, j])")
     dtype = str(dst.ty.dtype)

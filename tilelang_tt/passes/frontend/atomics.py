@@ -26,7 +26,8 @@ read once and written once:
 Refused with TTUnsupportedError naming the call and its line: a target index that reads
 tensor data (a histogram: which blocks collide is not known at compile time); a target that
 several ``T.Parallel`` iterations of one block share (each loop variable must index one
-target dimension with unit stride); an atomic inside a serial loop or a branch; a target
+target dimension with unit stride); an atomic inside a branch, or inside a serial loop whose
+variable its target index uses (in a loop that does not move it, the update repeats); a target
 tensor the kernel also reads or writes other than through its atomics, or updated by atomics
 of different kinds or regions.
 
@@ -208,19 +209,30 @@ def LowerAtomicsTT(func, mod, ctx):
         if innermost is None or not any(p.same_as(innermost) for p in path):
             raise TTUnsupportedError(f"{name}: outside `with T.Kernel(...)`", span=atom.span)
         inside = path[[k for k, p in enumerate(path) if p.same_as(innermost)][0] + 1:]
-        loops = []
+        loops, serial_loops = [], []
         for p in inside:
             if isinstance(p, tirx.For) and p.kind == tirx.ForKind.PARALLEL:
                 loops.append(p)
+            elif isinstance(p, tirx.For) and p.kind == tirx.ForKind.SERIAL and not loops:
+                serial_loops.append(p)  # repeats the update (the target must not use its var)
             elif not isinstance(p, tirx.SeqStmt):
                 what = "a loop" if isinstance(p, tirx.For) else (
                     "a branch" if isinstance(p, tirx.IfThenElse) else type(p).__name__)
                 raise TTUnsupportedError(
                     f"{name}: inside {what}; the backend serialises the blocks that update one "
-                    "target and applies their updates once, so an atomic must be at the top "
-                    "level of the kernel body (or in a T.Parallel nest there)",
+                    "target and applies their updates once, so an atomic must be in the "
+                    "kernel body, a serial loop or a T.Parallel nest, not in a branch",
                     span=atom.body.span or atom.span)
-        targets.append(_Target(atom, loops, binds, block_vars))
+        t = _Target(atom, loops, binds, block_vars)
+        for lp in serial_loops:
+            if any(v.same_as(lp.loop_var) for i in t.index
+                   for v in tirx.analysis.undefined_vars(i)):
+                raise TTUnsupportedError(
+                    f"{name}({t.buf.name}[...]): the target index uses the loop variable "
+                    f"{lp.loop_var.name}; the backend reads the target once before the kernel's "
+                    "work and writes it once after, so a target must not move inside a loop",
+                    span=atom.body.span or atom.span)
+        targets.append(t)
 
     # group atomics by target region; one tensor, one region and one kind
     groups: list[list[_Target]] = []
