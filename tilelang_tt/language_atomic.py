@@ -45,7 +45,8 @@ def _refuse(message: str):
 def _check_order(op: str, memory_order, allowed=MEMORY_ORDERS) -> None:
     if memory_order is not None and str(memory_order) not in allowed:
         raise language_compat.note_error(TTArgumentError(
-            f"T.{op}(memory_order={memory_order!r}): expected one of {', '.join(allowed)}"))
+            f"T.{op} does not support memory_order={memory_order!r}: expected one of "
+            f"{', '.join(allowed)}"))
 
 
 def combine(kind: str, old, value):
