@@ -95,6 +95,9 @@ def _atomic(kind: str, op: str, dst, value, memory_order, return_prev) -> None:
         # a region and a scalar: every element of the region takes the value
         dbuf, dbase, dext = _base_and_extents(dst)
         dims = [k for k, e in enumerate(dext) if not (isinstance(e, tirx.IntImm) and int(e) == 1)]
+        if not dims:  # a one-element region
+            _marked_store(kind, dbuf, dbase, value)
+            return
         from . import language
 
         frame = language.Parallel(*[dext[k] for k in dims])
@@ -121,6 +124,9 @@ def _atomic(kind: str, op: str, dst, value, memory_order, return_prev) -> None:
     if len(loop_dims) > len(dbase):
         raise _refuse(f"T.{op}: the value {vbuf.name} has more non-unit dims than the "
                       f"destination {dbuf.name} has dims")
+    if not loop_dims:  # one element each
+        _marked_store(kind, dbuf, dbase, vbuf[tuple(vbase)])
+        return
     from . import language
 
     frame = language.Parallel(*[vext[k] for k in loop_dims])
