@@ -147,7 +147,10 @@ class _Target:
             "and make the atomic on the result", span=self.atom.body.span or self.atom.span)
 
     def same_region(self, other) -> bool:
-        if not self.buf.same_as(other.buf) or len(self.key_index) != len(other.key_index):
+        if not self.buf.same_as(other.buf) or len(self.key_index) != len(other.key_index) \
+                or len(self.acc_shape) != len(other.acc_shape):
+            return False
+        if not all(tvm.ir.structural_equal(a, b) for a, b in zip(self.acc_shape, other.acc_shape)):
             return False
         return all(tvm.ir.structural_equal(a, b, map_free_vars=True)
                    for a, b in zip(self.key_index, other.key_index))
