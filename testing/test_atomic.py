@@ -184,3 +184,35 @@ def test_memory_orders_tilelang_rejects_are_value_errors():
             with T.Kernel(1):
                 for i, j in T.Parallel(32, 32):
                     B[i, j] = T.atomic_load(A[i, j], memory_order="release")
+
+
+def test_bounds_guard_that_always_holds_and_one_that_does_not():
+    """TileLang's atomic_different_memory_orders program: ``if idx_i < M and idx_j < N`` holds
+    for every block and iteration, so it is dropped; ``if j < 16`` is a real branch: refused."""
+    M, N, block_M, block_N = 64, 64, 32, 32
+
+    def program(guarded_half):
+        @T.prim_func
+        def k(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"),
+              C: T.Tensor((M, N), "float32"), D: T.Tensor((M, N), "float32")):
+            with T.Kernel(T.ceildiv(M, block_M), T.ceildiv(N, block_N), threads=32) as (bx, by):
+                for i, j in T.Parallel(block_M, block_N):
+                    idx_i = bx * block_M + i
+                    idx_j = by * block_N + j
+                    if idx_i < M and idx_j < N - guarded_half * 16:
+                        val = A[idx_i, idx_j]
+                        T.atomic_add(B[idx_i, idx_j], val, memory_order="release")
+                        T.atomic_max(C[idx_i, idx_j], val, memory_order="relaxed")
+                        T.atomic_min(D[idx_i, idx_j], val, memory_order="relaxed")
+
+        return k
+
+    art = tilelang_tt.compile(program(0))
+    a = np.random.default_rng(13).standard_normal((M, N)).astype(np.float32)
+    b, c, d = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32), np.full((M, N), np.inf, np.float32)
+    art(a, b, c, d)
+    np.testing.assert_array_equal(b, a)
+    np.testing.assert_array_equal(c, np.maximum(0, a))
+    np.testing.assert_array_equal(d, a)
+    with pytest.raises(TTUnsupportedError, match="T.atomic_add: inside a branch"):
+        tilelang_tt.compile(program(1))

@@ -23,10 +23,12 @@ read once and written once:
   applied to the initial value, in block order (an ``atomic_add`` into bfloat16 rounds after
   every contribution, as the hardware atomic would).
 
+A branch around atomics whose condition holds for every block and iteration (TileLang's
+bounds guard ``if idx_i < M and idx_j < N:`` when the blocks tile the tensor) is dropped.
 Refused with TTUnsupportedError naming the call and its line: a target index that reads
 tensor data (a histogram: which blocks collide is not known at compile time); a target that
 several ``T.Parallel`` iterations of one block share (each loop variable must index one
-target dimension with unit stride); an atomic inside a branch, or inside a serial loop whose
+target dimension with unit stride); an atomic inside any other branch, or inside a serial loop whose
 variable its target index uses (in a loop that does not move it, the update repeats); a target
 tensor the kernel also reads or writes other than through its atomics, or updated by atomics
 of different kinds or regions.
@@ -192,15 +194,36 @@ def _update(t: _Target, acc):
     return tirx.BufferStore(acc, value, list(t.acc_vars), old.span)
 
 
+def _drop_true_guards(body, binds: dict, launches):
+    """``if idx_i < M and idx_j < N:`` around atomics, true for every block and iteration
+    (TileLang's bounds guards when the blocks tile the tensor): the branch is its body."""
+    ana = Analyzer()
+    for a in launches:
+        ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0), a.value))
+    for lp in collect(body, tirx.For):  # loop variables are defined once: bind them all
+        ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(lp.min, lp.extent))
+
+    def drop(stmt):
+        if stmt.else_case is None and collect(
+                stmt.then_case, tirx.AttrStmt, lambda a: str(a.attr_key) == attrs.ATOMIC) \
+                and ana.can_prove(_inline(stmt.condition, binds)):
+            return stmt.then_case
+        return stmt
+
+    return tt_map(body, [(tirx.IfThenElse, drop)])
+
+
 @tt_pass("LowerAtomicsTT", requires=("ScalarsToBindTT",))
 def LowerAtomicsTT(func, mod, ctx):
-    atoms = list(_atoms_with_ancestors(func.body))
-    if not atoms:
+    if not collect(func.body, tirx.AttrStmt, lambda a: str(a.attr_key) == attrs.ATOMIC):
         return func
+    launches = launch_attrs(func.body)
+    binds = {b.var: b.value for b in collect(func.body, tirx.Bind)}
+    func = func.with_body(_drop_true_guards(func.body, binds, launches))
+    atoms = list(_atoms_with_ancestors(func.body))
     launches = launch_attrs(func.body)
     block_vars = [a.node.var for a in launches]
     extents = {a.node.var: a.value for a in launches}
-    binds = {b.var: b.value for b in collect(func.body, tirx.Bind)}
     innermost = launches[-1] if launches else None
     for a, b in zip(launches, launches[1:]):
         if not a.body.same_as(b):
