@@ -320,7 +320,10 @@ def LowerAtomicsTT(func, mod, ctx):
     for v in reversed(serial):
         loop = tirx.For(v, tirx.IntImm(v.ty.dtype, 0), extents[v], tirx.ForKind.SERIAL, loop)
     reads, writes = zip(*[_copy_stmts(t0, acc) for t0, acc in accs])
-    new_inner = seq(allocs + [tirx.AllocBuffer(acc) for _, acc in accs] + list(reads)
+    # the accumulators' allocations carry their atomic's line (messages about the block name it)
+    acc_allocs = [tirx.AllocBuffer(acc, None, t0.atom.body.span or t0.atom.span)
+                  for t0, acc in accs]
+    new_inner = seq(allocs + acc_allocs + list(reads)
                     + [loop] + list(writes))
 
     kept = [a for a in launches if a.node.var not in serial]
