@@ -41,7 +41,8 @@ _CUDA_MMA = ("an NVIDIA tensor-core / PTX intrinsic; write T.gemm, which runs on
              "matrix engine")
 _CLUSTER = "thread-block clusters and distributed shared memory are CUDA (SM90+) features"
 _ATOMIC = ("packed and bitwise atomics are not supported by the Tenstorrent backend; write "
-           "T.atomic_add / atomic_max / atomic_min of one element (or of a whole block) instead")
+           "T.atomic_add / atomic_max / atomic_min per element in a T.Parallel nest, or of a "
+           "whole block, instead")
 _PTR = ("raw pointers and address arithmetic are not supported: tensors are interleaved "
         "DRAM buffers addressed by tile; pass tensors as kernel parameters")
 _WS = ("warp specialisation schedules do not apply: the backend already splits each block into "
