@@ -209,7 +209,8 @@ def test_bounds_guard_that_always_holds_and_one_that_does_not():
 
     art = tilelang_tt.compile(program(0))
     a = np.random.default_rng(13).standard_normal((M, N)).astype(np.float32)
-    b, c, d = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32), np.full((M, N), np.inf, np.float32)
+    b, c = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32)
+    d = np.full((M, N), np.inf, np.float32)
     art(a, b, c, d)
     np.testing.assert_array_equal(b, a)
     np.testing.assert_array_equal(c, np.maximum(0, a))

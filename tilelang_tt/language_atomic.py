@@ -14,9 +14,9 @@ The pass ``frontend/atomics.py`` (A0.1.1) gives the marked stores their meaning 
 that update one target are serialised on one core, the target read once and written once).
 ``memory_order`` is accepted (a core's updates are ordered; see that pass; an order TileLang
 rejects is a TTArgumentError, a ValueError as in TileLang), ``use_tma`` ignored (a CUDA data
-path); a previous value (``return_prev=True``) and the packed forms are refused.  ``atomic_load(x)`` is a
-plain read and ``atomic_store(x, v)`` a plain store: blocks that race on them are rejected by
-the dependency check (V0) like any plain access.
+path); a previous value (``return_prev=True``) and the packed forms are refused.
+``atomic_load(x)`` is a plain read and ``atomic_store(x, v)`` a plain store: blocks that race
+on them are rejected by the dependency check (V0) like any plain access.
 """
 
 from __future__ import annotations

@@ -49,6 +49,7 @@ from ..common import (buffer_dtype, buffer_scope, collect, seq, stmts_of, substi
                       tt_pass)
 from ..partition.work_partition import launch_attrs
 
+
 def _kind(atom) -> str:
     """The marker's kind (a string node; TVMScript prints and parses it as one)."""
     return str(getattr(atom.node, "value", atom.node))
@@ -96,13 +97,12 @@ class _Target:
     """One atomic target: tensor, kind, index per dim with the atomic's loop vars canonical."""
 
     def __init__(self, atom, loops, binds, block_vars):
-        self.atom, self.loops = atom, loops
+        self.atom = atom
         store = atom.body
         name = _op_name(atom)
         if not isinstance(store, tirx.BufferStore):
             raise TTUnsupportedError(f"{name}: malformed atomic", span=atom.span)
         self.buf, self.kind = store.buffer, _kind(atom)
-        self.value = store.value
         self.index = [_inline(i, binds) for i in store.indices]
         if any(collect(i, tvm.ir.TensorLoad) for i in self.index):
             raise TTUnsupportedError(
@@ -113,20 +113,19 @@ class _Target:
         loop_vars = [lp.loop_var for lp in loops]
         zero = {v: tirx.IntImm(v.ty.dtype, 0) for v in loop_vars}
         ana = Analyzer()
-        self.base, self.dim_var = [], []
+        self.dim_var = []  # per target dim: the loop variable indexing it, or None
         for idx in self.index:
             base = ana.simplify(substitute(idx, zero))
             rest = ana.simplify(idx - base)
             hit = [v for v in loop_vars if rest.same_as(v)]
             if not hit and not (isinstance(rest, tirx.IntImm) and int(rest) == 0):
                 raise self._shared(name)
-            self.base.append(base)
             self.dim_var.append(hit[0] if hit else None)
         used = [v for v in self.dim_var if v is not None]
         extents = {lp.loop_var: lp.extent for lp in loops}
         for v in loop_vars:
-            if used.count(v) > 1 or (used.count(v) == 0 and not
-                                     (isinstance(extents[v], tirx.IntImm) and int(extents[v]) == 1)):
+            unit = isinstance(extents[v], tirx.IntImm) and int(extents[v]) == 1
+            if used.count(v) > 1 or (used.count(v) == 0 and not unit):
                 raise self._shared(name)
         if not used:
             raise TTUnsupportedError(
@@ -323,8 +322,7 @@ def LowerAtomicsTT(func, mod, ctx):
     # the accumulators' allocations carry their atomic's line (messages about the block name it)
     acc_allocs = [tirx.AllocBuffer(acc, None, t0.atom.body.span or t0.atom.span)
                   for t0, acc in accs]
-    new_inner = seq(allocs + acc_allocs + list(reads)
-                    + [loop] + list(writes))
+    new_inner = seq(allocs + acc_allocs + list(reads) + [loop] + list(writes))
 
     kept = [a for a in launches if a.node.var not in serial]
     if not kept:  # every block updates the same target: one block runs them all
