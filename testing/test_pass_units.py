@@ -144,8 +144,13 @@ def test_atomics_stage_from_parsed_ir():
         mod = run_pass(p, mod)
         assert tvm_ffi.structural_equal(out_parsed, mod), tag
         assert GUARANTEES[tag](out_parsed), tag
-    assert [str(lp.loop_var.name) for f in _funcs(mod) for lp in collect(f.body, tirx.For)
-            if lp.kind == tirx.ForKind.SERIAL] == ["bz"]
+    # blockIdx.z (the split, unused by B's index) is now a serial loop of its extent
+    func = _funcs(mod)[0]
+    tags = [str(a.node.thread_tag) for a in collect(func.body, tirx.AttrStmt)
+            if str(a.attr_key) == "thread_extent"]
+    assert tags == ["blockIdx.x", "blockIdx.y"]
+    assert [int(lp.extent) for lp in collect(func.body, tirx.For)
+            if lp.kind == tirx.ForKind.SERIAL] == [2]
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
