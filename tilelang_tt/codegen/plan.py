@@ -171,6 +171,7 @@ def build_plan(mod, pages: bool = False) -> dict:
             "dtype": lay["dtype"],
             "data_format": DATA_FORMAT[lay["dtype"]], "role": role, "memory": lay["memory"],
             "layout": lay["layout"], "page_bytes": lay["page_bytes"], "tiles": lay["tiles"],
+            "vector": bool(lay.get("vector", len(lay["shape"]) == 1)),
             "num_pages": lay["tiles"][0] * lay["tiles"][1],
             "shard": lay.get("shard", {}),
         })

@@ -63,15 +63,22 @@ def bind_arguments(tensor_specs: list, out_idx: list, args: tuple) -> dict:
     raise TTArgumentError(f"kernel takes {expect}; got {len(args)} arguments")
 
 
+def _vector(spec: dict, data) -> bool:
+    """The tensor is stored as row vectors (A1's ``vector``: a 1-D tensor, or one row of tiles
+    per index of its leading dims)."""
+    return bool(spec.get("vector", data.ndim == 1))
+
+
 def write_inputs(tensor_specs: list, host: dict, directory: Path) -> list[Path]:
     paths = []
     for i, t in enumerate(tensor_specs):
         p = directory / f"{i}_{t['name']}.bin"
         if t["role"] in ("input", "inout", "unused"):
             data = host[i]
-            if data.ndim == 1:  # a row vector: row 0 of a 32-row tile band, the rest zero
-                band = np.zeros((32, data.shape[0]), dtype=data.dtype)
-                band[0] = data
+            if _vector(t, data):  # row vectors: row 0 of a 32-row tile band, the rest zero
+                rows = data.reshape(-1, data.shape[-1])
+                band = np.zeros((rows.shape[0], 32, rows.shape[1]), dtype=data.dtype)
+                band[:, 0] = rows
                 data = band
             data.tofile(p)
         paths.append(p)
@@ -83,14 +90,14 @@ def read_outputs(tensor_specs: list, host: dict, paths: list) -> None:
         if t["role"] not in ("output", "inout"):
             continue
         target = host[i]
-        if target.ndim != 1 and target.flags.c_contiguous and \
+        if not _vector(t, target) and target.flags.c_contiguous and \
                 Path(paths[i]).stat().st_size == target.nbytes:
             with open(paths[i], "rb") as f:  # straight into the result: no second copy
                 f.readinto(memoryview(target.view(np.uint8).reshape(-1)))
             continue
         data = np.fromfile(paths[i], dtype=NP_DTYPE[t["dtype"]])
-        if host[i].ndim == 1 and data.size == 32 * host[i].size:  # a row vector: row 0
-            data = data.reshape(32, -1)[0]
+        if _vector(t, host[i]) and data.size == 32 * host[i].size:  # row vectors: row 0
+            data = data.reshape(-1, 32, host[i].shape[-1])[:, 0]
         if data.size != host[i].size:
             raise TTRuntimeError(f"output {t['name']}: the program wrote {data.size} values, "
                                  f"expected {host[i].size}")

@@ -69,13 +69,13 @@ def vector_orientations(body) -> dict:
                         changed |= decide(v, orient, "an elementwise op with another vector")
 
     propagate()
-    # what nothing decided: a row vector when copied to or from a 1-D tensor (its layout)
+    # what nothing decided: a row vector when copied to or from a tensor (a 1-D block buffer
+    # moves only to or from a vector tensor, whose layout is row vectors)
     for call in calls:
         if call.op.name != "tirx.tile.copy":
             continue
         regions = _regions(call)
-        if any(buffer_scope(r.source) == "global" and len(buffer_shape(r.source)) == 1
-               for r in regions):
+        if any(buffer_scope(r.source) == "global" for r in regions):  # a vector tensor's
             for r in regions:
                 if buffer_scope(r.source) != "global" and len(buffer_shape(r.source)) == 1 and \
                         not any(b.same_as(r.source) for b in found):

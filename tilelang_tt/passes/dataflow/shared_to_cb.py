@@ -81,22 +81,31 @@ def _check_whole(region, span):
                 hint=f"copy into/out of all of {buf.name} (shape {buffer_shape(buf)})")
 
 
-def global_tiles(region, block_buf, ana: Analyzer, span, axes=None):
+def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False):
     """(row0, col0, rows, cols) in tiles of ``region`` of a global tensor whose pages hold its
     axes in the order ``axes`` (A1's ``tt.layout_desc``; default: as declared), or a clear
-    error."""
+    error.  ``vector``: the tensor is stored as row vectors (A1's ``vector``), one row of
+    tiles per index of its leading dims."""
     buf = region.source
     shape = buffer_shape(buf)
     ranges = list(region.region)
     block_shape = buffer_shape(block_buf)
-    if len(shape) == 1 and len(block_shape) == 1:  # a row vector: one row of tiles
-        (r,) = ranges
-        _check_range(buf, r, "element", shape[0], ana, span)
+    if (len(shape) == 1 or vector) and len(block_shape) == 1:  # row vectors: a row of tiles
+        r = ranges[-1]
+        _check_range(buf, r, "element", shape[-1], ana, span)
         if not isinstance(r.extent, tvm.tirx.IntImm) or int(r.extent) != block_shape[0]:
             raise TTLayoutError(
-                f"copy between {buf.name}[{r.min}:+{r.extent}] and {block_buf.name} of shape "
-                f"{block_shape}: the extents must match", span=span)
-        return int_imm(0), ana.simplify(tirx.floordiv(r.min, TILE)), 1, block_shape[0] // TILE
+                f"copy between {buf.name}[..., {r.min}:+{r.extent}] and {block_buf.name} of "
+                f"shape {block_shape}: the extents must match", span=span)
+        lead = int_imm(0)
+        for dim, lr in zip(shape[:-1], ranges[:-1]):  # one row of tiles per leading index
+            if not ana.can_prove(lr.min >= 0) or not ana.can_prove(lr.min < dim):
+                raise TTLayoutError(
+                    f"copy of {buf.name} at index `{lr.min}` can run past the tensor's "
+                    f"dimension of {dim}", span=span)
+            lead = lead * dim + lr.min
+        return (ana.simplify(lead), ana.simplify(tirx.floordiv(r.min, TILE)), 1,
+                block_shape[0] // TILE)
     if len(block_shape) < 2 or len(shape) < 2:
         raise TTUnsupportedError(
             f"copy between {buf.name} and the 1-D buffer {block_buf.name}: a 1-D block buffer "
@@ -184,10 +193,20 @@ def LowerSharedToCB(func, mod, ctx):
                 return [int(a) for a in layouts[i]["axes"]]
         return None
 
+    def vector_tensor(tensor) -> bool:
+        for i, p in enumerate(func.params):
+            if p.same_as(tensor) and i < len(layouts):
+                return bool(layouts[i].get("vector", len(buffer_shape(tensor)) == 1))
+        return len(buffer_shape(tensor)) == 1
+
+    def tensor_tiles(region, block_buf, span):
+        return global_tiles(region, block_buf, ana, span, axes_of(region.source),
+                            vector_tensor(region.source))
+
     def transposed(block, tensor):
-        """A 1-D tensor holds a row vector: a column-vector block moves through a staging
+        """A vector tensor holds row vectors: a column-vector block moves through a staging
         row vector whose tiles are its tiles transposed."""
-        return len(buffer_shape(tensor)) == 1 and vectors.get(block) == "col"
+        return vector_tensor(tensor) and vectors.get(block) == "col"
 
     def staging_cb(block, dtype, rows, cols, span, direction, name=None):
         """A CB next to ``block`` holding its tiles in another dtype (for converting copies)
@@ -216,7 +235,7 @@ def LowerSharedToCB(func, mod, ctx):
             return call
         if d_scope == "block" and s_scope == "global":
             _check_whole(dst, span)
-            r0, c0, nr, nc = global_tiles(src, dst.source, ana, span, axes_of(src.source))
+            r0, c0, nr, nc = tensor_tiles(src, dst.source, span)
             if transposed(dst.source, src.source):  # row vector in DRAM -> column vector
                 staging = staging_cb(dst.source, buffer_dtype(src.source), nr, nc, span, "in",
                                      name=f"{dst.source.name}_row_in")
@@ -239,7 +258,7 @@ def LowerSharedToCB(func, mod, ctx):
             ])
         if d_scope == "global" and s_scope == "block":
             _check_whole(src, span)
-            r0, c0, nr, nc = global_tiles(dst, src.source, ana, span, axes_of(dst.source))
+            r0, c0, nr, nc = tensor_tiles(dst, src.source, span)
             if transposed(src.source, dst.source):  # column vector -> row vector in DRAM
                 staging = staging_cb(src.source, buffer_dtype(dst.source), nr, nc, span, "out",
                                      name=f"{src.source.name}_row_out")
@@ -269,7 +288,7 @@ def LowerSharedToCB(func, mod, ctx):
             return ops.evaluate("tt.acc.pack", src.source, cb(dst.source), span=span)
         if d_scope == "global" and s_scope == "accumulator":
             _check_whole(src, span)
-            r0, c0, nr, nc = global_tiles(dst, src.source, ana, span, axes_of(dst.source))
+            r0, c0, nr, nc = tensor_tiles(dst, src.source, span)
             out_name = f"{src.source.name}_out"
             var = tirx.Var(f"{out_name}_cb", "int32")
             binds.append(tirx.Bind(var, alloc_cb_call(nr, nc, OUTPUT_DEPTH,

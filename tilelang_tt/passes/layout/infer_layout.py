@@ -22,7 +22,10 @@ tensor evenly or need more cores (L1) or banks (DRAM) than the device has, an L1
 than a core's usable L1 (naming the bytes needed and available), halo requests ("halo
 unsupported"); shared/fragment allocations whose last two dims are not multiples of 32.  A 1-D allocation whose length is a multiple of 32 is a vector (see
 :mod:`.vector_orientation`); a 1-D tensor parameter of such a length is a row vector in DRAM
-(one row of tiles, values in row 0 of each; the runtime pads it).
+(one row of tiles, values in row 0 of each; the runtime pads it).  So is every index of the
+leading dims of a tensor whose copies all slice its last dim alone (``is_vector_tensor``:
+TileLang's ``lse[bz, by, bx * bm:(bx + 1) * bm]``): ``vector = True``, ``tiles =
+[prod(shape[:-1]), shape[-1] / 32]``.
 """
 
 from __future__ import annotations
@@ -97,6 +100,21 @@ def _sliced_axes(region) -> list | None:
     return axes
 
 
+def is_vector_tensor(func, buf) -> bool:
+    """A tensor parameter stored as row vectors: rank 1, or rank >= 2 with every tile
+    primitive region of it spanning its last dim alone (``lse[bz, by, bx * bm:(bx + 1) * bm]``
+    copied to or from a 1-D fragment), the last dim a multiple of 32.  Each index of the
+    leading dims is then one row of tiles whose row 0 holds the values."""
+    shape = buffer_shape(buf)
+    if len(shape) == 1:
+        return True
+    if not shape or not isinstance(shape[-1], int) or shape[-1] % TILE:
+        return False
+    regions = [arg for call in collect(func.body, tirx.TilePrimitiveCall) for arg in call.args
+               if isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(buf)]
+    return bool(regions) and all(_sliced_axes(r) == [len(shape) - 1] for r in regions)
+
+
 def tiled_plane(func, buf) -> tuple[list, object]:
     """The two axes of tensor parameter ``buf`` that its pages tile, and the span of a copy
     that chose them (None for the default, its last two dims).  Decided from the regions of
@@ -141,8 +159,17 @@ def InferTTLayout(func, mod, ctx):
                 f"scalar kernel parameter `{buf.name}` is not supported yet",
                 hint="make it a Python value the kernel closes over (a compile-time constant)")
         dtype = _check_dtype(buf)
-        plane, plane_span = tiled_plane(func, buf)
-        shape = _check_tileable(buf, "tensor", plane_span, vector_ok=True, plane=plane)
+        vector = is_vector_tensor(func, buf)
+        if vector and len(buffer_shape(buf)) > 1:
+            plane, plane_span = [len(buffer_shape(buf)) - 2, len(buffer_shape(buf)) - 1], None
+            shape = buffer_shape(buf)
+            for dim in shape:
+                if not isinstance(dim, int):
+                    raise TTUnsupportedError(f"tensor {buf.name} has a symbolic shape {shape}; "
+                                             "shapes must be constants")
+        else:
+            plane, plane_span = tiled_plane(func, buf)
+            shape = _check_tileable(buf, "tensor", plane_span, vector_ok=True, plane=plane)
         user = requested.get(str(buf.name), {})  # requests name parameters
         unknown = set(user) - _USER_KEYS - set(attrs.SCHEMAS[attrs.LAYOUT_DESC])
         if unknown:
@@ -167,6 +194,11 @@ def InferTTLayout(func, mod, ctx):
         if "dtype" in user and str(user["dtype"]) != dtype:
             raise TTLayoutError(
                 f"{buf.name}: layout dtype {user['dtype']} differs from the buffer's {dtype}")
+        if vector and len(shape) > 1 and layout == "sharded":
+            raise TTLayoutError(
+                f"{buf.name}: a sharded layout for a tensor copied as 1-D vectors of its last "
+                "dim (stored as one row of tiles per index of its leading dims)",
+                hint=f"keep {buf.name} DRAM interleaved")
         if plane_span is not None and layout == "sharded":
             raise TTLayoutError(
                 f"{buf.name}: a sharded layout for a tensor copied as 2-D blocks over its dims "
@@ -179,6 +211,9 @@ def InferTTLayout(func, mod, ctx):
         batch = 1
         for a in axes[:-2]:
             batch *= shape[a]
+        lead = 1
+        for d in shape[:-1]:
+            lead *= d
         entry = {
             "name": str(buf.name),
             "memory": memory,
@@ -189,8 +224,10 @@ def InferTTLayout(func, mod, ctx):
             "axes": axes,
             # tile grid of the tensor seen as (batch * rows, cols) over its plane: the page
             # order; a 1-D tensor is one row of tiles whose row 0 holds the values (a row vector)
-            "tiles": ([batch * shape[axes[-2]] // TILE, shape[axes[-1]] // TILE] if len(shape) > 1
-                      else [1, shape[0] // TILE]),
+            # (a vector tensor: one row of tiles per index of its leading dims)
+            "tiles": ([lead, shape[-1] // TILE] if vector else
+                      [batch * shape[axes[-2]] // TILE, shape[axes[-1]] // TILE]),
+            "vector": vector,
             "page_bytes": tile_bytes(dtype),
             "shard": {},
         }
