@@ -48,6 +48,9 @@ K_COARSEN = "tt.k_coarsen"
 #   y1], ...]}]} - logical core coordinates: this core, whether it is the group's sender, the
 # sender, the receivers' rectangle
 MCAST_PLAN = "tt.mcast_plan"
+# D3 (reader and writer): the id of the L1 semaphore that orders an atomic's per-iteration
+# read-modify-write on a core (tt.rmw_acquire / tt.rmw_release), after the multicast ones
+RMW_SEMAPHORE = "tt.rmw_semaphore"
 MCAST_FIELDS = ("sender", "sender_x", "sender_y", "x0", "y0", "x1", "y1")  # tt.mcast_arg fields
 
 # ---- compile options: tilelang_tt.compile(func, pass_configs={KEY: value}) ----------------------

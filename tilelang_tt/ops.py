@@ -263,6 +263,16 @@ _op("write_from_cb", "abstract", "void",
     "write_from_cb(cb, tensor, row0, col0, rows, cols): one block of tiles from cb to DRAM",
     "cb:cb.in tensor:tensor row0:int col0:int rows:imm cols:imm", kernel="writer",
     engine="noc")
+# an atomic whose target moves with a loop (LowerAtomicsTT): the target block is read, updated
+# and written back every iteration on one core; the reader's next read of it must follow the
+# writer's write (one L1 semaphore per core: the reader waits for 0 and sets 1 before the
+# read, the writer sets 0 after the write's barrier; D3 lowers both)
+_op("rmw_acquire", "abstract", "void",
+    "rmw_acquire(): before reading a block an atomic updates in place, wait until the writer "
+    "completed the previous write-back on this core", kernel="reader", engine="riscv")
+_op("rmw_release", "abstract", "void",
+    "rmw_release(): after an atomic's write-back (and its barrier), let the reader read the "
+    "next block", kernel="writer", engine="riscv")
 _op("shard_to_cb", "abstract", "void",
     "shard_to_cb(cb, tensor, ntiles): the next block of the core's L1 shard of `tensor`, which "
     "cb's ring lies on, is published to the consumer (no copy)",

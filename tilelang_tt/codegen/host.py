@@ -240,6 +240,10 @@ def host_source(plan: dict) -> str:
         for _ in range(mcast["semaphores"]):
             w("    tt::tt_metal::CreateSemaphore(program, cores, 0);")
         w("")
+    if plan.get("rmw_semaphore") is not None:
+        w("    // an atomic's read-modify-write: the reader waits for the writer's write-back")
+        w("    tt::tt_metal::CreateSemaphore(program, cores, 0);")
+        w("")
     w("    // per-core work: a contiguous range of work units (blocks)")
     w("    const CoreWork work[] = {")
     for c in plan["cores"]:

@@ -235,6 +235,9 @@ def build_plan(mod, pages: bool = False) -> dict:
         "kernels": {kind: _kernel_entry(kind, f) for kind, f in kernels.items()},
         "cores": cores,
         "multicast": multicast,
+        # the L1 semaphore ordering an atomic's per-iteration read-modify-write (or None)
+        "rmw_semaphore": (None if get_attr(reader, attrs.RMW_SEMAPHORE) is None
+                          else int(get_attr(reader, attrs.RMW_SEMAPHORE))),
     }
 
 

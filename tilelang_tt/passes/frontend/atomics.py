@@ -43,7 +43,7 @@ import tvm
 from tvm import tirx
 from tvm.sym import Analyzer
 
-from ... import attrs
+from ... import attrs, ops
 from ...errors import TTUnsupportedError
 from ..common import (buffer_dtype, buffer_scope, collect, seq, stmts_of, substitute, tt_map,
                       tt_pass)
@@ -249,14 +249,11 @@ def LowerAtomicsTT(func, mod, ctx):
                     "kernel body, a serial loop or a T.Parallel nest, not in a branch",
                     span=atom.body.span or atom.span)
         t = _Target(atom, loops, binds, block_vars)
-        for lp in serial_loops:
-            if any(v.same_as(lp.loop_var) for i in t.index
-                   for v in tirx.analysis.undefined_vars(i)):
-                raise TTUnsupportedError(
-                    f"{name}({t.buf.name}[...]): the target index uses the loop variable "
-                    f"{lp.loop_var.name}; the backend reads the target once before the kernel's "
-                    "work and writes it once after, so a target must not move inside a loop",
-                    span=atom.body.span or atom.span)
+        t.nest = loops[0] if loops else None  # the T.Parallel nest the atomic is the body of
+        t.moving = [lp for lp in serial_loops if any(
+            v.same_as(lp.loop_var) for i in t.index for v in tirx.analysis.undefined_vars(i))]
+        if t.moving:
+            _check_moving(t, name)
         targets.append(t)
 
     # group atomics by target region; one tensor, one region and one kind
@@ -279,6 +276,13 @@ def LowerAtomicsTT(func, mod, ctx):
         else:
             groups.append([t])
     for g in groups:
+        if any(t.moving for t in g) and len(g) > 1:
+            t = g[1]
+            raise TTUnsupportedError(
+                f"{_op_name(t.atom)}({t.buf.name}[...]): {t.buf.name} is updated by atomics at "
+                "two places, and one of them moves with a loop (its block is read, updated and "
+                "written back at every iteration); make one atomic per tensor",
+                span=t.atom.body.span or t.atom.span)
         inside = sum(_accesses(t.atom, g[0].buf) for t in g)
         if _accesses(func.body, g[0].buf) != inside:
             t = g[0]
@@ -311,14 +315,35 @@ def LowerAtomicsTT(func, mod, ctx):
                     return new
         return stmt
 
-    inner = _map_stmts(innermost.body, rewrite)
+    # a target that moves with a loop: at every iteration, where the atomic is, the reader
+    # reads its block (after the writer wrote the previous one back: rmw_acquire), the nest
+    # updates it and the writer writes it back (rmw_release after the write's barrier)
+    moving = {}
+    for t0, acc in accs:
+        if t0.moving:
+            read, write = _copy_stmts(t0, acc)
+            span = t0.atom.body.span or t0.atom.span
+            moving[t0.nest] = (read, write, span)
+
+    def rmw(stmt):
+        for nest, (read, write, span) in moving.items():
+            if stmt.same_as(nest):
+                return seq([ops.evaluate("tt.rmw_acquire", span=span), read,
+                            _map_stmts(stmt, rewrite), write,
+                            ops.evaluate("tt.rmw_release", span=span)])
+        return stmt
+
+    inner = tt_map(innermost.body, [(tirx.For, rmw)], order="pre") if moving else \
+        innermost.body
+    inner = _map_stmts(inner, rewrite)
     body = stmts_of(inner)
     allocs = [s for s in body if isinstance(s, tirx.AllocBuffer)]
     rest = [s for s in body if not isinstance(s, tirx.AllocBuffer)]
     loop = seq(rest)
     for v in reversed(serial):
         loop = tirx.For(v, tirx.IntImm(v.ty.dtype, 0), extents[v], tirx.ForKind.SERIAL, loop)
-    reads, writes = zip(*[_copy_stmts(t0, acc) for t0, acc in accs])
+    copies = [_copy_stmts(t0, acc) for t0, acc in accs if not t0.moving]
+    reads, writes = zip(*copies) if copies else ((), ())
     # the accumulators' allocations carry their atomic's line (messages about the block name it)
     acc_allocs = [tirx.AllocBuffer(acc, None, t0.atom.body.span or t0.atom.span)
                   for t0, acc in accs]
@@ -339,6 +364,28 @@ def LowerAtomicsTT(func, mod, ctx):
         return new_launch if stmt.same_as(outer) else stmt
 
     return func.with_body(_map_stmts(func.body, swap))
+
+
+def _check_moving(t: _Target, name: str) -> None:
+    """An atomic in a loop whose variable its target uses (flash attention backward's
+    ``dQ[bz, bx, k * block_N + i, j]``): the block is read, updated and written back at every
+    iteration, so the atomic must be the whole body of its ``T.Parallel`` nest (the nest is
+    replaced by read, update, write)."""
+    where = t.atom.body.span or t.atom.span
+    if t.nest is None:
+        raise TTUnsupportedError(
+            f"{name}({t.buf.name}[...]): an atomic whose target moves with the loop "
+            f"{t.moving[0].loop_var.name} must update a block (a T.Parallel nest or the tile "
+            "form)", span=where)
+    inner = t.nest
+    while isinstance(inner, tirx.For) and inner.kind == tirx.ForKind.PARALLEL:
+        inner = inner.body
+    if not inner.same_as(t.atom):
+        raise TTUnsupportedError(
+            f"{name}({t.buf.name}[...]): its target moves with the loop "
+            f"{t.moving[0].loop_var.name}, so its block is read, updated and written back at "
+            "every iteration; the atomic must be the only statement of its T.Parallel nest",
+            span=where)
 
 
 def _map_stmts(stmt, fn):

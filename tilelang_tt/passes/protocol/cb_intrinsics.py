@@ -293,12 +293,51 @@ def _lower_runs(body, lower_run):
     return tt_map(body, [(tirx.Evaluate, on_eval)], order="post")
 
 
+def _rmw_semaphore(func, mod) -> int:
+    """The RMW semaphore's id: after the multicast semaphores of the kernel's reader."""
+    source = get_attr(func, attrs.KERNEL_SOURCE)
+    for _, f in mod.functions.items():
+        if isinstance(f, tirx.PrimFunc) and str(get_attr(f, attrs.KERNEL_KIND, "")) == "reader" \
+                and str(get_attr(f, attrs.KERNEL_SOURCE, "")) == str(source):
+            return int((to_py(get_attr(f, attrs.MCAST_PLAN, {})) or {}).get("semaphores", 0))
+    return 0
+
+
+def _lower_rmw(func, mod, body):
+    """``tt.rmw_acquire`` (reader): wait until the core's RMW semaphore is 0 (no write-back
+    pending), set it to 1; ``tt.rmw_release`` (writer, after the write-back's barrier): set it
+    to 0.  The reader's next read of an atomic's block thus follows the previous write-back."""
+    if not any(stmt_op_name(e) in ("tt.rmw_acquire", "tt.rmw_release")
+               for e in collect(body, tirx.Evaluate)):
+        return func, body
+    sem_id = _rmw_semaphore(func, mod)
+    sem = tirx.Var("rmw_sem", "int32")
+
+    def on_eval(ev):
+        name = stmt_op_name(ev)
+        span = ev.value.span
+        if name == "tt.rmw_acquire":
+            return seq([ops.evaluate("tt.noc_semaphore_wait", sem, int_imm(0), span=span),
+                        ops.evaluate("tt.noc_semaphore_set", sem, int_imm(1), span=span)])
+        if name == "tt.rmw_release":
+            return ops.evaluate("tt.noc_semaphore_set", sem, int_imm(0), span=span)
+        return ev
+
+    body = tt_map(body, [(tirx.Evaluate, on_eval)], order="post")
+    prologue, persistent = split_persistent(body)
+    bind = tirx.Bind(sem, ops.call("tt.get_semaphore", int_imm(sem_id)))
+    body = with_persistent([bind] + list(prologue), persistent)
+    return func.with_attr(attrs.RMW_SEMAPHORE, sem_id), body
+
+
 @tt_pass("LowerCBIntrinsics", requires=("ConfigureTensorAccessorTT",))
 def LowerCBIntrinsics(func, mod, ctx):
-    """Abstract streams and consume markers -> reserve/push/wait/pop and NOC transfers."""
+    """Abstract streams and consume markers -> reserve/push/wait/pop and NOC transfers;
+    an atomic's RMW ordering -> the core's RMW semaphore (``_lower_rmw``)."""
     kind = str(require_attr(func, attrs.KERNEL_KIND, "LowerCBIntrinsics"))
     body = func.body
     if kind in ("reader", "writer"):
+        func, body = _lower_rmw(func, mod, body)
         body = _lower_runs(body, _Streams(func).lower_run)
         if get_attr(func, attrs.MCAST_PLAN) is not None:  # the work unit's last multicasts
             prologue, persistent = split_persistent(body)

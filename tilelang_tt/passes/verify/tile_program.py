@@ -25,6 +25,10 @@ writes, or that several blocks write:
   read (the compute kernel waits for the read block before it produces the written one),
   else rejected like a read after write.
 
+* **an atomic's read-modify-write** (A0.1.1: a read right after ``tt.rmw_acquire``, the
+  write right before ``tt.rmw_release``) - a later such read of what such a write stored is
+  ordered: the reader waits for the writer's previous write-back on the core (D3).
+
 Loops are exact: an access in a later iteration of a common loop is an access after.
 Regions are compared symbolically with TVM's arithmetic analyzer (block indices and loop
 variables ranging over their extents; ``x = ...`` bindings seen through), so the check does
@@ -43,6 +47,7 @@ import tvm
 from tvm import tirx
 from tvm.sym import Analyzer
 
+from ... import ops
 from ...errors import TTCompileError, TTUnsupportedError, describe_span
 from ..common import buffer_scope, collect, substitute, tt_pass
 
@@ -58,6 +63,9 @@ class _Access:
     order: int  # position in program order
     block_buf: object  # the block buffer read into / written from
     span: object = None
+    # a read right after ``tt.rmw_acquire`` / a write right before ``tt.rmw_release``: an
+    # atomic's per-iteration read-modify-write (A0.1.1), the read waits for the write-back
+    rmw: bool = False
 
     def where(self) -> str:
         return describe_span(self.span) or "(no source line)"
@@ -83,10 +91,18 @@ class _Collector:
     def visit(self, stmt, loops, binds):
         if isinstance(stmt, tirx.SeqStmt):
             binds = dict(binds)
-            for s in stmt.seq:
+            seq_ = list(stmt.seq)
+            for k, s in enumerate(seq_):
                 if isinstance(s, tirx.Bind):
                     binds[s.var] = substitute(s.value, binds)
+                before = len(self.accesses)
                 self.visit(s, loops, binds)
+                if isinstance(s, tirx.TilePrimitiveCall):
+                    prev = _tt_name(seq_[k - 1]) if k else None
+                    nxt = _tt_name(seq_[k + 1]) if k + 1 < len(seq_) else None
+                    for acc in self.accesses[before:]:
+                        acc.rmw = (prev == "tt.rmw_acquire" and not acc.write) or \
+                            (nxt == "tt.rmw_release" and acc.write)
         elif isinstance(stmt, tirx.For):
             self.visit(stmt.body, loops + [stmt], binds)
         elif isinstance(stmt, tirx.IfThenElse):
@@ -118,6 +134,10 @@ class _Collector:
                       for r in region.region]
             self.accesses.append(_Access(write, region.source, ranges, list(loops),
                                          self.order, block, call.span))
+
+
+def _tt_name(stmt):
+    return ops.tt_op_name(stmt.value) if isinstance(stmt, tirx.Evaluate) else None
 
 
 def _depends(edges, written_from, read_into) -> bool:
@@ -289,6 +309,8 @@ def _check_same_block(prover, edges, w: _Access, x: _Access):
     for after, shared, later_at, earlier in scenarios:
         if not after and _depends(edges, w.block_buf, x.block_buf):
             continue  # the write waits for what it was computed from
+        if after and w.rmw and x.rmw:
+            continue  # the read waits for the core's previous write-backs (tt.rmw_acquire)
         if prover.disjoint(w, x, shared, later_at, earlier, None):
             continue
         if after:
