@@ -17,6 +17,9 @@ loop) with the protocol state of the core, taken from the op registry (:mod:`..o
   than its ring holds blocks, so the reserved pages are none they read; once the core
   signalled a sender (``noc_semaphore_inc`` of a group's ``ready``), a push only after it
   waited for that group's ``valid``; nothing outstanding at the end of the kernel;
+* **an atomic's read-modify-write** (the kernel's ``tt.rmw_semaphore``) - the reader sets
+  the semaphore to 1 only right after a ``noc_semaphore_wait`` for 0, the writer sets it to 0
+  only with no NOC write outstanding (after ``noc_async_write_barrier``);
 * **DST** - ``tile_regs_acquire`` -> ``commit`` -> ``wait`` -> ``release`` in this order; a
   call that computes into DST runs between acquire and commit, ``pack_tile`` between wait
   and release; every DST index is provably below the capacity of the kernel's mode;
@@ -70,6 +73,7 @@ class _State:
     awaiting: tuple = ()  # semaphores whose sender this core signalled (noc_semaphore_inc) and
     # whose data (the `valid` semaphore) it has not waited for
     ready: bool = False  # a noc_semaphore_wait since the last multicast (receivers ready)
+    rmw_waited: bool = False  # reader: waited for the RMW semaphore's 0 and not yet claimed it
     dst: str = "released"
     math: object = None  # init in force on the math engine (None: none yet, TOP: unknown)
     sfpu: object = None  # on the vector engine
@@ -105,6 +109,7 @@ def _join(a: _State, b: _State) -> _State:
         (c, n) for c, n in b.mcasts if _get(a.mcasts, c) is None)
     return replace(a, reads=a.reads or b.reads, writes=a.writes or b.writes,
                    ready=a.ready and b.ready, mcasts=mcasts,
+                   rmw_waited=a.rmw_waited and b.rmw_waited,
                    math=join_value(a.math, b.math), sfpu=join_value(a.sfpu, b.sfpu),
                    started=a.started and b.started)
 
@@ -162,8 +167,10 @@ def _describe(state: _State) -> str:
 
 class _Checker:
     def __init__(self, name: str, capacity: int | None, sems=None, valid_of=None, l1_cb=None,
-                 depth=None):
+                 depth=None, rmw=None, kind=""):
         self.name = name
+        self.rmw = rmw  # the RMW semaphore's id (tt.rmw_semaphore), or None
+        self.kind = kind
         self.l1_cb = l1_cb or {}  # L1 address variable (get_write_ptr) -> its CB variable
         self.depth = depth or {}  # CB variable -> the blocks its ring holds
         self.sems = sems or {}  # semaphore address variable -> semaphore id (get_semaphore)
@@ -322,6 +329,10 @@ class _Checker:
                                   f"{'reserved' if name == 'tt.get_write_ptr' else 'waited for'}")
             return st
         if name == "tt.noc_async_read_page":
+            if st.rmw_waited:
+                self.fail(report, f"{text} after noc_semaphore_wait on the RMW semaphore without "
+                                  "claiming it (noc_semaphore_set to 1): the writer's release "
+                                  "of this block would not be waited for")
             return replace(st, reads=True)
         if name == "tt.noc_async_write_page":
             return replace(st, writes=True)
@@ -340,6 +351,9 @@ class _Checker:
                     return replace(st, writes=True, ready=False, mcasts=_put(st.mcasts, cb, n))
                 return replace(st, writes=True, ready=False)
             return replace(st, writes=True)
+        if self.rmw is not None and name in ("tt.noc_semaphore_wait", "tt.noc_semaphore_set") \
+                and self.sems.get(a.sem) == self.rmw:
+            return self.rmw_call(name, a, text, st, report)
         if name in ("tt.noc_semaphore_inc", "tt.noc_semaphore_wait"):
             sem = self.sems.get(a.sem, str(a.sem))
             if name == "tt.noc_semaphore_inc":  # data will come with the group's `valid`
@@ -393,6 +407,31 @@ class _Checker:
         return st
 
 
+    def rmw_call(self, name, a, text, st: _State, report: bool) -> _State:
+        """The RMW semaphore (an atomic's per-iteration read-modify-write on one core): the
+        reader waits for 0 (no write-back pending) and then sets 1 before it reads the block;
+        the writer sets 0 only once noc_async_write_barrier completed the write-back."""
+        value = _count(a.value)
+        if self.kind == "writer":
+            if name != "tt.noc_semaphore_set" or value != 0:
+                self.fail(report, f"{text}: the writer only releases the RMW semaphore "
+                                  "(noc_semaphore_set to 0)")
+            elif st.writes:
+                self.fail(report, f"{text} before noc_async_write_barrier: the reader may read "
+                                  "the block before the write-back landed")
+            return st
+        if name == "tt.noc_semaphore_wait":
+            if value != 0:
+                self.fail(report, f"{text}: the reader waits for the RMW semaphore's release (0)")
+            return replace(st, rmw_waited=True)
+        if value != 1:
+            self.fail(report, f"{text}: the reader only claims the RMW semaphore (1)")
+        elif not st.rmw_waited:
+            self.fail(report, f"{text} without a noc_semaphore_wait for 0 before it: the "
+                              "reader may read the block before the writer wrote it back")
+        return replace(st, rmw_waited=False)
+
+
 def kernel_capacity(func, profile) -> int | None:
     config = get_attr(func, attrs.COMPUTE_CONFIG)
     if config is None:
@@ -412,7 +451,9 @@ def protocol_problems(func, profile) -> list[str]:
     binds = collect(func.body, tirx.Bind)
     l1_cb = {b.var: b.value.args[0] for b in binds if ops.tt_op_name(b.value) == "tt.get_write_ptr"}
     depth = {b.var: int(b.value.args[3]) for b in binds if ops.tt_op_name(b.value) == "tt.alloc_cb"}
-    checker = _Checker(name, kernel_capacity(func, profile), sems, valid_of, l1_cb, depth)
+    rmw = get_attr(func, attrs.RMW_SEMAPHORE)
+    checker = _Checker(name, kernel_capacity(func, profile), sems, valid_of, l1_cb, depth,
+                       None if rmw is None else int(rmw), str(get_attr(func, attrs.KERNEL_KIND, "")))
     for loop in collect(func.body, tirx.For):  # DST indices are bounded by every loop
         checker.ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
     for _, end in checker.run(func.body, [((), _State())], True):

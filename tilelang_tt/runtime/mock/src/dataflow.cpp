@@ -537,6 +537,17 @@ void ttmock::noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
     bool is_dram = false;
     int core = -1;
     const uint8_t* s = resolve_noc_addr(src, size, what, &is_dram, &core);
+    if (is_dram) {  // a write of this core still in flight over these bytes: a race (the
+        // write lands when the writer's barrier completes; the read would see the old data)
+        for (const Deferred& d : c.deferred) {
+            if (d.kind == Deferred::Copy && !d.is_read && d.dst < s + size && s < d.dst + d.size) {
+                fail(what.str() + ": reads DRAM that " + describe_fiber(*d.fiber) +
+                     " is still writing (a noc_async_write without its barrier completed); the "
+                     "reader must wait for the writer (an L1 semaphore the writer sets after "
+                     "noc_async_write_barrier)");
+            }
+        }
+    }
     if (core >= 0 && core != c.index) {  // another core's L1 changes during a round
         c.deferred.push_back(Deferred{Deferred::Copy, true, false, size, 0, c.l1 + off, s, 0, &f});
         ++f.deferred_reads;
