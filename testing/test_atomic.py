@@ -217,3 +217,65 @@ def test_bounds_guard_that_always_holds_and_one_that_does_not():
     np.testing.assert_array_equal(d, a)
     with pytest.raises(TTUnsupportedError, match="T.atomic_add: inside a branch"):
         tilelang_tt.compile(program(1))
+
+
+def moving_atomic_program(G, NK, M=32, N=64):
+    """Every block adds its slab into the same blocks of B, one per iteration of its loop: the
+    target moves with k, so each block of B is read, updated and written back per iteration."""
+
+    @T.prim_func
+    def moving(A: T.Tensor((G, NK * M, N), T.float32), B: T.Tensor((NK * M, N), T.float32)):
+        with T.Kernel(G) as bg:
+            A_shared = T.alloc_shared((M, N), T.float32)
+            for k in T.Pipelined(NK, num_stages=2):
+                T.copy(A[bg, k * M:(k + 1) * M, :], A_shared)
+                for i, j in T.Parallel(M, N):
+                    T.atomic_add(B[k * M + i, j], A_shared[i, j] * 2.0)
+
+    return moving
+
+
+@pytest.mark.parametrize("G, NK", [(4, 1), (3, 2)])
+def test_atomic_whose_target_moves_with_the_loop(G, NK):
+    """The reader's read of a block waits until the writer wrote the previous update back (an
+    L1 semaphore; with NK = 1 every block updates B's one block in consecutive iterations)."""
+    art = tilelang_tt.compile(moving_atomic_program(G, NK))
+    rng = np.random.default_rng(G)
+    a = rng.standard_normal((G, NK * 32, 64)).astype(np.float32)
+    b = rng.standard_normal((NK * 32, 64)).astype(np.float32)
+    ref = b + 2 * a.sum(0)
+    art(a, b)
+    np.testing.assert_allclose(b, ref, rtol=1e-5, atol=1e-5)
+    reader, writer = art.sources["reader.cpp"], art.sources["writer.cpp"]
+    assert "noc_semaphore_wait" in reader and writer.index("noc_semaphore_set") > \
+        writer.index("noc_async_write_barrier")
+
+
+def test_emulator_refuses_a_read_of_a_write_in_flight():
+    """The writer releasing the semaphore before its barrier lets the reader read the block while
+    the write-back is still in flight: the emulator names the race."""
+    art = tilelang_tt.compile(moving_atomic_program(4, 1))
+    src = art.sources["writer.cpp"]
+    release = next(line for line in src.splitlines() if "noc_semaphore_set" in line)
+    barrier = next(line for line in src.splitlines() if "noc_async_write_barrier" in line)
+    sources = dict(art.sources)
+    sources["writer.cpp"] = src.replace(release + "\n", "").replace(barrier, release + "\n" + barrier)
+    faulty = tilelang_tt.Artifact(sources=sources, plan=art.plan, module=art.module,
+                                  out_idx=art.out_idx)
+    a = np.ones((4, 32, 64), np.float32)
+    with pytest.raises(tilelang_tt.TTRuntimeError, match="is still writing"):
+        faulty(a, np.zeros((32, 64), np.float32))
+
+
+def test_moving_atomic_beside_other_statements_is_refused():
+    @T.prim_func
+    def k(A: T.Tensor((64, 32), T.float32), B: T.Tensor((64, 32), T.float32),
+          C: T.Tensor((64, 32), T.float32)):
+        with T.Kernel(2) as bx:
+            for k in T.serial(2):
+                for i, j in T.Parallel(32, 32):
+                    C[k * 32 + i, j] = A[k * 32 + i, j]
+                    T.atomic_add(B[k * 32 + i, j], A[k * 32 + i, j])
+
+    with pytest.raises(TTUnsupportedError, match="only statement of its T.Parallel nest"):
+        tilelang_tt.compile(k)

@@ -221,3 +221,40 @@ def test_lowered_module_with_pops_and_releases_deleted_fails_verification():
         pipeline.run_pass(pipeline.VerifyTTIR, mod)
     msg = str(info.value)
     assert "break the TT-Metalium protocol" in msg and "waited for" in msg
+
+
+def test_rmw_semaphore_handshake():
+    """An atomic's per-iteration read-modify-write (tt.rmw_semaphore): the reader claims the
+    semaphore only after waiting for the writer's release, and reads nothing between the two;
+    the writer releases it only after its write barrier."""
+    rmw = DATAFLOW.replace('"tt.kernel_kind": "{kind}"',
+                           '"tt.kernel_kind": "{kind}", "tt.rmw_semaphore": 0').replace(
+        '    a: T.let', '    sem: T.let[T.int32] = T.tt.get_semaphore(0)\n    a: T.let', 1)
+    read = """
+T.tt.noc_semaphore_wait(sem, 0)
+T.tt.noc_semaphore_set(sem, 1)
+T.tt.cb_reserve_back(a, 1)
+l1: T.let[T.int32] = T.tt.get_write_ptr(a)
+T.tt.noc_async_read_page(0, acc, l1)
+T.tt.noc_async_read_barrier()
+T.tt.cb_push_back(a, 1)
+"""
+    assert problems(rmw, read, kind="reader") == []
+    msgs = problems(rmw, read.replace("T.tt.noc_semaphore_wait(sem, 0)\n", ""), kind="reader")
+    assert any("without a noc_semaphore_wait for 0" in m for m in msgs)
+    msgs = problems(rmw, read.replace("T.tt.noc_semaphore_set(sem, 1)\n", ""), kind="reader")
+    assert any("without claiming it" in m for m in msgs)
+    write = """
+T.tt.cb_wait_front(a, 1)
+l1: T.let[T.int32] = T.tt.get_read_ptr(a)
+T.tt.noc_async_write_page(0, acc, l1)
+T.tt.noc_async_write_barrier()
+T.tt.cb_pop_front(a, 1)
+T.tt.noc_semaphore_set(sem, 0)
+"""
+    assert problems(rmw, write, kind="writer") == []
+    early = write.replace("T.tt.noc_semaphore_set(sem, 0)\n", "").replace(
+        "T.tt.noc_async_write_barrier()\n", "T.tt.noc_semaphore_set(sem, 0)\n"
+        "T.tt.noc_async_write_barrier()\n")
+    msgs = problems(rmw, early, kind="writer")
+    assert any("before noc_async_write_barrier: the reader may read" in m for m in msgs)
