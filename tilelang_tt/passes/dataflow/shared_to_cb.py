@@ -61,12 +61,28 @@ def _analyzer(func) -> Analyzer:
     block_binds = stmts_of(persistent.body)[:len(launch["block_dims"])]
     for bind, dim in zip(block_binds, launch["block_dims"]):
         ana.bind(bind.var, tvm.ir.Range(0, grid[dim]))
+    # loops of constant bounds first (a block dimension A0.1.1 made a loop), so that bindings
+    # and loop bounds over their variables are bounded too
+    loops = collect(func.body, tirx.For)
+    fixed = [lp for lp in loops if isinstance(lp.min, tirx.IntImm)
+             and isinstance(lp.extent, tirx.IntImm)]
+    for loop in fixed:
+        ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
     # index expressions bound to names (`start_y = by * block_M`) are seen through
     for bind in collect(persistent.body, tirx.Bind)[len(launch["block_dims"]):]:
         if str(bind.var.ty).startswith(("int", "uint")) and not tt_calls(bind.value):
             ana.bind(bind.var, bind.value)
-    for loop in collect(func.body, tirx.For):
-        ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
+    for loop in loops:
+        if any(loop.same_as(f) for f in fixed):
+            continue
+        # [min, min + extent) with the end simplified: a loop from `by * bm // bn` to
+        # `seq // bn` (TileLang's causal backward) stays below `seq // bn` whatever `by` is
+        lo = ana.const_int_bound(loop.min).min_value
+        hi = ana.const_int_bound(ana.simplify(loop.min + loop.extent)).max_value
+        if -(1 << 31) <= lo <= hi < (1 << 31):
+            ana.bind(loop.loop_var, tvm.ir.Range(int(lo), int(hi)))
+        else:
+            ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
     return ana
 
 

@@ -30,7 +30,8 @@ updates of one buffer (``A_s[i, j] = A_s[i, j] + B_s[i, j]``, ``B_s = A_s * 2`` 
 * **accumulators updated elementwise** - an accumulator an elementwise op (or a copy)
   writes before a ``T.gemm`` into it, in program order or in a loop both are in, is an
   ordinary fragment: each ``T.gemm`` into it accumulates into a fresh accumulator, then
-  ``C = C + fresh`` (``C = fresh`` with ``clear_accum`` or after a ``T.clear``).
+  ``C = C + fresh`` (``C = fresh`` with ``clear_accum`` or after a ``T.clear``); so is an
+  accumulator a ``T.gemm`` updates inside a loop whose bounds are not constants.
 
 Any other version made inside a loop or a branch is only valid there: a later use outside
 it, or a carried value last updated in a branch of the loop body, is a
@@ -154,6 +155,12 @@ def _demoted(body, accs):
                   and _reads_writes(c)[1] is not None and _reads_writes(c)[1].same_as(acc)]
         if any(w < g or any(l.same_as(m) for l in wl for m in gl)
                for w, wl in writes for g, gl in gemms):
+            out.append(acc)
+        elif any(not (isinstance(lp.min, tirx.IntImm) and isinstance(lp.extent, tirx.IntImm))
+                 for _, gl in gemms for lp in gl):
+            # a K loop whose bounds are known only at run time (TileLang's causal backward
+            # `T.Pipelined(by * bm // bn, seq // bn)`): DST keeps K steps only over a loop of
+            # constant trip count, so the steps are added up in the fragment
             out.append(acc)
     return out
 
