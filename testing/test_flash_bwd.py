@@ -113,7 +113,7 @@ def attn_bwd_post(batch, heads, seq_len, dim, blk=64):
 
 
 @tilelang.jit
-def attn_bwd(batch, heads, seq_len, dim, block_M, block_N):
+def attn_bwd(batch, heads, seq_len, dim, block_M, block_N, is_causal=False):
     sm_scale = (1.0 / dim) ** 0.5
     scale = sm_scale * LOG2E
     shape = [batch, heads, seq_len, dim]
@@ -145,13 +145,17 @@ def attn_bwd(batch, heads, seq_len, dim, block_M, block_N):
             T.copy(V[bz, bx, by * block_M:(by + 1) * block_M, :], v_s)
             T.clear(dv)
             T.clear(dk)
-            for k in T.Pipelined(0, T.ceildiv(seq_len, block_N), num_stages=2):
+            start = T.floordiv(by * block_M, block_N) if is_causal else 0
+            for k in T.Pipelined(start, T.ceildiv(seq_len, block_N), num_stages=2):
                 T.copy(Q[bz, bx, k * block_N:(k + 1) * block_N, :], q_s)
                 T.clear(pT)
                 T.gemm(k_s, q_s, pT, transpose_B=True)
                 T.copy(LSE[bz, bx, k * block_N:(k + 1) * block_N], lse_s)
                 for i, j in T.Parallel(block_M, block_N):
                     pT[i, j] = T.exp2(pT[i, j] * scale - lse_s[j])
+                if is_causal:  # key row i of this block may only see query columns j >= i
+                    for i, j in T.Parallel(block_M, block_N):
+                        pT[i, j] = T.if_then_else(by * block_M + i <= k * block_N + j, pT[i, j], 0)
                 T.copy(dO[bz, bx, k * block_N:(k + 1) * block_N, :], do_s)
                 T.clear(dpT)
                 T.gemm(v_s, do_s, dpT, transpose_B=True)
@@ -172,10 +176,12 @@ def attn_bwd(batch, heads, seq_len, dim, block_M, block_N):
     return bwd
 
 
-def reference(q, k, v, do):
+def reference(q, k, v, do, causal=False):
     """O, LSE (base 2, as the kernels keep it), dQ, dK, dV of softmax(Q K^T / sqrt(d)) V."""
     q, k, v, do = (x.astype(np.float64) for x in (q, k, v, do))
     s = q @ k.swapaxes(-1, -2) / np.sqrt(q.shape[-1])
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
     s_max = s.max(-1, keepdims=True)
     e = np.exp(s - s_max)
     p = e / e.sum(-1, keepdims=True)
@@ -211,4 +217,21 @@ def test_flash_attention_backward_bhsd():
     assert kernel.plan["grid"] == [H, 1, B] and kernel.plan["rmw_semaphore"] is not None
     dq16 = attn_bwd_post(B, H, S, D)(dq)
     for got, want in ((dq16, dq_ref), (dk, dk_ref), (dv, dv_ref)):
+        np.testing.assert_allclose(got.astype(np.float32), want, rtol=1e-2, atol=1e-2)
+
+
+def test_causal_flash_attention_backward():
+    """The causal kernel: key block by starts its query loop at by * block_M // block_N (a
+    bound known at run time; the blocks of one head run on one core in order) and masks the
+    scores above the diagonal; lse and Delta from the reference."""
+    B, H, S, D, bm, bn = 1, 1, 128, 32, 64, 32
+    rng = np.random.default_rng(1)
+    q, k, v, do = (rng.standard_normal((B, H, S, D)).astype(np.float16) for _ in range(4))
+    o, lse, dq_ref, dk_ref, dv_ref = reference(q, k, v, do, causal=True)
+    delta = (o * do.astype(np.float64)).sum(-1).astype(np.float32)
+    dq = np.zeros((B, H, S, D), np.float32)
+    dk = np.empty((B, H, S, D), np.float16)
+    dv = np.empty((B, H, S, D), np.float16)
+    attn_bwd(B, H, S, D, bm, bn, True)(q, k, v, do, lse.astype(np.float32), delta, dq, dk, dv)
+    for got, want in ((dq, dq_ref), (dk, dk_ref), (dv, dv_ref)):
         np.testing.assert_allclose(got.astype(np.float32), want, rtol=1e-2, atol=1e-2)
