@@ -23,18 +23,28 @@ read once and written once:
   applied to the initial value, in block order (an ``atomic_add`` into bfloat16 rounds after
   every contribution, as the hardware atomic would).
 
+* **A target that moves with a loop** (a serial loop whose variable the target index uses:
+  flash attention backward's ``dQ[bz, bx, k * block_N + i, j]``): the block cannot be held
+  for the group, so the atomic's ``T.Parallel`` nest becomes ``tt.rmw_acquire``, the read of
+  the iteration's block into the ``<B>_atomic`` buffer, the update, its write-back and
+  ``tt.rmw_release``: a read-modify-write per iteration, on the one core that runs the group.
+  D3 lowers the two markers to the core's RMW semaphore (the reader's next read of the target
+  waits for the writer's previous write-back); V0 orders the read after earlier write-backs.
+
 A branch around atomics whose condition holds for every block and iteration (TileLang's
 bounds guard ``if idx_i < M and idx_j < N:`` when the blocks tile the tensor) is dropped.
 Refused with TTUnsupportedError naming the call and its line: a target index that reads
 tensor data (a histogram: which blocks collide is not known at compile time); a target that
 several ``T.Parallel`` iterations of one block share (each loop variable must index one
-target dimension with unit stride); an atomic inside any other branch, or inside a serial loop whose
-variable its target index uses (in a loop that does not move it, the update repeats); a target
-tensor the kernel also reads or writes other than through its atomics, or updated by atomics
-of different kinds or regions.
+target dimension with unit stride); an atomic inside any other branch; a moving atomic that is
+not the only statement of its ``T.Parallel`` nest, or whose tensor another atomic updates too;
+a target tensor the kernel also reads or writes other than through its atomics, or updated by
+atomics of different kinds or regions.
 
 Guarantees: no ``tt.atomic`` marker is left; the launch has no ``blockIdx`` dimension the
-targets do not use (a kernel whose targets use none keeps one block).
+targets do not use (a kernel whose targets use none keeps one block); every
+``tt.rmw_acquire`` is directly followed by the read of its block (a copy from the target) and
+every ``tt.rmw_release`` directly preceded by its write-back.
 """
 
 from __future__ import annotations
