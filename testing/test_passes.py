@@ -142,7 +142,8 @@ def test_a1_layouts():
     lay = to_py(f.attrs[attrs.LAYOUT_DESC])
     a = lay[0]
     assert a == {"name": "A", "memory": "DRAM", "layout": "interleaved", "dtype": "bfloat16",
-                 "tile": [32, 32], "shape": [256, 128], "axes": [0, 1], "tiles": [8, 4], "page_bytes": 2048, "shard": {}}
+                 "tile": [32, 32], "shape": [256, 128], "axes": [0, 1], "tiles": [8, 4],
+                 "vector": False, "page_bytes": 2048, "shard": {}}
     assert not attrs.check(attrs.LAYOUT_DESC, a)
 
 
@@ -583,3 +584,21 @@ def test_a0_constant_subexpressions_fold():
                                             dtype="float32"), "A0"))
     (call,) = [c for c in collect(f.body, tirx.TilePrimitiveCall) if c.op.name == "tt.tile.expr"]
     assert same_tree(call.args[1], load(0) * const(2.0) - const(1.0))
+
+
+def test_a1_vector_tensor_of_rank_3():
+    """A [batch, heads, seq] tensor copied only as 1-D slices of its last dim (TileLang's
+    lse) is stored as one row of tiles per (batch, head): values in row 0 of each."""
+
+    @T.prim_func
+    def k(X: T.Tensor((64, 64), "float32"), L: T.Tensor((2, 3, 64), "float32")):
+        with T.Kernel(2, 3) as (bx, by):
+            x = T.alloc_shared((64, 64), "float32")
+            r = T.alloc_fragment((64,), "float32")
+            T.copy(X, x)
+            T.reduce_sum(x, r, dim=1)
+            T.copy(r, L[bx, by, 0:64])
+
+    lay = to_py(only(upto(k, "A1")).attrs[attrs.LAYOUT_DESC])[1]
+    assert lay["vector"] and lay["tiles"] == [6, 2] and lay["axes"] == [0, 1, 2]
+    assert not attrs.check(attrs.LAYOUT_DESC, lay)
