@@ -259,7 +259,8 @@ def test_emulator_refuses_a_read_of_a_write_in_flight():
     release = next(line for line in src.splitlines() if "noc_semaphore_set" in line)
     barrier = next(line for line in src.splitlines() if "noc_async_write_barrier" in line)
     sources = dict(art.sources)
-    sources["writer.cpp"] = src.replace(release + "\n", "").replace(barrier, release + "\n" + barrier)
+    sources["writer.cpp"] = src.replace(release + "\n", "").replace(
+        barrier, release + "\n" + barrier)
     faulty = tilelang_tt.Artifact(sources=sources, plan=art.plan, module=art.module,
                                   out_idx=art.out_idx)
     a = np.ones((4, 32, 64), np.float32)

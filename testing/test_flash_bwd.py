@@ -107,7 +107,8 @@ def attn_bwd_post(batch, heads, seq_len, dim, blk=64):
         with T.Kernel(T.ceildiv(seq_len, blk), heads, batch, threads=128) as (bx, by, bz):
             # TileLang reorders dQ for its vectorised atomics; a hint without meaning here
             T.annotate_layout({dQ: T.Layout(dQ.shape, lambda b, h, l, d: [b, h, l // 8, d])})
-            T.copy(dQ[bz, by, bx * blk:(bx + 1) * blk, :], dQ_out[bz, by, bx * blk:(bx + 1) * blk, :])
+            T.copy(dQ[bz, by, bx * blk:(bx + 1) * blk, :],
+                   dQ_out[bz, by, bx * blk:(bx + 1) * blk, :])
 
     return post
 
