@@ -111,6 +111,15 @@ def get_tvm_dtype(value) -> dtype:
     return dtype(value)
 
 
+def dtype_name(value) -> str:
+    """The canonical name of anything TileLang accepts as a dtype (a string, ``T.float32``, a
+    torch or numpy dtype, a Python type); other values (a TVM ``DataType``) as ``str()``."""
+    try:
+        return _canonical(value)
+    except TypeError:
+        return str(value)
+
+
 def numpy_dtype(value) -> np.dtype:
     """The numpy dtype of a TileLang dtype (bfloat16 is ``ml_dtypes.bfloat16``)."""
     import ml_dtypes

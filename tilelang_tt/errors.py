@@ -28,6 +28,16 @@ class TTUnsupportedError(TTCompileError):
     """A construct that is valid TileLang but not supported by this backend yet."""
 
 
+class TTDtypeError(TTCompileError, TypeError):
+    """An operation applied to a value of a dtype it does not take (``T.__exp`` of an integer).
+    Also a ``TypeError``, as TileLang raises for the same programs."""
+
+
+class TTArgumentError(TTCompileError, ValueError):
+    """A compile argument that contradicts the kernel (``out_idx`` given for a kernel that
+    declares its outputs).  Also a ``ValueError``, as TileLang raises for the same calls."""
+
+
 class TTLayoutError(TTCompileError):
     """A shape, layout or alignment that cannot be mapped onto 32x32 tiles."""
 

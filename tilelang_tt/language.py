@@ -44,10 +44,10 @@ from tvm.script.ir_builder import tirx as _IB
 from tvm.tirx import is_buffer_var
 
 from . import attrs, language_compat, ops
-from .dtypes import (DTYPES, REFUSED_DTYPES, AnyDType, dtype, get_tvm_dtype,  # noqa: F401
+from .dtypes import (DTYPES, REFUSED_DTYPES, AnyDType, dtype, dtype_name, get_tvm_dtype,  # noqa: F401,E501
                      is_f8f6f4_family, is_float4, is_float4_e2m1_unpacked, is_float4_e2m1fn,
                      validate_gemm_ab_dtypes)
-from .errors import TTCompileError, TTLayoutError, TTUnsupportedError
+from .errors import TTCompileError, TTDtypeError, TTLayoutError, TTUnsupportedError
 from .language_compat import GemmWarpPolicy, LayoutHint  # noqa: F401
 
 ceildiv = _T.ceildiv
@@ -84,11 +84,23 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
 
         if not inspect.isfunction(fn):
             raise TypeError(f"@T.prim_func expects a function, got {fn!r}")
+        if _unannotated_params(fn):
+            from .jit import eager
+
+            return eager.build_prim_func(fn)
         return _parse_kernel(fn, utils.inspect_function_capture(fn), None, check_well_formed)
 
     if func is None:
         return decorate
     return decorate(func)
+
+
+def _unannotated_params(fn) -> list:
+    """Parameters without an annotation in the signature: TileLang's eager form, whose tensors
+    are annotated in the body (``A: T.Tensor[(M, N), dtype]``)."""
+    params = inspect.signature(fn).parameters.values()
+    return [p.name for p in params if p.annotation is inspect.Parameter.empty and
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
 def prim_func_from_tree(fn, extra_vars: dict, tree, check_well_formed: bool = True):
@@ -345,16 +357,16 @@ def alloc_shared(shape, dtype="float16", scope="shared"):
     """A block-local tile buffer in L1 (lowered to a circular buffer)."""
     if scope.startswith("shared"):
         scope = "shared"
-    return _IB.alloc_buffer(_shape(shape), str(dtype), scope=scope)
+    return _IB.alloc_buffer(_shape(shape), dtype_name(dtype), scope=scope)
 
 
 def alloc_fragment(shape, dtype="float32", scope="local.fragment"):
     """A block-local accumulator (lives in the DST register file on Tensix)."""
-    return _IB.alloc_buffer(_shape(shape), str(dtype), scope=scope)
+    return _IB.alloc_buffer(_shape(shape), dtype_name(dtype), scope=scope)
 
 
 def alloc_local(shape, dtype="float32", scope="local"):
-    return _IB.alloc_buffer(_shape(shape), str(dtype), scope=scope)
+    return _IB.alloc_buffer(_shape(shape), dtype_name(dtype), scope=scope)
 
 
 def alloc_var(dtype="int32", *args, scope="local.var", init=None):
@@ -367,7 +379,7 @@ def alloc_var(dtype="int32", *args, scope="local.var", init=None):
         init, scope = args
     # TVMScript's scalar: `x = v` / `x += v` store into it; a read of x is its element load
     # (read_variable, inserted by _bind_python_values)
-    scalar = _IB.local_scalar(str(dtype))
+    scalar = _IB.local_scalar(dtype_name(dtype))
     if init is not None:
         _IB.buffer_store(scalar.scalar.source, init, [0])
     return scalar
@@ -385,7 +397,7 @@ class _TensorProxy:
 
     def __call__(self, shape, dtype="float32", data=None, strides=None, elem_offset=None,
                  scope=None, **kwargs):
-        return _T.Buffer(_shape(shape), str(dtype), data=data, strides=strides,
+        return _T.Buffer(_shape(shape), dtype_name(dtype), data=data, strides=strides,
                          elem_offset=elem_offset, scope=scope or self.scope)
 
     def __getitem__(self, keys):
@@ -614,7 +626,7 @@ def _sizes(name, what, dtype):
             raise TTCompileError(
                 f"T.const({name!r}) declares sizes of a @tilelang.jit function (eager form); "
                 "in a @T.prim_func use Python values or T.dynamic")
-        vals = [tirx.Var(n, str(dtype)) for n in names]
+        vals = [tirx.Var(n, dtype_name(dtype)) for n in names]
     else:
         missing = [n for n in names if n not in bound]
         if missing:
@@ -664,6 +676,12 @@ def index_to_coordinates(index, shape):
     return list(reversed(coords))
 
 
+def cast(value, dtype, span=None):
+    """``T.cast(x, dtype)``; ``dtype`` as TileLang takes it (a string, ``T.float32``, a torch
+    dtype)."""
+    return _T.cast(value, dtype_name(dtype), span=span)
+
+
 def align_up(x, y):
     return cdiv(x, y) * y
 
@@ -699,6 +717,27 @@ ieee_frsqrt = _ieee("ieee_frsqrt", lambda a: _T.rsqrt(a))
 
 _FAST_MATH = {"__exp": "exp", "__exp10": "exp10", "__log": "log", "__log2": "log2",
               "__log10": "log10", "__sin": "sin", "__cos": "cos", "__tan": "tan"}
+
+
+def _fast_math(name):
+    """CUDA's fast-math spelling ``T.__exp`` ...: the same function as ``T.exp`` here, taking
+    floating-point values only (as in TileLang)."""
+    precise = getattr(_T, _FAST_MATH[name])
+
+    def op(x):
+        ty = getattr(x, "ty", None)
+        value_dtype = str(ty) if ty is not None else \
+            "float32" if isinstance(x, float) else "int32" if isinstance(x, int) else ""
+        if value_dtype and not value_dtype.startswith(("float", "bfloat")) or \
+                value_dtype.startswith("float8") or value_dtype.startswith("float4"):
+            raise language_compat.note_error(TTDtypeError(
+                f"T.{name} only supports floating-point inputs, but got {value_dtype}; "
+                f"convert the operand first (T.{name}(T.cast(x, T.float32)))"))
+        return precise(x)
+
+    op.__name__ = name
+    op.__qualname__ = name
+    return op
 
 
 # --------------------------------------------------------------------------------------------
@@ -888,7 +927,7 @@ def __getattr__(name):
     if name in REFUSED_DTYPES:
         return language_compat.Refused(name, REFUSED_DTYPES[name])
     if name in _FAST_MATH:
-        return getattr(_T, _FAST_MATH[name])
+        return _fast_math(name)
     if name == "__ldg":
         return globals()["__ldg"]
     if name == "JITFunc":

@@ -32,8 +32,9 @@ from tvm.script.ir_builder import tirx as _IB
 from tvm.script.parser.core import diagnostics
 from tvm.tirx import Buffer
 
+from .. import attrs
 from .. import language as T
-from ..errors import TTCompileError
+from ..errors import TTCompileError, TTUnsupportedError
 
 _HANDLE = "__tt_handle"
 _MATCH = "__tt_match"
@@ -373,6 +374,31 @@ def build(info: EagerFunction, compile_values: dict, sizes: dict):
     extra.update({_HANDLE: T.handle, _MATCH: _match, _OUTPUT: _output, _PRIM_FUNC: T.prim_func})
     with T.binding_sizes(sizes):
         return T.prim_func_from_tree(info.fn, extra, tree)
+
+
+def build_prim_func(fn):
+    """``@T.prim_func`` on a function in the eager form with fixed shapes (``def k(A):
+    A: T.Tensor[(128, 128), T.float32]; B = T.empty(...); ...; return B``): the kernel, with
+    its outputs' parameter indices recorded as ``tilelang_out_idx``."""
+    info = analyse(fn)
+    where = f"{info.source.source_name}:{info.source.start_line}"
+    if info.sizes:
+        kinds = sorted(set(info.size_kinds.values()))
+        raise TTUnsupportedError(
+            f"{where}: @T.prim_func {fn.__name__}: sizes declared with "
+            f"T.{'/T.'.join(kinds)} ({', '.join(info.sizes)}) need values at compile time; "
+            "decorate the function with @tilelang.jit instead (sizes come from the arrays "
+            "passed or from f.compile(M=..., ...))")
+    scalars = [p for p in info.params if p not in info.tensor_params]
+    if scalars:
+        raise TTCompileError(
+            f"{where}: @T.prim_func {fn.__name__}: parameter {', '.join(scalars)} has no "
+            "annotation; annotate it in the signature or the body "
+            "(`A: T.Tensor[(M, N), dtype]`), or use @tilelang.jit for compile-time values")
+    func = build(info, {}, {})
+    if info.returns:
+        func = func.with_attr(attrs.OUT_IDX, out_idx(info))
+    return func
 
 
 def out_idx(info: EagerFunction) -> list[int]:
