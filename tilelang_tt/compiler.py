@@ -153,6 +153,17 @@ def _out_idx(func, out_idx):
     return declared
 
 
+def _annotated_pass_configs(func, pass_configs):
+    """``pass_configs`` over those the kernel records (``T.annotate_pass_configs``)."""
+    recorded = func.attrs.get(attrs.PASS_CONFIGS_ATTR) if isinstance(func, tvm.tirx.PrimFunc) \
+        and func.attrs is not None else None
+    if recorded is None:
+        return pass_configs
+    merged = {str(k): v for k, v in recorded.items()}
+    merged.update(pass_configs or {})
+    return merged
+
+
 def compile(func, out_idx=None, execution_backend=None, target="tenstorrent",  # noqa: A001
             target_host=None, verbose=None, pass_configs=None, compile_flags=None, *,
             dump_ir=None) -> Artifact:
@@ -165,6 +176,7 @@ def compile(func, out_idx=None, execution_backend=None, target="tenstorrent",  #
     ``verbose``, ``compile_flags`` and the ``pass_configs`` keys outside ``tt.`` (TileLang's GPU
     options) are accepted and ignored."""
     out_idx = _out_idx(func, out_idx)
+    pass_configs = _annotated_pass_configs(func, pass_configs)
     mod = lower(func, tenstorrent_target(target), dump_ir=dump_ir, pass_configs=pass_configs)
     sources, plan = generate(mod)
     art = Artifact(sources=sources, plan=plan, module=mod, out_idx=out_idx)

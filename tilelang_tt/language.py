@@ -217,6 +217,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     extra_vars[_READ] = read_variable
     _parallel_vars().clear()
     _alias_specs().clear()
+    _func_annotations().clear()
     language_compat.take_noted_error()
     try:
         parsed = parse_function(fn, extra_vars, check_well_formed=check_well_formed, tree=tree)
@@ -230,9 +231,13 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
         _parallel_vars().clear()
         specs = list(_alias_specs())
         _alias_specs().clear()
+        annotations = dict(_func_annotations())
+        _func_annotations().clear()
     parsed = _mark_parallel_loops(parsed, marked)
     if specs:
         parsed = parsed.with_attr(attrs.L1_ALIAS_REQUEST, specs)
+    for key, value in annotations.items():
+        parsed = parsed.with_attr(key, value)
     return parsed
 
 
@@ -580,6 +585,31 @@ def annotate_l1_alias(group, size=None, name=None):
         spec["file"], spec["line"] = where
     specs.append(spec)
     return None
+
+
+def _func_annotations() -> dict:
+    if not hasattr(_STATE, "func_annotations"):
+        _STATE.func_annotations = {}
+    return _STATE.func_annotations
+
+
+def annotate_pass_configs(configs):
+    """``T.annotate_pass_configs({key: value})`` in a kernel: pass configs recorded on the
+    kernel (``tilelang_pass_configs``); ``tilelang_tt.compile`` applies them under its own
+    ``pass_configs=`` (TileLang's GPU keys are accepted and have no effect, as there)."""
+    if not hasattr(configs, "items"):
+        raise language_compat.note_error(TTCompileError(
+            f"T.annotate_pass_configs takes a dict of pass configs, got {configs!r}"))
+    recorded = _func_annotations().setdefault(attrs.PASS_CONFIGS_ATTR, {})
+    recorded.update({str(k): v for k, v in configs.items()})
+
+
+def annotate_compile_flags(flags):
+    """``T.annotate_compile_flags([...])``: device compiler flags recorded on the kernel
+    (``tilelang_compile_flags``) as in TileLang; the CUDA toolchain's flags have no meaning for
+    the TT-Metalium kernels and are not used."""
+    flags = [flags] if isinstance(flags, str) else [str(f) for f in flags]
+    _func_annotations().setdefault(attrs.COMPILE_FLAGS_ATTR, []).extend(flags)
 
 
 def _collect_names(tree, where, out):

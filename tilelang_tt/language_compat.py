@@ -135,8 +135,6 @@ NO_OPS: dict[str, str] = {
     "annotate_l2_hit_ratio": "Tensix has no L2 cache to steer",
     "annotate_min_blocks_per_sm": "an occupancy hint for CUDA SMs",
     "annotate_restrict_buffers": "an aliasing hint; tensors never alias here",
-    "annotate_compile_flags": "device compiler flags of the CUDA toolchain",
-    "annotate_pass_configs": "TileLang pass options (pass pass_configs= to compile/jit)",
     "annotate_producer_reg_dealloc": "a register-file hint for CUDA warp groups",
     "annotate_consumer_reg_alloc": "a register-file hint for CUDA warp groups",
     "set_max_nreg": "a register-file hint for CUDA warp groups",

@@ -402,6 +402,6 @@ def build_prim_func(fn):
 
 
 def out_idx(info: EagerFunction) -> list[int]:
-    """Parameter indices of the returned outputs, in return order."""
-    first = len(info.tensor_params)
-    return [first + info.outputs.index(r) for r in info.returns]
+    """Parameter indices of the returned outputs, in return order, counted from the end (the
+    outputs are the last parameters): ``[-1]`` for one output, as TileLang records them."""
+    return [info.outputs.index(r) - len(info.outputs) for r in info.returns]
