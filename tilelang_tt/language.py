@@ -84,7 +84,7 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
 
         if not inspect.isfunction(fn):
             raise TypeError(f"@T.prim_func expects a function, got {fn!r}")
-        if _unannotated_params(fn):
+        if _is_eager_form(fn):
             from .jit import eager
 
             return eager.build_prim_func(fn)
@@ -95,12 +95,19 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
     return decorate(func)
 
 
-def _unannotated_params(fn) -> list:
-    """Parameters without an annotation in the signature: TileLang's eager form, whose tensors
-    are annotated in the body (``A: T.Tensor[(M, N), dtype]``)."""
+def _is_eager_form(fn) -> bool:
+    """TileLang's eager form: a parameter without an annotation in the signature (tensors
+    annotated in the body, ``A: T.Tensor[(M, N), dtype]``) or outputs returned (``return C``
+    of ``C = T.empty(...)``) at the top level of the body."""
+    import ast
+
+    from tvm.script.parser.core import diagnostics
+
     params = inspect.signature(fn).parameters.values()
-    return [p.name for p in params if p.annotation is inspect.Parameter.empty and
-            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if any(p.annotation is inspect.Parameter.empty for p in params):
+        return True
+    fdef = ast.parse(diagnostics.Source(fn).source).body[0]
+    return any(isinstance(st, ast.Return) and st.value is not None for st in fdef.body)
 
 
 def prim_func_from_tree(fn, extra_vars: dict, tree, check_well_formed: bool = True):
@@ -825,6 +832,13 @@ def copy(src, dst, coalesced_width=None, disable_tma=False, eviction_policy=None
     """TileLang ``T.copy(src, dst)``: either side may be a buffer, a region or an element
     (the CUDA data-path hints are ignored)."""
     s_ext, d_ext = _extents(src), _extents(dst)
+    if isinstance(src, tvm.ir.TensorLoad) and isinstance(dst, tvm.ir.TensorLoad):
+        # element to element: the assignment `dst[...] = src[...]` (converted to dst's dtype)
+        value = src
+        if str(src.ty) != str(dst.ty):
+            value = _T.cast(src, str(dst.ty))
+        _IB.buffer_store(dst.source, value, list(dst.indices))
+        return None
     dst_r = _as_region(dst, s_ext, "copy")
     src_r = _as_region(src, d_ext, "copy")
     return _insert(_operator("Copy")(dst_r, src_r, workspace={}, config={}, dispatch=None,

@@ -392,9 +392,10 @@ def build_prim_func(fn):
     scalars = [p for p in info.params if p not in info.tensor_params]
     if scalars:
         raise TTCompileError(
-            f"{where}: @T.prim_func {fn.__name__}: parameter {', '.join(scalars)} has no "
-            "annotation; annotate it in the signature or the body "
-            "(`A: T.Tensor[(M, N), dtype]`), or use @tilelang.jit for compile-time values")
+            f"{where}: @T.prim_func {fn.__name__}: parameter {', '.join(scalars)} is not "
+            "annotated as a tensor; a kernel in the eager form (T.empty outputs, `return`) "
+            "takes tensors annotated in the signature or the body (`A: T.Tensor[(M, N), "
+            "dtype]`); for compile-time values decorate it with @tilelang.jit")
     func = build(info, {}, {})
     if info.returns:
         func = func.with_attr(attrs.OUT_IDX, out_idx(info))
