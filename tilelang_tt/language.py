@@ -158,7 +158,24 @@ def _bind_python_values(tree):
             return [ast.copy_location(ast.Assign(targets=[t], value=copy.deepcopy(node.value)),
                                       node) for t in node.targets]
 
-    tree = ast.fix_missing_locations(SplitChains().visit(tree))
+    class OneBlockIndex(ast.NodeTransformer):
+        """``with T.Kernel(n) as (bx,):`` (TileLang unpacks a 1-D launch as a one-tuple): the
+        single block index is ``bx``."""
+
+        def visit_With(self, node):
+            self.generic_visit(node)
+            for item in node.items:
+                call = item.context_expr
+                target = item.optional_vars
+                if isinstance(call, ast.Call) and isinstance(target, (ast.Tuple, ast.List)) \
+                        and len(target.elts) == 1 and len(call.args) == 1 and \
+                        not isinstance(call.args[0], (ast.Tuple, ast.List, ast.Starred)) and \
+                        ((isinstance(call.func, ast.Attribute) and call.func.attr == "Kernel")
+                         or (isinstance(call.func, ast.Name) and call.func.id == "Kernel")):
+                    item.optional_vars = target.elts[0]
+            return node
+
+    tree = ast.fix_missing_locations(OneBlockIndex().visit(SplitChains().visit(tree)))
     fdef = tree.body[0]
     variables = set()  # names bound to T.alloc_var(...): a later `x = v` stores into x
 
