@@ -200,6 +200,9 @@ class Refused:
     def __enter__(self):
         raise self._error()
 
+    def __getitem__(self, _key):  # T.StridedTensor[shape, strides, dtype]
+        raise self._error()
+
     def __exit__(self, *exc):
         return False
 

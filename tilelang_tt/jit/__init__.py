@@ -97,7 +97,13 @@ class JITImpl:
         self.compile_flags = compile_flags
         self.mode = "lazy" if eager.has_inner_prim_func(func) or not eager.is_eager(func) \
             else "eager"
-        self._eager = eager.analyse(func) if self.mode == "eager" else None
+        self._eager = None
+        self._error = None  # a refused construct: raised when the kernel is compiled
+        if self.mode == "eager":
+            try:
+                self._eager = eager.analyse(func)
+            except TTCompileError as err:
+                self._error = err
         if self._eager is not None and out_idx is not None:
             raise TTCompileError(
                 f"{func.__name__}: out_idx is for the factory form; an eager @tilelang.jit "
@@ -107,6 +113,8 @@ class JITImpl:
     # ---- binding ---------------------------------------------------------------------------
     def _bind(self, args, kwargs):
         """(tensor arguments, compile-time values, size values) of a call."""
+        if self._error is not None:
+            raise self._error
         info = self._eager
         size_kw = {k: kwargs.pop(k) for k in list(kwargs)
                    if k in info.size_kinds and k not in self.signature.parameters}

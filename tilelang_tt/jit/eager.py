@@ -171,6 +171,22 @@ def analyse(fn) -> EagerFunction:
     sig = inspect.signature(fn)
     info = EagerFunction(fn=fn, source=source, tree=tree, params=list(sig.parameters))
 
+    from ..language_compat import Refused
+
+    def refuse(annot, node):
+        head = annot.func if isinstance(annot, ast.Call) else \
+            annot.value if isinstance(annot, ast.Subscript) else annot
+        found = _lookup(head, env)
+        if isinstance(found, Refused):
+            raise _error(source, node, str(found._error()), TTUnsupportedError)
+
+    for arg in fdef.args.args + fdef.args.kwonlyargs:
+        if arg.annotation is not None:
+            refuse(arg.annotation, arg)
+    for stmt in fdef.body:
+        if isinstance(stmt, ast.AnnAssign):
+            refuse(stmt.annotation, stmt)
+
     signature_tensors = set()
     for arg in fdef.args.args + fdef.args.kwonlyargs:
         if arg.annotation is not None and _is_tensor_annotation(arg.annotation, env):
