@@ -9,6 +9,7 @@ several assignments becomes one nest per assignment, in order, when every buffer
 accessed at one index throughout the body (else a ``TTUnsupportedError``):
 
 * ``dst = a`` (also across dtypes): ``tile.copy``;
+* ``dst = c`` of a constant (``B[i, j] = 0.0``, ``T.float32(1)``): ``tile.fill``;
 * ``a + b``, ``a - b``, ``a * b`` of two elements: ``tile.add`` / ``tile.sub`` / ``tile.mul``;
 * any other expression of elements and float constants over those operators and the SFPU
   functions (``T.exp``, ``T.log``, ``T.sqrt``, ``T.rsqrt``, ``T.sigmoid``, ``T.tanh``,
@@ -303,6 +304,18 @@ def _lower_nest(nest: _Nest, fresh):
             epilogue.append(_tile_call("Copy", dst, full))
             dst = full
         return seq(allocs + [_index_mask_call(dst, cond, nest, x, y)] + epilogue)
+    filled = constant_value(value)
+    if filled is not None:  # dst = constant: a fill of the nest's region
+        allocs, epilogue = [], []
+        dst = _access_region(dst_buf, list(store.indices), nest, ana, "destination")
+        if buffer_scope(dst_buf) == "global":  # through a staged block, as any destination
+            block = tirx.decl_buffer(list(nest.extents), dtype, fresh(f"{dst_buf.name}_tile"),
+                                     scope="shared")
+            allocs.append(tirx.AllocBuffer(block))
+            full = block[tuple(slice(0, e) for e in nest.extents)]
+            epilogue.append(_tile_call("Copy", dst, full))
+            dst = full
+        return seq(allocs + [_tile_call("Fill", dst, tirx.const(filled, dtype))] + epilogue)
     if isinstance(value, tvm.ir.TensorLoad) and not transposes:
         kind, loads = "Copy", [value]
     elif unary is not None:
