@@ -27,7 +27,8 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
 A nest of ``T.serial`` loops that is an elementwise assignment (``for i in T.serial(M): for j in
 T.serial(N): B[i, j] = A[i, j] * 2.0``: each iteration writes its own element, ``v`` or
 ``offset + v`` per loop, and reads no element another iteration writes) computes the same in
-any order, so it is lowered as the ``T.Parallel`` nest over the same extents.
+any order, so it is lowered as the ``T.Parallel`` nest over the same extents (when that nest
+lowers; otherwise the serial loop stays, for VerifyTileProgramTT to name).
 
 Transposes are recognised from the index expressions (never from names): in a nest of two
 loops, an access whose indices use the second loop variable in an earlier dimension than the
@@ -589,6 +590,11 @@ def _serial_as_parallel(loop):
     for lp in reversed(loops):
         stmt = tirx.For(lp.loop_var, lp.min, lp.extent, tirx.ForKind.PARALLEL, stmt,
                         span=lp.span)
+    counter = itertools.count()
+    try:  # a nest the tile lowering refuses stays the user's serial loop (V0 names it)
+        _lower_nest(_Nest(stmt), lambda stem: f"{stem}_{next(counter)}")
+    except TTCompileError:
+        return loop
     return stmt
 
 
