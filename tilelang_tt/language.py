@@ -47,7 +47,7 @@ from . import attrs, language_compat, ops
 from .dtypes import (DTYPES, REFUSED_DTYPES, AnyDType, dtype, dtype_name, get_tvm_dtype,  # noqa: F401,E501
                      is_f8f6f4_family, is_float4, is_float4_e2m1_unpacked, is_float4_e2m1fn,
                      validate_gemm_ab_dtypes)
-from .errors import TTCompileError, TTDtypeError, TTLayoutError, TTUnsupportedError
+from .errors import TTArgumentError, TTCompileError, TTDtypeError, TTLayoutError, TTUnsupportedError
 from .language_compat import GemmWarpPolicy, LayoutHint  # noqa: F401
 
 ceildiv = _T.ceildiv
@@ -106,7 +106,10 @@ def _is_eager_form(fn) -> bool:
     params = inspect.signature(fn).parameters.values()
     if any(p.annotation is inspect.Parameter.empty for p in params):
         return True
-    fdef = ast.parse(diagnostics.Source(fn).source).body[0]
+    try:
+        fdef = ast.parse(diagnostics.Source(fn).source).body[0]
+    except (OSError, TypeError):  # no source: TVMScript's parser reports it
+        return False
     return any(isinstance(st, ast.Return) and st.value is not None for st in fdef.body)
 
 
@@ -398,6 +401,10 @@ def alloc_local(shape, dtype="float32", scope="local"):
     return _IB.alloc_buffer(_shape(shape), dtype_name(dtype), scope=scope)
 
 
+_FLOAT_MAX = {"float32": 3.4028234663852886e38, "float16": 65504.0,
+              "bfloat16": 3.3895313892515355e38}
+
+
 def alloc_var(dtype="int32", *args, scope="local.var", init=None):
     """TileLang ``T.alloc_var(dtype[, init][, scope])``: a one-element scalar buffer."""
     if len(args) == 1 and isinstance(args[0], str):
@@ -410,6 +417,15 @@ def alloc_var(dtype="int32", *args, scope="local.var", init=None):
     # (read_variable, inserted by _bind_python_values)
     scalar = _IB.local_scalar(dtype_name(dtype))
     if init is not None:
+        if isinstance(init, (bool, int, float)):  # a literal of the variable's dtype
+            name = dtype_name(dtype)
+            limit = _FLOAT_MAX.get(name)
+            if limit is not None and isinstance(init, float) and abs(init) > limit and \
+                    abs(init) != float("inf"):
+                raise language_compat.note_error(TTArgumentError(
+                    f"T.alloc_var({name}, init={init!r}): the initializer exceeds maximum of "
+                    f"{name} ({limit:.6g}); use a wider dtype or a smaller value"))
+            init = tirx.const(init, name)
         _IB.buffer_store(scalar.scalar.source, init, [0])
     return scalar
 
