@@ -114,6 +114,10 @@ def get_tvm_dtype(value) -> dtype:
 def dtype_name(value) -> str:
     """The canonical name of anything TileLang accepts as a dtype (a string, ``T.float32``, a
     torch or numpy dtype, a Python type); other values (a TVM ``DataType``) as ``str()``."""
+    from .language_compat import Refused
+
+    if isinstance(value, Refused):  # T.ptr, T.float4_e2m1_unpacked ... as a dtype
+        raise value._error()
     try:
         return _canonical(value)
     except TypeError:

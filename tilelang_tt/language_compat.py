@@ -104,7 +104,7 @@ _refuse(_CLUSTER, "ClusterKernel", "alloc_cluster_barrier", "copy_cluster",
         "clc_get_first_ctaid_y", "clc_get_first_ctaid_z")
 _refuse(_ATOMIC, "atomic_add", "atomic_addx2", "atomic_addx4", "atomic_max", "atomic_min",
         "atomic_load", "atomic_store", "atomic_or")
-_refuse(_PTR, "access_ptr", "make_tensor", "make_tensor_from_addr", "alloc_global")
+_refuse(_PTR, "access_ptr", "make_tensor", "make_tensor_from_addr", "alloc_global", "ptr")
 _refuse(_WS, "WSID", "WSInstr", "WSOpRef", "WSPipeline", "WSRole", "WSSchedule", "WSScope",
         "WSSync", "WSSyncKind", "annotate_ws_schedule", "ws_op")
 _refuse(_PACKED, "add2", "sub2", "mul2", "fma2", "max2", "min2", "abs2", "dp4a")
