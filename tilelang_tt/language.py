@@ -752,6 +752,32 @@ def cast(value, dtype, span=None):
     return _T.cast(value, dtype_name(dtype), span=span)
 
 
+def reinterpret(value, dtype, span=None):
+    """``T.reinterpret(x, dtype)`` (TileLang's order; TVMScript's ``(dtype, x)`` also taken):
+    the bits of ``x`` as ``dtype``."""
+    if isinstance(value, (str, tvm_ffi.dtype)) and not isinstance(dtype, (str, tvm_ffi.dtype)):
+        value, dtype = dtype, value
+    return _T.reinterpret(dtype_name(dtype), value, span=span)
+
+
+class _Let:
+    """``T.let(var, value)`` (TileLang): bind ``var`` (made by ``T.int32()`` ...) to
+    ``value`` for the rest of the block; ``T.let[...]`` is TVMScript's annotation."""
+
+    def __call__(self, var, value=None, *args, **kwargs):
+        if value is None or not isinstance(var, tvm.ir.Var):
+            raise language_compat.note_error(TTCompileError(
+                "T.let takes the variable and its value: `x = T.int32()` then "
+                "`T.let(x, expr)`"))
+        return _IB.bind(value, var=var)
+
+    def __getitem__(self, key):
+        return _T.let[key]
+
+
+let = _Let()
+
+
 def align_up(x, y):
     return cdiv(x, y) * y
 
