@@ -85,8 +85,9 @@ class JITImpl:
         self.func = func
         self.__name__ = func.__name__
         self.__doc__ = func.__doc__
-        self.__wrapped__ = func
+        # no __wrapped__: pytest would collect a jit kernel named test_* as a test function
         self.signature = inspect.signature(func)
+        self.__signature__ = self.signature
         self.out_idx = out_idx
         self.target = target
         self.target_host = target_host
