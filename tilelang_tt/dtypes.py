@@ -15,7 +15,7 @@ import numpy as np
 import tvm_ffi
 from tvm import tirx
 
-from .errors import TTUnsupportedError
+from .errors import TTCompileError, TTUnsupportedError
 
 # short names TileLang canonicalises when a dtype is built from a string
 _ALIASES = {"double": "float64", "float": "float32", "int": "int32", "long": "int64",
@@ -118,6 +118,9 @@ def dtype_name(value) -> str:
 
     if isinstance(value, Refused):  # T.ptr, T.float4_e2m1_unpacked ... as a dtype
         raise value._error()
+    if value is None:  # numpy would read None as float64
+        raise TTCompileError("a dtype is required here, got None; write T.float32, "
+                             "T.bfloat16, 'float16' ...")
     try:
         return _canonical(value)
     except TypeError:
