@@ -10,9 +10,6 @@ import tilelang_tt as tilelang
 import tilelang_tt.language as T
 from tilelang_tt import TTCompileError, TTUnsupportedError
 
-# a @tilelang.jit kernel named test_* is not collected (below); pytest says so
-pytestmark = pytest.mark.filterwarnings("ignore:cannot collect:pytest.PytestCollectionWarning")
-
 
 def test_prim_func_eager_form_records_outputs_and_pass_configs():
     @T.prim_func
