@@ -52,6 +52,8 @@ def elementwise(M, N, block_M, dtype=T.float32):
         with T.Kernel(T.ceildiv(M, block_M), threads=128) as (by,):
             A_local = T.alloc_fragment((block_M, N), dtype)
             B_local = T.alloc_fragment((block_M, N), dtype)
+            E_local = T.alloc_fragment((block_M, N), dtype)
+            E_local[0:block_M, 0:N] = 0.5  # a store to a region: T.fill
             for i, j in T.Parallel(block_M, N):
                 A_local[i, j] = 1.0
             for i, j in T.Parallel(block_M, N):
@@ -62,7 +64,7 @@ def elementwise(M, N, block_M, dtype=T.float32):
             T.let(off, by * block_M)
             for i in T.serial(block_M):
                 for j in T.serial(N):
-                    C[off + i, j] = A_local[i, j] + B_local[i, j]
+                    C[off + i, j] = A_local[i, j] + B_local[i, j] + E_local[i, j]
 
     return main
 
@@ -71,7 +73,7 @@ def test_constant_store_element_copy_serial_nest_and_let_run():
     kernel = tilelang.compile(elementwise(64, 64, 32), out_idx=[2])
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2))
-    np.testing.assert_allclose(kernel(a, b), a + b + 1.0, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(kernel(a, b), a + b + 1.5, rtol=1e-5, atol=1e-5)
 
 
 def test_serial_loop_with_a_carried_dependence_stays_serial():

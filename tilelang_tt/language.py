@@ -120,6 +120,15 @@ def prim_func_from_tree(fn, extra_vars: dict, tree, check_well_formed: bool = Tr
 
 _BIND = "__tt_bind"
 _READ = "__tt_read"
+_REGION_STORE = "__tt_region_store"
+
+
+def region_store(dst, value):
+    """``A[0, 4:8] = v`` (a store to a sliced target, as TileLang writes vector stores):
+    ``T.copy(v, A[0, 4:8])`` when ``v`` is a buffer or a region, else ``T.fill`` with ``v``."""
+    if is_buffer_var(value) or isinstance(value, TensorRegion):
+        return copy(value, dst)
+    return fill(dst, value)
 
 
 def read_variable(value):
@@ -178,7 +187,25 @@ def _bind_python_values(tree):
                     item.optional_vars = target.elts[0]
             return node
 
-    tree = ast.fix_missing_locations(OneBlockIndex().visit(SplitChains().visit(tree)))
+    class RegionStores(ast.NodeTransformer):
+        """``A[0, 4:8] = v`` (a slice in the stored subscript) -> ``__tt_region_store(A[0,
+        4:8], v)`` (TVMScript stores only elements)."""
+
+        def visit_Assign(self, node):
+            target = node.targets[0] if len(node.targets) == 1 else None
+            if isinstance(target, ast.Subscript) and any(
+                    isinstance(n, ast.Slice) for n in ast.walk(target.slice)):
+                load = copy.deepcopy(target)
+                for n in ast.walk(load):
+                    if hasattr(n, "ctx"):
+                        n.ctx = ast.Load()
+                call = ast.Call(func=ast.Name(id=_REGION_STORE, ctx=ast.Load()),
+                                args=[load, node.value], keywords=[])
+                return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
+            return node
+
+    tree = ast.fix_missing_locations(
+        RegionStores().visit(OneBlockIndex().visit(SplitChains().visit(tree))))
     fdef = tree.body[0]
     variables = set()  # names bound to T.alloc_var(...): a later `x = v` stores into x
 
@@ -242,6 +269,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     extra_vars = dict(extra_vars)
     extra_vars[_BIND] = python_value
     extra_vars[_READ] = read_variable
+    extra_vars[_REGION_STORE] = region_store
     _parallel_vars().clear()
     _alias_specs().clear()
     _func_annotations().clear()

@@ -28,7 +28,7 @@ from pathlib import Path
 import tvm
 
 from .. import compiler
-from ..errors import TTCompileError
+from ..errors import TTCompileError, TTUnsupportedError
 from . import eager
 
 __all__ = ["jit", "JITImpl", "JITKernel", "compile", "par_compile"]
@@ -99,11 +99,14 @@ class JITImpl:
         self.mode = "lazy" if eager.has_inner_prim_func(func) or not eager.is_eager(func) \
             else "eager"
         self._eager = None
-        self._error = None  # a refused construct: raised when the kernel is compiled
+        # a refused construct (T.StridedTensor ...) is raised when the kernel is compiled, as
+        # TileLang does, so a module defining such a kernel still imports; a malformed eager
+        # function is an error here
+        self._error = None
         if self.mode == "eager":
             try:
                 self._eager = eager.analyse(func)
-            except TTCompileError as err:
+            except TTUnsupportedError as err:
                 self._error = err
         if self._eager is not None and out_idx is not None:
             raise TTCompileError(
