@@ -148,3 +148,15 @@ def test_jit_kernel_named_like_a_test_is_not_a_test_function():
     assert not inspect.isfunction(test_named_jit_kernel)
     assert not hasattr(test_named_jit_kernel, "__wrapped__")
     assert list(inspect.signature(test_named_jit_kernel).parameters) == ["A"]
+
+
+def test_reduce_into_a_scalar_variable_names_the_operand():
+    with pytest.raises(TTCompileError, match=r"T\.reduce_sum: operand dst\[\.\.\.\] is a single "
+                                             r"element.*T\.alloc_fragment"):
+        @T.prim_func
+        def main(A: T.Tensor((32, 32), T.float32)):
+            with T.Kernel(1):
+                src = T.alloc_fragment((32, 32), T.float32)
+                dst = T.alloc_var(T.float32)
+                T.copy(A, src)
+                T.reduce_sum(src, dst, dim=0)

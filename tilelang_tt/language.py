@@ -900,6 +900,11 @@ def _as_region(x, other_extents, op_name):
         return x
     if isinstance(x, tvm.ir.TensorLoad):
         if other_extents is None:
+            if op_name != "copy":
+                raise TTCompileError(
+                    f"T.{op_name}: operand {x.source.name}[...] is a single element (a "
+                    "T.alloc_var variable is one); T." + op_name + " takes buffers or regions: "
+                    "use a T.alloc_fragment buffer")
             raise TTCompileError(
                 f"T.{op_name}: both operands are single elements; one side must be a buffer or a "
                 "region so the copy's extent is known")
