@@ -56,8 +56,9 @@ def elementwise(M, N, block_M, dtype=T.float32):
             E_local[0:block_M, 0:N] = 0.5  # a store to a region: T.fill
             for i, j in T.Parallel(block_M, N):
                 A_local[i, j] = 1.0
-            for i, j in T.Parallel(block_M, N):
-                A_local[i, j] = A_local[i, j] + A[by * block_M + i, j]
+            for i in T.Parallel(block_M):
+                for j in T.vectorized(N):
+                    A_local[i, j] = A_local[i, j] + A[by * block_M + i, j]
             for i, j in T.Parallel(block_M, N):
                 T.copy(B[by * block_M + i, j], B_local[i, j])
             off = T.int32()
@@ -69,7 +70,7 @@ def elementwise(M, N, block_M, dtype=T.float32):
     return main
 
 
-def test_constant_store_element_copy_serial_nest_and_let_run():
+def test_constant_store_element_copy_serial_and_vectorized_nests_and_let_run():
     kernel = tilelang.compile(elementwise(64, 64, 32), out_idx=[2])
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2))

@@ -24,10 +24,12 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
   an operand.  Equal conditions of one statement share one mask; other nodes in such a condition,
   or such a condition in a 1-D nest, are a ``TTUnsupportedError`` naming the statement.
 
-A nest of ``T.serial`` loops that is an elementwise assignment (``for i in T.serial(M): for j in
-T.serial(N): B[i, j] = A[i, j] * 2.0``: each iteration writes its own element, ``v`` or
-``offset + v`` per loop, and reads no element another iteration writes) computes the same in
-any order, so it is lowered as the ``T.Parallel`` nest over the same extents (when that nest
+A nest of ``T.serial`` / ``T.vectorized`` loops, alone or inside ``T.Parallel`` loops, that is
+an elementwise assignment (``for i in T.serial(M): for j in T.serial(N): B[i, j] = A[i, j] *
+2.0``, ``for i in T.Parallel(M): for j in T.vectorized(N): ...``: each iteration writes its own
+element, ``v`` or ``offset + v`` per loop, and reads no element another iteration writes)
+computes the same in any order, so it is lowered as the ``T.Parallel`` nest over the same
+extents (when that nest
 lowers; otherwise the serial loop stays, for VerifyTileProgramTT to name).
 
 Transposes are recognised from the index expressions (never from names): in a nest of two
@@ -537,15 +539,17 @@ def _independent_serial_nest(loop: tirx.For):
     """The loops of a serial nest that is an elementwise assignment (each iteration writes
     its own element and reads nothing another iteration writes), or None.
 
-    The nest's loops are unannotated ``T.serial`` loops from 0 with constant extents,
-    perfectly nested around one ``BufferStore``; every loop variable is the variable part of
+    The nest's loops are unannotated ``T.serial`` / ``T.vectorized`` loops (and ``T.Parallel``
+    loops, at least one loop not) from 0 with constant extents, perfectly nested around one
+    ``BufferStore``; every loop variable is the variable part of
     exactly one index of the store (``v`` or ``offset + v``, the offset free of the nest's
     variables), so iterations write distinct elements; the stored buffer is read in the value
     only at the stored index.  Such a nest computes the same values in any order: it is the
     ``T.Parallel`` nest over the same extents."""
     loops, body = [], loop
     while isinstance(body, tirx.For):
-        if body.kind != tirx.ForKind.SERIAL or len(body.annotations) or \
+        if body.kind not in _ELEMENTWISE_KINDS or \
+                (body.kind != tirx.ForKind.PARALLEL and len(body.annotations)) or \
                 not isinstance(body.min, tirx.IntImm) or int(body.min.value) != 0 or \
                 not isinstance(body.extent, tirx.IntImm) or \
                 (body.step is not None and not (isinstance(body.step, tirx.IntImm)
@@ -553,7 +557,8 @@ def _independent_serial_nest(loop: tirx.For):
             return None
         loops.append(body)
         body = body.body
-    if not loops or not isinstance(body, tirx.BufferStore):
+    if not isinstance(body, tirx.BufferStore) or \
+            all(lp.kind == tirx.ForKind.PARALLEL for lp in loops):
         return None
     nest_vars = [lp.loop_var for lp in loops]
 
@@ -579,9 +584,12 @@ def _independent_serial_nest(loop: tirx.For):
     return loops
 
 
+_ELEMENTWISE_KINDS = (tirx.ForKind.SERIAL, tirx.ForKind.VECTORIZED, tirx.ForKind.PARALLEL)
+
+
 def _serial_as_parallel(loop):
-    """A serial nest :func:`_independent_serial_nest` accepts, as the ``T.Parallel`` nest."""
-    if loop.kind != tirx.ForKind.SERIAL:
+    """A nest :func:`_independent_serial_nest` accepts, as the ``T.Parallel`` nest."""
+    if loop.kind not in _ELEMENTWISE_KINDS:
         return loop
     loops = _independent_serial_nest(loop)
     if loops is None:
