@@ -411,13 +411,213 @@ AVX2_FN void matmul16_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* i
     }
 }
 
-// The 16-bit path unless the CPU lacks AVX2 or TT_MOCK_FPU=portable asks for the other one
-bool use_mvmul16() {
-    static const bool use = [] {
+
+// ---- MVMUL on 512-bit vectors (x86 with AVX-512 BW/DQ) ------------------------------------------
+// The rule of mvmul_row16, a whole 32-column DST row (both column faces) per vector, with fewer
+// instructions per product:
+// - SrcA (in1) is kept row-major as byte pairs (4 * sa * fa, sa) and SrcB (in0) as (|fb|, 1), so
+//   one vpmaddubsw gives x = sa * (4 |fa| |fb| + 1); a second copy of SrcA negated is read when the
+//   SrcB datum is negative, which makes x = s * (4 |p| + 1) with s the sign of the product p.
+// - With m = 2^(13 - d) (0 for d > 13), mulhrs(x, m) = floor(s (|p| + 1/4) / 2^d + 1/2): the 1/4
+//   (below the 2^-d step of |p| / 2^d) turns the tie of a negative product downwards, so this is
+//   |p| / 2^d rounded half away from zero times s, exactly the group alignment rule; d > 13 gives 0
+//   as it must (|p| < 2^12). m is one variable shift, 1 << (e - (emax - 13)): a count outside 0..15
+//   gives 0.
+// - The plan (exponent sums, group maxima, m) lives in registers across the fidelity phases.
+// The accumulator is accumulate_avx2's, on 16 lanes with mask registers.
+#define TTMOCK_MVMUL512 1
+#define AVX512_FN __attribute__((target("avx2,avx512f,avx512bw,avx512dq,avx512vl")))
+
+struct Operand512 {
+    alignas(64) int16_t ea[kTileElems];        // SrcA exponents, row-major [k][c]
+    alignas(64) int16_t a[2][2][kTileElems];   // [field][SrcB negative] row-major [k][c] pairs
+    alignas(64) int16_t eb[kTileElems];        // SrcB exponents, face layout
+    alignas(64) int16_t b[2][kTileElems];      // [field] (|fb|, 1) pairs, face layout
+    alignas(64) int16_t bneg[kTileElems];      // SrcB datum negative: offset of the negated SrcA
+};
+
+// words (f & 0xFF) | (s & 0xFF) << 8 of 16 int32 lanes
+AVX512_FN inline __m256i byte_pairs(__m512i f, __m512i s) {
+    const __m512i byte = _mm512_set1_epi32(0xFF);
+    return _mm512_cvtepi32_epi16(_mm512_or_si512(_mm512_and_si512(f, byte),
+                                                 _mm512_slli_epi32(_mm512_and_si512(s, byte), 8)));
+}
+
+AVX512_FN void decode512(const uint32_t* in1, const uint32_t* in0, Operand512& op) {
+    const __m512i exp_mask = _mm512_set1_epi32(static_cast<int32_t>(kExpMask));
+    const __m512i low10 = _mm512_set1_epi32(0x3FF), implicit = _mm512_set1_epi32(0x400);
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i zero_exp = _mm512_set1_epi32(kZeroExp16), zero = _mm512_setzero_si512();
+    for (int k = 0; k < 32; ++k) {  // SrcA: tile row k, 16 columns per face
+        for (int h = 0; h < 2; ++h) {
+            const __m512i u = _mm512_loadu_si512(in1 + ((k >> 4) * 2 + h) * 256 + (k & 15) * 16);
+            const __mmask16 nz = _mm512_test_epi32_mask(u, exp_mask);
+            const __mmask16 neg = _mm512_movepi32_mask(u);
+            const __m512i m11 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(u, 13), low10), implicit);
+            const __m512i hi = _mm512_maskz_srli_epi32(nz, m11, 6);
+            const __m512i lo = _mm512_maskz_and_epi32(nz, _mm512_srli_epi32(m11, 1), _mm512_set1_epi32(31));
+            const __m512i s = _mm512_mask_sub_epi32(one, neg & nz, zero, one);
+            const __m512i ns = _mm512_sub_epi32(zero, s);
+            const int at = k * 32 + h * 16;
+            const __m512i fields[2] = {_mm512_slli_epi32(hi, 2), _mm512_slli_epi32(lo, 2)};
+            for (int f = 0; f < 2; ++f) {
+                const __m512i sf = _mm512_mask_sub_epi32(fields[f], neg, zero, fields[f]);
+                _mm256_store_si256(reinterpret_cast<__m256i*>(op.a[f][0] + at), byte_pairs(sf, s));
+                _mm256_store_si256(reinterpret_cast<__m256i*>(op.a[f][1] + at),
+                                   byte_pairs(_mm512_sub_epi32(zero, sf), ns));
+            }
+            const __m512i e = _mm512_mask_and_epi32(zero_exp, nz, _mm512_srli_epi32(u, 23), _mm512_set1_epi32(255));
+            _mm256_store_si256(reinterpret_cast<__m256i*>(op.ea + at), _mm512_cvtepi32_epi16(e));
+        }
+    }
+    for (int i = 0; i < kTileElems; i += 16) {  // SrcB, face layout
+        const __m512i u = _mm512_loadu_si512(in0 + i);
+        const __mmask16 nz = _mm512_test_epi32_mask(u, exp_mask);
+        const __m512i m11 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(u, 13), low10), implicit);
+        const __m512i hi = _mm512_maskz_srli_epi32(nz, m11, 4);
+        const __m512i lo = _mm512_maskz_slli_epi32(nz, _mm512_and_si512(m11, _mm512_set1_epi32(15)), 3);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(op.b[0] + i), byte_pairs(hi, one));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(op.b[1] + i), byte_pairs(lo, one));
+        const __m512i e = _mm512_mask_and_epi32(zero_exp, nz, _mm512_srli_epi32(u, 23), _mm512_set1_epi32(255));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(op.eb + i), _mm512_cvtepi32_epi16(e));
+        const __m512i off = _mm512_maskz_mov_epi32(_mm512_movepi32_mask(u) & nz, _mm512_set1_epi32(kTileElems));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(op.bneg + i), _mm512_cvtepi32_epi16(off));
+    }
+}
+
+// accumulate_avx2 on 16 lanes
+template <bool kFp32>
+AVX512_FN inline __m512i accumulate512(__m512i x0, __m512i e0, __m512i x1, __m512i e1, __m512i dst) {
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i ed = _mm512_and_si512(_mm512_srli_epi32(dst, 23), _mm512_set1_epi32(255));
+    const __mmask16 dnz = _mm512_test_epi32_mask(dst, _mm512_set1_epi32(static_cast<int32_t>(kExpMask)));
+    // 2m: (dst << 1) & 0xFFFFFE | 0x1000000, zero for a zero / denormal DST value
+    __m512i md = _mm512_maskz_ternarylogic_epi32(dnz, _mm512_slli_epi32(dst, 1), _mm512_set1_epi32(0xFFFFFE),
+                                                 _mm512_set1_epi32(0x1000000), 0xEA);
+    const __m512i emax = _mm512_max_epi32(_mm512_max_epi32(e0, e1), ed);
+    md = _mm512_srli_epi32(_mm512_add_epi32(_mm512_srlv_epi32(md, _mm512_sub_epi32(emax, ed)), one), 1);
+    x0 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x0, _mm512_sub_epi32(emax, e0)), one), 1);
+    x1 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x1, _mm512_sub_epi32(emax, e1)), one), 1);
+    if (!kFp32) {
+        const __m512i half = _mm512_set1_epi32(1 << 12), grid = _mm512_set1_epi32(~0x1FFF);
+        x0 = _mm512_and_si512(_mm512_add_epi32(x0, half), grid);
+        x1 = _mm512_and_si512(_mm512_add_epi32(x1, half), grid);
+        md = _mm512_and_si512(_mm512_add_epi32(md, half), grid);
+    }
+    const __m512i xd = _mm512_mask_sub_epi32(md, _mm512_movepi32_mask(dst), _mm512_setzero_si512(), md);
+    const __m512i t = _mm512_add_epi32(_mm512_add_epi32(x0, x1), xd);
+    const __m512i mag = _mm512_abs_epi32(t);
+    __m512i fb, bias;
+    if (kFp32) {
+        const __mmask16 big = _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32((1 << 24) - 1));
+        const __m512i twice = _mm512_add_epi32(mag, mag);
+        fb = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_mask_or_epi32(twice, big, twice, one)));
+        fb = _mm512_mask_add_epi32(fb, _mm512_cmpeq_epi32_mask(t, _mm512_set1_epi32(-1)), fb,
+                                   _mm512_set1_epi32(27 << 23));
+        bias = _mm512_sub_epi32(emax, _mm512_set1_epi32(127 + 23 + 1));
+    } else {
+        fb = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_srli_epi32(mag, 13)));
+        fb = _mm512_and_si512(_mm512_add_epi32(fb, _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0xFFFF0000));
+        bias = _mm512_sub_epi32(emax, _mm512_set1_epi32(127 + 23 - 13));
+    }
+    const __m512i exp = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), bias);
+    const __m512i sign = _mm512_and_si512(t, _mm512_set1_epi32(static_cast<int32_t>(0x80000000u)));
+    __m512i out = _mm512_or_si512(_mm512_add_epi32(fb, _mm512_slli_epi32(bias, 23)), sign);
+    out = _mm512_mask_or_epi32(out, _mm512_cmpgt_epi32_mask(exp, _mm512_set1_epi32(254)), sign,
+                               _mm512_set1_epi32(0x7F800000));
+    const __mmask16 keep = _mm512_cmpneq_epi32_mask(t, _mm512_setzero_si512()) &
+                           _mm512_cmpgt_epi32_mask(exp, _mm512_setzero_si512());
+    return _mm512_maskz_mov_epi32(keep, out);
+}
+
+// int16 lanes 16h .. 16h + 15 of v as int32
+AVX512_FN inline __m512i half(__m512i v, int h) {
+    return _mm512_cvtepi16_epi32(h ? _mm512_extracti64x4_epi64(v, 1) : _mm512_castsi512_si256(v));
+}
+
+template <bool kFp32>
+AVX512_FN void matmul512_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, int phases) {
+    Operand512 op;  // in1 feeds SrcA, in0 SrcB
+    decode512(in1, in0, op);
+    const __m512i one16 = _mm512_set1_epi16(1), thirteen = _mm512_set1_epi16(13);
+    for (int row = 0; row < 32; ++row) {
+        const int fr = row >> 4, r = row & 15;
+        __m512i sums[4][2][2];  // [phase][K chunk][group]: 32 columns of int16 group sums
+        __m512i emax[2][2];     // [K chunk][group]
+        for (int kc = 0; kc < 2; ++kc) {
+            const int bi = (fr * 2 + kc) * 256 + r * 16;  // SrcB lanes of this row and K chunk
+            __m512i mul[16];
+#pragma GCC unroll 2
+            for (int g = 0; g < 2; ++g) {
+                __m512i e[8];
+                __m512i em = _mm512_set1_epi16(-32768);
+#pragma GCC unroll 8
+                for (int k = 0; k < 8; ++k) {
+                    const int kk = 8 * g + k;
+                    e[k] = _mm512_add_epi16(_mm512_load_si512(op.ea + (kc * 16 + kk) * 32),
+                                            _mm512_set1_epi16(op.eb[bi + kk]));
+                    em = _mm512_max_epi16(em, e[k]);
+                }
+                const __m512i em13 = _mm512_sub_epi16(em, thirteen);
+#pragma GCC unroll 8
+                for (int k = 0; k < 8; ++k) mul[8 * g + k] = _mm512_sllv_epi16(one16, _mm512_sub_epi16(e[k], em13));
+                emax[kc][g] = em;
+            }
+            for (int p = 0; p < phases; ++p) {
+                const int16_t* fa = op.a[p & 1][0] + kc * 16 * 32;
+                const int16_t* fb = op.b[(p >> 1) & 1] + bi;
+                __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                                  _mm512_setzero_si512()};
+#pragma GCC unroll 16
+                for (int kk = 0; kk < 16; ++kk) {
+                    const __m512i x = _mm512_maddubs_epi16(_mm512_set1_epi16(fb[kk]),
+                                                           _mm512_load_si512(fa + op.bneg[bi + kk] + kk * 32));
+                    acc[(kk >> 3) * 2 + (kk & 1)] =
+                        _mm512_add_epi16(acc[(kk >> 3) * 2 + (kk & 1)], _mm512_mulhrs_epi16(x, mul[kk]));
+                }
+                sums[p][kc][0] = _mm512_add_epi16(acc[0], acc[1]);
+                sums[p][kc][1] = _mm512_add_epi16(acc[2], acc[3]);
+            }
+        }
+        // the accumulator, in the LLK order: fidelity phases, then K chunks
+        uint32_t* drow[2] = {dst + (fr * 2) * 256 + r * 16, dst + (fr * 2 + 1) * 256 + r * 16};
+        __m512i d[2] = {_mm512_loadu_si512(drow[0]), _mm512_loadu_si512(drow[1])};
+        for (int p = 0; p < phases; ++p) {
+            const __m512i adj = _mm512_set1_epi32(product_exp_adjust(p)), zero = _mm512_setzero_si512();
+            for (int kc = 0; kc < 2; ++kc) {
+#pragma GCC unroll 2
+                for (int h = 0; h < 2; ++h) {
+                    const __m512i e0 = _mm512_add_epi32(half(emax[kc][0], h), adj);
+                    const __m512i e1 = _mm512_add_epi32(half(emax[kc][1], h), adj);
+                    // a group whose exponent underflows contributes nothing; sums doubled (x * 2^14)
+                    const __m512i x0 = _mm512_maskz_slli_epi32(_mm512_cmpgt_epi32_mask(e0, zero),
+                                                               half(sums[p][kc][0], h), 14);
+                    const __m512i x1 = _mm512_maskz_slli_epi32(_mm512_cmpgt_epi32_mask(e1, zero),
+                                                               half(sums[p][kc][1], h), 14);
+                    d[h] = accumulate512<kFp32>(x0, e0, x1, e1, d[h]);
+                }
+            }
+        }
+        _mm512_storeu_si512(drow[0], d[0]);
+        _mm512_storeu_si512(drow[1], d[1]);
+    }
+}
+
+// The matmul path: the widest the CPU has (AVX-512 BW/DQ, then AVX2, then portable), unless
+// TT_MOCK_FPU=avx2 or TT_MOCK_FPU=portable asks for a narrower one (to compare them).
+enum class FpuPath { kPortable, kAvx2, kAvx512 };
+FpuPath fpu_path() {
+    static const FpuPath path = [] {
         const char* v = std::getenv("TT_MOCK_FPU");
-        return __builtin_cpu_supports("avx2") && !(v && std::string_view(v) == "portable");
+        const std::string_view want = v ? v : "";
+        if (want == "portable" || !__builtin_cpu_supports("avx2")) return FpuPath::kPortable;
+        if (want == "avx2" || !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))) {
+            return FpuPath::kAvx2;
+        }
+        return FpuPath::kAvx512;
     }();
-    return use;
+    return path;
 }
 #endif
 
@@ -692,7 +892,15 @@ void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transp
         in1 = in1t;
     }
 #ifdef TTMOCK_MVMUL16
-    if (use_mvmul16()) {
+    if (fpu_path() == FpuPath::kAvx512) {
+        if (fp32_dst) {
+            matmul512_impl<true>(dst, in0, in1, phases);
+        } else {
+            matmul512_impl<false>(dst, in0, in1, phases);
+        }
+        return;
+    }
+    if (fpu_path() == FpuPath::kAvx2) {
         if (fp32_dst) {
             matmul16_impl<true>(dst, in0, in1, phases);
         } else {
