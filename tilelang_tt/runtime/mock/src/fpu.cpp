@@ -530,76 +530,208 @@ AVX512_FN inline __m512i accumulate512(__m512i x0, __m512i e0, __m512i x1, __m51
     return _mm512_maskz_mov_epi32(keep, out);
 }
 
+// A 32-bit DST row kept decoded across the MVMULs of one tile matmul: the exponent field e and
+// x = 8 m (m the 24-bit significand with its implicit one; 0 for a zero or denormal value), ~x
+// (= -x - 1) for a negative value, so that an arithmetic shift rounds its magnitude half away
+// from zero as the accumulator aligns it: (sra(~x, d) + 4) >> 3 = -floor(m / 2^d + 1/2).
+struct Dst32 {
+    __m512i e, x;
+};
+
+AVX512_FN inline Dst32 dst32_decode(__m512i d) {
+    const __mmask16 nz = _mm512_test_epi32_mask(d, _mm512_set1_epi32(static_cast<int32_t>(kExpMask)));
+    const __m512i e = _mm512_maskz_and_epi32(nz, _mm512_srli_epi32(d, 23), _mm512_set1_epi32(255));
+    const __m512i x = _mm512_maskz_ternarylogic_epi32(nz, _mm512_slli_epi32(d, 3), _mm512_set1_epi32(0x7FFFFF << 3),
+                                                      _mm512_set1_epi32(1 << 26), 0xEA);  // (a & b) | c
+    return {e, _mm512_mask_ternarylogic_epi32(x, _mm512_movepi32_mask(d) & nz, x, x, 0x0F)};  // ~a
+}
+
+AVX512_FN inline __m512i dst32_encode(Dst32 s) {
+    const __m512i m8 = _mm512_xor_si512(s.x, _mm512_srai_epi32(s.x, 31));
+    const __m512i out = _mm512_ternarylogic_epi32(_mm512_srli_epi32(m8, 3), _mm512_set1_epi32(0x7FFFFF),
+                                                  _mm512_slli_epi32(s.e, 23), 0xEA);
+    return _mm512_mask_or_epi32(out, _mm512_movepi32_mask(s.x), out,
+                                _mm512_set1_epi32(static_cast<int32_t>(0x80000000u)));
+}
+
+// accumulate_avx2 (32-bit DST) on a decoded DST: group sums as x * 2^16 (three guard bits below
+// the alignment grid: (sra(v, d) + 4) >> 3 rounds ties toward +infinity), group exponents e0, e1
+// and their maximum em01 without the phase's exponent adjustment adj.
+AVX512_FN inline Dst32 dst32_step(Dst32 s, __m512i x0, __m512i e0, __m512i x1, __m512i e1, __m512i em01,
+                                  int32_t adj) {
+    const __m512i one = _mm512_set1_epi32(1), four = _mm512_set1_epi32(4);
+    const __m512i ed = _mm512_sub_epi32(s.e, _mm512_set1_epi32(adj));
+    const __m512i emax = _mm512_max_epi32(em01, ed);
+    // a group whose exponent underflows (e + adj <= 0) contributes nothing
+    const __mmask16 v0 = _mm512_cmpgt_epi32_mask(e0, _mm512_set1_epi32(-adj));
+    const __mmask16 v1 = _mm512_cmpgt_epi32_mask(e1, _mm512_set1_epi32(-adj));
+    const __m512i a0 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_maskz_srav_epi32(v0, x0, _mm512_sub_epi32(emax, e0)), four), 3);
+    const __m512i a1 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_maskz_srav_epi32(v1, x1, _mm512_sub_epi32(emax, e1)), four), 3);
+    const __m512i ad = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(s.x, _mm512_sub_epi32(emax, ed)), four), 3);
+    const __m512i t = _mm512_add_epi32(_mm512_add_epi32(a0, a1), ad);
+    const __m512i mag = _mm512_abs_epi32(t);
+    const __m512i twice = _mm512_add_epi32(mag, mag);
+    const __mmask16 big = _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32((1 << 24) - 1));
+    __m512i fb = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_mask_or_epi32(twice, big, twice, one)));
+    // Wormhole renormalises -1 wrongly (ttsim models it): exponent emax + 4, mantissa 0
+    fb = _mm512_mask_add_epi32(fb, _mm512_cmpeq_epi32_mask(t, _mm512_set1_epi32(-1)), fb, _mm512_set1_epi32(27 << 23));
+    const __m512i exp = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), _mm512_add_epi32(emax, _mm512_set1_epi32(adj - 127 - 23 - 1)));
+    const __mmask16 keep = _mm512_cmpneq_epi32_mask(t, _mm512_setzero_si512()) &
+                           _mm512_cmpgt_epi32_mask(exp, _mm512_setzero_si512());
+    const __mmask16 inf = _mm512_mask_cmpgt_epi32_mask(keep, exp, _mm512_set1_epi32(254));
+    Dst32 out;
+    out.e = _mm512_maskz_min_epi32(keep, exp, _mm512_set1_epi32(255));
+    __m512i m8 = _mm512_maskz_ternarylogic_epi32(keep, _mm512_slli_epi32(fb, 3), _mm512_set1_epi32(0x7FFFFF << 3),
+                                                 _mm512_set1_epi32(1 << 26), 0xEA);
+    m8 = _mm512_mask_mov_epi32(m8, inf, _mm512_set1_epi32(1 << 26));  // infinity: mantissa 0
+    out.x = _mm512_mask_ternarylogic_epi32(m8, _mm512_movepi32_mask(t) & keep, m8, m8, 0x0F);
+    return out;
+}
+
 // int16 lanes 16h .. 16h + 15 of v as int32
 AVX512_FN inline __m512i half(__m512i v, int h) {
     return _mm512_cvtepi16_epi32(h ? _mm512_extracti64x4_epi64(v, 1) : _mm512_castsi512_si256(v));
 }
 
+// One DST row's MVMUL work before the accumulator: the group maxima of each K chunk (emax, int16
+// per column) and the group sums of each fidelity phase and K chunk (sums, int16 per column).
+struct RowSums512 {
+    __m512i sums[4][2][2];  // [phase][K chunk][group]
+    __m512i emax[2][2];     // [K chunk][group]
+};
+
+AVX512_FN inline void row_sums512(RowSums512& out, const Operand512& op, int row, int phases) {
+    const __m512i one16 = _mm512_set1_epi16(1), thirteen = _mm512_set1_epi16(13);
+    const int fr = row >> 4, r = row & 15;
+    for (int kc = 0; kc < 2; ++kc) {
+        const int bi = (fr * 2 + kc) * 256 + r * 16;  // SrcB lanes of this row and K chunk
+        __m512i mul[16];
+#pragma GCC unroll 2
+        for (int g = 0; g < 2; ++g) {
+            __m512i e[8];
+            __m512i em = _mm512_set1_epi16(-32768);
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; ++k) {
+                const int kk = 8 * g + k;
+                e[k] = _mm512_add_epi16(_mm512_load_si512(op.ea + (kc * 16 + kk) * 32),
+                                        _mm512_set1_epi16(op.eb[bi + kk]));
+                em = _mm512_max_epi16(em, e[k]);
+            }
+            const __m512i em13 = _mm512_sub_epi16(em, thirteen);
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; ++k) mul[8 * g + k] = _mm512_sllv_epi16(one16, _mm512_sub_epi16(e[k], em13));
+            out.emax[kc][g] = em;
+        }
+        for (int p = 0; p < phases; ++p) {
+            const int16_t* fa = op.a[p & 1][0] + kc * 16 * 32;
+            const int16_t* fb = op.b[(p >> 1) & 1] + bi;
+            __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                              _mm512_setzero_si512()};
+#pragma GCC unroll 16
+            for (int kk = 0; kk < 16; ++kk) {
+                const __m512i x = _mm512_maddubs_epi16(_mm512_set1_epi16(fb[kk]),
+                                                       _mm512_load_si512(fa + op.bneg[bi + kk] + kk * 32));
+                acc[(kk >> 3) * 2 + (kk & 1)] =
+                    _mm512_add_epi16(acc[(kk >> 3) * 2 + (kk & 1)], _mm512_mulhrs_epi16(x, mul[kk]));
+            }
+            out.sums[p][kc][0] = _mm512_add_epi16(acc[0], acc[1]);
+            out.sums[p][kc][1] = _mm512_add_epi16(acc[2], acc[3]);
+        }
+    }
+}
+
+// The accumulator for a batch of rows (independent dependency chains), in the LLK order:
+// fidelity phases, then K chunks.
+template <bool kFp32, int kRows>
+AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, int row0, int phases) {
+    uint32_t* drow[kRows][2];
+    for (int j = 0; j < kRows; ++j) {
+        const int fr = (row0 + j) >> 4, r = (row0 + j) & 15;
+        drow[j][0] = dst + (fr * 2) * 256 + r * 16;
+        drow[j][1] = dst + (fr * 2 + 1) * 256 + r * 16;
+    }
+    if constexpr (kFp32) {
+        // columns as vpunpck{l,h}wd leave them: lanes 0-3, 8-11, 16-19, 24-27 of a 32-lane vector
+        // in the first half (lo), the others in the second (hi)
+        const __m512i lo_cols = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+        const __m512i hi_cols = _mm512_add_epi32(lo_cols, _mm512_set1_epi32(4));
+        const __m512i zero = _mm512_setzero_si512();
+        Dst32 st[kRows][2];
+        __m512i e[kRows][2][2][2], em01[kRows][2][2];  // [row][K chunk][group][lo / hi], [row][K chunk][lo / hi]
+        for (int j = 0; j < kRows; ++j) {
+            const __m512i d0 = _mm512_loadu_si512(drow[j][0]), d1 = _mm512_loadu_si512(drow[j][1]);
+            st[j][0] = dst32_decode(_mm512_permutex2var_epi32(d0, lo_cols, d1));
+            st[j][1] = dst32_decode(_mm512_permutex2var_epi32(d0, hi_cols, d1));
+            for (int kc = 0; kc < 2; ++kc) {
+                for (int g = 0; g < 2; ++g) {
+                    const __m512i sgn = _mm512_srai_epi16(rs[j].emax[kc][g], 15);
+                    e[j][kc][g][0] = _mm512_unpacklo_epi16(rs[j].emax[kc][g], sgn);
+                    e[j][kc][g][1] = _mm512_unpackhi_epi16(rs[j].emax[kc][g], sgn);
+                }
+                for (int h = 0; h < 2; ++h) em01[j][kc][h] = _mm512_max_epi32(e[j][kc][0][h], e[j][kc][1][h]);
+            }
+        }
+        for (int p = 0; p < phases; ++p) {
+            const int32_t adj = product_exp_adjust(p);
+            for (int kc = 0; kc < 2; ++kc) {
+#pragma GCC unroll 4
+                for (int j = 0; j < kRows; ++j) {
+                    const __m512i* s = rs[j].sums[p][kc];
+                    st[j][0] = dst32_step(st[j][0], _mm512_unpacklo_epi16(zero, s[0]), e[j][kc][0][0],
+                                          _mm512_unpacklo_epi16(zero, s[1]), e[j][kc][1][0], em01[j][kc][0], adj);
+                    st[j][1] = dst32_step(st[j][1], _mm512_unpackhi_epi16(zero, s[0]), e[j][kc][0][1],
+                                          _mm512_unpackhi_epi16(zero, s[1]), e[j][kc][1][1], em01[j][kc][1], adj);
+                }
+            }
+        }
+        const __m512i to_d0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+        const __m512i to_d1 = _mm512_add_epi32(to_d0, _mm512_set1_epi32(8));
+        for (int j = 0; j < kRows; ++j) {
+            const __m512i lo = dst32_encode(st[j][0]), hi = dst32_encode(st[j][1]);
+            _mm512_storeu_si512(drow[j][0], _mm512_permutex2var_epi32(lo, to_d0, hi));
+            _mm512_storeu_si512(drow[j][1], _mm512_permutex2var_epi32(lo, to_d1, hi));
+        }
+    } else {
+        __m512i d[kRows][2];
+        for (int j = 0; j < kRows; ++j) {
+            d[j][0] = _mm512_loadu_si512(drow[j][0]);
+            d[j][1] = _mm512_loadu_si512(drow[j][1]);
+        }
+        const __m512i zero = _mm512_setzero_si512();
+        for (int p = 0; p < phases; ++p) {
+            const __m512i adj = _mm512_set1_epi32(product_exp_adjust(p));
+            for (int kc = 0; kc < 2; ++kc) {
+                for (int j = 0; j < kRows; ++j) {
+#pragma GCC unroll 2
+                    for (int h = 0; h < 2; ++h) {
+                        const __m512i e0 = _mm512_add_epi32(half(rs[j].emax[kc][0], h), adj);
+                        const __m512i e1 = _mm512_add_epi32(half(rs[j].emax[kc][1], h), adj);
+                        // a group whose exponent underflows contributes nothing; sums doubled (x * 2^14)
+                        const __m512i x0 = _mm512_maskz_slli_epi32(_mm512_cmpgt_epi32_mask(e0, zero),
+                                                                   half(rs[j].sums[p][kc][0], h), 14);
+                        const __m512i x1 = _mm512_maskz_slli_epi32(_mm512_cmpgt_epi32_mask(e1, zero),
+                                                                   half(rs[j].sums[p][kc][1], h), 14);
+                        d[j][h] = accumulate512<false>(x0, e0, x1, e1, d[j][h]);
+                    }
+                }
+            }
+        }
+        for (int j = 0; j < kRows; ++j) {
+            _mm512_storeu_si512(drow[j][0], d[j][0]);
+            _mm512_storeu_si512(drow[j][1], d[j][1]);
+        }
+    }
+}
+
 template <bool kFp32>
 AVX512_FN void matmul512_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, int phases) {
+    constexpr int kRows = 2;
     Operand512 op;  // in1 feeds SrcA, in0 SrcB
     decode512(in1, in0, op);
-    const __m512i one16 = _mm512_set1_epi16(1), thirteen = _mm512_set1_epi16(13);
-    for (int row = 0; row < 32; ++row) {
-        const int fr = row >> 4, r = row & 15;
-        __m512i sums[4][2][2];  // [phase][K chunk][group]: 32 columns of int16 group sums
-        __m512i emax[2][2];     // [K chunk][group]
-        for (int kc = 0; kc < 2; ++kc) {
-            const int bi = (fr * 2 + kc) * 256 + r * 16;  // SrcB lanes of this row and K chunk
-            __m512i mul[16];
-#pragma GCC unroll 2
-            for (int g = 0; g < 2; ++g) {
-                __m512i e[8];
-                __m512i em = _mm512_set1_epi16(-32768);
-#pragma GCC unroll 8
-                for (int k = 0; k < 8; ++k) {
-                    const int kk = 8 * g + k;
-                    e[k] = _mm512_add_epi16(_mm512_load_si512(op.ea + (kc * 16 + kk) * 32),
-                                            _mm512_set1_epi16(op.eb[bi + kk]));
-                    em = _mm512_max_epi16(em, e[k]);
-                }
-                const __m512i em13 = _mm512_sub_epi16(em, thirteen);
-#pragma GCC unroll 8
-                for (int k = 0; k < 8; ++k) mul[8 * g + k] = _mm512_sllv_epi16(one16, _mm512_sub_epi16(e[k], em13));
-                emax[kc][g] = em;
-            }
-            for (int p = 0; p < phases; ++p) {
-                const int16_t* fa = op.a[p & 1][0] + kc * 16 * 32;
-                const int16_t* fb = op.b[(p >> 1) & 1] + bi;
-                __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
-                                  _mm512_setzero_si512()};
-#pragma GCC unroll 16
-                for (int kk = 0; kk < 16; ++kk) {
-                    const __m512i x = _mm512_maddubs_epi16(_mm512_set1_epi16(fb[kk]),
-                                                           _mm512_load_si512(fa + op.bneg[bi + kk] + kk * 32));
-                    acc[(kk >> 3) * 2 + (kk & 1)] =
-                        _mm512_add_epi16(acc[(kk >> 3) * 2 + (kk & 1)], _mm512_mulhrs_epi16(x, mul[kk]));
-                }
-                sums[p][kc][0] = _mm512_add_epi16(acc[0], acc[1]);
-                sums[p][kc][1] = _mm512_add_epi16(acc[2], acc[3]);
-            }
-        }
-        // the accumulator, in the LLK order: fidelity phases, then K chunks
-        uint32_t* drow[2] = {dst + (fr * 2) * 256 + r * 16, dst + (fr * 2 + 1) * 256 + r * 16};
-        __m512i d[2] = {_mm512_loadu_si512(drow[0]), _mm512_loadu_si512(drow[1])};
-        for (int p = 0; p < phases; ++p) {
-            const __m512i adj = _mm512_set1_epi32(product_exp_adjust(p)), zero = _mm512_setzero_si512();
-            for (int kc = 0; kc < 2; ++kc) {
-#pragma GCC unroll 2
-                for (int h = 0; h < 2; ++h) {
-                    const __m512i e0 = _mm512_add_epi32(half(emax[kc][0], h), adj);
-                    const __m512i e1 = _mm512_add_epi32(half(emax[kc][1], h), adj);
-                    // a group whose exponent underflows contributes nothing; sums doubled (x * 2^14)
-                    const __m512i x0 = _mm512_maskz_slli_epi32(_mm512_cmpgt_epi32_mask(e0, zero),
-                                                               half(sums[p][kc][0], h), 14);
-                    const __m512i x1 = _mm512_maskz_slli_epi32(_mm512_cmpgt_epi32_mask(e1, zero),
-                                                               half(sums[p][kc][1], h), 14);
-                    d[h] = accumulate512<kFp32>(x0, e0, x1, e1, d[h]);
-                }
-            }
-        }
-        _mm512_storeu_si512(drow[0], d[0]);
-        _mm512_storeu_si512(drow[1], d[1]);
+    for (int row = 0; row < 32; row += kRows) {
+        RowSums512 rs[kRows];
+        for (int j = 0; j < kRows; ++j) row_sums512(rs[j], op, row + j, phases);
+        accumulate_rows512<kFp32, kRows>(dst, rs, row, phases);
     }
 }
 
