@@ -431,57 +431,82 @@ AVX2_FN void matmul16_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* i
 struct Operand512 {
     alignas(64) int16_t ea[kTileElems];        // SrcA exponents, row-major [k][c]
     alignas(64) int16_t a[2][2][kTileElems];   // [field][SrcB negative] row-major [k][c] pairs
-    alignas(64) int16_t eb[kTileElems];        // SrcB exponents, face layout
-    alignas(64) int16_t b[2][kTileElems];      // [field] (|fb|, 1) pairs, face layout
+    alignas(64) int32_t eb[kTileElems];        // SrcB exponents, face layout, twice per word
+    alignas(64) int32_t b[2][kTileElems];      // [field] (|fb|, 1) pairs, face layout, twice per word
     alignas(64) int16_t bneg[kTileElems];      // SrcB datum negative: offset of the negated SrcA
 };
 
-// words (f & 0xFF) | (s & 0xFF) << 8 of 16 int32 lanes
-AVX512_FN inline __m256i byte_pairs(__m512i f, __m512i s) {
-    const __m512i byte = _mm512_set1_epi32(0xFF);
-    return _mm512_cvtepi32_epi16(_mm512_or_si512(_mm512_and_si512(f, byte),
-                                                 _mm512_slli_epi32(_mm512_and_si512(s, byte), 8)));
+// Word indices for vpermt2w / vpermw: the high and the low halves of 32 dwords, and each of 16
+// words twice (the first or the second 16).
+alignas(64) constexpr uint16_t kHighWords[32] = {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31,
+                                                 33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63};
+alignas(64) constexpr uint16_t kTwice[2][32] = {
+    {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15},
+    {16, 16, 17, 17, 18, 18, 19, 19, 20, 20, 21, 21, 22, 22, 23, 23,
+     24, 24, 25, 25, 26, 26, 27, 27, 28, 28, 29, 29, 30, 30, 31, 31}};
+
+// 32 source-register values (two runs of 16) on 16-bit lanes: the high half (sign, exponent,
+// 7 mantissa bits), the low half (its top 3 bits are the TF32 mantissa's last), the non-zero
+// lanes (exponent field not 0) and the negative non-zero ones.
+struct Words512 {
+    __m512i hw, lw;
+    __mmask32 nz, neg;
+};
+AVX512_FN inline Words512 words512(const uint32_t* p0, const uint32_t* p1) {
+    const __m512i u0 = _mm512_loadu_si512(p0), u1 = _mm512_loadu_si512(p1);
+    const __m512i hi_idx = _mm512_load_si512(kHighWords);
+    Words512 w;
+    w.hw = _mm512_permutex2var_epi16(u0, hi_idx, u1);
+    w.lw = _mm512_permutex2var_epi16(u0, _mm512_sub_epi16(hi_idx, _mm512_set1_epi16(1)), u1);
+    w.nz = _mm512_test_epi16_mask(w.hw, _mm512_set1_epi16(0x7F80));
+    w.neg = _mm512_movepi16_mask(w.hw) & w.nz;
+    return w;
+}
+AVX512_FN inline __m512i exponent512(const Words512& w) {  // kZeroExp16 for a zero datum
+    return _mm512_mask_mov_epi16(_mm512_set1_epi16(kZeroExp16), w.nz,
+                                 _mm512_and_si512(_mm512_srli_epi16(w.hw, 7), _mm512_set1_epi16(0xFF)));
 }
 
 AVX512_FN void decode512(const uint32_t* in1, const uint32_t* in0, Operand512& op) {
-    const __m512i exp_mask = _mm512_set1_epi32(static_cast<int32_t>(kExpMask));
-    const __m512i low10 = _mm512_set1_epi32(0x3FF), implicit = _mm512_set1_epi32(0x400);
-    const __m512i one = _mm512_set1_epi32(1);
-    const __m512i zero_exp = _mm512_set1_epi32(kZeroExp16), zero = _mm512_setzero_si512();
-    for (int k = 0; k < 32; ++k) {  // SrcA: tile row k, 16 columns per face
-        for (int h = 0; h < 2; ++h) {
-            const __m512i u = _mm512_loadu_si512(in1 + ((k >> 4) * 2 + h) * 256 + (k & 15) * 16);
-            const __mmask16 nz = _mm512_test_epi32_mask(u, exp_mask);
-            const __mmask16 neg = _mm512_movepi32_mask(u);
-            const __m512i m11 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(u, 13), low10), implicit);
-            const __m512i hi = _mm512_maskz_srli_epi32(nz, m11, 6);
-            const __m512i lo = _mm512_maskz_and_epi32(nz, _mm512_srli_epi32(m11, 1), _mm512_set1_epi32(31));
-            const __m512i s = _mm512_mask_sub_epi32(one, neg & nz, zero, one);
-            const __m512i ns = _mm512_sub_epi32(zero, s);
-            const int at = k * 32 + h * 16;
-            const __m512i fields[2] = {_mm512_slli_epi32(hi, 2), _mm512_slli_epi32(lo, 2)};
-            for (int f = 0; f < 2; ++f) {
-                const __m512i sf = _mm512_mask_sub_epi32(fields[f], neg, zero, fields[f]);
-                _mm256_store_si256(reinterpret_cast<__m256i*>(op.a[f][0] + at), byte_pairs(sf, s));
-                _mm256_store_si256(reinterpret_cast<__m256i*>(op.a[f][1] + at),
-                                   byte_pairs(_mm512_sub_epi32(zero, sf), ns));
-            }
-            const __m512i e = _mm512_mask_and_epi32(zero_exp, nz, _mm512_srli_epi32(u, 23), _mm512_set1_epi32(255));
-            _mm256_store_si256(reinterpret_cast<__m256i*>(op.ea + at), _mm512_cvtepi32_epi16(e));
+    const __m512i zero = _mm512_setzero_si512(), low_byte = _mm512_set1_epi16(0xFF);
+    for (int k = 0; k < 32; ++k) {  // SrcA: tile row k (both column faces), row-major
+        const uint32_t* face_row = in1 + (k >> 4) * 512 + (k & 15) * 16;
+        const Words512 w = words512(face_row, face_row + 256);
+        // 4 fa: hi = implicit one and 4 mantissa bits, lo = the next 5 (m11 bits 5..1)
+        const __m512i hi4 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w.hw, 1), _mm512_set1_epi16(0x3C),
+                                                      _mm512_set1_epi16(0x40), 0xEA);  // (a & b) | c
+        const __m512i lo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(w.hw, 2), _mm512_srli_epi16(w.lw, 14),
+                                                     _mm512_set1_epi16(0x1C), 0xE4);  // c ? a : b
+        const __m512i fields[2] = {hi4, _mm512_slli_epi16(lo, 2)};
+        // high byte of a pair: the datum's sign (+1 for zero), or its opposite
+        const __m512i sgn = _mm512_mask_mov_epi16(_mm512_set1_epi16(0x0100), w.neg, _mm512_set1_epi16(-256));
+        const __m512i nsgn = _mm512_xor_si512(sgn, _mm512_set1_epi16(static_cast<int16_t>(0xFE00)));
+        for (int f = 0; f < 2; ++f) {
+            const __m512i x = _mm512_maskz_mov_epi16(w.nz, _mm512_mask_sub_epi16(fields[f], w.neg, zero, fields[f]));
+            _mm512_store_si512(op.a[f][0] + k * 32, _mm512_ternarylogic_epi32(x, low_byte, sgn, 0xEA));
+            _mm512_store_si512(op.a[f][1] + k * 32,
+                               _mm512_ternarylogic_epi32(_mm512_sub_epi16(zero, x), low_byte, nsgn, 0xEA));
         }
+        _mm512_store_si512(op.ea + k * 32, exponent512(w));
     }
-    for (int i = 0; i < kTileElems; i += 16) {  // SrcB, face layout
-        const __m512i u = _mm512_loadu_si512(in0 + i);
-        const __mmask16 nz = _mm512_test_epi32_mask(u, exp_mask);
-        const __m512i m11 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(u, 13), low10), implicit);
-        const __m512i hi = _mm512_maskz_srli_epi32(nz, m11, 4);
-        const __m512i lo = _mm512_maskz_slli_epi32(nz, _mm512_and_si512(m11, _mm512_set1_epi32(15)), 3);
-        _mm256_store_si256(reinterpret_cast<__m256i*>(op.b[0] + i), byte_pairs(hi, one));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(op.b[1] + i), byte_pairs(lo, one));
-        const __m512i e = _mm512_mask_and_epi32(zero_exp, nz, _mm512_srli_epi32(u, 23), _mm512_set1_epi32(255));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(op.eb + i), _mm512_cvtepi32_epi16(e));
-        const __m512i off = _mm512_maskz_mov_epi32(_mm512_movepi32_mask(u) & nz, _mm512_set1_epi32(kTileElems));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(op.bneg + i), _mm512_cvtepi32_epi16(off));
+    const __m512i twice0 = _mm512_load_si512(kTwice[0]), twice1 = _mm512_load_si512(kTwice[1]);
+    for (int i = 0; i < kTileElems; i += 32) {  // SrcB, face layout
+        const Words512 w = words512(in0 + i, in0 + i + 16);
+        // |fb| | 0x100: hi = implicit one and 6 mantissa bits, lo = the last 4 (m11 bits 3..0) * 8
+        const __m512i pair = _mm512_set1_epi16(0x100);
+        const __m512i hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w.hw, 1), _mm512_set1_epi16(0x3F),
+                                                     _mm512_set1_epi16(0x40), 0xEA);
+        const __m512i lo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(w.hw, 6),
+                                                     _mm512_slli_epi16(_mm512_srli_epi16(w.lw, 13), 3),
+                                                     _mm512_set1_epi16(0x40), 0xE4);
+        const __m512i vals[3] = {_mm512_mask_mov_epi16(pair, w.nz, _mm512_or_si512(hi, pair)),
+                                 _mm512_mask_mov_epi16(pair, w.nz, _mm512_or_si512(lo, pair)), exponent512(w)};
+        int32_t* outs[3] = {op.b[0] + i, op.b[1] + i, op.eb + i};
+        for (int v = 0; v < 3; ++v) {
+            _mm512_store_si512(outs[v], _mm512_permutexvar_epi16(twice0, vals[v]));
+            _mm512_store_si512(outs[v] + 16, _mm512_permutexvar_epi16(twice1, vals[v]));
+        }
+        _mm512_store_si512(op.bneg + i, _mm512_maskz_mov_epi16(w.neg, _mm512_set1_epi16(kTileElems)));
     }
 }
 
@@ -614,7 +639,7 @@ AVX512_FN inline void row_sums512(RowSums512& out, const Operand512& op, int row
             for (int k = 0; k < 8; ++k) {
                 const int kk = 8 * g + k;
                 e[k] = _mm512_add_epi16(_mm512_load_si512(op.ea + (kc * 16 + kk) * 32),
-                                        _mm512_set1_epi16(op.eb[bi + kk]));
+                                        _mm512_set1_epi32(op.eb[bi + kk]));
                 em = _mm512_max_epi16(em, e[k]);
             }
             const __m512i em13 = _mm512_sub_epi16(em, thirteen);
@@ -624,12 +649,12 @@ AVX512_FN inline void row_sums512(RowSums512& out, const Operand512& op, int row
         }
         for (int p = 0; p < phases; ++p) {
             const int16_t* fa = op.a[p & 1][0] + kc * 16 * 32;
-            const int16_t* fb = op.b[(p >> 1) & 1] + bi;
+            const int32_t* fb = op.b[(p >> 1) & 1] + bi;
             __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
                               _mm512_setzero_si512()};
 #pragma GCC unroll 16
             for (int kk = 0; kk < 16; ++kk) {
-                const __m512i x = _mm512_maddubs_epi16(_mm512_set1_epi16(fb[kk]),
+                const __m512i x = _mm512_maddubs_epi16(_mm512_set1_epi32(fb[kk]),
                                                        _mm512_load_si512(fa + op.bneg[bi + kk] + kk * 32));
                 acc[(kk >> 3) * 2 + (kk & 1)] =
                     _mm512_add_epi16(acc[(kk >> 3) * 2 + (kk & 1)], _mm512_mulhrs_epi16(x, mul[kk]));
