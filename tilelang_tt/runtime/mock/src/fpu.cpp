@@ -580,18 +580,16 @@ AVX512_FN inline __m512i dst32_encode(Dst32 s) {
 }
 
 // accumulate_avx2 (32-bit DST) on a decoded DST: group sums as x * 2^16 (three guard bits below
-// the alignment grid: (sra(v, d) + 4) >> 3 rounds ties toward +infinity), group exponents e0, e1
-// and their maximum em01 without the phase's exponent adjustment adj.
+// the alignment grid: (sra(v, d) + 4) >> 3 rounds ties toward +infinity; 0 for a group whose
+// exponent underflows), group exponents e0, e1 and their maximum em01 without the phase's
+// exponent adjustment adj.
 AVX512_FN inline Dst32 dst32_step(Dst32 s, __m512i x0, __m512i e0, __m512i x1, __m512i e1, __m512i em01,
                                   int32_t adj) {
     const __m512i one = _mm512_set1_epi32(1), four = _mm512_set1_epi32(4);
     const __m512i ed = _mm512_sub_epi32(s.e, _mm512_set1_epi32(adj));
     const __m512i emax = _mm512_max_epi32(em01, ed);
-    // a group whose exponent underflows (e + adj <= 0) contributes nothing
-    const __mmask16 v0 = _mm512_cmpgt_epi32_mask(e0, _mm512_set1_epi32(-adj));
-    const __mmask16 v1 = _mm512_cmpgt_epi32_mask(e1, _mm512_set1_epi32(-adj));
-    const __m512i a0 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_maskz_srav_epi32(v0, x0, _mm512_sub_epi32(emax, e0)), four), 3);
-    const __m512i a1 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_maskz_srav_epi32(v1, x1, _mm512_sub_epi32(emax, e1)), four), 3);
+    const __m512i a0 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x0, _mm512_sub_epi32(emax, e0)), four), 3);
+    const __m512i a1 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x1, _mm512_sub_epi32(emax, e1)), four), 3);
     const __m512i ad = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(s.x, _mm512_sub_epi32(emax, ed)), four), 3);
     const __m512i t = _mm512_add_epi32(_mm512_add_epi32(a0, a1), ad);
     const __m512i mag = _mm512_abs_epi32(t);
@@ -625,6 +623,7 @@ struct RowSums512 {
     __m512i emax[2][2];     // [K chunk][group]
 };
 
+template <bool kFp32>
 AVX512_FN inline void row_sums512(RowSums512& out, const Operand512& op, int row, int phases) {
     const __m512i one16 = _mm512_set1_epi16(1), thirteen = _mm512_set1_epi16(13);
     const int fr = row >> 4, r = row & 15;
@@ -659,8 +658,14 @@ AVX512_FN inline void row_sums512(RowSums512& out, const Operand512& op, int row
                 acc[(kk >> 3) * 2 + (kk & 1)] =
                     _mm512_add_epi16(acc[(kk >> 3) * 2 + (kk & 1)], _mm512_mulhrs_epi16(x, mul[kk]));
             }
-            out.sums[p][kc][0] = _mm512_add_epi16(acc[0], acc[1]);
-            out.sums[p][kc][1] = _mm512_add_epi16(acc[2], acc[3]);
+            if (kFp32) {  // a group whose exponent underflows (emax + adj <= 0) contributes nothing
+                const __m512i floor = _mm512_set1_epi16(static_cast<int16_t>(-product_exp_adjust(p)));
+                out.sums[p][kc][0] = _mm512_maskz_add_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][0], floor), acc[0], acc[1]);
+                out.sums[p][kc][1] = _mm512_maskz_add_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][1], floor), acc[2], acc[3]);
+            } else {
+                out.sums[p][kc][0] = _mm512_add_epi16(acc[0], acc[1]);
+                out.sums[p][kc][1] = _mm512_add_epi16(acc[2], acc[3]);
+            }
         }
     }
 }
@@ -755,7 +760,7 @@ AVX512_FN void matmul512_impl(uint32_t* dst, const uint32_t* in0, const uint32_t
     decode512(in1, in0, op);
     for (int row = 0; row < 32; row += kRows) {
         RowSums512 rs[kRows];
-        for (int j = 0; j < kRows; ++j) row_sums512(rs[j], op, row + j, phases);
+        for (int j = 0; j < kRows; ++j) row_sums512<kFp32>(rs[j], op, row + j, phases);
         accumulate_rows512<kFp32, kRows>(dst, rs, row, phases);
     }
 }
