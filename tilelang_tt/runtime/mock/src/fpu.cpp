@@ -1045,6 +1045,17 @@ void transpose_in_dst(uint32_t* dst, const uint32_t* unpacked) {
     }
 }
 
+const char* matmul_path() {
+#ifdef TTMOCK_MVMUL16
+    switch (fpu_path()) {
+        case FpuPath::kAvx512: return "avx512";
+        case FpuPath::kAvx2: return "avx2";
+        case FpuPath::kPortable: break;
+    }
+#endif
+    return "portable";
+}
+
 void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transpose, int phases,
             bool fp32_dst) {
     uint32_t in1t[kTileElems];
