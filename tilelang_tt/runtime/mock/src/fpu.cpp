@@ -416,13 +416,12 @@ AVX2_FN void matmul16_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* i
 // The rule of mvmul_row16, a whole 32-column DST row (both column faces) per vector, with fewer
 // instructions per product:
 // - SrcA (in1) is kept row-major as byte pairs (4 * sa * fa, sa) and SrcB (in0) as (|fb|, 1), so
-//   one vpmaddubsw gives x = sa * (4 |fa| |fb| + 1); a second copy of SrcA negated is read when the
-//   SrcB datum is negative, which makes x = s * (4 |p| + 1) with s the sign of the product p.
-// - With m = 2^(13 - d) (0 for d > 13), mulhrs(x, m) = floor(s (|p| + 1/4) / 2^d + 1/2): the 1/4
-//   (below the 2^-d step of |p| / 2^d) turns the tie of a negative product downwards, so this is
-//   |p| / 2^d rounded half away from zero times s, exactly the group alignment rule; d > 13 gives 0
-//   as it must (|p| < 2^12). m is one variable shift, 1 << (e - (emax - 13)): a count outside 0..15
-//   gives 0.
+//   one vpmaddubsw gives x = sa * (4 |fa| |fb| + 1) (sa, sb: the operands' signs).
+// - With m = sb * 2^(13 - d) (0 for d > 13), mulhrs(x, m) = floor(s (|p| + 1/4) / 2^d + 1/2), s
+//   the sign of the product p: the 1/4 (below the 2^-d step of |p| / 2^d) turns the tie of a
+//   negative product downwards, so this is |p| / 2^d rounded half away from zero times s, exactly
+//   the group alignment rule; d > 13 gives 0 as it must (|p| < 2^12). m is one variable shift,
+//   sb << (e - (emax - 13)): a count outside 0..15 gives 0.
 // - The plan (exponent sums, group maxima, m) lives in registers across the fidelity phases.
 // The accumulator is accumulate_avx2's, on 16 lanes with mask registers.
 #define TTMOCK_MVMUL512 1
@@ -430,10 +429,10 @@ AVX2_FN void matmul16_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* i
 
 struct Operand512 {
     alignas(64) int16_t ea[kTileElems];        // SrcA exponents, row-major [k][c]
-    alignas(64) int16_t a[2][2][kTileElems];   // [field][SrcB negative] row-major [k][c] pairs
+    alignas(64) int16_t a[2][kTileElems];      // [field] row-major [k][c] (4 sa fa, sa) pairs
     alignas(64) int32_t eb[kTileElems];        // SrcB exponents, face layout, twice per word
     alignas(64) int32_t b[2][kTileElems];      // [field] (|fb|, 1) pairs, face layout, twice per word
-    alignas(64) int16_t bneg[kTileElems];      // SrcB datum negative: offset of the negated SrcA
+    alignas(64) int32_t sb[kTileElems];        // SrcB signs (+1 for zero), face layout, twice per word
 };
 
 // Word indices for vpermt2w / vpermw: the high and the low halves of 32 dwords, and each of 16
@@ -478,14 +477,11 @@ AVX512_FN void decode512(const uint32_t* in1, const uint32_t* in0, Operand512& o
         const __m512i lo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(w.hw, 2), _mm512_srli_epi16(w.lw, 14),
                                                      _mm512_set1_epi16(0x1C), 0xE4);  // c ? a : b
         const __m512i fields[2] = {hi4, _mm512_slli_epi16(lo, 2)};
-        // high byte of a pair: the datum's sign (+1 for zero), or its opposite
+        // high byte of a pair: the datum's sign (+1 for zero)
         const __m512i sgn = _mm512_mask_mov_epi16(_mm512_set1_epi16(0x0100), w.neg, _mm512_set1_epi16(-256));
-        const __m512i nsgn = _mm512_xor_si512(sgn, _mm512_set1_epi16(static_cast<int16_t>(0xFE00)));
         for (int f = 0; f < 2; ++f) {
             const __m512i x = _mm512_maskz_mov_epi16(w.nz, _mm512_mask_sub_epi16(fields[f], w.neg, zero, fields[f]));
-            _mm512_store_si512(op.a[f][0] + k * 32, _mm512_ternarylogic_epi32(x, low_byte, sgn, 0xEA));
-            _mm512_store_si512(op.a[f][1] + k * 32,
-                               _mm512_ternarylogic_epi32(_mm512_sub_epi16(zero, x), low_byte, nsgn, 0xEA));
+            _mm512_store_si512(op.a[f] + k * 32, _mm512_ternarylogic_epi32(x, low_byte, sgn, 0xEA));
         }
         _mm512_store_si512(op.ea + k * 32, exponent512(w));
     }
@@ -499,14 +495,14 @@ AVX512_FN void decode512(const uint32_t* in1, const uint32_t* in0, Operand512& o
         const __m512i lo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(w.hw, 6),
                                                      _mm512_slli_epi16(_mm512_srli_epi16(w.lw, 13), 3),
                                                      _mm512_set1_epi16(0x40), 0xE4);
-        const __m512i vals[3] = {_mm512_mask_mov_epi16(pair, w.nz, _mm512_or_si512(hi, pair)),
-                                 _mm512_mask_mov_epi16(pair, w.nz, _mm512_or_si512(lo, pair)), exponent512(w)};
-        int32_t* outs[3] = {op.b[0] + i, op.b[1] + i, op.eb + i};
-        for (int v = 0; v < 3; ++v) {
+        const __m512i vals[4] = {_mm512_mask_mov_epi16(pair, w.nz, _mm512_or_si512(hi, pair)),
+                                 _mm512_mask_mov_epi16(pair, w.nz, _mm512_or_si512(lo, pair)), exponent512(w),
+                                 _mm512_mask_mov_epi16(_mm512_set1_epi16(1), w.neg, _mm512_set1_epi16(-1))};
+        int32_t* outs[4] = {op.b[0] + i, op.b[1] + i, op.eb + i, op.sb + i};
+        for (int v = 0; v < 4; ++v) {
             _mm512_store_si512(outs[v], _mm512_permutexvar_epi16(twice0, vals[v]));
             _mm512_store_si512(outs[v] + 16, _mm512_permutexvar_epi16(twice1, vals[v]));
         }
-        _mm512_store_si512(op.bneg + i, _mm512_maskz_mov_epi16(w.neg, _mm512_set1_epi16(kTileElems)));
     }
 }
 
@@ -625,7 +621,7 @@ struct RowSums512 {
 
 template <bool kFp32>
 AVX512_FN inline void row_sums512(RowSums512& out, const Operand512& op, int row, int phases) {
-    const __m512i one16 = _mm512_set1_epi16(1), thirteen = _mm512_set1_epi16(13);
+    const __m512i thirteen = _mm512_set1_epi16(13);
     const int fr = row >> 4, r = row & 15;
     for (int kc = 0; kc < 2; ++kc) {
         const int bi = (fr * 2 + kc) * 256 + r * 16;  // SrcB lanes of this row and K chunk
@@ -643,18 +639,20 @@ AVX512_FN inline void row_sums512(RowSums512& out, const Operand512& op, int row
             }
             const __m512i em13 = _mm512_sub_epi16(em, thirteen);
 #pragma GCC unroll 8
-            for (int k = 0; k < 8; ++k) mul[8 * g + k] = _mm512_sllv_epi16(one16, _mm512_sub_epi16(e[k], em13));
+            for (int k = 0; k < 8; ++k) {
+                mul[8 * g + k] = _mm512_sllv_epi16(_mm512_set1_epi32(op.sb[bi + 8 * g + k]), _mm512_sub_epi16(e[k], em13));
+            }
             out.emax[kc][g] = em;
         }
         for (int p = 0; p < phases; ++p) {
-            const int16_t* fa = op.a[p & 1][0] + kc * 16 * 32;
+            const int16_t* fa = op.a[p & 1] + kc * 16 * 32;
             const int32_t* fb = op.b[(p >> 1) & 1] + bi;
             __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
                               _mm512_setzero_si512()};
 #pragma GCC unroll 16
             for (int kk = 0; kk < 16; ++kk) {
                 const __m512i x = _mm512_maddubs_epi16(_mm512_set1_epi32(fb[kk]),
-                                                       _mm512_load_si512(fa + op.bneg[bi + kk] + kk * 32));
+                                                       _mm512_load_si512(fa + kk * 32));
                 acc[(kk >> 3) * 2 + (kk & 1)] =
                     _mm512_add_epi16(acc[(kk >> 3) * 2 + (kk & 1)], _mm512_mulhrs_epi16(x, mul[kk]));
             }
