@@ -423,7 +423,9 @@ AVX2_FN void matmul16_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* i
 //   the group alignment rule; d > 13 gives 0 as it must (|p| < 2^12). m is one variable shift,
 //   sb << (e - (emax - 13)): a count outside 0..15 gives 0.
 // - The plan (exponent sums, group maxima, m) lives in registers across the fidelity phases.
-// The accumulator is accumulate_avx2's, on 16 lanes with mask registers.
+// The accumulator: with a 32-bit DST, dst32_step on a DST row kept decoded across the tile's
+// MVMULs; with a 16-bit DST, accumulate_avx2 on 16 lanes with mask registers. Two rows are
+// batched so that their accumulator chains overlap.
 #define TTMOCK_MVMUL512 1
 #define AVX512_FN __attribute__((target("avx2,avx512f,avx512bw,avx512dq,avx512vl")))
 
