@@ -590,11 +590,11 @@ AVX512_FN inline __m512i dst32_encode(Dst32 s) {
 // accumulate_avx2 (32-bit DST) on a decoded DST: group sums as x * 2^16 (three guard bits below
 // the alignment grid: (sra(v, d) + 4) >> 3 rounds ties toward +infinity; 0 for a group whose
 // exponent underflows), group exponents e0, e1 and their maximum em01 without the phase's
-// exponent adjustment adj.
+// exponent adjustment adj, and the DST exponent field less adj.
 AVX512_FN inline Dst32 dst32_step(Dst32 s, __m512i x0, __m512i e0, __m512i x1, __m512i e1, __m512i em01,
                                   int32_t adj) {
     const __m512i one = _mm512_set1_epi32(1), four = _mm512_set1_epi32(4);
-    const __m512i ed = _mm512_sub_epi32(s.e, _mm512_set1_epi32(adj));
+    const __m512i ed = s.e;
     const __m512i emax = _mm512_max_epi32(em01, ed);
     const __m512i a0 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x0, _mm512_sub_epi32(emax, e0)), four), 3);
     const __m512i a1 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x1, _mm512_sub_epi32(emax, e1)), four), 3);
@@ -603,15 +603,16 @@ AVX512_FN inline Dst32 dst32_step(Dst32 s, __m512i x0, __m512i e0, __m512i x1, _
     const __m512i mag = _mm512_abs_epi32(t);
     const __m512i twice = _mm512_add_epi32(mag, mag);
     const __mmask16 big = _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32((1 << 24) - 1));
-    __m512i fb = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_mask_or_epi32(twice, big, twice, one)));
-    // Wormhole renormalises -1 wrongly (ttsim models it): exponent emax + 4, mantissa 0
-    fb = _mm512_mask_add_epi32(fb, _mm512_cmpeq_epi32_mask(t, _mm512_set1_epi32(-1)), fb, _mm512_set1_epi32(27 << 23));
-    const __m512i exp = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), _mm512_add_epi32(emax, _mm512_set1_epi32(adj - 127 - 23 - 1)));
+    __m512i v = _mm512_mask_or_epi32(twice, big, twice, one);
+    // Wormhole renormalises -1 wrongly (ttsim models it): exponent emax + 4, mantissa 0 (as 2^28)
+    v = _mm512_mask_mov_epi32(v, _mm512_cmpeq_epi32_mask(t, _mm512_set1_epi32(-1)), _mm512_set1_epi32(1 << 28));
+    const __m512i fb = _mm512_castps_si512(_mm512_cvtepi32_ps(v));
+    const __m512i exp = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), _mm512_add_epi32(emax, _mm512_set1_epi32(-127 - 23 - 1)));
     const __mmask16 keep = _mm512_cmpneq_epi32_mask(t, _mm512_setzero_si512()) &
-                           _mm512_cmpgt_epi32_mask(exp, _mm512_setzero_si512());
-    const __mmask16 inf = _mm512_mask_cmpgt_epi32_mask(keep, exp, _mm512_set1_epi32(254));
+                           _mm512_cmpgt_epi32_mask(exp, _mm512_set1_epi32(-adj));
+    const __mmask16 inf = _mm512_mask_cmpgt_epi32_mask(keep, exp, _mm512_set1_epi32(254 - adj));
     Dst32 out;
-    out.e = _mm512_maskz_min_epi32(keep, exp, _mm512_set1_epi32(255));
+    out.e = _mm512_mask_min_epi32(_mm512_set1_epi32(-adj), keep, exp, _mm512_set1_epi32(255 - adj));
     __m512i m8 = _mm512_maskz_ternarylogic_epi32(keep, _mm512_slli_epi32(fb, 3), _mm512_set1_epi32(0x7FFFFF << 3),
                                                  _mm512_set1_epi32(1 << 26), 0xEA);
     m8 = _mm512_mask_mov_epi32(m8, inf, _mm512_set1_epi32(1 << 26));  // infinity: mantissa 0
@@ -713,6 +714,12 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
         }
         for (int p = 0; p < phases; ++p) {
             const int32_t adj = product_exp_adjust(p);
+            // the DST exponent relative to this phase's product exponent adjustment
+            const __m512i move = _mm512_set1_epi32((p ? product_exp_adjust(p - 1) : 0) - adj);
+            for (int j = 0; j < kRows; ++j) {
+                st[j][0].e = _mm512_add_epi32(st[j][0].e, move);
+                st[j][1].e = _mm512_add_epi32(st[j][1].e, move);
+            }
             for (int kc = 0; kc < 2; ++kc) {
 #pragma GCC unroll 4
                 for (int j = 0; j < kRows; ++j) {
@@ -726,7 +733,10 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
         }
         const __m512i to_d0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
         const __m512i to_d1 = _mm512_add_epi32(to_d0, _mm512_set1_epi32(8));
+        const __m512i back = _mm512_set1_epi32(product_exp_adjust(phases - 1));
         for (int j = 0; j < kRows; ++j) {
+            st[j][0].e = _mm512_add_epi32(st[j][0].e, back);
+            st[j][1].e = _mm512_add_epi32(st[j][1].e, back);
             const __m512i lo = dst32_encode(st[j][0]), hi = dst32_encode(st[j][1]);
             _mm512_storeu_si512(drow[j][0], _mm512_permutex2var_epi32(lo, to_d0, hi));
             _mm512_storeu_si512(drow[j][1], _mm512_permutex2var_epi32(lo, to_d1, hi));
