@@ -433,8 +433,7 @@ AVX2_FN void matmul16_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* i
 //   the group alignment rule; d > 13 gives 0 as it must (|p| < 2^12). m is one variable shift,
 //   sb << (e - (emax - 13)): a count outside 0..15 gives 0.
 // - The plan (exponent sums, group maxima, m) lives in registers across the fidelity phases.
-// The accumulator: with a 32-bit DST, dst32_step on a DST row kept decoded across the tile's
-// MVMULs; with a 16-bit DST, accumulate_avx2 on 16 lanes with mask registers. Two rows are
+// The accumulator: dst32_step on a DST row kept decoded across the tile's MVMULs. Two rows are
 // batched so that their accumulator chains overlap.
 #define TTMOCK_MVMUL512 1
 #define AVX512_FN __attribute__((target("avx2,avx512f,avx512bw,avx512dq,avx512vl")))
@@ -518,52 +517,7 @@ AVX512_FN void decode512(const uint32_t* in1, const uint32_t* in0, Operand512& o
     }
 }
 
-// accumulate_avx2 on 16 lanes
-template <bool kFp32>
-AVX512_FN inline __m512i accumulate512(__m512i x0, __m512i e0, __m512i x1, __m512i e1, __m512i dst) {
-    const __m512i one = _mm512_set1_epi32(1);
-    const __m512i ed = _mm512_and_si512(_mm512_srli_epi32(dst, 23), _mm512_set1_epi32(255));
-    const __mmask16 dnz = _mm512_test_epi32_mask(dst, _mm512_set1_epi32(static_cast<int32_t>(kExpMask)));
-    // 2m: (dst << 1) & 0xFFFFFE | 0x1000000, zero for a zero / denormal DST value
-    __m512i md = _mm512_maskz_ternarylogic_epi32(dnz, _mm512_slli_epi32(dst, 1), _mm512_set1_epi32(0xFFFFFE),
-                                                 _mm512_set1_epi32(0x1000000), 0xEA);
-    const __m512i emax = _mm512_max_epi32(_mm512_max_epi32(e0, e1), ed);
-    md = _mm512_srli_epi32(_mm512_add_epi32(_mm512_srlv_epi32(md, _mm512_sub_epi32(emax, ed)), one), 1);
-    x0 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x0, _mm512_sub_epi32(emax, e0)), one), 1);
-    x1 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x1, _mm512_sub_epi32(emax, e1)), one), 1);
-    if (!kFp32) {
-        const __m512i half = _mm512_set1_epi32(1 << 12), grid = _mm512_set1_epi32(~0x1FFF);
-        x0 = _mm512_and_si512(_mm512_add_epi32(x0, half), grid);
-        x1 = _mm512_and_si512(_mm512_add_epi32(x1, half), grid);
-        md = _mm512_and_si512(_mm512_add_epi32(md, half), grid);
-    }
-    const __m512i xd = _mm512_mask_sub_epi32(md, _mm512_movepi32_mask(dst), _mm512_setzero_si512(), md);
-    const __m512i t = _mm512_add_epi32(_mm512_add_epi32(x0, x1), xd);
-    const __m512i mag = _mm512_abs_epi32(t);
-    __m512i fb, bias;
-    if (kFp32) {
-        const __mmask16 big = _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32((1 << 24) - 1));
-        const __m512i twice = _mm512_add_epi32(mag, mag);
-        fb = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_mask_or_epi32(twice, big, twice, one)));
-        fb = _mm512_mask_add_epi32(fb, _mm512_cmpeq_epi32_mask(t, _mm512_set1_epi32(-1)), fb,
-                                   _mm512_set1_epi32(27 << 23));
-        bias = _mm512_sub_epi32(emax, _mm512_set1_epi32(127 + 23 + 1));
-    } else {
-        fb = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_srli_epi32(mag, 13)));
-        fb = _mm512_and_si512(_mm512_add_epi32(fb, _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0xFFFF0000));
-        bias = _mm512_sub_epi32(emax, _mm512_set1_epi32(127 + 23 - 13));
-    }
-    const __m512i exp = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), bias);
-    const __m512i sign = _mm512_and_si512(t, _mm512_set1_epi32(static_cast<int32_t>(0x80000000u)));
-    __m512i out = _mm512_or_si512(_mm512_add_epi32(fb, _mm512_slli_epi32(bias, 23)), sign);
-    out = _mm512_mask_or_epi32(out, _mm512_cmpgt_epi32_mask(exp, _mm512_set1_epi32(254)), sign,
-                               _mm512_set1_epi32(0x7F800000));
-    const __mmask16 keep = _mm512_cmpneq_epi32_mask(t, _mm512_setzero_si512()) &
-                           _mm512_cmpgt_epi32_mask(exp, _mm512_setzero_si512());
-    return _mm512_maskz_mov_epi32(keep, out);
-}
-
-// A 32-bit DST row kept decoded across the MVMULs of one tile matmul: the exponent field e and
+// A DST row kept decoded across the MVMULs of one tile matmul: the exponent field e and
 // x = 8 m (m the 24-bit significand with its implicit one; 0 for a zero or denormal value), ~x
 // (= -x - 1) for a negative value, so that an arithmetic shift rounds its magnitude half away
 // from zero as the accumulator aligns it: (sra(~x, d) + 4) >> 3 = -floor(m / 2^d + 1/2).
@@ -587,27 +541,49 @@ AVX512_FN inline __m512i dst32_encode(Dst32 s) {
                                 _mm512_set1_epi32(static_cast<int32_t>(0x80000000u)));
 }
 
-// accumulate_avx2 (32-bit DST) on a decoded DST: group sums as x * 2^16 (three guard bits below
-// the alignment grid: (sra(v, d) + 4) >> 3 rounds ties toward +infinity; 0 for a group whose
-// exponent underflows), group exponents e0, e1 and their maximum em01 without the phase's
-// exponent adjustment adj, and the DST exponent field less adj.
+// accumulate_avx2 on a decoded DST: group sums as x * 2^16 (three guard bits below the
+// alignment grid: (sra(v, d) + 4) >> 3 rounds ties toward +infinity; 0 for a group whose exponent
+// underflows), group exponents e0, e1 and their maximum em01 without the phase's exponent
+// adjustment adj, and the DST exponent field less adj. With a 16-bit DST each addend is then
+// rounded to 10 mantissa bits as accumulate_avx2 does: the group sums a second time (ties toward
+// +infinity), the DST value a second time, half away from zero; the sum, a multiple of 2^13
+// below 2^30, converts exactly and is rounded to BF16.
+template <bool kFp32>
 AVX512_FN inline Dst32 dst32_step(Dst32 s, __m512i x0, __m512i e0, __m512i x1, __m512i e1, __m512i em01,
                                   int32_t adj) {
     const __m512i one = _mm512_set1_epi32(1), four = _mm512_set1_epi32(4);
     const __m512i ed = s.e;
     const __m512i emax = _mm512_max_epi32(em01, ed);
-    const __m512i a0 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x0, _mm512_sub_epi32(emax, e0)), four), 3);
-    const __m512i a1 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x1, _mm512_sub_epi32(emax, e1)), four), 3);
-    const __m512i ad = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(s.x, _mm512_sub_epi32(emax, ed)), four), 3);
+    __m512i a0 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x0, _mm512_sub_epi32(emax, e0)), four), 3);
+    __m512i a1 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x1, _mm512_sub_epi32(emax, e1)), four), 3);
+    __m512i ad;
+    if (kFp32) {
+        ad = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(s.x, _mm512_sub_epi32(emax, ed)), four), 3);
+    } else {
+        const __m512i half = _mm512_set1_epi32(1 << 12), grid = _mm512_set1_epi32(~0x1FFF);
+        a0 = _mm512_and_si512(_mm512_add_epi32(a0, half), grid);
+        a1 = _mm512_and_si512(_mm512_add_epi32(a1, half), grid);
+        // the DST value's magnitude rounded twice, half away from zero: ~x - 1 rounds a negative
+        // value's tie downwards
+        ad = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(s.x, _mm512_sub_epi32(emax, ed)), four), 3);
+        ad = _mm512_and_si512(_mm512_add_epi32(_mm512_add_epi32(ad, half), _mm512_srai_epi32(s.x, 31)), grid);
+    }
     const __m512i t = _mm512_add_epi32(_mm512_add_epi32(a0, a1), ad);
     const __m512i mag = _mm512_abs_epi32(t);
-    const __m512i twice = _mm512_add_epi32(mag, mag);
-    const __mmask16 big = _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32((1 << 24) - 1));
-    __m512i v = _mm512_mask_or_epi32(twice, big, twice, one);
-    // Wormhole renormalises -1 wrongly (ttsim models it): exponent emax + 4, mantissa 0 (as 2^28)
-    v = _mm512_mask_mov_epi32(v, _mm512_cmpeq_epi32_mask(t, _mm512_set1_epi32(-1)), _mm512_set1_epi32(1 << 28));
-    const __m512i fb = _mm512_castps_si512(_mm512_cvtepi32_ps(v));
-    const __m512i exp = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), _mm512_add_epi32(emax, _mm512_set1_epi32(-127 - 23 - 1)));
+    __m512i fb, exp;
+    if (kFp32) {
+        const __m512i twice = _mm512_add_epi32(mag, mag);
+        const __mmask16 big = _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32((1 << 24) - 1));
+        __m512i v = _mm512_mask_or_epi32(twice, big, twice, one);
+        // Wormhole renormalises -1 wrongly (ttsim models it): exponent emax + 4, mantissa 0 (as 2^28)
+        v = _mm512_mask_mov_epi32(v, _mm512_cmpeq_epi32_mask(t, _mm512_set1_epi32(-1)), _mm512_set1_epi32(1 << 28));
+        fb = _mm512_castps_si512(_mm512_cvtepi32_ps(v));
+        exp = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), _mm512_add_epi32(emax, _mm512_set1_epi32(-127 - 23 - 1)));
+    } else {
+        fb = _mm512_castps_si512(_mm512_cvtepi32_ps(mag));
+        fb = _mm512_and_si512(_mm512_add_epi32(fb, _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0xFFFF0000));
+        exp = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), _mm512_add_epi32(emax, _mm512_set1_epi32(-127 - 23)));
+    }
     const __mmask16 keep = _mm512_cmpneq_epi32_mask(t, _mm512_setzero_si512()) &
                            _mm512_cmpgt_epi32_mask(exp, _mm512_set1_epi32(-adj));
     const __mmask16 inf = _mm512_mask_cmpgt_epi32_mask(keep, exp, _mm512_set1_epi32(254 - adj));
@@ -620,10 +596,6 @@ AVX512_FN inline Dst32 dst32_step(Dst32 s, __m512i x0, __m512i e0, __m512i x1, _
     return out;
 }
 
-// int16 lanes 16h .. 16h + 15 of v as int32
-AVX512_FN inline __m512i half(__m512i v, int h) {
-    return _mm512_cvtepi16_epi32(h ? _mm512_extracti64x4_epi64(v, 1) : _mm512_castsi512_si256(v));
-}
 
 // One DST row's MVMUL work before the accumulator: the group maxima of each K chunk (emax, int16
 // per column) and the group sums of each fidelity phase and K chunk (sums, int16 per column).
@@ -632,7 +604,6 @@ struct RowSums512 {
     __m512i emax[2][2];     // [K chunk][group]
 };
 
-template <bool kFp32>
 AVX512_FN inline void row_sums512(RowSums512& out, const Operand512& op, int row, int phases) {
     const __m512i thirteen = _mm512_set1_epi16(13);
     const int fr = row >> 4, r = row & 15;
@@ -669,14 +640,10 @@ AVX512_FN inline void row_sums512(RowSums512& out, const Operand512& op, int row
                 acc[(kk >> 3) * 2 + (kk & 1)] =
                     _mm512_add_epi16(acc[(kk >> 3) * 2 + (kk & 1)], _mm512_mulhrs_epi16(x, mul[kk]));
             }
-            if (kFp32) {  // a group whose exponent underflows (emax + adj <= 0) contributes nothing
-                const __m512i floor = _mm512_set1_epi16(static_cast<int16_t>(-product_exp_adjust(p)));
-                out.sums[p][kc][0] = _mm512_maskz_add_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][0], floor), acc[0], acc[1]);
-                out.sums[p][kc][1] = _mm512_maskz_add_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][1], floor), acc[2], acc[3]);
-            } else {
-                out.sums[p][kc][0] = _mm512_add_epi16(acc[0], acc[1]);
-                out.sums[p][kc][1] = _mm512_add_epi16(acc[2], acc[3]);
-            }
+            // a group whose exponent underflows (emax + adj <= 0) contributes nothing
+            const __m512i floor = _mm512_set1_epi16(static_cast<int16_t>(-product_exp_adjust(p)));
+            out.sums[p][kc][0] = _mm512_maskz_add_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][0], floor), acc[0], acc[1]);
+            out.sums[p][kc][1] = _mm512_maskz_add_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][1], floor), acc[2], acc[3]);
         }
     }
 }
@@ -691,85 +658,54 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
         drow[j][0] = dst + (fr * 2) * 256 + r * 16;
         drow[j][1] = dst + (fr * 2 + 1) * 256 + r * 16;
     }
-    if constexpr (kFp32) {
-        // columns as vpunpck{l,h}wd leave them: lanes 0-3, 8-11, 16-19, 24-27 of a 32-lane vector
-        // in the first half (lo), the others in the second (hi)
-        const __m512i lo_cols = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
-        const __m512i hi_cols = _mm512_add_epi32(lo_cols, _mm512_set1_epi32(4));
-        const __m512i zero = _mm512_setzero_si512();
-        Dst32 st[kRows][2];
-        __m512i e[kRows][2][2][2], em01[kRows][2][2];  // [row][K chunk][group][lo / hi], [row][K chunk][lo / hi]
-        for (int j = 0; j < kRows; ++j) {
-            const __m512i d0 = _mm512_loadu_si512(drow[j][0]), d1 = _mm512_loadu_si512(drow[j][1]);
-            st[j][0] = dst32_decode(_mm512_permutex2var_epi32(d0, lo_cols, d1));
-            st[j][1] = dst32_decode(_mm512_permutex2var_epi32(d0, hi_cols, d1));
-            for (int kc = 0; kc < 2; ++kc) {
-                for (int g = 0; g < 2; ++g) {
-                    const __m512i sgn = _mm512_srai_epi16(rs[j].emax[kc][g], 15);
-                    e[j][kc][g][0] = _mm512_unpacklo_epi16(rs[j].emax[kc][g], sgn);
-                    e[j][kc][g][1] = _mm512_unpackhi_epi16(rs[j].emax[kc][g], sgn);
-                }
-                for (int h = 0; h < 2; ++h) em01[j][kc][h] = _mm512_max_epi32(e[j][kc][0][h], e[j][kc][1][h]);
+    // columns as vpunpck{l,h}wd leave them: lanes 0-3, 8-11, 16-19, 24-27 of a 32-lane vector
+    // in the first half (lo), the others in the second (hi)
+    const __m512i lo_cols = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+    const __m512i hi_cols = _mm512_add_epi32(lo_cols, _mm512_set1_epi32(4));
+    const __m512i zero = _mm512_setzero_si512();
+    Dst32 st[kRows][2];
+    __m512i e[kRows][2][2][2], em01[kRows][2][2];  // [row][K chunk][group][lo / hi], [row][K chunk][lo / hi]
+    for (int j = 0; j < kRows; ++j) {
+        const __m512i d0 = _mm512_loadu_si512(drow[j][0]), d1 = _mm512_loadu_si512(drow[j][1]);
+        st[j][0] = dst32_decode(_mm512_permutex2var_epi32(d0, lo_cols, d1));
+        st[j][1] = dst32_decode(_mm512_permutex2var_epi32(d0, hi_cols, d1));
+        for (int kc = 0; kc < 2; ++kc) {
+            for (int g = 0; g < 2; ++g) {
+                const __m512i sgn = _mm512_srai_epi16(rs[j].emax[kc][g], 15);
+                e[j][kc][g][0] = _mm512_unpacklo_epi16(rs[j].emax[kc][g], sgn);
+                e[j][kc][g][1] = _mm512_unpackhi_epi16(rs[j].emax[kc][g], sgn);
             }
+            for (int h = 0; h < 2; ++h) em01[j][kc][h] = _mm512_max_epi32(e[j][kc][0][h], e[j][kc][1][h]);
         }
-        for (int p = 0; p < phases; ++p) {
-            const int32_t adj = product_exp_adjust(p);
-            // the DST exponent relative to this phase's product exponent adjustment
-            const __m512i move = _mm512_set1_epi32((p ? product_exp_adjust(p - 1) : 0) - adj);
-            for (int j = 0; j < kRows; ++j) {
-                st[j][0].e = _mm512_add_epi32(st[j][0].e, move);
-                st[j][1].e = _mm512_add_epi32(st[j][1].e, move);
-            }
-            for (int kc = 0; kc < 2; ++kc) {
+    }
+    for (int p = 0; p < phases; ++p) {
+        const int32_t adj = product_exp_adjust(p);
+        // the DST exponent relative to this phase's product exponent adjustment
+        const __m512i move = _mm512_set1_epi32((p ? product_exp_adjust(p - 1) : 0) - adj);
+        for (int j = 0; j < kRows; ++j) {
+            st[j][0].e = _mm512_add_epi32(st[j][0].e, move);
+            st[j][1].e = _mm512_add_epi32(st[j][1].e, move);
+        }
+        for (int kc = 0; kc < 2; ++kc) {
 #pragma GCC unroll 4
-                for (int j = 0; j < kRows; ++j) {
-                    const __m512i* s = rs[j].sums[p][kc];
-                    st[j][0] = dst32_step(st[j][0], _mm512_unpacklo_epi16(zero, s[0]), e[j][kc][0][0],
-                                          _mm512_unpacklo_epi16(zero, s[1]), e[j][kc][1][0], em01[j][kc][0], adj);
-                    st[j][1] = dst32_step(st[j][1], _mm512_unpackhi_epi16(zero, s[0]), e[j][kc][0][1],
-                                          _mm512_unpackhi_epi16(zero, s[1]), e[j][kc][1][1], em01[j][kc][1], adj);
-                }
+            for (int j = 0; j < kRows; ++j) {
+                const __m512i* s = rs[j].sums[p][kc];
+                st[j][0] = dst32_step<kFp32>(st[j][0], _mm512_unpacklo_epi16(zero, s[0]), e[j][kc][0][0],
+                                      _mm512_unpacklo_epi16(zero, s[1]), e[j][kc][1][0], em01[j][kc][0], adj);
+                st[j][1] = dst32_step<kFp32>(st[j][1], _mm512_unpackhi_epi16(zero, s[0]), e[j][kc][0][1],
+                                      _mm512_unpackhi_epi16(zero, s[1]), e[j][kc][1][1], em01[j][kc][1], adj);
             }
         }
-        const __m512i to_d0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
-        const __m512i to_d1 = _mm512_add_epi32(to_d0, _mm512_set1_epi32(8));
-        const __m512i back = _mm512_set1_epi32(product_exp_adjust(phases - 1));
-        for (int j = 0; j < kRows; ++j) {
-            st[j][0].e = _mm512_add_epi32(st[j][0].e, back);
-            st[j][1].e = _mm512_add_epi32(st[j][1].e, back);
-            const __m512i lo = dst32_encode(st[j][0]), hi = dst32_encode(st[j][1]);
-            _mm512_storeu_si512(drow[j][0], _mm512_permutex2var_epi32(lo, to_d0, hi));
-            _mm512_storeu_si512(drow[j][1], _mm512_permutex2var_epi32(lo, to_d1, hi));
-        }
-    } else {
-        __m512i d[kRows][2];
-        for (int j = 0; j < kRows; ++j) {
-            d[j][0] = _mm512_loadu_si512(drow[j][0]);
-            d[j][1] = _mm512_loadu_si512(drow[j][1]);
-        }
-        const __m512i zero = _mm512_setzero_si512();
-        for (int p = 0; p < phases; ++p) {
-            const __m512i adj = _mm512_set1_epi32(product_exp_adjust(p));
-            for (int kc = 0; kc < 2; ++kc) {
-                for (int j = 0; j < kRows; ++j) {
-#pragma GCC unroll 2
-                    for (int h = 0; h < 2; ++h) {
-                        const __m512i e0 = _mm512_add_epi32(half(rs[j].emax[kc][0], h), adj);
-                        const __m512i e1 = _mm512_add_epi32(half(rs[j].emax[kc][1], h), adj);
-                        // a group whose exponent underflows contributes nothing; sums doubled (x * 2^14)
-                        const __m512i x0 = _mm512_maskz_slli_epi32(_mm512_cmpgt_epi32_mask(e0, zero),
-                                                                   half(rs[j].sums[p][kc][0], h), 14);
-                        const __m512i x1 = _mm512_maskz_slli_epi32(_mm512_cmpgt_epi32_mask(e1, zero),
-                                                                   half(rs[j].sums[p][kc][1], h), 14);
-                        d[j][h] = accumulate512<false>(x0, e0, x1, e1, d[j][h]);
-                    }
-                }
-            }
-        }
-        for (int j = 0; j < kRows; ++j) {
-            _mm512_storeu_si512(drow[j][0], d[j][0]);
-            _mm512_storeu_si512(drow[j][1], d[j][1]);
-        }
+    }
+    const __m512i to_d0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const __m512i to_d1 = _mm512_add_epi32(to_d0, _mm512_set1_epi32(8));
+    const __m512i back = _mm512_set1_epi32(product_exp_adjust(phases - 1));
+    for (int j = 0; j < kRows; ++j) {
+        st[j][0].e = _mm512_add_epi32(st[j][0].e, back);
+        st[j][1].e = _mm512_add_epi32(st[j][1].e, back);
+        const __m512i lo = dst32_encode(st[j][0]), hi = dst32_encode(st[j][1]);
+        _mm512_storeu_si512(drow[j][0], _mm512_permutex2var_epi32(lo, to_d0, hi));
+        _mm512_storeu_si512(drow[j][1], _mm512_permutex2var_epi32(lo, to_d1, hi));
     }
 }
 
@@ -780,7 +716,7 @@ AVX512_FN void matmul512_impl(uint32_t* dst, const uint32_t* in0, const uint32_t
     decode512(in1, in0, op);
     for (int row = 0; row < 32; row += kRows) {
         RowSums512 rs[kRows];
-        for (int j = 0; j < kRows; ++j) row_sums512<kFp32>(rs[j], op, row + j, phases);
+        for (int j = 0; j < kRows; ++j) row_sums512(rs[j], op, row + j, phases);
         accumulate_rows512<kFp32, kRows>(dst, rs, row, phases);
     }
 }
