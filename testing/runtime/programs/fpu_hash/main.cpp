@@ -77,6 +77,8 @@ int main() {
         for (int i = 0; i < 1024; ++i) t[i] = round & 2 ? (a[i] ^ b[i]) : 0;
         fpu::matmul(t, a, b, round & 8, 1 + round % 4, round & 4);
         mix(t, sizeof t);
+        fpu::datacopy(t, b, round & 8, round & 4);  // denormals flushed
+        mix(t, sizeof t);
     }
     // the accumulator on sums that (nearly) cancel the DST value: in0's second K half zero, so a
     // LoFi matmul onto 0 rounds one MVMUL step; the same step again onto minus that result, moved

@@ -978,13 +978,20 @@ void unpack_fp32(const uint32_t* l1, uint32_t* src, bool to_tf32) {
 void unpack_fp32_to_dst(const uint32_t* l1, uint32_t* dst) { std::memcpy(dst, l1, kTileElems * 4); }
 
 // ---- matrix engine -------------------------------------------------------------------------------
+namespace {
+// MOVA2D flushes denormals (a mask, not a select: the baseline clone vectorises it)
+TTMOCK_HOT void datacopy_rows(uint32_t* dst, const uint32_t* src, uint32_t keep) {
+    for (int i = 0; i < kTileElems; i += kLanes) {
+        const vi v = load<vi>(src + i);
+        store(dst + i, v & ((v & static_cast<int32_t>(kExpMask)) != 0) & static_cast<int32_t>(keep));
+    }
+}
+}  // namespace
+
 void datacopy(uint32_t* dst, const uint32_t* src, bool transpose, bool fp32_dst) {
     const uint32_t keep = fp32_dst ? 0xFFFFFFFFu : 0xFFFF0000u;
     if (!transpose) {
-        for (int i = 0; i < kTileElems; i += kLanes) {  // MOVA2D flushes denormals
-            const vu v = load<vu>(src + i);
-            store(dst + i, (v & kExpMask) != 0 ? (v & keep) : vu{});
-        }
+        datacopy_rows(dst, src, keep);
         return;
     }
     for (uint32_t r = 0; r < 32; ++r) {
