@@ -108,7 +108,8 @@ int main() {
     // just above and below the smallest exponent), mid-range and overflow, with gaps of exactly the alignment limits (13 / 14 binades below a group's
     // largest product, 24-25 below the DST value), mantissas with trailing zeros (exact ties),
     // zero rows and columns, and DST values that are zero, -0, denormal, infinite, NaN, or far
-    // above or below the products; each tile product applied twice onto its own result
+    // above or below the products; each tile product applied twice onto its own result, and
+    // the element-wise product once
     const uint32_t dst_specials[5] = {0u, 0x80000000u, 0x00012345u, 0x7F800000u, 0xFFC00001u};
     const int32_t tops[4] = {4, 66, 127, 252}, gaps[4] = {1, 13, 14, 25};
     for (int round = 0; round < 192; ++round) {
@@ -136,10 +137,16 @@ int main() {
                                                           : std::max(1, 2 * top - 127 - 30 - round % 7)) << 23));
             t[i] = fp32 ? d : (d & 0xFFFF0000u);
         }
+        static uint32_t t0[1024];
+        std::memcpy(t0, t, sizeof t);
         for (int twice = 0; twice < 2; ++twice) {
             fpu::matmul(t, a, b, flags & 4, 1 + static_cast<int>((flags >> 3) % 4), fp32);
             mix(t, sizeof t);
         }
+        // the same operands and DST values through ELWMUL (every broadcast)
+        std::memcpy(t, t0, sizeof t);
+        fpu::eltwise_mul(t, a, b, static_cast<int>((flags >> 5) % 4), 1 + static_cast<int>((flags >> 3) % 4), fp32);
+        mix(t, sizeof t);
     }
     std::printf("%016llx\n", static_cast<unsigned long long>(h));
     std::fprintf(stderr, "matmul path: %s\n", fpu::matmul_path());

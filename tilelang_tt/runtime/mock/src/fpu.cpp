@@ -721,6 +721,54 @@ AVX512_FN void matmul512_impl(uint32_t* dst, const uint32_t* in0, const uint32_t
     }
 }
 
+// ELWMUL on 16 lanes through dst32_step, the DST kept decoded across the fidelity phases: each
+// product is an addend with exponent ex + ey and "group sum" fx * fy (accumulate's rule for one
+// addend: a zero operand or an underflowing exponent contributes nothing).
+template <bool kFp32>
+AVX512_FN void eltwise_mul512(uint32_t* dst, const uint32_t* a, const uint32_t* b, int phases) {
+    constexpr int kChains = 4;  // independent 16-lane chains per iteration
+    const __m512i exp_mask = _mm512_set1_epi32(static_cast<int32_t>(kExpMask));
+    const __m512i low10 = _mm512_set1_epi32(0x3FF), implicit = _mm512_set1_epi32(0x400);
+    const __m512i byte = _mm512_set1_epi32(255), zero = _mm512_setzero_si512();
+    for (int i0 = 0; i0 < kTileElems; i0 += 16 * kChains) {
+        __mmask16 nz[kChains], neg[kChains];
+        __m512i mx[kChains], my[kChains], e[kChains];
+        Dst32 st[kChains];
+        for (int c = 0; c < kChains; ++c) {
+            const int i = i0 + 16 * c;
+            const __m512i x = _mm512_loadu_si512(a + i), y = _mm512_loadu_si512(b + i);
+            nz[c] = _mm512_test_epi32_mask(x, exp_mask) & _mm512_test_epi32_mask(y, exp_mask);
+            neg[c] = _mm512_movepi32_mask(_mm512_xor_si512(x, y));
+            mx[c] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(x, 13), low10), implicit);
+            my[c] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(y, 13), low10), implicit);
+            e[c] = _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(x, 23), byte),
+                                    _mm512_and_si512(_mm512_srli_epi32(y, 23), byte));
+            st[c] = dst32_decode(_mm512_loadu_si512(dst + i));
+        }
+        for (int p = 0; p < phases; ++p) {
+            const int32_t adj = product_exp_adjust(p);
+            const __m512i move = _mm512_set1_epi32((p ? product_exp_adjust(p - 1) : 0) - adj);
+#pragma GCC unroll 4
+            for (int c = 0; c < kChains; ++c) {
+                st[c].e = _mm512_add_epi32(st[c].e, move);
+                const __m512i fx = (p & 1) ? _mm512_and_si512(_mm512_srli_epi32(mx[c], 1), _mm512_set1_epi32(31))
+                                           : _mm512_srli_epi32(mx[c], 6);
+                const __m512i fy = (p & 2) ? _mm512_slli_epi32(_mm512_and_si512(my[c], _mm512_set1_epi32(15)), 3)
+                                           : _mm512_srli_epi32(my[c], 4);
+                const __mmask16 valid = nz[c] & _mm512_cmpgt_epi32_mask(e[c], _mm512_set1_epi32(-adj));
+                __m512i prod = _mm512_slli_epi32(_mm512_mullo_epi32(fx, fy), 16);
+                prod = _mm512_maskz_mov_epi32(valid, _mm512_mask_sub_epi32(prod, neg[c], zero, prod));
+                const __m512i ev = _mm512_mask_mov_epi32(_mm512_set1_epi32(-adj), valid, e[c]);
+                st[c] = dst32_step<kFp32>(st[c], prod, ev, zero, ev, ev, adj);
+            }
+        }
+        for (int c = 0; c < kChains; ++c) {
+            st[c].e = _mm512_add_epi32(st[c].e, _mm512_set1_epi32(product_exp_adjust(phases - 1)));
+            _mm512_storeu_si512(dst + i0 + 16 * c, dst32_encode(st[c]));
+        }
+    }
+}
+
 // The matmul path: the widest the CPU has (AVX-512 BW/DQ, then AVX2, then portable), unless
 // TT_MOCK_FPU=avx2 or TT_MOCK_FPU=portable asks for a narrower one (to compare them).
 enum class FpuPath { kPortable, kAvx2, kAvx512 };
@@ -1074,6 +1122,16 @@ void eltwise_mul(uint32_t* dst, const uint32_t* a, const uint32_t* b, int bcast,
         broadcast(b, bcast, bb);
         b = bb;
     }
+#ifdef TTMOCK_MVMUL512
+    if (fpu_path() == FpuPath::kAvx512) {
+        if (fp32_dst) {
+            eltwise_mul512<true>(dst, a, b, phases);
+        } else {
+            eltwise_mul512<false>(dst, a, b, phases);
+        }
+        return;
+    }
+#endif
     for (int p = 0; p < phases; ++p) {
         if (fp32_dst) {
             eltwise_mul_impl<true>(dst, a, b, p);
