@@ -1,6 +1,6 @@
 """The emulator's arithmetic gives the same bits whatever the host CPU: the hot loops' AVX2 /
 x86-64-v3 clones (chosen when the library loads) and the matrix engine's AVX-512 and AVX2 paths
-(matmul; ELWMUL on AVX-512) against a build without them, and against the narrower paths chosen
+(matmul; ELWMUL and ELWADD on AVX-512) against a build without them, and against the narrower paths chosen
 at run time (TT_MOCK_FPU=avx2, TT_MOCK_FPU=portable). The program's tile products include edge cases
 (exponents near underflow and overflow, alignment-limit gaps, exact ties, zero rows and columns,
 special DST values, sums that cancel to a few units in the last place)."""

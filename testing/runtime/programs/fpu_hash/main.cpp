@@ -109,7 +109,7 @@ int main() {
     // largest product, 24-25 below the DST value), mantissas with trailing zeros (exact ties),
     // zero rows and columns, and DST values that are zero, -0, denormal, infinite, NaN, or far
     // above or below the products; each tile product applied twice onto its own result, and
-    // the element-wise product once
+    // the element-wise product and sums once (the sums also with the special values as operands)
     const uint32_t dst_specials[5] = {0u, 0x80000000u, 0x00012345u, 0x7F800000u, 0xFFC00001u};
     const int32_t tops[4] = {4, 66, 127, 252}, gaps[4] = {1, 13, 14, 25};
     for (int round = 0; round < 192; ++round) {
@@ -146,6 +146,10 @@ int main() {
         // the same operands and DST values through ELWMUL (every broadcast)
         std::memcpy(t, t0, sizeof t);
         fpu::eltwise_mul(t, a, b, static_cast<int>((flags >> 5) % 4), 1 + static_cast<int>((flags >> 3) % 4), fp32);
+        mix(t, sizeof t);
+        fpu::eltwise_add(t, a, b, flags & 128, static_cast<int>((flags >> 5) % 4), fp32);
+        mix(t, sizeof t);
+        fpu::eltwise_add(t, a, t0, flags & 256, fpu::kBcastNone, fp32);  // operands of any value
         mix(t, sizeof t);
     }
     std::printf("%016llx\n", static_cast<unsigned long long>(h));

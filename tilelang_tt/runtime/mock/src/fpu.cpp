@@ -769,6 +769,47 @@ AVX512_FN void eltwise_mul512(uint32_t* dst, const uint32_t* a, const uint32_t* 
     }
 }
 
+// ELWADD / ELWSUB on 16 lanes, the rule of eltwise_add_impl: the smaller operand (by exponent and
+// mantissa) aligned to the larger rounding half up, the signed 12-bit mantissa sum S normalised by
+// an exact int -> float conversion (with a 16-bit DST then rounded half away from zero to BF16).
+template <bool kFp32>
+AVX512_FN void eltwise_add512(uint32_t* dst, const uint32_t* a_in, const uint32_t* b_in, uint32_t negate) {
+    const __m512i exp_mask = _mm512_set1_epi32(static_cast<int32_t>(kExpMask));
+    const __m512i key_mask = _mm512_set1_epi32(0x3FFFF), low10 = _mm512_set1_epi32(0x3FF);
+    const __m512i implicit = _mm512_set1_epi32(0x400), byte = _mm512_set1_epi32(255), one = _mm512_set1_epi32(1);
+    const __m512i zero = _mm512_setzero_si512();
+    for (int i = 0; i < kTileElems; i += 16) {
+        __m512i a = _mm512_loadu_si512(a_in + i);
+        __m512i b = _mm512_xor_si512(_mm512_loadu_si512(b_in + i), _mm512_set1_epi32(static_cast<int32_t>(negate)));
+        a = _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(a, exp_mask), a);  // denormals and zeros: +0
+        b = _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(b, exp_mask), b);
+        const __mmask16 swap = _mm512_cmplt_epu32_mask(_mm512_and_si512(_mm512_srli_epi32(a, 13), key_mask),
+                                                       _mm512_and_si512(_mm512_srli_epi32(b, 13), key_mask));
+        const __m512i x = _mm512_mask_blend_epi32(swap, a, b), y = _mm512_mask_blend_epi32(swap, b, a);
+        const __m512i ex = _mm512_and_si512(_mm512_srli_epi32(x, 23), byte);
+        const __m512i ey = _mm512_and_si512(_mm512_srli_epi32(y, 23), byte);
+        const __m512i mx = _mm512_maskz_or_epi32(_mm512_test_epi32_mask(x, x),
+                                                 _mm512_and_si512(_mm512_srli_epi32(x, 13), low10), implicit);
+        __m512i my = _mm512_maskz_or_epi32(_mm512_test_epi32_mask(y, y),
+                                           _mm512_and_si512(_mm512_srli_epi32(y, 13), low10), implicit);
+        // floor(my / 2^d + 1/2) = ((2 my >> d) + 1) >> 1 (0 for d >= 12, as 2 my < 2^12)
+        my = _mm512_srli_epi32(_mm512_add_epi32(_mm512_srlv_epi32(_mm512_slli_epi32(my, 1), _mm512_sub_epi32(ex, ey)), one), 1);
+        const __mmask16 differ = _mm512_movepi32_mask(_mm512_xor_si512(x, y));
+        const __m512i sum = _mm512_mask_sub_epi32(_mm512_add_epi32(mx, my), differ, mx, my);  // >= 0
+        __m512i fb = _mm512_castps_si512(_mm512_cvtepi32_ps(sum));
+        if (!kFp32) fb = _mm512_and_si512(_mm512_add_epi32(fb, _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0xFFFF0000));
+        // exponent: ex - 10 + floor(log2 sum) (sum at 2^10 = 1.0)
+        const __m512i bias = _mm512_sub_epi32(ex, _mm512_set1_epi32(127 + 10));
+        const __m512i exp = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), bias);
+        const __m512i sign = _mm512_and_si512(x, _mm512_set1_epi32(static_cast<int32_t>(0x80000000u)));
+        __m512i out = _mm512_or_si512(_mm512_add_epi32(fb, _mm512_slli_epi32(bias, 23)), sign);
+        out = _mm512_mask_or_epi32(out, _mm512_cmpgt_epi32_mask(exp, _mm512_set1_epi32(254)), sign,
+                                   _mm512_set1_epi32(0x7F800000));
+        const __mmask16 keep = _mm512_cmpneq_epi32_mask(sum, zero) & _mm512_cmpgt_epi32_mask(exp, zero);
+        _mm512_storeu_si512(dst + i, _mm512_maskz_mov_epi32(keep, out));
+    }
+}
+
 // The matmul path: the widest the CPU has (AVX-512 BW/DQ, then AVX2, then portable), unless
 // TT_MOCK_FPU=avx2 or TT_MOCK_FPU=portable asks for a narrower one (to compare them).
 enum class FpuPath { kPortable, kAvx2, kAvx512 };
@@ -1108,6 +1149,16 @@ void eltwise_add(uint32_t* dst, const uint32_t* a, const uint32_t* b, bool subtr
         b = bb;
     }
     const uint32_t negate = subtract ? 0x80000000u : 0u;
+#ifdef TTMOCK_MVMUL512
+    if (fpu_path() == FpuPath::kAvx512) {
+        if (fp32_dst) {
+            eltwise_add512<true>(dst, a, b, negate);
+        } else {
+            eltwise_add512<false>(dst, a, b, negate);
+        }
+        return;
+    }
+#endif
     if (fp32_dst) {
         eltwise_add_impl<true>(dst, a, b, negate);
     } else {
