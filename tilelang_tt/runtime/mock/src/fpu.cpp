@@ -563,8 +563,8 @@ AVX512_FN inline Dst32 dst32_step(Dst32 s, __m512i x0, __m512i e0, __m512i x1, _
         const __m512i half = _mm512_set1_epi32(1 << 12), grid = _mm512_set1_epi32(~0x1FFF);
         a0 = _mm512_and_si512(_mm512_add_epi32(a0, half), grid);
         a1 = _mm512_and_si512(_mm512_add_epi32(a1, half), grid);
-        // the DST value's magnitude rounded twice, half away from zero: ~x - 1 rounds a negative
-        // value's tie downwards
+        // the DST value rounded a second time, its magnitude half away from zero: 1 less before
+        // the floor turns a negative value's tie downwards
         ad = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(s.x, _mm512_sub_epi32(emax, ed)), four), 3);
         ad = _mm512_and_si512(_mm512_add_epi32(_mm512_add_epi32(ad, half), _mm512_srai_epi32(s.x, 31)), grid);
     }
@@ -770,8 +770,9 @@ AVX512_FN void eltwise_mul512(uint32_t* dst, const uint32_t* a, const uint32_t* 
 }
 
 // ELWADD / ELWSUB on 16 lanes, the rule of eltwise_add_impl: the smaller operand (by exponent and
-// mantissa) aligned to the larger rounding half up, the signed 12-bit mantissa sum S normalised by
-// an exact int -> float conversion (with a 16-bit DST then rounded half away from zero to BF16).
+// mantissa) aligned to the larger rounding half up, the 12-bit mantissa sum or difference (the
+// larger operand's sign) normalised by an exact int -> float conversion (with a 16-bit DST then
+// rounded half away from zero to BF16).
 template <bool kFp32>
 AVX512_FN void eltwise_add512(uint32_t* dst, const uint32_t* a_in, const uint32_t* b_in, uint32_t negate) {
     const __m512i exp_mask = _mm512_set1_epi32(static_cast<int32_t>(kExpMask));
