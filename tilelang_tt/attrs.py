@@ -51,6 +51,12 @@ MCAST_PLAN = "tt.mcast_plan"
 # D3 (reader and writer): the id of the L1 semaphore that orders an atomic's per-iteration
 # read-modify-write on a core (tt.rmw_acquire / tt.rmw_release), after the multicast ones
 RMW_SEMAPHORE = "tt.rmw_semaphore"
+# TileLang's names: a @T.prim_func in the eager form (`C = T.empty(...)`, `return C`) records the
+# parameter indices of its outputs (tilelang_tt.compile uses them when no out_idx is passed);
+# T.annotate_pass_configs records pass configs compile merges under its own pass_configs
+OUT_IDX = "tilelang_out_idx"  # [int, ...]
+PASS_CONFIGS_ATTR = "tilelang_pass_configs"  # {key: value}
+COMPILE_FLAGS_ATTR = "tilelang_compile_flags"  # [str, ...] (CUDA compiler flags; unused here)
 MCAST_FIELDS = ("sender", "sender_x", "sender_y", "x0", "y0", "x1", "y1")  # tt.mcast_arg fields
 
 # ---- compile options: tilelang_tt.compile(func, pass_configs={KEY: value}) ----------------------

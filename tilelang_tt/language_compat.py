@@ -104,7 +104,7 @@ _refuse(_CLUSTER, "ClusterKernel", "alloc_cluster_barrier", "copy_cluster",
         "clc_try_cancel_multicast", "clc_is_canceled", "clc_get_first_ctaid_x",
         "clc_get_first_ctaid_y", "clc_get_first_ctaid_z")
 _refuse(_ATOMIC, "atomic_addx2", "atomic_addx4", "atomic_or")
-_refuse(_PTR, "access_ptr", "make_tensor", "make_tensor_from_addr", "alloc_global")
+_refuse(_PTR, "access_ptr", "make_tensor", "make_tensor_from_addr", "alloc_global", "ptr")
 _refuse(_WS, "WSID", "WSInstr", "WSOpRef", "WSPipeline", "WSRole", "WSSchedule", "WSScope",
         "WSSync", "WSSyncKind", "annotate_ws_schedule", "ws_op")
 _refuse(_PACKED, "add2", "sub2", "mul2", "fma2", "max2", "min2", "abs2", "dp4a")
@@ -135,8 +135,6 @@ NO_OPS: dict[str, str] = {
     "annotate_l2_hit_ratio": "Tensix has no L2 cache to steer",
     "annotate_min_blocks_per_sm": "an occupancy hint for CUDA SMs",
     "annotate_restrict_buffers": "an aliasing hint; tensors never alias here",
-    "annotate_compile_flags": "device compiler flags of the CUDA toolchain",
-    "annotate_pass_configs": "TileLang pass options (pass pass_configs= to compile/jit)",
     "annotate_producer_reg_dealloc": "a register-file hint for CUDA warp groups",
     "annotate_consumer_reg_alloc": "a register-file hint for CUDA warp groups",
     "set_max_nreg": "a register-file hint for CUDA warp groups",
@@ -200,6 +198,9 @@ class Refused:
         raise self._error()
 
     def __enter__(self):
+        raise self._error()
+
+    def __getitem__(self, _key):  # T.StridedTensor[shape, strides, dtype]
         raise self._error()
 
     def __exit__(self, *exc):
