@@ -555,6 +555,8 @@ void end_round(Run& run) {
         for (const Deferred& op : c->deferred) apply(op, c->index);
         c->deferred.clear();
     }
+    // the modelled time: replay what the kernels recorded (their semaphore updates applied)
+    timing::replay_advance();
     size_t unfinished = 0;
     for (const Fiber& f : *run.fibers) unfinished += f.finished ? 0 : 1;
     if (unfinished == 0) {
@@ -622,6 +624,7 @@ void run_fibers(std::vector<Fiber>& fibers) {
         g_host.cpu_ns.resize(threads, 0);
     }
     const uint64_t wall0 = now_ns(), ticks0 = host_ticks();
+    timing::replay_begin(d, fibers);
 
     std::barrier<EndRound> bar(threads, EndRound{&run});
     auto work = [&](int tid) {
@@ -651,8 +654,8 @@ void run_fibers(std::vector<Fiber>& fibers) {
     g_host.serial_ns += run.serial_ns;
     ++g_host.runs;
 
-    // modelled device time of the launch: a replay of the kernels' timing logs
-    timing::simulate(d, fibers);
+    // modelled device time of the launch: the rest of the replay of the kernels' timing logs
+    timing::replay_finish(d, fibers);
 
     // messages about CBs name kernels: format them while the fibers exist
     for (Core& c : d.cores) {
@@ -762,6 +765,8 @@ void write_stats() {
     // host shared with other work, preemption inflates both alike.
     const double math_share = busy ? std::min(1.0, math_ns / static_cast<double>(busy)) : 0.0;
     os << "], \"between_rounds_ns\": " << g_host.serial_ns
+       << ", \"timing_log_calls\": " << timing::log_total_ops()
+       << ", \"timing_log_peak_calls\": " << timing::log_peak_ops()
        << ", \"tile_ops\": " << tile_ops << ", \"tile_math_ns\": " << static_cast<uint64_t>(math_ns)
        << ", \"overhead_ns_per_tile_op\": "
        << (tile_ops ? static_cast<double>(cpu) * (1.0 - math_share) / static_cast<double>(tile_ops) : 0.0)

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <queue>
 #include <sstream>
 #include <unordered_map>
@@ -71,6 +72,7 @@ double sfpu_instructions(const char* op) {
 
 // ---- recording ----------------------------------------------------------------------------------
 void record(Fiber& f, Op op) { f.tlog.push_back(op); }
+uint32_t last_index(const Fiber& f) { return f.tlog_base + static_cast<uint32_t>(f.tlog.size()) - 1; }
 
 void tile(Fiber& f, TileClass cls, double unpack, double math) {
     const int64_t x = (static_cast<int64_t>(std::llround(unpack * 16)) << 32) | std::llround(math * 16);
@@ -144,7 +146,7 @@ struct PushLog {
 };
 
 struct FiberSim {
-    Fiber* f = nullptr;
+    Fiber* f = nullptr;  // pc, and the indices below, count calls of the kernel's whole log
     int core = 0, base_tid = 0;
     bool compute = false;
     size_t pc = 0;
@@ -157,6 +159,13 @@ struct FiberSim {
     std::string last_busy;
 };
 
+uint64_t g_log_peak = 0;   // calls held in the logs at most
+uint64_t g_log_total = 0;  // calls recorded
+
+// The replay: a discrete-event simulation over the kernels' logs in modelled-time order. It runs
+// between rounds as far as the logs reach: where it needs a call a kernel has not recorded yet
+// (or the kernel's last call, which the next tile op may still merge into), it stops, and the next
+// advance() goes on from that very point; so the replay is the same as one over the complete logs.
 class Sim {
 public:
     Sim(Device& d, std::vector<Fiber>& fibers, double t0) : d_(d), p_(profile()), t0_(t0) {
@@ -168,24 +177,43 @@ public:
             s.core = fibers[i].core;
             s.compute = fibers[i].kind == KernelKind::Compute;
             s.base_tid = s.compute ? 2 : fibers[i].kind == KernelKind::Reader ? 0 : 1;
-        }
-        for (Core& c : d.cores) {
-            for (auto& [off, list] : c.sem_log) {
-                const uint64_t key = sem_key(c.index, off);
-                for (uint64_t e : list) updates_of_[e].push_back(key);
-            }
+            fibers[i].tlog_base = 0;
         }
         bank_free_.assign(p_.dram_banks, 0);
+        // every clock is 0: the queue order does not depend on the kernels' first calls yet
+        for (size_t i = 0; i < fs_.size(); ++i) enqueue(static_cast<int>(i));
     }
 
-    double run() {
-        for (size_t i = 0; i < fs_.size(); ++i) enqueue(static_cast<int>(i));
-        while (!pq_.empty()) {
-            auto [t, i] = pq_.top();
-            pq_.pop();
-            fs_[i].queued = false;
-            step(i);
+    // replays as far as the logs reach, then drops the calls replayed
+    void advance() {
+        take_sem_updates();
+        uint64_t held = 0;
+        for (const FiberSim& s : fs_) held += s.f->tlog.size();
+        g_log_peak = std::max(g_log_peak, held);
+        if (paused_ < 0 || resume(paused_)) {
+            while (!pq_.empty()) {
+                auto [t, i] = pq_.top();
+                pq_.pop();
+                fs_[i].queued = false;
+                if (!resume(i)) break;
+            }
         }
+        for (FiberSim& s : fs_) {
+            Fiber& f = *s.f;
+            const size_t used = s.pc - f.tlog_base;
+            if (used == f.tlog.size() && s.done) {
+                std::vector<Op>().swap(f.tlog);
+                f.tlog_base = static_cast<uint32_t>(s.pc);
+            } else if (used >= 16 && 2 * used >= f.tlog.size()) {
+                f.tlog.erase(f.tlog.begin(), f.tlog.begin() + static_cast<std::ptrdiff_t>(used));
+                f.tlog_base = static_cast<uint32_t>(s.pc);
+            }
+        }
+    }
+
+    // once every kernel has finished: the logs are complete
+    double finish() {
+        advance();
         double end = 0;
         for (FiberSim& s : fs_) {
             if (!s.done && g_res.error.empty()) {
@@ -206,7 +234,16 @@ private:
     std::vector<FiberSim> fs_;
     std::map<uint64_t, PushLog> cbs_;  // (core << 8 | cb)
     std::map<uint64_t, std::vector<int>> sem_waiters_;
-    std::unordered_map<uint64_t, std::vector<uint64_t>> updates_of_;  // (fiber, op) -> keys
+    // semaphore updates: (fiber, op) -> (key, place in the key's list of updates), for the updates
+    // not replayed yet
+    std::unordered_map<uint64_t, std::vector<std::pair<uint64_t, uint32_t>>> updates_of_;
+    struct SemTimes {
+        size_t seen = 0;                     // updates of the key taken into updates_of_
+        std::vector<double> prefix_max;      // [k]: latest arrival of the key's updates 0..k
+        std::map<uint32_t, double> pending;  // arrivals of updates beyond an unreplayed one
+    };
+    std::map<uint64_t, SemTimes> sem_;
+    int paused_ = -1;  // the kernel whose step stopped at a call not recorded yet
     std::vector<double> bank_free_;
     double dram_bytes_ = 0;
     using QE = std::pair<double, int>;
@@ -223,12 +260,57 @@ private:
     }
     int eng(const FiberSim& s, Kind k) const { return s.compute ? engine_of(k) : 0; }
 
+    // calls of the kernel's log the replay may read: all once it finished; before, all but a last
+    // tile / SFPU / pack op (the next one may merge into it)
+    size_t avail(const FiberSim& s) const {
+        const Fiber& f = *s.f;
+        size_t n = f.tlog.size();
+        if (!f.finished && n > 0) {
+            const Kind k = f.tlog.back().kind;
+            if (k == Kind::Tile || k == Kind::Sfpu || k == Kind::Pack) --n;
+        }
+        return f.tlog_base + n;
+    }
+    const Op& at(const FiberSim& s, size_t pc) const { return s.f->tlog[pc - s.f->tlog_base]; }
+
     void enqueue(int i) {
         FiberSim& s = fs_[i];
         if (s.done || s.queued) return;
         s.queued = true;
-        const double t = s.pc < s.f->tlog.size() ? s.clk[eng(s, s.f->tlog[s.pc].kind)] : s.clk[0];
+        // (a kernel is queued at a call it has recorded, or at the start, when every clock is 0)
+        const double t = s.pc < avail(s) ? s.clk[eng(s, at(s, s.pc).kind)] : s.clk[0];
         pq_.push({t, i});
+    }
+    // steps kernel i; false when the replay stopped at a call not recorded yet
+    bool resume(int i) {
+        paused_ = -1;
+        step(i);
+        return paused_ < 0;
+    }
+
+    // the semaphore updates applied since the last advance (semaphore waits name them)
+    void take_sem_updates() {
+        for (Core& c : d_.cores) {
+            for (auto& [off, list] : c.sem_log) {
+                const uint64_t key = sem_key(c.index, off);
+                SemTimes& st = sem_[key];
+                for (; st.seen < list.size(); ++st.seen) {
+                    updates_of_[list[st.seen]].push_back({key, static_cast<uint32_t>(st.seen)});
+                }
+            }
+        }
+    }
+    void sem_arrival(uint64_t key, uint32_t k, double t) {
+        SemTimes& st = sem_[key];
+        if (k != st.prefix_max.size()) {
+            st.pending[k] = t;
+            return;
+        }
+        st.prefix_max.push_back(st.prefix_max.empty() ? t : std::max(st.prefix_max.back(), t));
+        for (auto it = st.pending.begin(); it != st.pending.end() && it->first == st.prefix_max.size();
+             it = st.pending.erase(it)) {
+            st.prefix_max.push_back(std::max(st.prefix_max.back(), it->second));
+        }
     }
 
     void trace(const FiberSim& s, int e, double a, double b, const std::string& name, bool stall) {
@@ -284,9 +366,13 @@ private:
 
     void step(int i) {
         FiberSim& s = fs_[i];
-        auto& log = s.f->tlog;
-        while (s.pc < log.size()) {
-            Op& op = log[s.pc];
+        for (;;) {
+            if (s.pc >= avail(s)) {
+                if (s.f->finished) break;
+                paused_ = i;
+                return;
+            }
+            const Op& op = at(s, s.pc);
             const int e = eng(s, op.kind);
             switch (op.kind) {
                 case Kind::Tile: {
@@ -393,34 +479,36 @@ private:
                     wait_until(s, e, s.writes_done, "noc_async_write_barrier");
                     break;
                 case Kind::SemUpdate: {
+                    double t;
                     if (op.cb) {
                         // a posted write after this kernel's earlier writes: it lands after them
                         work(s, e, p_.noc_issue, "semaphore");
-                        op.t = std::max(s.clk[e] + p_.noc_latency, s.writes_done);
+                        t = std::max(s.clk[e] + p_.noc_latency, s.writes_done);
                     } else {
                         work(s, e, p_.cb_call, "semaphore");
-                        op.t = s.clk[e];
+                        t = s.clk[e];
                     }
                     auto it = updates_of_.find((static_cast<uint64_t>(i) << 32) | s.pc);
                     if (it != updates_of_.end()) {
-                        for (uint64_t key : it->second) {
+                        for (const auto& [key, k] : it->second) {
+                            sem_arrival(key, k, t);
                             auto w = sem_waiters_.find(key);
                             if (w != sem_waiters_.end()) wake(w->second);
                         }
+                        updates_of_.erase(it);
                     }
                     break;
                 }
                 case Kind::SemWait: {
+                    // released by the key's first n updates: once all of them are replayed, at the
+                    // latest arrival
                     const uint64_t key = static_cast<uint64_t>(op.x);
-                    const auto& list = d_.cores[key >> 32].sem_log[static_cast<uint32_t>(key)];
                     double t = 0;
-                    bool ok = true;
-                    for (uint32_t k = 0; k < op.n && k < list.size(); ++k) {
-                        const Op& u = fs_[list[k] >> 32].f->tlog[static_cast<uint32_t>(list[k])];
-                        if (u.t < 0) { ok = false; break; }
-                        t = std::max(t, u.t);
+                    if (op.n > 0) {
+                        const SemTimes& st = sem_[key];
+                        if (st.prefix_max.size() < op.n) { sem_waiters_[key].push_back(i); return; }
+                        t = std::max(0.0, st.prefix_max[op.n - 1]);
                     }
-                    if (!ok) { sem_waiters_[key].push_back(i); return; }
                     wait_until(s, e, t, "noc_semaphore_wait");
                     work(s, e, p_.cb_call, "semaphore");
                     break;
@@ -478,17 +566,37 @@ private:
 };
 }  // namespace
 
-void simulate(Device& d, std::vector<Fiber>& fibers) {
-    Sim sim(d, fibers, g_res.cycles);
-    const double end = sim.run();
+namespace {
+std::unique_ptr<Sim> g_sim;
+}
+
+void replay_begin(Device& d, std::vector<Fiber>& fibers) { g_sim = std::make_unique<Sim>(d, fibers, g_res.cycles); }
+
+void replay_advance() {
+    // TT_MOCK_REPLAY_AT_END=1: replay once, after the run, over the complete logs (for tests:
+    // the results must be the same)
+    static const bool at_end = [] {
+        const char* v = std::getenv("TT_MOCK_REPLAY_AT_END");
+        return v != nullptr && *v != '\0' && *v != '0';
+    }();
+    if (g_sim && !at_end) g_sim->advance();
+}
+
+void replay_finish(Device& d, std::vector<Fiber>& fibers) {
+    const double end = g_sim->finish();
+    g_sim.reset();
+    for (const Fiber& f : fibers) g_log_total += f.tlog_base + f.tlog.size();
     g_res.cycles += end;
     ++g_res.launches;
     for (Fiber& f : fibers) {
-        f.tlog.clear();
-        f.tlog.shrink_to_fit();
+        std::vector<Op>().swap(f.tlog);
+        f.tlog_base = 0;
     }
     for (Core& c : d.cores) c.sem_log.clear();
 }
+
+uint64_t log_peak_ops() { return g_log_peak; }
+uint64_t log_total_ops() { return g_log_total; }
 
 static std::string num(double v) {
     std::ostringstream os;
