@@ -41,7 +41,15 @@ CostProfile blackhole_p150() {
 }
 }  // namespace
 
+// The profile is chosen once, at the first call (create_device makes it): tile ops ask for it on
+// every call, and reading the environment each time cost a few percent of the run.
+static const CostProfile& choose_profile();
 const CostProfile& profile() {
+    static const CostProfile& chosen = choose_profile();
+    return chosen;
+}
+
+static const CostProfile& choose_profile() {
     static const CostProfile n150 = wormhole("n150"), n300 = wormhole("n300"), p150 = blackhole_p150();
     const char* dev = std::getenv("TT_MOCK_DEVICE");
     const char* arch = std::getenv("TT_MOCK_ARCH");
