@@ -29,6 +29,8 @@ def add(A: T.Tensor((32, 32), "bfloat16"), B: T.Tensor((32, 32), "bfloat16")):
 art = tilelang_tt.compile(add, out_idx=-1)
 x = np.arange(1024, dtype=np.float32).reshape(32, 32).astype(ml_dtypes.bfloat16)
 print("copy", bool((art(x) == x).all()))
+print("relax-lazy-after-run", isinstance(sys.modules["tvm.relax"], importlib.util._LazyModule),
+      "tvm.s_tir" in sys.modules)
 from tvm.script import relax as R, ir as I
 print("relax-used", isinstance(sys.modules["tvm.relax"], importlib.util._LazyModule),
       R.Tensor.__module__.startswith("tvm.relax"))
@@ -53,6 +55,8 @@ def test_lean_tvm_import(tmp_path):
     # as after TVM's own import: disco's import fails inside it, libtvm_runtime_extra is loaded
     assert got["disco"] == "True" and got["extra"] == "True"
     assert got["copy"] == "True"
+    # parsing, compiling and running a kernel import neither relax nor s_tir
+    assert got["relax-lazy-after-run"] == "True False"
     assert got["relax-used"] == "False True"  # imported in full when used
 
 
@@ -63,3 +67,22 @@ def test_full_tvm_import(tmp_path, how):
     assert got["relax-lazy"] == "False" and got["cuda-hooks"] == "True"
     assert got["disco"] == "True" and got["extra"] == "True"
     assert got["copy"] == "True" and got["relax-used"] == "False True"
+
+
+def test_ill_formed_kernel_is_reported_as_tvmscript_reports_it():
+    """TVMScript's well-formedness check of a parsed kernel (run by tilelang_tt.language, not
+    by TVMScript's parse, which would import tvm.relax): a variable the kernel never defines."""
+    import tilelang_tt
+    import tilelang_tt.language as T
+    from tilelang_tt import tvm
+
+    v = tvm.tirx.Var("v", "int32")
+
+    with pytest.raises(tilelang_tt.TTCompileError) as info:
+        @T.prim_func
+        def kernel(A: T.Tensor((32, 32), "float32")):
+            with T.Kernel(1, 1) as (bx, by):
+                A[v, 0] = 1.0
+    message = str(info.value)
+    assert "not well-formed" in message and "undefined variable v" in message
+    assert "test_import.py" in message  # pointing at the kernel's source
