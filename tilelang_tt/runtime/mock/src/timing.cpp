@@ -164,6 +164,7 @@ struct FiberSim {
     double commit_t[2] = {0, 0}, release_t[2] = {0, 0};
     uint64_t ka = 0, kw = 0;
     bool done = false, queued = false;
+    CoreStats* stats = nullptr;  // g_res.cores[core]
     std::string last_busy;
 };
 
@@ -185,6 +186,7 @@ public:
             s.core = fibers[i].core;
             s.compute = fibers[i].kind == KernelKind::Compute;
             s.base_tid = s.compute ? 2 : fibers[i].kind == KernelKind::Reader ? 0 : 1;
+            s.stats = &g_res.cores[s.core];  // (std::map: the entry stays put)
             fibers[i].tlog_base = 0;
         }
         bank_free_.assign(p_.dram_banks, 0);
@@ -240,7 +242,7 @@ private:
     double t0_;
     bool trace_on_ = false;
     std::vector<FiberSim> fs_;
-    std::map<uint64_t, PushLog> cbs_;  // (core << 8 | cb)
+    std::unordered_map<uint64_t, PushLog> cbs_;  // (core << 8 | cb)
     std::map<uint64_t, std::vector<int>> sem_waiters_;
     // semaphore updates: (fiber, op) -> (key, place in the key's list of updates), for the updates
     // not replayed yet
@@ -321,8 +323,23 @@ private:
         }
     }
 
-    void trace(const FiberSim& s, int e, double a, double b, const std::string& name, bool stall) {
+    // what a span of the trace shows, formatted only when the trace is written
+    struct Label {
+        const char* text;
+        const char* more = nullptr;  // appended
+        int cb = -1;                 // " CB <cb>" appended
+        std::string str() const {
+            std::string r(text);
+            if (more) r += more;
+            if (cb >= 0) r += " CB " + std::to_string(cb);
+            return r;
+        }
+    };
+    static Label cb_label(const char* what, uint16_t cb) { return Label{what, nullptr, cb}; }
+
+    void trace(const FiberSim& s, int e, double a, double b, const Label& label, bool stall) {
         if (!trace_on_ || b <= a) return;
+        const std::string name = label.str();
         if (g_res.trace.size() >= kMaxTraceEvents) {
             g_res.trace_truncated = true;
             return;
@@ -338,12 +355,12 @@ private:
         }
         g_res.trace.push_back(TraceEvent{s.core, tid, a + t0_, b + t0_, name, stall});
     }
-    void work(FiberSim& s, int e, double cycles, const std::string& name) {
+    void work(FiberSim& s, int e, double cycles, const Label& name) {
         trace(s, e, s.clk[e], s.clk[e] + cycles, name, false);
         s.clk[e] += cycles;
         s.busy[e] += cycles;
     }
-    void wait_until(FiberSim& s, int e, double t, const std::string& what) {
+    void wait_until(FiberSim& s, int e, double t, const Label& what) {
         if (t > s.clk[e]) {
             trace(s, e, s.clk[e], t, what, true);
             s.stall[e] += t - s.clk[e];
@@ -370,7 +387,6 @@ private:
         enqueue(i);
         return true;
     }
-    static std::string cb_name(const char* what, uint16_t cb) { return std::string(what) + " CB " + std::to_string(cb); }
 
     void step(int i) {
         FiberSim& s = fs_[i];
@@ -387,30 +403,30 @@ private:
                     const double u = static_cast<double>(op.x >> 32) / 16, m = static_cast<double>(op.x & 0xffffffff) / 16;
                     const double k = op.n;
                     static const char* names[] = {"matmul", "fpu", "copy", "reduce"};
-                    const std::string name = names[op.cb & 3];
+                    const char* name = names[op.cb & 3];
                     const double u0 = s.clk[0];
-                    work(s, 0, k * u, "unpack " + name);
+                    work(s, 0, k * u, Label{"unpack ", name});
                     const double m_end = std::max(s.clk[1] + k * m, u0 + (u >= m ? k * u + m : u + k * m));
-                    wait_until(s, 1, m_end - k * m, "wait unpack");
-                    work(s, 1, k * m, name);
-                    CoreStats& cs = g_res.cores[s.core];
+                    wait_until(s, 1, m_end - k * m, Label{"wait unpack"});
+                    work(s, 1, k * m, Label{name});
+                    CoreStats& cs = *s.stats;
                     if (op.cb == kMatmul) cs.matmul += k * m; else cs.fpu += k * m;
                     break;
                 }
                 case Kind::Sfpu: {
                     const double c = static_cast<double>(op.x) / 16 * op.n;
-                    work(s, 1, c, "sfpu");
-                    g_res.cores[s.core].sfpu += c;
+                    work(s, 1, c, Label{"sfpu"});
+                    s.stats->sfpu += c;
                     break;
                 }
-                case Kind::Pack: work(s, 2, static_cast<double>(op.x) / 16 * op.n, "pack"); break;
+                case Kind::Pack: work(s, 2, static_cast<double>(op.x) / 16 * op.n, Label{"pack"}); break;
                 case Kind::CbWait: {
                     bool ok = false;
                     PushLog& l = cb(s, op.cb);
                     const double t = find(l.pushes, op.x, &ok);
                     if (!ok) { l.push_waiters.push_back(i); return; }
-                    wait_until(s, e, t, cb_name("cb_wait_front", op.cb));
-                    work(s, e, p_.cb_call, cb_name("cb_wait_front", op.cb));
+                    wait_until(s, e, t, cb_label("cb_wait_front", op.cb));
+                    work(s, e, p_.cb_call, cb_label("cb_wait_front", op.cb));
                     break;
                 }
                 case Kind::CbReserve: {
@@ -419,13 +435,13 @@ private:
                         PushLog& l = cb(s, op.cb);
                         const double t = find(l.pops, op.x, &ok);
                         if (!ok) { l.pop_waiters.push_back(i); return; }
-                        wait_until(s, e, t, cb_name("cb_reserve_back", op.cb));
+                        wait_until(s, e, t, cb_label("cb_reserve_back", op.cb));
                     }
-                    work(s, e, p_.cb_call, cb_name("cb_reserve_back", op.cb));
+                    work(s, e, p_.cb_call, cb_label("cb_reserve_back", op.cb));
                     break;
                 }
                 case Kind::CbPush: case Kind::CbPop: {
-                    work(s, e, p_.cb_call, cb_name(op.kind == Kind::CbPush ? "cb_push_back" : "cb_pop_front", op.cb));
+                    work(s, e, p_.cb_call, cb_label(op.kind == Kind::CbPush ? "cb_push_back" : "cb_pop_front", op.cb));
                     PushLog& l = cb(s, op.cb);
                     if (op.kind == Kind::CbPush) {
                         l.pushes.push_back({static_cast<uint64_t>(op.x), s.clk[e]});
@@ -438,7 +454,7 @@ private:
                 }
                 case Kind::DramRead: case Kind::L1Read: {
                     if (must_yield(i, s.clk[e])) return;
-                    work(s, e, p_.noc_issue, op.kind == Kind::DramRead ? "noc read DRAM" : "noc read L1");
+                    work(s, e, p_.noc_issue, Label{op.kind == Kind::DramRead ? "noc read DRAM" : "noc read L1"});
                     const double bytes = op.n, xfer = bytes / p_.noc_bytes_per_cycle;
                     double ready;
                     if (op.kind == Kind::DramRead) {
@@ -458,7 +474,7 @@ private:
                 }
                 case Kind::DramWrite: case Kind::L1Write: case Kind::Mcast: {
                     if (must_yield(i, s.clk[e])) return;
-                    work(s, e, p_.noc_issue, op.kind == Kind::Mcast ? "noc multicast" : op.kind == Kind::DramWrite ? "noc write DRAM" : "noc write L1");
+                    work(s, e, p_.noc_issue, Label{op.kind == Kind::Mcast ? "noc multicast" : op.kind == Kind::DramWrite ? "noc write DRAM" : "noc write L1"});
                     const double bytes = op.n;
                     double occ = bytes / p_.noc_bytes_per_cycle;
                     if (op.kind == Kind::Mcast) occ *= 1 + op.cb / p_.mcast_occupancy_dests;
@@ -481,19 +497,19 @@ private:
                     break;
                 }
                 case Kind::ReadBarrier:
-                    wait_until(s, e, s.reads_done, "noc_async_read_barrier");
+                    wait_until(s, e, s.reads_done, Label{"noc_async_read_barrier"});
                     break;
                 case Kind::WriteBarrier:
-                    wait_until(s, e, s.writes_done, "noc_async_write_barrier");
+                    wait_until(s, e, s.writes_done, Label{"noc_async_write_barrier"});
                     break;
                 case Kind::SemUpdate: {
                     double t;
                     if (op.cb) {
                         // a posted write after this kernel's earlier writes: it lands after them
-                        work(s, e, p_.noc_issue, "semaphore");
+                        work(s, e, p_.noc_issue, Label{"semaphore"});
                         t = std::max(s.clk[e] + p_.noc_latency, s.writes_done);
                     } else {
-                        work(s, e, p_.cb_call, "semaphore");
+                        work(s, e, p_.cb_call, Label{"semaphore"});
                         t = s.clk[e];
                     }
                     auto it = updates_of_.find((static_cast<uint64_t>(i) << 32) | s.pc);
@@ -517,32 +533,32 @@ private:
                         if (st.prefix_max.size() < op.n) { sem_waiters_[key].push_back(i); return; }
                         t = std::max(0.0, st.prefix_max[op.n - 1]);
                     }
-                    wait_until(s, e, t, "noc_semaphore_wait");
-                    work(s, e, p_.cb_call, "semaphore");
+                    wait_until(s, e, t, Label{"noc_semaphore_wait"});
+                    work(s, e, p_.cb_call, Label{"semaphore"});
                     break;
                 }
                 case Kind::RegsAcquire: {
                     const int half = s.f->compute && s.f->compute->full_sync ? 0 : static_cast<int>(s.ka & 1);
-                    wait_until(s, 1, s.release_t[half], "tile_regs_acquire (DST held by pack)");
-                    work(s, 1, p_.cb_call, "dst");
+                    wait_until(s, 1, s.release_t[half], Label{"tile_regs_acquire (DST held by pack)"});
+                    work(s, 1, p_.cb_call, Label{"dst"});
                     break;
                 }
                 case Kind::RegsCommit: {
                     const int half = s.f->compute && s.f->compute->full_sync ? 0 : static_cast<int>(s.ka & 1);
-                    work(s, 1, p_.cb_call, "dst");
+                    work(s, 1, p_.cb_call, Label{"dst"});
                     s.commit_t[half] = s.clk[1];
                     ++s.ka;
                     break;
                 }
                 case Kind::RegsWait: {
                     const int half = s.f->compute && s.f->compute->full_sync ? 0 : static_cast<int>(s.kw & 1);
-                    wait_until(s, 2, s.commit_t[half], "tile_regs_wait (math)");
-                    work(s, 2, p_.cb_call, "dst");
+                    wait_until(s, 2, s.commit_t[half], Label{"tile_regs_wait (math)"});
+                    work(s, 2, p_.cb_call, Label{"dst"});
                     break;
                 }
                 case Kind::RegsRelease: {
                     const int half = s.f->compute && s.f->compute->full_sync ? 0 : static_cast<int>(s.kw & 1);
-                    work(s, 2, p_.cb_call, "dst");
+                    work(s, 2, p_.cb_call, Label{"dst"});
                     s.release_t[half] = s.clk[2];
                     ++s.kw;
                     break;
@@ -553,7 +569,7 @@ private:
         s.done = true;
         // a finished kernel is done when its last transfers have landed
         const double last = std::max(s.reads_done, s.writes_done);
-        if (last > s.clk[0] && !s.compute) wait_until(s, 0, last, "transfers in flight");
+        if (last > s.clk[0] && !s.compute) wait_until(s, 0, last, Label{"transfers in flight"});
     }
 
     void collect(double end) {
