@@ -31,7 +31,8 @@ _SKIP = ("tvm.runtime.disco",)
 class _LeanFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
         if name in _SKIP:
-            raise ImportError(f"{name} is not imported with tvm by tilelang_tt (TILELANG_TT_TVM_FULL=1)")
+            raise ImportError(f"{name} is not imported with tvm by tilelang_tt "
+                              "(TILELANG_TT_TVM_FULL=1 imports it)")
         if name not in _LAZY:
             return None
         sys.meta_path.remove(self)
