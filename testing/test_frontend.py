@@ -126,9 +126,13 @@ def test_kernel_without_grid_extents_is_one_block():
     np.testing.assert_array_equal(art(a), a)
 
 
-def test_parse_errors_are_tt_compile_errors():
-    with pytest.raises(tilelang_tt.TTCompileError, match="both operands are single elements"):
-        @T.prim_func
-        def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
-            with T.Kernel(1, 1) as (bx, by):
-                T.copy(A[0, 0], B[0, 0])
+def test_element_copy_is_an_element_store():
+    # T.copy of two elements is `B[0, 0] = A[0, 0]`; alone (outside T.Parallel) it is refused
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1, 1) as (bx, by):
+            T.copy(A[0, 0], B[0, 0])
+
+    assert "B[0, 0] = A[0, 0]" in k.script()
+    with pytest.raises(tilelang_tt.TTUnsupportedError, match="element assignment to B outside"):
+        tilelang_tt.compile(k)

@@ -52,7 +52,8 @@ try:
     from . import ops as _ops  # noqa: F401  registers the tt.* TIR ops and the T.tt script namespace
     from . import target as _target  # noqa: F401  registers the "tenstorrent" target tags
     from .compiler import annotate_tt_layout, annotate_tt_schedule, compile, generate, lower
-    from .errors import (TTAliasError, TTCompileError, TTLayoutError, TTResourceError,
+    from .errors import (TTAliasError, TTArgumentError, TTCompileError, TTDtypeError,
+                         TTLayoutError, TTResourceError,
                          TTRuntimeError, TTUnsupportedError, TTVerifyError)
     from .jit import JITKernel, jit, par_compile
     from .runtime.artifact import Artifact
@@ -70,7 +71,8 @@ _tilelang_modules.install()
 __version__ = "0.1.0"
 
 __all__ = [
-    "Artifact", "JITKernel", "PassConfigKey", "TTAliasError", "TTCompileError", "TTLayoutError",
+    "Artifact", "JITKernel", "PassConfigKey", "TTAliasError", "TTArgumentError",
+    "TTCompileError", "TTDtypeError", "TTLayoutError",
     "TTResourceError", "TTRuntimeError", "TTUnsupportedError", "TTVerifyError",
     "TensorSupplyType", "annotate_tt_layout", "annotate_tt_schedule", "cdiv", "compile",
     "disable_cache", "enable_cache", "generate", "is_cache_enabled", "jit", "lower",

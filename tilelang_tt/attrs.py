@@ -48,6 +48,12 @@ K_COARSEN = "tt.k_coarsen"
 #   y1], ...]}]} - logical core coordinates: this core, whether it is the group's sender, the
 # sender, the receivers' rectangle
 MCAST_PLAN = "tt.mcast_plan"
+# TileLang's names: a @T.prim_func in the eager form (`C = T.empty(...)`, `return C`) records the
+# parameter indices of its outputs (tilelang_tt.compile uses them when no out_idx is passed);
+# T.annotate_pass_configs records pass configs compile merges under its own pass_configs
+OUT_IDX = "tilelang_out_idx"  # [int, ...]
+PASS_CONFIGS_ATTR = "tilelang_pass_configs"  # {key: value}
+COMPILE_FLAGS_ATTR = "tilelang_compile_flags"  # [str, ...] (CUDA compiler flags; unused here)
 MCAST_FIELDS = ("sender", "sender_x", "sender_y", "x0", "y0", "x1", "y1")  # tt.mcast_arg fields
 
 # ---- compile options: tilelang_tt.compile(func, pass_configs={KEY: value}) ----------------------
@@ -79,6 +85,9 @@ REDUCE_ABS = "tt.reduce_abs"  # T.reduce_abssum / absmax: reduce |x| (A0 inserts
 # ---- statement markers (AttrStmt keys) -----------------------------------------------------
 PERSISTENT_BODY = "tt.persistent_body"  # B2-D5: the per-work-unit part of the body (E1: a loop)
 DST_SCOPE = "tt.dst_scope"  # D5: accumulator lives in DST for the body
+# frontend -> A0.1.1: a store that is a TileLang atomic (T.atomic_add / max / min); the node is
+# the kind ("add" | "max" | "min"), the body the store `dst = dst op value`
+ATOMIC = "tt.atomic"
 
 # ---- schemas -------------------------------------------------------------------------------
 # field -> type(s) (or tuple of allowed string values for enums)

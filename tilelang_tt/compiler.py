@@ -17,7 +17,7 @@ from .codegen.cmake import cmake_source
 from .codegen.host import host_source
 from .codegen.kernels import kernel_source
 from .codegen.plan import build_plan
-from .errors import TTCompileError
+from .errors import TTArgumentError, TTCompileError
 from .passes import pipeline
 from .passes.verify.verify_ttir import kernels_of
 from .runtime.artifact import Artifact
@@ -138,6 +138,32 @@ def tenstorrent_target(target):
     return TARGET_KEY
 
 
+def _out_idx(func, out_idx):
+    """``out_idx``, or the outputs a kernel in the eager form declares (``T.empty``)."""
+    declared = func.attrs.get(attrs.OUT_IDX) if isinstance(func, tvm.tirx.PrimFunc) and \
+        func.attrs is not None else None
+    if declared is None:
+        return out_idx
+    declared = [int(i) for i in declared]
+    if out_idx is not None:
+        raise TTArgumentError(
+            f"Out index conflict: kernel {func.attrs.get('global_symbol', '')} declares its "
+            f"outputs with T.empty and returns them (out_idx {declared}), and was also given "
+            f"out_idx={out_idx}; drop the out_idx argument")
+    return declared
+
+
+def _annotated_pass_configs(func, pass_configs):
+    """``pass_configs`` over those the kernel records (``T.annotate_pass_configs``)."""
+    recorded = func.attrs.get(attrs.PASS_CONFIGS_ATTR) if isinstance(func, tvm.tirx.PrimFunc) \
+        and func.attrs is not None else None
+    if recorded is None:
+        return pass_configs
+    merged = {str(k): v for k, v in recorded.items()}
+    merged.update(pass_configs or {})
+    return merged
+
+
 def compile(func, out_idx=None, execution_backend=None, target="tenstorrent",  # noqa: A001
             target_host=None, verbose=None, pass_configs=None, compile_flags=None, *,
             dump_ir=None) -> Artifact:
@@ -149,6 +175,8 @@ def compile(func, out_idx=None, execution_backend=None, target="tenstorrent",  #
     "tt.fp32_dest_acc_en": True}`` (docs/SUPPORT.md); ``execution_backend``, ``target_host``,
     ``verbose``, ``compile_flags`` and the ``pass_configs`` keys outside ``tt.`` (TileLang's GPU
     options) are accepted and ignored."""
+    out_idx = _out_idx(func, out_idx)
+    pass_configs = _annotated_pass_configs(func, pass_configs)
     mod = lower(func, tenstorrent_target(target), dump_ir=dump_ir, pass_configs=pass_configs)
     sources, plan = generate(mod)
     art = Artifact(sources=sources, plan=plan, module=mod, out_idx=out_idx)

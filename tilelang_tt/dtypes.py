@@ -15,7 +15,7 @@ import numpy as np
 import tvm_ffi
 from tvm import tirx
 
-from .errors import TTUnsupportedError
+from .errors import TTCompileError, TTUnsupportedError
 
 # short names TileLang canonicalises when a dtype is built from a string
 _ALIASES = {"double": "float64", "float": "float32", "int": "int32", "long": "int64",
@@ -109,6 +109,22 @@ AnyDType = object  # TileLang's typing alias; anything dtype() accepts
 
 def get_tvm_dtype(value) -> dtype:
     return dtype(value)
+
+
+def dtype_name(value) -> str:
+    """The canonical name of anything TileLang accepts as a dtype (a string, ``T.float32``, a
+    torch or numpy dtype, a Python type); other values (a TVM ``DataType``) as ``str()``."""
+    from .language_compat import Refused
+
+    if isinstance(value, Refused):  # T.ptr, T.float4_e2m1_unpacked ... as a dtype
+        raise value._error()
+    if value is None:  # numpy would read None as float64
+        raise TTCompileError("a dtype is required here, got None; write T.float32, "
+                             "T.bfloat16, 'float16' ...")
+    try:
+        return _canonical(value)
+    except TypeError:
+        return str(value)
 
 
 def numpy_dtype(value) -> np.dtype:

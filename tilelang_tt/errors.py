@@ -28,6 +28,18 @@ class TTUnsupportedError(TTCompileError):
     """A construct that is valid TileLang but not supported by this backend yet."""
 
 
+class TTDtypeError(TTCompileError, TypeError):
+    """An operation applied to a value of a dtype it does not take (``T.__exp`` of an integer).
+    Also a ``TypeError``, as TileLang raises for the same programs."""
+
+
+class TTArgumentError(TTCompileError, ValueError):
+    """An argument value TileLang itself rejects with ValueError: a compile argument that
+    contradicts the kernel (``out_idx`` given for a kernel that declares its outputs), a memory
+    order an atomic load or store cannot have. Also a ``ValueError``, so TileLang programs
+    catching one still do."""
+
+
 class TTLayoutError(TTCompileError):
     """A shape, layout or alignment that cannot be mapped onto 32x32 tiles."""
 

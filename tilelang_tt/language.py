@@ -44,11 +44,13 @@ from tvm.script.ir_builder import tirx as _IB
 from tvm.tirx import is_buffer_var
 
 from . import attrs, language_compat, ops
-from .dtypes import (DTYPES, REFUSED_DTYPES, AnyDType, dtype, get_tvm_dtype,  # noqa: F401
+from .dtypes import (DTYPES, REFUSED_DTYPES, AnyDType, dtype, dtype_name, get_tvm_dtype,  # noqa: F401,E501
                      is_f8f6f4_family, is_float4, is_float4_e2m1_unpacked, is_float4_e2m1fn,
                      validate_gemm_ab_dtypes)
-from .errors import TTCompileError, TTLayoutError, TTUnsupportedError
+from .errors import TTArgumentError, TTCompileError, TTDtypeError, TTLayoutError, TTUnsupportedError
 from .language_compat import GemmWarpPolicy, LayoutHint  # noqa: F401
+from .language_atomic import (atomic_add, atomic_load, atomic_max, atomic_min,  # noqa: F401
+                              atomic_store)
 
 ceildiv = _T.ceildiv
 cdiv = _T.ceildiv
@@ -84,11 +86,33 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
 
         if not inspect.isfunction(fn):
             raise TypeError(f"@T.prim_func expects a function, got {fn!r}")
+        if _is_eager_form(fn):
+            from .jit import eager
+
+            return eager.build_prim_func(fn)
         return _parse_kernel(fn, utils.inspect_function_capture(fn), None, check_well_formed)
 
     if func is None:
         return decorate
     return decorate(func)
+
+
+def _is_eager_form(fn) -> bool:
+    """TileLang's eager form: a parameter without an annotation in the signature (tensors
+    annotated in the body, ``A: T.Tensor[(M, N), dtype]``) or outputs returned (``return C``
+    of ``C = T.empty(...)``) at the top level of the body."""
+    import ast
+
+    from tvm.script.parser.core import diagnostics
+
+    params = inspect.signature(fn).parameters.values()
+    if any(p.annotation is inspect.Parameter.empty for p in params):
+        return True
+    try:
+        fdef = ast.parse(diagnostics.Source(fn).source).body[0]
+    except (OSError, TypeError):  # no source: TVMScript's parser reports it
+        return False
+    return any(isinstance(st, ast.Return) and st.value is not None for st in fdef.body)
 
 
 def prim_func_from_tree(fn, extra_vars: dict, tree, check_well_formed: bool = True):
@@ -98,6 +122,15 @@ def prim_func_from_tree(fn, extra_vars: dict, tree, check_well_formed: bool = Tr
 
 _BIND = "__tt_bind"
 _READ = "__tt_read"
+_REGION_STORE = "__tt_region_store"
+
+
+def region_store(dst, value):
+    """``A[0, 4:8] = v`` (a store to a sliced target, as TileLang writes vector stores):
+    ``T.copy(v, A[0, 4:8])`` when ``v`` is a buffer or a region, else ``T.fill`` with ``v``."""
+    if is_buffer_var(value) or isinstance(value, TensorRegion):
+        return copy(value, dst)
+    return fill(dst, value)
 
 
 def read_variable(value):
@@ -139,7 +172,42 @@ def _bind_python_values(tree):
             return [ast.copy_location(ast.Assign(targets=[t], value=copy.deepcopy(node.value)),
                                       node) for t in node.targets]
 
-    tree = ast.fix_missing_locations(SplitChains().visit(tree))
+    class OneBlockIndex(ast.NodeTransformer):
+        """``with T.Kernel(n) as (bx,):`` (TileLang unpacks a 1-D launch as a one-tuple): the
+        single block index is ``bx``."""
+
+        def visit_With(self, node):
+            self.generic_visit(node)
+            for item in node.items:
+                call = item.context_expr
+                target = item.optional_vars
+                if isinstance(call, ast.Call) and isinstance(target, (ast.Tuple, ast.List)) \
+                        and len(target.elts) == 1 and len(call.args) == 1 and \
+                        not isinstance(call.args[0], (ast.Tuple, ast.List, ast.Starred)) and \
+                        ((isinstance(call.func, ast.Attribute) and call.func.attr == "Kernel")
+                         or (isinstance(call.func, ast.Name) and call.func.id == "Kernel")):
+                    item.optional_vars = target.elts[0]
+            return node
+
+    class RegionStores(ast.NodeTransformer):
+        """``A[0, 4:8] = v`` (a slice in the stored subscript) -> ``__tt_region_store(A[0,
+        4:8], v)`` (TVMScript stores only elements)."""
+
+        def visit_Assign(self, node):
+            target = node.targets[0] if len(node.targets) == 1 else None
+            if isinstance(target, ast.Subscript) and any(
+                    isinstance(n, ast.Slice) for n in ast.walk(target.slice)):
+                load = copy.deepcopy(target)
+                for n in ast.walk(load):
+                    if hasattr(n, "ctx"):
+                        n.ctx = ast.Load()
+                call = ast.Call(func=ast.Name(id=_REGION_STORE, ctx=ast.Load()),
+                                args=[load, node.value], keywords=[])
+                return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
+            return node
+
+    tree = ast.fix_missing_locations(
+        RegionStores().visit(OneBlockIndex().visit(SplitChains().visit(tree))))
     fdef = tree.body[0]
     variables = set()  # names bound to T.alloc_var(...): a later `x = v` stores into x
 
@@ -203,8 +271,10 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     extra_vars = dict(extra_vars)
     extra_vars[_BIND] = python_value
     extra_vars[_READ] = read_variable
+    extra_vars[_REGION_STORE] = region_store
     _parallel_vars().clear()
     _alias_specs().clear()
+    _func_annotations().clear()
     language_compat.take_noted_error()
     try:
         parsed = parse_function(fn, extra_vars, check_well_formed=check_well_formed, tree=tree)
@@ -218,9 +288,13 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
         _parallel_vars().clear()
         specs = list(_alias_specs())
         _alias_specs().clear()
+        annotations = dict(_func_annotations())
+        _func_annotations().clear()
     parsed = _mark_parallel_loops(parsed, marked)
     if specs:
         parsed = parsed.with_attr(attrs.L1_ALIAS_REQUEST, specs)
+    for key, value in annotations.items():
+        parsed = parsed.with_attr(key, value)
     return parsed
 
 
@@ -384,16 +458,20 @@ def alloc_shared(shape, dtype="float16", scope="shared"):
     """A block-local tile buffer in L1 (lowered to a circular buffer)."""
     if scope.startswith("shared"):
         scope = "shared"
-    return _IB.alloc_buffer(_shape(shape), str(dtype), scope=scope)
+    return _IB.alloc_buffer(_shape(shape), dtype_name(dtype), scope=scope)
 
 
 def alloc_fragment(shape, dtype="float32", scope="local.fragment"):
     """A block-local accumulator (lives in the DST register file on Tensix)."""
-    return _IB.alloc_buffer(_shape(shape), str(dtype), scope=scope)
+    return _IB.alloc_buffer(_shape(shape), dtype_name(dtype), scope=scope)
 
 
 def alloc_local(shape, dtype="float32", scope="local"):
-    return _IB.alloc_buffer(_shape(shape), str(dtype), scope=scope)
+    return _IB.alloc_buffer(_shape(shape), dtype_name(dtype), scope=scope)
+
+
+_FLOAT_MAX = {"float32": 3.4028234663852886e38, "float16": 65504.0,
+              "bfloat16": 3.3895313892515355e38}
 
 
 def alloc_var(dtype="int32", *args, scope="local.var", init=None):
@@ -406,8 +484,17 @@ def alloc_var(dtype="int32", *args, scope="local.var", init=None):
         init, scope = args
     # TVMScript's scalar: `x = v` / `x += v` store into it; a read of x is its element load
     # (read_variable, inserted by _bind_python_values)
-    scalar = _IB.local_scalar(str(dtype))
+    scalar = _IB.local_scalar(dtype_name(dtype))
     if init is not None:
+        if isinstance(init, (bool, int, float)):  # a literal of the variable's dtype
+            name = dtype_name(dtype)
+            limit = _FLOAT_MAX.get(name)
+            if limit is not None and isinstance(init, float) and abs(init) > limit and \
+                    abs(init) != float("inf"):
+                raise language_compat.note_error(TTArgumentError(
+                    f"T.alloc_var({name}, init={init!r}): the initializer exceeds maximum of "
+                    f"{name} ({limit:.6g}); use a wider dtype or a smaller value"))
+            init = tirx.const(init, name)
         _IB.buffer_store(scalar.scalar.source, init, [0])
     return scalar
 
@@ -424,7 +511,7 @@ class _TensorProxy:
 
     def __call__(self, shape, dtype="float32", data=None, strides=None, elem_offset=None,
                  scope=None, **kwargs):
-        return _T.Buffer(_shape(shape), str(dtype), data=data, strides=strides,
+        return _T.Buffer(_shape(shape), dtype_name(dtype), data=data, strides=strides,
                          elem_offset=elem_offset, scope=scope or self.scope)
 
     def __getitem__(self, keys):
@@ -609,6 +696,31 @@ def annotate_l1_alias(group, size=None, name=None):
     return None
 
 
+def _func_annotations() -> dict:
+    if not hasattr(_STATE, "func_annotations"):
+        _STATE.func_annotations = {}
+    return _STATE.func_annotations
+
+
+def annotate_pass_configs(configs):
+    """``T.annotate_pass_configs({key: value})`` in a kernel: pass configs recorded on the
+    kernel (``tilelang_pass_configs``); ``tilelang_tt.compile`` applies them under its own
+    ``pass_configs=`` (TileLang's GPU keys are accepted and have no effect, as there)."""
+    if not hasattr(configs, "items"):
+        raise language_compat.note_error(TTCompileError(
+            f"T.annotate_pass_configs takes a dict of pass configs, got {configs!r}"))
+    recorded = _func_annotations().setdefault(attrs.PASS_CONFIGS_ATTR, {})
+    recorded.update({str(k): v for k, v in configs.items()})
+
+
+def annotate_compile_flags(flags):
+    """``T.annotate_compile_flags([...])``: device compiler flags recorded on the kernel
+    (``tilelang_compile_flags``) as in TileLang; the CUDA toolchain's flags have no meaning for
+    the TT-Metalium kernels and are not used."""
+    flags = [flags] if isinstance(flags, str) else [str(f) for f in flags]
+    _func_annotations().setdefault(attrs.COMPILE_FLAGS_ATTR, []).extend(flags)
+
+
 def _collect_names(tree, where, out):
     for m in tree["members"]:
         if isinstance(m, dict):
@@ -653,7 +765,7 @@ def _sizes(name, what, dtype):
             raise TTCompileError(
                 f"T.const({name!r}) declares sizes of a @tilelang.jit function (eager form); "
                 "in a @T.prim_func use Python values or T.dynamic")
-        vals = [tirx.Var(n, str(dtype)) for n in names]
+        vals = [tirx.Var(n, dtype_name(dtype)) for n in names]
     else:
         missing = [n for n in names if n not in bound]
         if missing:
@@ -703,6 +815,38 @@ def index_to_coordinates(index, shape):
     return list(reversed(coords))
 
 
+def cast(value, dtype, span=None):
+    """``T.cast(x, dtype)``; ``dtype`` as TileLang takes it (a string, ``T.float32``, a torch
+    dtype)."""
+    return _T.cast(value, dtype_name(dtype), span=span)
+
+
+def reinterpret(value, dtype, span=None):
+    """``T.reinterpret(x, dtype)`` (TileLang's order; TVMScript's ``(dtype, x)`` also taken):
+    the bits of ``x`` as ``dtype``."""
+    if isinstance(value, (str, tvm_ffi.dtype)) and not isinstance(dtype, (str, tvm_ffi.dtype)):
+        value, dtype = dtype, value
+    return _T.reinterpret(dtype_name(dtype), value, span=span)
+
+
+class _Let:
+    """``T.let(var, value)`` (TileLang): bind ``var`` (made by ``T.int32()`` ...) to
+    ``value`` for the rest of the block; ``T.let[...]`` is TVMScript's annotation."""
+
+    def __call__(self, var, value=None, *args, **kwargs):
+        if value is None or not isinstance(var, tvm.ir.Var):
+            raise language_compat.note_error(TTCompileError(
+                "T.let takes the variable and its value: `x = T.int32()` then "
+                "`T.let(x, expr)`"))
+        return _IB.bind(value, var=var)
+
+    def __getitem__(self, key):
+        return _T.let[key]
+
+
+let = _Let()
+
+
 def align_up(x, y):
     return cdiv(x, y) * y
 
@@ -738,6 +882,27 @@ ieee_frsqrt = _ieee("ieee_frsqrt", lambda a: _T.rsqrt(a))
 
 _FAST_MATH = {"__exp": "exp", "__exp10": "exp10", "__log": "log", "__log2": "log2",
               "__log10": "log10", "__sin": "sin", "__cos": "cos", "__tan": "tan"}
+
+
+def _fast_math(name):
+    """CUDA's fast-math spelling ``T.__exp`` ...: the same function as ``T.exp`` here, taking
+    floating-point values only (as in TileLang)."""
+    precise = getattr(_T, _FAST_MATH[name])
+
+    def op(x):
+        ty = getattr(x, "ty", None)
+        value_dtype = str(ty) if ty is not None else \
+            "float32" if isinstance(x, float) else "int32" if isinstance(x, int) else ""
+        if value_dtype and not value_dtype.startswith(("float", "bfloat")) or \
+                value_dtype.startswith("float8") or value_dtype.startswith("float4"):
+            raise language_compat.note_error(TTDtypeError(
+                f"T.{name} only supports floating-point inputs, but got {value_dtype}; "
+                f"convert the operand first (T.{name}(T.cast(x, T.float32)))"))
+        return precise(x)
+
+    op.__name__ = name
+    op.__qualname__ = name
+    return op
 
 
 # --------------------------------------------------------------------------------------------
@@ -776,6 +941,11 @@ def _as_region(x, other_extents, op_name):
         return x
     if isinstance(x, tvm.ir.TensorLoad):
         if other_extents is None:
+            if op_name != "copy":
+                raise TTCompileError(
+                    f"T.{op_name}: operand {x.source.name}[...] is a single element (a "
+                    "T.alloc_var variable is one); T." + op_name + " takes buffers or regions: "
+                    "use a T.alloc_fragment buffer")
             raise TTCompileError(
                 f"T.{op_name}: both operands are single elements; one side must be a buffer or a "
                 "region so the copy's extent is known")
@@ -795,6 +965,13 @@ def copy(src, dst, coalesced_width=None, disable_tma=False, eviction_policy=None
     """TileLang ``T.copy(src, dst)``: either side may be a buffer, a region or an element
     (the CUDA data-path hints are ignored)."""
     s_ext, d_ext = _extents(src), _extents(dst)
+    if isinstance(src, tvm.ir.TensorLoad) and isinstance(dst, tvm.ir.TensorLoad):
+        # element to element: the assignment `dst[...] = src[...]` (converted to dst's dtype)
+        value = src
+        if str(src.ty) != str(dst.ty):
+            value = _T.cast(src, str(dst.ty))
+        _IB.buffer_store(dst.source, value, list(dst.indices))
+        return None
     dst_r = _as_region(dst, s_ext, "copy")
     src_r = _as_region(src, d_ext, "copy")
     return _insert(_operator("Copy")(dst_r, src_r, workspace={}, config={}, dispatch=None,
@@ -927,7 +1104,7 @@ def __getattr__(name):
     if name in REFUSED_DTYPES:
         return language_compat.Refused(name, REFUSED_DTYPES[name])
     if name in _FAST_MATH:
-        return getattr(_T, _FAST_MATH[name])
+        return _fast_math(name)
     if name == "__ldg":
         return globals()["__ldg"]
     if name == "JITFunc":

@@ -40,8 +40,9 @@ _ASYNC = ("the reader and writer kernels move data with NoC reads and writes syn
 _CUDA_MMA = ("an NVIDIA tensor-core / PTX intrinsic; write T.gemm, which runs on the Tensix "
              "matrix engine")
 _CLUSTER = "thread-block clusters and distributed shared memory are CUDA (SM90+) features"
-_ATOMIC = ("atomic read-modify-write of tensor elements is not supported by the Tenstorrent "
-           "backend; reduce into a fragment and write the result once")
+_ATOMIC = ("packed and bitwise atomics are not supported by the Tenstorrent backend; write "
+           "T.atomic_add / atomic_max / atomic_min per element in a T.Parallel nest, or of a "
+           "whole block, instead")
 _PTR = ("raw pointers and address arithmetic are not supported: tensors are interleaved "
         "DRAM buffers addressed by tile; pass tensors as kernel parameters")
 _WS = ("warp specialisation schedules do not apply: the backend already splits each block into "
@@ -102,9 +103,8 @@ _refuse(_CLUSTER, "ClusterKernel", "alloc_cluster_barrier", "copy_cluster",
         "cluster_wait", "cluster_sync", "block_rank_in_cluster", "clc_try_cancel",
         "clc_try_cancel_multicast", "clc_is_canceled", "clc_get_first_ctaid_x",
         "clc_get_first_ctaid_y", "clc_get_first_ctaid_z")
-_refuse(_ATOMIC, "atomic_add", "atomic_addx2", "atomic_addx4", "atomic_max", "atomic_min",
-        "atomic_load", "atomic_store", "atomic_or")
-_refuse(_PTR, "access_ptr", "make_tensor", "make_tensor_from_addr", "alloc_global")
+_refuse(_ATOMIC, "atomic_addx2", "atomic_addx4", "atomic_or")
+_refuse(_PTR, "access_ptr", "make_tensor", "make_tensor_from_addr", "alloc_global", "ptr")
 _refuse(_WS, "WSID", "WSInstr", "WSOpRef", "WSPipeline", "WSRole", "WSSchedule", "WSScope",
         "WSSync", "WSSyncKind", "annotate_ws_schedule", "ws_op")
 _refuse(_PACKED, "add2", "sub2", "mul2", "fma2", "max2", "min2", "abs2", "dp4a")
@@ -135,8 +135,6 @@ NO_OPS: dict[str, str] = {
     "annotate_l2_hit_ratio": "Tensix has no L2 cache to steer",
     "annotate_min_blocks_per_sm": "an occupancy hint for CUDA SMs",
     "annotate_restrict_buffers": "an aliasing hint; tensors never alias here",
-    "annotate_compile_flags": "device compiler flags of the CUDA toolchain",
-    "annotate_pass_configs": "TileLang pass options (pass pass_configs= to compile/jit)",
     "annotate_producer_reg_dealloc": "a register-file hint for CUDA warp groups",
     "annotate_consumer_reg_alloc": "a register-file hint for CUDA warp groups",
     "set_max_nreg": "a register-file hint for CUDA warp groups",
@@ -200,6 +198,9 @@ class Refused:
         raise self._error()
 
     def __enter__(self):
+        raise self._error()
+
+    def __getitem__(self, _key):  # T.StridedTensor[shape, strides, dtype]
         raise self._error()
 
     def __exit__(self, *exc):

@@ -30,6 +30,7 @@ requires_cuda_compute_version_le = _passthrough
 requires_cuda_compute_version_lt = _passthrough
 requires_cuda_compute_version_eq = _passthrough
 requires_package = _passthrough
+requires_rocm = _passthrough
 
 
 def set_random_seed(seed: int = 42) -> None:

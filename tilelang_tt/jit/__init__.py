@@ -28,7 +28,7 @@ from pathlib import Path
 import tvm
 
 from .. import compiler
-from ..errors import TTCompileError
+from ..errors import TTCompileError, TTUnsupportedError
 from . import eager
 
 __all__ = ["jit", "JITImpl", "JITKernel", "compile", "par_compile"]
@@ -85,8 +85,9 @@ class JITImpl:
         self.func = func
         self.__name__ = func.__name__
         self.__doc__ = func.__doc__
-        self.__wrapped__ = func
+        # no __wrapped__: pytest would collect a jit kernel named test_* as a test function
         self.signature = inspect.signature(func)
+        self.__signature__ = self.signature
         self.out_idx = out_idx
         self.target = target
         self.target_host = target_host
@@ -97,7 +98,16 @@ class JITImpl:
         self.compile_flags = compile_flags
         self.mode = "lazy" if eager.has_inner_prim_func(func) or not eager.is_eager(func) \
             else "eager"
-        self._eager = eager.analyse(func) if self.mode == "eager" else None
+        self._eager = None
+        # a refused construct (T.StridedTensor ...) is raised when the kernel is compiled, as
+        # TileLang does, so a module defining such a kernel still imports; a malformed eager
+        # function is an error here
+        self._error = None
+        if self.mode == "eager":
+            try:
+                self._eager = eager.analyse(func)
+            except TTUnsupportedError as err:
+                self._error = err
         if self._eager is not None and out_idx is not None:
             raise TTCompileError(
                 f"{func.__name__}: out_idx is for the factory form; an eager @tilelang.jit "
@@ -107,6 +117,8 @@ class JITImpl:
     # ---- binding ---------------------------------------------------------------------------
     def _bind(self, args, kwargs):
         """(tensor arguments, compile-time values, size values) of a call."""
+        if self._error is not None:
+            raise self._error
         info = self._eager
         size_kw = {k: kwargs.pop(k) for k in list(kwargs)
                    if k in info.size_kinds and k not in self.signature.parameters}

@@ -32,8 +32,9 @@ from tvm.script.ir_builder import tirx as _IB
 from tvm.script.parser.core import diagnostics
 from tvm.tirx import Buffer
 
+from .. import attrs
 from .. import language as T
-from ..errors import TTCompileError
+from ..errors import TTCompileError, TTUnsupportedError
 
 _HANDLE = "__tt_handle"
 _MATCH = "__tt_match"
@@ -169,6 +170,22 @@ def analyse(fn) -> EagerFunction:
     env = _env(fn)
     sig = inspect.signature(fn)
     info = EagerFunction(fn=fn, source=source, tree=tree, params=list(sig.parameters))
+
+    from ..language_compat import Refused
+
+    def refuse(annot, node):
+        head = annot.func if isinstance(annot, ast.Call) else \
+            annot.value if isinstance(annot, ast.Subscript) else annot
+        found = _lookup(head, env)
+        if isinstance(found, Refused):
+            raise _error(source, node, str(found._error()), TTUnsupportedError)
+
+    for arg in fdef.args.args + fdef.args.kwonlyargs:
+        if arg.annotation is not None:
+            refuse(arg.annotation, arg)
+    for stmt in fdef.body:
+        if isinstance(stmt, ast.AnnAssign):
+            refuse(stmt.annotation, stmt)
 
     signature_tensors = set()
     for arg in fdef.args.args + fdef.args.kwonlyargs:
@@ -375,7 +392,33 @@ def build(info: EagerFunction, compile_values: dict, sizes: dict):
         return T.prim_func_from_tree(info.fn, extra, tree)
 
 
+def build_prim_func(fn):
+    """``@T.prim_func`` on a function in the eager form with fixed shapes (``def k(A):
+    A: T.Tensor[(128, 128), T.float32]; B = T.empty(...); ...; return B``): the kernel, with
+    its outputs' parameter indices recorded as ``tilelang_out_idx``."""
+    info = analyse(fn)
+    where = f"{info.source.source_name}:{info.source.start_line}"
+    if info.sizes:
+        kinds = sorted(set(info.size_kinds.values()))
+        raise TTUnsupportedError(
+            f"{where}: @T.prim_func {fn.__name__}: sizes declared with "
+            f"T.{'/T.'.join(kinds)} ({', '.join(info.sizes)}) need values at compile time; "
+            "decorate the function with @tilelang.jit instead (sizes come from the arrays "
+            "passed or from f.compile(M=..., ...))")
+    scalars = [p for p in info.params if p not in info.tensor_params]
+    if scalars:
+        raise TTCompileError(
+            f"{where}: @T.prim_func {fn.__name__}: parameter {', '.join(scalars)} is not "
+            "annotated as a tensor; a kernel in the eager form (T.empty outputs, `return`) "
+            "takes tensors annotated in the signature or the body (`A: T.Tensor[(M, N), "
+            "dtype]`); for compile-time values decorate it with @tilelang.jit")
+    func = build(info, {}, {})
+    if info.returns:
+        func = func.with_attr(attrs.OUT_IDX, out_idx(info))
+    return func
+
+
 def out_idx(info: EagerFunction) -> list[int]:
-    """Parameter indices of the returned outputs, in return order."""
-    first = len(info.tensor_params)
-    return [first + info.outputs.index(r) for r in info.returns]
+    """Parameter indices of the returned outputs, in return order, counted from the end (the
+    outputs are the last parameters): ``[-1]`` for one output, as TileLang records them."""
+    return [info.outputs.index(r) - len(info.outputs) for r in info.returns]

@@ -4,6 +4,8 @@ Stages by phase (each a ``tvm.transform.Pass``; ours in one module each under th
 folder, TVM's own where they do the job):
 
     frontend   A0.1 ScalarsToBindTT            scalar assignments -> Bind
+               A0.1.1 LowerAtomicsTT           atomics: conflicting blocks serialised, one
+                                               read-modify-write of the target per group
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
                A0.3 LegalizeTileOpsTT          engine forms (staged global copies, min/abs)
                A0.4 VersionBlockBuffersTT      block buffers in single-assignment form
@@ -56,6 +58,7 @@ from .dataflow.shared_to_cb import LowerSharedToCB
 from .dataflow.tile_dfg import BuildTileDFGTT
 from .dataflow.shard_in_place import PlaceL1ShardsTT
 from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
+from .frontend.atomics import LowerAtomicsTT
 from .frontend.block_versions import VersionBlockBuffersTT
 from .frontend.k_coarsen import CoarsenKLoopTT
 from .frontend.legalize import LegalizeTileOpsTT
@@ -75,6 +78,7 @@ from .verify.verify_ttir import VerifyTTIR
 
 STAGES = [
     ("A0.1", ScalarsToBindTT),
+    ("A0.1.1", LowerAtomicsTT),
     ("A0.2", LowerParallelToTileTT),
     ("A0.3", LegalizeTileOpsTT),
     ("A0.4", VersionBlockBuffersTT),

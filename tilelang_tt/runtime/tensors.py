@@ -17,8 +17,9 @@ NP_DTYPE = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.flo
             "float32": np.dtype(np.float32)}
 
 
-class TTArgumentError(TTRuntimeError, ValueError):
-    """A tensor passed to a compiled kernel has the wrong shape, dtype or count."""
+class TTCallArgumentError(TTRuntimeError, ValueError):
+    """A tensor passed to a compiled kernel has the wrong shape, dtype or count (at call time;
+    errors.TTArgumentError is the compile-time one)."""
 
 
 def _convert(t: dict, value, what: str) -> np.ndarray:
@@ -26,13 +27,13 @@ def _convert(t: dict, value, what: str) -> np.ndarray:
     arr = np.asarray(value)
     shape = tuple(t["shape"])
     if arr.shape != shape:
-        raise TTArgumentError(f"{what} {t['name']}: expected shape {shape}, got {arr.shape}")
+        raise TTCallArgumentError(f"{what} {t['name']}: expected shape {shape}, got {arr.shape}")
     if arr.dtype == want:
         return np.ascontiguousarray(arr)
     if arr.dtype.kind == "f" or arr.dtype == NP_DTYPE["bfloat16"]:
         # ml_dtypes converts to bfloat16 with round-to-nearest-even
         return np.ascontiguousarray(arr.astype(want))
-    raise TTArgumentError(
+    raise TTCallArgumentError(
         f"{what} {t['name']}: expected {t['dtype']} (or a float array to convert), got "
         f"{arr.dtype}")
 
@@ -44,7 +45,7 @@ def bind_arguments(tensor_specs: list, out_idx: list, args: tuple) -> dict:
     if len(args) == n:
         for i, (t, a) in enumerate(zip(tensor_specs, args)):
             if t["role"] in ("output",) and not isinstance(a, np.ndarray):
-                raise TTArgumentError(f"output {t['name']} must be a numpy array to fill in place")
+                raise TTCallArgumentError(f"output {t['name']} must be a numpy array to fill in place")
             host[i] = _convert(t, a, "tensor")
         host["_given"] = list(args)
         return host
@@ -60,7 +61,7 @@ def bind_arguments(tensor_specs: list, out_idx: list, args: tuple) -> dict:
     expect = f"{n} tensors ({', '.join(names)})"
     if out_idx:
         expect += f" or the {len(inputs)} inputs ({', '.join(names[i] for i in inputs)})"
-    raise TTArgumentError(f"kernel takes {expect}; got {len(args)} arguments")
+    raise TTCallArgumentError(f"kernel takes {expect}; got {len(args)} arguments")
 
 
 def write_inputs(tensor_specs: list, host: dict, directory: Path) -> list[Path]:

@@ -9,6 +9,7 @@ several assignments becomes one nest per assignment, in order, when every buffer
 accessed at one index throughout the body (else a ``TTUnsupportedError``):
 
 * ``dst = a`` (also across dtypes): ``tile.copy``;
+* ``dst = c`` of a constant (``B[i, j] = 0.0``, ``T.float32(1)``): ``tile.fill``;
 * ``a + b``, ``a - b``, ``a * b`` of two elements: ``tile.add`` / ``tile.sub`` / ``tile.mul``;
 * any other expression of elements and float constants over those operators and the SFPU
   functions (``T.exp``, ``T.log``, ``T.sqrt``, ``T.rsqrt``, ``T.sigmoid``, ``T.tanh``,
@@ -22,6 +23,14 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
   ``tt.tile.index_mask(mask, cond, 1.0, 0.0)`` before its op, and the tree reads the mask as
   an operand.  Equal conditions of one statement share one mask; other nodes in such a condition,
   or such a condition in a 1-D nest, are a ``TTUnsupportedError`` naming the statement.
+
+A nest of ``T.serial`` / ``T.vectorized`` loops, alone or inside ``T.Parallel`` loops, that is
+an elementwise assignment (``for i in T.serial(M): for j in T.serial(N): B[i, j] = A[i, j] *
+2.0``, ``for i in T.Parallel(M): for j in T.vectorized(N): ...``: each iteration writes its own
+element, ``v`` or ``offset + v`` per loop, and reads no element another iteration writes)
+computes the same in any order, so it is lowered as the ``T.Parallel`` nest over the same
+extents (when that nest
+lowers; otherwise the serial loop stays, for VerifyTileProgramTT to name).
 
 Transposes are recognised from the index expressions (never from names): in a nest of two
 loops, an access whose indices use the second loop variable in an earlier dimension than the
@@ -298,6 +307,18 @@ def _lower_nest(nest: _Nest, fresh):
             epilogue.append(_tile_call("Copy", dst, full))
             dst = full
         return seq(allocs + [_index_mask_call(dst, cond, nest, x, y)] + epilogue)
+    filled = constant_value(value)
+    if filled is not None:  # dst = constant: a fill of the nest's region
+        allocs, epilogue = [], []
+        dst = _access_region(dst_buf, list(store.indices), nest, ana, "destination")
+        if buffer_scope(dst_buf) == "global":  # through a staged block, as any destination
+            block = tirx.decl_buffer(list(nest.extents), dtype, fresh(f"{dst_buf.name}_tile"),
+                                     scope="shared")
+            allocs.append(tirx.AllocBuffer(block))
+            full = block[tuple(slice(0, e) for e in nest.extents)]
+            epilogue.append(_tile_call("Copy", dst, full))
+            dst = full
+        return seq(allocs + [_tile_call("Fill", dst, tirx.const(filled, dtype))] + epilogue)
     if isinstance(value, tvm.ir.TensorLoad) and not transposes:
         kind, loads = "Copy", [value]
     elif unary is not None:
@@ -514,6 +535,77 @@ def _spanned(stmt, span):
                           lambda c: c if c.span is not None else with_tile_span(c, span))])
 
 
+def _independent_serial_nest(loop: tirx.For):
+    """The loops of a serial nest that is an elementwise assignment (each iteration writes
+    its own element and reads nothing another iteration writes), or None.
+
+    The nest's loops are unannotated ``T.serial`` / ``T.vectorized`` loops (and ``T.Parallel``
+    loops, at least one loop not) from 0 with constant extents, perfectly nested around one
+    ``BufferStore``; every loop variable is the variable part of
+    exactly one index of the store (``v`` or ``offset + v``, the offset free of the nest's
+    variables), so iterations write distinct elements; the stored buffer is read in the value
+    only at the stored index.  Such a nest computes the same values in any order: it is the
+    ``T.Parallel`` nest over the same extents."""
+    loops, body = [], loop
+    while isinstance(body, tirx.For):
+        if body.kind not in _ELEMENTWISE_KINDS or \
+                (body.kind != tirx.ForKind.PARALLEL and len(body.annotations)) or \
+                not isinstance(body.min, tirx.IntImm) or int(body.min.value) != 0 or \
+                not isinstance(body.extent, tirx.IntImm) or \
+                (body.step is not None and not (isinstance(body.step, tirx.IntImm)
+                                                and int(body.step.value) == 1)):
+            return None
+        loops.append(body)
+        body = body.body
+    if not isinstance(body, tirx.BufferStore) or \
+            all(lp.kind == tirx.ForKind.PARALLEL for lp in loops):
+        return None
+    nest_vars = [lp.loop_var for lp in loops]
+
+    def uses(expr, var):
+        return any(v.same_as(var) for v in collect(expr, tvm.ir.Var))
+
+    for var in nest_vars:
+        holders = [ix for ix in body.indices if uses(ix, var)]
+        if len(holders) != 1:
+            return None
+        ix = holders[0]
+        if ix.same_as(var):
+            continue
+        if not isinstance(ix, tirx.Add):
+            return None
+        rest = ix.b if ix.a.same_as(var) else ix.a if ix.b.same_as(var) else None
+        if rest is None or any(uses(rest, v) for v in nest_vars):
+            return None
+    for ld in collect(body.value, tvm.ir.TensorLoad):
+        if ld.source.same_as(body.buffer) and \
+                not tvm_ffi.structural_equal(list(ld.indices), list(body.indices)):
+            return None
+    return loops
+
+
+_ELEMENTWISE_KINDS = (tirx.ForKind.SERIAL, tirx.ForKind.VECTORIZED, tirx.ForKind.PARALLEL)
+
+
+def _serial_as_parallel(loop):
+    """A nest :func:`_independent_serial_nest` accepts, as the ``T.Parallel`` nest."""
+    if loop.kind not in _ELEMENTWISE_KINDS:
+        return loop
+    loops = _independent_serial_nest(loop)
+    if loops is None:
+        return loop
+    stmt = loops[-1].body
+    for lp in reversed(loops):
+        stmt = tirx.For(lp.loop_var, lp.min, lp.extent, tirx.ForKind.PARALLEL, stmt,
+                        span=lp.span)
+    counter = itertools.count()
+    try:  # a nest the tile lowering refuses stays the user's serial loop (V0 names it)
+        _lower_nest(_Nest(stmt), lambda stem: f"{stem}_{next(counter)}")
+    except TTCompileError:
+        return loop
+    return stmt
+
+
 @tt_pass("LowerParallelToTileTT", requires=("ScalarsToBindTT",))
 def LowerParallelToTileTT(func, mod, ctx):
     """T.Parallel elementwise nests -> tile primitives (see module docstring)."""
@@ -538,5 +630,6 @@ def LowerParallelToTileTT(func, mod, ctx):
         except Exception as err:  # an analysis failure must still name the loop
             raise TTUnsupportedError(f"cannot lower T.Parallel loop: {err}", span=loop.span) from None
 
-    body = tt_map(func.body, [(tirx.For, rewrite)], order="pre")
+    body = tt_map(func.body, [(tirx.For, _serial_as_parallel)], order="pre")
+    body = tt_map(body, [(tirx.For, rewrite)], order="pre")
     return func.with_body(tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))

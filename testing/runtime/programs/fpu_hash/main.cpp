@@ -2,6 +2,7 @@
 // random tiles, per op: built with and without the CPU-specific clones, the output must match.
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -76,6 +77,8 @@ int main() {
         for (int i = 0; i < 1024; ++i) t[i] = round & 2 ? (a[i] ^ b[i]) : 0;
         fpu::matmul(t, a, b, round & 8, 1 + round % 4, round & 4);
         mix(t, sizeof t);
+        fpu::datacopy(t, b, round & 8, round & 4);  // denormals flushed
+        mix(t, sizeof t);
     }
     // the accumulator on sums that (nearly) cancel the DST value: in0's second K half zero, so a
     // LoFi matmul onto 0 rounds one MVMUL step; the same step again onto minus that result, moved
@@ -101,6 +104,55 @@ int main() {
         fpu::matmul(t, a, b, false, 1, fp32);
         mix(t, sizeof t);
     }
+    // edge cases of the matrix engine: exponents in windows near underflow (operands, or products
+    // just above and below the smallest exponent), mid-range and overflow, with gaps of exactly the alignment limits (13 / 14 binades below a group's
+    // largest product, 24-25 below the DST value), mantissas with trailing zeros (exact ties),
+    // zero rows and columns, and DST values that are zero, -0, denormal, infinite, NaN, or far
+    // above or below the products; each tile product applied twice onto its own result, and
+    // the element-wise product and sums once (the sums also with the special values as operands)
+    const uint32_t dst_specials[5] = {0u, 0x80000000u, 0x00012345u, 0x7F800000u, 0xFFC00001u};
+    const int32_t tops[4] = {4, 66, 127, 252}, gaps[4] = {1, 13, 14, 25};
+    for (int round = 0; round < 192; ++round) {
+        const int32_t top = tops[round % 4], gap = gaps[(round / 4) % 4];
+        const uint32_t flags = any(rng);  // DST mode, operand format, transpose, fidelity
+        const bool fp32 = flags & 1, bf16 = flags & 2;
+        for (int i = 0; i < 1024; ++i) {
+            for (uint32_t* x : {&a[i], &b[i]}) {
+                const uint32_t u = any(rng);
+                const int32_t pick = static_cast<int32_t>(u & 3);
+                int32_t e = pick == 0 ? top : pick == 1 ? top - gap : pick == 2 ? top - gap + 1
+                                        : top - static_cast<int32_t>((u >> 2) % static_cast<uint32_t>(gap + 2));
+                e = e < 0 ? 0 : e;
+                uint32_t m = (u >> 8) & 0x7FFFFFu;
+                if ((u >> 31) & 1) m &= 0x7F0000u;  // few mantissa bits: products with exact halves
+                *x = ((any(rng) & 1u) << 31) | (static_cast<uint32_t>(e) << 23) | m;
+                *x &= bf16 ? 0xFFFF0000u : 0xFFFFE000u;
+            }
+            if (round % 5 == 0 && (i / 32) % 7 == 3) a[i] = 0;   // zero rows of in0
+            if (round % 5 == 1 && (i % 32) % 5 == 2) b[i] = 0;   // zero columns of in1
+            const uint32_t sel = static_cast<uint32_t>(i + round) % 8;
+            uint32_t d = sel < 5 ? dst_specials[sel]
+                       : ((any(rng) & 0x807FFFFFu) |
+                          (static_cast<uint32_t>(sel == 5 ? std::min(254, 2 * top - 127 + 20 + round % 7)
+                                                          : std::max(1, 2 * top - 127 - 30 - round % 7)) << 23));
+            t[i] = fp32 ? d : (d & 0xFFFF0000u);
+        }
+        static uint32_t t0[1024];
+        std::memcpy(t0, t, sizeof t);
+        for (int twice = 0; twice < 2; ++twice) {
+            fpu::matmul(t, a, b, flags & 4, 1 + static_cast<int>((flags >> 3) % 4), fp32);
+            mix(t, sizeof t);
+        }
+        // the same operands and DST values through ELWMUL (every broadcast)
+        std::memcpy(t, t0, sizeof t);
+        fpu::eltwise_mul(t, a, b, static_cast<int>((flags >> 5) % 4), 1 + static_cast<int>((flags >> 3) % 4), fp32);
+        mix(t, sizeof t);
+        fpu::eltwise_add(t, a, b, flags & 128, static_cast<int>((flags >> 5) % 4), fp32);
+        mix(t, sizeof t);
+        fpu::eltwise_add(t, a, t0, flags & 256, fpu::kBcastNone, fp32);  // operands of any value
+        mix(t, sizeof t);
+    }
     std::printf("%016llx\n", static_cast<unsigned long long>(h));
+    std::fprintf(stderr, "matmul path: %s\n", fpu::matmul_path());
     return 0;
 }

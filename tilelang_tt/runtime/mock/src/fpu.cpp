@@ -228,9 +228,12 @@ void matmul_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, int ph
 
 // ---- MVMUL on 16-bit lanes (x86 with AVX2) ----------------------------------------------------------
 // The same rule as mvmul_row, computed exactly in 16-bit integers, 16 output columns per vector: a
-// product of the 5-bit SrcA and 7-bit SrcB fields is below 2^12, and rounding it to its group's
-// largest exponent is sign * floor(|p| / 2^d + 1/2) = sign * mulhrs(2|p|, 2^(14 - d)) (d >= 15
-// gives 0, as for any d >= 13), so a product costs five instructions instead of eight.
+// product p of the 5-bit SrcA and 7-bit SrcB fields is below 2^12. SrcA is kept as byte pairs
+// (4 sa fa, sa) and SrcB as (|fb|, 1) (sa, sb: the operands' signs), so one vpmaddubsw gives
+// x = sa (4 |p| + 1); with m = sb 2^(13 - d) (0 for d > 13), mulhrs(x, m) = floor(s (|p| + 1/4) /
+// 2^d + 1/2), s the sign of p: the 1/4 (below the 2^-d step of |p| / 2^d) turns a negative
+// product's tie downwards, so this is |p| / 2^d rounded half away from zero times s, the group
+// alignment rule (d > 13 gives 0 as it must). A product costs three instructions instead of eight.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(TTMOCK_NO_CLONES)
 #define TTMOCK_MVMUL16 1
 #define AVX2_FN __attribute__((target("avx2")))
@@ -240,7 +243,9 @@ constexpr int16_t kZeroExp16 = -8192;  // sums of two stay above -2^15; never a 
 
 struct Operand16 {
     alignas(32) int16_t e[kTileElems];     // biased exponent, kZeroExp16 for a zero datum
-    alignas(32) int16_t f[2][kTileElems];  // signed mantissa fields (hi, lo); SrcA's doubled
+    // byte pairs of the mantissa fields (hi, lo): SrcA (4 sa fa, sa), SrcB (|fb|, 1)
+    alignas(32) int16_t f[2][kTileElems];
+    alignas(32) int16_t s[kTileElems];     // sign (+1 for zero)
 };
 
 AVX2_FN void decode16(const uint32_t* src, Operand16& op, bool srca) {
@@ -249,12 +254,16 @@ AVX2_FN void decode16(const uint32_t* src, Operand16& op, bool srca) {
         const vi zero = (vi)((u & kExpMask) == 0);
         const vi neg = (vi)(u >> 31) != 0;
         const vi m11 = (vi)(((u >> 13) & 0x3FFu) | 0x400u);
-        vi hi = srca ? (m11 >> 6) << 1 : (m11 >> 4);
-        vi lo = srca ? ((m11 >> 1) & 31) << 1 : ((m11 & 15) << 3);
-        hi = zero ? vi{} : (neg ? -hi : hi);
-        lo = zero ? vi{} : (neg ? -lo : lo);
+        vi hi = srca ? (m11 >> 6) << 2 : (m11 >> 4);
+        vi lo = srca ? ((m11 >> 1) & 31) << 2 : ((m11 & 15) << 3);
+        const vi sgn = (zero | ~neg) ? vi{} + 1 : vi{} - 1;
+        hi = zero ? vi{} : (srca ? hi * sgn : hi);
+        lo = zero ? vi{} : (srca ? lo * sgn : lo);
+        hi = (hi & 0xFF) | ((srca ? sgn : vi{} + 1) & 0xFF) << 8;
+        lo = (lo & 0xFF) | ((srca ? sgn : vi{} + 1) & 0xFF) << 8;
         const vi e = zero ? vi{} + kZeroExp16 : (vi)((u >> 23) & 255u);
         store(op.e + i, __builtin_convertvector(e, vh8));
+        store(op.s + i, __builtin_convertvector(sgn, vh8));
         store(op.f[0] + i, __builtin_convertvector(hi, vh8));
         store(op.f[1] + i, __builtin_convertvector(lo, vh8));
     }
@@ -262,7 +271,7 @@ AVX2_FN void decode16(const uint32_t* src, Operand16& op, bool srca) {
 
 struct RowPlan16 {
     alignas(32) int32_t emax[2][16];  // per group, per column: max lane exponent
-    alignas(32) int16_t mul[16][16];  // per lane, per column: 2^(14 - d), 0 for d >= 15
+    alignas(32) int16_t mul[16][16];  // per lane, per column: sb 2^(13 - d), 0 for d >= 14
 };
 
 // 2^(14 - d) for d = 0..15 by one byte lookup (pshufb, per 128-bit half): the table holds
@@ -278,7 +287,7 @@ AVX2_FN inline __m256i pow2_14_minus(__m256i d) {
 }
 
 AVX2_FN void plan_row16(RowPlan16& plan, const int16_t* ea /* 16x16 face [k][c] */,
-                        const int16_t* eb /* 16 lanes */) {
+                        const int16_t* eb /* 16 lanes */, const int16_t* sb /* 16 lanes */) {
     for (int g = 0; g < 2; ++g) {
         __m256i e[8];
         __m256i em = _mm256_set1_epi16(-32768);
@@ -287,11 +296,11 @@ AVX2_FN void plan_row16(RowPlan16& plan, const int16_t* ea /* 16x16 face [k][c] 
             e[k] = _mm256_add_epi16(load<__m256i>(ea + (8 * g + k) * 16), _mm256_set1_epi16(eb[8 * g + k]));
             em = _mm256_max_epi16(em, e[k]);
         }
-        const __m256i fifteen = _mm256_set1_epi16(15);
+        const __m256i fifteen = _mm256_set1_epi16(15), em1 = _mm256_add_epi16(em, _mm256_set1_epi16(1));
 #pragma GCC unroll 8
-        for (int k = 0; k < 8; ++k) {
-            const __m256i d = _mm256_min_epi16(_mm256_sub_epi16(em, e[k]), fifteen);
-            store(&plan.mul[8 * g + k][0], pow2_14_minus(d));
+        for (int k = 0; k < 8; ++k) {  // 2^(14 - (d + 1)), signed by the SrcB datum
+            const __m256i d1 = _mm256_min_epi16(_mm256_sub_epi16(em1, e[k]), fifteen);
+            store(&plan.mul[8 * g + k][0], _mm256_sign_epi16(pow2_14_minus(d1), _mm256_set1_epi16(sb[8 * g + k])));
         }
         store(&plan.emax[g][0], _mm256_cvtepi16_epi32(_mm256_castsi256_si128(em)));
         store(&plan.emax[g][8], _mm256_cvtepi16_epi32(_mm256_extracti128_si256(em, 1)));
@@ -365,9 +374,9 @@ AVX2_FN void mvmul_row16(uint32_t* drow, const RowPlan16& plan, const int16_t* f
 #pragma GCC unroll 2
         for (int g = 0; g < 2; ++g) {
             const int kk = 8 * g + k;
-            const __m256i p = _mm256_mullo_epi16(load<__m256i>(fa + kk * 16), _mm256_set1_epi16(fb[kk]));
-            const __m256i q = _mm256_mulhrs_epi16(_mm256_abs_epi16(p), load<__m256i>(&plan.mul[kk][0]));
-            acc[2 * g + (k & 1)] = _mm256_add_epi16(acc[2 * g + (k & 1)], _mm256_sign_epi16(q, p));
+            const __m256i x = _mm256_maddubs_epi16(_mm256_set1_epi16(fb[kk]), load<__m256i>(fa + kk * 16));
+            acc[2 * g + (k & 1)] = _mm256_add_epi16(acc[2 * g + (k & 1)],
+                                                    _mm256_mulhrs_epi16(x, load<__m256i>(&plan.mul[kk][0])));
         }
     }
     const __m256i sum[2] = {_mm256_add_epi16(acc[0], acc[1]), _mm256_add_epi16(acc[2], acc[3])};
@@ -397,7 +406,8 @@ AVX2_FN void matmul16_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* i
             uint32_t* dface = dst + (fr * 2 + fc) * 256;
             for (int r = 0; r < 16; ++r) {
                 for (int kc = 0; kc < 2; ++kc) {
-                    plan_row16(plans[kc], a.e + (kc * 2 + fc) * 256, b.e + (fr * 2 + kc) * 256 + r * 16);
+                    plan_row16(plans[kc], a.e + (kc * 2 + fc) * 256, b.e + (fr * 2 + kc) * 256 + r * 16,
+                               b.s + (fr * 2 + kc) * 256 + r * 16);
                 }
                 for (int p = 0; p < phases; ++p) {  // as matmul_impl: phases, then K chunks
                     const int32_t adj = product_exp_adjust(p);
@@ -411,13 +421,411 @@ AVX2_FN void matmul16_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* i
     }
 }
 
-// The 16-bit path unless the CPU lacks AVX2 or TT_MOCK_FPU=portable asks for the other one
-bool use_mvmul16() {
-    static const bool use = [] {
+
+// ---- MVMUL on 512-bit vectors (x86 with AVX-512 BW/DQ) ------------------------------------------
+// The rule of mvmul_row16, a whole 32-column DST row (both column faces) per vector, with fewer
+// instructions per product:
+// - SrcA (in1) is kept row-major as byte pairs (4 * sa * fa, sa) and SrcB (in0) as (|fb|, 1), so
+//   one vpmaddubsw gives x = sa * (4 |fa| |fb| + 1) (sa, sb: the operands' signs).
+// - With m = sb * 2^(13 - d) (0 for d > 13), mulhrs(x, m) = floor(s (|p| + 1/4) / 2^d + 1/2), s
+//   the sign of the product p: the 1/4 (below the 2^-d step of |p| / 2^d) turns the tie of a
+//   negative product downwards, so this is |p| / 2^d rounded half away from zero times s, exactly
+//   the group alignment rule; d > 13 gives 0 as it must (|p| < 2^12). m is one variable shift,
+//   sb << (e - (emax - 13)): a count outside 0..15 gives 0.
+// - The plan (exponent sums, group maxima, m) lives in registers across the fidelity phases.
+// The accumulator: dst32_step on a DST row kept decoded across the tile's MVMULs. Two rows are
+// batched so that their accumulator chains overlap.
+#define TTMOCK_MVMUL512 1
+#define AVX512_FN __attribute__((target("avx2,avx512f,avx512bw,avx512dq,avx512vl")))
+
+struct Operand512 {
+    alignas(64) int16_t ea[kTileElems];        // SrcA exponents, row-major [k][c]
+    alignas(64) int16_t a[2][kTileElems];      // [field] row-major [k][c] (4 sa fa, sa) pairs
+    alignas(64) int32_t eb[kTileElems];        // SrcB exponents, face layout, twice per word
+    alignas(64) int32_t b[2][kTileElems];      // [field] (|fb|, 1) pairs, face layout, twice per word
+    alignas(64) int32_t sb[kTileElems];        // SrcB signs (+1 for zero), face layout, twice per word
+};
+
+// Word indices for vpermt2w / vpermw: the high and the low halves of 32 dwords, and each of 16
+// words twice (the first or the second 16).
+alignas(64) constexpr uint16_t kHighWords[32] = {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31,
+                                                 33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63};
+alignas(64) constexpr uint16_t kTwice[2][32] = {
+    {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15},
+    {16, 16, 17, 17, 18, 18, 19, 19, 20, 20, 21, 21, 22, 22, 23, 23,
+     24, 24, 25, 25, 26, 26, 27, 27, 28, 28, 29, 29, 30, 30, 31, 31}};
+
+// 32 source-register values (two runs of 16) on 16-bit lanes: the high half (sign, exponent,
+// 7 mantissa bits), the low half (its top 3 bits are the TF32 mantissa's last), the non-zero
+// lanes (exponent field not 0) and the negative non-zero ones.
+struct Words512 {
+    __m512i hw, lw;
+    __mmask32 nz, neg;
+};
+AVX512_FN inline Words512 words512(const uint32_t* p0, const uint32_t* p1) {
+    const __m512i u0 = _mm512_loadu_si512(p0), u1 = _mm512_loadu_si512(p1);
+    const __m512i hi_idx = _mm512_load_si512(kHighWords);
+    Words512 w;
+    w.hw = _mm512_permutex2var_epi16(u0, hi_idx, u1);
+    w.lw = _mm512_permutex2var_epi16(u0, _mm512_sub_epi16(hi_idx, _mm512_set1_epi16(1)), u1);
+    w.nz = _mm512_test_epi16_mask(w.hw, _mm512_set1_epi16(0x7F80));
+    w.neg = _mm512_movepi16_mask(w.hw) & w.nz;
+    return w;
+}
+AVX512_FN inline __m512i exponent512(const Words512& w) {  // kZeroExp16 for a zero datum
+    return _mm512_mask_mov_epi16(_mm512_set1_epi16(kZeroExp16), w.nz,
+                                 _mm512_and_si512(_mm512_srli_epi16(w.hw, 7), _mm512_set1_epi16(0xFF)));
+}
+
+AVX512_FN void decode512(const uint32_t* in1, const uint32_t* in0, Operand512& op) {
+    const __m512i zero = _mm512_setzero_si512(), low_byte = _mm512_set1_epi16(0xFF);
+    for (int k = 0; k < 32; ++k) {  // SrcA: tile row k (both column faces), row-major
+        const uint32_t* face_row = in1 + (k >> 4) * 512 + (k & 15) * 16;
+        const Words512 w = words512(face_row, face_row + 256);
+        // 4 fa: hi = implicit one and 4 mantissa bits, lo = the next 5 (m11 bits 5..1)
+        const __m512i hi4 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w.hw, 1), _mm512_set1_epi16(0x3C),
+                                                      _mm512_set1_epi16(0x40), 0xEA);  // (a & b) | c
+        const __m512i lo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(w.hw, 2), _mm512_srli_epi16(w.lw, 14),
+                                                     _mm512_set1_epi16(0x1C), 0xE4);  // c ? a : b
+        const __m512i fields[2] = {hi4, _mm512_slli_epi16(lo, 2)};
+        // high byte of a pair: the datum's sign (+1 for zero)
+        const __m512i sgn = _mm512_mask_mov_epi16(_mm512_set1_epi16(0x0100), w.neg, _mm512_set1_epi16(-256));
+        for (int f = 0; f < 2; ++f) {
+            const __m512i x = _mm512_maskz_mov_epi16(w.nz, _mm512_mask_sub_epi16(fields[f], w.neg, zero, fields[f]));
+            _mm512_store_si512(op.a[f] + k * 32, _mm512_ternarylogic_epi32(x, low_byte, sgn, 0xEA));
+        }
+        _mm512_store_si512(op.ea + k * 32, exponent512(w));
+    }
+    const __m512i twice0 = _mm512_load_si512(kTwice[0]), twice1 = _mm512_load_si512(kTwice[1]);
+    for (int i = 0; i < kTileElems; i += 32) {  // SrcB, face layout
+        const Words512 w = words512(in0 + i, in0 + i + 16);
+        // |fb| | 0x100: hi = implicit one and 6 mantissa bits, lo = the last 4 (m11 bits 3..0) * 8
+        const __m512i pair = _mm512_set1_epi16(0x100);
+        const __m512i hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w.hw, 1), _mm512_set1_epi16(0x3F),
+                                                     _mm512_set1_epi16(0x40), 0xEA);
+        const __m512i lo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(w.hw, 6),
+                                                     _mm512_slli_epi16(_mm512_srli_epi16(w.lw, 13), 3),
+                                                     _mm512_set1_epi16(0x40), 0xE4);
+        const __m512i vals[4] = {_mm512_mask_mov_epi16(pair, w.nz, _mm512_or_si512(hi, pair)),
+                                 _mm512_mask_mov_epi16(pair, w.nz, _mm512_or_si512(lo, pair)), exponent512(w),
+                                 _mm512_mask_mov_epi16(_mm512_set1_epi16(1), w.neg, _mm512_set1_epi16(-1))};
+        int32_t* outs[4] = {op.b[0] + i, op.b[1] + i, op.eb + i, op.sb + i};
+        for (int v = 0; v < 4; ++v) {
+            _mm512_store_si512(outs[v], _mm512_permutexvar_epi16(twice0, vals[v]));
+            _mm512_store_si512(outs[v] + 16, _mm512_permutexvar_epi16(twice1, vals[v]));
+        }
+    }
+}
+
+// A DST row kept decoded across the MVMULs of one tile matmul: the exponent field e and
+// x = 8 m (m the 24-bit significand with its implicit one; 0 for a zero or denormal value), ~x
+// (= -x - 1) for a negative value, so that an arithmetic shift rounds its magnitude half away
+// from zero as the accumulator aligns it: (sra(~x, d) + 4) >> 3 = -floor(m / 2^d + 1/2).
+struct Dst32 {
+    __m512i e, x;
+};
+
+AVX512_FN inline Dst32 dst32_decode(__m512i d) {
+    const __mmask16 nz = _mm512_test_epi32_mask(d, _mm512_set1_epi32(static_cast<int32_t>(kExpMask)));
+    const __m512i e = _mm512_maskz_and_epi32(nz, _mm512_srli_epi32(d, 23), _mm512_set1_epi32(255));
+    const __m512i x = _mm512_maskz_ternarylogic_epi32(nz, _mm512_slli_epi32(d, 3), _mm512_set1_epi32(0x7FFFFF << 3),
+                                                      _mm512_set1_epi32(1 << 26), 0xEA);  // (a & b) | c
+    return {e, _mm512_mask_ternarylogic_epi32(x, _mm512_movepi32_mask(d) & nz, x, x, 0x0F)};  // ~a
+}
+
+AVX512_FN inline __m512i dst32_encode(Dst32 s) {
+    const __m512i m8 = _mm512_xor_si512(s.x, _mm512_srai_epi32(s.x, 31));
+    const __m512i out = _mm512_ternarylogic_epi32(_mm512_srli_epi32(m8, 3), _mm512_set1_epi32(0x7FFFFF),
+                                                  _mm512_slli_epi32(s.e, 23), 0xEA);
+    return _mm512_mask_or_epi32(out, _mm512_movepi32_mask(s.x), out,
+                                _mm512_set1_epi32(static_cast<int32_t>(0x80000000u)));
+}
+
+// accumulate_avx2 on a decoded DST: group sums as x * 2^16 (three guard bits below the
+// alignment grid: (sra(v, d) + 4) >> 3 rounds ties toward +infinity; 0 for a group whose exponent
+// underflows), group exponents e0, e1 and their maximum em01 without the phase's exponent
+// adjustment adj, and the DST exponent field less adj. With a 16-bit DST each addend is then
+// rounded to 10 mantissa bits as accumulate_avx2 does: the group sums a second time (ties toward
+// +infinity), the DST value a second time, half away from zero; the sum, a multiple of 2^13
+// below 2^30, converts exactly and is rounded to BF16.
+template <bool kFp32>
+AVX512_FN inline Dst32 dst32_step(Dst32 s, __m512i x0, __m512i e0, __m512i x1, __m512i e1, __m512i em01,
+                                  int32_t adj) {
+    const __m512i one = _mm512_set1_epi32(1), four = _mm512_set1_epi32(4);
+    const __m512i ed = s.e;
+    const __m512i emax = _mm512_max_epi32(em01, ed);
+    __m512i a0 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x0, _mm512_sub_epi32(emax, e0)), four), 3);
+    __m512i a1 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x1, _mm512_sub_epi32(emax, e1)), four), 3);
+    __m512i ad;
+    if (kFp32) {
+        ad = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(s.x, _mm512_sub_epi32(emax, ed)), four), 3);
+    } else {
+        const __m512i half = _mm512_set1_epi32(1 << 12), grid = _mm512_set1_epi32(~0x1FFF);
+        a0 = _mm512_and_si512(_mm512_add_epi32(a0, half), grid);
+        a1 = _mm512_and_si512(_mm512_add_epi32(a1, half), grid);
+        // the DST value rounded a second time, its magnitude half away from zero: 1 less before
+        // the floor turns a negative value's tie downwards
+        ad = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(s.x, _mm512_sub_epi32(emax, ed)), four), 3);
+        ad = _mm512_and_si512(_mm512_add_epi32(_mm512_add_epi32(ad, half), _mm512_srai_epi32(s.x, 31)), grid);
+    }
+    const __m512i t = _mm512_add_epi32(_mm512_add_epi32(a0, a1), ad);
+    const __m512i mag = _mm512_abs_epi32(t);
+    __m512i fb, exp;
+    if (kFp32) {
+        const __m512i twice = _mm512_add_epi32(mag, mag);
+        const __mmask16 big = _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32((1 << 24) - 1));
+        __m512i v = _mm512_mask_or_epi32(twice, big, twice, one);
+        // Wormhole renormalises -1 wrongly (ttsim models it): exponent emax + 4, mantissa 0 (as 2^28)
+        v = _mm512_mask_mov_epi32(v, _mm512_cmpeq_epi32_mask(t, _mm512_set1_epi32(-1)), _mm512_set1_epi32(1 << 28));
+        fb = _mm512_castps_si512(_mm512_cvtepi32_ps(v));
+        exp = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), _mm512_add_epi32(emax, _mm512_set1_epi32(-127 - 23 - 1)));
+    } else {
+        fb = _mm512_castps_si512(_mm512_cvtepi32_ps(mag));
+        fb = _mm512_and_si512(_mm512_add_epi32(fb, _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0xFFFF0000));
+        exp = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), _mm512_add_epi32(emax, _mm512_set1_epi32(-127 - 23)));
+    }
+    const __mmask16 keep = _mm512_cmpneq_epi32_mask(t, _mm512_setzero_si512()) &
+                           _mm512_cmpgt_epi32_mask(exp, _mm512_set1_epi32(-adj));
+    const __mmask16 inf = _mm512_mask_cmpgt_epi32_mask(keep, exp, _mm512_set1_epi32(254 - adj));
+    Dst32 out;
+    out.e = _mm512_mask_min_epi32(_mm512_set1_epi32(-adj), keep, exp, _mm512_set1_epi32(255 - adj));
+    __m512i m8 = _mm512_maskz_ternarylogic_epi32(keep, _mm512_slli_epi32(fb, 3), _mm512_set1_epi32(0x7FFFFF << 3),
+                                                 _mm512_set1_epi32(1 << 26), 0xEA);
+    m8 = _mm512_mask_mov_epi32(m8, inf, _mm512_set1_epi32(1 << 26));  // infinity: mantissa 0
+    out.x = _mm512_mask_ternarylogic_epi32(m8, _mm512_movepi32_mask(t) & keep, m8, m8, 0x0F);
+    return out;
+}
+
+
+// One DST row's MVMUL work before the accumulator: the group maxima of each K chunk (emax, int16
+// per column) and the group sums of each fidelity phase and K chunk (sums, int16 per column).
+struct RowSums512 {
+    __m512i sums[4][2][2];  // [phase][K chunk][group]
+    __m512i emax[2][2];     // [K chunk][group]
+};
+
+AVX512_FN inline void row_sums512(RowSums512& out, const Operand512& op, int row, int phases) {
+    const __m512i thirteen = _mm512_set1_epi16(13);
+    const int fr = row >> 4, r = row & 15;
+    for (int kc = 0; kc < 2; ++kc) {
+        const int bi = (fr * 2 + kc) * 256 + r * 16;  // SrcB lanes of this row and K chunk
+        __m512i mul[16];
+#pragma GCC unroll 2
+        for (int g = 0; g < 2; ++g) {
+            __m512i e[8];
+            __m512i em = _mm512_set1_epi16(-32768);
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; ++k) {
+                const int kk = 8 * g + k;
+                e[k] = _mm512_add_epi16(_mm512_load_si512(op.ea + (kc * 16 + kk) * 32),
+                                        _mm512_set1_epi32(op.eb[bi + kk]));
+                em = _mm512_max_epi16(em, e[k]);
+            }
+            const __m512i em13 = _mm512_sub_epi16(em, thirteen);
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; ++k) {
+                mul[8 * g + k] = _mm512_sllv_epi16(_mm512_set1_epi32(op.sb[bi + 8 * g + k]), _mm512_sub_epi16(e[k], em13));
+            }
+            out.emax[kc][g] = em;
+        }
+        for (int p = 0; p < phases; ++p) {
+            const int16_t* fa = op.a[p & 1] + kc * 16 * 32;
+            const int32_t* fb = op.b[(p >> 1) & 1] + bi;
+            __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                              _mm512_setzero_si512()};
+#pragma GCC unroll 16
+            for (int kk = 0; kk < 16; ++kk) {
+                const __m512i x = _mm512_maddubs_epi16(_mm512_set1_epi32(fb[kk]),
+                                                       _mm512_load_si512(fa + kk * 32));
+                acc[(kk >> 3) * 2 + (kk & 1)] =
+                    _mm512_add_epi16(acc[(kk >> 3) * 2 + (kk & 1)], _mm512_mulhrs_epi16(x, mul[kk]));
+            }
+            // a group whose exponent underflows (emax + adj <= 0) contributes nothing
+            const __m512i floor = _mm512_set1_epi16(static_cast<int16_t>(-product_exp_adjust(p)));
+            out.sums[p][kc][0] = _mm512_maskz_add_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][0], floor), acc[0], acc[1]);
+            out.sums[p][kc][1] = _mm512_maskz_add_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][1], floor), acc[2], acc[3]);
+        }
+    }
+}
+
+// The accumulator for a batch of rows (independent dependency chains), in the LLK order:
+// fidelity phases, then K chunks.
+template <bool kFp32, int kRows>
+AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, int row0, int phases) {
+    uint32_t* drow[kRows][2];
+    for (int j = 0; j < kRows; ++j) {
+        const int fr = (row0 + j) >> 4, r = (row0 + j) & 15;
+        drow[j][0] = dst + (fr * 2) * 256 + r * 16;
+        drow[j][1] = dst + (fr * 2 + 1) * 256 + r * 16;
+    }
+    // columns as vpunpck{l,h}wd leave them: lanes 0-3, 8-11, 16-19, 24-27 of a 32-lane vector
+    // in the first half (lo), the others in the second (hi)
+    const __m512i lo_cols = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+    const __m512i hi_cols = _mm512_add_epi32(lo_cols, _mm512_set1_epi32(4));
+    const __m512i zero = _mm512_setzero_si512();
+    Dst32 st[kRows][2];
+    __m512i e[kRows][2][2][2], em01[kRows][2][2];  // [row][K chunk][group][lo / hi], [row][K chunk][lo / hi]
+    for (int j = 0; j < kRows; ++j) {
+        const __m512i d0 = _mm512_loadu_si512(drow[j][0]), d1 = _mm512_loadu_si512(drow[j][1]);
+        st[j][0] = dst32_decode(_mm512_permutex2var_epi32(d0, lo_cols, d1));
+        st[j][1] = dst32_decode(_mm512_permutex2var_epi32(d0, hi_cols, d1));
+        for (int kc = 0; kc < 2; ++kc) {
+            for (int g = 0; g < 2; ++g) {
+                const __m512i sgn = _mm512_srai_epi16(rs[j].emax[kc][g], 15);
+                e[j][kc][g][0] = _mm512_unpacklo_epi16(rs[j].emax[kc][g], sgn);
+                e[j][kc][g][1] = _mm512_unpackhi_epi16(rs[j].emax[kc][g], sgn);
+            }
+            for (int h = 0; h < 2; ++h) em01[j][kc][h] = _mm512_max_epi32(e[j][kc][0][h], e[j][kc][1][h]);
+        }
+    }
+    for (int p = 0; p < phases; ++p) {
+        const int32_t adj = product_exp_adjust(p);
+        // the DST exponent relative to this phase's product exponent adjustment
+        const __m512i move = _mm512_set1_epi32((p ? product_exp_adjust(p - 1) : 0) - adj);
+        for (int j = 0; j < kRows; ++j) {
+            st[j][0].e = _mm512_add_epi32(st[j][0].e, move);
+            st[j][1].e = _mm512_add_epi32(st[j][1].e, move);
+        }
+        for (int kc = 0; kc < 2; ++kc) {
+#pragma GCC unroll 4
+            for (int j = 0; j < kRows; ++j) {
+                const __m512i* s = rs[j].sums[p][kc];
+                st[j][0] = dst32_step<kFp32>(st[j][0], _mm512_unpacklo_epi16(zero, s[0]), e[j][kc][0][0],
+                                      _mm512_unpacklo_epi16(zero, s[1]), e[j][kc][1][0], em01[j][kc][0], adj);
+                st[j][1] = dst32_step<kFp32>(st[j][1], _mm512_unpackhi_epi16(zero, s[0]), e[j][kc][0][1],
+                                      _mm512_unpackhi_epi16(zero, s[1]), e[j][kc][1][1], em01[j][kc][1], adj);
+            }
+        }
+    }
+    const __m512i to_d0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const __m512i to_d1 = _mm512_add_epi32(to_d0, _mm512_set1_epi32(8));
+    const __m512i back = _mm512_set1_epi32(product_exp_adjust(phases - 1));
+    for (int j = 0; j < kRows; ++j) {
+        st[j][0].e = _mm512_add_epi32(st[j][0].e, back);
+        st[j][1].e = _mm512_add_epi32(st[j][1].e, back);
+        const __m512i lo = dst32_encode(st[j][0]), hi = dst32_encode(st[j][1]);
+        _mm512_storeu_si512(drow[j][0], _mm512_permutex2var_epi32(lo, to_d0, hi));
+        _mm512_storeu_si512(drow[j][1], _mm512_permutex2var_epi32(lo, to_d1, hi));
+    }
+}
+
+template <bool kFp32>
+AVX512_FN void matmul512_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, int phases) {
+    constexpr int kRows = 2;
+    Operand512 op;  // in1 feeds SrcA, in0 SrcB
+    decode512(in1, in0, op);
+    for (int row = 0; row < 32; row += kRows) {
+        RowSums512 rs[kRows];
+        for (int j = 0; j < kRows; ++j) row_sums512(rs[j], op, row + j, phases);
+        accumulate_rows512<kFp32, kRows>(dst, rs, row, phases);
+    }
+}
+
+// ELWMUL on 16 lanes through dst32_step, the DST kept decoded across the fidelity phases: each
+// product is an addend with exponent ex + ey and "group sum" fx * fy (accumulate's rule for one
+// addend: a zero operand or an underflowing exponent contributes nothing).
+template <bool kFp32>
+AVX512_FN void eltwise_mul512(uint32_t* dst, const uint32_t* a, const uint32_t* b, int phases) {
+    constexpr int kChains = 4;  // independent 16-lane chains per iteration
+    const __m512i exp_mask = _mm512_set1_epi32(static_cast<int32_t>(kExpMask));
+    const __m512i low10 = _mm512_set1_epi32(0x3FF), implicit = _mm512_set1_epi32(0x400);
+    const __m512i byte = _mm512_set1_epi32(255), zero = _mm512_setzero_si512();
+    for (int i0 = 0; i0 < kTileElems; i0 += 16 * kChains) {
+        __mmask16 nz[kChains], neg[kChains];
+        __m512i mx[kChains], my[kChains], e[kChains];
+        Dst32 st[kChains];
+        for (int c = 0; c < kChains; ++c) {
+            const int i = i0 + 16 * c;
+            const __m512i x = _mm512_loadu_si512(a + i), y = _mm512_loadu_si512(b + i);
+            nz[c] = _mm512_test_epi32_mask(x, exp_mask) & _mm512_test_epi32_mask(y, exp_mask);
+            neg[c] = _mm512_movepi32_mask(_mm512_xor_si512(x, y));
+            mx[c] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(x, 13), low10), implicit);
+            my[c] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(y, 13), low10), implicit);
+            e[c] = _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(x, 23), byte),
+                                    _mm512_and_si512(_mm512_srli_epi32(y, 23), byte));
+            st[c] = dst32_decode(_mm512_loadu_si512(dst + i));
+        }
+        for (int p = 0; p < phases; ++p) {
+            const int32_t adj = product_exp_adjust(p);
+            const __m512i move = _mm512_set1_epi32((p ? product_exp_adjust(p - 1) : 0) - adj);
+#pragma GCC unroll 4
+            for (int c = 0; c < kChains; ++c) {
+                st[c].e = _mm512_add_epi32(st[c].e, move);
+                const __m512i fx = (p & 1) ? _mm512_and_si512(_mm512_srli_epi32(mx[c], 1), _mm512_set1_epi32(31))
+                                           : _mm512_srli_epi32(mx[c], 6);
+                const __m512i fy = (p & 2) ? _mm512_slli_epi32(_mm512_and_si512(my[c], _mm512_set1_epi32(15)), 3)
+                                           : _mm512_srli_epi32(my[c], 4);
+                const __mmask16 valid = nz[c] & _mm512_cmpgt_epi32_mask(e[c], _mm512_set1_epi32(-adj));
+                __m512i prod = _mm512_slli_epi32(_mm512_mullo_epi32(fx, fy), 16);
+                prod = _mm512_maskz_mov_epi32(valid, _mm512_mask_sub_epi32(prod, neg[c], zero, prod));
+                const __m512i ev = _mm512_mask_mov_epi32(_mm512_set1_epi32(-adj), valid, e[c]);
+                st[c] = dst32_step<kFp32>(st[c], prod, ev, zero, ev, ev, adj);
+            }
+        }
+        for (int c = 0; c < kChains; ++c) {
+            st[c].e = _mm512_add_epi32(st[c].e, _mm512_set1_epi32(product_exp_adjust(phases - 1)));
+            _mm512_storeu_si512(dst + i0 + 16 * c, dst32_encode(st[c]));
+        }
+    }
+}
+
+// ELWADD / ELWSUB on 16 lanes, the rule of eltwise_add_impl: the smaller operand (by exponent and
+// mantissa) aligned to the larger rounding half up, the 12-bit mantissa sum or difference (the
+// larger operand's sign) normalised by an exact int -> float conversion (with a 16-bit DST then
+// rounded half away from zero to BF16).
+template <bool kFp32>
+AVX512_FN void eltwise_add512(uint32_t* dst, const uint32_t* a_in, const uint32_t* b_in, uint32_t negate) {
+    const __m512i exp_mask = _mm512_set1_epi32(static_cast<int32_t>(kExpMask));
+    const __m512i key_mask = _mm512_set1_epi32(0x3FFFF), low10 = _mm512_set1_epi32(0x3FF);
+    const __m512i implicit = _mm512_set1_epi32(0x400), byte = _mm512_set1_epi32(255), one = _mm512_set1_epi32(1);
+    const __m512i zero = _mm512_setzero_si512();
+    for (int i = 0; i < kTileElems; i += 16) {
+        __m512i a = _mm512_loadu_si512(a_in + i);
+        __m512i b = _mm512_xor_si512(_mm512_loadu_si512(b_in + i), _mm512_set1_epi32(static_cast<int32_t>(negate)));
+        a = _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(a, exp_mask), a);  // denormals and zeros: +0
+        b = _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(b, exp_mask), b);
+        const __mmask16 swap = _mm512_cmplt_epu32_mask(_mm512_and_si512(_mm512_srli_epi32(a, 13), key_mask),
+                                                       _mm512_and_si512(_mm512_srli_epi32(b, 13), key_mask));
+        const __m512i x = _mm512_mask_blend_epi32(swap, a, b), y = _mm512_mask_blend_epi32(swap, b, a);
+        const __m512i ex = _mm512_and_si512(_mm512_srli_epi32(x, 23), byte);
+        const __m512i ey = _mm512_and_si512(_mm512_srli_epi32(y, 23), byte);
+        const __m512i mx = _mm512_maskz_or_epi32(_mm512_test_epi32_mask(x, x),
+                                                 _mm512_and_si512(_mm512_srli_epi32(x, 13), low10), implicit);
+        __m512i my = _mm512_maskz_or_epi32(_mm512_test_epi32_mask(y, y),
+                                           _mm512_and_si512(_mm512_srli_epi32(y, 13), low10), implicit);
+        // floor(my / 2^d + 1/2) = ((2 my >> d) + 1) >> 1 (0 for d >= 12, as 2 my < 2^12)
+        my = _mm512_srli_epi32(_mm512_add_epi32(_mm512_srlv_epi32(_mm512_slli_epi32(my, 1), _mm512_sub_epi32(ex, ey)), one), 1);
+        const __mmask16 differ = _mm512_movepi32_mask(_mm512_xor_si512(x, y));
+        const __m512i sum = _mm512_mask_sub_epi32(_mm512_add_epi32(mx, my), differ, mx, my);  // >= 0
+        __m512i fb = _mm512_castps_si512(_mm512_cvtepi32_ps(sum));
+        if (!kFp32) fb = _mm512_and_si512(_mm512_add_epi32(fb, _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0xFFFF0000));
+        // exponent: ex - 10 + floor(log2 sum) (sum at 2^10 = 1.0)
+        const __m512i bias = _mm512_sub_epi32(ex, _mm512_set1_epi32(127 + 10));
+        const __m512i exp = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), bias);
+        const __m512i sign = _mm512_and_si512(x, _mm512_set1_epi32(static_cast<int32_t>(0x80000000u)));
+        __m512i out = _mm512_or_si512(_mm512_add_epi32(fb, _mm512_slli_epi32(bias, 23)), sign);
+        out = _mm512_mask_or_epi32(out, _mm512_cmpgt_epi32_mask(exp, _mm512_set1_epi32(254)), sign,
+                                   _mm512_set1_epi32(0x7F800000));
+        const __mmask16 keep = _mm512_cmpneq_epi32_mask(sum, zero) & _mm512_cmpgt_epi32_mask(exp, zero);
+        _mm512_storeu_si512(dst + i, _mm512_maskz_mov_epi32(keep, out));
+    }
+}
+
+// The matmul path: the widest the CPU has (AVX-512 BW/DQ, then AVX2, then portable), unless
+// TT_MOCK_FPU=avx2 or TT_MOCK_FPU=portable asks for a narrower one (to compare them).
+enum class FpuPath { kPortable, kAvx2, kAvx512 };
+FpuPath fpu_path() {
+    static const FpuPath path = [] {
         const char* v = std::getenv("TT_MOCK_FPU");
-        return __builtin_cpu_supports("avx2") && !(v && std::string_view(v) == "portable");
+        const std::string_view want = v ? v : "";
+        if (want == "portable" || !__builtin_cpu_supports("avx2")) return FpuPath::kPortable;
+        if (want == "avx2" || !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))) {
+            return FpuPath::kAvx2;
+        }
+        return FpuPath::kAvx512;
     }();
-    return use;
+    return path;
 }
 #endif
 
@@ -660,13 +1068,20 @@ void unpack_fp32(const uint32_t* l1, uint32_t* src, bool to_tf32) {
 void unpack_fp32_to_dst(const uint32_t* l1, uint32_t* dst) { std::memcpy(dst, l1, kTileElems * 4); }
 
 // ---- matrix engine -------------------------------------------------------------------------------
+namespace {
+// MOVA2D flushes denormals (a mask, not a select: the baseline clone vectorises it)
+TTMOCK_HOT void datacopy_rows(uint32_t* dst, const uint32_t* src, uint32_t keep) {
+    for (int i = 0; i < kTileElems; i += kLanes) {
+        const vi v = load<vi>(src + i);
+        store(dst + i, v & ((v & static_cast<int32_t>(kExpMask)) != 0) & static_cast<int32_t>(keep));
+    }
+}
+}  // namespace
+
 void datacopy(uint32_t* dst, const uint32_t* src, bool transpose, bool fp32_dst) {
     const uint32_t keep = fp32_dst ? 0xFFFFFFFFu : 0xFFFF0000u;
     if (!transpose) {
-        for (int i = 0; i < kTileElems; i += kLanes) {  // MOVA2D flushes denormals
-            const vu v = load<vu>(src + i);
-            store(dst + i, (v & kExpMask) != 0 ? (v & keep) : vu{});
-        }
+        datacopy_rows(dst, src, keep);
         return;
     }
     for (uint32_t r = 0; r < 32; ++r) {
@@ -683,6 +1098,17 @@ void transpose_in_dst(uint32_t* dst, const uint32_t* unpacked) {
     }
 }
 
+const char* matmul_path() {
+#ifdef TTMOCK_MVMUL16
+    switch (fpu_path()) {
+        case FpuPath::kAvx512: return "avx512";
+        case FpuPath::kAvx2: return "avx2";
+        case FpuPath::kPortable: break;
+    }
+#endif
+    return "portable";
+}
+
 void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transpose, int phases,
             bool fp32_dst) {
     uint32_t in1t[kTileElems];
@@ -692,7 +1118,15 @@ void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transp
         in1 = in1t;
     }
 #ifdef TTMOCK_MVMUL16
-    if (use_mvmul16()) {
+    if (fpu_path() == FpuPath::kAvx512) {
+        if (fp32_dst) {
+            matmul512_impl<true>(dst, in0, in1, phases);
+        } else {
+            matmul512_impl<false>(dst, in0, in1, phases);
+        }
+        return;
+    }
+    if (fpu_path() == FpuPath::kAvx2) {
         if (fp32_dst) {
             matmul16_impl<true>(dst, in0, in1, phases);
         } else {
@@ -716,6 +1150,16 @@ void eltwise_add(uint32_t* dst, const uint32_t* a, const uint32_t* b, bool subtr
         b = bb;
     }
     const uint32_t negate = subtract ? 0x80000000u : 0u;
+#ifdef TTMOCK_MVMUL512
+    if (fpu_path() == FpuPath::kAvx512) {
+        if (fp32_dst) {
+            eltwise_add512<true>(dst, a, b, negate);
+        } else {
+            eltwise_add512<false>(dst, a, b, negate);
+        }
+        return;
+    }
+#endif
     if (fp32_dst) {
         eltwise_add_impl<true>(dst, a, b, negate);
     } else {
@@ -730,6 +1174,16 @@ void eltwise_mul(uint32_t* dst, const uint32_t* a, const uint32_t* b, int bcast,
         broadcast(b, bcast, bb);
         b = bb;
     }
+#ifdef TTMOCK_MVMUL512
+    if (fpu_path() == FpuPath::kAvx512) {
+        if (fp32_dst) {
+            eltwise_mul512<true>(dst, a, b, phases);
+        } else {
+            eltwise_mul512<false>(dst, a, b, phases);
+        }
+        return;
+    }
+#endif
     for (int p = 0; p < phases; ++p) {
         if (fp32_dst) {
             eltwise_mul_impl<true>(dst, a, b, p);

@@ -29,6 +29,9 @@ void datacopy(uint32_t* dst, const uint32_t* src, bool transpose, bool fp32_dst)
 // UnpackToDestFp32 CB: llk_math_transpose_dest moves the 32-bit values, exactly)
 void transpose_in_dst(uint32_t* dst, const uint32_t* unpacked);
 // DST += in0 @ in1 (in1 transposed within the tile when transpose), `phases` fidelity phases
+// (all paths give the same bits; matmul_path() names the one this CPU and TT_MOCK_FPU select:
+// "avx512", "avx2" or "portable")
+const char* matmul_path();
 void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transpose, int phases,
             bool fp32_dst);
 // DST = a + b or a - b (ELWADD / ELWSUB), b broadcast per `bcast`

@@ -1,0 +1,163 @@
+"""TileLang constructs from its own language tests that compile here as there: the eager form
+under ``@T.prim_func``, serial elementwise loops, element ``T.copy``, constant stores, one-tuple
+launches, ``T.let``, and the refusals that name what has no Tensix meaning."""
+
+import numpy as np
+import pytest
+import torch
+
+import tilelang_tt as tilelang
+import tilelang_tt.language as T
+from tilelang_tt import TTCompileError, TTUnsupportedError
+
+
+def test_prim_func_eager_form_records_outputs_and_pass_configs():
+    @T.prim_func
+    def kernel(A):
+        A: T.Tensor[[64, 64], T.float32]
+        T.annotate_pass_configs({"tt.math_fidelity": "HiFi4"})
+        T.annotate_compile_flags(["--use_fast_math"])
+        B = T.empty([64, 64], T.float32)
+        with T.Kernel(2) as (bx,):
+            for i in T.serial(32):
+                for j in T.serial(64):
+                    B[bx * 32 + i, j] = A[bx * 32 + i, j] * 2.0
+        return B
+
+    assert list(kernel.attrs["tilelang_out_idx"]) == [-1]
+    assert kernel.attrs["tilelang_pass_configs"]["tt.math_fidelity"] == "HiFi4"
+    assert list(kernel.attrs["tilelang_compile_flags"]) == ["--use_fast_math"]
+    compiled = tilelang.compile(kernel)
+    assert compiled.plan["kernels"]["compute"]["config"]["math_fidelity"] == "HiFi4"
+    a = torch.randn(64, 64)
+    torch.testing.assert_close(compiled(a), a * 2.0)
+    with pytest.raises(ValueError, match="Out index conflict"):
+        tilelang.compile(kernel, out_idx=[-1])
+
+
+def test_prim_func_eager_form_needs_fixed_sizes():
+    with pytest.raises(TTUnsupportedError, match=r"T\.dynamic \(m\).*@tilelang\.jit"):
+        @T.prim_func
+        def kernel(A):
+            m = T.dynamic("m")
+            A: T.Tensor[[m, 32], T.float32]
+            with T.Kernel(1):
+                pass
+
+
+def elementwise(M, N, block_M, dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype),
+             C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as (by,):
+            A_local = T.alloc_fragment((block_M, N), dtype)
+            B_local = T.alloc_fragment((block_M, N), dtype)
+            E_local = T.alloc_fragment((block_M, N), dtype)
+            E_local[0:block_M, 0:N] = 0.5  # a store to a region: T.fill
+            for i, j in T.Parallel(block_M, N):
+                A_local[i, j] = 1.0
+            for i in T.Parallel(block_M):
+                for j in T.vectorized(N):
+                    A_local[i, j] = A_local[i, j] + A[by * block_M + i, j]
+            for i, j in T.Parallel(block_M, N):
+                T.copy(B[by * block_M + i, j], B_local[i, j])
+            off = T.int32()
+            T.let(off, by * block_M)
+            for i in T.serial(block_M):
+                for j in T.serial(N):
+                    C[off + i, j] = A_local[i, j] + B_local[i, j] + E_local[i, j]
+
+    return main
+
+
+def test_constant_store_element_copy_serial_and_vectorized_nests_and_let_run():
+    kernel = tilelang.compile(elementwise(64, 64, 32), out_idx=[2])
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2))
+    np.testing.assert_allclose(kernel(a, b), a + b + 1.5, rtol=1e-5, atol=1e-5)
+
+
+def test_serial_loop_with_a_carried_dependence_stays_serial():
+    @T.prim_func
+    def main(A: T.Tensor((32, 32), T.float32), B: T.Tensor((32, 32), T.float32)):
+        with T.Kernel(1):
+            for i in T.serial(31):
+                for j in T.serial(32):
+                    B[i + 1, j] = B[i, j] + A[i, j]
+
+    with pytest.raises(TTUnsupportedError, match=r"B\[i \+ 1, j\].*outside an elementwise"):
+        tilelang.compile(main)
+
+
+def test_fast_math_intrinsics_take_floats_only():
+    from tvm import tirx
+
+    with pytest.raises(TypeError, match=r"T\.__exp only supports floating-point inputs, but "
+                                        r"got int8"):
+        T.__exp(tirx.Var("x", "int8"))
+    assert T.__log2.__name__ == "__log2"
+    assert str(T.__exp(tirx.Var("x", "float16")).ty) == "float16"
+
+
+def test_torch_dtypes_and_scalar_initialisers():
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), torch.float32)):
+        with T.Kernel(1):
+            S = T.alloc_shared((32, 32), torch.bfloat16)
+            T.copy(A, S)
+            x = T.alloc_var(T.float64, init=1e300)
+
+    assert str(k.params[0].ty.dtype) == "float32"
+    import re
+
+    literal = re.search(r"T\.float64\(([0-9.e+]+)\)", k.script())
+    assert literal is not None and float(literal.group(1)) == 1e300
+    with pytest.raises(ValueError, match="exceeds maximum of float32"):
+        @T.prim_func
+        def bad(A: T.Tensor((32, 32), T.float32)):
+            with T.Kernel(1):
+                x = T.alloc_var(T.float32, init=1e300)
+    with pytest.raises(TTCompileError, match="dtype is required"):
+        T.Tensor((32, 32), None)
+
+
+def test_pointers_and_strided_tensors_are_refused_by_name():
+    with pytest.raises(TTUnsupportedError, match=r"T\.ptr: raw pointers"):
+        T.Tensor([4], T.ptr)
+
+    @tilelang.jit
+    def strided(x):
+        m = T.dynamic("m")
+        x: T.StridedTensor[[m, 32], [64, 1], T.float32]
+        with T.Kernel(1):
+            pass
+
+    with pytest.raises(TTUnsupportedError, match=r"test_language_breadth.py:\d+: "
+                                                 r"T\.StridedTensor"):
+        strided(np.zeros((32, 32), np.float32))
+
+
+@tilelang.jit
+def test_named_jit_kernel(A: T.Tensor((32, 32), T.float32)):
+    with T.Kernel(1):
+        pass
+
+
+def test_jit_kernel_named_like_a_test_is_not_a_test_function():
+    import inspect
+
+    assert not inspect.isfunction(test_named_jit_kernel)
+    assert not hasattr(test_named_jit_kernel, "__wrapped__")
+    assert list(inspect.signature(test_named_jit_kernel).parameters) == ["A"]
+
+
+def test_reduce_into_a_scalar_variable_names_the_operand():
+    with pytest.raises(TTCompileError, match=r"T\.reduce_sum: operand dst\[\.\.\.\] is a single "
+                                             r"element.*T\.alloc_fragment"):
+        @T.prim_func
+        def main(A: T.Tensor((32, 32), T.float32)):
+            with T.Kernel(1):
+                src = T.alloc_fragment((32, 32), T.float32)
+                dst = T.alloc_var(T.float32)
+                T.copy(A, src)
+                T.reduce_sum(src, dst, dim=0)

@@ -1,0 +1,345 @@
+"""A0.1.1 LowerAtomicsTT: TileLang atomics as one read-modify-write of the target per group
+of blocks.
+
+Requires: ScalarsToBindTT.
+
+TileLang's ``T.atomic_add(B[...], v)`` (``atomic_max`` / ``atomic_min``; tile or element
+form, ``language_atomic.py``) means: every block's contributions are combined into the target
+tensor's initial value, in some order.  Tensix has no DRAM atomics the compute engines can
+use, so the blocks whose targets can overlap are serialised on one core and the target is
+read once and written once:
+
+* **Conflicting blocks, from the IR.** The target indices (bindings seen through) are
+  functions of the block indices and of the ``T.Parallel`` variables around the atomic.  A
+  block index none of the kernel's atomic targets uses (``bz`` of ``B[bx * bm + i, by * bn +
+  j]``) enumerates blocks that update the same elements: its ``blockIdx`` launch is replaced
+  by a serial loop around the kernel body, so one core runs the whole group in block order.
+  Blocks that still differ in the remaining indices are left to V0's dependency check, which
+  proves their targets disjoint or rejects the kernel (``B[bz % 2, ...]``).
+* **One read, one write.** Each target gets a block buffer (``<B>_atomic``, shared scope, the
+  target's dtype, one element per ``T.Parallel`` iteration): before the loop it is copied from
+  the target region, each atomic becomes ``acc = acc op v``, after the loop it is copied back.
+  This is the atomics' meaning exactly: the sum (max, min) of the group's contributions
+  applied to the initial value, in block order (an ``atomic_add`` into bfloat16 rounds after
+  every contribution, as the hardware atomic would).
+
+A branch around atomics whose condition holds for every block and iteration (TileLang's
+bounds guard ``if idx_i < M and idx_j < N:`` when the blocks tile the tensor) is dropped.
+Refused with TTUnsupportedError naming the call and its line: a target index that reads
+tensor data (a histogram: which blocks collide is not known at compile time); a target that
+several ``T.Parallel`` iterations of one block share (each loop variable must index one
+target dimension with unit stride); an atomic inside any other branch, or inside a serial loop whose
+variable its target index uses (in a loop that does not move it, the update repeats); a target
+tensor the kernel also reads or writes other than through its atomics, or updated by atomics
+of different kinds or regions.
+
+Guarantees: no ``tt.atomic`` marker is left; the launch has no ``blockIdx`` dimension the
+targets do not use (a kernel whose targets use none keeps one block).
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import tirx
+from tvm.sym import Analyzer
+
+from ... import attrs
+from ...errors import TTUnsupportedError
+from ..common import (buffer_dtype, buffer_scope, collect, seq, stmts_of, substitute, tt_map,
+                      tt_pass)
+from ..partition.work_partition import launch_attrs
+
+
+def _kind(atom) -> str:
+    """The marker's kind (a string node; TVMScript prints and parses it as one)."""
+    return str(getattr(atom.node, "value", atom.node))
+
+
+def _op_name(atom) -> str:
+    return f"T.atomic_{_kind(atom)}"
+
+
+def _children(stmt):
+    if isinstance(stmt, tirx.SeqStmt):
+        return list(stmt.seq)
+    if isinstance(stmt, tirx.IfThenElse):
+        return [s for s in (stmt.then_case, stmt.else_case) if s is not None]
+    body = getattr(stmt, "body", None)
+    return [body] if isinstance(body, tirx.Stmt) else []
+
+
+def _atoms_with_ancestors(stmt, path=()):
+    if isinstance(stmt, tirx.AttrStmt) and str(stmt.attr_key) == attrs.ATOMIC:
+        yield stmt, list(path)
+        return
+    for child in _children(stmt):
+        yield from _atoms_with_ancestors(child, path + (stmt,))
+
+
+def _inline(expr, binds: dict):
+    for _ in range(32):
+        used = [v for v in tirx.analysis.undefined_vars(expr) if v in binds] \
+            if isinstance(expr, tvm.ir.Expr) else []
+        if not used:
+            return expr
+        expr = substitute(expr, {v: binds[v] for v in used})
+    return expr
+
+
+def _accesses(node, buf) -> int:
+    n = len(collect(node, tvm.ir.TensorLoad, lambda x: x.source.same_as(buf)))
+    n += len(collect(node, tvm.ir.TensorRegion, lambda x: x.source.same_as(buf)))
+    n += len(collect(node, tirx.BufferStore, lambda x: x.buffer.same_as(buf)))
+    return n
+
+
+class _Target:
+    """One atomic target: tensor, kind, index per dim with the atomic's loop vars canonical."""
+
+    def __init__(self, atom, loops, binds, block_vars):
+        self.atom = atom
+        store = atom.body
+        name = _op_name(atom)
+        if not isinstance(store, tirx.BufferStore):
+            raise TTUnsupportedError(f"{name}: malformed atomic", span=atom.span)
+        self.buf, self.kind = store.buffer, _kind(atom)
+        self.index = [_inline(i, binds) for i in store.indices]
+        if any(collect(i, tvm.ir.TensorLoad) for i in self.index):
+            raise TTUnsupportedError(
+                f"{name}({self.buf.name}[...]): the target index reads tensor data, so which "
+                "blocks update the same elements is not known at compile time (a histogram); "
+                "compute the result per block and combine it with T.reduce_* instead",
+                span=store.span or atom.span)
+        loop_vars = [lp.loop_var for lp in loops]
+        zero = {v: tirx.IntImm(v.ty.dtype, 0) for v in loop_vars}
+        ana = Analyzer()
+        self.dim_var = []  # per target dim: the loop variable indexing it, or None
+        for idx in self.index:
+            base = ana.simplify(substitute(idx, zero))
+            rest = ana.simplify(idx - base)
+            hit = [v for v in loop_vars if rest.same_as(v)]
+            if not hit and not (isinstance(rest, tirx.IntImm) and int(rest) == 0):
+                raise self._shared(name)
+            self.dim_var.append(hit[0] if hit else None)
+        used = [v for v in self.dim_var if v is not None]
+        extents = {lp.loop_var: lp.extent for lp in loops}
+        for v in loop_vars:
+            unit = isinstance(extents[v], tirx.IntImm) and int(extents[v]) == 1
+            if used.count(v) > 1 or (used.count(v) == 0 and not unit):
+                raise self._shared(name)
+        if not used:
+            raise TTUnsupportedError(
+                f"{name}({self.buf.name}[...]): an atomic on a single element; write it in a "
+                "T.Parallel nest over a block (or pass a block: T.atomic_add(B[r, c], block))",
+                span=store.span or atom.span)
+        self.acc_vars = used  # the acc's dims: the loop vars in the target's dim order
+        self.acc_shape = [extents[v] for v in used]
+        self.block_vars_used = {v for i in self.index for v in tirx.analysis.undefined_vars(i)
+                                if any(v.same_as(b) for b in block_vars if b is not None)}
+        # canonical form, to recognise atomics on the same region
+        canon = {v: tirx.Var(f"c{k}", v.ty.dtype) for k, v in enumerate(used)}
+        self.key_index = [substitute(i, canon) for i in self.index]
+
+    def _shared(self, name):
+        return TTUnsupportedError(
+            f"{name}({self.buf.name}[...]): several iterations of the T.Parallel update one "
+            f"element of {self.buf.name} (or the index is not a block offset plus one loop "
+            "variable per dimension); reduce the block with T.reduce_sum / reduce_max first "
+            "and make the atomic on the result", span=self.atom.body.span or self.atom.span)
+
+    def same_region(self, other) -> bool:
+        if not self.buf.same_as(other.buf) or len(self.key_index) != len(other.key_index) \
+                or len(self.acc_shape) != len(other.acc_shape):
+            return False
+        if not all(tvm.ir.structural_equal(a, b) for a, b in zip(self.acc_shape, other.acc_shape)):
+            return False
+        return all(tvm.ir.structural_equal(a, b, map_free_vars=True)
+                   for a, b in zip(self.key_index, other.key_index))
+
+
+def _parallel_nest(extents, make_body):
+    vs = [tirx.Var(f"a{k}", "int32") for k in range(len(extents))]
+    stmt = make_body(vs)
+    for v, e in reversed(list(zip(vs, extents))):
+        stmt = tirx.For(v, tirx.IntImm("int32", 0), e, tirx.ForKind.PARALLEL, stmt)
+    return stmt
+
+
+def _copy_stmts(t: _Target, acc):
+    """acc <- target region before the group, target <- acc after it."""
+    def target_index(vs):
+        sub = dict(zip(t.acc_vars, vs))
+        return [substitute(i, sub) for i in t.index]
+
+    span = t.atom.body.span or t.atom.span  # the copies carry the atomic's line
+    read = _parallel_nest(t.acc_shape, lambda vs: tirx.BufferStore(
+        acc, t.buf[tuple(target_index(vs))], list(vs), span))
+    write = _parallel_nest(t.acc_shape, lambda vs: tirx.BufferStore(
+        t.buf, acc[tuple(vs)], target_index(vs), span))
+    return read, write
+
+
+def _update(t: _Target, acc):
+    """``acc = acc op v`` replacing the marked store ``B[idx] = B[idx] op v``."""
+    old = t.atom.body
+    target_loads = collect(old.value, tvm.ir.TensorLoad, lambda x: x.source.same_as(t.buf))
+    if len(target_loads) != 1:
+        raise TTUnsupportedError(
+            f"{_op_name(t.atom)}({t.buf.name}[...]): the value reads {t.buf.name}, the tensor "
+            "the atomic updates; read it before the kernel instead", span=old.span)
+    acc_load = acc[tuple(t.acc_vars)]
+    value = tt_map(old.value, [(tvm.ir.TensorLoad,
+                                lambda x: acc_load if x.source.same_as(t.buf) else x)])
+    return tirx.BufferStore(acc, value, list(t.acc_vars), old.span)
+
+
+def _drop_true_guards(body, binds: dict, launches):
+    """``if idx_i < M and idx_j < N:`` around atomics, true for every block and iteration
+    (TileLang's bounds guards when the blocks tile the tensor): the branch is its body."""
+    ana = Analyzer()
+    for a in launches:
+        ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0), a.value))
+    for lp in collect(body, tirx.For):  # loop variables are defined once: bind them all
+        ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(lp.min, lp.extent))
+
+    def drop(stmt):
+        if stmt.else_case is None and collect(
+                stmt.then_case, tirx.AttrStmt, lambda a: str(a.attr_key) == attrs.ATOMIC) \
+                and ana.can_prove(_inline(stmt.condition, binds)):
+            return stmt.then_case
+        return stmt
+
+    return tt_map(body, [(tirx.IfThenElse, drop)])
+
+
+@tt_pass("LowerAtomicsTT", requires=("ScalarsToBindTT",))
+def LowerAtomicsTT(func, mod, ctx):
+    if not collect(func.body, tirx.AttrStmt, lambda a: str(a.attr_key) == attrs.ATOMIC):
+        return func
+    launches = launch_attrs(func.body)
+    binds = {b.var: b.value for b in collect(func.body, tirx.Bind)}
+    func = func.with_body(_drop_true_guards(func.body, binds, launches))
+    atoms = list(_atoms_with_ancestors(func.body))
+    launches = launch_attrs(func.body)
+    block_vars = [a.node.var for a in launches]
+    extents = {a.node.var: a.value for a in launches}
+    innermost = launches[-1] if launches else None
+    for a, b in zip(launches, launches[1:]):
+        if not a.body.same_as(b):
+            raise TTUnsupportedError("atomics: the T.Kernel launch is not one nest of blockIdx "
+                                     "dimensions", span=a.span)
+    targets = []
+    for atom, path in atoms:
+        name = _op_name(atom)
+        if innermost is None or not any(p.same_as(innermost) for p in path):
+            raise TTUnsupportedError(f"{name}: outside `with T.Kernel(...)`", span=atom.span)
+        inside = path[[k for k, p in enumerate(path) if p.same_as(innermost)][0] + 1:]
+        loops, serial_loops = [], []
+        for p in inside:
+            if isinstance(p, tirx.For) and p.kind == tirx.ForKind.PARALLEL:
+                loops.append(p)
+            elif isinstance(p, tirx.For) and p.kind == tirx.ForKind.SERIAL and not loops:
+                serial_loops.append(p)  # repeats the update (the target must not use its var)
+            elif not isinstance(p, tirx.SeqStmt):
+                what = "a loop" if isinstance(p, tirx.For) else (
+                    "a branch" if isinstance(p, tirx.IfThenElse) else type(p).__name__)
+                raise TTUnsupportedError(
+                    f"{name}: inside {what}; the backend serialises the blocks that update one "
+                    "target and applies their updates once, so an atomic must be in the "
+                    "kernel body, a serial loop or a T.Parallel nest, not in a branch",
+                    span=atom.body.span or atom.span)
+        t = _Target(atom, loops, binds, block_vars)
+        for lp in serial_loops:
+            if any(v.same_as(lp.loop_var) for i in t.index
+                   for v in tirx.analysis.undefined_vars(i)):
+                raise TTUnsupportedError(
+                    f"{name}({t.buf.name}[...]): the target index uses the loop variable "
+                    f"{lp.loop_var.name}; the backend reads the target once before the kernel's "
+                    "work and writes it once after, so a target must not move inside a loop",
+                    span=atom.body.span or atom.span)
+        targets.append(t)
+
+    # group atomics by target region; one tensor, one region and one kind
+    groups: list[list[_Target]] = []
+    for t in targets:
+        if buffer_scope(t.buf) != "global":
+            raise TTUnsupportedError(
+                f"{_op_name(t.atom)}({t.buf.name}[...]): atomics on block buffers are not "
+                "supported; update the block with an elementwise statement",
+                span=t.atom.body.span or t.atom.span)
+        same = [g for g in groups if g[0].buf.same_as(t.buf)]
+        if same and not (t.same_region(same[0][0]) and t.kind == same[0][0].kind):
+            raise TTUnsupportedError(
+                f"{_op_name(t.atom)}({t.buf.name}[...]): {t.buf.name} is also updated by "
+                f"{_op_name(same[0][0].atom)} on another region or of another kind; one "
+                "tensor takes one kind of atomic on one region per block",
+                span=t.atom.body.span or t.atom.span)
+        if same:
+            same[0].append(t)
+        else:
+            groups.append([t])
+    for g in groups:
+        inside = sum(_accesses(t.atom, g[0].buf) for t in g)
+        if _accesses(func.body, g[0].buf) != inside:
+            t = g[0]
+            raise TTUnsupportedError(
+                f"{_op_name(t.atom)}({t.buf.name}[...]): the kernel also reads or writes "
+                f"{t.buf.name} other than through atomics; the atomics' result is only defined "
+                "after the kernel", span=t.atom.body.span or t.atom.span)
+
+    used = set()
+    for t in targets:
+        used |= {v for v in block_vars if any(v.same_as(u) for u in t.block_vars_used)}
+    serial = [v for v in block_vars
+              if v not in used and not (isinstance(extents[v], tirx.IntImm)
+                                        and int(extents[v]) == 1)]
+
+    # rewrite: atomics -> acc updates; acc read before the group loop, written after
+    accs, replace = [], {}
+    for g in groups:
+        t0 = g[0]
+        acc = tirx.decl_buffer(t0.acc_shape, buffer_dtype(t0.buf), f"{t0.buf.name}_atomic",
+                               scope="shared")
+        accs.append((t0, acc))
+        for t in g:
+            replace[t.atom] = _update(t, acc)
+
+    def rewrite(stmt):
+        if isinstance(stmt, tirx.AttrStmt) and str(stmt.attr_key) == attrs.ATOMIC:
+            for atom, new in replace.items():
+                if atom.same_as(stmt):
+                    return new
+        return stmt
+
+    inner = _map_stmts(innermost.body, rewrite)
+    body = stmts_of(inner)
+    allocs = [s for s in body if isinstance(s, tirx.AllocBuffer)]
+    rest = [s for s in body if not isinstance(s, tirx.AllocBuffer)]
+    loop = seq(rest)
+    for v in reversed(serial):
+        loop = tirx.For(v, tirx.IntImm(v.ty.dtype, 0), extents[v], tirx.ForKind.SERIAL, loop)
+    reads, writes = zip(*[_copy_stmts(t0, acc) for t0, acc in accs])
+    # the accumulators' allocations carry their atomic's line (messages about the block name it)
+    acc_allocs = [tirx.AllocBuffer(acc, None, t0.atom.body.span or t0.atom.span)
+                  for t0, acc in accs]
+    new_inner = seq(allocs + acc_allocs + list(reads) + [loop] + list(writes))
+
+    kept = [a for a in launches if a.node.var not in serial]
+    if not kept:  # every block updates the same target: one block runs them all
+        var = tirx.Var(launches[0].node.var.name + "_0", "int32")
+        iv = tirx.IterVar(tvm.ir.Range(0, 1), var, tirx.IterVar.ThreadIndex, "blockIdx.x")
+        kept = [tirx.AttrStmt(iv, "thread_extent", tirx.IntImm("int32", 1),
+                              tirx.Evaluate(0), launches[0].span)]
+    new_launch = new_inner
+    for a in reversed(kept):
+        new_launch = tirx.AttrStmt(a.node, a.attr_key, a.value, new_launch, a.span)
+    outer = launches[0]
+
+    def swap(stmt):
+        return new_launch if stmt.same_as(outer) else stmt
+
+    return func.with_body(_map_stmts(func.body, swap))
+
+
+def _map_stmts(stmt, fn):
+    return tt_map(stmt, [(tirx.AttrStmt, fn)])
