@@ -6,8 +6,9 @@ tilelang-tt's mock mode against tt-lang-sim, side by side.
                                    [--ttlang-sim PATH] [--threads N] [--only mock|ttlang]
 
 * mock: ``matmul_relu.py`` in a fresh Python process (import, compile, run on the emulator,
-  write Y), after one untimed warm-up run of the same size (so the build caches are warm;
-  ``--warm`` skips it).
+  write Y), after one untimed warm-up run of the same size (so the build caches and
+  tilelang_tt's bytecode caches are warm, whatever ``PYTHONDONTWRITEBYTECODE`` says: an
+  installed package has its bytecode, as tt-lang-sim's has; ``--warm`` skips it).
 * tt-lang: tt-lang's own tutorial kernel (``step_4_multinode_grid_full.py`` shipped in the
   tt-lang-sim wheel), copied at run time into a temporary directory with its driver section
   (inputs, reference check) replaced by one that takes the same inputs as the mock run and
@@ -160,6 +161,9 @@ def main():
     env = dict(os.environ)
     if args.threads:
         env["TT_MOCK_THREADS"] = args.threads
+    # the mock runs may write tilelang_tt's bytecode caches (__pycache__, in the warm-up run),
+    # which an installed package has, as tt-lang-sim's installed modules have theirs
+    mock_env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
     rows = []
     with tempfile.TemporaryDirectory(prefix="tt-vs-ttlang-") as tmp:
         out = str(Path(tmp) / "y.bin")
@@ -167,7 +171,7 @@ def main():
             mock_cmd = [sys.executable, str(HERE / "matmul_relu.py"), "--size", str(n),
                         "--seed", str(args.seed), "--out", out]
             if args.only != "ttlang" and not args.warm:
-                run_measured(mock_cmd, env, args.timeout)
+                run_measured(mock_cmd, mock_env, args.timeout)
             ttl_cmd = None
             if sim is not None:
                 ttl_cmd = [str(sim), str(write_ttlang_script(sim, tmp, n, args.seed, out))]
@@ -178,7 +182,8 @@ def main():
                         continue
                     if os.path.exists(out):
                         os.remove(out)
-                    secs, peak, rc, _, err = run_measured(cmd, env, args.timeout)
+                    secs, peak, rc, _, err = run_measured(cmd, mock_env if name == "mock" else env,
+                                                          args.timeout)
                     if rc != 0:
                         print(f"{name} {n}^3 failed (exit {rc}):\n{err[-3000:]}")
                         res[name] = (secs, peak, float("nan"))

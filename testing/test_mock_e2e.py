@@ -11,7 +11,7 @@ import tilelang_tt
 import tensix_model as tm
 from helpers import (BF16, as_f32, assert_matmul, assert_within_ulps, compute_config,
                      matmul_reference, pack_round_bf16, rand, ulp)
-from tilelang_tt.runtime.tensors import TTArgumentError
+from tilelang_tt.runtime.tensors import TTCallArgumentError
 
 
 def gemm_ref(a, b, transpose_b=False):
@@ -132,11 +132,11 @@ def test_fill_outputs_in_place_and_convert_floats():
 def test_argument_errors():
     art = tilelang_tt.compile(kernels.elementwise_add(64, 64), out_idx=-1)
     ok = np.zeros((64, 64), dtype=BF16)
-    with pytest.raises(TTArgumentError, match=r"A: expected shape \(64, 64\), got \(32, 64\)"):
+    with pytest.raises(TTCallArgumentError, match=r"A: expected shape \(64, 64\), got \(32, 64\)"):
         art(np.zeros((32, 64), dtype=BF16), ok)
-    with pytest.raises(TTArgumentError, match="expected bfloat16"):
+    with pytest.raises(TTCallArgumentError, match="expected bfloat16"):
         art(np.zeros((64, 64), dtype=np.int32), ok)
-    with pytest.raises(TTArgumentError, match="kernel takes 3 tensors"):
+    with pytest.raises(TTCallArgumentError, match="kernel takes 3 tensors"):
         art(ok)
 
 

@@ -29,6 +29,11 @@ import sys as _sys
 # some 3 s and 90 MB per process. Unless the program imported torch already (or
 # TILELANG_TT_TVM_TORCH=1), torch is hidden while TVM loads; a later `import torch` works as
 # usual, and torch tensors are still accepted by compiled kernels.
+#
+# TVM's own import also loads tvm.relax, nine GPU / DSP backends' Python hooks and other
+# packages' TVM extensions (about 0.4 s and 50 MB), which compiling for Tenstorrent does not
+# use: _tvm_import imports TVM without them (tvm.relax stays importable, lazily), unless the
+# program imported tvm already (or TILELANG_TT_TVM_FULL=1).
 _hide_torch = "torch" not in _sys.modules and _os.environ.get("TILELANG_TT_TVM_TORCH") != "1"
 _gc_enabled = _gc.isenabled()
 _gc.disable()
@@ -36,7 +41,9 @@ try:
     if _hide_torch:
         _sys.modules["torch"] = None  # `import torch` raises ImportError
     try:
-        import tvm  # noqa: F401  (TileLang programs write `from tilelang import tvm`)
+        from ._tvm_import import import_tvm as _import_tvm
+
+        tvm = _import_tvm()  # TileLang programs write `from tilelang import tvm`
     finally:
         if _hide_torch and _sys.modules.get("torch", 0) is None:
             del _sys.modules["torch"]

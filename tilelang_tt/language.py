@@ -304,27 +304,66 @@ prim_func.dispatch_token = "tirx"
 
 def parse_function(fn, extra_vars: dict, *, check_well_formed: bool = True, tree=None):
     """TVMScript-parse ``fn``; ``tree`` replaces its source's AST (tilelang_tt.jit rewrites the
-    eager form) while spans keep pointing at the user's file and lines."""
+    eager form) while spans keep pointing at the user's file and lines.
+
+    ``check_well_formed``: TVMScript's well-formedness checks of a PrimFunc (s_tir's and tirx's
+    verifiers, reported as TVMScript reports them); run here rather than by TVMScript's parse,
+    whose check first asks whether the result is a relax function, which imports tvm.relax
+    (kept lazy by tilelang_tt's import of TVM, see _tvm_import.py)."""
     from tvm.script.parser._core import parse
 
     if tree is None:
-        return parse(fn, extra_vars, check_well_formed=check_well_formed)
-    from tvm.script.parser.core import diagnostics, doc
+        func = parse(fn, extra_vars, check_well_formed=False)
+    else:
+        from tvm.script.parser.core import entry
+
+        source_cls = _rewritten_source(tree)
+        with _PARSE_LOCK:  # entry.parse builds its Source from the module-level name
+            entry.Source = source_cls
+            try:
+                func = parse(fn, extra_vars, check_well_formed=False)
+            finally:
+                entry.Source = _diagnostics().Source
+    if check_well_formed:
+        _check_well_formed(func, fn, tree)
+    return func
+
+
+def _diagnostics():
+    from tvm.script.parser.core import diagnostics
+
+    return diagnostics
+
+
+def _rewritten_source(tree):
+    from tvm.script.parser.core import doc
 
     doc_tree = doc.to_doc(tree)
 
-    class _Rewritten(diagnostics.Source):
+    class _Rewritten(_diagnostics().Source):
         def as_ast(self):
             return doc_tree
 
-    from tvm.script.parser.core import entry
+    return _Rewritten
 
-    with _PARSE_LOCK:  # entry.parse builds its Source from the module-level name
-        entry.Source = _Rewritten
-        try:
-            return parse(fn, extra_vars, check_well_formed=check_well_formed)
-        finally:
-            entry.Source = diagnostics.Source
+
+def _check_well_formed(func, fn, tree) -> None:
+    """What TVMScript's parse checks of a parsed PrimFunc, and its report of a failure."""
+    check = func if isinstance(func, tvm.IRModule) else tvm.IRModule.from_expr(func)
+    try:
+        # tvm.s_tir.analysis.verify_well_formed, called without importing tvm.s_tir (its package
+        # imports the meta-scheduler: 0.15 s)
+        tvm_ffi.get_global_func("s_tir.analysis.VerifyWellFormed")(check, True)
+        for f in check.functions.values():
+            if isinstance(f, tirx.PrimFunc) and not f.attrs.get("s_tir", False):
+                tvm.tirx.analysis.verify_tirx_well_formed(f)
+    except Exception as err:  # noqa: BLE001  (as TVMScript: any failure of the verifiers)
+        from tvm.script.parser.core.entry import WELL_FORMED_ERROR_MESSAGE
+        from tvm.script.parser.core.parser import Parser
+
+        source = (_diagnostics().Source if tree is None else _rewritten_source(tree))(fn)
+        Parser(source, {}).report_error(
+            source.as_ast(), err=f"{WELL_FORMED_ERROR_MESSAGE}\n\nTraceback: {err!s}")
 
 
 def _mark_parallel_loops(func: tirx.PrimFunc, loop_vars: list) -> tirx.PrimFunc:

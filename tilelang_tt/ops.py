@@ -658,12 +658,12 @@ def tile_script_name(name: str) -> str:
 
 def _register_all() -> None:
     register = tvm_ffi.get_global_func("ir.RegisterOp")
+    # ops registered already (module re-import) are kept; asked once, not by a failing
+    # Op.get per op (a TVM error costs about a millisecond: its C++ backtrace)
+    known = {str(name) for name in tvm.ir.Op.list_op_names()}
     for s in _SPECS.values():
-        try:
-            tvm.ir.Op.get(s.name)
-            continue  # already registered (module re-import)
-        except Exception:
-            pass
+        if s.name in known:
+            continue
         register(s.name, s.doc)
         tvm.ir.register_op_attr(s.name, "TCallEffectKind", 3)  # opaque
         if s.family == "tile":  # usable as the op of a tirx.TilePrimitiveCall

@@ -161,3 +161,46 @@ def test_reuse_multicast_matmul_matches_numpy_and_roofs():
     # A and B read from DRAM once each, C written once
     assert total["dram_bytes_read"] == 2 * n * n * 2
     roofs_hold(res.stats["device"], total["tile_ops"]["matmul"], 2)
+
+
+def test_replay_between_rounds_is_the_replay_of_the_whole_log(tmp_path, monkeypatch):
+    """The timing replay runs between rounds and drops what it replayed: the device section (and
+    the trace) is the same as one replay over the complete logs after the run
+    (TT_MOCK_REPLAY_AT_END=1), for a kernel with semaphores and multicast (benchmarks/mcast_matmul)
+    and a TileLang GEMM on 8x8 cores, on two host threads, while the logs hold a part of the
+    calls (cores synchronised by semaphores run in many rounds)."""
+    import ml_dtypes
+
+    import tilelang_tt
+    from kernels import matmul
+
+    here = Path(__file__).resolve().parents[2] / "benchmarks" / "mcast_matmul"
+    prog = mockbuild.build_host(here / "main.cpp", here)
+    rng = np.random.default_rng(3)
+    n = 512
+    a = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
+    a.tofile(tmp_path / "a")
+    b.tofile(tmp_path / "b")
+    m = 1024
+    art = tilelang_tt.compile(matmul(m, m, m, 128, 128, 128), out_idx=-1)
+    a2 = rng.standard_normal((m, m)).astype(ml_dtypes.bfloat16)
+    b2 = rng.standard_normal((m, m)).astype(ml_dtypes.bfloat16)
+    monkeypatch.setenv("TT_MOCK_THREADS", "2")
+    runs = {}
+    for at_end in ("0", "1"):
+        monkeypatch.setenv("TT_MOCK_REPLAY_AT_END", at_end)
+        trace = tmp_path / f"trace{at_end}.json"
+        res = mockbuild.run_host(prog, [str(n), str(n), str(n), "2", "HiFi2", str(tmp_path / "a"),
+                                        str(tmp_path / "b"), str(tmp_path / f"c{at_end}")],
+                                 trace=str(trace))
+        art(a2, b2)
+        runs[at_end] = (res.stats, trace.read_text(), art.last_run_stats)
+    (mc, mc_trace, tl), (mc_end, mc_trace_end, tl_end) = runs["0"], runs["1"]
+    assert mc["device"] == mc_end["device"] and mc_trace == mc_trace_end
+    assert tl["device"] == tl_end["device"]
+    assert mc["device"]["cycles"] > 0 and tl["device"]["cycles"] > 0
+    for inc, end, part in ((mc["host"], mc_end["host"], 0.5), (tl["host"], tl_end["host"], 0.75)):
+        assert inc["timing_log_calls"] == end["timing_log_calls"] > 0
+        assert end["timing_log_peak_calls"] == end["timing_log_calls"]
+        assert inc["timing_log_peak_calls"] < part * end["timing_log_calls"]

@@ -626,13 +626,12 @@ void ttmock::noc_write_multicast(uint32_t src, uint64_t dst, uint32_t size, uint
 static void local_sem_update(Core& c, uint32_t offset) {
     Fiber& f = current();
     timing::record(f, timing::Op{timing::Kind::SemUpdate, 0});
-    timing::sem_applied(device(), timing::sem_key(c.index, offset), f.id,
-                        static_cast<uint32_t>(f.tlog.size() - 1));
+    timing::sem_applied(device(), timing::sem_key(c.index, offset), f.id, timing::last_index(f));
 }
 static void remote_sem_update(Core& c) {
     Fiber& f = current();
     timing::record(f, timing::Op{timing::Kind::SemUpdate, 1});
-    c.deferred.back().tlog_index = static_cast<uint32_t>(f.tlog.size() - 1);
+    c.deferred.back().tlog_index = timing::last_index(f);
 }
 uint32_t ttmock::semaphore_addr(uint32_t id) {
     if (id >= device().sem_count) {

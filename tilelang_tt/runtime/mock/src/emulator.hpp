@@ -213,7 +213,8 @@ struct Fiber {
     uint32_t deferred_reads = 0, deferred_writes = 0;  // queued Copy / Multicast not yet applied
     uint64_t last_buffer = 0;  // index + 1 of the DRAM buffer the last TensorAccessor access hit
     int id = 0;                       // index in the launch's fibers
-    std::vector<timing::Op> tlog;     // what costs modelled time (timing.hpp)
+    std::vector<timing::Op> tlog;     // what costs modelled time (timing.hpp), not yet replayed
+    uint32_t tlog_base = 0;           // index of tlog[0] in the kernel's whole log
 };
 
 // An interleaved DRAM buffer: page p lives in bank p % banks at base + (p / banks) * aligned.

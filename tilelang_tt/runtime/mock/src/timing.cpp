@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <queue>
 #include <sstream>
 #include <unordered_map>
@@ -40,7 +41,15 @@ CostProfile blackhole_p150() {
 }
 }  // namespace
 
+// The profile is chosen once, at the first call (create_device makes it): tile ops ask for it on
+// every call, and reading the environment each time cost a few percent of the run.
+static const CostProfile& choose_profile();
 const CostProfile& profile() {
+    static const CostProfile& chosen = choose_profile();
+    return chosen;
+}
+
+static const CostProfile& choose_profile() {
     static const CostProfile n150 = wormhole("n150"), n300 = wormhole("n300"), p150 = blackhole_p150();
     const char* dev = std::getenv("TT_MOCK_DEVICE");
     const char* arch = std::getenv("TT_MOCK_ARCH");
@@ -71,6 +80,7 @@ double sfpu_instructions(const char* op) {
 
 // ---- recording ----------------------------------------------------------------------------------
 void record(Fiber& f, Op op) { f.tlog.push_back(op); }
+uint32_t last_index(const Fiber& f) { return f.tlog_base + static_cast<uint32_t>(f.tlog.size()) - 1; }
 
 void tile(Fiber& f, TileClass cls, double unpack, double math) {
     const int64_t x = (static_cast<int64_t>(std::llround(unpack * 16)) << 32) | std::llround(math * 16);
@@ -144,7 +154,7 @@ struct PushLog {
 };
 
 struct FiberSim {
-    Fiber* f = nullptr;
+    Fiber* f = nullptr;  // pc, and the indices below, count calls of the kernel's whole log
     int core = 0, base_tid = 0;
     bool compute = false;
     size_t pc = 0;
@@ -154,9 +164,17 @@ struct FiberSim {
     double commit_t[2] = {0, 0}, release_t[2] = {0, 0};
     uint64_t ka = 0, kw = 0;
     bool done = false, queued = false;
+    CoreStats* stats = nullptr;  // g_res.cores[core]
     std::string last_busy;
 };
 
+uint64_t g_log_peak = 0;   // calls held in the logs at most
+uint64_t g_log_total = 0;  // calls recorded
+
+// The replay: a discrete-event simulation over the kernels' logs in modelled-time order. It runs
+// between rounds as far as the logs reach: where it needs a call a kernel has not recorded yet
+// (or the kernel's last call, which the next tile op may still merge into), it stops, and the next
+// advance() goes on from that very point; so the replay is the same as one over the complete logs.
 class Sim {
 public:
     Sim(Device& d, std::vector<Fiber>& fibers, double t0) : d_(d), p_(profile()), t0_(t0) {
@@ -168,24 +186,44 @@ public:
             s.core = fibers[i].core;
             s.compute = fibers[i].kind == KernelKind::Compute;
             s.base_tid = s.compute ? 2 : fibers[i].kind == KernelKind::Reader ? 0 : 1;
-        }
-        for (Core& c : d.cores) {
-            for (auto& [off, list] : c.sem_log) {
-                const uint64_t key = sem_key(c.index, off);
-                for (uint64_t e : list) updates_of_[e].push_back(key);
-            }
+            s.stats = &g_res.cores[s.core];  // (std::map: the entry stays put)
+            fibers[i].tlog_base = 0;
         }
         bank_free_.assign(p_.dram_banks, 0);
+        // every clock is 0: the queue order does not depend on the kernels' first calls yet
+        for (size_t i = 0; i < fs_.size(); ++i) enqueue(static_cast<int>(i));
     }
 
-    double run() {
-        for (size_t i = 0; i < fs_.size(); ++i) enqueue(static_cast<int>(i));
-        while (!pq_.empty()) {
-            auto [t, i] = pq_.top();
-            pq_.pop();
-            fs_[i].queued = false;
-            step(i);
+    // replays as far as the logs reach, then drops the calls replayed
+    void advance() {
+        take_sem_updates();
+        uint64_t held = 0;
+        for (const FiberSim& s : fs_) held += s.f->tlog.size();
+        g_log_peak = std::max(g_log_peak, held);
+        if (paused_ < 0 || resume(paused_)) {
+            while (!pq_.empty()) {
+                auto [t, i] = pq_.top();
+                pq_.pop();
+                fs_[i].queued = false;
+                if (!resume(i)) break;
+            }
         }
+        for (FiberSim& s : fs_) {
+            Fiber& f = *s.f;
+            const size_t used = s.pc - f.tlog_base;
+            if (used == f.tlog.size() && s.done) {
+                std::vector<Op>().swap(f.tlog);
+                f.tlog_base = static_cast<uint32_t>(s.pc);
+            } else if (used >= 16 && 2 * used >= f.tlog.size()) {
+                f.tlog.erase(f.tlog.begin(), f.tlog.begin() + static_cast<std::ptrdiff_t>(used));
+                f.tlog_base = static_cast<uint32_t>(s.pc);
+            }
+        }
+    }
+
+    // once every kernel has finished: the logs are complete
+    double finish() {
+        advance();
         double end = 0;
         for (FiberSim& s : fs_) {
             if (!s.done && g_res.error.empty()) {
@@ -204,9 +242,18 @@ private:
     double t0_;
     bool trace_on_ = false;
     std::vector<FiberSim> fs_;
-    std::map<uint64_t, PushLog> cbs_;  // (core << 8 | cb)
+    std::unordered_map<uint64_t, PushLog> cbs_;  // (core << 8 | cb)
     std::map<uint64_t, std::vector<int>> sem_waiters_;
-    std::unordered_map<uint64_t, std::vector<uint64_t>> updates_of_;  // (fiber, op) -> keys
+    // semaphore updates: (fiber, op) -> (key, place in the key's list of updates), for the updates
+    // not replayed yet
+    std::unordered_map<uint64_t, std::vector<std::pair<uint64_t, uint32_t>>> updates_of_;
+    struct SemTimes {
+        size_t seen = 0;                     // updates of the key taken into updates_of_
+        std::vector<double> prefix_max;      // [k]: latest arrival of the key's updates 0..k
+        std::map<uint32_t, double> pending;  // arrivals of updates beyond an unreplayed one
+    };
+    std::map<uint64_t, SemTimes> sem_;
+    int paused_ = -1;  // the kernel whose step stopped at a call not recorded yet
     std::vector<double> bank_free_;
     double dram_bytes_ = 0;
     using QE = std::pair<double, int>;
@@ -223,16 +270,76 @@ private:
     }
     int eng(const FiberSim& s, Kind k) const { return s.compute ? engine_of(k) : 0; }
 
+    // calls of the kernel's log the replay may read: all once it finished; before, all but a last
+    // tile / SFPU / pack op (the next one may merge into it)
+    size_t avail(const FiberSim& s) const {
+        const Fiber& f = *s.f;
+        size_t n = f.tlog.size();
+        if (!f.finished && n > 0) {
+            const Kind k = f.tlog.back().kind;
+            if (k == Kind::Tile || k == Kind::Sfpu || k == Kind::Pack) --n;
+        }
+        return f.tlog_base + n;
+    }
+    const Op& at(const FiberSim& s, size_t pc) const { return s.f->tlog[pc - s.f->tlog_base]; }
+
     void enqueue(int i) {
         FiberSim& s = fs_[i];
         if (s.done || s.queued) return;
         s.queued = true;
-        const double t = s.pc < s.f->tlog.size() ? s.clk[eng(s, s.f->tlog[s.pc].kind)] : s.clk[0];
+        // (a kernel is queued at a call it has recorded, or at the start, when every clock is 0)
+        const double t = s.pc < avail(s) ? s.clk[eng(s, at(s, s.pc).kind)] : s.clk[0];
         pq_.push({t, i});
     }
+    // steps kernel i; false when the replay stopped at a call not recorded yet
+    bool resume(int i) {
+        paused_ = -1;
+        step(i);
+        return paused_ < 0;
+    }
 
-    void trace(const FiberSim& s, int e, double a, double b, const std::string& name, bool stall) {
+    // the semaphore updates applied since the last advance (semaphore waits name them)
+    void take_sem_updates() {
+        for (Core& c : d_.cores) {
+            for (auto& [off, list] : c.sem_log) {
+                const uint64_t key = sem_key(c.index, off);
+                SemTimes& st = sem_[key];
+                for (; st.seen < list.size(); ++st.seen) {
+                    updates_of_[list[st.seen]].push_back({key, static_cast<uint32_t>(st.seen)});
+                }
+            }
+        }
+    }
+    void sem_arrival(uint64_t key, uint32_t k, double t) {
+        SemTimes& st = sem_[key];
+        if (k != st.prefix_max.size()) {
+            st.pending[k] = t;
+            return;
+        }
+        st.prefix_max.push_back(st.prefix_max.empty() ? t : std::max(st.prefix_max.back(), t));
+        for (auto it = st.pending.begin(); it != st.pending.end() && it->first == st.prefix_max.size();
+             it = st.pending.erase(it)) {
+            st.prefix_max.push_back(std::max(st.prefix_max.back(), it->second));
+        }
+    }
+
+    // what a span of the trace shows, formatted only when the trace is written
+    struct Label {
+        const char* text;
+        const char* more = nullptr;  // appended
+        int cb = -1;                 // " CB <cb>" appended
+        std::string str() const {
+            std::string r(text);
+            if (more) r += more;
+            if (cb >= 0) r += " CB " + std::to_string(cb);
+            return r;
+        }
+    };
+    static Label cb_label(const char* what, uint16_t cb) { return Label{what, nullptr, cb}; }
+
+    void trace(const FiberSim& s, int e, double a, double b, const Label& label, bool stall) {
         if (!trace_on_ || b <= a) return;
+        const std::string name = label.str();
         if (g_res.trace.size() >= kMaxTraceEvents) {
             g_res.trace_truncated = true;
             return;
@@ -248,12 +355,12 @@ private:
         }
         g_res.trace.push_back(TraceEvent{s.core, tid, a + t0_, b + t0_, name, stall});
     }
-    void work(FiberSim& s, int e, double cycles, const std::string& name) {
+    void work(FiberSim& s, int e, double cycles, const Label& name) {
         trace(s, e, s.clk[e], s.clk[e] + cycles, name, false);
         s.clk[e] += cycles;
         s.busy[e] += cycles;
     }
-    void wait_until(FiberSim& s, int e, double t, const std::string& what) {
+    void wait_until(FiberSim& s, int e, double t, const Label& what) {
         if (t > s.clk[e]) {
             trace(s, e, s.clk[e], t, what, true);
             s.stall[e] += t - s.clk[e];
@@ -280,43 +387,46 @@ private:
         enqueue(i);
         return true;
     }
-    static std::string cb_name(const char* what, uint16_t cb) { return std::string(what) + " CB " + std::to_string(cb); }
 
     void step(int i) {
         FiberSim& s = fs_[i];
-        auto& log = s.f->tlog;
-        while (s.pc < log.size()) {
-            Op& op = log[s.pc];
+        for (;;) {
+            if (s.pc >= avail(s)) {
+                if (s.f->finished) break;
+                paused_ = i;
+                return;
+            }
+            const Op& op = at(s, s.pc);
             const int e = eng(s, op.kind);
             switch (op.kind) {
                 case Kind::Tile: {
                     const double u = static_cast<double>(op.x >> 32) / 16, m = static_cast<double>(op.x & 0xffffffff) / 16;
                     const double k = op.n;
                     static const char* names[] = {"matmul", "fpu", "copy", "reduce"};
-                    const std::string name = names[op.cb & 3];
+                    const char* name = names[op.cb & 3];
                     const double u0 = s.clk[0];
-                    work(s, 0, k * u, "unpack " + name);
+                    work(s, 0, k * u, Label{"unpack ", name});
                     const double m_end = std::max(s.clk[1] + k * m, u0 + (u >= m ? k * u + m : u + k * m));
-                    wait_until(s, 1, m_end - k * m, "wait unpack");
-                    work(s, 1, k * m, name);
-                    CoreStats& cs = g_res.cores[s.core];
+                    wait_until(s, 1, m_end - k * m, Label{"wait unpack"});
+                    work(s, 1, k * m, Label{name});
+                    CoreStats& cs = *s.stats;
                     if (op.cb == kMatmul) cs.matmul += k * m; else cs.fpu += k * m;
                     break;
                 }
                 case Kind::Sfpu: {
                     const double c = static_cast<double>(op.x) / 16 * op.n;
-                    work(s, 1, c, "sfpu");
-                    g_res.cores[s.core].sfpu += c;
+                    work(s, 1, c, Label{"sfpu"});
+                    s.stats->sfpu += c;
                     break;
                 }
-                case Kind::Pack: work(s, 2, static_cast<double>(op.x) / 16 * op.n, "pack"); break;
+                case Kind::Pack: work(s, 2, static_cast<double>(op.x) / 16 * op.n, Label{"pack"}); break;
                 case Kind::CbWait: {
                     bool ok = false;
                     PushLog& l = cb(s, op.cb);
                     const double t = find(l.pushes, op.x, &ok);
                     if (!ok) { l.push_waiters.push_back(i); return; }
-                    wait_until(s, e, t, cb_name("cb_wait_front", op.cb));
-                    work(s, e, p_.cb_call, cb_name("cb_wait_front", op.cb));
+                    wait_until(s, e, t, cb_label("cb_wait_front", op.cb));
+                    work(s, e, p_.cb_call, cb_label("cb_wait_front", op.cb));
                     break;
                 }
                 case Kind::CbReserve: {
@@ -325,13 +435,13 @@ private:
                         PushLog& l = cb(s, op.cb);
                         const double t = find(l.pops, op.x, &ok);
                         if (!ok) { l.pop_waiters.push_back(i); return; }
-                        wait_until(s, e, t, cb_name("cb_reserve_back", op.cb));
+                        wait_until(s, e, t, cb_label("cb_reserve_back", op.cb));
                     }
-                    work(s, e, p_.cb_call, cb_name("cb_reserve_back", op.cb));
+                    work(s, e, p_.cb_call, cb_label("cb_reserve_back", op.cb));
                     break;
                 }
                 case Kind::CbPush: case Kind::CbPop: {
-                    work(s, e, p_.cb_call, cb_name(op.kind == Kind::CbPush ? "cb_push_back" : "cb_pop_front", op.cb));
+                    work(s, e, p_.cb_call, cb_label(op.kind == Kind::CbPush ? "cb_push_back" : "cb_pop_front", op.cb));
                     PushLog& l = cb(s, op.cb);
                     if (op.kind == Kind::CbPush) {
                         l.pushes.push_back({static_cast<uint64_t>(op.x), s.clk[e]});
@@ -344,7 +454,7 @@ private:
                 }
                 case Kind::DramRead: case Kind::L1Read: {
                     if (must_yield(i, s.clk[e])) return;
-                    work(s, e, p_.noc_issue, op.kind == Kind::DramRead ? "noc read DRAM" : "noc read L1");
+                    work(s, e, p_.noc_issue, Label{op.kind == Kind::DramRead ? "noc read DRAM" : "noc read L1"});
                     const double bytes = op.n, xfer = bytes / p_.noc_bytes_per_cycle;
                     double ready;
                     if (op.kind == Kind::DramRead) {
@@ -364,7 +474,7 @@ private:
                 }
                 case Kind::DramWrite: case Kind::L1Write: case Kind::Mcast: {
                     if (must_yield(i, s.clk[e])) return;
-                    work(s, e, p_.noc_issue, op.kind == Kind::Mcast ? "noc multicast" : op.kind == Kind::DramWrite ? "noc write DRAM" : "noc write L1");
+                    work(s, e, p_.noc_issue, Label{op.kind == Kind::Mcast ? "noc multicast" : op.kind == Kind::DramWrite ? "noc write DRAM" : "noc write L1"});
                     const double bytes = op.n;
                     double occ = bytes / p_.noc_bytes_per_cycle;
                     if (op.kind == Kind::Mcast) occ *= 1 + op.cb / p_.mcast_occupancy_dests;
@@ -387,66 +497,68 @@ private:
                     break;
                 }
                 case Kind::ReadBarrier:
-                    wait_until(s, e, s.reads_done, "noc_async_read_barrier");
+                    wait_until(s, e, s.reads_done, Label{"noc_async_read_barrier"});
                     break;
                 case Kind::WriteBarrier:
-                    wait_until(s, e, s.writes_done, "noc_async_write_barrier");
+                    wait_until(s, e, s.writes_done, Label{"noc_async_write_barrier"});
                     break;
                 case Kind::SemUpdate: {
+                    double t;
                     if (op.cb) {
                         // a posted write after this kernel's earlier writes: it lands after them
-                        work(s, e, p_.noc_issue, "semaphore");
-                        op.t = std::max(s.clk[e] + p_.noc_latency, s.writes_done);
+                        work(s, e, p_.noc_issue, Label{"semaphore"});
+                        t = std::max(s.clk[e] + p_.noc_latency, s.writes_done);
                     } else {
-                        work(s, e, p_.cb_call, "semaphore");
-                        op.t = s.clk[e];
+                        work(s, e, p_.cb_call, Label{"semaphore"});
+                        t = s.clk[e];
                     }
                     auto it = updates_of_.find((static_cast<uint64_t>(i) << 32) | s.pc);
                     if (it != updates_of_.end()) {
-                        for (uint64_t key : it->second) {
+                        for (const auto& [key, k] : it->second) {
+                            sem_arrival(key, k, t);
                             auto w = sem_waiters_.find(key);
                             if (w != sem_waiters_.end()) wake(w->second);
                         }
+                        updates_of_.erase(it);
                     }
                     break;
                 }
                 case Kind::SemWait: {
+                    // released by the key's first n updates: once all of them are replayed, at the
+                    // latest arrival
                     const uint64_t key = static_cast<uint64_t>(op.x);
-                    const auto& list = d_.cores[key >> 32].sem_log[static_cast<uint32_t>(key)];
                     double t = 0;
-                    bool ok = true;
-                    for (uint32_t k = 0; k < op.n && k < list.size(); ++k) {
-                        const Op& u = fs_[list[k] >> 32].f->tlog[static_cast<uint32_t>(list[k])];
-                        if (u.t < 0) { ok = false; break; }
-                        t = std::max(t, u.t);
+                    if (op.n > 0) {
+                        const SemTimes& st = sem_[key];
+                        if (st.prefix_max.size() < op.n) { sem_waiters_[key].push_back(i); return; }
+                        t = std::max(0.0, st.prefix_max[op.n - 1]);
                     }
-                    if (!ok) { sem_waiters_[key].push_back(i); return; }
-                    wait_until(s, e, t, "noc_semaphore_wait");
-                    work(s, e, p_.cb_call, "semaphore");
+                    wait_until(s, e, t, Label{"noc_semaphore_wait"});
+                    work(s, e, p_.cb_call, Label{"semaphore"});
                     break;
                 }
                 case Kind::RegsAcquire: {
                     const int half = s.f->compute && s.f->compute->full_sync ? 0 : static_cast<int>(s.ka & 1);
-                    wait_until(s, 1, s.release_t[half], "tile_regs_acquire (DST held by pack)");
-                    work(s, 1, p_.cb_call, "dst");
+                    wait_until(s, 1, s.release_t[half], Label{"tile_regs_acquire (DST held by pack)"});
+                    work(s, 1, p_.cb_call, Label{"dst"});
                     break;
                 }
                 case Kind::RegsCommit: {
                     const int half = s.f->compute && s.f->compute->full_sync ? 0 : static_cast<int>(s.ka & 1);
-                    work(s, 1, p_.cb_call, "dst");
+                    work(s, 1, p_.cb_call, Label{"dst"});
                     s.commit_t[half] = s.clk[1];
                     ++s.ka;
                     break;
                 }
                 case Kind::RegsWait: {
                     const int half = s.f->compute && s.f->compute->full_sync ? 0 : static_cast<int>(s.kw & 1);
-                    wait_until(s, 2, s.commit_t[half], "tile_regs_wait (math)");
-                    work(s, 2, p_.cb_call, "dst");
+                    wait_until(s, 2, s.commit_t[half], Label{"tile_regs_wait (math)"});
+                    work(s, 2, p_.cb_call, Label{"dst"});
                     break;
                 }
                 case Kind::RegsRelease: {
                     const int half = s.f->compute && s.f->compute->full_sync ? 0 : static_cast<int>(s.kw & 1);
-                    work(s, 2, p_.cb_call, "dst");
+                    work(s, 2, p_.cb_call, Label{"dst"});
                     s.release_t[half] = s.clk[2];
                     ++s.kw;
                     break;
@@ -457,7 +569,7 @@ private:
         s.done = true;
         // a finished kernel is done when its last transfers have landed
         const double last = std::max(s.reads_done, s.writes_done);
-        if (last > s.clk[0] && !s.compute) wait_until(s, 0, last, "transfers in flight");
+        if (last > s.clk[0] && !s.compute) wait_until(s, 0, last, Label{"transfers in flight"});
     }
 
     void collect(double end) {
@@ -478,17 +590,37 @@ private:
 };
 }  // namespace
 
-void simulate(Device& d, std::vector<Fiber>& fibers) {
-    Sim sim(d, fibers, g_res.cycles);
-    const double end = sim.run();
+namespace {
+std::unique_ptr<Sim> g_sim;
+}
+
+void replay_begin(Device& d, std::vector<Fiber>& fibers) { g_sim = std::make_unique<Sim>(d, fibers, g_res.cycles); }
+
+void replay_advance() {
+    // TT_MOCK_REPLAY_AT_END=1: replay once, after the run, over the complete logs (for tests:
+    // the results must be the same)
+    static const bool at_end = [] {
+        const char* v = std::getenv("TT_MOCK_REPLAY_AT_END");
+        return v != nullptr && *v != '\0' && *v != '0';
+    }();
+    if (g_sim && !at_end) g_sim->advance();
+}
+
+void replay_finish(Device& d, std::vector<Fiber>& fibers) {
+    const double end = g_sim->finish();
+    g_sim.reset();
+    for (const Fiber& f : fibers) g_log_total += f.tlog_base + f.tlog.size();
     g_res.cycles += end;
     ++g_res.launches;
     for (Fiber& f : fibers) {
-        f.tlog.clear();
-        f.tlog.shrink_to_fit();
+        std::vector<Op>().swap(f.tlog);
+        f.tlog_base = 0;
     }
     for (Core& c : d.cores) c.sem_log.clear();
 }
+
+uint64_t log_peak_ops() { return g_log_peak; }
+uint64_t log_total_ops() { return g_log_total; }
 
 static std::string num(double v) {
     std::ostringstream os;

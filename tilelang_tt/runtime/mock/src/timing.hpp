@@ -7,6 +7,12 @@
 // order against a device profile: a blocking call resumes at the time of the event that released
 // it, DRAM banks and NOC ports serve requests in time order. The logs are a function of the
 // program alone (the round structure makes them so), hence so is the modelled time.
+//
+// The replay runs between the functional run's rounds, as far as the logs reach, and drops the
+// calls it has replayed: the logs hold about a round's worth of calls, not the whole run's. It is
+// the same sequential replay as one run over the complete logs (it stops only where it would read
+// a call not yet recorded, and goes on from there), so the results do not depend on where it
+// stopped.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -75,7 +81,6 @@ struct Op {
     uint16_t cb = 0;
     uint32_t n = 0;
     int64_t x = 0;
-    double t = -1;  // SemUpdate: modelled arrival, once simulated
 };
 
 inline uint64_t sem_key(int core, uint32_t offset) {
@@ -87,6 +92,9 @@ void record(Fiber& f, Op op);
 void tile(Fiber& f, TileClass cls, double unpack, double math);
 void sfpu(Fiber& f, double cycles);
 void pack(Fiber& f, double cycles);
+// the index of the kernel's last recorded call in its whole log (calls already replayed and
+// dropped included)
+uint32_t last_index(const Fiber& f);
 // a semaphore update applied to (core, offset): its place in the key's list of updates
 void sem_applied(Device& d, uint64_t key, int fiber, uint32_t op_index);
 uint32_t sem_updates(Device& d, uint64_t key);
@@ -95,8 +103,16 @@ uint32_t sem_updates(Device& d, uint64_t key);
 double sfpu_instructions(const char* op);
 
 // ---- simulation ------------------------------------------------------------------------------
-// Replays the logs of one program launch (fibers of run_fibers) and accumulates the results.
-void simulate(Device& d, std::vector<Fiber>& fibers);
+// The replay of one program launch (the fibers of run_fibers): begin before its first round,
+// advance between rounds (one thread), finish once every kernel has finished; finish accumulates
+// the results.
+void replay_begin(Device& d, std::vector<Fiber>& fibers);
+void replay_advance();
+void replay_finish(Device& d, std::vector<Fiber>& fibers);
+// calls held in the logs at most (all kernels of a launch, any launch of the process), and
+// calls recorded (all launches)
+uint64_t log_peak_ops();
+uint64_t log_total_ops();
 // JSON object of the accumulated results ("device" in the statistics)
 std::string results_json(const Device& d);
 
