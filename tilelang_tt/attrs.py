@@ -108,7 +108,7 @@ SCHEMAS: dict[str, dict[str, object]] = {
         "axes": list,
         "tiles": list,  # [rows, cols] in tiles of the plane, batched dims folded into rows
         # stored as row vectors (values in row 0 of each tile): a 1-D tensor, or one row of
-        # tiles per index of the leading dims of a tensor copied only as 1-D slices
+        # tiles per index of the leading dims of a tensor of rank >= 3 copied only as 1-D slices
         "vector": bool,
         "page_bytes": int,
         # sharded: {kind, projected_grid [Gy, Gx], projected_shard_tiles [Sm, Sn], nd};

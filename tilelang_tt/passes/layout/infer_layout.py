@@ -23,7 +23,7 @@ than a core's usable L1 (naming the bytes needed and available), halo requests (
 unsupported"); shared/fragment allocations whose last two dims are not multiples of 32.  A 1-D allocation whose length is a multiple of 32 is a vector (see
 :mod:`.vector_orientation`); a 1-D tensor parameter of such a length is a row vector in DRAM
 (one row of tiles, values in row 0 of each; the runtime pads it).  So is every index of the
-leading dims of a tensor whose copies all slice its last dim alone (``is_vector_tensor``:
+leading dims of a tensor of rank >= 3 whose copies all slice its last dim alone (``is_vector_tensor``:
 TileLang's ``lse[bz, by, bx * bm:(bx + 1) * bm]``): ``vector = True``, ``tiles =
 [prod(shape[:-1]), shape[-1] / 32]``.
 """
@@ -101,14 +101,16 @@ def _sliced_axes(region) -> list | None:
 
 
 def is_vector_tensor(func, buf) -> bool:
-    """A tensor parameter stored as row vectors: rank 1, or rank >= 2 with every tile
+    """A tensor parameter stored as row vectors: rank 1, or rank >= 3 with every tile
     primitive region of it spanning its last dim alone (``lse[bz, by, bx * bm:(bx + 1) * bm]``
     copied to or from a 1-D fragment), the last dim a multiple of 32.  Each index of the
     leading dims is then one row of tiles whose row 0 holds the values."""
     shape = buffer_shape(buf)
     if len(shape) == 1:
         return True
-    if not shape or not isinstance(shape[-1], int) or shape[-1] % TILE:
+    # rank 2 stays a tiled matrix: a vector copied into one of its rows (`T.copy(R, C[r, 0])`)
+    # is refused in C1 as before (TTUnsupportedError: broadcast it into a 2-D buffer)
+    if len(shape) < 3 or not isinstance(shape[-1], int) or shape[-1] % TILE:
         return False
     regions = [arg for call in collect(func.body, tirx.TilePrimitiveCall) for arg in call.args
                if isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(buf)]
