@@ -4,7 +4,6 @@ launches, ``T.let``, and the refusals that name what has no Tensix meaning."""
 
 import numpy as np
 import pytest
-import torch
 
 import tilelang_tt as tilelang
 import tilelang_tt.language as T
@@ -29,8 +28,8 @@ def test_prim_func_eager_form_records_outputs_and_pass_configs():
     assert list(kernel.attrs["tilelang_compile_flags"]) == ["--use_fast_math"]
     compiled = tilelang.compile(kernel)
     assert compiled.plan["kernels"]["compute"]["config"]["math_fidelity"] == "HiFi4"
-    a = torch.randn(64, 64)
-    torch.testing.assert_close(compiled(a), a * 2.0)
+    a = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    np.testing.assert_allclose(compiled(a), a * 2.0, rtol=0, atol=0)
     with pytest.raises(ValueError, match="Out index conflict"):
         tilelang.compile(kernel, out_idx=[-1])
 
@@ -100,6 +99,8 @@ def test_fast_math_intrinsics_take_floats_only():
 
 
 def test_torch_dtypes_and_scalar_initialisers():
+    torch = pytest.importorskip("torch")
+
     @T.prim_func
     def k(A: T.Tensor((32, 32), torch.float32)):
         with T.Kernel(1):
