@@ -2,6 +2,7 @@
 // random tiles, per op: built with and without the CPU-specific clones, the output must match.
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <algorithm>
 #include <cstring>
 #include <random>
@@ -17,7 +18,9 @@ static void mix(const void* p, size_t n) {
     for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
 }
 
-int main() {
+int main(int argc, char** argv) {
+    // "blackhole": the accumulator without Wormhole's renormalisation of -1
+    if (argc > 1 && std::string(argv[1]) == "blackhole") fpu::set_wormhole_accumulator(false);
     std::mt19937 rng(7);
     std::normal_distribution<float> d(0.0f, 3.0f);
     static uint32_t a[1024], b[1024], t[1024];

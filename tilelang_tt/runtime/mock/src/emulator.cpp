@@ -9,6 +9,7 @@
 // counters, the error or deadlock reported - does not depend on the number of host threads or
 // their timing.
 #include "emulator.hpp"
+#include "fpu.hpp"
 
 #include <sched.h>
 #include <sys/mman.h>
@@ -88,9 +89,13 @@ const Profile& profile_from_env() {
     const char* arch = std::getenv("TT_MOCK_ARCH");
     if (arch == nullptr || std::string(arch).empty() || std::string(arch) == "wormhole_b0" ||
         std::string(arch) == "wormhole") {
+        fpu::set_wormhole_accumulator(true);
         return wormhole;
     }
-    if (std::string(arch) == "blackhole") return blackhole;
+    if (std::string(arch) == "blackhole") {
+        fpu::set_wormhole_accumulator(false);
+        return blackhole;
+    }
     host_fail(std::string("unknown TT_MOCK_ARCH '") + arch + "' (use wormhole_b0 or blackhole)");
 }
 

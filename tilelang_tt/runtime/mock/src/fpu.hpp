@@ -32,6 +32,9 @@ void transpose_in_dst(uint32_t* dst, const uint32_t* unpacked);
 // (all paths give the same bits; matmul_path() names the one this CPU and TT_MOCK_FPU select:
 // "avx512", "avx2" or "portable")
 const char* matmul_path();
+// The accumulator's Wormhole-only renormalisation of a result of exactly -1 (ttsim's
+// TT_ARCH_VERSION == 0 fixup; Blackhole normalises it correctly). Set before a run; default on.
+void set_wormhole_accumulator(bool wormhole);
 void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transpose, int phases,
             bool fp32_dst);
 // DST = a + b or a - b (ELWADD / ELWSUB), b broadcast per `bcast`
