@@ -10,7 +10,7 @@
 
 ``import tilelang_tt as tilelang`` serves TileLang programs: ``tilelang.jit`` (both forms),
 ``tilelang.compile``, ``tilelang.PassConfigKey``, ``tilelang.TensorSupplyType``,
-``tilelang.profiler.do_bench``, ``tilelang.testing``.
+``tilelang.profiler.do_bench``, ``tilelang.testing``, ``tilelang.DataType``.
 """
 
 import gc as _gc
@@ -47,12 +47,14 @@ try:
     finally:
         if _hide_torch and _sys.modules.get("torch", 0) is None:
             del _sys.modules["torch"]
+    DataType = tvm.DataType  # TileLang's `from tilelang import DataType` (TVM's dtype)
 
     from . import _tilelang_modules
     from . import ops as _ops  # noqa: F401  registers the tt.* TIR ops and the T.tt script namespace
     from . import target as _target  # noqa: F401  registers the "tenstorrent" target tags
     from .compiler import annotate_tt_layout, annotate_tt_schedule, compile, generate, lower
-    from .errors import (TTAliasError, TTArgumentError, TTCompileError, TTDtypeError,
+    from .errors import (TTAliasError, TTArgumentError, TTAssertionError, TTCompileError,
+                         TTDtypeError,
                          TTLayoutError, TTResourceError,
                          TTRuntimeError, TTUnsupportedError, TTVerifyError)
     from .jit import JITKernel, jit, par_compile
@@ -71,8 +73,8 @@ _tilelang_modules.install()
 __version__ = "0.1.0"
 
 __all__ = [
-    "Artifact", "JITKernel", "PassConfigKey", "TTAliasError", "TTArgumentError",
-    "TTCompileError", "TTDtypeError", "TTLayoutError",
+    "Artifact", "DataType", "JITKernel", "PassConfigKey", "TTAliasError", "TTArgumentError",
+    "TTAssertionError", "TTCompileError", "TTDtypeError", "TTLayoutError",
     "TTResourceError", "TTRuntimeError", "TTUnsupportedError", "TTVerifyError",
     "TensorSupplyType", "annotate_tt_layout", "annotate_tt_schedule", "cdiv", "compile",
     "disable_cache", "enable_cache", "generate", "is_cache_enabled", "jit", "lower",

@@ -4,6 +4,11 @@
 into a ModuleNotFoundError: the submodules of TileLang listed here import, and every name
 taken from them is a :class:`~tilelang_tt.language_compat.Refused` object that raises
 TTUnsupportedError, saying why, when it is used.
+
+TileLang's ``tilelang.language`` submodules (``tilelang.language.fp8``, ``.dtypes``,
+``.common`` ...) import the same way (``LANGUAGE``): a name taken from one is the
+tilelang-tt object of that name (``T.copy`` for ``tilelang.language.common.copy``,
+``determine_fp8_type`` from language_fp8.py) where there is one, else a refusal.
 """
 
 from __future__ import annotations
@@ -34,6 +39,23 @@ MODULES = {
 }
 
 
+_FRONTEND = ("an internal of TileLang's Python frontend with no counterpart here; use the "
+             "public T.* names (import tilelang_tt.language as T)")
+# tilelang.language.<module>: the modules a name is looked up in, in order (else refused)
+_T_NAMES = ("tilelang_tt.language",)
+LANGUAGE = {name: _T_NAMES for name in (
+    "allocate", "annotations", "atomic", "builtin", "common", "copy_op", "customize",
+    "fill_op", "frame", "gemm_op", "kernel", "logical", "loop", "math_intrinsics", "proxy",
+    "reduce_op", "scan_op", "symbolics", "tile_schedule", "tir", "utils", "experimental")}
+LANGUAGE["dtypes"] = ("tilelang_tt.dtypes", "tilelang_tt.language")
+LANGUAGE["fp8"] = ("tilelang_tt.language_fp8",)
+LANGUAGE_REASONS = {
+    "eager": "TileLang's eager-builder metaprogramming is not supported; use T.macro or Python",
+    "ast": _FRONTEND, "parser": _FRONTEND, "overrides": _FRONTEND, "meta": _FRONTEND,
+    "ws_schedule": "warp specialisation schedules do not apply: the backend already splits "
+                   "each block into reader, compute and writer kernels",
+}
+
 # names of these modules that do work here: module -> name -> "module:attribute" to import
 AVAILABLE = {"autotuner": {name: f"tilelang_tt.jit.autotune:{name}" for name in (
     "autotune", "AutoTuner", "AutotuneResult", "set_autotune_inputs", "get_autotune_inputs")}}
@@ -44,10 +66,11 @@ STAR = {"autotuner": ("autotune", "AutoTuner", "set_autotune_inputs", "get_autot
 
 
 class _RefusedModule(types.ModuleType):
-    def __init__(self, name: str, reason: str):
+    def __init__(self, name: str, reason: str, sources: tuple = ()):
         super().__init__(name, f"TileLang's {name.split('.', 1)[1]}: {reason}")
         self.__path__ = []
         self._reason = reason
+        self._sources = sources
         parts = name.split(".")
         if len(parts) == 2 and parts[1] in STAR:
             self.__all__ = list(STAR[parts[1]])
@@ -59,7 +82,23 @@ class _RefusedModule(types.ModuleType):
         if attr in AVAILABLE.get(short, {}):
             module, name = AVAILABLE[short][attr].split(":")
             return getattr(importlib.import_module(module), name)
+        for module in self._sources:
+            try:
+                return getattr(importlib.import_module(module), attr)
+            except AttributeError:
+                pass
         return Refused(f"{short}.{attr}", self._reason, prefix="tilelang.")
+
+
+def _language_module(name: str):
+    """(reason, sources) of ``tilelang_tt.language.<sub>[.<more>]``, or None."""
+    sub = name.split(".")[2]
+    if sub in LANGUAGE:
+        return ("not provided by tilelang-tt (docs/SUPPORT.md lists the T.* names that "
+                "compile)", LANGUAGE[sub])
+    if sub in LANGUAGE_REASONS:
+        return LANGUAGE_REASONS[sub], ()
+    return None
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -67,10 +106,17 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         parts = fullname.split(".")
         if len(parts) >= 2 and parts[0] == "tilelang_tt" and parts[1] in MODULES:
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        if len(parts) >= 3 and parts[:2] == ["tilelang_tt", "language"] \
+                and _language_module(fullname) is not None:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         return None
 
     def create_module(self, spec):
-        return _RefusedModule(spec.name, MODULES[spec.name.split(".")[1]])
+        parts = spec.name.split(".")
+        if parts[1] == "language":
+            reason, sources = _language_module(spec.name)
+            return _RefusedModule(spec.name, reason, sources)
+        return _RefusedModule(spec.name, MODULES[parts[1]])
 
     def exec_module(self, module):
         pass

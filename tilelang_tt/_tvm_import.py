@@ -51,7 +51,7 @@ def import_tvm():
     if "tvm" in sys.modules or os.environ.get("TILELANG_TT_TVM_FULL") == "1":
         import tvm
 
-        return tvm
+        return add_tilelang_names(tvm)
     autoload = os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD")
     finder = _LeanFinder()
     sys.meta_path.insert(0, finder)
@@ -70,6 +70,20 @@ def import_tvm():
     # tvm.relax in full)
     if "relax" not in tvm.script._DIALECT_REGISTRY:
         tvm.script.register_dialect("relax", "tvm.relax.script")
+    return add_tilelang_names(tvm)
+
+
+# names of TileLang's TVM (a fork) that apache-tvm 0.27 spells differently: TileLang programs
+# annotate helpers with ``tirx.PrimExpr`` and test ``isinstance(e, tirx.Call)``
+_TIRX_NAMES = {"PrimExpr": "Expr", "Call": "Call", "StringImm": "StringImm", "SizeVar": "Var"}
+
+
+def add_tilelang_names(tvm):
+    """Add the ``tvm.tirx`` names of TileLang's TVM fork that 0.27 has under ``tvm.ir``
+    (``PrimExpr`` is 0.27's ``Expr``), where ``tvm.tirx`` lacks them; returns ``tvm``."""
+    for name, ir_name in _TIRX_NAMES.items():
+        if not hasattr(tvm.tirx, name):
+            setattr(tvm.tirx, name, getattr(tvm.ir, ir_name))
     return tvm
 
 

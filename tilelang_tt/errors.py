@@ -40,6 +40,11 @@ class TTArgumentError(TTCompileError, ValueError):
     catching one still do."""
 
 
+class TTAssertionError(TTCompileError, AssertionError):
+    """A kernel's own ``assert`` on Python values (sizes, tuning parameters) failed while the
+    kernel was traced. Also an ``AssertionError``, as TileLang raises for the same programs."""
+
+
 class TTLayoutError(TTCompileError):
     """A shape, layout or alignment that cannot be mapped onto 32x32 tiles."""
 

@@ -47,7 +47,8 @@ from . import attrs, language_compat, ops
 from .dtypes import (DTYPES, REFUSED_DTYPES, AnyDType, dtype, dtype_name, get_tvm_dtype,  # noqa: F401,E501
                      is_f8f6f4_family, is_float4, is_float4_e2m1_unpacked, is_float4_e2m1fn,
                      validate_gemm_ab_dtypes)
-from .errors import TTArgumentError, TTCompileError, TTDtypeError, TTLayoutError, TTUnsupportedError
+from .errors import (TTArgumentError, TTAssertionError, TTCompileError, TTDtypeError,
+                     TTLayoutError, TTUnsupportedError)
 from .language_compat import GemmWarpPolicy, LayoutHint  # noqa: F401
 from .language_atomic import (atomic_add, atomic_load, atomic_max, atomic_min,  # noqa: F401
                               atomic_store)
@@ -56,6 +57,9 @@ ceildiv = _T.ceildiv
 cdiv = _T.ceildiv
 Any = typing.Any
 PrimExpr = tvm.ir.Expr
+# TileLang's tilelang.language is a package: its submodules (tilelang.language.fp8, .dtypes,
+# .common ...) are served by _tilelang_modules
+__path__: list = []
 PrimFunc = tirx.PrimFunc
 SizeVar = tvm.ir.Var
 StringImm = tvm.ir.StringImm
@@ -123,6 +127,7 @@ def prim_func_from_tree(fn, extra_vars: dict, tree, check_well_formed: bool = Tr
 _BIND = "__tt_bind"
 _READ = "__tt_read"
 _REGION_STORE = "__tt_region_store"
+_ASSERT = "__tt_assert"
 
 
 def region_store(dst, value):
@@ -151,6 +156,24 @@ def python_value(value):
                                              for v in value)):
         return _I.meta_var(value)
     return value
+
+
+def python_assert(cond, msg=None):
+    """``assert cond, msg`` in a kernel, as TileLang's builder treats it: a condition on
+    Python values (``assert num_stages == 0``) is checked now (TTAssertionError when it fails);
+    a condition on kernel values (block indices, loop variables, dynamic sizes) would be a
+    device-side check, which is refused."""
+    if isinstance(cond, tirx.IntImm):
+        cond = bool(cond.value)
+    if isinstance(cond, tvm.ir.Expr):
+        raise language_compat.note_error(TTUnsupportedError(
+            f"assert {cond}: an assertion on kernel values (block indices, loop variables, "
+            "dynamic sizes) would be checked on the device, which is not supported; check the "
+            "sizes in Python before launching the kernel, or remove the assert"))
+    if not cond:
+        text = "Assertion failed" if msg is None else str(msg)
+        raise language_compat.note_error(TTAssertionError(f"assert in the kernel: {text}"))
+    return None
 
 
 def _bind_python_values(tree):
@@ -206,8 +229,33 @@ def _bind_python_values(tree):
                 return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
             return node
 
-    tree = ast.fix_missing_locations(
-        RegionStores().visit(OneBlockIndex().visit(SplitChains().visit(tree))))
+    class Asserts(ast.NodeTransformer):
+        """``assert c, m`` -> ``__tt_assert(c, m)`` (TVMScript makes every assert a T.Assert,
+        which takes no Python bool)."""
+
+        def visit_FunctionDef(self, node):
+            return node if node is not fdef else self.generic_visit(node)
+
+        def visit_Assert(self, node):
+            args = [node.test] + ([node.msg] if node.msg is not None else [])
+            call = ast.Call(func=ast.Name(id=_ASSERT, ctx=ast.Load()), args=args, keywords=[])
+            return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
+
+    class Generators(ast.NodeTransformer):
+        """``sum(f(s) for s in sizes)`` -> ``sum([f(s) for s in sizes])``: TVMScript evaluates a
+        list comprehension as Python but walks into a generator expression, whose loop
+        variable it then does not know."""
+
+        def visit_FunctionDef(self, node):
+            return node if node is not fdef else self.generic_visit(node)
+
+        def visit_GeneratorExp(self, node):
+            self.generic_visit(node)
+            return ast.copy_location(ast.ListComp(elt=node.elt, generators=node.generators), node)
+
+    tree = ast.fix_missing_locations(Generators().visit(tree))
+    tree = ast.fix_missing_locations(Asserts().visit(
+        RegionStores().visit(OneBlockIndex().visit(SplitChains().visit(tree)))))
     fdef = tree.body[0]
     variables = set()  # names bound to T.alloc_var(...): a later `x = v` stores into x
 
@@ -272,6 +320,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     extra_vars[_BIND] = python_value
     extra_vars[_READ] = read_variable
     extra_vars[_REGION_STORE] = region_store
+    extra_vars[_ASSERT] = python_assert
     _parallel_vars().clear()
     _alias_specs().clear()
     _func_annotations().clear()
@@ -1024,6 +1073,16 @@ def transpose(src, dst, annotations=None):
 
 
 def fill(buffer, value, annotations=None):
+    """``T.fill(dst, value)``; a single element (a ``T.alloc_var`` variable, ``A[i, j]``) is
+    stored as ``dst = value`` is, as TileLang fills a one-element region."""
+    if isinstance(buffer, tvm.ir.TensorLoad):
+        name = str(buffer.ty)
+        if isinstance(value, (bool, int, float)):
+            value = tirx.const(value, name)
+        elif str(value.ty) != name:
+            value = _T.cast(value, name)
+        _IB.buffer_store(buffer.source, value, list(buffer.indices))
+        return None
     region = _as_region(buffer, None, "fill")
     return _insert(_operator("Fill")(region, value, workspace={}, config={}, dispatch=None,
                                      scope=None))

@@ -4,12 +4,20 @@
 emulator stands in for the device; kernels using CUDA-only features fail with
 TTUnsupportedError), ``torch_assert_close`` compares with TileLang's mismatch allowance, and
 ``main()`` runs the calling module's tests with pytest.
+
+TileLang's ``tilelang.testing`` imports its TVM's ``tvm.testing``, whose ``requires_package``
+and ``requires_cuda`` TileLang programs then use (``@tvm.testing.requires_package("bitblas")``);
+apache-tvm 0.27's ``tvm.testing`` has neither, so until a program imports ``tvm.testing`` itself,
+``tvm.testing`` is a stand-in that serves these decorators from here and any other name from
+TVM's own ``tvm.testing`` (imported at that first use).
 """
 
 from __future__ import annotations
 
+import importlib
 import random
 import sys
+import types
 
 import numpy as np
 
@@ -52,3 +60,22 @@ def main():
 
     module = sys.modules["__main__"]
     sys.exit(pytest.main([getattr(module, "__file__", "."), "-q"]))
+
+
+class _TVMTesting(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("requires_") and name in globals():
+            return globals()[name]
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(importlib.import_module("tvm.testing"), name)
+
+
+def _install_tvm_testing() -> None:
+    import tvm
+
+    if "tvm.testing" not in sys.modules and not hasattr(tvm, "testing"):
+        tvm.testing = _TVMTesting("tvm.testing", "tvm.testing, as tilelang.testing leaves it")
+
+
+_install_tvm_testing()

@@ -210,9 +210,15 @@ def run_one(kind: str, src: Path, root: Path, workdir: Path, timeout: float) -> 
     rel = src.relative_to(root)
     dst = workdir / rel
     dst.parent.mkdir(parents=True, exist_ok=True)
-    # sibling modules (a test importing its example) get the same rewrite
-    for sib in src.parent.glob("*.py"):
-        (dst.parent / sib.name).write_text(rewrite_imports(sib.read_text()))
+    # sibling modules (a test importing its example) and sibling packages (a directory with an
+    # __init__.py, as examples/dequantize_gemm/quantize) get the same rewrite
+    sibs = list(src.parent.glob("*.py"))
+    for init in src.parent.glob("*/__init__.py"):
+        sibs += init.parent.rglob("*.py")
+    for sib in sibs:
+        out = dst.parent / sib.relative_to(src.parent)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(rewrite_imports(sib.read_text()))
     runner = workdir / "_runner.py"
     runner.write_text(_RUNNER)
     result = workdir / "_result.json"
