@@ -291,3 +291,40 @@ def test_value_written_in_a_loop_and_read_after_it_names_the_user_buffer():
     msg = compile_error(branch, TTUnsupportedError)
     assert "X_s is written inside a branch of an if at" in msg and "read after it at" in msg
     assert "X_s[i, j] = X_s[i, j] * 2.0" in msg and "T.copy(X_s, Y[bx * 32, 0])" in msg
+
+
+def test_assert_in_a_kernel_names_the_line():
+    """A failed ``assert`` on Python values is TileLang's AssertionError (TTAssertionError);
+    one on kernel values would be a device-side check, refused."""
+
+    def kernel(block):
+        @T.prim_func
+        def k(A: T.Tensor((64, 32), "float32")):
+            assert block % 32 == 0, "block must be a multiple of 32"
+            with T.Kernel(2) as bx:
+                assert bx < 2
+        return k
+
+    with pytest.raises(tilelang_tt.TTAssertionError) as info:
+        kernel(48)
+    assert isinstance(info.value, AssertionError)
+    assert "block must be a multiple of 32" in str(info.value) and f"{HERE}:" in str(info.value)
+    with pytest.raises(TTUnsupportedError, match=r"assert bx < 2: an assertion on kernel "
+                                                 r"values(.|\n)*test_errors.py:\d+"):
+        kernel(32)
+
+
+def test_tilelang_internals_are_refused_by_name():
+    from tilelang_tt.language.eager.ast import mutate
+
+    with pytest.raises(TTUnsupportedError, match=r"tilelang\.language\.eager\.ast\.mutate: "
+                                                 r"TileLang's eager-builder"):
+        mutate(None)
+    with pytest.raises(TTUnsupportedError, match=r"tilelang\.transform\.LegalizeNegativeIndex: "
+                                                 r"a pass of TileLang's"):
+        tilelang_tt.transform.LegalizeNegativeIndex()
+    from tilelang_tt.language.dtypes import _TORCH_DTYPE_TO_STR
+
+    with pytest.raises(TTUnsupportedError, match=r"tilelang\.language\.dtypes\."
+                                                 r"_TORCH_DTYPE_TO_STR: not provided"):
+        _TORCH_DTYPE_TO_STR["float16"]

@@ -162,3 +162,60 @@ def test_reduce_into_a_scalar_variable_names_the_operand():
                 dst = T.alloc_var(T.float32)
                 T.copy(A, src)
                 T.reduce_sum(src, dst, dim=0)
+
+
+def scale_rows(M, N, block_M, sizes=(1, 2, 3)):
+    """TileLang's kernel-body Python: an ``assert`` on sizes, a generator expression over a
+    Python list, ``T.clear`` / ``T.fill`` of a T.alloc_var variable."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
+        assert M % block_M == 0, "block_M must divide M"
+        total = sum(s * 2 for s in sizes)
+        with T.Kernel(M // block_M, threads=128) as bx:
+            scale = T.alloc_var(T.float32)
+            offset = T.alloc_var(T.float32)
+            T.clear(scale)
+            T.fill(offset, 0.25)
+            scale += total
+            s = T.alloc_shared((block_M, N), T.float32)
+            T.copy(A[bx * block_M, 0], s)
+            for i, j in T.Parallel(block_M, N):
+                s[i, j] = s[i, j] * scale + offset
+            T.copy(s, B[bx * block_M, 0])
+
+    return main
+
+
+def test_assert_generator_and_clear_of_a_variable_run():
+    art = tilelang.compile(scale_rows(64, 32, 32), out_idx=-1)
+    a = np.random.default_rng(3).standard_normal((64, 32)).astype(np.float32)
+    np.testing.assert_allclose(art(a), a * np.float32(12.0) + np.float32(0.25), rtol=1e-6)
+
+
+def test_tilelang_helper_modules_and_tvm_names():
+    import tvm
+    from tvm import tirx
+
+    import tilelang_tt.language.common as T_common
+    import tilelang_tt.testing  # noqa: F401  (as tilelang.testing: tvm.testing's decorators)
+    from tilelang_tt import DataType
+    from tilelang_tt.language.dtypes import dtype, is_float4
+    from tilelang_tt.language.fp8 import determine_fp8_type
+
+    assert T_common.copy is T.copy and dtype is T.dtype and not is_float4(T.float16)
+    assert DataType(T.float16).bits == 16
+    x = tirx.Var("x", T.float16)
+    assert isinstance(T.exp(x), tirx.Call) and isinstance(x, tirx.PrimExpr)
+    assert x.dtype == T.float16 and T.exp(x).dtype == "float16"
+    assert tvm.testing.requires_package("bitblas")(len)([1]) == 1
+    fp8 = determine_fp8_type()
+    assert fp8 == "float8_e4m3fn"
+
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), fp8)):
+        with T.Kernel(1):
+            pass
+
+    with pytest.raises(TTUnsupportedError, match="float8_e4m3fn"):
+        tilelang.compile(k)

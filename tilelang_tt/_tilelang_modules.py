@@ -36,6 +36,10 @@ MODULES = {
              "torch_assert_close; tilelang_tt.TensorSupplyType the tensor supply types)",
     "layout": "TileLang layouts do not apply to Tensix tiles (T.annotate_layout is a no-op)",
     "intrinsics": _CUDA, "env": _CUDA, "libinfo": _CUDA, "autodd": _CUDA,
+    "_ffi_api": "TileLang's C++ functions (layout inference, fragment algebra) are internals "
+                "of its CUDA/ROCm compiler and have no counterpart here",
+    "ir": "TileLang's IR nodes (its tile-operator classes) are internals of its CUDA/ROCm "
+          "compiler; tilelang-tt's tile ops are TVM's tile primitives (docs/PIPELINE.md)",
 }
 
 

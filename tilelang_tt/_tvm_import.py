@@ -80,10 +80,27 @@ _TIRX_NAMES = {"PrimExpr": "Expr", "Call": "Call", "StringImm": "StringImm", "Si
 
 def add_tilelang_names(tvm):
     """Add the ``tvm.tirx`` names of TileLang's TVM fork that 0.27 has under ``tvm.ir``
-    (``PrimExpr`` is 0.27's ``Expr``), where ``tvm.tirx`` lacks them; returns ``tvm``."""
+    (``PrimExpr`` is 0.27's ``Expr``), where ``tvm.tirx`` lacks them, and TileLang's
+    ``expr.dtype`` (0.27's ``str(expr.ty)``) on scalar expressions, as TVM 0.27 itself keeps
+    ``buffer.dtype`` on buffer variables; returns ``tvm``."""
     for name, ir_name in _TIRX_NAMES.items():
         if not hasattr(tvm.tirx, name):
             setattr(tvm.tirx, name, getattr(tvm.ir, ir_name))
+    if not getattr(tvm.ir.Expr, "_tt_dtype", False):
+        buffer_dtype = tvm.ir.Var.dtype  # TVM's own: a buffer variable's element dtype
+
+        def expr_dtype(expr):
+            if tvm.tirx.is_buffer_var(expr):
+                return buffer_dtype.fget(expr)
+            dtype = getattr(expr.ty, "dtype", None)
+            if dtype is None or not isinstance(expr.ty, tvm.ir.PrimType):
+                raise AttributeError(f"dtype: {type(expr).__name__} of type {expr.ty} is not "
+                                     "a scalar expression")
+            return dtype
+
+        tvm.ir.Expr.dtype = property(expr_dtype)
+        tvm.ir.Var.dtype = property(expr_dtype)
+        tvm.ir.Expr._tt_dtype = True
     return tvm
 
 

@@ -79,13 +79,17 @@ def check_pass_configs(pass_configs) -> dict:
     return options
 
 
-def lower(func, target="tenstorrent", *, dump_ir=None, stop_after: str | None = None,
-          pass_configs: dict | None = None, verify_each: bool | None = None) -> tvm.IRModule:
+def lower(func, target="tenstorrent", target_host=None, runtime_only=False,
+          enable_host_codegen=False, enable_device_compile=False, *, dump_ir=None,
+          stop_after: str | None = None, pass_configs: dict | None = None,
+          verify_each: bool | None = None) -> tvm.IRModule:
     """Run the pipeline; returns the module of reader/compute/writer kernels (or the module as
     it is after ``stop_after``).  ``dump_ir`` (or ``TT_DUMP_IR``) names a directory that
     receives the IR after every stage; ``pass_configs`` holds compile options
     (``attrs.PASS_CONFIGS``: math fidelity, fp32 DST accumulation); ``verify_each`` (or
-    ``TT_VERIFY_EACH=1``) checks the IR after every stage."""
+    ``TT_VERIFY_EACH=1``) checks the IR after every stage.  TileLang's ``target_host``,
+    ``runtime_only``, ``enable_host_codegen`` and ``enable_device_compile`` (which of its CUDA
+    host and device modules to build) are accepted and ignored."""
     options = check_pass_configs(pass_configs)
     mod = pipeline.prepare(func, target)
     if options:
