@@ -62,7 +62,9 @@ LANGUAGE_REASONS = {
 
 # names of these modules that do work here: module -> name -> "module:attribute" to import
 AVAILABLE = {"autotuner": {name: f"tilelang_tt.jit.autotune:{name}" for name in (
-    "autotune", "AutoTuner", "AutotuneResult", "set_autotune_inputs", "get_autotune_inputs")}}
+    "autotune", "AutoTuner", "AutotuneResult", "set_autotune_inputs", "get_autotune_inputs")},
+    # device probes answer that there is no such device
+    "rocm.target": {"check_hip_availability": "tilelang_tt.tilelang_compat:no_gpu_available"}}
 # top-level names (tilelang.autotune, tilelang.AutoTuner) taken from AVAILABLE
 TOP_LEVEL = {"autotune": "autotuner", "AutoTuner": "autotuner"}
 # what `from tilelang.<module> import *` brings in TileLang 0.1.14 (a star import reads __all__)

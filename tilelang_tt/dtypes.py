@@ -193,3 +193,6 @@ REFUSED_DTYPES = {
 }
 for _lanes in _LANES:
     REFUSED_DTYPES[f"tfloat32x{_lanes}"] = REFUSED_DTYPES["tfloat32"]
+
+# TileLang's list of the dtype names ``T`` exports (tilelang.language.dtypes._all_dtypes)
+_all_dtypes = list(DTYPES) + list(REFUSED_DTYPES)

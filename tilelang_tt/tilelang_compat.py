@@ -110,3 +110,9 @@ def set_log_level(level) -> None:
     if isinstance(level, str):
         level = getattr(logging, level.upper(), logging.INFO)
     logging.getLogger("tilelang_tt").setLevel(level)
+
+
+def no_gpu_available(*_args, **_kwargs) -> bool:
+    """TileLang's device-availability probes (``tilelang.rocm.target.check_hip_availability``):
+    False, there is no CUDA or ROCm device here."""
+    return False
