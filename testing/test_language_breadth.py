@@ -164,14 +164,26 @@ def test_reduce_into_a_scalar_variable_names_the_operand():
                 T.reduce_sum(src, dst, dim=0)
 
 
+def scale_add_macro(block_M, N):
+    """A ``@T.macro`` made by a function the kernel calls (TileLang's dequantize examples)."""
+
+    @T.macro
+    def scale_add(s, scale, offset):
+        for i, j in T.Parallel(block_M, N):
+            s[i, j] = s[i, j] * scale + offset
+
+    return scale_add
+
+
 def scale_rows(M, N, block_M, sizes=(1, 2, 3)):
     """TileLang's kernel-body Python: an ``assert`` on sizes, a generator expression over a
-    Python list, ``T.clear`` / ``T.fill`` of a T.alloc_var variable."""
+    Python list, a Python-typed annotation, ``T.clear`` / ``T.fill`` of a T.alloc_var
+    variable, a macro returned by a call."""
 
     @T.prim_func
     def main(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
         assert M % block_M == 0, "block_M must divide M"
-        total = sum(s * 2 for s in sizes)
+        total: int = sum(s * 2 for s in sizes)
         with T.Kernel(M // block_M, threads=128) as bx:
             scale = T.alloc_var(T.float32)
             offset = T.alloc_var(T.float32)
@@ -180,8 +192,7 @@ def scale_rows(M, N, block_M, sizes=(1, 2, 3)):
             scale += total
             s = T.alloc_shared((block_M, N), T.float32)
             T.copy(A[bx * block_M, 0], s)
-            for i, j in T.Parallel(block_M, N):
-                s[i, j] = s[i, j] * scale + offset
+            scale_add_macro(block_M, N)(s, scale, offset)
             T.copy(s, B[bx * block_M, 0])
 
     return main

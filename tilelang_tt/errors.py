@@ -67,8 +67,19 @@ class TTRuntimeError(RuntimeError):
     """Running a compiled artifact failed (emulator protocol error, deadlock, build failure)."""
 
 
+def source_span(span):
+    """One ``tvm.ir.Span`` for ``span``: a statement expanded from a ``T.macro`` carries a
+    SequentialSpan (the call site, then the macro's own line), which gives its last, the
+    line of the statement itself."""
+    spans = getattr(span, "spans", None)
+    if spans is not None:
+        return spans[-1] if len(spans) else None
+    return span
+
+
 def describe_span(span) -> str:
     """Render a TVM span as ``file:line`` plus the source line when it can be read."""
+    span = source_span(span)
     if span is None:
         return ""
     try:

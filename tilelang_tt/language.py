@@ -128,6 +128,8 @@ _BIND = "__tt_bind"
 _READ = "__tt_read"
 _REGION_STORE = "__tt_region_store"
 _ASSERT = "__tt_assert"
+# Python's builtin types, as annotations of kernel-body assignments (`dtype: str = ...`)
+_PY_TYPES = ("str", "int", "float", "bool", "list", "tuple", "dict")
 
 
 def region_store(dst, value):
@@ -253,7 +255,24 @@ def _bind_python_values(tree):
             self.generic_visit(node)
             return ast.copy_location(ast.ListComp(elt=node.elt, generators=node.generators), node)
 
-    tree = ast.fix_missing_locations(Generators().visit(tree))
+    class PythonAnnotations(ast.NodeTransformer):
+        """``dtype: str = T.bfloat16`` (a Python type annotation, as TileLang's eager-form
+        bodies write): the plain assignment; TVMScript would declare a typed scalar."""
+
+        def visit_FunctionDef(self, node):
+            return node if node is not fdef else self.generic_visit(node)
+
+        def visit_AnnAssign(self, node):
+            ann = node.annotation
+            if isinstance(ann, ast.Subscript):  # list[int], tuple[int, ...]
+                ann = ann.value
+            if node.value is not None and isinstance(node.target, ast.Name) and \
+                    isinstance(ann, ast.Name) and ann.id in _PY_TYPES:
+                return ast.copy_location(ast.Assign(targets=[node.target], value=node.value),
+                                         node)
+            return node
+
+    tree = ast.fix_missing_locations(PythonAnnotations().visit(Generators().visit(tree)))
     tree = ast.fix_missing_locations(Asserts().visit(
         RegionStores().visit(OneBlockIndex().visit(SplitChains().visit(tree)))))
     fdef = tree.body[0]
@@ -366,7 +385,7 @@ def parse_function(fn, extra_vars: dict, *, check_well_formed: bool = True, tree
     else:
         from tvm.script.parser.core import entry
 
-        source_cls = _rewritten_source(tree)
+        source_cls = _rewritten_source(tree, fn)
         with _PARSE_LOCK:  # entry.parse builds its Source from the module-level name
             entry.Source = source_cls
             try:
@@ -384,14 +403,21 @@ def _diagnostics():
     return diagnostics
 
 
-def _rewritten_source(tree):
+def _rewritten_source(tree, fn=None):
+    """TVMScript's Source class with ``tree`` as the AST of ``fn`` (of every program when
+    ``fn`` is None); other programs (a ``T.macro`` defined while the kernel is parsed, whose
+    Source TVMScript builds through the same name) keep their own AST."""
     from tvm.script.parser.core import doc
 
     doc_tree = doc.to_doc(tree)
 
     class _Rewritten(_diagnostics().Source):
+        def __init__(self, program):
+            super().__init__(program)
+            self._rewritten = fn is None or program is fn
+
         def as_ast(self):
-            return doc_tree
+            return doc_tree if self._rewritten else super().as_ast()
 
     return _Rewritten
 

@@ -47,7 +47,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from ...errors import TTCompileError, TTUnsupportedError, describe_span
+from ...errors import TTCompileError, TTUnsupportedError, describe_span, source_span
 from ..common import (
     buffer_dtype, buffer_scope, buffer_shape, collect, gemm_accumulators, replace_tile_call, seq,
     tt_map, tt_pass, with_tile_span,
@@ -284,7 +284,7 @@ class _Versioner:
             carry = tirx.decl_buffer(buffer_shape(buf), buffer_dtype(buf), buf.name,
                                      scope=buffer_scope(buf))
             init = _copy(_full(carry), _full(before), s.span)
-            pre += [tirx.AllocBuffer(carry, span=s.span), init]
+            pre += [tirx.AllocBuffer(carry, span=source_span(s.span)), init]
             self.current[buf] = _Def(carry, outer, init)
             self.versions.append((carry, buf))
             self.carried.append((s, buf))
@@ -333,7 +333,7 @@ class _Versioner:
             combine = with_tile_span(tirx_op.Add(_full(acc), _full(acc), _full(fresh),
                                                  workspace={}, config={}, dispatch=None,
                                                  scope=None), call.span)
-        return seq([tirx.AllocBuffer(fresh, span=call.span), gemm, self.call(combine)])
+        return seq([tirx.AllocBuffer(fresh, span=source_span(call.span)), gemm, self.call(combine)])
 
     def call(self, call):
         regions = _regions(call)
@@ -361,14 +361,14 @@ class _Versioner:
                 packed = tirx.decl_buffer(buffer_shape(acc), buffer_dtype(acc), acc.name,
                                           scope="local.fragment")
                 self.versions.append((packed, acc))
-                packs.append((acc, seq([tirx.AllocBuffer(packed, span=call.span),
+                packs.append((acc, seq([tirx.AllocBuffer(packed, span=source_span(call.span)),
                                         _copy(_full(packed), _full(acc), call.span)])))
                 args = [args[0]] + [_on(a, packed) if isinstance(a, tvm.ir.TensorRegion)
                                     and a.source.same_as(acc) else a for a in args[1:]]
         if dst is not None and _is_block(dst) and (not self.is_acc(dst) or elementwise):
             made = self.define(dst, call)
             if not made.same_as(dst):
-                pre.append(tirx.AllocBuffer(made, span=call.span))
+                pre.append(tirx.AllocBuffer(made, span=source_span(call.span)))
                 args[0] = _on(args[0], made)
         if not pre and all(a is b or getattr(a, "same_as", lambda _: False)(b)
                            for a, b in zip(args, call.args)):
@@ -448,7 +448,7 @@ def _one_consumer_kernel(body, accumulators):
         dst, src = call.args[0], call.args[1]
         own = tirx.decl_buffer(buffer_shape(src.source), buffer_dtype(src.source),
                                src.source.name, scope="shared")
-        return seq([tirx.AllocBuffer(own, span=call.span), _copy(_full(own), src, call.span),
+        return seq([tirx.AllocBuffer(own, span=source_span(call.span)), _copy(_full(own), src, call.span),
                     replace_tile_call(call, args=[dst, _full(own)])])
 
     return tt_map(body, [(tirx.TilePrimitiveCall, rewrite)], order="post")
