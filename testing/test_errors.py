@@ -328,3 +328,23 @@ def test_tilelang_internals_are_refused_by_name():
     with pytest.raises(TTUnsupportedError, match=r"tilelang\.language\.dtypes\."
                                                  r"_TORCH_DTYPE_TO_STR: not provided"):
         _TORCH_DTYPE_TO_STR["float16"]
+
+
+@T.macro
+def _erf_rows(src, dst):
+    for i, j in T.Parallel(32, 32):
+        dst[i, j] = T.erf(src[i, j])  # the line an error inside the macro names
+
+
+def test_error_inside_a_macro_names_the_macros_line():
+    @T.prim_func
+    def k(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1):
+            s = T.alloc_shared((32, 32), "float32")
+            d = T.alloc_shared((32, 32), "float32")
+            T.copy(A, s)
+            _erf_rows(s, d)
+            T.copy(d, B)
+
+    msg = compile_error(k, TTUnsupportedError)
+    assert "T.erf" in msg and "the line an error inside the macro names" in msg
