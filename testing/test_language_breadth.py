@@ -224,9 +224,18 @@ def test_tilelang_helper_modules_and_tvm_names():
     assert fp8 == "float8_e4m3fn"
 
     @T.prim_func
-    def k(A: T.Tensor((32, 32), fp8)):
+    def k(A: T.Tensor((32, 128), fp8), B: T.Tensor((128, 32), fp8),
+          C: T.Tensor((32, 32), T.float32)):
         with T.Kernel(1):
-            pass
+            A_s = T.alloc_shared((32, 32), fp8)
+            B_s = T.alloc_shared((32, 32), fp8)
+            C_l = T.alloc_fragment((32, 32), T.float32)
+            T.clear(C_l)
+            for ko in T.Pipelined(4, num_stages=2):
+                T.copy(A[0, ko * 32], A_s)
+                T.copy(B[ko * 32, 0], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C)
 
-    with pytest.raises(TTUnsupportedError, match="float8_e4m3fn"):
+    with pytest.raises(TTUnsupportedError, match="buffer A has dtype float8_e4m3fn"):
         tilelang.compile(k)

@@ -17,7 +17,8 @@ A loop is coarsened when, from its IR structure alone:
   tensor region whose K range (the dimension matching the buffer's K dimension, as the gemm's
   transpose flags say) starts at ``base + k * extent`` (consecutive steps tile K) and whose
   other ranges do not depend on ``k``, and whose last step ends inside the tensor;
-* ``A_s`` and ``B_s`` are used nowhere else;
+* ``A_s`` and ``B_s`` are used nowhere else and have a tile dtype (bfloat16, float16,
+  float32; other dtypes are refused later, by InferLayoutTT);
 * the function carries no layout or L1-alias request (those name block shapes the user chose).
 
 ``f`` is the largest divisor of ``n`` that keeps a K block at most :data:`MAX_K_TILES` tiles
@@ -42,6 +43,7 @@ from tvm.sym import Analyzer
 from ... import attrs
 from ...target import profile_of
 from ..common import (
+    DTYPE_BYTES,
     block_tiles,
     buffer_dtype,
     buffer_scope,
@@ -231,6 +233,8 @@ def l1_estimate(body) -> int:
 def _factor(cand, body, budget) -> int:
     """The largest divisor f of the trip count with K blocks of at most MAX_K_TILES tiles whose
     estimated footprint fits ``budget``."""
+    if any(buffer_dtype(b) not in DTYPE_BYTES for b in cand.shared):
+        return 1  # no tile size to budget (InferLayoutTT refuses the dtype, naming the buffer)
     k_tiles = max(1, cand.k_extent // TILE)
     base = l1_estimate(body)
     depth = _stages(cand.loop)
