@@ -348,3 +348,11 @@ def test_error_inside_a_macro_names_the_macros_line():
 
     msg = compile_error(k, TTUnsupportedError)
     assert "T.erf" in msg and "the line an error inside the macro names" in msg
+
+
+def test_gemm_warp_partition_is_refused_by_name():
+    policy = T.GemmWarpPolicy.Square
+    assert policy == 0  # accepted as T.gemm(policy=...)
+    with pytest.raises(TTUnsupportedError, match=r"GemmWarpPolicy\.compute_warp_partition: "
+                                                 r"Tensix runs each block as one program"):
+        policy.compute_warp_partition(128, 128, 4)

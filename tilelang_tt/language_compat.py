@@ -150,14 +150,24 @@ NO_OPS: dict[str, str] = {
 }
 
 
+class _WarpPolicy(int):
+    """One GemmWarpPolicy value (an int, as TileLang's enum); asking it for a warp partition
+    is refused."""
+
+    def compute_warp_partition(self, *_args, **_kwargs):
+        raise note_error(TTUnsupportedError(
+            "GemmWarpPolicy.compute_warp_partition: " + _SIMT + "; T.gemm needs no warp "
+            "partition (the matrix engine works on whole 32x32 tiles)"))
+
+
 class GemmWarpPolicy:
     """TileLang's warp partition policy for ``T.gemm``: accepted and ignored (the matrix
     engine works on whole tiles; there are no warps to partition)."""
 
-    Square = 0
-    FullRow = 1
-    FullCol = 2
-    Free = 3
+    Square = _WarpPolicy(0)
+    FullRow = _WarpPolicy(1)
+    FullCol = _WarpPolicy(2)
+    Free = _WarpPolicy(3)
 
     def __init__(self, *args, **kwargs):
         pass
