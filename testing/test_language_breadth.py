@@ -164,13 +164,18 @@ def test_reduce_into_a_scalar_variable_names_the_operand():
                 T.reduce_sum(src, dst, dim=0)
 
 
+@T.macro
+def affine(x, a, b):
+    return x * a + b  # a macro ending in `return value` is an expression of that value
+
+
 def scale_add_macro(block_M, N):
     """A ``@T.macro`` made by a function the kernel calls (TileLang's dequantize examples)."""
 
     @T.macro
     def scale_add(s, scale, offset):
         for i, j in T.Parallel(block_M, N):
-            s[i, j] = s[i, j] * scale + offset
+            s[i, j] = affine(s[i, j], scale, offset)
 
     return scale_add
 
@@ -178,7 +183,7 @@ def scale_add_macro(block_M, N):
 def scale_rows(M, N, block_M, sizes=(1, 2, 3)):
     """TileLang's kernel-body Python: an ``assert`` on sizes, a generator expression over a
     Python list, a Python-typed annotation, ``T.clear`` / ``T.fill`` of a T.alloc_var
-    variable, a macro returned by a call."""
+    variable, a ``x: T.float32 = v`` scalar assigned again, a macro returned by a call, a macro returning a value."""
 
     @T.prim_func
     def main(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
@@ -190,6 +195,9 @@ def scale_rows(M, N, block_M, sizes=(1, 2, 3)):
             T.clear(scale)
             T.fill(offset, 0.25)
             scale += total
+            bias: T.float32 = 1.0  # a declared scalar: the next assignment stores into it
+            bias = 0.25
+            offset += bias
             s = T.alloc_shared((block_M, N), T.float32)
             T.copy(A[bx * block_M, 0], s)
             scale_add_macro(block_M, N)(s, scale, offset)
@@ -201,7 +209,7 @@ def scale_rows(M, N, block_M, sizes=(1, 2, 3)):
 def test_assert_generator_and_clear_of_a_variable_run():
     art = tilelang.compile(scale_rows(64, 32, 32), out_idx=-1)
     a = np.random.default_rng(3).standard_normal((64, 32)).astype(np.float32)
-    np.testing.assert_allclose(art(a), a * np.float32(12.0) + np.float32(0.25), rtol=1e-6)
+    np.testing.assert_allclose(art(a), a * np.float32(12.0) + np.float32(0.5), rtol=1e-6)
 
 
 def test_tilelang_helper_modules_and_tvm_names():

@@ -64,7 +64,6 @@ PrimFunc = tirx.PrimFunc
 SizeVar = tvm.ir.Var
 StringImm = tvm.ir.StringImm
 grid = _T.grid
-macro = _T.macro
 Layout = LayoutHint
 Fragment = LayoutHint
 PartialFragment = LayoutHint
@@ -99,6 +98,47 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
     if func is None:
         return decorate
     return decorate(func)
+
+
+def macro(*args, hygienic: bool = True):
+    """TileLang's ``@T.macro``: TVMScript's macro, whose body is expanded where it is called;
+    as in TileLang, a macro whose body ends with ``return value`` is an expression of that value
+    (``idx[i] = transform(frag[i])``), which TVM 0.27's macros do not give (they return None)."""
+    from tvm.script.parser._core import scan_macro, utils
+    from tvm.tirx.script.parser.entry import TIRMacro
+
+    class Macro(TIRMacro):
+        def parse_macro(self, parser):
+            from tvm.script.parser.core import doc
+            from tvm.tirx.script.builder import block_name_suffix_context
+
+            body = list(self.get_macro_def().body)
+            ret = body.pop() if body and isinstance(body[-1], doc.Return) else None
+            suffix = f"_{self.call_count}" if self.call_count > 0 else ""
+            self.call_count += 1
+            with block_name_suffix_context(suffix):
+                parser.visit_body(body)
+                if ret is not None and ret.value is not None:
+                    return parser.eval_expr(ret.value)
+            return None
+
+    def decorate(func):
+        source, closure_vars = scan_macro(func, utils.inspect_function_capture(func))
+        obj = Macro(source, closure_vars, func, hygienic)
+
+        def wrapper(*a, **k):
+            return obj(*a, **k)
+
+        return wrapper
+
+    if len(args) == 0:
+        return decorate
+    if len(args) == 1 and inspect.isfunction(args[0]):
+        return decorate(args[0])
+    raise TTArgumentError("invalid use of T.macro: write @T.macro or @T.macro()")
+
+
+macro.dispatch_token = "tir.macro"
 
 
 def _is_eager_form(fn) -> bool:
@@ -276,7 +316,8 @@ def _bind_python_values(tree):
     tree = ast.fix_missing_locations(Asserts().visit(
         RegionStores().visit(OneBlockIndex().visit(SplitChains().visit(tree)))))
     fdef = tree.body[0]
-    variables = set()  # names bound to T.alloc_var(...): a later `x = v` stores into x
+    variables = set()  # names bound to T.alloc_var(...) or declared `x: T.int32 = v`: a later
+    # `x = v` stores into x
 
     def is_alloc_var(value):
         func = value.func if isinstance(value, ast.Call) else None
@@ -288,6 +329,11 @@ def _bind_python_values(tree):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
                                   ast.ClassDef)):
                 continue
+            if isinstance(child, ast.AnnAssign) and child.value is not None and \
+                    isinstance(child.target, ast.Name):
+                # `a: T.int32 = 1` declares a scalar as T.alloc_var does: a later `a = v`
+                # stores into it (Python-typed annotations were made plain assignments above)
+                variables.add(child.target.id)
             if isinstance(child, ast.Assign) and len(child.targets) == 1 and \
                     isinstance(child.targets[0], ast.Name):
                 if is_alloc_var(child.value):

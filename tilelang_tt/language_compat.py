@@ -213,6 +213,9 @@ class Refused:
     def __getitem__(self, _key):  # T.StridedTensor[shape, strides, dtype]
         raise self._error()
 
+    def __mro_entries__(self, _bases):  # class B(tilelang.language.eager.ast.BaseBuilder)
+        raise self._error()
+
     def __exit__(self, *exc):
         return False
 
