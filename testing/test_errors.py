@@ -1,6 +1,7 @@
 """Unsupported or malformed kernels get a TTCompileError naming the construct and source line."""
 
 import pytest
+import tvm
 
 import kernels
 import tilelang_tt
@@ -356,3 +357,19 @@ def test_gemm_warp_partition_is_refused_by_name():
     with pytest.raises(TTUnsupportedError, match=r"GemmWarpPolicy\.compute_warp_partition: "
                                                  r"Tensix runs each block as one program"):
         policy.compute_warp_partition(128, 128, 4)
+
+
+def test_cast_rounding_modifiers_are_checked_then_refused():
+    x = tvm.tirx.Var("x", "float32")
+    assert str(T.cast(x, T.float16).ty) == "float16"
+    with pytest.raises(ValueError, match="invalid round 'rq'"):
+        T.cast(x, T.float16, round="rq")
+    with pytest.raises(TTUnsupportedError) as info:
+        @T.prim_func
+        def k(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float16")):
+            with T.Kernel(1):
+                for i, j in T.Parallel(32, 32):
+                    B[i, j] = T.cast(A[i, j], T.float16, round="rz")
+
+    assert "T.cast(round='rz', sat=True): PTX rounding" in str(info.value)
+    assert f"{HERE}:" in str(info.value) and 'round="rz"' in str(info.value)

@@ -936,9 +936,30 @@ def index_to_coordinates(index, shape):
     return list(reversed(coords))
 
 
-def cast(value, dtype, span=None):
+_CAST_ROUNDING = ("", "rn", "rz", "rp", "rm", "rs")  # TileLang's PTX rounding modifiers
+
+
+def cast(value, dtype, round: str = "", sat: bool = True, rbits=None, span=None):  # noqa: A002
     """``T.cast(x, dtype)``; ``dtype`` as TileLang takes it (a string, ``T.float32``, a torch
-    dtype)."""
+    dtype).  TileLang's PTX conversion modifiers are checked as TileLang checks them
+    (TTArgumentError, a ValueError); only the default (``round=""``, ``sat=True``) converts
+    here: a rounding mode or ``sat=False`` is refused."""
+    if round not in _CAST_ROUNDING:
+        raise language_compat.note_error(TTArgumentError(
+            f"T.cast: invalid round {round!r}; must be one of {sorted(_CAST_ROUNDING)}"))
+    if not isinstance(sat, bool):
+        raise language_compat.note_error(TTArgumentError(
+            f"T.cast: invalid sat {sat!r}; must be a bool (True for satfinite, False for no "
+            "saturation)"))
+    if (round == "rs") != (rbits is not None):
+        raise language_compat.note_error(TTArgumentError(
+            "T.cast: rbits is required with, and only valid with, round='rs' (stochastic "
+            "rounding)"))
+    if round or not sat:
+        raise language_compat.note_error(TTUnsupportedError(
+            f"T.cast(round={round!r}, sat={sat}): PTX rounding and saturation modifiers of a "
+            "conversion have no Tensix counterpart here; drop them (T.cast(x, dtype) converts "
+            "as the device's typecast does)"))
     return _T.cast(value, dtype_name(dtype), span=span)
 
 
