@@ -229,7 +229,7 @@ def test_tilelang_helper_modules_and_tvm_names():
     assert x.dtype == T.float16 and T.exp(x).dtype == "float16"
     assert tvm.testing.requires_package("bitblas")(len)([1]) == 1
     fp8 = determine_fp8_type()
-    assert fp8 == "float8_e4m3fn"
+    assert fp8 == "float8_e4m3fn" and T.float4_e2m1fn.is_float4() and not fp8.is_float4()
 
     @T.prim_func
     def k(A: T.Tensor((32, 128), fp8), B: T.Tensor((128, 32), fp8),

@@ -100,6 +100,15 @@ class dtype(tvm_ffi.dtype):  # noqa: N801 - TileLang's name
     def as_numpy(self) -> np.dtype:
         return numpy_dtype(self)
 
+    def is_float4_e2m1fn(self) -> bool:
+        return is_float4_e2m1fn(self)
+
+    def is_float4_e2m1_unpacked(self) -> bool:
+        return is_float4_e2m1_unpacked(self)
+
+    def is_float4(self) -> bool:
+        return is_float4(self)
+
     def __repr__(self):
         return f"dtype({str(self)!r})"
 
