@@ -9,7 +9,8 @@ distribution, the imports are rewritten as a user would (``import tilelang`` ->
 ``import tilelang_tt as tilelang``, ``import tilelang.language as T`` ->
 ``import tilelang_tt.language as T``, ``from tilelang.x import y`` -> ``from tilelang_tt.x
 import y``; nothing else changes), then the example's ``__main__`` runs (default arguments) or
-the test file's tests run under pytest, each file in its own process with a time limit.
+the test file's tests run under pytest, each file in its own process with a time limit (the
+modules and packages next to it, which it may import, get the same rewrite).
 
 TileLang's programs make their inputs with torch on CUDA.  When torch is installed (a CPU
 build: ``pip install torch``), the runner maps CUDA devices to the CPU (``.cuda()``,
