@@ -247,3 +247,9 @@ def test_tilelang_helper_modules_and_tvm_names():
 
     with pytest.raises(TTUnsupportedError, match="buffer A has dtype float8_e4m3fn"):
         tilelang.compile(k)
+
+
+def test_dtype_without_a_scalar_constructor_is_a_type_error():
+    with pytest.raises(TypeError, match=r"T\.int8x2\(\.\.\.\): TVM 0.27 has no scalar "
+                                        r"constructor"):
+        T.int8x2(1.0)

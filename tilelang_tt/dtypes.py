@@ -15,7 +15,7 @@ import numpy as np
 import tvm_ffi
 from tvm import tirx
 
-from .errors import TTCompileError, TTUnsupportedError
+from .errors import TTCompileError, TTDtypeError, TTUnsupportedError
 
 # short names TileLang canonicalises when a dtype is built from a string
 _ALIASES = {"double": "float64", "float": "float32", "int": "int32", "long": "int64",
@@ -80,7 +80,11 @@ class dtype(tvm_ffi.dtype):  # noqa: N801 - TileLang's name
 
         if isinstance(expr, str):  # T.float32("-inf")
             expr = float(expr)
-        return getattr(builder_ffi, _builder_name(str(self)))(expr)
+        make = getattr(builder_ffi, _builder_name(str(self)), None)
+        if make is None:
+            raise TTDtypeError(f"T.{self}(...): TVM 0.27 has no scalar constructor for "
+                               f"{self}; use T.cast(value, T.{self}) or a supported dtype")
+        return make(expr)
 
     def __reduce__(self):
         return (dtype, (str(self),))
