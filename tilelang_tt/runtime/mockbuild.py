@@ -6,6 +6,8 @@ Everything is cached under ``$TILELANG_TT_CACHE`` (default ``~/.cache/tilelang-t
   ``include/``, a snapshot of the headers it JIT-compiles kernels against (so a cache entry never
   depends on a source tree that may since have changed);
 * ``mock/host/<hash>/main`` - a host program, by content of ``main.cpp`` and kernel directory;
+* ``mock/lib-<hash>/pch/<hash>/host_pch.hpp(.gch)`` - a precompiled header of the system
+  includes host programs start with, by include lines, flags and compiler;
 * ``mock/kernels/*.so`` - kernels, JIT-compiled by the emulator at ``CreateKernel`` and keyed by
   source, compile-time args, defines and emulator version.
 
