@@ -19,6 +19,7 @@ from tilelang_tt.passes import pipeline
 from tilelang_tt.passes.common import collect, run_pass, to_py, tt_calls
 from tilelang_tt.passes.dataflow.copy_forwarding import forward_copies
 from tilelang_tt.passes.frontend.k_coarsen import coarsen_k_loops
+from tilelang_tt.passes.frontend.row_blocks import coarsen_row_blocks
 from tilelang_tt.target import profile_of
 
 KERNELS = {
@@ -74,6 +75,8 @@ GUARANTEES = {
                            if str(a.buffer.scope()) == "local"],
     "A0.1.1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AttrStmt)
                              if str(a.attr_key) == attrs.ATOMIC],
+    # no block of fewer than 32 rows is left to coarsen: coarsening again changes nothing
+    "A0.1.2": lambda m: all(not coarsen_row_blocks(f.body)[1] for f in _funcs(m)),
     "A0.2": lambda m: not [lp for f in _funcs(m) for lp in collect(f.body, tirx.For)
                            if lp.kind == tirx.ForKind.PARALLEL],
     "A0.3": lambda m: "tirx.tile.min" not in _names(m),

@@ -152,8 +152,8 @@ def _one_row(body_kind):
 
 
 @pytest.mark.parametrize("kind,words", [
-    ("column_sum", ["dimension 0 of x", "reduced by `tile.sum`", "mixes the rows"]),
-    ("row_expression", ["T.Parallel index i", "used in the expression", "mixes the rows"]),
+    ("column_sum", ["dimension 0 of x", "reduced by `tile.sum`", "combines or tells apart the rows"]),
+    ("row_expression", ["T.Parallel index i", "used in the expression `X[bx * 2 + i, j] * T.Cast(\"float32\", i)`"]),
     ("constant_row", ["x is indexed by the constant 0", "one row for all"]),
     ("rows_not_multiple", ["48 rows, not a multiple of 32", "pad"]),
 ])

@@ -180,16 +180,19 @@ class RowSlots:
             self._access(ld.source, list(ld.indices), nest, span)
         # a nest variable outside a whole index, or the block index outside a tensor row
         # index, is a stray use: blank out the allowed positions and look at what is left
-        self._strays(_blank_indices(expr, self.g), nest, span)
+        self._strays(_blank_indices(expr, self.g), nest, span, shown=expr)
 
-    def _strays(self, expr, nest, span):
+    def _strays(self, expr, nest, span, shown=None):
+        """Flag the block index and the nest variables ``expr`` uses (``shown``: the expression
+        to name in messages)."""
+        shown = expr if shown is None else shown
         for v in collect(expr, tvm.ir.Var):
             if v.same_as(self.g):
-                self._problem(f"the block index {self.g.name} is used in `{expr}`, not only in "
+                self._problem(f"the block index {self.g.name} is used in `{shown}`, not only in "
                               f"tensor row indices `{self.g.name} * {self.b} + i`", span,
                               "compute the row from the T.Parallel index alone")
             elif any(v.same_as(n) for n in nest):
-                self._mark(self._var_slot(v), f"used in the expression `{expr}`", span)
+                self._mark(self._var_slot(v), f"used in the expression `{shown}`", span)
 
     def _access(self, buf, idx, nest, span):
         """An element access ``buf[idx]`` in the nest ``nest``."""
@@ -346,7 +349,8 @@ class RowSlots:
         """Raise a TTLayoutError for the first condition the kernel breaks (module docstring of
         frontend/row_blocks.py)."""
         g, b = self.g.name, self.b
-        where = f"blocks of {b} rows along {self.launch.node.thread_tag} ({g})"
+        rows = f"{b} row{'s' if b > 1 else ''}"
+        where = f"blocks of {rows} along {self.launch.node.thread_tag} ({g})"
         if self.problems:
             p = self.problems[0]
             raise TTLayoutError(f"{where}: {p.message}", span=p.span, hint=p.hint)
@@ -360,8 +364,9 @@ class RowSlots:
                 what = f"the T.Parallel index {self.loops[slot[1]].loop_var.name} runs over the " \
                        f"block's rows and is {reason}"
             raise TTLayoutError(
-                f"{where}: {what}; that mixes the rows of a block, so its {b} rows cannot "
-                "be grouped into one 32-row tile", span=span,
+                f"{where}: {what}; that combines or tells apart the rows of a block, so "
+                f"{ROWS // b} blocks cannot run as one block of {ROWS} rows (a Tensix tile has "
+                f"{ROWS} rows)", span=span,
                 hint=f"use blocks of a multiple of 32 rows (blk_m = 32), or keep each row's "
                      "computation to that row")
         for key, buf in self.row_buffers().items():
@@ -400,7 +405,7 @@ class RowSlots:
         if self.grid * b % ROWS:
             raise TTLayoutError(
                 f"{where}: the grid covers {self.grid} x {b} = {self.grid * b} rows, not a "
-                f"multiple of {ROWS}; blocks of {b} rows run as blocks of {ROWS} rows (a "
+                f"multiple of {ROWS}; blocks of {rows} run as blocks of {ROWS} rows (a "
                 "Tensix tile)", span=self.launch.span,
                 hint=f"pad the tensors' rows to a multiple of {ROWS}")
 
