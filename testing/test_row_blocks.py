@@ -106,6 +106,26 @@ def test_one_row_constant_index_is_the_row():
     np.testing.assert_array_equal(art(x), x - x.max(1, keepdims=True))
 
 
+def test_one_row_elementwise_on_a_2d_grid():
+    """Rows of one along ``by``, 32-column blocks along ``bx``, tensors read and written in the
+    T.Parallel nest itself: ``by`` is coarsened, ``bx`` left alone."""
+    M, N = 64, 128
+
+    @T.prim_func
+    def k(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // 32, M, threads=128) as (bx, by):
+            for i, j in T.Parallel(1, 32):
+                C[by * 1 + i, bx * 32 + j] = A[by * 1 + i, bx * 32 + j] * 2.0 + 1.0
+
+    (f,) = tilelang_tt.lower(k, stop_after="A0.1.2").functions.values()
+    assert tilelang_tt.passes.common.to_py(f.attrs[attrs.ROW_COARSEN]) == [
+        {"axis": "blockIdx.y", "rows": 1, "factor": 32}]
+    art = tilelang_tt.compile(k, out_idx=-1)
+    assert art.plan["grid"] == [4, 2, 1]
+    a = RNG.standard_normal((M, N)).astype(np.float32)
+    np.testing.assert_array_equal(art(a), a * 2 + 1)
+
+
 # ---- refused ----------------------------------------------------------------------------------
 def _one_row(body_kind):
     M, N = 64, 128

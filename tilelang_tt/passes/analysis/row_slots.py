@@ -96,9 +96,18 @@ class RowSlots:
         if b is None or not 0 < b < ROWS or ROWS % b:
             return None
         facts = cls(body, launch, b)
-        if not facts.row_buffers():
-            return None
-        return facts
+        return facts if facts.has_row_blocks() else None
+
+    def has_row_blocks(self) -> bool:
+        """A block of ``b`` rows exists: a block buffer with the rows in its next-to-last (or
+        only) dimension, or a T.Parallel index over them (a nest over tensor elements, which
+        A0.2 stages through blocks of the nest's shape).  Rows that only reach a leading
+        dimension of a buffer of rank 3 or more are a batch index, not rows."""
+        for buf in self.row_buffers().values():
+            shape = buffer_shape(buf)
+            if (len(shape) - 2 if len(shape) >= 2 else 0) in self.row_dims(buf):
+                return True
+        return any(self._is_row(("var", key)) for key in self.loops)
 
     # ---- union-find over slots ---------------------------------------------------------------
     def _find(self, s):

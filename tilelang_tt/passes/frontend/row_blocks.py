@@ -19,8 +19,9 @@ extent ``G``):
   (``row_slots.RowSlots``): through ``T.copy`` (dimensions aligned from the right), reductions
   (the dimensions kept), ``T.gemm`` (A's M dimension and C's rows) and ``T.Parallel`` nests (a
   loop variable that indexes a row dimension, or is the ``r`` of a tensor's ``g * b + r``, is
-  a row variable; every dimension it indexes is a row dimension).  When no block buffer has a
-  row dimension, the pass leaves the kernel alone.
+  a row variable; every dimension it indexes is a row dimension).  When no block buffer has
+  its rows in its next-to-last (or only) dimension and no ``T.Parallel`` index runs over rows,
+  the pass leaves the kernel alone (a leading dimension of a rank-3 block is a batch).
 * **Rows stay apart.** No row dimension is reduced, a GEMM's K dimension or B operand, an
   operand of another tile op (a transpose), copied from or to a tensor dimension that does
   not move with ``g``, or indexed in a ``T.Parallel`` nest by anything but a row variable
