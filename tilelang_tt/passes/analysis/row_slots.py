@@ -86,7 +86,9 @@ class RowSlots:
         coefs = set()
         for buf, idx in _global_accesses(launch.body):
             dims = [k for k, e in enumerate(idx) if _uses(e, g)]
-            if len(dims) != 1:
+            if len(dims) > 1:
+                return None  # the block index in several dimensions of one access
+            if not dims:
                 continue
             coef, _ = linear_in(idx[dims[0]], g)
             coefs.add(_const(coef) if coef is not None else None)
@@ -293,33 +295,43 @@ class RowSlots:
                           f"copy whole blocks of {self.b} rows")
 
     def _copy(self, dst, src, span):
-        n = min(len(dst.region), len(src.region))
-        pairs = [(len(dst.region) - n + k, len(src.region) - n + k) for k in range(n)]
-        for side, other, lead in ((dst, src, len(dst.region) - n), (src, dst, len(src.region) - n)):
-            for k in range(lead):
-                if _is_block(side.source):
-                    self._mark(self._buf_slot(side.source, k), "a dimension the copy drops",
-                               span)
-                elif self.global_dim(side) == k:
-                    self._problem(f"T.copy drops the row dimension of {side.source.name} "
-                                  f"(rows `{side.region[k].min}`)", span,
-                                  "copy into a block buffer with a row dimension")
-        for kd, ks in pairs:
-            slots = []
-            for r, k in ((dst, kd), (src, ks)):
-                if _is_block(r.source):
-                    slots.append(self._buf_slot(r.source, k))
-                elif self.global_dim(r) == k:
-                    slots.append(_ROW)
-                else:
-                    slots.append(("tensor", r.source.name))
-            blocks = [s for s in slots if s[0] == "buf"]
-            if len(blocks) == 2 or (blocks and _ROW in slots):
-                self._join(slots[0], slots[1])
-            elif blocks:
-                name = slots[1 - slots.index(blocks[0])][1]
-                self._mark(blocks[0], f"copied from or to {name}, whose rows every block "
-                                      "shares", span)
+        """Join the dimensions a copy carries into each other.  Between two blocks of one rank,
+        dimension by dimension; between a tensor region and a block, the tensor's dimensions
+        that are sliced (extent other than 1) or move with the block index, in order, are the
+        block's (TileLang's copy drops a region's unit dimensions)."""
+        if _is_block(dst.source) and _is_block(src.source):
+            if len(dst.region) == len(src.region):
+                for k in range(len(dst.region)):
+                    self._join(self._buf_slot(dst.source, k), self._buf_slot(src.source, k))
+            else:
+                for r in (dst, src):
+                    for k in range(len(r.region)):
+                        self._mark(self._buf_slot(r.source, k),
+                                   "copied between blocks of different ranks", span)
+            return
+        blk, glb = (dst, src) if _is_block(dst.source) else (src, dst)
+        if not _is_block(blk.source):
+            return  # tensor to tensor: A0.3 stages it through a block of its own shape
+        d = self.global_dim(glb)
+        kept = [k for k, x in enumerate(glb.region) if k == d or _const(x.extent) != 1]
+        if len(kept) != len(blk.region):
+            if d is not None:
+                self._problem(f"T.copy between {glb.source.name} (rows `{glb.region[d].min}`) "
+                              f"and {blk.source.name}: {blk.source.name} has no dimension for "
+                              "those rows", span,
+                              f"give {blk.source.name} the block's rows as a dimension")
+            for k in range(len(blk.region)):
+                self._mark(self._buf_slot(blk.source, k),
+                           f"copied from or to {glb.source.name}, whose rows every block shares",
+                           span)
+            return
+        for kb, kg in enumerate(kept):
+            slot = self._buf_slot(blk.source, kb)
+            if kg == d:
+                self._join(slot, _ROW)
+            else:
+                self._mark(slot, f"copied from or to {glb.source.name}, whose rows every block "
+                                 "shares", span)
 
     # ---- queries ----------------------------------------------------------------------------
     def global_dim(self, region):
