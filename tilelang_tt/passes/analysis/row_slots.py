@@ -243,6 +243,9 @@ class RowSlots:
         span = call.span or span
         op = str(call.op.name)
         regions = self._regions(call)
+        for a in call.args:  # a fill value, ...
+            if isinstance(a, tvm.ir.Expr) and not isinstance(a, tvm.ir.TensorRegion):
+                self._expr(a, nest, span)
         for r in regions:
             d = self.global_dim(r)
             for k, x in enumerate(r.region):

@@ -45,7 +45,7 @@ import tvm
 from tvm import tirx
 
 from ... import attrs
-from ...errors import TTLayoutError
+from ...errors import TTVerifyError
 from ..analysis.row_slots import ROWS, RowSlots, blockidx_launches, linear_in
 from ..common import (buffer_dtype, buffer_scope, buffer_shape, collect, int_imm,
                       replace_tile_call, substitute, tt_map, tt_pass)
@@ -128,13 +128,13 @@ def _coarsen_axis(body, launch):
         nb = new_bufs.get(alloc.buffer.__chandle__())
         return alloc if nb is None else tirx.AllocBuffer(nb, alloc.annotations, alloc.span)
 
-    inner = tt_map(_const_rows(launch.body, facts), [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
-                                 (tirx.TilePrimitiveCall, on_call), (tirx.For, on_for),
-                                 (tirx.AllocBuffer, on_alloc)])
-    if any(v.same_as(g) for v in _vars(inner)):
-        raise TTLayoutError(  # RowSlots checked every use of g; a use it missed is a bug
-            f"blocks of {b} rows along {launch.node.thread_tag}: the block index "
-            f"{g.name} is used outside the tensor row indices")
+    inner = tt_map(_const_rows(launch.body, facts), [
+        (tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
+        (tirx.TilePrimitiveCall, on_call), (tirx.For, on_for), (tirx.AllocBuffer, on_alloc)])
+    if any(v.same_as(g) for v in collect(inner, tvm.ir.Var)):
+        # RowSlots flags every use of g outside tensor row indices; one it missed is a bug
+        raise TTVerifyError(f"CoarsenRowBlocksTT: {g.name} is left outside the tensor row "
+                            "indices it rewrote")
     inner = substitute(inner, {g_new: g})
     blocks = facts.grid * b // ROWS
     iv = tirx.IterVar(tvm.ir.Range(0, blocks), g, launch.node.iter_type, launch.node.thread_tag)
@@ -143,10 +143,6 @@ def _coarsen_axis(body, launch):
     body = tt_map(body, [(tirx.AttrStmt, lambda a: new_launch if a.same_as(launch) else a)],
                   order="pre")
     return body, {"axis": str(launch.node.thread_tag), "rows": b, "factor": f}
-
-
-def _vars(node):
-    return collect(node, tvm.ir.Var)
 
 
 def _const_rows(body, facts):
