@@ -5,7 +5,7 @@ sizes, or the factory form), at sizes an emulator runs in seconds.
 
 A Tensix tile has 32 rows, so a block of one row is no block of tiles.  Each row of these
 kernels is computed on its own, so the compiler runs 32 consecutive blocks as one block of 32
-rows (A0.1.2 CoarsenRowBlocksTT, docs/SUPPORT.md "Blocks of fewer than 32 rows"): the grid
+rows (A0.0 CoarsenRowBlocksTT, docs/SUPPORT.md "Blocks of fewer than 32 rows"): the grid
 has ``M / 32`` blocks, every row computes what it computed before.
 
     python examples/row_blocks.py

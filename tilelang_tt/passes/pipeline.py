@@ -3,11 +3,11 @@
 Stages by phase (each a ``tvm.transform.Pass``; ours in one module each under the phase's
 folder, TVM's own where they do the job):
 
-    frontend   A0.1 ScalarsToBindTT            scalar assignments -> Bind
+    frontend   A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
+                                               blocks (rows computed apart)
+               A0.1 ScalarsToBindTT            scalar assignments -> Bind
                A0.1.1 LowerAtomicsTT           atomics: conflicting blocks serialised, one
                                                read-modify-write of the target per group
-               A0.1.2 CoarsenRowBlocksTT       blocks of fewer than 32 rows -> 32-row
-                                               blocks (rows computed apart)
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
                A0.3 LegalizeTileOpsTT          engine forms (staged global copies, min/abs)
                A0.4 VersionBlockBuffersTT      block buffers in single-assignment form
@@ -80,9 +80,9 @@ from .verify.tile_program import VerifyTileProgramTT
 from .verify.verify_ttir import VerifyTTIR
 
 STAGES = [
+    ("A0.0", CoarsenRowBlocksTT),
     ("A0.1", ScalarsToBindTT),
     ("A0.1.1", LowerAtomicsTT),
-    ("A0.1.2", CoarsenRowBlocksTT),
     ("A0.2", LowerParallelToTileTT),
     ("A0.3", LegalizeTileOpsTT),
     ("A0.4", VersionBlockBuffersTT),

@@ -1,4 +1,4 @@
-"""Which dimensions of a kernel's block buffers hold the rows of a grid axis (for A0.1.2).
+"""Which dimensions of a kernel's block buffers hold the rows of a grid axis (for A0.0).
 
 A grid axis ``g`` whose tensor accesses all index one dimension as ``g * b + r`` (``b`` a
 constant) hands each block ``b`` rows of those tensors.  :class:`RowSlots` follows those rows
@@ -73,6 +73,7 @@ class RowSlots:
         self.marks = {}  # slot -> (reason, span) of a use that mixes rows
         self.regions = []  # (slot, Range, span, op name) block regions of tile ops
         self.consts = []  # (slot, value, nest vars, span): constant indices in nests
+        self.stores = []  # (buffer, nest vars, index vars, constant-index slots, span)
         self.problems = []  # _Problem, in program order
         self._visit(launch.body, [], launch.span)
 
@@ -157,7 +158,7 @@ class RowSlots:
                 self._visit(stmt.body, nest, span)
         elif isinstance(stmt, tirx.BufferStore):
             self._expr(stmt.value, nest, span)
-            self._access(stmt.buffer, list(stmt.indices), nest, span)
+            self._access(stmt.buffer, list(stmt.indices), nest, span, store=True)
         elif isinstance(stmt, tirx.TilePrimitiveCall):
             self._tile(stmt, nest, span)
         elif isinstance(stmt, tirx.IfThenElse):
@@ -205,15 +206,23 @@ class RowSlots:
             elif any(v.same_as(n) for n in nest):
                 self._mark(self._var_slot(v), f"used in the expression `{shown}`", span)
 
-    def _access(self, buf, idx, nest, span):
-        """An element access ``buf[idx]`` in the nest ``nest``."""
+    def _access(self, buf, idx, nest, span, store=False):
+        """An element access ``buf[idx]`` in the nest ``nest``.  A store records the nest
+        variables it is indexed by: a row variable it is not indexed by would make the rows
+        write one element."""
+        whole, const_slots = [], []
+        if store and nest and (_is_block(buf) or buffer_scope(buf) == "global"):
+            # (a local scalar assigned in a nest is the iteration's own temporary)
+            self.stores.append((buf, list(nest), whole, const_slots, span))
         if _is_block(buf):
             for k, e in enumerate(idx):
                 slot = self._buf_slot(buf, k)
                 if any(e.same_as(v) for v in nest):
                     self._join(slot, self._var_slot(e))
+                    whole.append(e)
                 elif _const(e) is not None:
                     self.consts.append((slot, _const(e), list(nest), span))
+                    const_slots.append(slot)
                 else:
                     self._mark(slot, f"indexed by `{e}`", span)
                     self._strays(e, nest, span)
@@ -235,6 +244,10 @@ class RowSlots:
                               f"index the rows of {buf.name} as `{self.g.name} * {self.b} + i`")
             else:
                 self._join(self._var_slot(v), _ROW)
+                whole.append(v)
+        for e in idx:  # a tensor's other indices that are loop variables
+            if any(e.same_as(n) for n in nest):
+                whole.append(e)
 
     def _regions(self, call):
         return [a for a in call.args if isinstance(a, tvm.ir.TensorRegion)]
@@ -417,6 +430,19 @@ class RowSlots:
                     f"{where}: `{_op(op)}` covers rows {rng.min} .. + {rng.extent} of "
                     f"{buf.name}, not all {b}", span=span,
                     hint="operate on whole blocks")
+        for buf, nest, whole, const_slots, span in self.stores:
+            for v in nest:
+                if not self.is_row_var(v) or any(v.same_as(w) for w in whole):
+                    continue
+                if b == 1 and any(self._is_row(c) for c in const_slots):
+                    continue  # buf[0, ...] of a one-row block: the row (below)
+                raise TTLayoutError(
+                    f"{where}: the T.Parallel index {v.name} runs over the block's rows but the "
+                    f"store to {buf.name}[...] does not depend on it: with {ROWS} rows in a "
+                    "block, the rows would write the same element", span=span,
+                    hint=f"give {buf.name} a row dimension indexed by {v.name} (and reduce it "
+                         "with T.reduce_* where a sum over rows is meant), or use blocks of a "
+                         "multiple of 32 rows")
         for slot, value, nest, span in self.consts:
             if not self._is_row(slot):
                 continue

@@ -1,6 +1,8 @@
-"""A0.1.2 CoarsenRowBlocksTT: blocks of fewer than 32 rows become blocks of 32 rows.
+"""A0.0 CoarsenRowBlocksTT: blocks of fewer than 32 rows become blocks of 32 rows.
 
-Requires: LowerAtomicsTT.
+Requires: frontend TIR.  It runs first, so that no later stage (and no IR dump or round trip
+of one) sees a one-row block: TVMScript prints a one-element fragment as a scalar it cannot
+parse back.
 
 TileLang's norm and online-softmax examples give each block one row of the input
 (``T.Kernel(T.ceildiv(M, blk_m))`` with ``blk_m = 1``, block buffers ``(blk_m, N)`` and
@@ -27,8 +29,10 @@ extent ``G``):
   not move with ``g``, or indexed in a ``T.Parallel`` nest by anything but a row variable
   (with ``b = 1``, the constant 0 in a nest that has a row variable is that variable: it has
   the value 0 there); a row variable is used only as a whole index (or as the ``r`` of a
-  tensor's ``g * b + r``); tile ops cover whole rows; ``g`` appears only in those tensor
-  indices; row dimensions and row variables have extent ``b``, row dimensions are block
+  tensor's ``g * b + r``); tile ops cover whole rows; a store in a nest depends on
+  every row variable of the nest (else the rows would write one element: ``acc[j] +=
+  x[i, j]``); ``g`` appears only in those tensor indices (not in a scalar ``row = bx *
+  blk_m + k``); row dimensions and row variables have extent ``b``, row dimensions are block
   buffers' next-to-last (or only) dimension; the grid covers a multiple of 32 rows
   (``G * b``).  A failed condition is a ``TTLayoutError`` naming the buffer or op, its line and
   what to change.
@@ -186,7 +190,7 @@ def coarsen_row_blocks(body):
     return body, records
 
 
-@tt_pass("CoarsenRowBlocksTT", requires=("LowerAtomicsTT",))
+@tt_pass("CoarsenRowBlocksTT")
 def CoarsenRowBlocksTT(func, mod, ctx):
     """Blocks of fewer than 32 rows coarsened to 32 rows (module docstring)."""
     body, records = coarsen_row_blocks(func.body)
