@@ -13,6 +13,7 @@ import row_blocks as RB
 import tilelang_tt
 import tilelang_tt.language as T
 from tilelang_tt import attrs
+from helpers import assert_matmul
 from tilelang_tt.errors import TTLayoutError, TTResourceError
 
 RNG = np.random.default_rng(7)
@@ -126,6 +127,29 @@ def test_one_row_elementwise_on_a_2d_grid():
     np.testing.assert_array_equal(art(a), a * 2 + 1)
 
 
+def test_one_row_gemm_blocks():
+    """A block's rows as the M rows of a T.gemm (``x @ W`` one row per block): 32 one-row
+    blocks are one 32-row GEMM block; W, the B operand, is shared by every block."""
+    M, K, N = 64, 64, 64
+
+    @T.prim_func
+    def k(X: T.Tensor((M, K), "bfloat16"), W: T.Tensor((K, N), "bfloat16"),
+          Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(M) as bx:
+            x_s = T.alloc_shared((1, K), "bfloat16")
+            w_s = T.alloc_shared((K, N), "bfloat16")
+            acc = T.alloc_fragment((1, N), "float32")
+            T.copy(X[bx, 0], x_s)
+            T.copy(W, w_s)
+            T.gemm(x_s, w_s, acc, clear_accum=True)
+            T.copy(acc, Y[bx, 0])
+
+    art = tilelang_tt.compile(k, out_idx=-1)
+    x = RNG.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    w = RNG.standard_normal((K, N)).astype(ml_dtypes.bfloat16)
+    assert_matmul(art(x, w), x, w, art)
+
+
 # ---- refused ----------------------------------------------------------------------------------
 def _one_row(body_kind):
     M, N = 64, 128
@@ -186,8 +210,10 @@ def _one_row(body_kind):
 
 
 @pytest.mark.parametrize("kind,words", [
-    ("column_sum", ["dimension 0 of x", "reduced by `tile.sum`", "combines or tells apart the rows"]),
-    ("row_expression", ["T.Parallel index i", "used in the expression `X[bx * 2 + i, j] * T.Cast(\"float32\", i)`"]),
+    ("column_sum", ["dimension 0 of x", "reduced by `tile.sum`",
+                    "combines or tells apart the rows"]),
+    ("row_expression", ["T.Parallel index i",
+                        'used in the expression `X[bx * 2 + i, j] * T.Cast("float32", i)`']),
     ("constant_row", ["x is indexed by the constant 0", "one row for all"]),
     ("row_sum_by_store", ["the store to acc[...] does not depend on it", "write the same element"]),
     ("rows_not_multiple", ["48 rows, not a multiple of 32", "pad"]),

@@ -17,7 +17,6 @@ from tvm import tirx
 from tvm.sym import detect_linear_equation
 
 from ...errors import TTLayoutError
-from ...errors import describe_span
 from ..common import buffer_scope, buffer_shape, collect, tt_map
 
 ROWS = 32  # rows of a Tensix tile
@@ -51,13 +50,10 @@ def _is_block(buf) -> bool:
     return buffer_scope(buf) in _BLOCK_SCOPES
 
 
-def _line(span) -> str:
-    return describe_span(span) or "(no source line)"
+class _Problem:
+    """A condition the kernel breaks, reported once the axis turns out to have row blocks."""
 
-
-class _Problem(Exception):
     def __init__(self, message, span, hint):
-        super().__init__(message)
         self.message, self.span, self.hint = message, span, hint
 
 
@@ -167,12 +163,12 @@ class RowSlots:
             if stmt.else_case is not None:
                 self._visit(stmt.else_case, nest, span)
         elif isinstance(stmt, (tirx.Bind, tirx.LetStmt)):
-            self._expr(stmt.value, nest, span)
             if _uses(stmt.value, self.g):
                 self._problem(f"`{stmt.var.name} = {stmt.value}` names a row index of the "
                               f"block index {self.g.name}", span,
                               f"write the tensor index inline (`X[{self.g.name} * {self.b} + i, "
                               "...]`)")
+            self._expr(stmt.value, nest, span)
             if getattr(stmt, "body", None) is not None:  # LetStmt (Bind has no body)
                 self._visit(stmt.body, nest, span)
         elif isinstance(stmt, tirx.Evaluate):
