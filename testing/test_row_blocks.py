@@ -38,8 +38,9 @@ def test_rms_norm_one_row_blocks():
     assert kernel.plan["grid"] == [2, 1, 1]  # 64 one-row blocks run as 2 blocks of 32 rows
 
 
-def test_rms_norm_splitk_one_row_blocks():
-    kernel = RB.rms_norm_splitk.compile(M=96, N=512, blk_m=1, blk_k=128)
+@pytest.mark.parametrize("blk_m", [1, 4])
+def test_rms_norm_splitk_small_row_blocks(blk_m):
+    kernel = RB.rms_norm_splitk.compile(M=96, N=512, blk_m=blk_m, blk_k=128)
     a = RNG.standard_normal((96, 512)).astype(np.float32)
     _allclose(kernel(a), RB.rms_norm_reference(a))
 
