@@ -5,8 +5,8 @@ the per-row statistics ``Mean`` and ``Rstd`` to two 1-D float32 outputs.
 The statistics are row reductions (``T.reduce_sum(..., dim=1)``): column vectors, one tile per
 32 rows with the values in column 0.  A 1-D tensor is a row vector in DRAM, so the compiler
 transposes each tile (``transpose_tile``) on the way out.  ``inv_D`` is a scalar binding of a
-constant, folded into the expressions that use it.  TileLang's ``blk_m = 1`` is 32 rows here
-(a Tensix tile).
+constant, folded into the expressions that use it.  ``blk_m = 32`` here; TileLang's
+``blk_m = 1`` runs too, as blocks of 32 rows (examples/row_blocks.py).
 
     tilelang-tt run examples/layer_norm.py:layer_norm
     python examples/layer_norm.py

@@ -4,7 +4,8 @@ the next), a second pass writes ``exp(x - lse)``.  On Tensix the running value l
 circular buffer that every iteration reads and refills.
 
 The kernel is TileLang's, with bf16 for its fp16 and ``BLOCK_M = 32`` for its 1 (a Tensix
-tile has 32 rows).
+tile has 32 rows); TileLang's float16 with ``BLOCK_M = 1`` runs too, as blocks of 32 rows
+(examples/row_blocks.py).
 
     tilelang-tt run examples/online_softmax.py:online_softmax
     python examples/online_softmax.py

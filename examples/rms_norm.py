@@ -1,7 +1,8 @@
 """TileLang's split-K RMS norm (examples/norm/rms_norm.py): a first loop over column blocks
 accumulates ``x * x`` into a fragment carried from one iteration to the next
 (``A_local[i, j] += ...``), a row sum and ``rsqrt`` give the scale, a second loop writes
-the scaled blocks.  TileLang's ``blk_m = 1`` is 32 rows here (a Tensix tile).
+the scaled blocks.  ``blk_m = 32`` (a Tensix tile) here; TileLang's ``blk_m = 1`` runs too,
+as blocks of 32 rows (examples/row_blocks.py).
 
     tilelang-tt run examples/rms_norm.py:rms_norm
     python examples/rms_norm.py

@@ -42,6 +42,9 @@ PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j} of the pe
 # A0.5: the GEMM K loops taking several K steps per iteration:
 # [{"factor": f, "k_tiles": tiles of a K block, "steps": iterations}, ...]
 K_COARSEN = "tt.k_coarsen"
+# A0.0: the grid axes whose blocks of fewer than 32 rows were made blocks of 32 rows:
+# [{"axis": "blockIdx.x" | "y" | "z", "rows": rows of a block before, "factor": 32 / rows}, ...]
+ROW_COARSEN = "tt.row_coarsen"
 # D2.1 (reader): blocks read once per group of cores and multicast to the others:
 # {"semaphores": n, "groups": [{"cb": id, "param": i, "axis": "x" | "y", "ready_sem": s,
 #   "valid_sem": s, "receivers": n, "bytes": b, "cores": [[x, y, sender, sx, sy, x0, y0, x1,

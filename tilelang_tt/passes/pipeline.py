@@ -3,7 +3,9 @@
 Stages by phase (each a ``tvm.transform.Pass``; ours in one module each under the phase's
 folder, TVM's own where they do the job):
 
-    frontend   A0.1 ScalarsToBindTT            scalar assignments -> Bind
+    frontend   A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
+                                               blocks (rows computed apart)
+               A0.1 ScalarsToBindTT            scalar assignments -> Bind
                A0.1.1 LowerAtomicsTT           atomics: conflicting blocks serialised, one
                                                read-modify-write of the target per group
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
@@ -63,6 +65,7 @@ from .frontend.block_versions import VersionBlockBuffersTT
 from .frontend.k_coarsen import CoarsenKLoopTT
 from .frontend.legalize import LegalizeTileOpsTT
 from .frontend.parallel_to_tile import LowerParallelToTileTT
+from .frontend.row_blocks import CoarsenRowBlocksTT
 from .frontend.scalars import ScalarsToBindTT
 from .layout.infer_layout import InferTTLayout
 from .layout.propagate_layout import PropagateTTLayout
@@ -77,6 +80,7 @@ from .verify.tile_program import VerifyTileProgramTT
 from .verify.verify_ttir import VerifyTTIR
 
 STAGES = [
+    ("A0.0", CoarsenRowBlocksTT),
     ("A0.1", ScalarsToBindTT),
     ("A0.1.1", LowerAtomicsTT),
     ("A0.2", LowerParallelToTileTT),

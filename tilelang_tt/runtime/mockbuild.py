@@ -6,6 +6,8 @@ Everything is cached under ``$TILELANG_TT_CACHE`` (default ``~/.cache/tilelang-t
   ``include/``, a snapshot of the headers it JIT-compiles kernels against (so a cache entry never
   depends on a source tree that may since have changed);
 * ``mock/host/<hash>/main`` - a host program, by content of ``main.cpp`` and kernel directory;
+* ``mock/lib-<hash>/pch/<hash>/host_pch.hpp(.gch)`` - a precompiled header of the system
+  includes host programs start with, by include lines, flags and compiler;
 * ``mock/kernels/*.so`` - kernels, JIT-compiled by the emulator at ``CreateKernel`` and keyed by
   source, compile-time args, defines and emulator version.
 
@@ -18,6 +20,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -150,6 +153,48 @@ def mock_library() -> Path:
     return lib
 
 
+def _leading_system_includes(text: str) -> list[str]:
+    """The ``#include <...>`` lines a source file starts with (before anything else but blank
+    lines and ``//`` comments)."""
+    lines = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("//"):
+            continue
+        if not re.fullmatch(r"#\s*include\s*<[^<>]+>", stripped):
+            break
+        lines.append(stripped)
+    return lines
+
+
+def _host_pch(lib: Path, includes: list[str], flags: list[str]) -> Path | None:
+    """A precompiled header of a host program's leading system includes, built once per set of
+    includes and flags next to the emulator library; None when there is nothing to precompile
+    or it does not compile (the program's own compile then reports why).
+
+    Parsing the host headers is most of a generated ``main.cpp``'s compile time (1.1 of 1.8 s).
+    ``-include`` of a header holding exactly the lines the program starts with changes nothing:
+    every header is guarded, so the program's own includes of them are empty. GCC falls back to
+    the header's text whenever the precompiled form does not fit the compile."""
+    if not includes:
+        return None
+    key = hashlib.sha256(("\n".join(includes) + "\0" + " ".join(flags) + "\0" + CXX).encode())
+    final = lib.parent / "pch" / key.hexdigest()[:16]
+    header = final / "host_pch.hpp"
+    if (final / "host_pch.hpp.gch").exists():
+        return header
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".pch-", dir=final.parent))
+    (tmp / header.name).write_text("\n".join(includes) + "\n")
+    proc = subprocess.run([CXX, *flags, "-x", "c++-header", str(tmp / header.name), "-o",
+                           str(tmp / (header.name + ".gch"))], capture_output=True, text=True)
+    if proc.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
+    _publish(tmp, final)
+    return header if (final / "host_pch.hpp.gch").exists() else None
+
+
 def build_host(main_cpp: Path, kernel_dir: Path, strict_deprecations: bool = True,
                sources: list[Path] | None = None) -> Path:
     """Compile a host program against the emulator; returns the executable.
@@ -172,7 +217,9 @@ def build_host(main_cpp: Path, kernel_dir: Path, strict_deprecations: bool = Tru
     # deprecated SDK names are errors, as in sdkcheck: the mock headers carry the SDK's
     # [[deprecated]] aliases, so a host program that uses one fails here too
     deprecations = "-Werror=deprecated-declarations" if strict_deprecations else "-Wno-deprecated-declarations"
-    _run([CXX, "-std=c++20", "-O1", deprecations, *_fmt_flags(), f"-I{lib.parent / 'include'}",
+    flags = ["-std=c++20", "-O1", deprecations, *_fmt_flags(), f"-I{lib.parent / 'include'}"]
+    pch = _host_pch(lib, _leading_system_includes(main_cpp.read_text(errors="replace")), flags)
+    _run([CXX, *flags, *(["-include", str(pch)] if pch else []),
           f'-DTT_KERNEL_DIR="{kernel_dir}"', str(main_cpp), *map(str, extra), "-o", str(tmp / "main"),
           f"-L{lib.parent}", "-lttmock", *_fmt_libs(), f"-Wl,-rpath,{lib.parent}"],
          f"compiling {main_cpp.name} against the emulator")

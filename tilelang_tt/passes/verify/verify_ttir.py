@@ -109,6 +109,17 @@ def _check_kernel(kind, func, profile):
                             + "\n  ".join(problems[:5]) + more)
 
 
+def _l1_hint(func) -> str:
+    hint = "use smaller blocks or fewer pipeline stages (num_stages)"
+    coarsened = to_py(get_attr(func, attrs.ROW_COARSEN, [])) or []
+    if coarsened:
+        rows = ", ".join(f"{r['rows']}-row blocks along {r['axis']}" for r in coarsened)
+        hint += (f"; the kernel's {rows} run as 32-row blocks (a Tensix tile has 32 rows), "
+                 "so each block buffer holds 32 rows of its columns: block the columns too "
+                 "(a loop over column blocks, as TileLang's rms_norm_splitk does with blk_k)")
+    return hint
+
+
 @tt_module_pass("VerifyTTIR")
 def VerifyTTIR(mod, ctx):
     """Check the lowered module (see module docstring); returns it unchanged."""
@@ -146,7 +157,7 @@ def VerifyTTIR(mod, ctx):
         raise TTResourceError(
             f"circular buffers need {footprint // 1024} KiB of L1 but a {profile.name} core has "
             f"{profile.l1_usable_bytes // 1024} KiB usable: {detail}",
-            hint="use smaller blocks or fewer pipeline stages (num_stages)")
+            hint=_l1_hint(kernels["compute"]))
     return mod
 
 
