@@ -373,3 +373,16 @@ def test_cast_rounding_modifiers_are_checked_then_refused():
 
     assert "T.cast(round='rz', sat=True): PTX rounding" in str(info.value)
     assert f"{HERE}:" in str(info.value) and 'round="rz"' in str(info.value)
+
+
+def _fails_without_a_message():
+    raise LookupError()
+
+
+def test_an_exception_without_a_message_is_named_with_its_line():
+    with pytest.raises(TTCompileError, match=r"error: LookupError \(without a message\)\n"
+                                             r"(.|\n)*test_errors.py:\d+"):
+        @T.prim_func
+        def k(A: T.Tensor((32, 32), "float32")):
+            with T.Kernel(1):
+                _fails_without_a_message()

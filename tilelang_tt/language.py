@@ -396,7 +396,12 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
         # keep the class of a TT error raised by a T.* call inside the kernel
         noted = language_compat.take_noted_error()
         cls = type(noted) if isinstance(noted, TTCompileError) else TTCompileError
-        raise cls(f"cannot parse kernel {fn.__name__!r}:\n{err}") from None
+        text = str(err)
+        cause = _parse_cause(err)
+        if cause is not None and re.search(r"error: *\n", text):  # TVMScript printed no text
+            text = re.sub(r"error: *\n", f"error: {type(cause).__name__} (without a "
+                          "message)\n", text, count=1)
+        raise cls(f"cannot parse kernel {fn.__name__!r}:\n{text}") from None
     finally:
         marked = list(_parallel_vars())
         _parallel_vars().clear()
@@ -410,6 +415,15 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     for key, value in annotations.items():
         parsed = parsed.with_attr(key, value)
     return parsed
+
+
+def _parse_cause(err):
+    """The exception a TVMScript DiagnosticError reports (the innermost one it was raised
+    while handling), or None."""
+    cause, seen = err.__context__, 0
+    while isinstance(cause, tvm.error.DiagnosticError) and seen < 16:
+        cause, seen = cause.__context__, seen + 1
+    return cause
 
 
 # the TVMScript parser dispatches on the decorator's token
