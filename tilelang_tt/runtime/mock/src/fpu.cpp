@@ -602,6 +602,34 @@ AVX512_FN inline Dst32 dst32_step(Dst32 s, __m512i x0, __m512i e0, __m512i x1, _
 }
 
 
+// dst32_step with a 32-bit DST in the common case: every lane's sum is neither 0 nor +-1 and its
+// exponent lies within [1, 254] (no flush to zero, no infinity, no Wormhole -1 renormalisation).
+// Then it is dst32_step without those cases' selects; returns false (s untouched) otherwise.
+AVX512_FN inline bool dst32_step_common(Dst32& s, __m512i x0, __m512i e0, __m512i x1, __m512i e1, __m512i em01,
+                                        int32_t adj) {
+    const __m512i four = _mm512_set1_epi32(4);
+    const __m512i emax = _mm512_max_epi32(em01, s.e);
+    const __m512i a0 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x0, _mm512_sub_epi32(emax, e0)), four), 3);
+    const __m512i a1 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x1, _mm512_sub_epi32(emax, e1)), four), 3);
+    const __m512i ad = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(s.x, _mm512_sub_epi32(emax, s.e)), four), 3);
+    const __m512i t = _mm512_add_epi32(_mm512_add_epi32(a0, a1), ad);
+    const __m512i mag = _mm512_abs_epi32(t);
+    const __m512i twice = _mm512_add_epi32(mag, mag);
+    const __m512i v = _mm512_mask_or_epi32(twice, _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32((1 << 24) - 1)),
+                                           twice, _mm512_set1_epi32(1));
+    const __m512i fb = _mm512_castps_si512(_mm512_cvtepi32_ps(v));
+    const __m512i exp = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), _mm512_sub_epi32(emax, _mm512_set1_epi32(127 + 23 + 1)));
+    const __mmask16 rare = _mm512_cmplt_epu32_mask(v, four) |
+                           _mm512_cmpge_epu32_mask(_mm512_sub_epi32(exp, _mm512_set1_epi32(1 - adj)),
+                                                   _mm512_set1_epi32(254));
+    if (__builtin_expect(rare != 0, 0)) return false;
+    s.e = exp;
+    const __m512i m8 = _mm512_ternarylogic_epi32(_mm512_slli_epi32(fb, 3), _mm512_set1_epi32(0x7FFFFF << 3),
+                                                 _mm512_set1_epi32(1 << 26), 0xEA);
+    s.x = _mm512_mask_ternarylogic_epi32(m8, _mm512_movepi32_mask(t), m8, m8, 0x0F);
+    return true;
+}
+
 // One DST row's MVMUL work before the accumulator: the group maxima of each K chunk (emax, int16
 // per column) and the group sums of each fidelity phase and K chunk (sums, int16 per column).
 struct RowSums512 {
@@ -609,46 +637,54 @@ struct RowSums512 {
     __m512i emax[2][2];     // [K chunk][group]
 };
 
+// The group sums of one fidelity phase and K chunk: 16 products per column (SrcA fields fa [k][c],
+// SrcB pairs fb per k), aligned by mul, in two groups of 8.
+AVX512_FN inline void group_sums512(__m512i& s0, __m512i& s1, const int16_t* fa, const int32_t* fb,
+                                    const __m512i* mul) {
+    __m512i acc[4];
+#pragma GCC unroll 16
+    for (int kk = 0; kk < 16; ++kk) {
+        const __m512i x = _mm512_maddubs_epi16(_mm512_set1_epi32(fb[kk]), _mm512_load_si512(fa + kk * 32));
+        const __m512i y = _mm512_mulhrs_epi16(x, mul[kk]);
+        const int i = (kk >> 3) * 2 + (kk & 1);
+        acc[i] = kk < 2 || (kk >= 8 && kk < 10) ? y : _mm512_add_epi16(acc[i], y);
+    }
+    s0 = _mm512_add_epi16(acc[0], acc[1]);
+    s1 = _mm512_add_epi16(acc[2], acc[3]);
+}
+
 AVX512_FN inline void row_sums512(RowSums512& out, const Operand512& op, int row, int phases) {
-    const __m512i thirteen = _mm512_set1_epi16(13);
     const int fr = row >> 4, r = row & 15;
     for (int kc = 0; kc < 2; ++kc) {
         const int bi = (fr * 2 + kc) * 256 + r * 16;  // SrcB lanes of this row and K chunk
+        const int16_t* ea = op.ea + kc * 16 * 32;
+        const int32_t* eb = op.eb + bi;
+        const int32_t* sb = op.sb + bi;
         __m512i mul[16];
 #pragma GCC unroll 2
         for (int g = 0; g < 2; ++g) {
             __m512i e[8];
-            __m512i em = _mm512_set1_epi16(-32768);
+            e[0] = _mm512_add_epi16(_mm512_load_si512(ea + 8 * g * 32), _mm512_set1_epi32(eb[8 * g]));
+            __m512i em = e[0];
 #pragma GCC unroll 8
-            for (int k = 0; k < 8; ++k) {
-                const int kk = 8 * g + k;
-                e[k] = _mm512_add_epi16(_mm512_load_si512(op.ea + (kc * 16 + kk) * 32),
-                                        _mm512_set1_epi32(op.eb[bi + kk]));
+            for (int k = 1; k < 8; ++k) {
+                e[k] = _mm512_add_epi16(_mm512_load_si512(ea + (8 * g + k) * 32), _mm512_set1_epi32(eb[8 * g + k]));
                 em = _mm512_max_epi16(em, e[k]);
             }
-            const __m512i em13 = _mm512_sub_epi16(em, thirteen);
+            const __m512i em13 = _mm512_sub_epi16(em, _mm512_set1_epi16(13));
 #pragma GCC unroll 8
             for (int k = 0; k < 8; ++k) {
-                mul[8 * g + k] = _mm512_sllv_epi16(_mm512_set1_epi32(op.sb[bi + 8 * g + k]), _mm512_sub_epi16(e[k], em13));
+                mul[8 * g + k] = _mm512_sllv_epi16(_mm512_set1_epi32(sb[8 * g + k]), _mm512_sub_epi16(e[k], em13));
             }
             out.emax[kc][g] = em;
         }
         for (int p = 0; p < phases; ++p) {
-            const int16_t* fa = op.a[p & 1] + kc * 16 * 32;
-            const int32_t* fb = op.b[(p >> 1) & 1] + bi;
-            __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
-                              _mm512_setzero_si512()};
-#pragma GCC unroll 16
-            for (int kk = 0; kk < 16; ++kk) {
-                const __m512i x = _mm512_maddubs_epi16(_mm512_set1_epi32(fb[kk]),
-                                                       _mm512_load_si512(fa + kk * 32));
-                acc[(kk >> 3) * 2 + (kk & 1)] =
-                    _mm512_add_epi16(acc[(kk >> 3) * 2 + (kk & 1)], _mm512_mulhrs_epi16(x, mul[kk]));
-            }
+            __m512i s0, s1;
+            group_sums512(s0, s1, op.a[p & 1] + kc * 16 * 32, op.b[(p >> 1) & 1] + bi, mul);
             // a group whose exponent underflows (emax + adj <= 0) contributes nothing
             const __m512i floor = _mm512_set1_epi16(static_cast<int16_t>(-product_exp_adjust(p)));
-            out.sums[p][kc][0] = _mm512_maskz_add_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][0], floor), acc[0], acc[1]);
-            out.sums[p][kc][1] = _mm512_maskz_add_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][1], floor), acc[2], acc[3]);
+            out.sums[p][kc][0] = _mm512_maskz_mov_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][0], floor), s0);
+            out.sums[p][kc][1] = _mm512_maskz_mov_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][1], floor), s1);
         }
     }
 }
@@ -695,10 +731,14 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
 #pragma GCC unroll 4
             for (int j = 0; j < kRows; ++j) {
                 const __m512i* s = rs[j].sums[p][kc];
-                st[j][0] = dst32_step<kFp32>(st[j][0], _mm512_unpacklo_epi16(zero, s[0]), e[j][kc][0][0],
-                                      _mm512_unpacklo_epi16(zero, s[1]), e[j][kc][1][0], em01[j][kc][0], adj);
-                st[j][1] = dst32_step<kFp32>(st[j][1], _mm512_unpackhi_epi16(zero, s[0]), e[j][kc][0][1],
-                                      _mm512_unpackhi_epi16(zero, s[1]), e[j][kc][1][1], em01[j][kc][1], adj);
+#pragma GCC unroll 2
+                for (int h = 0; h < 2; ++h) {
+                    const __m512i x0 = h ? _mm512_unpackhi_epi16(zero, s[0]) : _mm512_unpacklo_epi16(zero, s[0]);
+                    const __m512i x1 = h ? _mm512_unpackhi_epi16(zero, s[1]) : _mm512_unpacklo_epi16(zero, s[1]);
+                    if (!kFp32 || !dst32_step_common(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h], em01[j][kc][h], adj)) {
+                        st[j][h] = dst32_step<kFp32>(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h], em01[j][kc][h], adj);
+                    }
+                }
             }
         }
     }
