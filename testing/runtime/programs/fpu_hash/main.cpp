@@ -146,6 +146,21 @@ int main(int argc, char** argv) {
             fpu::matmul(t, a, b, flags & 4, 1 + static_cast<int>((flags >> 3) % 4), fp32);
             mix(t, sizeof t);
         }
+        if (bf16) {  // the same BF16 tiles read as L1 data (fpu::matmul_bf16); then one datum of
+            // in1, then one of in0, changed in place (the reuse of decoded tiles must notice)
+            static uint16_t a16[1024], b16[1024];
+            for (int i = 0; i < 1024; ++i) {
+                a16[i] = static_cast<uint16_t>(a[i] >> 16);
+                b16[i] = static_cast<uint16_t>(b[i] >> 16);
+            }
+            std::memcpy(t, t0, sizeof t);
+            for (int step = 0; step < 3; ++step) {
+                if (step == 1) b16[round * 5 % 1024] ^= 0x0040;
+                if (step == 2) a16[round * 7 % 1024] ^= 0x0001;
+                fpu::matmul_bf16(t, a16, b16, flags & 4, 1 + static_cast<int>((flags >> 3) % 4), fp32);
+                mix(t, sizeof t);
+            }
+        }
         // the same operands and DST values through ELWMUL (every broadcast)
         std::memcpy(t, t0, sizeof t);
         fpu::eltwise_mul(t, a, b, static_cast<int>((flags >> 5) % 4), 1 + static_cast<int>((flags >> 3) % 4), fp32);

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <string_view>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -442,12 +443,14 @@ AVX2_FN void matmul16_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* i
 #define TTMOCK_MVMUL512 1
 #define AVX512_FN __attribute__((target("avx2,avx512f,avx512bw,avx512dq,avx512vl")))
 
-struct Operand512 {
-    alignas(64) int16_t ea[kTileElems];        // SrcA exponents, row-major [k][c]
-    alignas(64) int16_t a[2][kTileElems];      // [field] row-major [k][c] (4 sa fa, sa) pairs
-    alignas(64) int32_t eb[kTileElems];        // SrcB exponents, face layout, twice per word
-    alignas(64) int32_t b[2][kTileElems];      // [field] (|fb|, 1) pairs, face layout, twice per word
-    alignas(64) int32_t sb[kTileElems];        // SrcB signs (+1 for zero), face layout, twice per word
+struct SrcA512 {  // SrcA (in1), row-major [k][c]
+    alignas(64) int16_t ea[kTileElems];        // exponents
+    alignas(64) int16_t a[2][kTileElems];      // [field] (4 sa fa, sa) pairs
+};
+struct SrcB512 {  // SrcB (in0), face layout, each 16-bit value twice per word
+    alignas(64) int32_t eb[kTileElems];        // exponents
+    alignas(64) int32_t b[2][kTileElems];      // [field] (|fb|, 1) pairs
+    alignas(64) int32_t sb[kTileElems];        // signs (+1 for zero)
 };
 
 // Word indices for vpermt2w / vpermw: the high and the low halves of 32 dwords, and each of 16
@@ -460,37 +463,49 @@ alignas(64) constexpr uint16_t kTwice[2][32] = {
      24, 24, 25, 25, 26, 26, 27, 27, 28, 28, 29, 29, 30, 30, 31, 31}};
 
 // 32 source-register values (two runs of 16) on 16-bit lanes: the high half (sign, exponent,
-// 7 mantissa bits), the low half (its top 3 bits are the TF32 mantissa's last), the non-zero
-// lanes (exponent field not 0) and the negative non-zero ones.
+// 7 mantissa bits), the low half (its top 3 bits are the TF32 mantissa's last; 0 for BF16 data),
+// the non-zero lanes (exponent field not 0) and the negative non-zero ones.
 struct Words512 {
     __m512i hw, lw;
     __mmask32 nz, neg;
 };
-AVX512_FN inline Words512 words512(const uint32_t* p0, const uint32_t* p1) {
-    const __m512i u0 = _mm512_loadu_si512(p0), u1 = _mm512_loadu_si512(p1);
-    const __m512i hi_idx = _mm512_load_si512(kHighWords);
+AVX512_FN inline Words512 words_of(__m512i hw, __m512i lw) {
     Words512 w;
-    w.hw = _mm512_permutex2var_epi16(u0, hi_idx, u1);
-    w.lw = _mm512_permutex2var_epi16(u0, _mm512_sub_epi16(hi_idx, _mm512_set1_epi16(1)), u1);
+    w.hw = hw;
+    w.lw = lw;
     w.nz = _mm512_test_epi16_mask(w.hw, _mm512_set1_epi16(0x7F80));
     w.neg = _mm512_movepi16_mask(w.hw) & w.nz;
     return w;
+}
+AVX512_FN inline Words512 words512(const uint32_t* p0, const uint32_t* p1) {  // fp32 source registers
+    const __m512i u0 = _mm512_loadu_si512(p0), u1 = _mm512_loadu_si512(p1);
+    const __m512i hi_idx = _mm512_load_si512(kHighWords);
+    return words_of(_mm512_permutex2var_epi16(u0, hi_idx, u1),
+                    _mm512_permutex2var_epi16(u0, _mm512_sub_epi16(hi_idx, _mm512_set1_epi16(1)), u1));
+}
+AVX512_FN inline Words512 words512(const uint16_t* p0, const uint16_t* p1) {  // BF16 data
+    const __m512i hw = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p0))),
+                                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p1)), 1);
+    return words_of(hw, _mm512_setzero_si512());
 }
 AVX512_FN inline __m512i exponent512(const Words512& w) {  // kZeroExp16 for a zero datum
     return _mm512_mask_mov_epi16(_mm512_set1_epi16(kZeroExp16), w.nz,
                                  _mm512_and_si512(_mm512_srli_epi16(w.hw, 7), _mm512_set1_epi16(0xFF)));
 }
 
-AVX512_FN void decode512(const uint32_t* in1, const uint32_t* in0, Operand512& op) {
+// SrcA from in1 (32-bit source-register values or BF16 data, T = uint32_t or uint16_t)
+template <typename T>
+AVX512_FN void decode_a512(const T* in1, SrcA512& op) {
     const __m512i zero = _mm512_setzero_si512(), low_byte = _mm512_set1_epi16(0xFF);
     for (int k = 0; k < 32; ++k) {  // SrcA: tile row k (both column faces), row-major
-        const uint32_t* face_row = in1 + (k >> 4) * 512 + (k & 15) * 16;
+        const T* face_row = in1 + (k >> 4) * 512 + (k & 15) * 16;
         const Words512 w = words512(face_row, face_row + 256);
         // 4 fa: hi = implicit one and 4 mantissa bits, lo = the next 5 (m11 bits 5..1)
         const __m512i hi4 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w.hw, 1), _mm512_set1_epi16(0x3C),
                                                       _mm512_set1_epi16(0x40), 0xEA);  // (a & b) | c
-        const __m512i lo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(w.hw, 2), _mm512_srli_epi16(w.lw, 14),
-                                                     _mm512_set1_epi16(0x1C), 0xE4);  // c ? a : b
+        const __m512i lo = sizeof(T) == 2 ? _mm512_and_si512(_mm512_slli_epi16(w.hw, 2), _mm512_set1_epi16(0x1C))
+                                          : _mm512_ternarylogic_epi32(_mm512_slli_epi16(w.hw, 2), _mm512_srli_epi16(w.lw, 14),
+                                                                      _mm512_set1_epi16(0x1C), 0xE4);  // c ? a : b
         const __m512i fields[2] = {hi4, _mm512_slli_epi16(lo, 2)};
         // high byte of a pair: the datum's sign (+1 for zero)
         const __m512i sgn = _mm512_mask_mov_epi16(_mm512_set1_epi16(0x0100), w.neg, _mm512_set1_epi16(-256));
@@ -500,6 +515,11 @@ AVX512_FN void decode512(const uint32_t* in1, const uint32_t* in0, Operand512& o
         }
         _mm512_store_si512(op.ea + k * 32, exponent512(w));
     }
+}
+
+// SrcB from in0 (as decode_a512)
+template <typename T>
+AVX512_FN void decode_b512(const T* in0, SrcB512& op) {
     const __m512i twice0 = _mm512_load_si512(kTwice[0]), twice1 = _mm512_load_si512(kTwice[1]);
     for (int i = 0; i < kTileElems; i += 32) {  // SrcB, face layout
         const Words512 w = words512(in0 + i, in0 + i + 16);
@@ -507,9 +527,10 @@ AVX512_FN void decode512(const uint32_t* in1, const uint32_t* in0, Operand512& o
         const __m512i pair = _mm512_set1_epi16(0x100);
         const __m512i hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w.hw, 1), _mm512_set1_epi16(0x3F),
                                                      _mm512_set1_epi16(0x40), 0xEA);
-        const __m512i lo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(w.hw, 6),
-                                                     _mm512_slli_epi16(_mm512_srli_epi16(w.lw, 13), 3),
-                                                     _mm512_set1_epi16(0x40), 0xE4);
+        const __m512i lo = sizeof(T) == 2 ? _mm512_and_si512(_mm512_slli_epi16(w.hw, 6), _mm512_set1_epi16(0x40))
+                                          : _mm512_ternarylogic_epi32(_mm512_slli_epi16(w.hw, 6),
+                                                                      _mm512_slli_epi16(_mm512_srli_epi16(w.lw, 13), 3),
+                                                                      _mm512_set1_epi16(0x40), 0xE4);
         const __m512i vals[4] = {_mm512_mask_mov_epi16(pair, w.nz, _mm512_or_si512(hi, pair)),
                                  _mm512_mask_mov_epi16(pair, w.nz, _mm512_or_si512(lo, pair)), exponent512(w),
                                  _mm512_mask_mov_epi16(_mm512_set1_epi16(1), w.neg, _mm512_set1_epi16(-1))};
@@ -653,13 +674,13 @@ AVX512_FN inline void group_sums512(__m512i& s0, __m512i& s1, const int16_t* fa,
     s1 = _mm512_add_epi16(acc[2], acc[3]);
 }
 
-AVX512_FN inline void row_sums512(RowSums512& out, const Operand512& op, int row, int phases) {
+AVX512_FN inline void row_sums512(RowSums512& out, const SrcA512& opa, const SrcB512& opb, int row, int phases) {
     const int fr = row >> 4, r = row & 15;
     for (int kc = 0; kc < 2; ++kc) {
         const int bi = (fr * 2 + kc) * 256 + r * 16;  // SrcB lanes of this row and K chunk
-        const int16_t* ea = op.ea + kc * 16 * 32;
-        const int32_t* eb = op.eb + bi;
-        const int32_t* sb = op.sb + bi;
+        const int16_t* ea = opa.ea + kc * 16 * 32;
+        const int32_t* eb = opb.eb + bi;
+        const int32_t* sb = opb.sb + bi;
         __m512i mul[16];
 #pragma GCC unroll 2
         for (int g = 0; g < 2; ++g) {
@@ -680,7 +701,7 @@ AVX512_FN inline void row_sums512(RowSums512& out, const Operand512& op, int row
         }
         for (int p = 0; p < phases; ++p) {
             __m512i s0, s1;
-            group_sums512(s0, s1, op.a[p & 1] + kc * 16 * 32, op.b[(p >> 1) & 1] + bi, mul);
+            group_sums512(s0, s1, opa.a[p & 1] + kc * 16 * 32, opb.b[(p >> 1) & 1] + bi, mul);
             // a group whose exponent underflows (emax + adj <= 0) contributes nothing
             const __m512i floor = _mm512_set1_epi16(static_cast<int16_t>(-product_exp_adjust(p)));
             out.sums[p][kc][0] = _mm512_maskz_mov_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][0], floor), s0);
@@ -755,14 +776,58 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
 }
 
 template <bool kFp32>
-AVX512_FN void matmul512_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, int phases) {
+AVX512_FN void matmul512_rows(uint32_t* dst, const SrcA512& opa, const SrcB512& opb, int phases) {
     constexpr int kRows = 2;
-    Operand512 op;  // in1 feeds SrcA, in0 SrcB
-    decode512(in1, in0, op);
     for (int row = 0; row < 32; row += kRows) {
         RowSums512 rs[kRows];
-        for (int j = 0; j < kRows; ++j) row_sums512(rs[j], op, row + j, phases);
+        for (int j = 0; j < kRows; ++j) row_sums512(rs[j], opa, opb, row + j, phases);
         accumulate_rows512<kFp32, kRows>(dst, rs, row, phases);
+    }
+}
+
+template <bool kFp32>
+AVX512_FN void matmul512_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, int phases) {
+    SrcA512 opa;  // in1 feeds SrcA, in0 SrcB
+    SrcB512 opb;
+    decode_a512(in1, opa);
+    decode_b512(in0, opb);
+    matmul512_rows<kFp32>(dst, opa, opb, phases);
+}
+
+// The decoded operands of the last BF16 tiles each host thread multiplied, by their data: matmul_tiles
+// calls that share an operand tile (an in0 tile times a row of in1 tiles, a block of in1 tiles
+// times each in0 tile) decode it once. A hit compares the whole tile, so results cannot depend on it.
+constexpr int kSrcACacheSlots = 32;
+struct DecodedBf16 {
+    struct A {
+        alignas(64) uint16_t key[kTileElems];
+        bool valid = false;
+        SrcA512 op;
+    } a[kSrcACacheSlots];
+    struct B {
+        alignas(64) uint16_t key[kTileElems];
+        bool valid = false;
+        SrcB512 op;
+    } b;
+};
+
+template <typename Slot>
+inline bool cached(Slot& slot, const uint16_t* data) {
+    if (slot.valid && std::memcmp(slot.key, data, sizeof slot.key) == 0) return true;
+    std::memcpy(slot.key, data, sizeof slot.key);
+    slot.valid = true;
+    return false;
+}
+
+AVX512_FN void matmul512_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t* in1, int phases, bool fp32_dst) {
+    static thread_local std::unique_ptr<DecodedBf16> decoded = std::make_unique<DecodedBf16>();
+    auto& a = decoded->a[(reinterpret_cast<uintptr_t>(in1) / (kTileElems * 2)) % kSrcACacheSlots];
+    if (!cached(a, in1)) decode_a512(in1, a.op);
+    if (!cached(decoded->b, in0)) decode_b512(in0, decoded->b.op);
+    if (fp32_dst) {
+        matmul512_rows<true>(dst, a.op, decoded->b.op, phases);
+    } else {
+        matmul512_rows<false>(dst, a.op, decoded->b.op, phases);
     }
 }
 
@@ -1187,6 +1252,20 @@ void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transp
     } else {
         matmul_impl<false>(dst, in0, in1, phases);
     }
+}
+
+void matmul_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t* in1, bool transpose, int phases,
+                 bool fp32_dst) {
+#ifdef TTMOCK_MVMUL512
+    if (!transpose && fpu_path() == FpuPath::kAvx512) {
+        matmul512_bf16(dst, in0, in1, phases, fp32_dst);
+        return;
+    }
+#endif
+    uint32_t a[kTileElems], b[kTileElems];
+    unpack_bf16(in0, a);
+    unpack_bf16(in1, b);
+    matmul(dst, a, b, transpose, phases, fp32_dst);
 }
 
 void eltwise_add(uint32_t* dst, const uint32_t* a, const uint32_t* b, bool subtract, int bcast,
