@@ -170,6 +170,30 @@ int main(int argc, char** argv) {
         fpu::eltwise_add(t, a, t0, flags & 256, fpu::kBcastNone, fp32);  // operands of any value
         mix(t, sizeof t);
     }
+    // around the exponent bounds under which a batch of accumulator steps cannot underflow or
+    // overflow (group maxima of true exponent 23; DST values and group maxima of 254 - 6 x the
+    // steps): finite DST values of either sign near the products, sums that cancel
+    for (int round = 0; round < 160; ++round) {
+        const int phases = 1 + round % 4, steps = 2 * phases;
+        const bool low = round & 4, fp32 = (round & 8) == 0;
+        // true exponent of a group maximum: at or below the underflow bound, or near the overflow one
+        const int32_t group = low ? 23 - 5 * ((round / 16) % 5) : 254 - 6 * steps;
+        for (int i = 0; i < 1024; ++i) {
+            for (uint32_t* x : {&a[i], &b[i]}) {
+                const uint32_t u = any(rng);
+                const int32_t e = (group + 127) / 2 + static_cast<int32_t>(u % 7) - 3 - (x == &b[i] ? (group + 127) % 2 : 0);
+                *x = (u & 0x807F0000u) | (static_cast<uint32_t>(e) << 23);
+                *x &= round & 16 ? 0xFFFF0000u : 0xFFFFE000u;
+            }
+            const uint32_t u = any(rng);
+            const int32_t ed = std::clamp(group + static_cast<int32_t>(u % 17) - 8, 1, 254);
+            t[i] = (u & 0x807FFFFFu & (fp32 ? 0xFFFFFFFFu : 0xFFFF0000u)) | (static_cast<uint32_t>(ed) << 23);
+        }
+        for (int twice = 0; twice < 2; ++twice) {
+            fpu::matmul(t, a, b, round & 32, phases, fp32);
+            mix(t, sizeof t);
+        }
+    }
     std::printf("%016llx\n", static_cast<unsigned long long>(h));
     std::fprintf(stderr, "matmul path: %s\n", fpu::matmul_path());
     return 0;

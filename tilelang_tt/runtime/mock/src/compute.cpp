@@ -287,7 +287,7 @@ void ttmock::regs(const char* step) {
     ComputeState& e = engine(call(step, {}));
     if (std::strcmp(step, "acquire_dst") == 0) {
         if (e.dst_state != DstState::Released) fail("acquire_dst(): DST is already acquired");
-        std::memset(e.dst, 0, sizeof(e.dst));
+        std::memset(e.dst, 0, sizeof(e.dst[0]) * e.capacity());  // the tiles one acquire holds
         std::fill(std::begin(e.dst_written), std::end(e.dst_written), false);
         e.dst_state = DstState::Legacy;
         e.legacy_packed = false;
@@ -313,7 +313,7 @@ void ttmock::regs(const char* step) {
                 fail("tile_regs_acquire(): DST is already acquired (missing tile_regs_commit / "
                      "tile_regs_wait / tile_regs_release since the last acquire)");
             }
-            std::memset(e.dst, 0, sizeof(e.dst));
+            std::memset(e.dst, 0, sizeof(e.dst[0]) * e.capacity());  // the tiles one acquire holds
             std::fill(std::begin(e.dst_written), std::end(e.dst_written), false);
             e.dst_state = DstState::Acquired;
             break;

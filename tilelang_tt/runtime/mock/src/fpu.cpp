@@ -623,11 +623,12 @@ AVX512_FN inline Dst32 dst32_step(Dst32 s, __m512i x0, __m512i e0, __m512i x1, _
 }
 
 
-// dst32_step with a 32-bit DST in the common case: every lane's sum is neither 0 nor +-1 and its
-// exponent lies within [1, 254] (no flush to zero, no infinity, no Wormhole -1 renormalisation).
-// Then it is dst32_step without those cases' selects; returns false (s untouched) otherwise.
-AVX512_FN inline bool dst32_step_common(Dst32& s, __m512i x0, __m512i e0, __m512i x1, __m512i e1, __m512i em01,
-                                        int32_t adj) {
+// dst32_step with a 32-bit DST where no result can leave the exponent range [1, 254] (a batch
+// that range_safe512 accepted): without the flush to zero and infinity selects. A sum of 0 or +-1
+// (a zero result, Wormhole's -1 renormalisation) is not handled either: its lanes are added to
+// `rare`, and a batch with any is computed again with dst32_step.
+AVX512_FN inline void dst32_step_fast(Dst32& s, __m512i x0, __m512i e0, __m512i x1, __m512i e1, __m512i em01,
+                                      __mmask16& rare) {
     const __m512i four = _mm512_set1_epi32(4);
     const __m512i emax = _mm512_max_epi32(em01, s.e);
     const __m512i a0 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x0, _mm512_sub_epi32(emax, e0)), four), 3);
@@ -638,17 +639,12 @@ AVX512_FN inline bool dst32_step_common(Dst32& s, __m512i x0, __m512i e0, __m512
     const __m512i twice = _mm512_add_epi32(mag, mag);
     const __m512i v = _mm512_mask_or_epi32(twice, _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32((1 << 24) - 1)),
                                            twice, _mm512_set1_epi32(1));
+    rare |= _mm512_cmplt_epu32_mask(v, four);
     const __m512i fb = _mm512_castps_si512(_mm512_cvtepi32_ps(v));
-    const __m512i exp = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), _mm512_sub_epi32(emax, _mm512_set1_epi32(127 + 23 + 1)));
-    const __mmask16 rare = _mm512_cmplt_epu32_mask(v, four) |
-                           _mm512_cmpge_epu32_mask(_mm512_sub_epi32(exp, _mm512_set1_epi32(1 - adj)),
-                                                   _mm512_set1_epi32(254));
-    if (__builtin_expect(rare != 0, 0)) return false;
-    s.e = exp;
+    s.e = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), _mm512_sub_epi32(emax, _mm512_set1_epi32(127 + 23 + 1)));
     const __m512i m8 = _mm512_ternarylogic_epi32(_mm512_slli_epi32(fb, 3), _mm512_set1_epi32(0x7FFFFF << 3),
                                                  _mm512_set1_epi32(1 << 26), 0xEA);
     s.x = _mm512_mask_ternarylogic_epi32(m8, _mm512_movepi32_mask(t), m8, m8, 0x0F);
-    return true;
 }
 
 // One DST row's MVMUL work before the accumulator: the group maxima of each K chunk (emax, int16
@@ -712,34 +708,39 @@ AVX512_FN inline void row_sums512(RowSums512& out, const SrcA512& opa, const Src
 
 // The accumulator for a batch of rows (independent dependency chains), in the LLK order:
 // fidelity phases, then K chunks.
-template <bool kFp32, int kRows>
-AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, int row0, int phases) {
-    uint32_t* drow[kRows][2];
+// Whether no dst32_step of a batch of rows can give an exponent outside [1, 254] (then
+// dst32_step_fast computes it): a result that is not 0 or +-1 has an exponent within
+// [emax - 22, emax + 6] of its step's largest addend exponent emax (the sum is below 2^30 units of
+// 2^-23 at emax, and at least 2). emax is at least the group maxima em01, so group maxima whose
+// exponent (with each phase's product adjustment) is at least 23 rule out underflow; and with
+// every group maximum and every DST exponent at most 254 - 6 S (S: the batch's steps) no
+// exponent grows past 254 in S steps.
+template <int kRows>
+AVX512_FN inline bool range_safe512(const RowSums512* rs, const Dst32 (*st)[2], int phases) {
+    int32_t adj_min = 0;
+    for (int p = 0; p < phases; ++p) adj_min = std::min(adj_min, product_exp_adjust(p));
+    const int32_t top = 254 - 6 * 2 * phases;  // 2 K chunks per phase
+    const __m512i lo = _mm512_set1_epi16(static_cast<int16_t>(23 - adj_min));
+    const __m512i hi = _mm512_set1_epi16(static_cast<int16_t>(top - product_exp_adjust(0)));
+    __mmask32 bad = 0;
+    __mmask16 bad_dst = 0;
     for (int j = 0; j < kRows; ++j) {
-        const int fr = (row0 + j) >> 4, r = (row0 + j) & 15;
-        drow[j][0] = dst + (fr * 2) * 256 + r * 16;
-        drow[j][1] = dst + (fr * 2 + 1) * 256 + r * 16;
-    }
-    // columns as vpunpck{l,h}wd leave them: lanes 0-3, 8-11, 16-19, 24-27 of a 32-lane vector
-    // in the first half (lo), the others in the second (hi)
-    const __m512i lo_cols = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
-    const __m512i hi_cols = _mm512_add_epi32(lo_cols, _mm512_set1_epi32(4));
-    const __m512i zero = _mm512_setzero_si512();
-    Dst32 st[kRows][2];
-    __m512i e[kRows][2][2][2], em01[kRows][2][2];  // [row][K chunk][group][lo / hi], [row][K chunk][lo / hi]
-    for (int j = 0; j < kRows; ++j) {
-        const __m512i d0 = _mm512_loadu_si512(drow[j][0]), d1 = _mm512_loadu_si512(drow[j][1]);
-        st[j][0] = dst32_decode(_mm512_permutex2var_epi32(d0, lo_cols, d1));
-        st[j][1] = dst32_decode(_mm512_permutex2var_epi32(d0, hi_cols, d1));
         for (int kc = 0; kc < 2; ++kc) {
-            for (int g = 0; g < 2; ++g) {
-                const __m512i sgn = _mm512_srai_epi16(rs[j].emax[kc][g], 15);
-                e[j][kc][g][0] = _mm512_unpacklo_epi16(rs[j].emax[kc][g], sgn);
-                e[j][kc][g][1] = _mm512_unpackhi_epi16(rs[j].emax[kc][g], sgn);
-            }
-            for (int h = 0; h < 2; ++h) em01[j][kc][h] = _mm512_max_epi32(e[j][kc][0][h], e[j][kc][1][h]);
+            const __m512i em01 = _mm512_max_epi16(rs[j].emax[kc][0], rs[j].emax[kc][1]);
+            bad |= _mm512_cmplt_epi16_mask(em01, lo) | _mm512_cmpgt_epi16_mask(em01, hi);
         }
+        for (int h = 0; h < 2; ++h) bad_dst |= _mm512_cmpgt_epi32_mask(st[j][h].e, _mm512_set1_epi32(top));
     }
+    return (bad | bad_dst) == 0;
+}
+
+// The accumulator steps of a batch of rows in the LLK order (fidelity phases, then K chunks):
+// dst32_step_fast (kFast; returns the lanes where a sum was 0 or +-1) or dst32_step.
+template <bool kFp32, int kRows, bool kFast>
+AVX512_FN inline __mmask16 batch_steps512(Dst32 (&st)[kRows][2], const RowSums512* rs, const __m512i (&e)[kRows][2][2][2],
+                                          const __m512i (&em01)[kRows][2][2], int phases) {
+    const __m512i zero = _mm512_setzero_si512();
+    __mmask16 rare = 0;
     for (int p = 0; p < phases; ++p) {
         const int32_t adj = product_exp_adjust(p);
         // the DST exponent relative to this phase's product exponent adjustment
@@ -756,12 +757,54 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
                 for (int h = 0; h < 2; ++h) {
                     const __m512i x0 = h ? _mm512_unpackhi_epi16(zero, s[0]) : _mm512_unpacklo_epi16(zero, s[0]);
                     const __m512i x1 = h ? _mm512_unpackhi_epi16(zero, s[1]) : _mm512_unpacklo_epi16(zero, s[1]);
-                    if (!kFp32 || !dst32_step_common(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h], em01[j][kc][h], adj)) {
-                        st[j][h] = dst32_step<kFp32>(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h], em01[j][kc][h], adj);
+                    if (kFast) {
+                        dst32_step_fast(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h], em01[j][kc][h], rare);
+                    } else {
+                        st[j][h] = dst32_step<kFp32>(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h],
+                                                     em01[j][kc][h], adj);
                     }
                 }
             }
         }
+    }
+    return rare;
+}
+
+template <bool kFp32, int kRows>
+AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, int row0, int phases) {
+    uint32_t* drow[kRows][2];
+    for (int j = 0; j < kRows; ++j) {
+        const int fr = (row0 + j) >> 4, r = (row0 + j) & 15;
+        drow[j][0] = dst + (fr * 2) * 256 + r * 16;
+        drow[j][1] = dst + (fr * 2 + 1) * 256 + r * 16;
+    }
+    // columns as vpunpck{l,h}wd leave them: lanes 0-3, 8-11, 16-19, 24-27 of a 32-lane vector
+    // in the first half (lo), the others in the second (hi)
+    const __m512i lo_cols = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+    const __m512i hi_cols = _mm512_add_epi32(lo_cols, _mm512_set1_epi32(4));
+    const __m512i zero = _mm512_setzero_si512();
+    Dst32 st0[kRows][2], st[kRows][2];  // the rows' DST values before the batch, and now
+    __m512i e[kRows][2][2][2], em01[kRows][2][2];  // [row][K chunk][group][lo / hi], [row][K chunk][lo / hi]
+    for (int j = 0; j < kRows; ++j) {
+        const __m512i d0 = _mm512_loadu_si512(drow[j][0]), d1 = _mm512_loadu_si512(drow[j][1]);
+        st0[j][0] = dst32_decode(_mm512_permutex2var_epi32(d0, lo_cols, d1));
+        st0[j][1] = dst32_decode(_mm512_permutex2var_epi32(d0, hi_cols, d1));
+        for (int kc = 0; kc < 2; ++kc) {
+            for (int g = 0; g < 2; ++g) {
+                const __m512i sgn = _mm512_srai_epi16(rs[j].emax[kc][g], 15);
+                e[j][kc][g][0] = _mm512_unpacklo_epi16(rs[j].emax[kc][g], sgn);
+                e[j][kc][g][1] = _mm512_unpackhi_epi16(rs[j].emax[kc][g], sgn);
+            }
+            for (int h = 0; h < 2; ++h) em01[j][kc][h] = _mm512_max_epi32(e[j][kc][0][h], e[j][kc][1][h]);
+        }
+    }
+    // fp32: the fast steps when the batch's exponents stay in range, again with the full ones
+    // when a sum was 0 or +-1
+    for (int j = 0; j < kRows; ++j) st[j][0] = st0[j][0], st[j][1] = st0[j][1];
+    if (!kFp32 || !range_safe512<kRows>(rs, st0, phases) ||
+        batch_steps512<kFp32, kRows, true>(st, rs, e, em01, phases) != 0) {
+        for (int j = 0; j < kRows; ++j) st[j][0] = st0[j][0], st[j][1] = st0[j][1];
+        batch_steps512<kFp32, kRows, false>(st, rs, e, em01, phases);
     }
     const __m512i to_d0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
     const __m512i to_d1 = _mm512_add_epi32(to_d0, _mm512_set1_epi32(8));
