@@ -52,6 +52,10 @@ int main(int argc, char** argv) {
             mix(t, sizeof t);
             fpu::pack_bf16(a, l1, fp32);
             mix(l1, sizeof l1);
+            std::memcpy(t, b, sizeof t);  // L1 accumulation of fp32 data (with zeros, denormals, inf)
+            for (int i = 0; i < 1024; i += 37) t[i] = i % 3 ? 0x7F800000u ^ (i & 1u) << 31 : 0x00000005u;
+            fpu::pack_fp32_l1_acc(a, t, fp32);
+            mix(t, sizeof t);
             for (int op = 0; op < static_cast<int>(sfpu::Unary::Unknown); ++op) {
                 for (int approx = 0; approx < 2; ++approx) {
                     std::memcpy(t, a, sizeof t);

@@ -1407,7 +1407,25 @@ void pack_fp16(const uint32_t* dst, uint16_t* l1) {
 void pack_bf16_l1_acc(const uint32_t* dst, uint16_t* l1, bool fp32_dst) {
     for (int i = 0; i < kTileElems; ++i) l1[i] = l1_acc_bf16(l1[i], packed_bf16(dst[i], fp32_dst));
 }
+namespace {
+// pack_fp32_l1_acc from a 32-bit DST, 8 lanes at a time (the same IEEE float additions)
+TTMOCK_HOT void pack_fp32_l1_acc_32(const uint32_t* dst, uint32_t* l1) {
+    for (int i = 0; i < kTileElems; i += kLanes) {
+        const vu a = load<vu>(l1 + i), b = load<vu>(dst + i);
+        const vu fa = a & (((a & kExpMask) != 0) | 0x80000000u);  // denormals to signed zero
+        const vu fb = b & (((b & kExpMask) != 0) | 0x80000000u);
+        const vu sum = (vu)((vf)fa + (vf)fb);
+        const vu nan = (sum & 0x7FFFFFFFu) > 0x7F800000u;
+        store(l1 + i, nan ? vu{} + 0x7FC00000u : sum & (((sum & kExpMask) != 0) | 0x80000000u));
+    }
+}
+}  // namespace
+
 void pack_fp32_l1_acc(const uint32_t* dst, uint32_t* l1, bool fp32_dst) {
+    if (fp32_dst) {
+        pack_fp32_l1_acc_32(dst, l1);
+        return;
+    }
     for (int i = 0; i < kTileElems; ++i) {
         const uint32_t v = fp32_dst ? dst[i] : static_cast<uint32_t>(packed_bf16(dst[i], false)) << 16;
         uint32_t sum = as_bits(as_float(flush_denormal(l1[i])) + as_float(flush_denormal(v)));
