@@ -18,7 +18,8 @@ tilelang-tt's mock mode against tt-lang-sim, side by side.
 
 Both runs get the same seeded inputs (``inputs.py``). Time: process start to exit. Memory:
 the peak over time of the summed proportional resident memory (Pss) of the process and
-its children (sampled every 10 ms from /proc). After each run, rows of Y are checked against numpy (untimed).
+its children (sampled from /proc every 10 ms while their Rss, which bounds it, reaches the peak
+so far, at most a fifth of the time: reading Pss walks the page tables). After each run, rows of Y are checked against numpy (untimed).
 """
 
 import argparse
@@ -62,18 +63,26 @@ finally:
 '''
 
 
-def _tree_rss(pid):
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _tree_rss(pid, pss=True):
     """Proportional resident bytes (Pss: pages shared after a fork count once) of pid and its
-    descendants."""
+    descendants; with pss=False their resident bytes (Rss, an upper bound of Pss: a kernel
+    counter, where Pss walks every page table of the process)."""
     total, stack = 0, [pid]
     while stack:
         p = stack.pop()
         try:
-            with open(f"/proc/{p}/smaps_rollup") as f:
-                for line in f:
-                    if line.startswith("Pss:"):
-                        total += int(line.split()[1]) * 1024
-                        break
+            if pss:
+                with open(f"/proc/{p}/smaps_rollup") as f:
+                    for line in f:
+                        if line.startswith("Pss:"):
+                            total += int(line.split()[1]) * 1024
+                            break
+            else:
+                with open(f"/proc/{p}/statm") as f:
+                    total += int(f.read().split()[1]) * _PAGE
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children") as f:
                     stack.extend(int(c) for c in f.read().split())
@@ -91,9 +100,16 @@ def run_measured(cmd, env=None, timeout=7200):
     done = threading.Event()
 
     def sample():
+        # Pss every 10 ms, but only while the tree's Rss (which bounds its Pss) reaches the peak
+        # so far, and at most a fifth of the time: reading Pss of a process of 1 GB takes ~10 ms
+        # of kernel time, which on a 2-core machine slows the measured run itself
         while not done.is_set():
-            peak[0] = max(peak[0], _tree_rss(proc.pid))
-            done.wait(0.01)
+            t = time.perf_counter()
+            cost = 0.0
+            if _tree_rss(proc.pid, pss=False) >= peak[0]:
+                peak[0] = max(peak[0], _tree_rss(proc.pid))
+                cost = time.perf_counter() - t
+            done.wait(max(0.01, 4 * cost))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()

@@ -52,6 +52,10 @@ int main(int argc, char** argv) {
             mix(t, sizeof t);
             fpu::pack_bf16(a, l1, fp32);
             mix(l1, sizeof l1);
+            std::memcpy(t, b, sizeof t);  // L1 accumulation of fp32 data (with zeros, denormals, inf)
+            for (int i = 0; i < 1024; i += 37) t[i] = i % 3 ? 0x7F800000u ^ (i & 1u) << 31 : 0x00000005u;
+            fpu::pack_fp32_l1_acc(a, t, fp32);
+            mix(t, sizeof t);
             for (int op = 0; op < static_cast<int>(sfpu::Unary::Unknown); ++op) {
                 for (int approx = 0; approx < 2; ++approx) {
                     std::memcpy(t, a, sizeof t);
@@ -146,6 +150,21 @@ int main(int argc, char** argv) {
             fpu::matmul(t, a, b, flags & 4, 1 + static_cast<int>((flags >> 3) % 4), fp32);
             mix(t, sizeof t);
         }
+        if (bf16) {  // the same BF16 tiles read as L1 data (fpu::matmul_bf16); then one datum of
+            // in1, then one of in0, changed in place (the reuse of decoded tiles must notice)
+            static uint16_t a16[1024], b16[1024];
+            for (int i = 0; i < 1024; ++i) {
+                a16[i] = static_cast<uint16_t>(a[i] >> 16);
+                b16[i] = static_cast<uint16_t>(b[i] >> 16);
+            }
+            std::memcpy(t, t0, sizeof t);
+            for (int step = 0; step < 3; ++step) {
+                if (step == 1) b16[round * 5 % 1024] ^= 0x0040;
+                if (step == 2) a16[round * 7 % 1024] ^= 0x0001;
+                fpu::matmul_bf16(t, a16, b16, flags & 4, 1 + static_cast<int>((flags >> 3) % 4), fp32);
+                mix(t, sizeof t);
+            }
+        }
         // the same operands and DST values through ELWMUL (every broadcast)
         std::memcpy(t, t0, sizeof t);
         fpu::eltwise_mul(t, a, b, static_cast<int>((flags >> 5) % 4), 1 + static_cast<int>((flags >> 3) % 4), fp32);
@@ -154,6 +173,30 @@ int main(int argc, char** argv) {
         mix(t, sizeof t);
         fpu::eltwise_add(t, a, t0, flags & 256, fpu::kBcastNone, fp32);  // operands of any value
         mix(t, sizeof t);
+    }
+    // around the exponent bounds under which a batch of accumulator steps cannot underflow or
+    // overflow (group maxima of true exponent 23; DST values and group maxima of 254 - 6 x the
+    // steps): finite DST values of either sign near the products, sums that cancel
+    for (int round = 0; round < 160; ++round) {
+        const int phases = 1 + round % 4, steps = 2 * phases;
+        const bool low = round & 4, fp32 = (round & 8) == 0;
+        // true exponent of a group maximum: at or below the underflow bound, or near the overflow one
+        const int32_t group = low ? 23 - 5 * ((round / 16) % 5) : 254 - 6 * steps;
+        for (int i = 0; i < 1024; ++i) {
+            for (uint32_t* x : {&a[i], &b[i]}) {
+                const uint32_t u = any(rng);
+                const int32_t e = (group + 127) / 2 + static_cast<int32_t>(u % 7) - 3 - (x == &b[i] ? (group + 127) % 2 : 0);
+                *x = (u & 0x807F0000u) | (static_cast<uint32_t>(e) << 23);
+                *x &= round & 16 ? 0xFFFF0000u : 0xFFFFE000u;
+            }
+            const uint32_t u = any(rng);
+            const int32_t ed = std::clamp(group + static_cast<int32_t>(u % 17) - 8, 1, 254);
+            t[i] = (u & 0x807FFFFFu & (fp32 ? 0xFFFFFFFFu : 0xFFFF0000u)) | (static_cast<uint32_t>(ed) << 23);
+        }
+        for (int twice = 0; twice < 2; ++twice) {
+            fpu::matmul(t, a, b, round & 32, phases, fp32);
+            mix(t, sizeof t);
+        }
     }
     std::printf("%016llx\n", static_cast<unsigned long long>(h));
     std::fprintf(stderr, "matmul path: %s\n", fpu::matmul_path());

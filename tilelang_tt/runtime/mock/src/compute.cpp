@@ -287,7 +287,7 @@ void ttmock::regs(const char* step) {
     ComputeState& e = engine(call(step, {}));
     if (std::strcmp(step, "acquire_dst") == 0) {
         if (e.dst_state != DstState::Released) fail("acquire_dst(): DST is already acquired");
-        std::memset(e.dst, 0, sizeof(e.dst));
+        std::memset(e.dst, 0, sizeof(e.dst[0]) * e.capacity());  // the tiles one acquire holds
         std::fill(std::begin(e.dst_written), std::end(e.dst_written), false);
         e.dst_state = DstState::Legacy;
         e.legacy_packed = false;
@@ -313,7 +313,7 @@ void ttmock::regs(const char* step) {
                 fail("tile_regs_acquire(): DST is already acquired (missing tile_regs_commit / "
                      "tile_regs_wait / tile_regs_release since the last acquire)");
             }
-            std::memset(e.dst, 0, sizeof(e.dst));
+            std::memset(e.dst, 0, sizeof(e.dst[0]) * e.capacity());  // the tiles one acquire holds
             std::fill(std::begin(e.dst_written), std::end(e.dst_written), false);
             e.dst_state = DstState::Acquired;
             break;
@@ -343,9 +343,21 @@ void ttmock::matmul(uint32_t in0, uint32_t in1, uint32_t i0, uint32_t i1, uint32
     const Call what = call("matmul_tiles", {in0, in1, i0, i1, idst});
     ComputeState& e = started_engine(what);
     check_mode(e, kMatmul, "matmul_init(in0, in1)", what);
-    uint32_t a[kTileElems], b[kTileElems];
-    unpack_ab(e, in1, i1, in0, i0, idst, b, a, what);  // in1 -> srcA, in0 -> srcB
-    {
+    check_src(e, true, in1, what);  // in1 -> srcA, in0 -> srcB
+    check_src(e, false, in0, what);
+    check_matrix_operand(e, true, in1, what);
+    check_matrix_operand(e, false, in0, what);
+    check_dst(e, idst, what, false);
+    if (e.srca == tt::DataFormat::Float16_b && e.srcb == tt::DataFormat::Float16_b) {
+        // BF16 operands unpack exactly: the matrix engine reads them from L1 (fpu::matmul_bf16)
+        const auto* l1_b = reinterpret_cast<const uint16_t*>(front_page(in1, i1, what));
+        const auto* l1_a = reinterpret_cast<const uint16_t*>(front_page(in0, i0, what));
+        TileMathTimer tile_math_timer(current_core());
+        fpu::matmul_bf16(e.dst[idst], l1_a, l1_b, e.matmul_transpose, phases(e), e.fp32_dest_acc);
+    } else {
+        uint32_t a[kTileElems], b[kTileElems];
+        unpack(e, in1, i1, true, b, what);
+        unpack(e, in0, i0, true, a, what);
         TileMathTimer tile_math_timer(current_core());
         fpu::matmul(e.dst[idst], a, b, e.matmul_transpose, phases(e), e.fp32_dest_acc);
     }

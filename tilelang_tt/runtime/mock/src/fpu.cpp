@@ -14,6 +14,7 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <string_view>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -442,12 +443,14 @@ AVX2_FN void matmul16_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* i
 #define TTMOCK_MVMUL512 1
 #define AVX512_FN __attribute__((target("avx2,avx512f,avx512bw,avx512dq,avx512vl")))
 
-struct Operand512 {
-    alignas(64) int16_t ea[kTileElems];        // SrcA exponents, row-major [k][c]
-    alignas(64) int16_t a[2][kTileElems];      // [field] row-major [k][c] (4 sa fa, sa) pairs
-    alignas(64) int32_t eb[kTileElems];        // SrcB exponents, face layout, twice per word
-    alignas(64) int32_t b[2][kTileElems];      // [field] (|fb|, 1) pairs, face layout, twice per word
-    alignas(64) int32_t sb[kTileElems];        // SrcB signs (+1 for zero), face layout, twice per word
+struct SrcA512 {  // SrcA (in1), row-major [k][c]
+    alignas(64) int16_t ea[kTileElems];        // exponents
+    alignas(64) int16_t a[2][kTileElems];      // [field] (4 sa fa, sa) pairs
+};
+struct SrcB512 {  // SrcB (in0), face layout, each 16-bit value twice per word
+    alignas(64) int32_t eb[kTileElems];        // exponents
+    alignas(64) int32_t b[2][kTileElems];      // [field] (|fb|, 1) pairs
+    alignas(64) int32_t sb[kTileElems];        // signs (+1 for zero)
 };
 
 // Word indices for vpermt2w / vpermw: the high and the low halves of 32 dwords, and each of 16
@@ -460,37 +463,49 @@ alignas(64) constexpr uint16_t kTwice[2][32] = {
      24, 24, 25, 25, 26, 26, 27, 27, 28, 28, 29, 29, 30, 30, 31, 31}};
 
 // 32 source-register values (two runs of 16) on 16-bit lanes: the high half (sign, exponent,
-// 7 mantissa bits), the low half (its top 3 bits are the TF32 mantissa's last), the non-zero
-// lanes (exponent field not 0) and the negative non-zero ones.
+// 7 mantissa bits), the low half (its top 3 bits are the TF32 mantissa's last; 0 for BF16 data),
+// the non-zero lanes (exponent field not 0) and the negative non-zero ones.
 struct Words512 {
     __m512i hw, lw;
     __mmask32 nz, neg;
 };
-AVX512_FN inline Words512 words512(const uint32_t* p0, const uint32_t* p1) {
-    const __m512i u0 = _mm512_loadu_si512(p0), u1 = _mm512_loadu_si512(p1);
-    const __m512i hi_idx = _mm512_load_si512(kHighWords);
+AVX512_FN inline Words512 words_of(__m512i hw, __m512i lw) {
     Words512 w;
-    w.hw = _mm512_permutex2var_epi16(u0, hi_idx, u1);
-    w.lw = _mm512_permutex2var_epi16(u0, _mm512_sub_epi16(hi_idx, _mm512_set1_epi16(1)), u1);
+    w.hw = hw;
+    w.lw = lw;
     w.nz = _mm512_test_epi16_mask(w.hw, _mm512_set1_epi16(0x7F80));
     w.neg = _mm512_movepi16_mask(w.hw) & w.nz;
     return w;
+}
+AVX512_FN inline Words512 words512(const uint32_t* p0, const uint32_t* p1) {  // fp32 source registers
+    const __m512i u0 = _mm512_loadu_si512(p0), u1 = _mm512_loadu_si512(p1);
+    const __m512i hi_idx = _mm512_load_si512(kHighWords);
+    return words_of(_mm512_permutex2var_epi16(u0, hi_idx, u1),
+                    _mm512_permutex2var_epi16(u0, _mm512_sub_epi16(hi_idx, _mm512_set1_epi16(1)), u1));
+}
+AVX512_FN inline Words512 words512(const uint16_t* p0, const uint16_t* p1) {  // BF16 data
+    const __m512i hw = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p0))),
+                                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p1)), 1);
+    return words_of(hw, _mm512_setzero_si512());
 }
 AVX512_FN inline __m512i exponent512(const Words512& w) {  // kZeroExp16 for a zero datum
     return _mm512_mask_mov_epi16(_mm512_set1_epi16(kZeroExp16), w.nz,
                                  _mm512_and_si512(_mm512_srli_epi16(w.hw, 7), _mm512_set1_epi16(0xFF)));
 }
 
-AVX512_FN void decode512(const uint32_t* in1, const uint32_t* in0, Operand512& op) {
+// SrcA from in1 (32-bit source-register values or BF16 data, T = uint32_t or uint16_t)
+template <typename T>
+AVX512_FN void decode_a512(const T* in1, SrcA512& op) {
     const __m512i zero = _mm512_setzero_si512(), low_byte = _mm512_set1_epi16(0xFF);
     for (int k = 0; k < 32; ++k) {  // SrcA: tile row k (both column faces), row-major
-        const uint32_t* face_row = in1 + (k >> 4) * 512 + (k & 15) * 16;
+        const T* face_row = in1 + (k >> 4) * 512 + (k & 15) * 16;
         const Words512 w = words512(face_row, face_row + 256);
         // 4 fa: hi = implicit one and 4 mantissa bits, lo = the next 5 (m11 bits 5..1)
         const __m512i hi4 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w.hw, 1), _mm512_set1_epi16(0x3C),
                                                       _mm512_set1_epi16(0x40), 0xEA);  // (a & b) | c
-        const __m512i lo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(w.hw, 2), _mm512_srli_epi16(w.lw, 14),
-                                                     _mm512_set1_epi16(0x1C), 0xE4);  // c ? a : b
+        const __m512i lo = sizeof(T) == 2 ? _mm512_and_si512(_mm512_slli_epi16(w.hw, 2), _mm512_set1_epi16(0x1C))
+                                          : _mm512_ternarylogic_epi32(_mm512_slli_epi16(w.hw, 2), _mm512_srli_epi16(w.lw, 14),
+                                                                      _mm512_set1_epi16(0x1C), 0xE4);  // c ? a : b
         const __m512i fields[2] = {hi4, _mm512_slli_epi16(lo, 2)};
         // high byte of a pair: the datum's sign (+1 for zero)
         const __m512i sgn = _mm512_mask_mov_epi16(_mm512_set1_epi16(0x0100), w.neg, _mm512_set1_epi16(-256));
@@ -500,6 +515,11 @@ AVX512_FN void decode512(const uint32_t* in1, const uint32_t* in0, Operand512& o
         }
         _mm512_store_si512(op.ea + k * 32, exponent512(w));
     }
+}
+
+// SrcB from in0 (as decode_a512)
+template <typename T>
+AVX512_FN void decode_b512(const T* in0, SrcB512& op) {
     const __m512i twice0 = _mm512_load_si512(kTwice[0]), twice1 = _mm512_load_si512(kTwice[1]);
     for (int i = 0; i < kTileElems; i += 32) {  // SrcB, face layout
         const Words512 w = words512(in0 + i, in0 + i + 16);
@@ -507,9 +527,10 @@ AVX512_FN void decode512(const uint32_t* in1, const uint32_t* in0, Operand512& o
         const __m512i pair = _mm512_set1_epi16(0x100);
         const __m512i hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w.hw, 1), _mm512_set1_epi16(0x3F),
                                                      _mm512_set1_epi16(0x40), 0xEA);
-        const __m512i lo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(w.hw, 6),
-                                                     _mm512_slli_epi16(_mm512_srli_epi16(w.lw, 13), 3),
-                                                     _mm512_set1_epi16(0x40), 0xE4);
+        const __m512i lo = sizeof(T) == 2 ? _mm512_and_si512(_mm512_slli_epi16(w.hw, 6), _mm512_set1_epi16(0x40))
+                                          : _mm512_ternarylogic_epi32(_mm512_slli_epi16(w.hw, 6),
+                                                                      _mm512_slli_epi16(_mm512_srli_epi16(w.lw, 13), 3),
+                                                                      _mm512_set1_epi16(0x40), 0xE4);
         const __m512i vals[4] = {_mm512_mask_mov_epi16(pair, w.nz, _mm512_or_si512(hi, pair)),
                                  _mm512_mask_mov_epi16(pair, w.nz, _mm512_or_si512(lo, pair)), exponent512(w),
                                  _mm512_mask_mov_epi16(_mm512_set1_epi16(1), w.neg, _mm512_set1_epi16(-1))};
@@ -602,6 +623,30 @@ AVX512_FN inline Dst32 dst32_step(Dst32 s, __m512i x0, __m512i e0, __m512i x1, _
 }
 
 
+// dst32_step with a 32-bit DST where no result can leave the exponent range [1, 254] (a batch
+// that range_safe512 accepted): without the flush to zero and infinity selects. A sum of 0 or +-1
+// (a zero result, Wormhole's -1 renormalisation) is not handled either: its lanes are added to
+// `rare`, and a batch with any is computed again with dst32_step.
+AVX512_FN inline void dst32_step_fast(Dst32& s, __m512i x0, __m512i e0, __m512i x1, __m512i e1, __m512i em01,
+                                      __mmask16& rare) {
+    const __m512i four = _mm512_set1_epi32(4);
+    const __m512i emax = _mm512_max_epi32(em01, s.e);
+    const __m512i a0 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x0, _mm512_sub_epi32(emax, e0)), four), 3);
+    const __m512i a1 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x1, _mm512_sub_epi32(emax, e1)), four), 3);
+    const __m512i ad = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(s.x, _mm512_sub_epi32(emax, s.e)), four), 3);
+    const __m512i t = _mm512_add_epi32(_mm512_add_epi32(a0, a1), ad);
+    const __m512i mag = _mm512_abs_epi32(t);
+    const __m512i twice = _mm512_add_epi32(mag, mag);
+    const __m512i v = _mm512_mask_or_epi32(twice, _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32((1 << 24) - 1)),
+                                           twice, _mm512_set1_epi32(1));
+    rare |= _mm512_cmplt_epu32_mask(v, four);
+    const __m512i fb = _mm512_castps_si512(_mm512_cvtepi32_ps(v));
+    s.e = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), _mm512_sub_epi32(emax, _mm512_set1_epi32(127 + 23 + 1)));
+    const __m512i m8 = _mm512_ternarylogic_epi32(_mm512_slli_epi32(fb, 3), _mm512_set1_epi32(0x7FFFFF << 3),
+                                                 _mm512_set1_epi32(1 << 26), 0xEA);
+    s.x = _mm512_mask_ternarylogic_epi32(m8, _mm512_movepi32_mask(t), m8, m8, 0x0F);
+}
+
 // One DST row's MVMUL work before the accumulator: the group maxima of each K chunk (emax, int16
 // per column) and the group sums of each fidelity phase and K chunk (sums, int16 per column).
 struct RowSums512 {
@@ -609,52 +654,122 @@ struct RowSums512 {
     __m512i emax[2][2];     // [K chunk][group]
 };
 
-AVX512_FN inline void row_sums512(RowSums512& out, const Operand512& op, int row, int phases) {
-    const __m512i thirteen = _mm512_set1_epi16(13);
+// The group sums of one fidelity phase and K chunk: 16 products per column (SrcA fields fa [k][c],
+// SrcB pairs fb per k), aligned by mul, in two groups of 8.
+AVX512_FN inline void group_sums512(__m512i& s0, __m512i& s1, const int16_t* fa, const int32_t* fb,
+                                    const __m512i* mul) {
+    __m512i acc[4];
+#pragma GCC unroll 16
+    for (int kk = 0; kk < 16; ++kk) {
+        const __m512i x = _mm512_maddubs_epi16(_mm512_set1_epi32(fb[kk]), _mm512_load_si512(fa + kk * 32));
+        const __m512i y = _mm512_mulhrs_epi16(x, mul[kk]);
+        const int i = (kk >> 3) * 2 + (kk & 1);
+        acc[i] = kk < 2 || (kk >= 8 && kk < 10) ? y : _mm512_add_epi16(acc[i], y);
+    }
+    s0 = _mm512_add_epi16(acc[0], acc[1]);
+    s1 = _mm512_add_epi16(acc[2], acc[3]);
+}
+
+AVX512_FN inline void row_sums512(RowSums512& out, const SrcA512& opa, const SrcB512& opb, int row, int phases) {
     const int fr = row >> 4, r = row & 15;
     for (int kc = 0; kc < 2; ++kc) {
         const int bi = (fr * 2 + kc) * 256 + r * 16;  // SrcB lanes of this row and K chunk
+        const int16_t* ea = opa.ea + kc * 16 * 32;
+        const int32_t* eb = opb.eb + bi;
+        const int32_t* sb = opb.sb + bi;
         __m512i mul[16];
 #pragma GCC unroll 2
         for (int g = 0; g < 2; ++g) {
             __m512i e[8];
-            __m512i em = _mm512_set1_epi16(-32768);
+            e[0] = _mm512_add_epi16(_mm512_load_si512(ea + 8 * g * 32), _mm512_set1_epi32(eb[8 * g]));
+            __m512i em = e[0];
 #pragma GCC unroll 8
-            for (int k = 0; k < 8; ++k) {
-                const int kk = 8 * g + k;
-                e[k] = _mm512_add_epi16(_mm512_load_si512(op.ea + (kc * 16 + kk) * 32),
-                                        _mm512_set1_epi32(op.eb[bi + kk]));
+            for (int k = 1; k < 8; ++k) {
+                e[k] = _mm512_add_epi16(_mm512_load_si512(ea + (8 * g + k) * 32), _mm512_set1_epi32(eb[8 * g + k]));
                 em = _mm512_max_epi16(em, e[k]);
             }
-            const __m512i em13 = _mm512_sub_epi16(em, thirteen);
+            const __m512i em13 = _mm512_sub_epi16(em, _mm512_set1_epi16(13));
 #pragma GCC unroll 8
             for (int k = 0; k < 8; ++k) {
-                mul[8 * g + k] = _mm512_sllv_epi16(_mm512_set1_epi32(op.sb[bi + 8 * g + k]), _mm512_sub_epi16(e[k], em13));
+                mul[8 * g + k] = _mm512_sllv_epi16(_mm512_set1_epi32(sb[8 * g + k]), _mm512_sub_epi16(e[k], em13));
             }
             out.emax[kc][g] = em;
         }
         for (int p = 0; p < phases; ++p) {
-            const int16_t* fa = op.a[p & 1] + kc * 16 * 32;
-            const int32_t* fb = op.b[(p >> 1) & 1] + bi;
-            __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
-                              _mm512_setzero_si512()};
-#pragma GCC unroll 16
-            for (int kk = 0; kk < 16; ++kk) {
-                const __m512i x = _mm512_maddubs_epi16(_mm512_set1_epi32(fb[kk]),
-                                                       _mm512_load_si512(fa + kk * 32));
-                acc[(kk >> 3) * 2 + (kk & 1)] =
-                    _mm512_add_epi16(acc[(kk >> 3) * 2 + (kk & 1)], _mm512_mulhrs_epi16(x, mul[kk]));
-            }
+            __m512i s0, s1;
+            group_sums512(s0, s1, opa.a[p & 1] + kc * 16 * 32, opb.b[(p >> 1) & 1] + bi, mul);
             // a group whose exponent underflows (emax + adj <= 0) contributes nothing
             const __m512i floor = _mm512_set1_epi16(static_cast<int16_t>(-product_exp_adjust(p)));
-            out.sums[p][kc][0] = _mm512_maskz_add_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][0], floor), acc[0], acc[1]);
-            out.sums[p][kc][1] = _mm512_maskz_add_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][1], floor), acc[2], acc[3]);
+            out.sums[p][kc][0] = _mm512_maskz_mov_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][0], floor), s0);
+            out.sums[p][kc][1] = _mm512_maskz_mov_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][1], floor), s1);
         }
     }
 }
 
 // The accumulator for a batch of rows (independent dependency chains), in the LLK order:
 // fidelity phases, then K chunks.
+// Whether no dst32_step of a batch of rows can give an exponent outside [1, 254] (then
+// dst32_step_fast computes it): a result that is not 0 or +-1 has an exponent within
+// [emax - 22, emax + 6] of its step's largest addend exponent emax (the sum is below 2^30 units of
+// 2^-23 at emax, and at least 2). emax is at least the group maxima em01, so group maxima whose
+// exponent (with each phase's product adjustment) is at least 23 rule out underflow; and with
+// every group maximum and every DST exponent at most 254 - 6 S (S: the batch's steps) no
+// exponent grows past 254 in S steps.
+template <int kRows>
+AVX512_FN inline bool range_safe512(const RowSums512* rs, const Dst32 (*st)[2], int phases) {
+    int32_t adj_min = 0;
+    for (int p = 0; p < phases; ++p) adj_min = std::min(adj_min, product_exp_adjust(p));
+    const int32_t top = 254 - 6 * 2 * phases;  // 2 K chunks per phase
+    const __m512i lo = _mm512_set1_epi16(static_cast<int16_t>(23 - adj_min));
+    const __m512i hi = _mm512_set1_epi16(static_cast<int16_t>(top - product_exp_adjust(0)));
+    __mmask32 bad = 0;
+    __mmask16 bad_dst = 0;
+    for (int j = 0; j < kRows; ++j) {
+        for (int kc = 0; kc < 2; ++kc) {
+            const __m512i em01 = _mm512_max_epi16(rs[j].emax[kc][0], rs[j].emax[kc][1]);
+            bad |= _mm512_cmplt_epi16_mask(em01, lo) | _mm512_cmpgt_epi16_mask(em01, hi);
+        }
+        for (int h = 0; h < 2; ++h) bad_dst |= _mm512_cmpgt_epi32_mask(st[j][h].e, _mm512_set1_epi32(top));
+    }
+    return (bad | bad_dst) == 0;
+}
+
+// The accumulator steps of a batch of rows in the LLK order (fidelity phases, then K chunks):
+// dst32_step_fast (kFast; returns the lanes where a sum was 0 or +-1) or dst32_step.
+template <bool kFp32, int kRows, bool kFast>
+AVX512_FN inline __mmask16 batch_steps512(Dst32 (&st)[kRows][2], const RowSums512* rs, const __m512i (&e)[kRows][2][2][2],
+                                          const __m512i (&em01)[kRows][2][2], int phases) {
+    const __m512i zero = _mm512_setzero_si512();
+    __mmask16 rare = 0;
+    for (int p = 0; p < phases; ++p) {
+        const int32_t adj = product_exp_adjust(p);
+        // the DST exponent relative to this phase's product exponent adjustment
+        const __m512i move = _mm512_set1_epi32((p ? product_exp_adjust(p - 1) : 0) - adj);
+        for (int j = 0; j < kRows; ++j) {
+            st[j][0].e = _mm512_add_epi32(st[j][0].e, move);
+            st[j][1].e = _mm512_add_epi32(st[j][1].e, move);
+        }
+        for (int kc = 0; kc < 2; ++kc) {
+#pragma GCC unroll 4
+            for (int j = 0; j < kRows; ++j) {
+                const __m512i* s = rs[j].sums[p][kc];
+#pragma GCC unroll 2
+                for (int h = 0; h < 2; ++h) {
+                    const __m512i x0 = h ? _mm512_unpackhi_epi16(zero, s[0]) : _mm512_unpacklo_epi16(zero, s[0]);
+                    const __m512i x1 = h ? _mm512_unpackhi_epi16(zero, s[1]) : _mm512_unpacklo_epi16(zero, s[1]);
+                    if (kFast) {
+                        dst32_step_fast(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h], em01[j][kc][h], rare);
+                    } else {
+                        st[j][h] = dst32_step<kFp32>(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h],
+                                                     em01[j][kc][h], adj);
+                    }
+                }
+            }
+        }
+    }
+    return rare;
+}
+
 template <bool kFp32, int kRows>
 AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, int row0, int phases) {
     uint32_t* drow[kRows][2];
@@ -668,12 +783,12 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
     const __m512i lo_cols = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
     const __m512i hi_cols = _mm512_add_epi32(lo_cols, _mm512_set1_epi32(4));
     const __m512i zero = _mm512_setzero_si512();
-    Dst32 st[kRows][2];
+    Dst32 st0[kRows][2], st[kRows][2];  // the rows' DST values before the batch, and now
     __m512i e[kRows][2][2][2], em01[kRows][2][2];  // [row][K chunk][group][lo / hi], [row][K chunk][lo / hi]
     for (int j = 0; j < kRows; ++j) {
         const __m512i d0 = _mm512_loadu_si512(drow[j][0]), d1 = _mm512_loadu_si512(drow[j][1]);
-        st[j][0] = dst32_decode(_mm512_permutex2var_epi32(d0, lo_cols, d1));
-        st[j][1] = dst32_decode(_mm512_permutex2var_epi32(d0, hi_cols, d1));
+        st0[j][0] = dst32_decode(_mm512_permutex2var_epi32(d0, lo_cols, d1));
+        st0[j][1] = dst32_decode(_mm512_permutex2var_epi32(d0, hi_cols, d1));
         for (int kc = 0; kc < 2; ++kc) {
             for (int g = 0; g < 2; ++g) {
                 const __m512i sgn = _mm512_srai_epi16(rs[j].emax[kc][g], 15);
@@ -683,24 +798,13 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
             for (int h = 0; h < 2; ++h) em01[j][kc][h] = _mm512_max_epi32(e[j][kc][0][h], e[j][kc][1][h]);
         }
     }
-    for (int p = 0; p < phases; ++p) {
-        const int32_t adj = product_exp_adjust(p);
-        // the DST exponent relative to this phase's product exponent adjustment
-        const __m512i move = _mm512_set1_epi32((p ? product_exp_adjust(p - 1) : 0) - adj);
-        for (int j = 0; j < kRows; ++j) {
-            st[j][0].e = _mm512_add_epi32(st[j][0].e, move);
-            st[j][1].e = _mm512_add_epi32(st[j][1].e, move);
-        }
-        for (int kc = 0; kc < 2; ++kc) {
-#pragma GCC unroll 4
-            for (int j = 0; j < kRows; ++j) {
-                const __m512i* s = rs[j].sums[p][kc];
-                st[j][0] = dst32_step<kFp32>(st[j][0], _mm512_unpacklo_epi16(zero, s[0]), e[j][kc][0][0],
-                                      _mm512_unpacklo_epi16(zero, s[1]), e[j][kc][1][0], em01[j][kc][0], adj);
-                st[j][1] = dst32_step<kFp32>(st[j][1], _mm512_unpackhi_epi16(zero, s[0]), e[j][kc][0][1],
-                                      _mm512_unpackhi_epi16(zero, s[1]), e[j][kc][1][1], em01[j][kc][1], adj);
-            }
-        }
+    // fp32: the fast steps when the batch's exponents stay in range, again with the full ones
+    // when a sum was 0 or +-1
+    for (int j = 0; j < kRows; ++j) st[j][0] = st0[j][0], st[j][1] = st0[j][1];
+    if (!kFp32 || !range_safe512<kRows>(rs, st0, phases) ||
+        batch_steps512<kFp32, kRows, true>(st, rs, e, em01, phases) != 0) {
+        for (int j = 0; j < kRows; ++j) st[j][0] = st0[j][0], st[j][1] = st0[j][1];
+        batch_steps512<kFp32, kRows, false>(st, rs, e, em01, phases);
     }
     const __m512i to_d0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
     const __m512i to_d1 = _mm512_add_epi32(to_d0, _mm512_set1_epi32(8));
@@ -715,14 +819,58 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
 }
 
 template <bool kFp32>
-AVX512_FN void matmul512_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, int phases) {
+AVX512_FN void matmul512_rows(uint32_t* dst, const SrcA512& opa, const SrcB512& opb, int phases) {
     constexpr int kRows = 2;
-    Operand512 op;  // in1 feeds SrcA, in0 SrcB
-    decode512(in1, in0, op);
     for (int row = 0; row < 32; row += kRows) {
         RowSums512 rs[kRows];
-        for (int j = 0; j < kRows; ++j) row_sums512(rs[j], op, row + j, phases);
+        for (int j = 0; j < kRows; ++j) row_sums512(rs[j], opa, opb, row + j, phases);
         accumulate_rows512<kFp32, kRows>(dst, rs, row, phases);
+    }
+}
+
+template <bool kFp32>
+AVX512_FN void matmul512_impl(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, int phases) {
+    SrcA512 opa;  // in1 feeds SrcA, in0 SrcB
+    SrcB512 opb;
+    decode_a512(in1, opa);
+    decode_b512(in0, opb);
+    matmul512_rows<kFp32>(dst, opa, opb, phases);
+}
+
+// The decoded operands of the last BF16 tiles each host thread multiplied, by their data: matmul_tiles
+// calls that share an operand tile (an in0 tile times a row of in1 tiles, a block of in1 tiles
+// times each in0 tile) decode it once. A hit compares the whole tile, so results cannot depend on it.
+constexpr int kSrcACacheSlots = 32;
+struct DecodedBf16 {
+    struct A {
+        alignas(64) uint16_t key[kTileElems];
+        bool valid = false;
+        SrcA512 op;
+    } a[kSrcACacheSlots];
+    struct B {
+        alignas(64) uint16_t key[kTileElems];
+        bool valid = false;
+        SrcB512 op;
+    } b;
+};
+
+template <typename Slot>
+inline bool cached(Slot& slot, const uint16_t* data) {
+    if (slot.valid && std::memcmp(slot.key, data, sizeof slot.key) == 0) return true;
+    std::memcpy(slot.key, data, sizeof slot.key);
+    slot.valid = true;
+    return false;
+}
+
+AVX512_FN void matmul512_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t* in1, int phases, bool fp32_dst) {
+    static thread_local std::unique_ptr<DecodedBf16> decoded = std::make_unique<DecodedBf16>();
+    auto& a = decoded->a[(reinterpret_cast<uintptr_t>(in1) / (kTileElems * 2)) % kSrcACacheSlots];
+    if (!cached(a, in1)) decode_a512(in1, a.op);
+    if (!cached(decoded->b, in0)) decode_b512(in0, decoded->b.op);
+    if (fp32_dst) {
+        matmul512_rows<true>(dst, a.op, decoded->b.op, phases);
+    } else {
+        matmul512_rows<false>(dst, a.op, decoded->b.op, phases);
     }
 }
 
@@ -1149,6 +1297,20 @@ void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transp
     }
 }
 
+void matmul_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t* in1, bool transpose, int phases,
+                 bool fp32_dst) {
+#ifdef TTMOCK_MVMUL512
+    if (!transpose && fpu_path() == FpuPath::kAvx512) {
+        matmul512_bf16(dst, in0, in1, phases, fp32_dst);
+        return;
+    }
+#endif
+    uint32_t a[kTileElems], b[kTileElems];
+    unpack_bf16(in0, a);
+    unpack_bf16(in1, b);
+    matmul(dst, a, b, transpose, phases, fp32_dst);
+}
+
 void eltwise_add(uint32_t* dst, const uint32_t* a, const uint32_t* b, bool subtract, int bcast,
                  bool fp32_dst) {
     uint32_t bb[kTileElems];
@@ -1245,7 +1407,25 @@ void pack_fp16(const uint32_t* dst, uint16_t* l1) {
 void pack_bf16_l1_acc(const uint32_t* dst, uint16_t* l1, bool fp32_dst) {
     for (int i = 0; i < kTileElems; ++i) l1[i] = l1_acc_bf16(l1[i], packed_bf16(dst[i], fp32_dst));
 }
+namespace {
+// pack_fp32_l1_acc from a 32-bit DST, 8 lanes at a time (the same IEEE float additions)
+TTMOCK_HOT void pack_fp32_l1_acc_32(const uint32_t* dst, uint32_t* l1) {
+    for (int i = 0; i < kTileElems; i += kLanes) {
+        const vu a = load<vu>(l1 + i), b = load<vu>(dst + i);
+        const vu fa = a & (((a & kExpMask) != 0) | 0x80000000u);  // denormals to signed zero
+        const vu fb = b & (((b & kExpMask) != 0) | 0x80000000u);
+        const vu sum = (vu)((vf)fa + (vf)fb);
+        const vu nan = (sum & 0x7FFFFFFFu) > 0x7F800000u;
+        store(l1 + i, nan ? vu{} + 0x7FC00000u : sum & (((sum & kExpMask) != 0) | 0x80000000u));
+    }
+}
+}  // namespace
+
 void pack_fp32_l1_acc(const uint32_t* dst, uint32_t* l1, bool fp32_dst) {
+    if (fp32_dst) {
+        pack_fp32_l1_acc_32(dst, l1);
+        return;
+    }
     for (int i = 0; i < kTileElems; ++i) {
         const uint32_t v = fp32_dst ? dst[i] : static_cast<uint32_t>(packed_bf16(dst[i], false)) << 16;
         uint32_t sum = as_bits(as_float(flush_denormal(l1[i])) + as_float(flush_denormal(v)));

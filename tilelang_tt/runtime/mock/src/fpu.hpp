@@ -37,6 +37,11 @@ const char* matmul_path();
 void set_wormhole_accumulator(bool wormhole);
 void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transpose, int phases,
             bool fp32_dst);
+// matmul of BF16 operand tiles as they lie in L1 (the unpacker's BF16 copy to the source registers
+// is exact, so this is matmul of the unpacked tiles; the AVX-512 path decodes them straight from
+// L1 and reuses the decoding of tiles it multiplied last on this host thread)
+void matmul_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t* in1, bool transpose, int phases,
+                 bool fp32_dst);
 // DST = a + b or a - b (ELWADD / ELWSUB), b broadcast per `bcast`
 void eltwise_add(uint32_t* dst, const uint32_t* a, const uint32_t* b, bool subtract, int bcast,
                  bool fp32_dst);

@@ -403,6 +403,31 @@ bool packed_uint32_t_vector_comparison(const std::vector<uint32_t>& vec_a, const
 
 // ---- tilize / untilize ---------------------------------------------------------------------------
 
+// Between a row-major m x n matrix and its 32x32 tiles (row-major tile order, four 16x16 faces
+// each; kTilize: src is the matrix, dst the tiles, else the reverse): a tile's face row is 16
+// contiguous values of a matrix row. Tile by tile, so that a tile is written (or read)
+// contiguously while the 32 matrix rows it spans stay in cache.
+template <bool kTilize, typename T>
+void copy_tiles(const T* src, T* dst, uint32_t m, uint32_t n) {
+    const uint32_t tiles_per_row = n / 32;
+    for (uint32_t tr = 0; tr < m / 32; ++tr) {
+        for (uint32_t tc = 0; tc < tiles_per_row; ++tc) {
+            const size_t tile = (static_cast<size_t>(tr) * tiles_per_row + tc) * 1024;
+            for (uint32_t r = 0; r < 32; ++r) {
+                const size_t row = (static_cast<size_t>(tr) * 32 + r) * n + tc * 32;
+                for (uint32_t half = 0; half < 2; ++half) {
+                    const size_t face_row = tile + ttmock::face_index(r, half * 16);
+                    if (kTilize) {
+                        std::memcpy(dst + face_row, src + row + half * 16, 16 * sizeof(T));
+                    } else {
+                        std::memcpy(dst + row + half * 16, src + face_row, 16 * sizeof(T));
+                    }
+                }
+            }
+        }
+    }
+}
+
 template <typename T>
 std::vector<T> tilize_nfaces(const std::vector<T>& input, uint32_t m, uint32_t n) {
     if (m % 32 || n % 32 || input.size() != static_cast<size_t>(m) * n) {
@@ -410,13 +435,7 @@ std::vector<T> tilize_nfaces(const std::vector<T>& input, uint32_t m, uint32_t n
                   std::to_string(input.size()) + " values cannot be tiled");
     }
     std::vector<T> out(input.size());
-    const uint32_t tiles_per_row = n / 32;
-    for (uint32_t r = 0; r < m; ++r) {
-        for (uint32_t c = 0; c < n; ++c) {
-            const size_t tile = static_cast<size_t>(r / 32) * tiles_per_row + c / 32;
-            out[tile * 1024 + ttmock::face_index(r % 32, c % 32)] = input[static_cast<size_t>(r) * n + c];
-        }
-    }
+    copy_tiles<true>(input.data(), out.data(), m, n);
     return out;
 }
 
@@ -427,13 +446,7 @@ std::vector<T> untilize_nfaces(const std::vector<T>& input, uint32_t m, uint32_t
                   " x " + std::to_string(n) + " tiled matrix");
     }
     std::vector<T> out(input.size());
-    const uint32_t tiles_per_row = n / 32;
-    for (uint32_t r = 0; r < m; ++r) {
-        for (uint32_t c = 0; c < n; ++c) {
-            const size_t tile = static_cast<size_t>(r / 32) * tiles_per_row + c / 32;
-            out[static_cast<size_t>(r) * n + c] = input[tile * 1024 + ttmock::face_index(r % 32, c % 32)];
-        }
-    }
+    copy_tiles<false>(input.data(), out.data(), m, n);
     return out;
 }
 
