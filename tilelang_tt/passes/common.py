@@ -166,6 +166,16 @@ def collect(node, node_type, pred=None) -> list:
     return found
 
 
+def uses_var(expr, var) -> bool:
+    """``var`` occurs in ``expr``."""
+    return any(v.same_as(var) for v in collect(expr, tvm.ir.Var))
+
+
+def int_or_none(expr):
+    """The value of an integer literal, else None."""
+    return int(expr.value) if isinstance(expr, tirx.IntImm) else None
+
+
 def tt_calls(node, name: str | None = None) -> list:
     """All ``tt.*`` Call nodes (optionally of one op) under ``node``, in program order."""
     return collect(node, tvm.ir.Call,

@@ -27,7 +27,7 @@ from tvm import tirx
 from tvm.sym import Analyzer
 
 from ... import ops
-from ..common import collect, int_imm, substitute, tt_calls
+from ..common import collect, int_imm, substitute, tt_calls, uses_var
 
 
 @dataclass
@@ -86,10 +86,6 @@ def _expand(expr, binds, work):
     return tvm_ffi.structural_map(expr, [(tvm.ir.Call, on_call)], order="post")
 
 
-def _uses(expr, var) -> bool:
-    return any(v.same_as(var) for v in collect(expr, tvm.ir.Var))
-
-
 def read_groups(site: ReadSite, binds: dict, work: list, body) -> Groups | str:
     """The groups of cores reading the same block of ``site`` at the same step (module
     docstring), or a string saying why the read does not qualify."""
@@ -103,10 +99,10 @@ def read_groups(site: ReadSite, binds: dict, work: list, body) -> Groups | str:
     w = tirx.Var("work_id", "int32")
     for loop in site.loops:
         for bound in (loop.min, loop.extent):
-            if _uses(_expand(bound, binds, w), w):
+            if uses_var(_expand(bound, binds, w), w):
                 return f"the bounds of the loop over {loop.loop_var.name} depend on the work unit"
     coords = [_expand(e, binds, w) for e in (row0, col0)]
-    if not any(_uses(e, w) for e in coords):
+    if not any(uses_var(e, w) for e in coords):
         return "every core reads the same blocks (not tied to a grid axis)"
     off = tirx.Var("work_offset", "int32")
     keys = []  # (key exprs, count, (x, y))

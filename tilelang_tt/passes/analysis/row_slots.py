@@ -17,7 +17,7 @@ from tvm import tirx
 from tvm.sym import detect_linear_equation
 
 from ...errors import TTLayoutError
-from ..common import buffer_scope, buffer_shape, collect, tt_map
+from ..common import buffer_scope, buffer_shape, collect, int_or_none, tt_map, uses_var
 
 ROWS = 32  # rows of a Tensix tile
 _ROW = ("row",)
@@ -28,14 +28,6 @@ _REDUCES = ("tirx.tile.sum", "tirx.tile.max", "tirx.tile.min")
 def blockidx_launches(body) -> list:
     return [a for a in collect(body, tirx.AttrStmt) if str(a.attr_key) == "thread_extent"
             and str(a.node.thread_tag).startswith("blockIdx.")]
-
-
-def _uses(expr, var) -> bool:
-    return any(v.same_as(var) for v in collect(expr, tvm.ir.Var))
-
-
-def _const(expr):
-    return int(expr.value) if isinstance(expr, tvm.tirx.IntImm) else None
 
 
 def linear_in(expr, var):
@@ -62,7 +54,7 @@ class RowSlots:
 
     def __init__(self, body, launch, b):
         self.launch, self.g, self.b = launch, launch.node.var, b
-        self.grid = _const(launch.value)
+        self.grid = int_or_none(launch.value)
         self.parent = {}
         self.bufs = {}  # chandle -> buffer
         self.loops = {}  # chandle -> For (T.Parallel loop variables)
@@ -77,18 +69,18 @@ class RowSlots:
     @classmethod
     def of(cls, body, launch):
         """The facts of ``launch``'s axis, or None when it has no block of fewer than 32 rows."""
-        g, grid = launch.node.var, _const(launch.value)
+        g, grid = launch.node.var, int_or_none(launch.value)
         if grid is None:
             return None
         coefs = set()
         for buf, idx in _global_accesses(launch.body):
-            dims = [k for k, e in enumerate(idx) if _uses(e, g)]
+            dims = [k for k, e in enumerate(idx) if uses_var(e, g)]
             if len(dims) > 1:
                 return None  # the block index in several dimensions of one access
             if not dims:
                 continue
             coef, _ = linear_in(idx[dims[0]], g)
-            coefs.add(_const(coef) if coef is not None else None)
+            coefs.add(int_or_none(coef) if coef is not None else None)
         if len(coefs) != 1:
             return None
         (b,) = coefs
@@ -163,7 +155,7 @@ class RowSlots:
             if stmt.else_case is not None:
                 self._visit(stmt.else_case, nest, span)
         elif isinstance(stmt, (tirx.Bind, tirx.LetStmt)):
-            if _uses(stmt.value, self.g):
+            if uses_var(stmt.value, self.g):
                 self._problem(f"`{stmt.var.name} = {stmt.value}` names a row index of the "
                               f"block index {self.g.name}", span,
                               f"write the tensor index inline (`X[{self.g.name} * {self.b} + i, "
@@ -216,8 +208,8 @@ class RowSlots:
                 if any(e.same_as(v) for v in nest):
                     self._join(slot, self._var_slot(e))
                     whole.append(e)
-                elif _const(e) is not None:
-                    self.consts.append((slot, _const(e), list(nest), span))
+                elif int_or_none(e) is not None:
+                    self.consts.append((slot, int_or_none(e), list(nest), span))
                     const_slots.append(slot)
                 else:
                     self._mark(slot, f"indexed by `{e}`", span)
@@ -228,7 +220,7 @@ class RowSlots:
                 self._strays(e, nest, span)
             return
         for k, e in enumerate(idx):
-            if not _uses(e, self.g):
+            if not uses_var(e, self.g):
                 self._strays(e, nest, span)
                 continue
             coef, base = linear_in(e, self.g)
@@ -280,7 +272,7 @@ class RowSlots:
                     self._join(self._buf_slot(dst.source, kd), self._buf_slot(src.source, ks))
         elif op == "tirx.tile.gemm":
             c, a, bm, c2 = regions[:4]
-            ta = bool(_const(call.args[4]))
+            ta = bool(int_or_none(call.args[4]))
             m_dim, k_dim = (1, 0) if ta else (0, 1)
             self._join(self._buf_slot(a.source, m_dim), self._buf_slot(c.source, 0))
             self._join(self._buf_slot(c2.source, 0), self._buf_slot(c.source, 0))
@@ -300,7 +292,7 @@ class RowSlots:
         if d is None:
             return
         coef, base = linear_in(r.region[d].min, self.g)
-        if _const(base) != 0 or _const(r.region[d].extent) != self.b:
+        if int_or_none(base) != 0 or int_or_none(r.region[d].extent) != self.b:
             self._problem(f"{r.source.name}: rows `{r.region[d].min}` .. + "
                           f"{r.region[d].extent} are not the block's {self.b} rows "
                           f"`{self.g.name} * {self.b}` .. + {self.b}", span,
@@ -325,7 +317,7 @@ class RowSlots:
         if not _is_block(blk.source):
             return  # tensor to tensor: A0.3 stages it through a block of its own shape
         d = self.global_dim(glb)
-        kept = [k for k, x in enumerate(glb.region) if k == d or _const(x.extent) != 1]
+        kept = [k for k, x in enumerate(glb.region) if k == d or int_or_none(x.extent) != 1]
         if len(kept) != len(blk.region):
             if d is not None:
                 self._problem(f"T.copy between {glb.source.name} (rows `{glb.region[d].min}`) "
@@ -350,12 +342,12 @@ class RowSlots:
         """The dimension of a tensor region that moves with the block index, or None."""
         if _is_block(region.source):
             return None
-        return next((k for k, x in enumerate(region.region) if _uses(x.min, self.g)), None)
+        return next((k for k, x in enumerate(region.region) if uses_var(x.min, self.g)), None)
 
     def global_index_dim(self, buf, idx):
         if _is_block(buf) or buffer_scope(buf) != "global":
             return None
-        return next((k for k, e in enumerate(idx) if _uses(e, self.g)), None)
+        return next((k for k, e in enumerate(idx) if uses_var(e, self.g)), None)
 
     def row_buffers(self) -> dict:
         """chandle -> block buffer with a row dimension."""
@@ -414,13 +406,13 @@ class RowSlots:
                         f"{b}", span=self._alloc_span(buf),
                         hint=f"allocate {buf.name} with the block's {b} rows as its rows")
         for key, loop in self.loops.items():
-            if self._is_row(("var", key)) and _const(loop.extent) != b:
+            if self._is_row(("var", key)) and int_or_none(loop.extent) != b:
                 raise TTLayoutError(
                     f"{where}: the T.Parallel index {loop.loop_var.name} runs over the block's "
                     f"rows with extent {loop.extent}, not {b}", span=loop.span,
                     hint=f"iterate the rows as T.Parallel({b}, ...)")
         for slot, rng, span, op in self.regions:
-            if self._is_row(slot) and (_const(rng.min) != 0 or _const(rng.extent) != b):
+            if self._is_row(slot) and (int_or_none(rng.min) != 0 or int_or_none(rng.extent) != b):
                 buf = self.bufs[slot[1]]
                 raise TTLayoutError(
                     f"{where}: `{_op(op)}` covers rows {rng.min} .. + {rng.extent} of "
@@ -492,7 +484,7 @@ def _blank_indices(expr, g):
         if _is_block(buf):
             idx = [zero if isinstance(e, tvm.ir.Var) else e for e in ld.indices]
         elif buffer_scope(buf) == "global":
-            idx = [zero if _uses(e, g) else e for e in ld.indices]
+            idx = [zero if uses_var(e, g) else e for e in ld.indices]
         else:
             return ld
         total = zero

@@ -52,6 +52,7 @@ from ..common import (
     const_int,
     gemm_accumulators,
     int_imm,
+    int_or_none,
     get_attr,
     replace_tile_call,
     stmts_of,
@@ -59,6 +60,7 @@ from ..common import (
     tile_bytes,
     to_py,
     tt_map,
+    uses_var,
     tt_pass,
 )
 
@@ -67,19 +69,11 @@ DEFAULT_DEPTH = 2  # PropagateTTLayout's ring depth outside pipelined loops
 TILE = 32
 
 
-def _const(expr):
-    return int(expr.value) if isinstance(expr, tvm.tirx.IntImm) else None
-
-
-def _uses_var(expr, var) -> bool:
-    return any(v.same_as(var) for v in collect(expr, tvm.ir.Var))
-
-
 def _flag(expr):
     """A constant boolean operand (a transpose flag), or None."""
     if isinstance(expr, bool):
         return expr
-    value = _const(expr)
+    value = int_or_none(expr)
     return None if value is None else bool(value)
 
 
@@ -106,23 +100,23 @@ def _copy_k_dim(copy, shared_k_dim, var, trip, ana):
     dst, src = copy.args[0], copy.args[1]
     if buffer_scope(src.source) != "global":
         return None
-    wide = [i for i, r in enumerate(src.region) if _const(r.extent) != 1]
+    wide = [i for i, r in enumerate(src.region) if int_or_none(r.extent) != 1]
     if len(wide) != 2:
         return None
     for d, i in enumerate(wide):
-        if _const(src.region[i].extent) != _const(dst.region[d].extent):
+        if int_or_none(src.region[i].extent) != int_or_none(dst.region[d].extent):
             return None
     k_src = wide[shared_k_dim]
     for i, r in enumerate(src.region):
-        if i != k_src and (_uses_var(r.min, var) or _uses_var(r.extent, var)):
+        if i != k_src and (uses_var(r.min, var) or uses_var(r.extent, var)):
             return None
     r = src.region[k_src]
     step = ana.simplify(substitute(r.min, {var: var + 1}) - r.min - r.extent)
-    if _const(step) != 0 or not _uses_var(r.min, var):
+    if int_or_none(step) != 0 or not uses_var(r.min, var):
         return None
     # the last step stays inside the tensor (no partial K block to merge)
     last = var * 0 + (trip - 1)  # the last step's index, an expression of var's type
-    end = _const(ana.simplify(substitute(r.min, {var: last}) + r.extent))
+    end = int_or_none(ana.simplify(substitute(r.min, {var: last}) + r.extent))
     if end is None or end > int(buffer_shape(src.source)[k_src]):
         return None
     return k_src
@@ -130,14 +124,14 @@ def _copy_k_dim(copy, shared_k_dim, var, trip, ana):
 
 def _full(region) -> bool:
     shape = buffer_shape(region.source)
-    return all(_const(r.min) == 0 and _const(r.extent) == d
+    return all(int_or_none(r.min) == 0 and int_or_none(r.extent) == d
                for r, d in zip(region.region, shape)) and len(region.region) == len(shape)
 
 
 def _candidate(loop, func_body):
     """A :class:`_Candidate` for ``loop``, or None."""
-    if loop.kind != tirx.ForKind.SERIAL or _const(loop.min) != 0 or _const(loop.extent) is None \
-            or _const(loop.extent) < 2:
+    extent = int_or_none(loop.extent)
+    if loop.kind != tirx.ForKind.SERIAL or int_or_none(loop.min) != 0 or extent is None or extent < 2:
         return None
     items = stmts_of(loop.body)
     if len(items) != 3 or not all(isinstance(s, tirx.TilePrimitiveCall) for s in items):
@@ -166,7 +160,7 @@ def _candidate(loop, func_body):
         copy = next((c for c in copies if c.args[0].source.same_as(buf)), None)
         if copy is None or buffer_scope(buf) != "shared" or len(buffer_shape(buf)) != 2:
             return None
-        k_src = _copy_k_dim(copy, k_dim, loop.loop_var, _const(loop.extent), ana)
+        k_src = _copy_k_dim(copy, k_dim, loop.loop_var, int_or_none(loop.extent), ana)
         if k_src is None:
             return None
         ordered.append(copy)

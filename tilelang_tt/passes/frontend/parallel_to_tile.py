@@ -63,7 +63,7 @@ from ... import ops
 from ...errors import TTCompileError, TTLayoutError, TTUnsupportedError
 from ..common import (
     buffer_dtype, buffer_scope, buffer_shape, collect, const_int, seq, stmts_of, substitute,
-    tt_pass,
+    tt_pass, uses_var,
 )
 from ..common import tt_map, with_tile_span
 from .eltwise_expr import (
@@ -562,11 +562,8 @@ def _independent_serial_nest(loop: tirx.For):
         return None
     nest_vars = [lp.loop_var for lp in loops]
 
-    def uses(expr, var):
-        return any(v.same_as(var) for v in collect(expr, tvm.ir.Var))
-
     for var in nest_vars:
-        holders = [ix for ix in body.indices if uses(ix, var)]
+        holders = [ix for ix in body.indices if uses_var(ix, var)]
         if len(holders) != 1:
             return None
         ix = holders[0]
@@ -575,7 +572,7 @@ def _independent_serial_nest(loop: tirx.For):
         if not isinstance(ix, tirx.Add):
             return None
         rest = ix.b if ix.a.same_as(var) else ix.a if ix.b.same_as(var) else None
-        if rest is None or any(uses(rest, v) for v in nest_vars):
+        if rest is None or any(uses_var(rest, v) for v in nest_vars):
             return None
     for ld in collect(body.value, tvm.ir.TensorLoad):
         if ld.source.same_as(body.buffer) and \
