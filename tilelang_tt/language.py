@@ -227,6 +227,12 @@ def _bind_python_values(tree):
     tree = copy.deepcopy(tree)
     fdef = tree.body[0]
 
+    class KernelBody(ast.NodeTransformer):
+        """Rewrites the kernel's own body, not the functions nested in it."""
+
+        def visit_FunctionDef(self, node):
+            return node if node is not fdef else self.generic_visit(node)
+
     class SplitChains(ast.NodeTransformer):
         """``a = b = v`` (TileLang accepts it; TVMScript does not): ``a = v`` then ``b = v``
         (v is an expression without side effects)."""
@@ -271,36 +277,27 @@ def _bind_python_values(tree):
                 return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
             return node
 
-    class Asserts(ast.NodeTransformer):
+    class Asserts(KernelBody):
         """``assert c, m`` -> ``__tt_assert(c, m)`` (TVMScript makes every assert a T.Assert,
         which takes no Python bool)."""
-
-        def visit_FunctionDef(self, node):
-            return node if node is not fdef else self.generic_visit(node)
 
         def visit_Assert(self, node):
             args = [node.test] + ([node.msg] if node.msg is not None else [])
             call = ast.Call(func=ast.Name(id=_ASSERT, ctx=ast.Load()), args=args, keywords=[])
             return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
 
-    class Generators(ast.NodeTransformer):
+    class Generators(KernelBody):
         """``sum(f(s) for s in sizes)`` -> ``sum([f(s) for s in sizes])``: TVMScript evaluates a
         list comprehension as Python but walks into a generator expression, whose loop
         variable it then does not know."""
-
-        def visit_FunctionDef(self, node):
-            return node if node is not fdef else self.generic_visit(node)
 
         def visit_GeneratorExp(self, node):
             self.generic_visit(node)
             return ast.copy_location(ast.ListComp(elt=node.elt, generators=node.generators), node)
 
-    class PythonAnnotations(ast.NodeTransformer):
+    class PythonAnnotations(KernelBody):
         """``dtype: str = T.bfloat16`` (a Python type annotation, as TileLang's eager-form
         bodies write): the plain assignment; TVMScript would declare a typed scalar."""
-
-        def visit_FunctionDef(self, node):
-            return node if node is not fdef else self.generic_visit(node)
 
         def visit_AnnAssign(self, node):
             ann = node.annotation
@@ -351,12 +348,9 @@ def _bind_python_values(tree):
 
     visit(fdef)
 
-    class ReadVariables(ast.NodeTransformer):
+    class ReadVariables(KernelBody):
         """A read of a T.alloc_var variable is its element load (``__tt_read(x)``), an
         expression every T.* function takes (TVMScript's scalar wrapper is not one)."""
-
-        def visit_FunctionDef(self, node):
-            return node if node is not fdef else self.generic_visit(node)
 
         def visit_Lambda(self, node):
             return node
