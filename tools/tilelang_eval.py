@@ -4,8 +4,8 @@
                                   [--only examples/gemm] [--jobs 1]
 
 For every example script (``examples/**/*.py`` but tests, regression scripts and conftest)
-and every language test (``testing/python/language/test_*.py``) of a TileLang source
-distribution, the imports are rewritten as a user would (``import tilelang`` ->
+and every language test (``testing/python/language/test_*.py``; with ``--only testing/...``
+the test files of any directory under ``testing/python``) of a TileLang source distribution, the imports are rewritten as a user would (``import tilelang`` ->
 ``import tilelang_tt as tilelang``, ``import tilelang.language as T`` ->
 ``import tilelang_tt.language as T``, ``from tilelang.x import y`` -> ``from tilelang_tt.x
 import y``; nothing else changes), then the example's ``__main__`` runs (default arguments) or
@@ -69,7 +69,10 @@ def programs(root: Path, only: str | None):
         if name.startswith(("test_", "regression_")) or name in ("conftest.py", "__init__.py"):
             continue
         found.append(("example", p))
-    for p in sorted((root / "testing" / "python" / "language").glob("test_*.py")):
+    # TileLang's language tests by default; any of its test directories when --only names one
+    tests = root / "testing" / "python"
+    pattern = "**/test_*.py" if only and only.startswith("testing/") else "language/test_*.py"
+    for p in sorted(tests.glob(pattern)):
         found.append(("test", p))
     if only:
         found = [(k, p) for k, p in found if str(p.relative_to(root)).startswith(only)]
