@@ -166,6 +166,14 @@ def collect(node, node_type, pred=None) -> list:
     return found
 
 
+BLOCK_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
+
+
+def launch_attrs(body) -> list:
+    """The ``thread_extent`` AttrStmts of the kernel launch, in nesting order."""
+    return [a for a in collect(body, tirx.AttrStmt) if str(a.attr_key) == "thread_extent"]
+
+
 def uses_var(expr, var) -> bool:
     """``var`` occurs in ``expr``."""
     return any(v.same_as(var) for v in collect(expr, tvm.ir.Var))

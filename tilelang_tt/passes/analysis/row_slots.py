@@ -25,11 +25,6 @@ _BLOCK_SCOPES = ("shared", "local.fragment")
 _REDUCES = ("tirx.tile.sum", "tirx.tile.max", "tirx.tile.min")
 
 
-def blockidx_launches(body) -> list:
-    return [a for a in collect(body, tirx.AttrStmt) if str(a.attr_key) == "thread_extent"
-            and str(a.node.thread_tag).startswith("blockIdx.")]
-
-
 def linear_in(expr, var):
     """(coefficient, base) with ``expr == var * coefficient + base``, or (None, None)."""
     found = detect_linear_equation(expr, [var])

@@ -55,9 +55,8 @@ from tvm.sym import Analyzer
 
 from ... import attrs, ops
 from ...errors import TTUnsupportedError
-from ..common import (buffer_dtype, buffer_scope, collect, seq, stmts_of, substitute, tt_map,
-                      tt_pass)
-from ..partition.work_partition import launch_attrs
+from ..common import (buffer_dtype, buffer_scope, collect, launch_attrs, seq, stmts_of, substitute,
+                      tt_map, tt_pass)
 
 
 def _kind(atom) -> str:

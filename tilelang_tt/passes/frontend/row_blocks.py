@@ -50,9 +50,9 @@ from tvm import tirx
 
 from ... import attrs
 from ...errors import TTVerifyError
-from ..analysis.row_slots import ROWS, RowSlots, blockidx_launches, linear_in
-from ..common import (buffer_dtype, buffer_scope, buffer_shape, collect, int_imm,
-                      replace_tile_call, substitute, tt_map, tt_pass)
+from ..analysis.row_slots import ROWS, RowSlots, linear_in
+from ..common import (BLOCK_TAGS, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm,
+                      launch_attrs, replace_tile_call, substitute, tt_map, tt_pass)
 
 
 def _coarsen_axis(body, launch):
@@ -178,8 +178,8 @@ def coarsen_row_blocks(body):
     """(body, records): every grid axis with blocks of fewer than 32 rows coarsened (module
     docstring)."""
     records = []
-    for tag in ("blockIdx.x", "blockIdx.y", "blockIdx.z"):
-        launch = next((a for a in blockidx_launches(body) if str(a.node.thread_tag) == tag),
+    for tag in BLOCK_TAGS:
+        launch = next((a for a in launch_attrs(body) if str(a.node.thread_tag) == tag),
                       None)
         if launch is None:
             continue

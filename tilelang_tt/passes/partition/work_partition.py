@@ -34,23 +34,14 @@ decided from the tensors' layouts (``tt.layout_desc``):
 
 from __future__ import annotations
 
-from tvm import tirx
-
 from ... import attrs
 from ...errors import TTCompileError, TTUnsupportedError
 from ...target import profile_of
 from ..common import (
-    collect, const_int, gemm_accumulators, get_attr, require_attr, to_py, tt_pass,
+    BLOCK_TAGS, const_int, gemm_accumulators, get_attr, launch_attrs, require_attr, to_py,
+    tt_pass,
 )
 from .shard_pinning import pin_blocks
-
-BLOCK_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
-
-
-def launch_attrs(body) -> list:
-    """The ``thread_extent`` AttrStmts of the kernel launch, in nesting order."""
-    return [a for a in collect(body, tirx.AttrStmt) if str(a.attr_key) == "thread_extent"]
-
 
 def launch_grid(body) -> tuple[list, list]:
     """(block vars, extents) for blockIdx.x/y/z (missing dims have extent 1, var None)."""
