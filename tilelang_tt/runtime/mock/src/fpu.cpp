@@ -739,7 +739,7 @@ AVX512_FN inline bool range_safe512(const RowSums512* rs, const Dst32 (*st)[2], 
 template <bool kFp32, int kRows, bool kFast>
 AVX512_FN inline __mmask16 batch_steps512(Dst32 (&st)[kRows][2], const RowSums512* rs, const __m512i (&e)[kRows][2][2][2],
                                           const __m512i (&em01)[kRows][2][2], int phases) {
-    const __m512i zero = _mm512_setzero_si512();
+    const __m512i odd = _mm512_set1_epi32(static_cast<int32_t>(0xFFFF0000u));
     __mmask16 rare = 0;
     for (int p = 0; p < phases; ++p) {
         const int32_t adj = product_exp_adjust(p);
@@ -755,8 +755,9 @@ AVX512_FN inline __mmask16 batch_steps512(Dst32 (&st)[kRows][2], const RowSums51
                 const __m512i* s = rs[j].sums[p][kc];
 #pragma GCC unroll 2
                 for (int h = 0; h < 2; ++h) {
-                    const __m512i x0 = h ? _mm512_unpackhi_epi16(zero, s[0]) : _mm512_unpacklo_epi16(zero, s[0]);
-                    const __m512i x1 = h ? _mm512_unpackhi_epi16(zero, s[1]) : _mm512_unpacklo_epi16(zero, s[1]);
+                    // a group sum x 2^16: the even columns (h = 0) or the odd ones
+                    const __m512i x0 = h ? _mm512_and_si512(s[0], odd) : _mm512_slli_epi32(s[0], 16);
+                    const __m512i x1 = h ? _mm512_and_si512(s[1], odd) : _mm512_slli_epi32(s[1], 16);
                     if (kFast) {
                         dst32_step_fast(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h], em01[j][kc][h], rare);
                     } else {
@@ -778,22 +779,20 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
         drow[j][0] = dst + (fr * 2) * 256 + r * 16;
         drow[j][1] = dst + (fr * 2 + 1) * 256 + r * 16;
     }
-    // columns as vpunpck{l,h}wd leave them: lanes 0-3, 8-11, 16-19, 24-27 of a 32-lane vector
-    // in the first half (lo), the others in the second (hi)
-    const __m512i lo_cols = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
-    const __m512i hi_cols = _mm512_add_epi32(lo_cols, _mm512_set1_epi32(4));
-    const __m512i zero = _mm512_setzero_si512();
+    // the even columns of a row in the first half (h = 0), the odd ones in the second: the 16-bit
+    // lanes of a 32-column vector as the low and the high halves of its 32-bit lanes
+    const __m512i even_cols = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd_cols = _mm512_add_epi32(even_cols, _mm512_set1_epi32(1));
     Dst32 st0[kRows][2], st[kRows][2];  // the rows' DST values before the batch, and now
-    __m512i e[kRows][2][2][2], em01[kRows][2][2];  // [row][K chunk][group][lo / hi], [row][K chunk][lo / hi]
+    __m512i e[kRows][2][2][2], em01[kRows][2][2];  // [row][K chunk][group][even / odd], [row][K chunk][even / odd]
     for (int j = 0; j < kRows; ++j) {
         const __m512i d0 = _mm512_loadu_si512(drow[j][0]), d1 = _mm512_loadu_si512(drow[j][1]);
-        st0[j][0] = dst32_decode(_mm512_permutex2var_epi32(d0, lo_cols, d1));
-        st0[j][1] = dst32_decode(_mm512_permutex2var_epi32(d0, hi_cols, d1));
+        st0[j][0] = dst32_decode(_mm512_permutex2var_epi32(d0, even_cols, d1));
+        st0[j][1] = dst32_decode(_mm512_permutex2var_epi32(d0, odd_cols, d1));
         for (int kc = 0; kc < 2; ++kc) {
             for (int g = 0; g < 2; ++g) {
-                const __m512i sgn = _mm512_srai_epi16(rs[j].emax[kc][g], 15);
-                e[j][kc][g][0] = _mm512_unpacklo_epi16(rs[j].emax[kc][g], sgn);
-                e[j][kc][g][1] = _mm512_unpackhi_epi16(rs[j].emax[kc][g], sgn);
+                e[j][kc][g][0] = _mm512_srai_epi32(_mm512_slli_epi32(rs[j].emax[kc][g], 16), 16);
+                e[j][kc][g][1] = _mm512_srai_epi32(rs[j].emax[kc][g], 16);
             }
             for (int h = 0; h < 2; ++h) em01[j][kc][h] = _mm512_max_epi32(e[j][kc][0][h], e[j][kc][1][h]);
         }
@@ -806,7 +805,7 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
         for (int j = 0; j < kRows; ++j) st[j][0] = st0[j][0], st[j][1] = st0[j][1];
         batch_steps512<kFp32, kRows, false>(st, rs, e, em01, phases);
     }
-    const __m512i to_d0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const __m512i to_d0 = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     const __m512i to_d1 = _mm512_add_epi32(to_d0, _mm512_set1_epi32(8));
     const __m512i back = _mm512_set1_epi32(product_exp_adjust(phases - 1));
     for (int j = 0; j < kRows; ++j) {
