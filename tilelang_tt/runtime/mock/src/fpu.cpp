@@ -625,10 +625,12 @@ AVX512_FN inline Dst32 dst32_step(Dst32 s, __m512i x0, __m512i e0, __m512i x1, _
 
 // dst32_step with a 32-bit DST where no result can leave the exponent range [1, 254] (a batch
 // that range_safe512 accepted): without the flush to zero and infinity selects. A sum of 0 or +-1
-// (a zero result, Wormhole's -1 renormalisation) is not handled either: its lanes are added to
-// `rare`, and a batch with any is computed again with dst32_step.
+// (a zero result, Wormhole's -1 renormalisation) is not handled either: `low` keeps the smallest
+// 2|sum| seen, and a batch where it was below 4 is computed again with dst32_step. The sticky bit
+// that turns the conversion's ties into round-ups is |sum| >> 24 here (non-zero from 2^24 on,
+// below half the dropped bits' unit, and or-ed in, so it never carries into them).
 AVX512_FN inline void dst32_step_fast(Dst32& s, __m512i x0, __m512i e0, __m512i x1, __m512i e1, __m512i em01,
-                                      __mmask16& rare) {
+                                      __m512i& low) {
     const __m512i four = _mm512_set1_epi32(4);
     const __m512i emax = _mm512_max_epi32(em01, s.e);
     const __m512i a0 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x0, _mm512_sub_epi32(emax, e0)), four), 3);
@@ -636,15 +638,13 @@ AVX512_FN inline void dst32_step_fast(Dst32& s, __m512i x0, __m512i e0, __m512i 
     const __m512i ad = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(s.x, _mm512_sub_epi32(emax, s.e)), four), 3);
     const __m512i t = _mm512_add_epi32(_mm512_add_epi32(a0, a1), ad);
     const __m512i mag = _mm512_abs_epi32(t);
-    const __m512i twice = _mm512_add_epi32(mag, mag);
-    const __m512i v = _mm512_mask_or_epi32(twice, _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32((1 << 24) - 1)),
-                                           twice, _mm512_set1_epi32(1));
-    rare |= _mm512_cmplt_epu32_mask(v, four);
+    const __m512i v = _mm512_or_si512(_mm512_add_epi32(mag, mag), _mm512_srli_epi32(mag, 24));
+    low = _mm512_min_epu32(low, v);
     const __m512i fb = _mm512_castps_si512(_mm512_cvtepi32_ps(v));
     s.e = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), _mm512_sub_epi32(emax, _mm512_set1_epi32(127 + 23 + 1)));
     const __m512i m8 = _mm512_ternarylogic_epi32(_mm512_slli_epi32(fb, 3), _mm512_set1_epi32(0x7FFFFF << 3),
                                                  _mm512_set1_epi32(1 << 26), 0xEA);
-    s.x = _mm512_mask_ternarylogic_epi32(m8, _mm512_movepi32_mask(t), m8, m8, 0x0F);
+    s.x = _mm512_xor_si512(m8, _mm512_srai_epi32(t, 31));  // ~m8 for a negative sum
 }
 
 // One DST row's MVMUL work before the accumulator: the group maxima of each K chunk (emax, int16
@@ -740,7 +740,7 @@ template <bool kFp32, int kRows, bool kFast>
 AVX512_FN inline __mmask16 batch_steps512(Dst32 (&st)[kRows][2], const RowSums512* rs, const __m512i (&e)[kRows][2][2][2],
                                           const __m512i (&em01)[kRows][2][2], int phases) {
     const __m512i odd = _mm512_set1_epi32(static_cast<int32_t>(0xFFFF0000u));
-    __mmask16 rare = 0;
+    __m512i low = _mm512_set1_epi32(-1);
     for (int p = 0; p < phases; ++p) {
         const int32_t adj = product_exp_adjust(p);
         // the DST exponent relative to this phase's product exponent adjustment
@@ -759,7 +759,7 @@ AVX512_FN inline __mmask16 batch_steps512(Dst32 (&st)[kRows][2], const RowSums51
                     const __m512i x0 = h ? _mm512_and_si512(s[0], odd) : _mm512_slli_epi32(s[0], 16);
                     const __m512i x1 = h ? _mm512_and_si512(s[1], odd) : _mm512_slli_epi32(s[1], 16);
                     if (kFast) {
-                        dst32_step_fast(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h], em01[j][kc][h], rare);
+                        dst32_step_fast(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h], em01[j][kc][h], low);
                     } else {
                         st[j][h] = dst32_step<kFp32>(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h],
                                                      em01[j][kc][h], adj);
@@ -768,7 +768,7 @@ AVX512_FN inline __mmask16 batch_steps512(Dst32 (&st)[kRows][2], const RowSums51
             }
         }
     }
-    return rare;
+    return _mm512_cmplt_epu32_mask(low, _mm512_set1_epi32(4));
 }
 
 template <bool kFp32, int kRows>
