@@ -670,7 +670,23 @@ AVX512_FN inline void group_sums512(__m512i& s0, __m512i& s1, const int16_t* fa,
     s1 = _mm512_add_epi16(acc[2], acc[3]);
 }
 
-AVX512_FN inline void row_sums512(RowSums512& out, const SrcA512& opa, const SrcB512& opb, int row, int phases) {
+// group_sums512 of the two fidelity phases that share the SrcB field (phases 2 bf and 2 bf + 1,
+// SrcA fields 0 and 1): each SrcB broadcast serves both.
+AVX512_FN inline void group_sums512_pair(__m512i (&s)[2][2], const int16_t* fa0, const int16_t* fa1,
+                                         const int32_t* fb, const __m512i* mul) {
+#pragma GCC unroll 16
+    for (int kk = 0; kk < 16; ++kk) {
+        const __m512i b = _mm512_set1_epi32(fb[kk]);
+        const __m512i y0 = _mm512_mulhrs_epi16(_mm512_maddubs_epi16(b, _mm512_load_si512(fa0 + kk * 32)), mul[kk]);
+        const __m512i y1 = _mm512_mulhrs_epi16(_mm512_maddubs_epi16(b, _mm512_load_si512(fa1 + kk * 32)), mul[kk]);
+        const int g = kk >> 3;
+        s[0][g] = (kk & 7) == 0 ? y0 : _mm512_add_epi16(s[0][g], y0);
+        s[1][g] = (kk & 7) == 0 ? y1 : _mm512_add_epi16(s[1][g], y1);
+    }
+}
+
+template <int phases>
+AVX512_FN inline void row_sums512(RowSums512& out, const SrcA512& opa, const SrcB512& opb, int row) {
     const int fr = row >> 4, r = row & 15;
     for (int kc = 0; kc < 2; ++kc) {
         const int bi = (fr * 2 + kc) * 256 + r * 16;  // SrcB lanes of this row and K chunk
@@ -695,13 +711,22 @@ AVX512_FN inline void row_sums512(RowSums512& out, const SrcA512& opa, const Src
             }
             out.emax[kc][g] = em;
         }
-        for (int p = 0; p < phases; ++p) {
-            __m512i s0, s1;
-            group_sums512(s0, s1, opa.a[p & 1] + kc * 16 * 32, opb.b[(p >> 1) & 1] + bi, mul);
-            // a group whose exponent underflows (emax + adj <= 0) contributes nothing
-            const __m512i floor = _mm512_set1_epi16(static_cast<int16_t>(-product_exp_adjust(p)));
-            out.sums[p][kc][0] = _mm512_maskz_mov_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][0], floor), s0);
-            out.sums[p][kc][1] = _mm512_maskz_mov_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][1], floor), s1);
+        constexpr int kMaxPair = 2;
+        for (int p = 0; p < phases; p += kMaxPair) {
+            __m512i s[2][2];
+            const int32_t* fb = opb.b[(p >> 1) & 1] + bi;
+            const int n = std::min(kMaxPair, phases - p);
+            if (n == 2) {
+                group_sums512_pair(s, opa.a[0] + kc * 16 * 32, opa.a[1] + kc * 16 * 32, fb, mul);
+            } else {
+                group_sums512(s[0][0], s[0][1], opa.a[p & 1] + kc * 16 * 32, fb, mul);
+            }
+            for (int q = 0; q < n; ++q) {
+                // a group whose exponent underflows (emax + adj <= 0) contributes nothing
+                const __m512i floor = _mm512_set1_epi16(static_cast<int16_t>(-product_exp_adjust(p + q)));
+                out.sums[p + q][kc][0] = _mm512_maskz_mov_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][0], floor), s[q][0]);
+                out.sums[p + q][kc][1] = _mm512_maskz_mov_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][1], floor), s[q][1]);
+            }
         }
     }
 }
@@ -817,13 +842,23 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
     }
 }
 
-template <bool kFp32>
-AVX512_FN void matmul512_rows(uint32_t* dst, const SrcA512& opa, const SrcB512& opb, int phases) {
+template <bool kFp32, int kPhases>
+AVX512_FN void matmul512_rows(uint32_t* dst, const SrcA512& opa, const SrcB512& opb) {
     constexpr int kRows = 2;
     for (int row = 0; row < 32; row += kRows) {
         RowSums512 rs[kRows];
-        for (int j = 0; j < kRows; ++j) row_sums512(rs[j], opa, opb, row + j, phases);
-        accumulate_rows512<kFp32, kRows>(dst, rs, row, phases);
+        for (int j = 0; j < kRows; ++j) row_sums512<kPhases>(rs[j], opa, opb, row + j);
+        accumulate_rows512<kFp32, kRows>(dst, rs, row, kPhases);
+    }
+}
+
+template <bool kFp32>
+AVX512_FN void matmul512_rows(uint32_t* dst, const SrcA512& opa, const SrcB512& opb, int phases) {
+    switch (phases) {  // the fidelity loops unrolled
+        case 1: matmul512_rows<kFp32, 1>(dst, opa, opb); break;
+        case 2: matmul512_rows<kFp32, 2>(dst, opa, opb); break;
+        case 3: matmul512_rows<kFp32, 3>(dst, opa, opb); break;
+        default: matmul512_rows<kFp32, 4>(dst, opa, opb); break;
     }
 }
 
