@@ -517,9 +517,10 @@ AVX512_FN void decode_a512(const T* in1, SrcA512& op) {
     }
 }
 
-// SrcB from in0 (as decode_a512)
+// SrcB from in0 (as decode_a512); the field of the low mantissa bits (b[1]) only when the
+// fidelity phases 2 and 3 read it (with_lo)
 template <typename T>
-AVX512_FN void decode_b512(const T* in0, SrcB512& op) {
+AVX512_FN void decode_b512(const T* in0, SrcB512& op, bool with_lo) {
     const __m512i twice0 = _mm512_load_si512(kTwice[0]), twice1 = _mm512_load_si512(kTwice[1]);
     for (int i = 0; i < kTileElems; i += 32) {  // SrcB, face layout
         const Words512 w = words512(in0 + i, in0 + i + 16);
@@ -536,6 +537,7 @@ AVX512_FN void decode_b512(const T* in0, SrcB512& op) {
                                  _mm512_mask_mov_epi16(_mm512_set1_epi16(1), w.neg, _mm512_set1_epi16(-1))};
         int32_t* outs[4] = {op.b[0] + i, op.b[1] + i, op.eb + i, op.sb + i};
         for (int v = 0; v < 4; ++v) {
+            if (v == 1 && !with_lo) continue;
             _mm512_store_si512(outs[v], _mm512_permutexvar_epi16(twice0, vals[v]));
             _mm512_store_si512(outs[v] + 16, _mm512_permutexvar_epi16(twice1, vals[v]));
         }
@@ -867,7 +869,7 @@ AVX512_FN void matmul512_impl(uint32_t* dst, const uint32_t* in0, const uint32_t
     SrcA512 opa;  // in1 feeds SrcA, in0 SrcB
     SrcB512 opb;
     decode_a512(in1, opa);
-    decode_b512(in0, opb);
+    decode_b512(in0, opb, phases > 2);
     matmul512_rows<kFp32>(dst, opa, opb, phases);
 }
 
@@ -884,6 +886,7 @@ struct DecodedBf16 {
     struct B {
         alignas(64) uint16_t key[kTileElems];
         bool valid = false;
+        bool lo = false;  // op.b[1] decoded
         SrcB512 op;
     } b;
 };
@@ -900,11 +903,15 @@ AVX512_FN void matmul512_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t
     static thread_local std::unique_ptr<DecodedBf16> decoded = std::make_unique<DecodedBf16>();
     auto& a = decoded->a[(reinterpret_cast<uintptr_t>(in1) / (kTileElems * 2)) % kSrcACacheSlots];
     if (!cached(a, in1)) decode_a512(in1, a.op);
-    if (!cached(decoded->b, in0)) decode_b512(in0, decoded->b.op);
+    auto& b = decoded->b;
+    if (!cached(b, in0) || (phases > 2 && !b.lo)) {
+        b.lo = phases > 2;
+        decode_b512(in0, b.op, b.lo);
+    }
     if (fp32_dst) {
-        matmul512_rows<true>(dst, a.op, decoded->b.op, phases);
+        matmul512_rows<true>(dst, a.op, b.op, phases);
     } else {
-        matmul512_rows<false>(dst, a.op, decoded->b.op, phases);
+        matmul512_rows<false>(dst, a.op, b.op, phases);
     }
 }
 
