@@ -517,9 +517,10 @@ AVX512_FN void decode_a512(const T* in1, SrcA512& op) {
     }
 }
 
-// SrcB from in0 (as decode_a512)
+// SrcB from in0 (as decode_a512); the field of the low mantissa bits (b[1]) only when the
+// fidelity phases 2 and 3 read it (with_lo)
 template <typename T>
-AVX512_FN void decode_b512(const T* in0, SrcB512& op) {
+AVX512_FN void decode_b512(const T* in0, SrcB512& op, bool with_lo) {
     const __m512i twice0 = _mm512_load_si512(kTwice[0]), twice1 = _mm512_load_si512(kTwice[1]);
     for (int i = 0; i < kTileElems; i += 32) {  // SrcB, face layout
         const Words512 w = words512(in0 + i, in0 + i + 16);
@@ -536,6 +537,7 @@ AVX512_FN void decode_b512(const T* in0, SrcB512& op) {
                                  _mm512_mask_mov_epi16(_mm512_set1_epi16(1), w.neg, _mm512_set1_epi16(-1))};
         int32_t* outs[4] = {op.b[0] + i, op.b[1] + i, op.eb + i, op.sb + i};
         for (int v = 0; v < 4; ++v) {
+            if (v == 1 && !with_lo) continue;
             _mm512_store_si512(outs[v], _mm512_permutexvar_epi16(twice0, vals[v]));
             _mm512_store_si512(outs[v] + 16, _mm512_permutexvar_epi16(twice1, vals[v]));
         }
@@ -625,10 +627,12 @@ AVX512_FN inline Dst32 dst32_step(Dst32 s, __m512i x0, __m512i e0, __m512i x1, _
 
 // dst32_step with a 32-bit DST where no result can leave the exponent range [1, 254] (a batch
 // that range_safe512 accepted): without the flush to zero and infinity selects. A sum of 0 or +-1
-// (a zero result, Wormhole's -1 renormalisation) is not handled either: its lanes are added to
-// `rare`, and a batch with any is computed again with dst32_step.
+// (a zero result, Wormhole's -1 renormalisation) is not handled either: `low` keeps the smallest
+// 2|sum| seen, and a batch where it was below 4 is computed again with dst32_step. The sticky bit
+// that turns the conversion's ties into round-ups is |sum| >> 24 here (non-zero from 2^24 on,
+// below half the dropped bits' unit, and or-ed in, so it never carries into them).
 AVX512_FN inline void dst32_step_fast(Dst32& s, __m512i x0, __m512i e0, __m512i x1, __m512i e1, __m512i em01,
-                                      __mmask16& rare) {
+                                      __m512i& low) {
     const __m512i four = _mm512_set1_epi32(4);
     const __m512i emax = _mm512_max_epi32(em01, s.e);
     const __m512i a0 = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(x0, _mm512_sub_epi32(emax, e0)), four), 3);
@@ -636,15 +640,13 @@ AVX512_FN inline void dst32_step_fast(Dst32& s, __m512i x0, __m512i e0, __m512i 
     const __m512i ad = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(s.x, _mm512_sub_epi32(emax, s.e)), four), 3);
     const __m512i t = _mm512_add_epi32(_mm512_add_epi32(a0, a1), ad);
     const __m512i mag = _mm512_abs_epi32(t);
-    const __m512i twice = _mm512_add_epi32(mag, mag);
-    const __m512i v = _mm512_mask_or_epi32(twice, _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32((1 << 24) - 1)),
-                                           twice, _mm512_set1_epi32(1));
-    rare |= _mm512_cmplt_epu32_mask(v, four);
+    const __m512i v = _mm512_or_si512(_mm512_add_epi32(mag, mag), _mm512_srli_epi32(mag, 24));
+    low = _mm512_min_epu32(low, v);
     const __m512i fb = _mm512_castps_si512(_mm512_cvtepi32_ps(v));
     s.e = _mm512_add_epi32(_mm512_srli_epi32(fb, 23), _mm512_sub_epi32(emax, _mm512_set1_epi32(127 + 23 + 1)));
     const __m512i m8 = _mm512_ternarylogic_epi32(_mm512_slli_epi32(fb, 3), _mm512_set1_epi32(0x7FFFFF << 3),
                                                  _mm512_set1_epi32(1 << 26), 0xEA);
-    s.x = _mm512_mask_ternarylogic_epi32(m8, _mm512_movepi32_mask(t), m8, m8, 0x0F);
+    s.x = _mm512_xor_si512(m8, _mm512_srai_epi32(t, 31));  // ~m8 for a negative sum
 }
 
 // One DST row's MVMUL work before the accumulator: the group maxima of each K chunk (emax, int16
@@ -670,7 +672,23 @@ AVX512_FN inline void group_sums512(__m512i& s0, __m512i& s1, const int16_t* fa,
     s1 = _mm512_add_epi16(acc[2], acc[3]);
 }
 
-AVX512_FN inline void row_sums512(RowSums512& out, const SrcA512& opa, const SrcB512& opb, int row, int phases) {
+// group_sums512 of the two fidelity phases that share the SrcB field (phases 2 bf and 2 bf + 1,
+// SrcA fields 0 and 1): each SrcB broadcast serves both.
+AVX512_FN inline void group_sums512_pair(__m512i (&s)[2][2], const int16_t* fa0, const int16_t* fa1,
+                                         const int32_t* fb, const __m512i* mul) {
+#pragma GCC unroll 16
+    for (int kk = 0; kk < 16; ++kk) {
+        const __m512i b = _mm512_set1_epi32(fb[kk]);
+        const __m512i y0 = _mm512_mulhrs_epi16(_mm512_maddubs_epi16(b, _mm512_load_si512(fa0 + kk * 32)), mul[kk]);
+        const __m512i y1 = _mm512_mulhrs_epi16(_mm512_maddubs_epi16(b, _mm512_load_si512(fa1 + kk * 32)), mul[kk]);
+        const int g = kk >> 3;
+        s[0][g] = (kk & 7) == 0 ? y0 : _mm512_add_epi16(s[0][g], y0);
+        s[1][g] = (kk & 7) == 0 ? y1 : _mm512_add_epi16(s[1][g], y1);
+    }
+}
+
+template <int phases>
+AVX512_FN inline void row_sums512(RowSums512& out, const SrcA512& opa, const SrcB512& opb, int row) {
     const int fr = row >> 4, r = row & 15;
     for (int kc = 0; kc < 2; ++kc) {
         const int bi = (fr * 2 + kc) * 256 + r * 16;  // SrcB lanes of this row and K chunk
@@ -695,13 +713,22 @@ AVX512_FN inline void row_sums512(RowSums512& out, const SrcA512& opa, const Src
             }
             out.emax[kc][g] = em;
         }
-        for (int p = 0; p < phases; ++p) {
-            __m512i s0, s1;
-            group_sums512(s0, s1, opa.a[p & 1] + kc * 16 * 32, opb.b[(p >> 1) & 1] + bi, mul);
-            // a group whose exponent underflows (emax + adj <= 0) contributes nothing
-            const __m512i floor = _mm512_set1_epi16(static_cast<int16_t>(-product_exp_adjust(p)));
-            out.sums[p][kc][0] = _mm512_maskz_mov_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][0], floor), s0);
-            out.sums[p][kc][1] = _mm512_maskz_mov_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][1], floor), s1);
+        constexpr int kMaxPair = 2;
+        for (int p = 0; p < phases; p += kMaxPair) {
+            __m512i s[2][2];
+            const int32_t* fb = opb.b[(p >> 1) & 1] + bi;
+            const int n = std::min(kMaxPair, phases - p);
+            if (n == 2) {
+                group_sums512_pair(s, opa.a[0] + kc * 16 * 32, opa.a[1] + kc * 16 * 32, fb, mul);
+            } else {
+                group_sums512(s[0][0], s[0][1], opa.a[p & 1] + kc * 16 * 32, fb, mul);
+            }
+            for (int q = 0; q < n; ++q) {
+                // a group whose exponent underflows (emax + adj <= 0) contributes nothing
+                const __m512i floor = _mm512_set1_epi16(static_cast<int16_t>(-product_exp_adjust(p + q)));
+                out.sums[p + q][kc][0] = _mm512_maskz_mov_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][0], floor), s[q][0]);
+                out.sums[p + q][kc][1] = _mm512_maskz_mov_epi16(_mm512_cmpgt_epi16_mask(out.emax[kc][1], floor), s[q][1]);
+            }
         }
     }
 }
@@ -739,8 +766,8 @@ AVX512_FN inline bool range_safe512(const RowSums512* rs, const Dst32 (*st)[2], 
 template <bool kFp32, int kRows, bool kFast>
 AVX512_FN inline __mmask16 batch_steps512(Dst32 (&st)[kRows][2], const RowSums512* rs, const __m512i (&e)[kRows][2][2][2],
                                           const __m512i (&em01)[kRows][2][2], int phases) {
-    const __m512i zero = _mm512_setzero_si512();
-    __mmask16 rare = 0;
+    const __m512i odd = _mm512_set1_epi32(static_cast<int32_t>(0xFFFF0000u));
+    __m512i low = _mm512_set1_epi32(-1);
     for (int p = 0; p < phases; ++p) {
         const int32_t adj = product_exp_adjust(p);
         // the DST exponent relative to this phase's product exponent adjustment
@@ -755,10 +782,11 @@ AVX512_FN inline __mmask16 batch_steps512(Dst32 (&st)[kRows][2], const RowSums51
                 const __m512i* s = rs[j].sums[p][kc];
 #pragma GCC unroll 2
                 for (int h = 0; h < 2; ++h) {
-                    const __m512i x0 = h ? _mm512_unpackhi_epi16(zero, s[0]) : _mm512_unpacklo_epi16(zero, s[0]);
-                    const __m512i x1 = h ? _mm512_unpackhi_epi16(zero, s[1]) : _mm512_unpacklo_epi16(zero, s[1]);
+                    // a group sum x 2^16: the even columns (h = 0) or the odd ones
+                    const __m512i x0 = h ? _mm512_and_si512(s[0], odd) : _mm512_slli_epi32(s[0], 16);
+                    const __m512i x1 = h ? _mm512_and_si512(s[1], odd) : _mm512_slli_epi32(s[1], 16);
                     if (kFast) {
-                        dst32_step_fast(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h], em01[j][kc][h], rare);
+                        dst32_step_fast(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h], em01[j][kc][h], low);
                     } else {
                         st[j][h] = dst32_step<kFp32>(st[j][h], x0, e[j][kc][0][h], x1, e[j][kc][1][h],
                                                      em01[j][kc][h], adj);
@@ -767,7 +795,7 @@ AVX512_FN inline __mmask16 batch_steps512(Dst32 (&st)[kRows][2], const RowSums51
             }
         }
     }
-    return rare;
+    return _mm512_cmplt_epu32_mask(low, _mm512_set1_epi32(4));
 }
 
 template <bool kFp32, int kRows>
@@ -778,22 +806,20 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
         drow[j][0] = dst + (fr * 2) * 256 + r * 16;
         drow[j][1] = dst + (fr * 2 + 1) * 256 + r * 16;
     }
-    // columns as vpunpck{l,h}wd leave them: lanes 0-3, 8-11, 16-19, 24-27 of a 32-lane vector
-    // in the first half (lo), the others in the second (hi)
-    const __m512i lo_cols = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
-    const __m512i hi_cols = _mm512_add_epi32(lo_cols, _mm512_set1_epi32(4));
-    const __m512i zero = _mm512_setzero_si512();
+    // the even columns of a row in the first half (h = 0), the odd ones in the second: the 16-bit
+    // lanes of a 32-column vector as the low and the high halves of its 32-bit lanes
+    const __m512i even_cols = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd_cols = _mm512_add_epi32(even_cols, _mm512_set1_epi32(1));
     Dst32 st0[kRows][2], st[kRows][2];  // the rows' DST values before the batch, and now
-    __m512i e[kRows][2][2][2], em01[kRows][2][2];  // [row][K chunk][group][lo / hi], [row][K chunk][lo / hi]
+    __m512i e[kRows][2][2][2], em01[kRows][2][2];  // [row][K chunk][group][even / odd], [row][K chunk][even / odd]
     for (int j = 0; j < kRows; ++j) {
         const __m512i d0 = _mm512_loadu_si512(drow[j][0]), d1 = _mm512_loadu_si512(drow[j][1]);
-        st0[j][0] = dst32_decode(_mm512_permutex2var_epi32(d0, lo_cols, d1));
-        st0[j][1] = dst32_decode(_mm512_permutex2var_epi32(d0, hi_cols, d1));
+        st0[j][0] = dst32_decode(_mm512_permutex2var_epi32(d0, even_cols, d1));
+        st0[j][1] = dst32_decode(_mm512_permutex2var_epi32(d0, odd_cols, d1));
         for (int kc = 0; kc < 2; ++kc) {
             for (int g = 0; g < 2; ++g) {
-                const __m512i sgn = _mm512_srai_epi16(rs[j].emax[kc][g], 15);
-                e[j][kc][g][0] = _mm512_unpacklo_epi16(rs[j].emax[kc][g], sgn);
-                e[j][kc][g][1] = _mm512_unpackhi_epi16(rs[j].emax[kc][g], sgn);
+                e[j][kc][g][0] = _mm512_srai_epi32(_mm512_slli_epi32(rs[j].emax[kc][g], 16), 16);
+                e[j][kc][g][1] = _mm512_srai_epi32(rs[j].emax[kc][g], 16);
             }
             for (int h = 0; h < 2; ++h) em01[j][kc][h] = _mm512_max_epi32(e[j][kc][0][h], e[j][kc][1][h]);
         }
@@ -806,7 +832,7 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
         for (int j = 0; j < kRows; ++j) st[j][0] = st0[j][0], st[j][1] = st0[j][1];
         batch_steps512<kFp32, kRows, false>(st, rs, e, em01, phases);
     }
-    const __m512i to_d0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const __m512i to_d0 = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     const __m512i to_d1 = _mm512_add_epi32(to_d0, _mm512_set1_epi32(8));
     const __m512i back = _mm512_set1_epi32(product_exp_adjust(phases - 1));
     for (int j = 0; j < kRows; ++j) {
@@ -818,13 +844,23 @@ AVX512_FN inline void accumulate_rows512(uint32_t* dst, const RowSums512* rs, in
     }
 }
 
-template <bool kFp32>
-AVX512_FN void matmul512_rows(uint32_t* dst, const SrcA512& opa, const SrcB512& opb, int phases) {
+template <bool kFp32, int kPhases>
+AVX512_FN void matmul512_rows(uint32_t* dst, const SrcA512& opa, const SrcB512& opb) {
     constexpr int kRows = 2;
     for (int row = 0; row < 32; row += kRows) {
         RowSums512 rs[kRows];
-        for (int j = 0; j < kRows; ++j) row_sums512(rs[j], opa, opb, row + j, phases);
-        accumulate_rows512<kFp32, kRows>(dst, rs, row, phases);
+        for (int j = 0; j < kRows; ++j) row_sums512<kPhases>(rs[j], opa, opb, row + j);
+        accumulate_rows512<kFp32, kRows>(dst, rs, row, kPhases);
+    }
+}
+
+template <bool kFp32>
+AVX512_FN void matmul512_rows(uint32_t* dst, const SrcA512& opa, const SrcB512& opb, int phases) {
+    switch (phases) {  // the fidelity loops unrolled
+        case 1: matmul512_rows<kFp32, 1>(dst, opa, opb); break;
+        case 2: matmul512_rows<kFp32, 2>(dst, opa, opb); break;
+        case 3: matmul512_rows<kFp32, 3>(dst, opa, opb); break;
+        default: matmul512_rows<kFp32, 4>(dst, opa, opb); break;
     }
 }
 
@@ -833,7 +869,7 @@ AVX512_FN void matmul512_impl(uint32_t* dst, const uint32_t* in0, const uint32_t
     SrcA512 opa;  // in1 feeds SrcA, in0 SrcB
     SrcB512 opb;
     decode_a512(in1, opa);
-    decode_b512(in0, opb);
+    decode_b512(in0, opb, phases > 2);
     matmul512_rows<kFp32>(dst, opa, opb, phases);
 }
 
@@ -850,6 +886,7 @@ struct DecodedBf16 {
     struct B {
         alignas(64) uint16_t key[kTileElems];
         bool valid = false;
+        bool lo = false;  // op.b[1] decoded
         SrcB512 op;
     } b;
 };
@@ -866,11 +903,15 @@ AVX512_FN void matmul512_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t
     static thread_local std::unique_ptr<DecodedBf16> decoded = std::make_unique<DecodedBf16>();
     auto& a = decoded->a[(reinterpret_cast<uintptr_t>(in1) / (kTileElems * 2)) % kSrcACacheSlots];
     if (!cached(a, in1)) decode_a512(in1, a.op);
-    if (!cached(decoded->b, in0)) decode_b512(in0, decoded->b.op);
+    auto& b = decoded->b;
+    if (!cached(b, in0) || (phases > 2 && !b.lo)) {
+        b.lo = phases > 2;
+        decode_b512(in0, b.op, b.lo);
+    }
     if (fp32_dst) {
-        matmul512_rows<true>(dst, a.op, decoded->b.op, phases);
+        matmul512_rows<true>(dst, a.op, b.op, phases);
     } else {
-        matmul512_rows<false>(dst, a.op, decoded->b.op, phases);
+        matmul512_rows<false>(dst, a.op, b.op, phases);
     }
 }
 
