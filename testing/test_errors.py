@@ -212,7 +212,11 @@ def test_symbolic_shapes_rejected():
             for i, j in T.Parallel(32, 32):
                 C[by * 32 + i, bx * 32 + j] = A[by * 32 + i, bx * 32 + j]
 
-    msg = compile_error(k)
+    # tilelang_tt.compile specialises per call (testing/test_dynamic_sizes.py); the pipeline
+    # itself takes constant shapes only
+    with pytest.raises(TTCompileError) as info:
+        tilelang_tt.lower(k)
+    msg = str(info.value)
     assert "symbolic shape" in msg and "A" in msg
 
 
