@@ -253,3 +253,35 @@ def test_dtype_without_a_scalar_constructor_is_a_type_error():
     with pytest.raises(TypeError, match=r"T\.int8x2\(\.\.\.\): TVM 0.27 has no scalar "
                                         r"constructor"):
         T.int8x2(1.0)
+
+
+def ieee_ops(M, N, block_M, block_N, rounding_mode="rn", dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype),
+             C: T.Tensor((M, N), dtype), D: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                D[by * block_M + i, bx * block_N + j] = T.ieee_fmaf(
+                    A[by * block_M + i, bx * block_N + j],
+                    T.ieee_add(B[by * block_M + i, bx * block_N + j], 1.0, rounding_mode),
+                    T.ieee_frsqrt(C[by * block_M + i, bx * block_N + j]),
+                    rounding_mode=rounding_mode)
+
+    return main
+
+
+def test_ieee_ops_take_tilelangs_rounding_mode_argument():
+    # TileLang's testing/python/math/test_math_ieee_math.py: the rounding mode positional or
+    # keyword; round-to-nearest-even computes the operation
+    kernel = tilelang.compile(ieee_ops(64, 64, 32, 32), out_idx=[3])
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2))
+    c = rng.uniform(0.5, 4.0, (64, 64)).astype(np.float32)
+    np.testing.assert_allclose(kernel(a, b, c), a * (b + 1.0) + 1.0 / np.sqrt(c),
+                               rtol=1e-3, atol=1e-3)
+    with pytest.raises(ValueError, match="Invalid rounding mode 'xy'"):
+        T.ieee_mul(1.0, 2.0, "xy")
+    with pytest.raises(TTUnsupportedError, match=r"T\.ieee_add\(rounding_mode='rz'\)"):
+        tilelang.compile(ieee_ops(64, 64, 32, 32, "rz"))
+    with pytest.raises(ValueError, match="T.ieee_frsqrt takes 1 operand"):
+        T.ieee_frsqrt(4.0, "rn")
