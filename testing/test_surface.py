@@ -1,5 +1,6 @@
 """TileLang's language surface: dtypes, every tilelang.language name, aliases."""
 
+import importlib
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +87,24 @@ def test_refused_names_can_be_referenced_without_error():
     assert table["policy"] == T.GemmWarpPolicy.FullRow
     with pytest.raises(TTUnsupportedError):
         table["ws"](1)
+
+
+def test_tilelang_internal_submodules_of_jit_profiler_transform_import_as_refusals():
+    # TileLang's testing/python/jit and profiler tests import its adapters, CUPTI timing and
+    # simplifier: the imports work, the names refuse when used, the public ones are ours
+    from tilelang_tt.jit.adapter.nvrtc import is_nvrtc_available
+    from tilelang_tt.jit.kernel import JITKernel
+    from tilelang_tt.profiler.bench import _bench_with_cupti
+    from tilelang_tt.transform.simplify import simplify_prim_func
+
+    assert JITKernel is tilelang_tt.JITKernel
+    assert simplify_prim_func is tilelang_tt.transform.simplify_prim_func
+    with pytest.raises(TTUnsupportedError, match="tilelang.profiler.bench._bench_with_cupti"):
+        _bench_with_cupti(lambda: None)
+    with pytest.raises(TTUnsupportedError, match="kernel adapters"):
+        is_nvrtc_available()
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("tilelang_tt.jit.no_such_module")
 
 
 def test_no_op_hints_leave_the_kernel_unchanged():
