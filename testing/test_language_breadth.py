@@ -285,3 +285,14 @@ def test_ieee_ops_take_tilelangs_rounding_mode_argument():
         tilelang.compile(ieee_ops(64, 64, 32, 32, "rz"))
     with pytest.raises(ValueError, match="T.ieee_frsqrt takes 1 operand"):
         T.ieee_frsqrt(4.0, "rn")
+
+
+def test_round_takes_tilelangs_rounding_mode():
+    from tvm import tirx
+
+    x = tirx.Var("x", T.float32)
+    assert T.round(x).op.name == "tirx.round"
+    with pytest.raises(TTUnsupportedError, match="ties-away-from-zero"):
+        T.round(x, "ties-away-from-zero")
+    with pytest.raises(ValueError, match="Unsupported T.round rounding_mode 'up'"):
+        T.round(x, "up")

@@ -1011,6 +1011,25 @@ def fast_rcp(x):
     return 1.0 / x
 
 
+def round(x, rounding_mode="ties-to-even", span=None):  # noqa: A001
+    """``T.round(x, rounding_mode)`` with TileLang's modes: ``"ties-to-even"`` (the default)
+    is TVM's round; ``"ties-away-from-zero"`` is refused (no Tensix counterpart here) and
+    another mode is a TTArgumentError (a ValueError, as TileLang raises)."""
+    if rounding_mode is None:
+        rounding_mode = "ties-to-even"
+    elif not isinstance(rounding_mode, str):  # TVM's round(x, span)
+        span, rounding_mode = rounding_mode, "ties-to-even"
+    if rounding_mode == "ties-away-from-zero":
+        raise language_compat.note_error(TTUnsupportedError(
+            "T.round(x, 'ties-away-from-zero'): only rounding ties to even (T.round(x)) has a "
+            "Tensix counterpart"))
+    if rounding_mode != "ties-to-even":
+        raise language_compat.note_error(TTArgumentError(
+            f"Unsupported T.round rounding_mode {rounding_mode!r}; expected 'ties-to-even' or "
+            "'ties-away-from-zero'."))
+    return _T.round(x, span=span)
+
+
 _IEEE_ROUNDING = ("rn", "rz", "ru", "rd")
 
 
