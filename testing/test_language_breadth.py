@@ -296,3 +296,36 @@ def test_round_takes_tilelangs_rounding_mode():
         T.round(x, "ties-away-from-zero")
     with pytest.raises(ValueError, match="Unsupported T.round rounding_mode 'up'"):
         T.round(x, "up")
+
+
+def tf32_matmul(M, N, K, block_M, block_N, block_K, in_dtype=T.tfloat32):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), in_dtype), B: T.Tensor((N, K), in_dtype),
+             C: T.Tensor((M, N), T.float32)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), in_dtype)
+            B_shared = T.alloc_shared((block_N, block_K), in_dtype)
+            C_local = T.alloc_fragment((block_M, block_N), T.float32)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[bx * block_N, k * block_K], B_shared)
+                T.gemm(A_shared, B_shared, C_local, transpose_B=True)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def test_tfloat32_is_float32_read_as_tf32_by_the_matrix_engine():
+    # TileLang's kernel/test_tilelang_kernel_gemm.py f32f32f32 tests declare T.tfloat32 inputs
+    assert T.tfloat32 == "float32" and T.dtype("tfloat32") == "float32"
+    kernel = tilelang.compile(tf32_matmul(64, 64, 96, 32, 32, 32), out_idx=[2])
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (64, 96)).astype(np.float32)
+    b = rng.uniform(-1, 1, (64, 96)).astype(np.float32)
+    c = kernel(a, b)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    np.testing.assert_allclose(c, ref, rtol=1e-2, atol=1e-2)
+    # operands read with TF32's 10 mantissa bits: not float32-exact, within TF32's error
+    err = np.abs(c - ref).max()
+    assert 1e-6 < err < np.abs(ref).max() * 2e-3

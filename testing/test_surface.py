@@ -83,7 +83,7 @@ def test_refused_name_in_a_kernel_names_it_and_the_line():
 
 
 def test_refused_names_can_be_referenced_without_error():
-    table = {"policy": T.GemmWarpPolicy.FullRow, "ws": T.ws, "tf32": T.tfloat32}
+    table = {"policy": T.GemmWarpPolicy.FullRow, "ws": T.ws, "fp4": T.float4_e2m1_unpacked}
     assert table["policy"] == T.GemmWarpPolicy.FullRow
     with pytest.raises(TTUnsupportedError):
         table["ws"](1)
