@@ -329,3 +329,29 @@ def test_tfloat32_is_float32_read_as_tf32_by_the_matrix_engine():
     # operands read with TF32's 10 mantissa bits: not float32-exact, within TF32's error
     err = np.abs(c - ref).max()
     assert 1e-6 < err < np.abs(ref).max() * 2e-3
+
+
+def guarded_add(M, N, block_M, block_N, guard_rows=None, dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype),
+             C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                row = by * block_M + i
+                col = bx * block_N + j
+                if row < (guard_rows or M) and col < N:
+                    C[row, col] = A[row, col] + B[row, col]
+
+    return main
+
+
+def test_bounds_guard_true_for_every_block_is_dropped():
+    # TileLang's guarded elementwise idiom (testing/python/jit pdl and l2 tests): with sizes
+    # that are multiples of the block, the guard holds everywhere and the kernel runs
+    kernel = tilelang.compile(guarded_add(64, 96, 32, 32), out_idx=[2])
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((64, 96)).astype(np.float32) for _ in range(2))
+    np.testing.assert_array_equal(kernel(a, b), a + b)
+    # a guard that is false for some elements (rows 48.. of 64) is refused, naming it
+    with pytest.raises(TTUnsupportedError, match=r"the branch `if .*48.*` is not true for every"):
+        tilelang.compile(guarded_add(64, 96, 32, 32, guard_rows=48))

@@ -6,6 +6,7 @@ folder, TVM's own where they do the job):
     frontend   A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
                                                blocks (rows computed apart)
                A0.1 ScalarsToBindTT            scalar assignments -> Bind
+               A0.1.0 DropTrueGuardsTT         bounds guards true for every block -> bodies
                A0.1.1 LowerAtomicsTT           atomics: conflicting blocks serialised, one
                                                read-modify-write of the target per group
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
@@ -61,6 +62,7 @@ from .dataflow.tile_dfg import BuildTileDFGTT
 from .dataflow.shard_in_place import PlaceL1ShardsTT
 from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
 from .frontend.atomics import LowerAtomicsTT
+from .frontend.guards import DropTrueGuardsTT
 from .frontend.block_versions import VersionBlockBuffersTT
 from .frontend.k_coarsen import CoarsenKLoopTT
 from .frontend.legalize import LegalizeTileOpsTT
@@ -82,6 +84,7 @@ from .verify.verify_ttir import VerifyTTIR
 STAGES = [
     ("A0.0", CoarsenRowBlocksTT),
     ("A0.1", ScalarsToBindTT),
+    ("A0.1.0", DropTrueGuardsTT),
     ("A0.1.1", LowerAtomicsTT),
     ("A0.2", LowerParallelToTileTT),
     ("A0.3", LegalizeTileOpsTT),
