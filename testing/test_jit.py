@@ -72,6 +72,8 @@ def test_kernel_source_and_profiler():
     assert "// ---- compute.cpp ----" in src and "void kernel_main()" in src
     assert "main.cpp" not in src and "// ---- main.cpp ----" in \
         kernel.get_kernel_source(kernel_only=False)
+    with pytest.raises(TTUnsupportedError, match="kernel adapter"):
+        kernel.adapter.kernels  # TileLang's GPU launcher
 
     def ref(x):  # numpy arrays, or CPU torch tensors once anything imported torch
         x = np.asarray(x, dtype=np.float32)

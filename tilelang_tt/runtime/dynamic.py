@@ -198,6 +198,12 @@ class DynamicKernel:
     def get_host_source(self) -> str:
         return self._last("get_host_source()").get_host_source()
 
+    @property
+    def adapter(self):
+        from .artifact import adapter_refusal
+
+        raise adapter_refusal(self.name)
+
     def _last(self, what):
         if self.last is None:
             raise TTUnsupportedError(
