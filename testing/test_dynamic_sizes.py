@@ -117,3 +117,41 @@ def test_dynamic_size_expression_refused():
 
     with pytest.raises(TTUnsupportedError, match="tensor B: dimension 0"):
         tilelang.compile(double)
+
+
+def matmul_variable(M, N, K, block_M, block_N, block_K, offset_dtype, dtype=T.float32):
+    # TileLang's testing/python/jit/test_tilelang_jit_gemm_cython.py matmul_int_variable /
+    # matmul_float_variable: a scalar parameter added to the accumulator
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+             C: T.Tensor((M, N), dtype), offset: offset_dtype):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), T.float32)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=0):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            for i, j in T.Parallel(block_M, block_N):
+                C_local[i, j] = C_local[i, j] + offset
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+@pytest.mark.parametrize("offset_dtype, values", [(T.int32, (1, -3)), (T.float32, (1.0, 0.25))])
+def test_scalar_parameter_specialised_per_value(offset_dtype, values):
+    kernel = tilelang.compile(matmul_variable(64, 64, 64, 32, 32, 32, offset_dtype), out_idx=2)
+    rng = np.random.default_rng(5)
+    a = rng.uniform(-1, 1, (64, 64)).astype(np.float32)
+    b = rng.uniform(-1, 1, (64, 64)).astype(np.float32)
+    for value in values:
+        np.testing.assert_allclose(kernel(a, b, value), reference(a, b) + value,
+                                   rtol=1e-2, atol=1e-2)
+    assert len(kernel._kernels) == 2 and kernel.scalar_names == ["offset"]
+    with pytest.raises(ValueError, match="scalar parameter offset"):
+        kernel(a, b, "1")
+    with pytest.raises(ValueError, match="scalar parameter offset"):
+        kernel.get_profiler().do_bench()

@@ -183,7 +183,8 @@ def compile(func, out_idx=None, execution_backend=None, target="tenstorrent",  #
     out_idx = _out_idx(func, out_idx)
     pass_configs = _annotated_pass_configs(func, pass_configs)
     sizes = dynamic.symbolic_sizes(func) if isinstance(func, tirx.PrimFunc) else []
-    if sizes:  # T.dynamic sizes: one kernel per set of sizes, compiled when called
+    if sizes or isinstance(func, tirx.PrimFunc) and dynamic.has_scalar_params(func):
+        # T.dynamic sizes, scalar parameters: one kernel per set of values, compiled when called
         def specialised(f, idx):
             return compile(f, out_idx=idx, target=target, pass_configs=pass_configs,
                            dump_ir=dump_ir)

@@ -1,4 +1,4 @@
-"""Kernels whose tensor shapes have symbolic sizes: compiled once per distinct set of sizes.
+"""Kernels compiled once per call-time value: symbolic sizes and scalar parameters.
 
 TileLang's factory form takes ``M = T.dynamic("m")`` (or ``T.symbolic("m")``) as a size and
 compiles one kernel for every value of it.  Tensix kernels are generated for constant tile
@@ -9,8 +9,12 @@ sizes from the shapes of the tensors passed, specialises the kernel to them
 dimension must be a constant or a bare size variable; an expression of sizes (``m * 2``) is
 refused when the kernel is compiled.
 
+Scalar parameters (``offset: T.int32`` in the ``@T.prim_func`` signature, passed as Python
+numbers in the call: ``kernel(a, b, 1)``) are specialised the same way: one kernel per value,
+as the eager form's scalar parameters are (the value is a constant the kernel folds).
+
 Its profiler draws inputs for the sizes given as ``dynamic_symbolic_constraints={"m": 256}``
-(TileLang's name), or takes ``input_tensors``.
+(TileLang's name), or takes ``input_tensors`` (which a kernel with scalar parameters needs).
 """
 
 from __future__ import annotations
@@ -25,6 +29,33 @@ from .tensors import TTCallArgumentError
 
 def _dims(param):
     return list(param.shape)
+
+
+def _scalar_value(spec: dict, value):
+    """A scalar parameter's value from a call: a Python (or numpy / 0-d torch) number of its
+    dtype's kind."""
+    item = getattr(value, "item", None)
+    if item is not None and getattr(value, "shape", None) in ((), []):
+        value = item()
+    dtype = spec["dtype"]
+    if dtype.startswith("bool"):
+        ok = isinstance(value, (bool, int))
+        conv = bool
+    elif dtype.startswith(("int", "uint")):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        conv = int
+    else:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        conv = float
+    if not ok:
+        raise TTCallArgumentError(f"scalar parameter {spec['name']} ({dtype}): expected a "
+                                  f"number, got {type(value).__name__}")
+    return conv(value)
+
+
+def has_scalar_params(func) -> bool:
+    """``func`` has parameters that are not tensors (``offset: T.int32``)."""
+    return any(not tirx.is_buffer_var(p) for p in func.params)
 
 
 def symbolic_sizes(func) -> list:
@@ -63,22 +94,29 @@ class DynamicKernel:
         self.sizes = sizes
         self.size_names = [str(v.name) for v in sizes]
         self._compile = compile_fn
-        self.params = [p for p in func.params if tirx.is_buffer_var(p)]
-        if len(self.params) != len(func.params):
-            scalars = [str(p.name) for p in func.params if not tirx.is_buffer_var(p)]
-            raise TTUnsupportedError(
-                f"kernel {self.name}: scalar parameters ({', '.join(scalars)}) together with "
-                f"symbolic sizes ({', '.join(self.size_names)}) are not supported yet")
+        self.params = list(func.params)
+        self.scalars = [i for i, p in enumerate(self.params) if not tirx.is_buffer_var(p)]
+        self.scalar_names = [str(self.params[i].name) for i in self.scalars]
         n = len(self.params)
         idx = [] if out_idx is None else [out_idx] if isinstance(out_idx, int) else list(out_idx)
         for i in idx:
             if not -n <= i < n:
-                raise TTArgumentError(f"out_idx {i} is out of range for a kernel with {n} tensors")
+                raise TTArgumentError(f"out_idx {i} is out of range for a kernel with {n} "
+                                      "parameters")
         self.out_idx = list(dict.fromkeys(i % n for i in idx))
-        # the tensors as the profiler reads them: a size variable stands as its name
+        bad = [self.params[i].name for i in self.out_idx if i in self.scalars]
+        if bad:
+            raise TTArgumentError(f"out_idx names the scalar parameter {bad[0]}; outputs are "
+                                  "tensors")
+        # out_idx of the specialised kernel, whose parameters are the tensors only
+        tensor_pos = [i for i in range(n) if i not in self.scalars]
+        self._tensor_out_idx = [tensor_pos.index(i) for i in self.out_idx]
+        # the parameters as the profiler reads them: a size variable stands as its name
         self.tensors = [{"name": str(p.name), "dtype": str(p.dtype),
                          "shape": [int(d) if isinstance(d, tirx.IntImm) else str(d.name)
-                                   for d in _dims(p)]} for p in self.params]
+                                   for d in _dims(p)]} if i not in self.scalars else
+                        {"name": str(p.name), "dtype": str(p.ty), "scalar": True}
+                        for i, p in enumerate(self.params)]
         self._kernels: dict = {}
         self._save_dirs: list = []
         self.last = None  # the Artifact of the last run
@@ -90,26 +128,32 @@ class DynamicKernel:
         return str(attrs["global_symbol"]) if attrs is not None and "global_symbol" in attrs \
             else "kernel"
 
-    # ---- sizes ---------------------------------------------------------------------------
-    def bind(self, args) -> dict:
-        """name -> value of every size, from the shapes of the tensors of a call (all of the
-        kernel's tensors, or its inputs when it has ``out_idx``)."""
+    # ---- sizes and scalars -----------------------------------------------------------------
+    def _given(self, nargs: int) -> list:
+        """The parameter indices a call with ``nargs`` arguments passes (all parameters, or
+        the inputs when the kernel has ``out_idx``)."""
         n = len(self.params)
-        if len(args) == n:
-            given = list(range(n))
-        else:
-            given = [i for i in range(n) if i not in self.out_idx]
-            if not self.out_idx or len(args) != len(given):
-                names = [str(p.name) for p in self.params]
-                expect = f"{n} tensors ({', '.join(names)})"
-                if self.out_idx:
-                    expect += f" or the {len(given)} inputs ({', '.join(names[i] for i in given)})"
-                raise TTCallArgumentError(f"kernel {self.name} takes {expect}; got {len(args)} "
-                                          "arguments")
+        if nargs == n:
+            return list(range(n))
+        given = [i for i in range(n) if i not in self.out_idx]
+        if not self.out_idx or nargs != len(given):
+            names = [str(p.name) for p in self.params]
+            expect = f"{n} arguments ({', '.join(names)})"
+            if self.out_idx:
+                expect += f" or the {len(given)} inputs ({', '.join(names[i] for i in given)})"
+            raise TTCallArgumentError(f"kernel {self.name} takes {expect}; got {nargs}")
+        return given
+
+    def bind(self, args) -> dict:
+        """name -> value of every size (from the shapes of the tensors of a call) and scalar
+        parameter (the call's value)."""
         values: dict = {}
         where: dict = {}
-        for i, a in zip(given, args):
+        for i, a in zip(self._given(len(args)), args):
             spec = self.tensors[i]
+            if spec.get("scalar"):
+                values[spec["name"]] = _scalar_value(spec, a)
+                continue
             shape = tuple(getattr(a, "shape", ()))
             if len(shape) != len(spec["shape"]):
                 raise TTCallArgumentError(
@@ -123,22 +167,30 @@ class DynamicKernel:
                             f"tensor {spec['name']} (dimension {d})")
                     values.setdefault(want, int(got))
                     where.setdefault(want, f"tensor {spec['name']} (dimension {d})")
-        missing = [s for s in self.size_names if s not in values]
+        missing = [s for s in self.size_names + self.scalar_names if s not in values]
         if missing:
             raise TTCallArgumentError(
                 f"kernel {self.name}: the sizes {', '.join(missing)} are not the shape of any "
                 "tensor passed; pass the tensors that have them")
         return values
 
+    def _tensor_args(self, args) -> tuple:
+        """The call's arguments without its scalars (the specialised kernel's arguments)."""
+        given = self._given(len(args))
+        return tuple(a for i, a in zip(given, args) if i not in self.scalars)
+
     def specialize(self, values: dict | None = None, **kw):
-        """The compiled kernel (an Artifact) for the sizes ``values`` (name -> int)."""
+        """The compiled kernel (an Artifact) for the sizes and scalar parameters ``values``
+        (name -> value)."""
         values = dict(values or {}, **kw)
-        missing = [s for s in self.size_names if s not in values]
+        missing = [s for s in self.size_names + self.scalar_names if s not in values]
         if missing:
             raise TTArgumentError(
-                f"kernel {self.name}: no value for the symbolic size(s) {', '.join(missing)}; "
-                f"given {sorted(values)}")
-        key = tuple(int(values[s]) for s in self.size_names)
+                f"kernel {self.name}: no value for {', '.join(missing)} (symbolic sizes and "
+                f"scalar parameters); given {sorted(values)}")
+        key = tuple(int(values[s]) for s in self.size_names) + \
+            tuple(_scalar_value(self.tensors[i], values[s])
+                  for i, s in zip(self.scalars, self.scalar_names))
         art = self._kernels.get(key)
         if art is None:
             for s, v in zip(self.size_names, key):
@@ -147,8 +199,11 @@ class DynamicKernel:
                                               "positive")
             by_var = {s: tirx.IntImm(str(v.ty), val)
                       for s, v, val in zip(self.size_names, self.sizes, key)}
-            mapping = {}
+            mapping = {self.params[i]: tirx.const(val, str(self.params[i].ty))
+                       for i, val in zip(self.scalars, key[len(self.size_names):])}
             for p in self.params:
+                if not tirx.is_buffer_var(p):
+                    continue
                 dims = _dims(p)
                 if all(isinstance(d, tirx.IntImm) for d in dims):
                     continue
@@ -160,7 +215,7 @@ class DynamicKernel:
             values = {v: by_var[s] for s, v in zip(self.size_names, self.sizes)}
             func = func.with_body(tvm_ffi.structural_map(
                 func.body, [(tvm.ir.Var, lambda v: values.get(v, v))], order="post"))
-            art = self._compile(func, self.out_idx)
+            art = self._compile(func, self._tensor_out_idx)
             self._kernels[key] = art
             for directory in self._save_dirs:
                 self._save_one(directory, key, art)
@@ -178,7 +233,8 @@ class DynamicKernel:
         return directory
 
     def _save_one(self, directory, key, art):
-        art.save(directory / "_".join(f"{s}{v}" for s, v in zip(self.size_names, key)))
+        art.save(directory / "_".join(f"{s}{v}" for s, v in
+                                      zip(self.size_names + self.scalar_names, key)))
 
     # ---- running -------------------------------------------------------------------------
     def __call__(self, *args):
@@ -187,7 +243,7 @@ class DynamicKernel:
     def run(self, *args, **kwargs):
         art = self.specialize(self.bind(args))
         try:
-            return art.run(*args, **kwargs)
+            return art.run(*self._tensor_args(args), **kwargs)
         finally:
             self.last = art
             self.last_run_stats = art.last_run_stats
@@ -207,9 +263,10 @@ class DynamicKernel:
     def _last(self, what):
         if self.last is None:
             raise TTUnsupportedError(
-                f"kernel {self.name}.{what}: its symbolic sizes ({', '.join(self.size_names)}) "
-                "are compiled per shape, so there is no source before it runs; call it first, "
-                f"or use kernel.specialize({', '.join(s + '=...' for s in self.size_names)})"
+                f"kernel {self.name}.{what}: its symbolic sizes and scalar parameters "
+                f"({', '.join(self.size_names + self.scalar_names)}) are compiled per value, so "
+                "there is no source before it runs; call it first, or use kernel.specialize("
+                f"{', '.join(s + '=...' for s in self.size_names + self.scalar_names)})"
                 ".get_kernel_source()")
         return self.last
 
@@ -219,5 +276,6 @@ class DynamicKernel:
         return Profiler(self, tensor_supply_type or TensorSupplyType.Auto, device=device)
 
     def __repr__(self):
-        return (f"<tilelang_tt.DynamicKernel {self.name}: sizes {', '.join(self.size_names)}, "
-                f"{len(self._kernels)} compiled>")
+        return (f"<tilelang_tt.DynamicKernel {self.name}: "
+                f"{', '.join(self.size_names + self.scalar_names)}, {len(self._kernels)} "
+                "compiled>")

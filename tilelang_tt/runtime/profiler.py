@@ -95,6 +95,10 @@ def supply(spec: dict, kind: TensorSupplyType, rng: np.random.Generator) -> np.n
 
 def _sized(spec: dict, sizes: dict | None) -> dict:
     """``spec`` with its symbolic sizes (names in its shape) replaced by their ``sizes``."""
+    if spec.get("scalar"):
+        raise TTArgumentError(
+            f"the kernel's scalar parameter {spec['name']} ({spec['dtype']}) has no random "
+            "value; pass the inputs with their values (input_tensors=[..., value, ...])")
     if all(isinstance(d, int) for d in spec["shape"]):
         return spec
     names = [d for d in spec["shape"] if not isinstance(d, int)]
