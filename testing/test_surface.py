@@ -92,7 +92,7 @@ def test_refused_names_can_be_referenced_without_error():
 def test_tilelang_internal_submodules_of_jit_profiler_transform_import_as_refusals():
     # TileLang's testing/python/jit and profiler tests import its adapters, CUPTI timing and
     # simplifier: the imports work, the names refuse when used, the public ones are ours
-    from tilelang_tt.jit.adapter.nvrtc import is_nvrtc_available
+    from tilelang_tt.jit.abi import prepare_tvm_ffi_callee_allocated_outputs
     from tilelang_tt.jit.kernel import JITKernel
     from tilelang_tt.profiler.bench import _bench_with_cupti
     from tilelang_tt.transform.simplify import simplify_prim_func
@@ -102,9 +102,12 @@ def test_tilelang_internal_submodules_of_jit_profiler_transform_import_as_refusa
     with pytest.raises(TTUnsupportedError, match="tilelang.profiler.bench._bench_with_cupti"):
         _bench_with_cupti(lambda: None)
     with pytest.raises(TTUnsupportedError, match="kernel adapters"):
-        is_nvrtc_available()
+        prepare_tvm_ffi_callee_allocated_outputs()
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("tilelang_tt.jit.no_such_module")
+    # TileLang probes its adapters with `except ImportError`: they stay absent, saying why
+    with pytest.raises(ImportError, match="kernel adapters"):
+        importlib.import_module("tilelang_tt.jit.adapter.cutedsl.checks")
 
 
 def test_no_op_hints_leave_the_kernel_unchanged():

@@ -66,13 +66,17 @@ _ADAPTERS = ("TileLang's kernel adapters and ABI helpers (CUDA / HIP / NVRTC / C
              "TVM-FFI launchers) are internals of its GPU runtime; a tilelang-tt kernel runs "
              "its generated TT-Metalium host program")
 NESTED = {
-    "jit.adapter": _ADAPTERS, "jit.abi": _ADAPTERS, "jit.env": _CUDA,
+    "jit.abi": _ADAPTERS, "jit.env": _CUDA,
     "jit.kernel": "TileLang's JITKernel internals; tilelang.JITKernel is the kernel class here",
     "profiler.bench": "TileLang's CUDA-event / CUPTI timing; do_bench returns the emulator's "
                       "modelled device time here",
     "transform.simplify": "TileLang's TIR simplifier (a step of its CUDA/HIP compiler); "
                           "tilelang-tt simplifies while it lowers",
 }
+
+# TileLang modules whose import fails here, with the reason: TileLang probes its adapters'
+# availability by importing them (``except ImportError``), so they stay absent
+MISSING = {"jit.adapter": _ADAPTERS}
 
 # names of these modules that do work here: module -> name -> "module:attribute" to import
 AVAILABLE = {"autotuner": {name: f"tilelang_tt.jit.autotune:{name}" for name in (
@@ -135,6 +139,10 @@ def _nested(name: str):
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname, path=None, target=None):
         parts = fullname.split(".")
+        if parts[0] == "tilelang_tt" and ".".join(parts[1:3]) in MISSING:
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r}: {MISSING['.'.join(parts[1:3])]}",
+                name=fullname)
         if _nested(fullname) is not None:
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         if len(parts) >= 2 and parts[0] == "tilelang_tt" and parts[1] in MODULES:
