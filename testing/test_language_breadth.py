@@ -355,3 +355,32 @@ def test_bounds_guard_true_for_every_block_is_dropped():
     # a guard that is false for some elements (rows 48.. of 64) is refused, naming it
     with pytest.raises(TTUnsupportedError, match=r"the branch `if .*48.*` is not true for every"):
         tilelang.compile(guarded_add(64, 96, 32, 32, guard_rows=48))
+
+
+def matmul_batched(batch, M, N, K, block_M, block_N, block_K, dtype=T.float32):
+    # TileLang's testing/python/kernel/test_tilelang_kernel_gemm_batched.py: one slice of the
+    # block buffers per batch
+    @T.prim_func
+    def main(A: T.Tensor((batch, M, K), dtype), B: T.Tensor((batch, K, N), dtype),
+             C: T.Tensor((batch, M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((batch, block_M, block_K), dtype)
+            B_shared = T.alloc_shared((batch, block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), T.float32)
+            for b in T.serial(batch):
+                T.clear(C_local)
+                for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=0):
+                    T.copy(A[b, by * block_M, k * block_K], A_shared[b, :, :])
+                    T.copy(B[b, k * block_K, bx * block_N], B_shared[b, :, :])
+                    T.gemm(A_shared[b, :, :], B_shared[b, :, :], C_local)
+                T.copy(C_local, C[b, by * block_M, bx * block_N])
+
+    return main
+
+
+def test_batched_gemm_with_a_block_slice_per_batch():
+    kernel = tilelang.compile(matmul_batched(3, 64, 64, 96, 32, 32, 32), out_idx=[2])
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (3, 64, 96)).astype(np.float32)
+    b = rng.uniform(-1, 1, (3, 96, 64)).astype(np.float32)
+    np.testing.assert_allclose(kernel(a, b), a.astype(np.float64) @ b, rtol=1e-2, atol=2e-2)

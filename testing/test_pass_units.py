@@ -18,6 +18,7 @@ from tilelang_tt import attrs, ops
 from tilelang_tt.passes import pipeline
 from tilelang_tt.passes.common import collect, run_pass, to_py, tt_calls
 from tilelang_tt.passes.dataflow.copy_forwarding import forward_copies
+from tilelang_tt.passes.frontend.block_slices import collapse_block_slices
 from tilelang_tt.passes.frontend.guards import drop_true_guards
 from tilelang_tt.passes.frontend.k_coarsen import coarsen_k_loops
 from tilelang_tt.passes.frontend.row_blocks import coarsen_row_blocks
@@ -81,6 +82,9 @@ GUARANTEES = {
                             for f in _funcs(m)),
     "A0.1.1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AttrStmt)
                              if str(a.attr_key) == attrs.ATOMIC],
+    # no collapsible block buffer is left: collapsing again changes nothing
+    "A0.1.2": lambda m: all(tvm_ffi.structural_equal(collapse_block_slices(f.body), f.body)
+                            for f in _funcs(m)),
     "A0.2": lambda m: not [lp for f in _funcs(m) for lp in collect(f.body, tirx.For)
                            if lp.kind == tirx.ForKind.PARALLEL],
     "A0.3": lambda m: "tirx.tile.min" not in _names(m),
