@@ -384,3 +384,24 @@ def test_batched_gemm_with_a_block_slice_per_batch():
     a = rng.uniform(-1, 1, (3, 64, 96)).astype(np.float32)
     b = rng.uniform(-1, 1, (3, 96, 64)).astype(np.float32)
     np.testing.assert_allclose(kernel(a, b), a.astype(np.float64) @ b, rtol=1e-2, atol=2e-2)
+
+
+def test_block_slices_of_a_nested_loop_are_kept():
+    # an enclosing loop reruns the batch loop: slice b could carry a value between its runs,
+    # so the buffer keeps its slices (and the partial region is refused as before)
+    from tvm_ffi import structural_equal
+
+    from tilelang_tt.passes.frontend.block_slices import collapse_block_slices
+
+    @T.prim_func
+    def main(A: T.Tensor((2, 64, 64), T.float32), C: T.Tensor((2, 64, 64), T.float32)):
+        with T.Kernel(1, threads=128) as bx:
+            S = T.alloc_shared((2, 64, 64), T.float32)
+            for r in T.serial(2):
+                for b in T.serial(2):
+                    T.copy(A[b, 0, 0], S[b, :, :])
+                    T.copy(S[b, :, :], C[b, 0, 0])
+
+    body = tilelang.lower(main, stop_after="A0.1.1")
+    func = list(body.functions.values())[0]
+    assert structural_equal(collapse_block_slices(func.body), func.body)

@@ -9,12 +9,13 @@ block buffer is one circular buffer of whole blocks, so a slice of it is not an 
 
 Guarantees: a shared or fragment buffer of rank 3 or more whose every access (tile-op
 regions, element loads and stores) takes one index ``e`` in its first dimension, the same
-expression everywhere, where ``e`` is a constant or the variable of a loop enclosing all of
-them, is replaced by a buffer without that dimension, every access dropping the index.  This
-computes the same: within one iteration all accesses touch slice ``e``, and distinct
-iterations touch distinct slices, so a value is only ever read in the iteration that wrote it
-(a read of a slice no iteration wrote reads uninitialised memory in either form).  Any other
-buffer is left as it is.  Decided from the accesses' index expressions only.
+expression everywhere, where ``e`` is a constant or the variable of a loop that no other loop
+encloses, is replaced by a buffer without that dimension, every access dropping the index.
+This computes the same: within one iteration all accesses touch slice ``e``, and each
+iteration, run once per block, touches its own slice, so a value is only ever read in the
+iteration that wrote it (a read of a slice before its iteration wrote it reads uninitialised
+memory in either form).  Any other buffer is left as it is.  Decided from the accesses' index
+expressions and the loop nesting only.
 """
 
 from __future__ import annotations
@@ -58,7 +59,10 @@ def _slice_index(body, buf, loop_vars):
 
 def collapse_block_slices(body):
     """``body`` with the block buffers the module docstring describes collapsed."""
-    loop_vars = [lp.loop_var for lp in collect(body, tirx.For)]
+    loops = collect(body, tirx.For)
+    nested = [inner.loop_var for lp in loops for inner in collect(lp.body, tirx.For)]
+    # loops no other loop encloses: each of their iterations runs once per block
+    loop_vars = [lp.loop_var for lp in loops if not any(lp.loop_var.same_as(v) for v in nested)]
     new_of = {}
     for alloc in collect(body, tirx.AllocBuffer):
         buf = alloc.buffer
