@@ -62,8 +62,8 @@ LANGUAGE_REASONS = {
 
 # submodules of tilelang-tt's own jit / profiler / transform modules that are TileLang
 # internals: importable, every name a refusal (or AVAILABLE below)
-_ADAPTERS = ("TileLang's kernel adapters and ABI helpers (CUDA / HIP / NVRTC / CuTeDSL / "
-             "TVM-FFI launchers) are internals of its GPU runtime; a tilelang-tt kernel runs "
+_ADAPTERS = ("TileLang's kernel adapters and ABI helpers (its NVRTC / CuTeDSL / TVM-FFI / HIP "
+             "launchers) are internals of its GPU runtime; a tilelang-tt kernel runs "
              "its generated TT-Metalium host program")
 NESTED = {
     "jit.abi": _ADAPTERS, "jit.env": _CUDA,
