@@ -405,3 +405,31 @@ def test_block_slices_of_a_nested_loop_are_kept():
     body = tilelang.lower(main, stop_after="A0.1.1")
     func = list(body.functions.values())[0]
     assert structural_equal(collapse_block_slices(func.body), func.body)
+
+
+def rounding(M, N, block_M, block_N, fn, dtype):
+    # TileLang's testing/python/math/test_math_fast_math.py single-argument kernel
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                B[by * block_M + i, bx * block_N + j] = fn(A[by * block_M + i, bx * block_N + j])
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("name, ref", [("floor", np.floor), ("ceil", np.ceil),
+                                       ("trunc", np.trunc)])
+def test_floor_ceil_trunc_on_the_vector_engine(name, ref, dtype):
+    import ml_dtypes
+
+    kernel = tilelang.compile(rounding(64, 64, 32, 32, getattr(T, name), dtype), out_idx=[1])
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((64, 64)) * 40).astype(np.float32)
+    a[0, :8] = [-0.5, 0.5, -1.5, 2.5, -0.0, 1e30, -3e9, 0.25]
+    a = a.astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32)
+    got = kernel(a).astype(np.float32)
+    np.testing.assert_array_equal(got, ref(a.astype(np.float32)))
+    if dtype == "float32":  # -0.5 -> -1.0 or -0.0 (a bfloat16 pack writes zeros as +0.0)
+        assert np.signbit(got[0, 0]) == np.signbit(ref(np.float32(-0.5)))

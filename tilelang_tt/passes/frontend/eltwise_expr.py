@@ -38,7 +38,9 @@ from ... import ops
 from ..common import buffer_dtype
 
 UNARY_CALLS = {"tirx.exp": "exp", "tirx.log": "log", "tirx.sqrt": "sqrt", "tirx.rsqrt": "rsqrt",
-               "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs"}
+               "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs",
+               "tirx.floor": "floor", "tirx.ceil": "ceil", "prim.ceil": "ceil",
+               "tirx.trunc": "trunc"}
 BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div", tirx.Max: "max",
           tirx.Min: "min"}
 # comparisons a <op> b: the SFPU compares a - b with zero (ops.FUNCTIONS gtz ... nez)
@@ -50,6 +52,7 @@ DERIVED_CALLS = {"tirx.exp2": ("exp", 0.6931471805599453, None),
                  "tirx.log2": ("log", None, 1.4426950408889634)}
 SUPPORTED = ("elementwise expressions of buffer elements and float constants built from +, -, "
              "*, /, T.exp, T.exp2, T.log, T.log2, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.abs, "
+             "T.floor, T.ceil, T.trunc, "
              "T.max / T.min (of two values), T.clamp, unary minus, and T.if_then_else (or `x if c "
              "else y`) whose condition compares such expressions (<, <=, >, >=, ==, !=); a 1-D buffer read as R[i] (possibly through those functions) only "
              "as a direct operand of +, -, * or / with a block element (A[i, j] - R[i])")
