@@ -255,6 +255,15 @@ class DynamicKernel:
         return self._last("get_host_source()").get_host_source()
 
     @property
+    def sources(self) -> dict:
+        """The generated files of the last values run (see :meth:`get_kernel_source`)."""
+        return self._last("sources").sources
+
+    @property
+    def plan(self) -> dict:
+        return self._last("plan").plan
+
+    @property
     def adapter(self):
         from .artifact import adapter_refusal
 
