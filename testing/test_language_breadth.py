@@ -433,3 +433,13 @@ def test_floor_ceil_trunc_on_the_vector_engine(name, ref, dtype):
     np.testing.assert_array_equal(got, ref(a.astype(np.float32)))
     if dtype == "float32":  # -0.5 -> -1.0 or -0.0 (a bfloat16 pack writes zeros as +0.0)
         assert np.signbit(got[0, 0]) == np.signbit(ref(np.float32(-0.5)))
+
+
+@pytest.mark.parametrize("name, ref", [("exp10", lambda x: 10.0 ** x), ("log10", np.log10),
+                                       ("exp2", np.exp2)])
+def test_exp10_log10_as_exp_and_log(name, ref):
+    # TileLang's test_math_fast_math single-argument kernel: exp10(x) = exp(x ln 10),
+    # log10(x) = log(x) / ln 10 on the vector engine
+    kernel = tilelang.compile(rounding(64, 64, 32, 32, getattr(T, name), "float32"), out_idx=[1])
+    a = np.random.default_rng(1).uniform(0.1, 3.0, (64, 64)).astype(np.float32)
+    np.testing.assert_allclose(kernel(a), ref(a.astype(np.float64)), rtol=2e-3, atol=1e-5)
