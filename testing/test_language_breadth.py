@@ -443,3 +443,17 @@ def test_exp10_log10_as_exp_and_log(name, ref):
     kernel = tilelang.compile(rounding(64, 64, 32, 32, getattr(T, name), "float32"), out_idx=[1])
     a = np.random.default_rng(1).uniform(0.1, 3.0, (64, 64)).astype(np.float32)
     np.testing.assert_allclose(kernel(a), ref(a.astype(np.float64)), rtol=2e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("name", ["round", "nearbyint"])
+def test_round_ties_to_even_on_the_vector_engine(name, dtype):
+    # T.round (TileLang's default "ties-to-even") and T.nearbyint: round_tile(idst, 0)
+    import ml_dtypes
+
+    kernel = tilelang.compile(rounding(64, 64, 32, 32, getattr(T, name), dtype), out_idx=[1])
+    rng = np.random.default_rng(2)
+    a = (rng.standard_normal((64, 64)) * 40).astype(np.float32)
+    a[0, :8] = [0.5, 1.5, 2.5, -0.5, -2.5, 1e30, -3e9, 0.49]
+    a = a.astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32)
+    np.testing.assert_array_equal(kernel(a).astype(np.float32), np.rint(a.astype(np.float32)))

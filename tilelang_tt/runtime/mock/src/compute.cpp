@@ -519,7 +519,8 @@ bool is_scalar_op(sfpu::Unary u) {
 }
 // floor / ceil / trunc share rounding_op_tile_init (api/compute/eltwise_unary/rounding.h)
 bool is_rounding_op(sfpu::Unary u) {
-    return u == sfpu::Unary::Floor || u == sfpu::Unary::Ceil || u == sfpu::Unary::Trunc;
+    return u == sfpu::Unary::Floor || u == sfpu::Unary::Ceil || u == sfpu::Unary::Trunc ||
+           u == sfpu::Unary::Round;
 }
 }  // namespace
 
