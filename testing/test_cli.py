@@ -45,6 +45,19 @@ def test_compile_factory_and_errors(tmp_path):
     proc = run_cli("compile", f"{bad}:k", "-o", str(out))
     assert proc.returncode == 1 and "multiples of 32" in proc.stderr
     assert "Traceback" not in proc.stderr
+    dynamic = tmp_path / "dynamic.py"
+    dynamic.write_text(
+        "import tilelang_tt.language as T\n"
+        "m = T.dynamic('m')\n"
+        "@T.prim_func\n"
+        "def k(A: T.Tensor((m, 64), 'bfloat16'), B: T.Tensor((m, 64), 'bfloat16')):\n"
+        "    with T.Kernel(2, T.ceildiv(m, 32)) as (bx, by):\n"
+        "        s = T.alloc_shared((32, 32), 'bfloat16')\n"
+        "        T.copy(A[by * 32, bx * 32], s)\n"
+        "        T.copy(s, B[by * 32, bx * 32])\n")
+    proc = run_cli("compile", f"{dynamic}:k", "-o", str(out))
+    assert proc.returncode == 1 and "symbolic sizes or scalar parameters (m)" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_run_prints_counters():

@@ -182,7 +182,11 @@ def test_scalar_parameter_rejected():
             T.copy(A[by * 32, bx * 32], s)
             T.copy(s, B[by * 32, bx * 32])
 
-    assert "scalar kernel parameter `n`" in compile_error(k, TTUnsupportedError)
+    # tilelang_tt.compile specialises scalar parameters per call (test_dynamic_sizes.py); the
+    # pipeline itself takes tensor parameters only
+    with pytest.raises(TTUnsupportedError) as info:
+        tilelang_tt.lower(k)
+    assert "scalar kernel parameter `n`" in str(info.value)
 
 
 def test_clear_accum_must_be_constant():
@@ -212,7 +216,11 @@ def test_symbolic_shapes_rejected():
             for i, j in T.Parallel(32, 32):
                 C[by * 32 + i, bx * 32 + j] = A[by * 32 + i, bx * 32 + j]
 
-    msg = compile_error(k)
+    # tilelang_tt.compile specialises per call (testing/test_dynamic_sizes.py); the pipeline
+    # itself takes constant shapes only
+    with pytest.raises(TTCompileError) as info:
+        tilelang_tt.lower(k)
+    msg = str(info.value)
     assert "symbolic shape" in msg and "A" in msg
 
 

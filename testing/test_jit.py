@@ -72,6 +72,8 @@ def test_kernel_source_and_profiler():
     assert "// ---- compute.cpp ----" in src and "void kernel_main()" in src
     assert "main.cpp" not in src and "// ---- main.cpp ----" in \
         kernel.get_kernel_source(kernel_only=False)
+    with pytest.raises(TTUnsupportedError, match="kernel adapter"):
+        kernel.adapter.kernels  # TileLang's GPU launcher
 
     def ref(x):  # numpy arrays, or CPU torch tensors once anything imported torch
         x = np.asarray(x, dtype=np.float32)
@@ -270,3 +272,37 @@ def test_eager_shapes_from_python_expressions(trans_A, trans_B):
     ref = (a.T if trans_A else a).astype(np.float32) @ (b.T if trans_B else b).astype(np.float32)
     assert c.shape == (M, N)
     np.testing.assert_allclose(c.astype(np.float32), ref, rtol=1e-2, atol=0.1)
+
+
+@tilelang.jit
+def tensor_null_test(M, N, K, block_M, block_N, block_K, dtype=T.bfloat16, accum_dtype=T.float32,
+                     with_bias=False):
+    # TileLang's testing/python/jit/test_tilelang_jit_nullptr.py
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype),
+             C: T.Tensor((M, N), accum_dtype), Bias: T.Tensor((N), accum_dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_N, block_K), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_local)
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+                T.copy(A[by * block_M, ko * block_K], A_shared)
+                T.copy(B[bx * block_N, ko * block_K], B_shared)
+                T.gemm(A_shared, B_shared, C_local, transpose_B=True)
+            if with_bias:
+                for i, j in T.Parallel(block_M, block_N):
+                    C_local[i, j] += Bias[bx * block_N + j]
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def test_none_for_a_tensor_the_kernel_never_accesses():
+    a, b = f32((64, 96)), f32((64, 96))
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    c = np.zeros((64, 64), np.float32)
+    tensor_null_test(64, 64, 96, 32, 32, 32, T.float32, with_bias=False)(a, b, c, None)
+    np.testing.assert_allclose(c, ref, rtol=1e-2, atol=0.05)  # operands read as TF32
+    with pytest.raises(ValueError, match="tensor Bias: got None, but the kernel reads it"):
+        tensor_null_test(64, 64, 96, 32, 32, 32, T.float32, with_bias=True)(a, b, c, None)

@@ -253,3 +253,207 @@ def test_dtype_without_a_scalar_constructor_is_a_type_error():
     with pytest.raises(TypeError, match=r"T\.int8x2\(\.\.\.\): TVM 0.27 has no scalar "
                                         r"constructor"):
         T.int8x2(1.0)
+
+
+def ieee_ops(M, N, block_M, block_N, rounding_mode="rn", dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype),
+             C: T.Tensor((M, N), dtype), D: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                D[by * block_M + i, bx * block_N + j] = T.ieee_fmaf(
+                    A[by * block_M + i, bx * block_N + j],
+                    T.ieee_add(B[by * block_M + i, bx * block_N + j], 1.0, rounding_mode),
+                    T.ieee_frsqrt(C[by * block_M + i, bx * block_N + j]),
+                    rounding_mode=rounding_mode)
+
+    return main
+
+
+def test_ieee_ops_take_tilelangs_rounding_mode_argument():
+    # TileLang's testing/python/math/test_math_ieee_math.py: the rounding mode positional or
+    # keyword; round-to-nearest-even computes the operation
+    kernel = tilelang.compile(ieee_ops(64, 64, 32, 32), out_idx=[3])
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2))
+    c = rng.uniform(0.5, 4.0, (64, 64)).astype(np.float32)
+    np.testing.assert_allclose(kernel(a, b, c), a * (b + 1.0) + 1.0 / np.sqrt(c),
+                               rtol=1e-3, atol=1e-3)
+    with pytest.raises(ValueError, match="Invalid rounding mode 'xy'"):
+        T.ieee_mul(1.0, 2.0, "xy")
+    with pytest.raises(TTUnsupportedError, match=r"T\.ieee_add\(rounding_mode='rz'\)"):
+        tilelang.compile(ieee_ops(64, 64, 32, 32, "rz"))
+    with pytest.raises(ValueError, match="T.ieee_frsqrt takes 1 operand"):
+        T.ieee_frsqrt(4.0, "rn")
+
+
+def test_round_takes_tilelangs_rounding_mode():
+    from tvm import tirx
+
+    x = tirx.Var("x", T.float32)
+    assert T.round(x).op.name == "tirx.round"
+    with pytest.raises(TTUnsupportedError, match="ties-away-from-zero"):
+        T.round(x, "ties-away-from-zero")
+    with pytest.raises(ValueError, match="Unsupported T.round rounding_mode 'up'"):
+        T.round(x, "up")
+
+
+def tf32_matmul(M, N, K, block_M, block_N, block_K, in_dtype=T.tfloat32):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), in_dtype), B: T.Tensor((N, K), in_dtype),
+             C: T.Tensor((M, N), T.float32)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), in_dtype)
+            B_shared = T.alloc_shared((block_N, block_K), in_dtype)
+            C_local = T.alloc_fragment((block_M, block_N), T.float32)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[bx * block_N, k * block_K], B_shared)
+                T.gemm(A_shared, B_shared, C_local, transpose_B=True)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def test_tfloat32_is_float32_read_as_tf32_by_the_matrix_engine():
+    # TileLang's kernel/test_tilelang_kernel_gemm.py f32f32f32 tests declare T.tfloat32 inputs
+    assert T.tfloat32 == "float32" and T.dtype("tfloat32") == "float32"
+    kernel = tilelang.compile(tf32_matmul(64, 64, 96, 32, 32, 32), out_idx=[2])
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (64, 96)).astype(np.float32)
+    b = rng.uniform(-1, 1, (64, 96)).astype(np.float32)
+    c = kernel(a, b)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    np.testing.assert_allclose(c, ref, rtol=1e-2, atol=1e-2)
+    # operands read with TF32's 10 mantissa bits: not float32-exact, within TF32's error
+    err = np.abs(c - ref).max()
+    assert 1e-6 < err < np.abs(ref).max() * 2e-3
+
+
+def guarded_add(M, N, block_M, block_N, guard_rows=None, dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype),
+             C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                row = by * block_M + i
+                col = bx * block_N + j
+                if row < (guard_rows or M) and col < N:
+                    C[row, col] = A[row, col] + B[row, col]
+
+    return main
+
+
+def test_bounds_guard_true_for_every_block_is_dropped():
+    # TileLang's guarded elementwise idiom (testing/python/jit pdl and l2 tests): with sizes
+    # that are multiples of the block, the guard holds everywhere and the kernel runs
+    kernel = tilelang.compile(guarded_add(64, 96, 32, 32), out_idx=[2])
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((64, 96)).astype(np.float32) for _ in range(2))
+    np.testing.assert_array_equal(kernel(a, b), a + b)
+    # a guard that is false for some elements (rows 48.. of 64) is refused, naming it
+    with pytest.raises(TTUnsupportedError, match=r"the branch `if .*48.*` is not true for every"):
+        tilelang.compile(guarded_add(64, 96, 32, 32, guard_rows=48))
+
+
+def matmul_batched(batch, M, N, K, block_M, block_N, block_K, dtype=T.float32):
+    # TileLang's testing/python/kernel/test_tilelang_kernel_gemm_batched.py: one slice of the
+    # block buffers per batch
+    @T.prim_func
+    def main(A: T.Tensor((batch, M, K), dtype), B: T.Tensor((batch, K, N), dtype),
+             C: T.Tensor((batch, M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((batch, block_M, block_K), dtype)
+            B_shared = T.alloc_shared((batch, block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), T.float32)
+            for b in T.serial(batch):
+                T.clear(C_local)
+                for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=0):
+                    T.copy(A[b, by * block_M, k * block_K], A_shared[b, :, :])
+                    T.copy(B[b, k * block_K, bx * block_N], B_shared[b, :, :])
+                    T.gemm(A_shared[b, :, :], B_shared[b, :, :], C_local)
+                T.copy(C_local, C[b, by * block_M, bx * block_N])
+
+    return main
+
+
+def test_batched_gemm_with_a_block_slice_per_batch():
+    kernel = tilelang.compile(matmul_batched(3, 64, 64, 96, 32, 32, 32), out_idx=[2])
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (3, 64, 96)).astype(np.float32)
+    b = rng.uniform(-1, 1, (3, 96, 64)).astype(np.float32)
+    np.testing.assert_allclose(kernel(a, b), a.astype(np.float64) @ b, rtol=1e-2, atol=2e-2)
+
+
+def test_block_slices_of_a_nested_loop_are_kept():
+    # an enclosing loop reruns the batch loop: slice b could carry a value between its runs,
+    # so the buffer keeps its slices (and the partial region is refused as before)
+    from tvm_ffi import structural_equal
+
+    from tilelang_tt.passes.frontend.block_slices import collapse_block_slices
+
+    @T.prim_func
+    def main(A: T.Tensor((2, 64, 64), T.float32), C: T.Tensor((2, 64, 64), T.float32)):
+        with T.Kernel(1, threads=128) as bx:
+            S = T.alloc_shared((2, 64, 64), T.float32)
+            for r in T.serial(2):
+                for b in T.serial(2):
+                    T.copy(A[b, 0, 0], S[b, :, :])
+                    T.copy(S[b, :, :], C[b, 0, 0])
+
+    body = tilelang.lower(main, stop_after="A0.1.1")
+    func = list(body.functions.values())[0]
+    assert structural_equal(collapse_block_slices(func.body), func.body)
+
+
+def rounding(M, N, block_M, block_N, fn, dtype):
+    # TileLang's testing/python/math/test_math_fast_math.py single-argument kernel
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                B[by * block_M + i, bx * block_N + j] = fn(A[by * block_M + i, bx * block_N + j])
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("name, ref", [("floor", np.floor), ("ceil", np.ceil),
+                                       ("trunc", np.trunc)])
+def test_floor_ceil_trunc_on_the_vector_engine(name, ref, dtype):
+    import ml_dtypes
+
+    kernel = tilelang.compile(rounding(64, 64, 32, 32, getattr(T, name), dtype), out_idx=[1])
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((64, 64)) * 40).astype(np.float32)
+    a[0, :8] = [-0.5, 0.5, -1.5, 2.5, -0.0, 1e30, -3e9, 0.25]
+    a = a.astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32)
+    got = kernel(a).astype(np.float32)
+    np.testing.assert_array_equal(got, ref(a.astype(np.float32)))
+    if dtype == "float32":  # -0.5 -> -1.0 or -0.0 (a bfloat16 pack writes zeros as +0.0)
+        assert np.signbit(got[0, 0]) == np.signbit(ref(np.float32(-0.5)))
+
+
+@pytest.mark.parametrize("name, ref", [("exp10", lambda x: 10.0 ** x), ("log10", np.log10),
+                                       ("exp2", np.exp2)])
+def test_exp10_log10_as_exp_and_log(name, ref):
+    # TileLang's test_math_fast_math single-argument kernel: exp10(x) = exp(x ln 10),
+    # log10(x) = log(x) / ln 10 on the vector engine
+    kernel = tilelang.compile(rounding(64, 64, 32, 32, getattr(T, name), "float32"), out_idx=[1])
+    a = np.random.default_rng(1).uniform(0.1, 3.0, (64, 64)).astype(np.float32)
+    np.testing.assert_allclose(kernel(a), ref(a.astype(np.float64)), rtol=2e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("name", ["round", "nearbyint"])
+def test_round_ties_to_even_on_the_vector_engine(name, dtype):
+    # T.round (TileLang's default "ties-to-even") and T.nearbyint: round_tile(idst, 0)
+    import ml_dtypes
+
+    kernel = tilelang.compile(rounding(64, 64, 32, 32, getattr(T, name), dtype), out_idx=[1])
+    rng = np.random.default_rng(2)
+    a = (rng.standard_normal((64, 64)) * 40).astype(np.float32)
+    a[0, :8] = [0.5, 1.5, 2.5, -0.5, -2.5, 1e30, -3e9, 0.49]
+    a = a.astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32)
+    np.testing.assert_array_equal(kernel(a).astype(np.float32), np.rint(a.astype(np.float32)))

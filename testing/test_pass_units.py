@@ -18,6 +18,8 @@ from tilelang_tt import attrs, ops
 from tilelang_tt.passes import pipeline
 from tilelang_tt.passes.common import collect, run_pass, to_py, tt_calls
 from tilelang_tt.passes.dataflow.copy_forwarding import forward_copies
+from tilelang_tt.passes.frontend.block_slices import collapse_block_slices
+from tilelang_tt.passes.frontend.guards import drop_true_guards
 from tilelang_tt.passes.frontend.k_coarsen import coarsen_k_loops
 from tilelang_tt.passes.frontend.row_blocks import coarsen_row_blocks
 from tilelang_tt.target import profile_of
@@ -75,8 +77,14 @@ GUARANTEES = {
     "A0.0": lambda m: all(not coarsen_row_blocks(f.body)[1] for f in _funcs(m)),
     "A0.1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AllocBuffer)
                            if str(a.buffer.scope()) == "local"],
+    # no always-true guard is left: dropping again changes nothing
+    "A0.1.0": lambda m: all(tvm_ffi.structural_equal(drop_true_guards(f.body), f.body)
+                            for f in _funcs(m)),
     "A0.1.1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AttrStmt)
                              if str(a.attr_key) == attrs.ATOMIC],
+    # no collapsible block buffer is left: collapsing again changes nothing
+    "A0.1.2": lambda m: all(tvm_ffi.structural_equal(collapse_block_slices(f.body), f.body)
+                            for f in _funcs(m)),
     "A0.2": lambda m: not [lp for f in _funcs(m) for lp in collect(f.body, tirx.For)
                            if lp.kind == tirx.ForKind.PARALLEL],
     "A0.3": lambda m: "tirx.tile.min" not in _names(m),
@@ -141,7 +149,7 @@ def test_atomics_stage_from_parsed_ir():
     (Later stages are not compared here: A0.4's versions share the user's name, which the
     printer disambiguates, so CB names made from them differ after a parse.)"""
     mod = pipeline.prepare(_atomic_add(), "tenstorrent")
-    for tag, p in pipeline.STAGES[:3]:  # A0.0 (nothing to do here), A0.1, A0.1.1
+    for tag, p in pipeline.STAGES[:4]:  # A0.0 (nothing to do here), A0.1, A0.1.0, A0.1.1
         parsed = tvm.script.from_source(mod.script())
         out_parsed = run_pass(p, parsed)
         mod = run_pass(p, mod)

@@ -1,5 +1,6 @@
 """TileLang's language surface: dtypes, every tilelang.language name, aliases."""
 
+import importlib
 from pathlib import Path
 
 import numpy as np
@@ -82,10 +83,31 @@ def test_refused_name_in_a_kernel_names_it_and_the_line():
 
 
 def test_refused_names_can_be_referenced_without_error():
-    table = {"policy": T.GemmWarpPolicy.FullRow, "ws": T.ws, "tf32": T.tfloat32}
+    table = {"policy": T.GemmWarpPolicy.FullRow, "ws": T.ws, "fp4": T.float4_e2m1_unpacked}
     assert table["policy"] == T.GemmWarpPolicy.FullRow
     with pytest.raises(TTUnsupportedError):
         table["ws"](1)
+
+
+def test_tilelang_internal_submodules_of_jit_profiler_transform_import_as_refusals():
+    # TileLang's testing/python/jit and profiler tests import its adapters, CUPTI timing and
+    # simplifier: the imports work, the names refuse when used, the public ones are ours
+    from tilelang_tt.jit.abi import prepare_tvm_ffi_callee_allocated_outputs
+    from tilelang_tt.jit.kernel import JITKernel
+    from tilelang_tt.profiler.bench import _bench_with_cupti
+    from tilelang_tt.transform.simplify import simplify_prim_func
+
+    assert JITKernel is tilelang_tt.JITKernel
+    assert simplify_prim_func is tilelang_tt.transform.simplify_prim_func
+    with pytest.raises(TTUnsupportedError, match="tilelang.profiler.bench._bench_with_cupti"):
+        _bench_with_cupti(lambda: None)
+    with pytest.raises(TTUnsupportedError, match="kernel adapters"):
+        prepare_tvm_ffi_callee_allocated_outputs()
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("tilelang_tt.jit.no_such_module")
+    # TileLang probes its adapters with `except ImportError`: they stay absent, saying why
+    with pytest.raises(ImportError, match="kernel adapters"):
+        importlib.import_module("tilelang_tt.jit.adapter.cutedsl.checks")
 
 
 def test_no_op_hints_leave_the_kernel_unchanged():

@@ -60,11 +60,31 @@ LANGUAGE_REASONS = {
                    "each block into reader, compute and writer kernels",
 }
 
+# submodules of tilelang-tt's own jit / profiler / transform modules that are TileLang
+# internals: importable, every name a refusal (or AVAILABLE below)
+_ADAPTERS = ("TileLang's kernel adapters and ABI helpers (its NVRTC / CuTeDSL / TVM-FFI / HIP "
+             "launchers) are internals of its GPU runtime; a tilelang-tt kernel runs "
+             "its generated TT-Metalium host program")
+NESTED = {
+    "jit.abi": _ADAPTERS, "jit.env": _CUDA,
+    "jit.kernel": "TileLang's JITKernel internals; tilelang.JITKernel is the kernel class here",
+    "profiler.bench": "TileLang's CUDA-event / CUPTI timing; do_bench returns the emulator's "
+                      "modelled device time here",
+    "transform.simplify": "TileLang's TIR simplifier (a step of its CUDA/HIP compiler); "
+                          "tilelang-tt simplifies while it lowers",
+}
+
+# TileLang modules whose import fails here, with the reason: TileLang probes its adapters'
+# availability by importing them (``except ImportError``), so they stay absent
+MISSING = {"jit.adapter": _ADAPTERS}
+
 # names of these modules that do work here: module -> name -> "module:attribute" to import
 AVAILABLE = {"autotuner": {name: f"tilelang_tt.jit.autotune:{name}" for name in (
     "autotune", "AutoTuner", "AutotuneResult", "set_autotune_inputs", "get_autotune_inputs")},
     # device probes answer that there is no such device
-    "rocm.target": {"check_hip_availability": "tilelang_tt.tilelang_compat:no_gpu_available"}}
+    "rocm.target": {"check_hip_availability": "tilelang_tt.tilelang_compat:no_gpu_available"},
+    "jit.kernel": {"JITKernel": "tilelang_tt.jit:JITKernel"},
+    "transform.simplify": {"simplify_prim_func": "tilelang_tt.transform:simplify_prim_func"}}
 # top-level names (tilelang.autotune, tilelang.AutoTuner) taken from AVAILABLE
 TOP_LEVEL = {"autotune": "autotuner", "AutoTuner": "autotuner"}
 # what `from tilelang.<module> import *` brings in TileLang 0.1.14 (a star import reads __all__)
@@ -107,9 +127,24 @@ def _language_module(name: str):
     return None
 
 
+def _nested(name: str):
+    """The NESTED key ``tilelang_tt.<key>[.<more>]`` falls under, or None."""
+    parts = name.split(".")
+    if parts[0] != "tilelang_tt" or len(parts) < 3:
+        return None
+    key = ".".join(parts[1:3])
+    return key if key in NESTED else None
+
+
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname, path=None, target=None):
         parts = fullname.split(".")
+        if parts[0] == "tilelang_tt" and ".".join(parts[1:3]) in MISSING:
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r}: {MISSING['.'.join(parts[1:3])]}",
+                name=fullname)
+        if _nested(fullname) is not None:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         if len(parts) >= 2 and parts[0] == "tilelang_tt" and parts[1] in MODULES:
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         if len(parts) >= 3 and parts[:2] == ["tilelang_tt", "language"] \
@@ -119,6 +154,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         parts = spec.name.split(".")
+        if _nested(spec.name) is not None:
+            return _RefusedModule(spec.name, NESTED[_nested(spec.name)])
         if parts[1] == "language":
             reason, sources = _language_module(spec.name)
             return _RefusedModule(spec.name, reason, sources)

@@ -51,6 +51,7 @@ def load_kernel(spec: str):
 
 def main(argv=None) -> int:
     import tilelang_tt
+    from tilelang_tt.runtime.dynamic import DynamicKernel
 
     parser = argparse.ArgumentParser(prog="tilelang-tt", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -82,6 +83,12 @@ def main(argv=None) -> int:
                                   dump_ir=getattr(args, "dump_ir", None))
     except tilelang_tt.TTCompileError as err:
         print(f"error: {err}", file=sys.stderr)
+        return 1
+    if isinstance(art, DynamicKernel):
+        print(f"error: kernel {art.name} has symbolic sizes or scalar parameters "
+              f"({', '.join(art.size_names + art.scalar_names)}), compiled per call value; give "
+              "the command a kernel with fixed shapes (call its factory with sizes)",
+              file=sys.stderr)
         return 1
     if args.command == "compile":
         out = art.save(args.output)

@@ -20,6 +20,7 @@ from .codegen.plan import build_plan
 from .errors import TTArgumentError, TTCompileError
 from .passes import pipeline
 from .passes.verify.verify_ttir import kernels_of
+from .runtime import dynamic
 from .runtime.artifact import Artifact
 from .target import TARGET_KEY
 
@@ -170,7 +171,7 @@ def _annotated_pass_configs(func, pass_configs):
 
 def compile(func, out_idx=None, execution_backend=None, target="tenstorrent",  # noqa: A001
             target_host=None, verbose=None, pass_configs=None, compile_flags=None, *,
-            dump_ir=None) -> Artifact:
+            dump_ir=None) -> Artifact | dynamic.DynamicKernel:
     """Compile a kernel for Tenstorrent; see :class:`Artifact` for running it.
 
     TileLang's signature: ``out_idx`` lists the outputs a call allocates and returns;
@@ -181,6 +182,13 @@ def compile(func, out_idx=None, execution_backend=None, target="tenstorrent",  #
     options) are accepted and ignored."""
     out_idx = _out_idx(func, out_idx)
     pass_configs = _annotated_pass_configs(func, pass_configs)
+    sizes = dynamic.symbolic_sizes(func) if isinstance(func, tirx.PrimFunc) else []
+    if sizes or isinstance(func, tirx.PrimFunc) and dynamic.has_scalar_params(func):
+        # T.dynamic sizes, scalar parameters: one kernel per set of values, compiled when called
+        def specialised(f, idx):
+            return compile(f, out_idx=idx, target=target, pass_configs=pass_configs,
+                           dump_ir=dump_ir)
+        return dynamic.DynamicKernel(func, sizes, specialised, out_idx)
     mod = lower(func, tenstorrent_target(target), dump_ir=dump_ir, pass_configs=pass_configs)
     sources, plan = generate(mod)
     art = Artifact(sources=sources, plan=plan, module=mod, out_idx=out_idx)

@@ -19,7 +19,7 @@ from .errors import TTCompileError, TTDtypeError, TTUnsupportedError
 
 # short names TileLang canonicalises when a dtype is built from a string
 _ALIASES = {"double": "float64", "float": "float32", "int": "int32", "long": "int64",
-            "short": "int16", "uint": "uint32", "ulong": "uint64"}
+            "short": "int16", "uint": "uint32", "ulong": "uint64", "tfloat32": "float32"}
 
 _PY_TYPES = {bool: "bool", int: "int32", float: "float32"}
 
@@ -198,14 +198,16 @@ for _base in _INTS + _UINTS + _FLOATS + _FP8 + ("bfloat16",):
     for _lanes in _LANES:
         DTYPES[f"{_base}x{_lanes}"] = dtype(f"{_base}x{_lanes}")
 
+# TileLang's T.tfloat32: float32 data whose GEMM operands the tensor cores read as TF32, which
+# is how the Tensix matrix engine reads float32 operands (docs/MOCK.md "Numerics"): float32 here
+DTYPES["tfloat32"] = dtype("float32")
+for _lanes in _LANES:
+    DTYPES[f"tfloat32x{_lanes}"] = dtype(f"float32x{_lanes}")
+
 # TileLang's custom storage types that this TVM build cannot represent
 REFUSED_DTYPES = {
-    "tfloat32": "TF32 is how the matrix engine reads float32 operands already; declare the "
-                "buffers float32",
     "float4_e2m1_unpacked": "an SM100 shared-memory storage format",
 }
-for _lanes in _LANES:
-    REFUSED_DTYPES[f"tfloat32x{_lanes}"] = REFUSED_DTYPES["tfloat32"]
 
 # TileLang's list of the dtype names ``T`` exports (tilelang.language.dtypes._all_dtypes)
 _all_dtypes = list(DTYPES) + list(REFUSED_DTYPES)

@@ -1011,11 +1011,52 @@ def fast_rcp(x):
     return 1.0 / x
 
 
-def _ieee(name, fn):
-    def op(*args, rounding="rn"):
-        if rounding != "rn":
-            raise language_compat.note_error(TTUnsupportedError(
-                f"T.{name}(rounding={rounding!r}): only round-to-nearest-even is available"))
+def round(x, rounding_mode="ties-to-even", span=None):  # noqa: A001
+    """``T.round(x, rounding_mode)`` with TileLang's modes: ``"ties-to-even"`` (the default)
+    is TVM's round; ``"ties-away-from-zero"`` is refused (no Tensix counterpart here) and
+    another mode is a TTArgumentError (a ValueError, as TileLang raises)."""
+    if rounding_mode is None:
+        rounding_mode = "ties-to-even"
+    elif not isinstance(rounding_mode, str):  # TVM's round(x, span)
+        span, rounding_mode = rounding_mode, "ties-to-even"
+    if rounding_mode == "ties-away-from-zero":
+        raise language_compat.note_error(TTUnsupportedError(
+            "T.round(x, 'ties-away-from-zero'): only rounding ties to even (T.round(x)) has a "
+            "Tensix counterpart"))
+    if rounding_mode != "ties-to-even":
+        raise language_compat.note_error(TTArgumentError(
+            f"Unsupported T.round rounding_mode {rounding_mode!r}; expected 'ties-to-even' or "
+            "'ties-away-from-zero'."))
+    return _T.round(x, span=span)
+
+
+_IEEE_ROUNDING = ("rn", "rz", "ru", "rd")
+
+
+def _ieee(name, fn, rounding=True):
+    """TileLang's ``T.ieee_add(x, y, rounding_mode="rn")`` ...: the operation with its IEEE
+    rounding mode (positional or keyword, as in TileLang).  A mode outside TileLang's four is
+    a TTArgumentError (a ValueError, as TileLang raises); round-to-nearest-even computes the
+    operation here, the directed modes are refused."""
+    nargs = fn.__code__.co_argcount
+
+    def op(*args, rounding_mode="rn"):
+        if rounding and len(args) == nargs + 1:
+            *args, rounding_mode = args
+        if len(args) != nargs:
+            want = f"{nargs} operand{'s' if nargs > 1 else ''}" + \
+                (" and an optional rounding mode" if rounding else "")
+            raise language_compat.note_error(TTArgumentError(
+                f"T.{name} takes {want}; got {len(args)} arguments"))
+        if rounding:
+            if not isinstance(rounding_mode, str) or rounding_mode not in _IEEE_ROUNDING:
+                raise language_compat.note_error(TTArgumentError(
+                    f"Invalid rounding mode '{rounding_mode}' for T.{name}. Must be one of: "
+                    f"{set(_IEEE_ROUNDING)}"))
+            if rounding_mode != "rn":
+                raise language_compat.note_error(TTUnsupportedError(
+                    f"T.{name}(rounding_mode={rounding_mode!r}): only round-to-nearest-even "
+                    "('rn') is available on Tensix; drop the rounding mode"))
         return fn(*args)
     op.__name__ = name
     return op
@@ -1028,7 +1069,7 @@ ieee_fdiv = _ieee("ieee_fdiv", lambda a, b: a / b)
 ieee_fmaf = _ieee("ieee_fmaf", lambda a, b, c: a * b + c)
 ieee_frcp = _ieee("ieee_frcp", lambda a: 1.0 / a)
 ieee_fsqrt = _ieee("ieee_fsqrt", lambda a: _T.sqrt(a))
-ieee_frsqrt = _ieee("ieee_frsqrt", lambda a: _T.rsqrt(a))
+ieee_frsqrt = _ieee("ieee_frsqrt", lambda a: _T.rsqrt(a), rounding=False)
 
 _FAST_MATH = {"__exp": "exp", "__exp10": "exp10", "__log": "log", "__log2": "log2",
               "__log10": "log10", "__sin": "sin", "__cos": "cos", "__tan": "tan"}

@@ -130,6 +130,7 @@ class Function:
     apply: str  # tt.exp_tile
     header: str
     fold: object  # the function on Python floats (constant folding)
+    args: tuple = ()  # constant operands after the DST index (round_tile's decimals)
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,14 @@ _FUNCTION_HEADERS = {
     # comparisons with zero: 1.0 where x > 0 (>= 0, < 0, <= 0, == 0, != 0), else 0.0
     "gtz": "eltwise_unary/comp.h", "gez": "eltwise_unary/comp.h", "ltz": "eltwise_unary/comp.h",
     "lez": "eltwise_unary/comp.h", "eqz": "eltwise_unary/comp.h", "nez": "eltwise_unary/comp.h",
+    # rounding toward -inf, +inf, 0 (one init for the three: rounding_op_tile_init)
+    "floor": "eltwise_unary/rounding.h", "ceil": "eltwise_unary/rounding.h",
+    "trunc": "eltwise_unary/rounding.h", "round": "eltwise_unary/rounding.h",
 }
+_FUNCTION_INIT = {"floor": "rounding_op", "ceil": "rounding_op", "trunc": "rounding_op",
+                  "round": "rounding_op"}
+# round_tile(idst, decimals): to 0 decimal places, ties to even
+_FUNCTION_ARGS = {"round": (("decimals", 0),)}
 _FOLDS = {
     "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "rsqrt": lambda x: 1 / math.sqrt(x),
     "recip": lambda x: 1 / x, "relu": lambda x: max(x, 0.0),
@@ -165,9 +173,12 @@ _FOLDS = {
     "negative": lambda x: -x,
     "gtz": lambda x: float(x > 0), "gez": lambda x: float(x >= 0), "ltz": lambda x: float(x < 0),
     "lez": lambda x: float(x <= 0), "eqz": lambda x: float(x == 0), "nez": lambda x: float(x != 0),
+    "floor": lambda x: float(math.floor(x)), "ceil": lambda x: float(math.ceil(x)),
+    "trunc": lambda x: float(math.trunc(x)), "round": lambda x: float(round(x)),
 }
-FUNCTIONS = {fn: Function(fn, f"tt.expr.{fn}", f"tt.{fn}_tile_init", f"tt.{fn}_tile",
-                          _COMPUTE + header, _FOLDS[fn])
+FUNCTIONS = {fn: Function(fn, f"tt.expr.{fn}", f"tt.{_FUNCTION_INIT.get(fn, fn)}_tile_init",
+                          f"tt.{fn}_tile", _COMPUTE + header, _FOLDS[fn],
+                          tuple(tvm.tirx.IntImm("int32", v) for _, v in _FUNCTION_ARGS.get(fn, ())))
              for fn, header in _FUNCTION_HEADERS.items()}
 
 _DIMS = {"col": "cols", "row": "rows"}
@@ -494,10 +505,14 @@ _compute("where_tile",
          "<DataFormat::Float16_b>", template_args=1)
 for _fn in FUNCTIONS.values():
     _header = _fn.header.removeprefix(_COMPUTE)
-    _compute(_fn.init.removeprefix("tt."), f"{_fn.name}_tile_init(): configure the vector engine",
-             _header, engine="sfpu", sets="sfpu")
-    _compute(_fn.apply.removeprefix("tt."), f"{_fn.name}_tile(idst): DST[idst] = "
-             f"{_fn.name}(DST[idst])", _header, "idst:dst", engine="sfpu", init=_fn.init,
+    if _fn.init not in _SPECS:  # floor / ceil / trunc share theirs
+        _compute(_fn.init.removeprefix("tt."),
+                 f"{_fn.init.removeprefix('tt.')}(): configure the vector engine for "
+                 f"{_fn.name}_tile", _header, engine="sfpu", sets="sfpu")
+    _extra = [name for name, _ in _FUNCTION_ARGS.get(_fn.name, ())]
+    _compute(_fn.apply.removeprefix("tt."), f"{_fn.name}_tile(idst{''.join(', ' + n for n in _extra)}"
+             f"): DST[idst] = {_fn.name}(DST[idst])", _header,
+             " ".join(["idst:dst"] + [f"{n}:imm" for n in _extra]), engine="sfpu", init=_fn.init,
              dst="math")
 _compute("copy_init", "copy_init(cb): configure unpack and math for copy_tile from cb",
          "tile_move_copy.h", "cb:cb", engine="unpack", sets="math")

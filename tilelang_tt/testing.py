@@ -39,6 +39,11 @@ requires_cuda_compute_version_lt = _passthrough
 requires_cuda_compute_version_eq = _passthrough
 requires_package = _passthrough
 requires_rocm = _passthrough
+requires_cdna = _passthrough
+requires_cuda_or_cdna = _passthrough
+requires_gfx950 = _passthrough
+requires_metal = _passthrough
+requires_llvm = _passthrough
 
 
 def set_random_seed(seed: int = 42) -> None:

@@ -9,6 +9,10 @@ TTUnsupportedError when used.
 from .language_compat import Refused
 from .tilelang_compat import PassConfigKey  # noqa: F401
 
+# a package for the import system: TileLang's submodules of it (profiler.bench, ...) are
+# refusals served by _tilelang_modules
+__path__: list = []
+
 _PASSES = ("a pass of TileLang's CUDA/HIP compiler; tilelang-tt lowers kernels with its own "
            "pipeline (docs/PIPELINE.md): compile the kernel with tilelang.compile instead")
 

@@ -44,7 +44,7 @@ _IMPORT_RULES = [
     (re.compile(r"^(\s*)import tilelang\.([\w.]+) as (\w+)"), r"\1import tilelang_tt.\2 as \3"),
     (re.compile(r"^(\s*)import tilelang\.([\w.]+)\s*$"),
      r"\1import tilelang_tt.\2; import tilelang_tt as tilelang"),
-    (re.compile(r"^(\s*)import tilelang\s*$"), r"\1import tilelang_tt as tilelang"),
+    (re.compile(r"^(\s*)import tilelang(\s*#.*)?\s*$"), r"\1import tilelang_tt as tilelang\2"),
     (re.compile(r"^(\s*)from tilelang\.([\w.]+) import "), r"\1from tilelang_tt.\2 import "),
     (re.compile(r"^(\s*)from tilelang import "), r"\1from tilelang_tt import "),
 ]

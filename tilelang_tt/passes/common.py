@@ -197,6 +197,18 @@ def substitute(node, mapping: dict):
     return tvm_ffi.structural_map(node, [(tvm.ir.Var, lambda v: mapping.get(v, v))], order="post")
 
 
+def inline_binds(expr, binds: dict):
+    """``expr`` with the variables of ``binds`` (var -> value, a kernel's ``Bind``s) replaced
+    by their values, transitively (up to 32 levels)."""
+    for _ in range(32):
+        used = [v for v in tirx.analysis.undefined_vars(expr) if v in binds] \
+            if isinstance(expr, tvm.ir.Expr) else []
+        if not used:
+            return expr
+        expr = substitute(expr, {v: binds[v] for v in used})
+    return expr
+
+
 def seq(stmts) -> tirx.Stmt:
     """A statement from a list, flattening nested SeqStmts and dropping no-ops."""
     flat = []

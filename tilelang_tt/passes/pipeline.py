@@ -6,8 +6,11 @@ folder, TVM's own where they do the job):
     frontend   A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
                                                blocks (rows computed apart)
                A0.1 ScalarsToBindTT            scalar assignments -> Bind
+               A0.1.0 DropTrueGuardsTT         bounds guards true for every block -> bodies
                A0.1.1 LowerAtomicsTT           atomics: conflicting blocks serialised, one
                                                read-modify-write of the target per group
+               A0.1.2 CollapseBlockSlicesTT    a block buffer used one slice per iteration
+                                               -> without that dimension
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
                A0.3 LegalizeTileOpsTT          engine forms (staged global copies, min/abs)
                A0.4 VersionBlockBuffersTT      block buffers in single-assignment form
@@ -61,6 +64,8 @@ from .dataflow.tile_dfg import BuildTileDFGTT
 from .dataflow.shard_in_place import PlaceL1ShardsTT
 from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
 from .frontend.atomics import LowerAtomicsTT
+from .frontend.block_slices import CollapseBlockSlicesTT
+from .frontend.guards import DropTrueGuardsTT
 from .frontend.block_versions import VersionBlockBuffersTT
 from .frontend.k_coarsen import CoarsenKLoopTT
 from .frontend.legalize import LegalizeTileOpsTT
@@ -82,7 +87,9 @@ from .verify.verify_ttir import VerifyTTIR
 STAGES = [
     ("A0.0", CoarsenRowBlocksTT),
     ("A0.1", ScalarsToBindTT),
+    ("A0.1.0", DropTrueGuardsTT),
     ("A0.1.1", LowerAtomicsTT),
+    ("A0.1.2", CollapseBlockSlicesTT),
     ("A0.2", LowerParallelToTileTT),
     ("A0.3", LegalizeTileOpsTT),
     ("A0.4", VersionBlockBuffersTT),

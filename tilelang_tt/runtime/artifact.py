@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..errors import TTRuntimeError
+from ..errors import TTRuntimeError, TTUnsupportedError
 from . import tensors, torch_interop
 
 
@@ -100,6 +100,11 @@ class Artifact:
 
     def get_host_source(self) -> str:
         return self.sources["main.cpp"]
+
+    @property
+    def adapter(self):
+        """TileLang's ``kernel.adapter`` (its CUDA / HIP / NVRTC launcher) has no counterpart."""
+        raise adapter_refusal(self.name)
 
     def get_profiler(self, tensor_supply_type=None, device: str | None = None):
         """TileLang's profiler: ``assert_allclose(ref_program, rtol=, atol=)`` on random
@@ -225,6 +230,14 @@ class Artifact:
     def __repr__(self):
         return (f"<tilelang_tt.Artifact {self.name}: {len(self.plan['cores'])} cores, "
                 f"grid {self.plan['grid']}, files {sorted(self.sources)}>")
+
+
+def adapter_refusal(name: str) -> TTUnsupportedError:
+    return TTUnsupportedError(
+        f"kernel {name}.adapter: TileLang's kernel adapter (its CUDA / HIP / NVRTC / TVM-FFI "
+        "launcher and its handles) has no counterpart here; call the kernel itself, which "
+        "runs its TT-Metalium host program (get_kernel_source() / get_host_source() give the "
+        "sources)")
 
 
 def _scratch_dir(host: dict) -> str | None:

@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-from ..errors import TTUnsupportedError
+from ..errors import TTArgumentError, TTUnsupportedError
 from . import tensors, torch_interop
 
 
@@ -93,6 +93,28 @@ def supply(spec: dict, kind: TensorSupplyType, rng: np.random.Generator) -> np.n
     return out
 
 
+def _sized(spec: dict, sizes: dict | None) -> dict:
+    """``spec`` with its symbolic sizes (names in its shape) replaced by their ``sizes``."""
+    if spec.get("scalar"):
+        raise TTArgumentError(
+            f"the kernel's scalar parameter {spec['name']} ({spec['dtype']}) has no random "
+            "value; pass the inputs with their values (input_tensors=[..., value, ...])")
+    if all(isinstance(d, int) for d in spec["shape"]):
+        return spec
+    names = [d for d in spec["shape"] if not isinstance(d, int)]
+    if not sizes:
+        raise TTArgumentError(
+            f"tensor {spec['name']} has the symbolic size(s) {', '.join(names)}: give their "
+            f"values (dynamic_symbolic_constraints={{{', '.join(repr(n) + ': ...' for n in names)}}}"
+            ") or the input tensors (input_tensors=[...])")
+    missing = [n for n in names if n not in sizes]
+    if missing:
+        raise TTArgumentError(
+            f"Dynamic symbolic variable '{missing[0]}' (of tensor {spec['name']}) not found in "
+            f"constraints. Available constraints: {list(sizes)}")
+    return dict(spec, shape=[sizes[d] if isinstance(d, str) else d for d in spec["shape"]])
+
+
 def _as_list(outs):
     if outs is None:
         return []
@@ -132,17 +154,24 @@ class Profiler:
         self.supply_type = supply_type
         self.rng = np.random.default_rng(seed)
 
-    def _inputs(self, use_torch: bool) -> list:
-        specs = self.kernel.tensors
+    def _inputs(self, use_torch: bool, sizes: dict | None = None) -> list:
+        """Random inputs; a kernel with symbolic sizes (runtime/dynamic.py) takes their values
+        from ``sizes`` (TileLang's ``dynamic_symbolic_constraints``)."""
+        specs = [_sized(t, sizes) for t in self.kernel.tensors]
         outs = set(self.kernel.out_idx)
         ins = [supply(t, self.supply_type, self.rng) for i, t in enumerate(specs)
                if i not in outs]
         return [torch_interop.from_numpy(x) for x in ins] if use_torch else ins
 
+    def _given_or_drawn(self, input_tensors, sizes):
+        if input_tensors is not None:
+            return list(input_tensors)
+        return self._inputs("torch" in sys.modules, sizes)
+
     def assert_allclose(self, reference_program, input_tensors=None, atol: float = 1e-2,
-                        rtol: float = 1e-2, max_mismatched_ratio: float = 0.01) -> None:
-        use_torch = "torch" in sys.modules
-        ins = self._inputs(use_torch) if input_tensors is None else list(input_tensors)
+                        rtol: float = 1e-2, max_mismatched_ratio: float = 0.01,
+                        dynamic_symbolic_constraints: dict | None = None, **_kwargs) -> None:
+        ins = self._given_or_drawn(input_tensors, dynamic_symbolic_constraints)
         ref = _as_list(reference_program(*ins))
         got = _as_list(self.kernel(*ins))
         if len(got) != len(ref):
@@ -153,22 +182,22 @@ class Profiler:
                 assert_close(o, r, rtol=rtol, atol=atol,
                              max_mismatched_ratio=max_mismatched_ratio, name=f"output {k}")
 
-    def run_once(self, func=None):
-        ins = self._inputs("torch" in sys.modules)
+    def run_once(self, func=None, dynamic_symbolic_constraints: dict | None = None):
+        ins = self._inputs("torch" in sys.modules, dynamic_symbolic_constraints)
         return (func or self.kernel)(*ins)
 
     def do_bench(self, func=None, warmup: int = 25, rep: int = 100, n_warmup: int = 1,
                  n_repeat: int = 1, input_tensors=None, device: str | None = None,
-                 **kwargs) -> float:
+                 dynamic_symbolic_constraints: dict | None = None, **kwargs) -> float:
         """Modelled device time (ms) of one run of the kernel on random inputs (or
         ``input_tensors``) on the emulator; ``device`` as in the module docstring. ``func``
         (TileLang's reference program) is called with those inputs: the modelled time of the
-        kernels it runs, TTProfilerUnavailable when it runs none."""
+        kernels it runs, TTProfilerUnavailable when it runs none.  A kernel with symbolic
+        sizes draws its inputs for ``dynamic_symbolic_constraints`` (``{"m": 256}``) unless
+        ``input_tensors`` are given."""
+        ins = self._given_or_drawn(input_tensors, dynamic_symbolic_constraints)
         if func is not None and func is not self.kernel:  # TileLang passes it the inputs
-            ins = self._inputs("torch" in sys.modules) if input_tensors is None else \
-                list(input_tensors)
             return do_bench(lambda: func(*ins), device=device or self.device)
-        ins = self._inputs("torch" in sys.modules) if input_tensors is None else list(input_tensors)
         self.kernel.run(*ins, device=device or self.device)
         stats = self.kernel.last_run_stats or {}
         return stats["device"]["device_time_ns"] / 1e6

@@ -44,6 +44,14 @@ def bind_arguments(tensor_specs: list, out_idx: list, args: tuple) -> dict:
     host = {}
     if len(args) == n:
         for i, (t, a) in enumerate(zip(tensor_specs, args)):
+            if a is None:  # TileLang passes None (a null pointer) for a tensor left unused
+                if t["role"] != "unused":
+                    raise TTCallArgumentError(
+                        f"tensor {t['name']}: got None, but the kernel "
+                        f"{'reads' if t['role'] in ('input', 'inout') else 'writes'} it; "
+                        "only a tensor the kernel never accesses may be None")
+                host[i] = np.zeros(tuple(t["shape"]), dtype=NP_DTYPE[t["dtype"]])
+                continue
             if t["role"] in ("output",) and not isinstance(a, np.ndarray):
                 raise TTCallArgumentError(f"output {t['name']} must be a numpy array to fill in place")
             host[i] = _convert(t, a, "tensor")

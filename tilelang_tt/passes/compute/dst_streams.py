@@ -83,7 +83,8 @@ def _lower_expr(cx: DstContext, call):
             elif kind == "unary":
                 s = stack[-1][1]
                 body += [ev(FUNCTIONS[v].init),
-                         each(lambda d, s=s, fn=v: ev(FUNCTIONS[fn].apply, d.at(s)))]
+                         each(lambda d, s=s, fn=v: ev(FUNCTIONS[fn].apply, d.at(s),
+                                                      *FUNCTIONS[fn].args))]
             elif kind == "where":
                 args = [stack.pop() for _ in range(3)][::-1]  # condition, true, false
                 base_slot = len([s for s in stack if s[0] == "slot"])

@@ -1,7 +1,7 @@
 """A0.1.1 LowerAtomicsTT: TileLang atomics as one read-modify-write of the target per group
 of blocks.
 
-Requires: ScalarsToBindTT.
+Requires: DropTrueGuardsTT (scalar assignments are Binds; always-true guards are gone).
 
 TileLang's ``T.atomic_add(B[...], v)`` (``atomic_max`` / ``atomic_min``; tile or element
 form, ``language_atomic.py``) means: every block's contributions are combined into the target
@@ -32,8 +32,8 @@ read once and written once:
   waits for the writer's previous write-back); V0 orders the read after earlier write-backs.
 
 A branch around atomics whose condition holds for every block and iteration (TileLang's
-bounds guard ``if idx_i < M and idx_j < N:`` when the blocks tile the tensor) is dropped.
-Refused with TTUnsupportedError naming the call and its line: a target index that reads
+bounds guard ``if idx_i < M and idx_j < N:`` when the blocks tile the tensor) was dropped by
+DropTrueGuardsTT.  Refused with TTUnsupportedError naming the call and its line: a target index that reads
 tensor data (a histogram: which blocks collide is not known at compile time); a target that
 several ``T.Parallel`` iterations of one block share (each loop variable must index one
 target dimension with unit stride); an atomic inside any other branch; a moving atomic that is
@@ -55,8 +55,8 @@ from tvm.sym import Analyzer
 
 from ... import attrs, ops
 from ...errors import TTUnsupportedError
-from ..common import (buffer_dtype, buffer_scope, collect, launch_attrs, seq, stmts_of, substitute,
-                      tt_map, tt_pass)
+from ..common import (buffer_dtype, buffer_scope, collect, inline_binds, launch_attrs, seq,
+                      stmts_of, substitute, tt_map, tt_pass)
 
 
 def _kind(atom) -> str:
@@ -85,16 +85,6 @@ def _atoms_with_ancestors(stmt, path=()):
         yield from _atoms_with_ancestors(child, path + (stmt,))
 
 
-def _inline(expr, binds: dict):
-    for _ in range(32):
-        used = [v for v in tirx.analysis.undefined_vars(expr) if v in binds] \
-            if isinstance(expr, tvm.ir.Expr) else []
-        if not used:
-            return expr
-        expr = substitute(expr, {v: binds[v] for v in used})
-    return expr
-
-
 def _accesses(node, buf) -> int:
     n = len(collect(node, tvm.ir.TensorLoad, lambda x: x.source.same_as(buf)))
     n += len(collect(node, tvm.ir.TensorRegion, lambda x: x.source.same_as(buf)))
@@ -112,7 +102,7 @@ class _Target:
         if not isinstance(store, tirx.BufferStore):
             raise TTUnsupportedError(f"{name}: malformed atomic", span=atom.span)
         self.buf, self.kind = store.buffer, _kind(atom)
-        self.index = [_inline(i, binds) for i in store.indices]
+        self.index = [inline_binds(i, binds) for i in store.indices]
         if any(collect(i, tvm.ir.TensorLoad) for i in self.index):
             raise TTUnsupportedError(
                 f"{name}({self.buf.name}[...]): the target index reads tensor data, so which "
@@ -202,32 +192,12 @@ def _update(t: _Target, acc):
     return tirx.BufferStore(acc, value, list(t.acc_vars), old.span)
 
 
-def _drop_true_guards(body, binds: dict, launches):
-    """``if idx_i < M and idx_j < N:`` around atomics, true for every block and iteration
-    (TileLang's bounds guards when the blocks tile the tensor): the branch is its body."""
-    ana = Analyzer()
-    for a in launches:
-        ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0), a.value))
-    for lp in collect(body, tirx.For):  # loop variables are defined once: bind them all
-        ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(lp.min, lp.extent))
-
-    def drop(stmt):
-        if stmt.else_case is None and collect(
-                stmt.then_case, tirx.AttrStmt, lambda a: str(a.attr_key) == attrs.ATOMIC) \
-                and ana.can_prove(_inline(stmt.condition, binds)):
-            return stmt.then_case
-        return stmt
-
-    return tt_map(body, [(tirx.IfThenElse, drop)])
-
-
-@tt_pass("LowerAtomicsTT", requires=("ScalarsToBindTT",))
+@tt_pass("LowerAtomicsTT", requires=("DropTrueGuardsTT",))
 def LowerAtomicsTT(func, mod, ctx):
     if not collect(func.body, tirx.AttrStmt, lambda a: str(a.attr_key) == attrs.ATOMIC):
         return func
-    launches = launch_attrs(func.body)
+    # bounds guards true for every block are gone already (DropTrueGuardsTT)
     binds = {b.var: b.value for b in collect(func.body, tirx.Bind)}
-    func = func.with_body(_drop_true_guards(func.body, binds, launches))
     atoms = list(_atoms_with_ancestors(func.body))
     launches = launch_attrs(func.body)
     block_vars = [a.node.var for a in launches]

@@ -38,18 +38,27 @@ from ... import ops
 from ..common import buffer_dtype
 
 UNARY_CALLS = {"tirx.exp": "exp", "tirx.log": "log", "tirx.sqrt": "sqrt", "tirx.rsqrt": "rsqrt",
-               "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs"}
+               "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs",
+               "tirx.floor": "floor", "tirx.ceil": "ceil", "prim.ceil": "ceil",
+               "tirx.trunc": "trunc", "tirx.round": "round", "tirx.nearbyint": "round"}
 BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div", tirx.Max: "max",
           tirx.Min: "min"}
 # comparisons a <op> b: the SFPU compares a - b with zero (ops.FUNCTIONS gtz ... nez)
 COMPARISONS = {tirx.GT: "gtz", tirx.GE: "gez", tirx.LT: "ltz", tirx.LE: "lez", tirx.EQ: "eqz",
                tirx.NE: "nez"}
-# functions computed from others: exp2(x) = exp(x ln 2), log2(x) = log(x) / ln 2
+# functions computed from others: exp2(x) = exp(x ln 2), log2(x) = log(x) / ln 2,
+# exp10(x) = exp(x ln 10), log10(x) = log(x) / ln 10
 DERIVED_CALLS = {"tirx.exp2": ("exp", 0.6931471805599453, None),
                  "prim.log2": ("log", None, 1.4426950408889634),
-                 "tirx.log2": ("log", None, 1.4426950408889634)}
+                 "tirx.log2": ("log", None, 1.4426950408889634),
+                 "tirx.exp10": ("exp", 2.302585092994046, None),
+                 "tirx.log10": ("log", None, 0.4342944819032518)}
+_DERIVED_FOLDS = {"tirx.exp2": lambda x: 2.0 ** x, "prim.log2": math.log2,
+                  "tirx.log2": math.log2, "tirx.exp10": lambda x: 10.0 ** x,
+                  "tirx.log10": math.log10}
 SUPPORTED = ("elementwise expressions of buffer elements and float constants built from +, -, "
-             "*, /, T.exp, T.exp2, T.log, T.log2, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.abs, "
+             "*, /, T.exp, T.exp2, T.exp10, T.log, T.log2, T.log10, T.sqrt, T.rsqrt, T.sigmoid, "
+             "T.tanh, T.abs, T.floor, T.ceil, T.trunc, T.round, T.nearbyint, "
              "T.max / T.min (of two values), T.clamp, unary minus, and T.if_then_else (or `x if c "
              "else y`) whose condition compares such expressions (<, <=, >, >=, ==, !=); a 1-D buffer read as R[i] (possibly through those functions) only "
              "as a direct operand of +, -, * or / with a block element (A[i, j] - R[i])")
@@ -72,8 +81,7 @@ def _const(expr):
         if isinstance(expr, tvm.ir.Call) and isinstance(expr.op, tvm.ir.Op) and \
                 expr.op.name in DERIVED_CALLS and len(expr.args) == 1:
             arg = _const(expr.args[0])
-            return None if arg is None else (2.0 ** arg if expr.op.name == "tirx.exp2"
-                                             else math.log2(arg))
+            return None if arg is None else _DERIVED_FOLDS[expr.op.name](arg)
     except (ValueError, ZeroDivisionError, OverflowError):
         return None
     return None

@@ -255,6 +255,13 @@ def _lower_nest(nest: _Nest, fresh):
                 f"bindings); found `{s}`", span=getattr(s, "span", None) or nest.span)
         mapping[s.var] = substitute(s.value, mapping)
     store = stmts[-1]
+    if isinstance(store, tirx.IfThenElse):
+        raise TTUnsupportedError(
+            f"T.Parallel body: the branch `if {store.condition}:` is not true for every "
+            "element of every block, and elementwise bodies cannot branch; bounds guards that "
+            "always hold are dropped, so make the sizes multiples of the block sizes (blocks "
+            "are whole 32x32 tiles), or select values with T.if_then_else(cond, x, y)",
+            span=getattr(store, "span", None) or nest.span)
     if not isinstance(store, tirx.BufferStore):
         raise TTUnsupportedError(
             f"T.Parallel body must end with an assignment `dst[...] = ...`; found `{store}`",

@@ -512,10 +512,15 @@ void ttmock::reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32
 // sfpu_op: the init in force; unary functions by their sfpu::Unary id, the *_unary scalar ops
 // share binop_with_scalar_tile_init (kScalarInit), binary ops kBinaryBase + sfpu::Binary id.
 namespace {
-constexpr int kScalarInit = 1000, kBinaryBase = 2000, kWhereInit = 3000;
+constexpr int kScalarInit = 1000, kBinaryBase = 2000, kWhereInit = 3000, kRoundingInit = 4000;
 bool is_scalar_op(sfpu::Unary u) {
     return u == sfpu::Unary::AddScalar || u == sfpu::Unary::SubScalar || u == sfpu::Unary::MulScalar ||
            u == sfpu::Unary::DivScalar || u == sfpu::Unary::RsubScalar;
+}
+// floor / ceil / trunc share rounding_op_tile_init (api/compute/eltwise_unary/rounding.h)
+bool is_rounding_op(sfpu::Unary u) {
+    return u == sfpu::Unary::Floor || u == sfpu::Unary::Ceil || u == sfpu::Unary::Trunc ||
+           u == sfpu::Unary::Round;
 }
 }  // namespace
 
@@ -525,6 +530,7 @@ void ttmock::sfpu_init(const char* op) {
         const std::string name = n;
         if (name == "binop_with_scalar") return kScalarInit;
         if (name == "where") return kWhereInit;
+        if (name == "rounding_op") return kRoundingInit;
         if (name.size() > 7 && name.compare(name.size() - 7, 7, "_binary") == 0) {
             return kBinaryBase + static_cast<int>(sfpu::binary_from_name(name.substr(0, name.size() - 7).c_str()));
         }
@@ -538,9 +544,10 @@ void ttmock::sfpu_unary(const char* op, uint32_t idst, float param, int approx) 
     const int id = cached_id(e, 1, op, [](const char* n) { return static_cast<int>(sfpu::unary_from_name(n)); });
     if (id == static_cast<int>(sfpu::Unary::Unknown)) fail(std::string("unknown SFPU op ") + op);
     const auto f = static_cast<sfpu::Unary>(id);
-    const bool scalar = is_scalar_op(f);
-    if (e.sfpu_op != (scalar ? kScalarInit : id)) {
-        fail_at(what, std::string(": call ") + (scalar ? "binop_with_scalar" : op) + "_tile_init() first");
+    const bool scalar = is_scalar_op(f), rounding = is_rounding_op(f);
+    if (e.sfpu_op != (scalar ? kScalarInit : rounding ? kRoundingInit : id)) {
+        fail_at(what, std::string(": call ") +
+                (scalar ? "binop_with_scalar" : rounding ? "rounding_op" : op) + "_tile_init() first");
     }
     check_dst(e, idst, what, false);
     {

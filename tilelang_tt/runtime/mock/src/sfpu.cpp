@@ -10,11 +10,14 @@
 #include "sfpu.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <string>
 
 #include "fpu.hpp"
 
@@ -362,6 +365,29 @@ SINLINE float sigmoid_approx(float x) {  // SFPLUT: a*|x| + c per range, sign of
     return add(copysgn(mad(lut8(a), b, lut8(c)), x), 0.5f);
 }
 
+// 10^n as the LLK's PRECOMPUTED_POW10_TABLE holds it (float literals 1e-45 .. 1e38; beyond:
+// infinity above, zero below)
+float pow10f(int n) {
+    if (n > 38) return std::numeric_limits<float>::infinity();
+    if (n < -45) return 0.0f;
+    static const auto table = [] {
+        std::array<float, 84> t{};
+        for (int k = -45; k <= 38; ++k) t[k + 45] = std::strtof(("1e" + std::to_string(k)).c_str(), nullptr);
+        return t;
+    }();
+    return table[n + 45];
+}
+
+// ckernel_sfpu_rounding_ops.h _trunc_body_: a mask of the sign, exponent and integer bits
+// (SFPEXEXP, SFPSHFT2, SFPAND)
+SINLINE float trunc_bits(float x) {
+    const uint32_t u = B(x);
+    const int32_t e = static_cast<int32_t>((u >> 23) & 0xFFu) - 127;
+    if (e < 0) return F(u & 0x80000000u);
+    if (e >= 23) return x;
+    return F(u & (0xFFFFFFFFu << (23 - e)));
+}
+
 SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32) {
     switch (op) {
         case Unary::Fill: return p;
@@ -415,6 +441,33 @@ SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32) {
         case Unary::Lez: return x <= 0.0f ? 1.0f : 0.0f;
         case Unary::Eqz: return x == 0.0f ? 1.0f : 0.0f;
         case Unary::Nez: return x != 0.0f ? 1.0f : 0.0f;
+        // ckernel_sfpu_rounding_ops.h: trunc clears the fraction bits below the binary point
+        // (|x| < 1 keeps the sign only: -0.5 -> -0.0; exponents from 23 up, and infinities and
+        // NaN, unchanged); floor subtracts 1 from a negative value trunc changed, ceil adds 1
+        // to a non-negative one (SFPMAD, exact for these integers)
+        case Unary::Trunc: return trunc_bits(x);
+        case Unary::Floor: {
+            const float t = trunc_bits(x);
+            return (B(x) & 0x80000000u) && B(t) != B(x) ? mad(t, 1.0f, -1.0f) : t;
+        }
+        case Unary::Ceil: {
+            const float t = trunc_bits(x);
+            return !(B(x) & 0x80000000u) && B(t) != B(x) ? mad(t, 1.0f, 1.0f) : t;
+        }
+        // _calculate_round_(decimals): 10^-decimals * round_even(x * 10^decimals), the powers
+        // of ten float32 constants; round_even adds and subtracts 2^23 to |x| (SFPADD, ties to
+        // even) when the exponent is below 23, keeping x's sign
+        case Unary::Round: {
+            const int d = static_cast<int>(p);
+            const float coeff = pow10f(d), inverse = pow10f(-d);
+            const float v = mul(x, coeff);
+            float r = v;
+            if (exexp(v) < 23) {
+                const float t = add(add(F(B(v) & 0x7FFFFFFFu), 8388608.0f), -8388608.0f);
+                r = F((B(t) & 0x7FFFFFFFu) | (B(v) & 0x80000000u));
+            }
+            return mul(inverse, r);
+        }
         case Unary::Unknown: break;
     }
     return x;
@@ -433,7 +486,8 @@ Unary unary_from_name(const char* n) {
         {"square", Unary::Square}, {"silu", Unary::Silu},
         {"unary_max", Unary::UnaryMax}, {"unary_min", Unary::UnaryMin}, {"gtz", Unary::Gtz},
         {"gez", Unary::Gez}, {"ltz", Unary::Ltz}, {"lez", Unary::Lez}, {"eqz", Unary::Eqz},
-        {"nez", Unary::Nez}};
+        {"nez", Unary::Nez}, {"floor", Unary::Floor}, {"ceil", Unary::Ceil},
+        {"trunc", Unary::Trunc}, {"round", Unary::Round}};
     for (const auto& o : kOps) {
         if (std::strcmp(o.name, n) == 0) return o.op;
     }

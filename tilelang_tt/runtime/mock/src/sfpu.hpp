@@ -12,7 +12,7 @@ namespace ttmock::sfpu {
 enum class Unary : uint8_t {
     Fill, AddScalar, SubScalar, MulScalar, DivScalar, RsubScalar,
     Exp, Log, Sqrt, Rsqrt, Recip, Relu, Gelu, Sigmoid, Tanh, Abs, Negative, Square, Silu,
-    UnaryMax, UnaryMin, Gtz, Gez, Ltz, Lez, Eqz, Nez,
+    UnaryMax, UnaryMin, Gtz, Gez, Ltz, Lez, Eqz, Nez, Floor, Ceil, Trunc, Round,
     Unknown,
 };
 enum class Binary : uint8_t { Add, Sub, Mul, Div, Max, Min, Unknown };

@@ -71,6 +71,7 @@ double sfpu_instructions(const char* op) {
         {"relu", 2},  {"exp", 12},     {"log", 14},  {"sqrt", 10}, {"rsqrt", 10}, {"recip", 10},
         {"sigmoid", 24}, {"tanh", 14}, {"gelu", 12}, {"add", 4},   {"sub", 4},    {"mul", 4},
         {"div", 14},  {"max", 4},      {"min", 4},   {"neg", 2},   {"abs", 2},
+        {"trunc", 8}, {"floor", 12},   {"ceil", 12}, {"round", 10},
     };
     for (const auto& [name, n] : table) {
         if (std::strcmp(op, name) == 0) return n;
