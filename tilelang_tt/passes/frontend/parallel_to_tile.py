@@ -66,6 +66,7 @@ from ..common import (
     tt_pass, uses_var,
 )
 from ..common import tt_map, with_tile_span
+from .parallel_diagnose import not_elementwise
 from .eltwise_expr import (
     SUPPORTED, VectorOperand, apply, as_load, compile_expr, constant_value, load, unary_form,
     vector,
@@ -257,8 +258,8 @@ def _lower_nest(nest: _Nest, fresh):
     store = stmts[-1]
     if not isinstance(store, tirx.BufferStore):
         raise TTUnsupportedError(
-            f"T.Parallel body must end with an assignment `dst[...] = ...`; found `{store}`",
-            span=getattr(store, "span", None) or nest.span)
+            "T.Parallel body must end with an assignment `dst[...] = ...`; found "
+            f"{not_elementwise(store)}", span=getattr(store, "span", None) or nest.span)
     span = store.span or nest.span
     store = substitute(store, mapping)
     dst_buf = store.buffer
