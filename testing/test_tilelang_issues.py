@@ -174,3 +174,17 @@ def test_serial_reduction_inside_parallel_names_the_tile_reduction():
                        r"clear=False\)") as info:
         tilelang.compile(main)
     assert "T.Buffer" not in str(info.value)  # no IR dump
+
+
+def test_element_read_in_a_region_bound_names_its_line():
+    num_tokens = T.symbolic("num_tokens")
+
+    @T.prim_func
+    def main(x: T.Tensor[(num_tokens,), T.float32]):
+        with T.Kernel(num_tokens, threads=128):
+            a, b = T.alloc_var(T.int32), T.alloc_var(T.int32)
+            T.fill(x[a:b], 0)
+
+    with pytest.raises(TTUnsupportedError, match=r"test_tilelang_issues\.py:\d+ `T\.fill\(x\[a:b\], "
+                       r"0\)`: element read of a\[\.\.\.\]"):
+        tilelang.compile(main)

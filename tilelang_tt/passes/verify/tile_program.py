@@ -327,6 +327,16 @@ def _check_same_block(prover, edges, w: _Access, x: _Access):
             hint="write the new values to another tensor")
 
 
+def _enclosing_span(body, node):
+    """The span of the innermost statement holding ``node`` that has one (a region bound
+    ``x[a:b]`` read from a variable has none of its own)."""
+    found = None
+    for stmt in collect(body, tirx.Stmt, lambda st: getattr(st, "span", None) is not None):
+        if any(x.same_as(node) for x in collect(stmt, type(node))):
+            found = stmt.span  # pre-order: later finds are nested deeper
+    return found
+
+
 def _check_legal(body):
     for store in collect(body, tirx.BufferStore):
         raise TTUnsupportedError(
@@ -335,7 +345,8 @@ def _check_legal(body):
     for element in collect(body, tvm.ir.TensorLoad):
         raise TTUnsupportedError(
             f"element read of {element.source.name}[...] in an index or control expression is not "
-            "supported; use block indices and loop variables", span=getattr(element, "span", None))
+            "supported; use block indices and loop variables",
+            span=getattr(element, "span", None) or _enclosing_span(body, element))
     for alloc in collect(body, tirx.AllocBuffer):
         if buffer_scope(alloc.buffer) not in ("shared", "local.fragment"):
             raise TTUnsupportedError(
