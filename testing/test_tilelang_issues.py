@@ -3,7 +3,8 @@
 off a ``T.gemm`` accumulator (#1719), a block buffer allocated and never used, an eager kernel
 with no inputs returning torch tensors (#1846), TileLang's ``T.gemm`` argument checks (#3010,
 #3035) and ``T.round`` modes (#2635), and the refusals that name what has no Tensix meaning
-(vector lanes, #2554; a serial reduction loop inside ``T.Parallel``, #2393)."""
+(vector lanes, #2554); a serial reduction loop inside ``T.Parallel`` (#2393) runs as a tile
+reduction."""
 
 import numpy as np
 import pytest
@@ -156,21 +157,87 @@ def test_vector_lanes_refused_at_their_line():
                     B[t, T.Ramp(0, 1, 4)] = A[T.Ramp(t - 2, 1, 4)]
 
 
-def test_serial_reduction_inside_parallel_names_the_tile_reduction():
+def serial_folds(M, N, dtype=T.float32):
+    """Row sums of squares and row maxima written as serial loops inside T.Parallel (TileLang
+    issue #2393's idiom, here on an ordinary fragment)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), S: T.Tensor((M,), T.float32),
+             X: T.Tensor((M,), T.float32)):
+        with T.Kernel(1, threads=128):
+            A_local = T.alloc_fragment((M, N), dtype)
+            s = T.alloc_fragment((M,), T.float32)
+            m = T.alloc_fragment((M,), T.float32)
+            T.copy(A, A_local)
+            T.fill(s, 0.0)
+            T.fill(m, -T.infinity(T.float32))
+            for i in T.Parallel(M):
+                for j in T.serial(N):
+                    s[i] += A_local[i, j] * A_local[i, j]
+            for i in T.Parallel(M):
+                for j in T.serial(N):
+                    m[i] = T.max(m[i], A_local[i, j])
+            T.copy(s, S)
+            T.copy(m, X)
+
+    return main
+
+
+def test_serial_fold_inside_parallel_runs_as_a_reduction():
+    kernel = tilelang.compile(serial_folds(64, 96), out_idx=[1, 2])
+    a = np.random.default_rng(3).standard_normal((64, 96)).astype(np.float32)
+    s, x = kernel(a)
+    ref_s, ref_x = (a * a).sum(axis=1), a.max(axis=1)
+    np.testing.assert_allclose(s, ref_s, rtol=0, atol=1e-2 * np.abs(ref_s).max())
+    np.testing.assert_allclose(x, ref_x, rtol=0, atol=1e-2 * np.abs(ref_x).max())
+
+
+def test_serial_fold_of_gemm_accumulator_runs():
+    """TileLang issue #2393's kernel: TileLang refuses the fold of an MMA-layout fragment;
+    Tensix reduces the packed accumulator as any block."""
+    M, N, KD = 64, 64, 64
+
+    @tilelang.jit
+    def k(Q: T.Tensor((M, KD), T.bfloat16), Kk: T.Tensor((N, KD), T.bfloat16)):
+        out = T.empty((M,), T.float32)
+        with T.Kernel(1, threads=128):
+            Qs = T.alloc_shared((M, KD), T.bfloat16)
+            Ks = T.alloc_shared((N, KD), T.bfloat16)
+            acc = T.alloc_fragment((M, N), T.float32)
+            s = T.alloc_fragment((M,), T.float32)
+            T.copy(Q, Qs)
+            T.copy(Kk, Ks)
+            T.clear(acc)
+            T.gemm(Qs, Ks, acc, transpose_B=True)
+            T.fill(s, 0.0)
+            for i in T.Parallel(M):
+                for j in T.serial(N):
+                    s[i] += acc[i, j]
+            T.copy(s, out)
+        return out
+
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((M, KD)).astype(BF16)
+    kk = rng.standard_normal((N, KD)).astype(BF16)
+    scores = q.astype(np.float32) @ kk.astype(np.float32).T
+    # the reduction unpacks the fp32 scores to BF16 (truncated: relative error below 2^-7
+    # each, docs/MOCK.md "Numerics"), so a row's error is bounded by its terms' magnitudes
+    bound = 2.0 ** -7 * np.abs(scores).sum(axis=1)
+    assert np.all(np.abs(k(q, kk) - scores.sum(axis=1)) <= bound)
+
+
+def test_serial_fold_into_a_tensor_names_the_tile_reduction():
     @T.prim_func
     def main(A: T.Tensor((64, 64), T.float32), S: T.Tensor((64,), T.float32)):
         with T.Kernel(1, threads=128):
             A_local = T.alloc_fragment((64, 64), T.float32)
-            s = T.alloc_fragment((64,), T.float32)
             T.copy(A, A_local)
-            T.fill(s, 0.0)
             for i in T.Parallel(64):
                 for j in T.serial(64):
-                    s[i] += A_local[i, j]
-            T.copy(s, S)
+                    S[i] += A_local[i, j]
 
     with pytest.raises(TTUnsupportedError, match=r"loop `for j in T\.serial\(64\)` that folds "
-                       r"elements into s\[\.\.\.\].*T\.reduce_sum\(A_local, s, dim=1, "
+                       r"elements into S\[\.\.\.\].*T\.reduce_sum\(A_local, S, dim=1, "
                        r"clear=False\)") as info:
         tilelang.compile(main)
     assert "T.Buffer" not in str(info.value)  # no IR dump
