@@ -255,3 +255,42 @@ def test_element_read_in_a_region_bound_names_its_line():
     with pytest.raises(TTUnsupportedError, match=r"test_tilelang_issues\.py:\d+ `T\.fill\(x\[a:b\], "
                        r"0\)`: element read of a\[\.\.\.\]"):
         tilelang.compile(main)
+
+
+@tilelang.jit
+def tmp_var_kernel(N, block_N, dtype=T.float32):
+    """TileLang issue #814: a binding read by two assignments, one of them overwriting the
+    tensor it was read from."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), threads=128) as bx:
+            for i in T.Parallel(block_N):
+                idx = bx * block_N + i
+                tmp = T.max(A[idx], 1)
+                B[idx] = tmp / 2
+                A[idx] = tmp * 2
+
+    return kernel
+
+
+def test_in_place_update_after_a_read_of_the_same_elements_runs():
+    kernel = tmp_var_kernel(1024, 128)
+    a = np.random.default_rng(5).standard_normal(1024).astype(np.float32)
+    a_ref = a.copy()
+    b = np.empty(1024, np.float32)
+    kernel(a, b)
+    np.testing.assert_array_equal(b, np.maximum(a_ref, 1) / 2)
+    np.testing.assert_array_equal(a, np.maximum(a_ref, 1) * 2)
+
+
+def test_overwrite_independent_of_the_read_still_refused():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), T.float32), B: T.Tensor((64, 64), T.float32)):
+        with T.Kernel(2, threads=128) as bx:
+            for i, j in T.Parallel(32, 64):
+                B[bx * 32 + i, j] = A[bx * 32 + i, j] * 2.0
+                A[bx * 32 + i, j] = 1.0
+
+    with pytest.raises(TTUnsupportedError, match="tensor A is read at .* and overwritten at "):
+        tilelang.compile(main)
