@@ -192,6 +192,26 @@ def test_serial_fold_inside_parallel_runs_as_a_reduction():
     np.testing.assert_allclose(x, ref_x, rtol=0, atol=1e-2 * np.abs(ref_x).max())
 
 
+def test_serial_fold_with_bindings_over_a_tensor_runs():
+    @T.prim_func
+    def main(A: T.Tensor((128, 64), T.float32), S: T.Tensor((128,), T.float32)):
+        with T.Kernel(4, threads=128) as by:
+            s = T.alloc_fragment((32,), T.float32)
+            T.fill(s, 0.0)
+            for i in T.Parallel(32):
+                row = by * 32 + i
+                for j in T.serial(64):
+                    v = A[row, j]
+                    s[i] += T.exp(v) * 0.5
+            for i in T.Parallel(32):
+                S[by * 32 + i] = s[i]
+
+    kernel = tilelang.compile(main, out_idx=[1])
+    a = np.random.default_rng(6).standard_normal((128, 64)).astype(np.float32)
+    ref = (np.exp(a) * 0.5).sum(axis=1)
+    np.testing.assert_allclose(kernel(a), ref, rtol=0, atol=1e-2 * np.abs(ref).max())
+
+
 def test_serial_fold_of_gemm_accumulator_runs():
     """TileLang issue #2393's kernel: TileLang refuses the fold of an MMA-layout fragment;
     Tensix reduces the packed accumulator as any block."""
@@ -234,7 +254,8 @@ def test_serial_fold_into_a_tensor_names_the_tile_reduction():
             T.copy(A, A_local)
             for i in T.Parallel(64):
                 for j in T.serial(64):
-                    S[i] += A_local[i, j]
+                    a = A_local[i, j]
+                    S[i] += a
 
     with pytest.raises(TTUnsupportedError, match=r"loop `for j in T\.serial\(64\)` that folds "
                        r"elements into S\[\.\.\.\].*T\.reduce_sum\(A_local, S, dim=1, "

@@ -14,7 +14,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from ..common import stmts_of, uses_var
+from ..common import stmts_of, substitute, uses_var
 
 _REDUCTIONS = ((tirx.Add, "T.reduce_sum"), (tirx.Max, "T.reduce_max"),
                (tirx.Min, "T.reduce_min"))
@@ -48,6 +48,12 @@ def not_elementwise(stmt) -> str:
         var = stmt.loop_var
         inner = stmts_of(stmt.body)
         last = inner[-1] if inner else None
+        mapping = {}
+        for b in inner[:-1]:
+            if isinstance(b, tirx.Bind):
+                mapping[b.var] = substitute(b.value, mapping)
+        if isinstance(last, tirx.BufferStore):
+            last = substitute(last, mapping)
         folded = _folded(last, var) if isinstance(last, tirx.BufferStore) else None
         if folded is not None:
             name, operand = folded

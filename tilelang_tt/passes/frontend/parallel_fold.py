@@ -14,12 +14,12 @@ says so (decided from the IR only):
 
 * the ``T.Parallel`` nest has one loop ``i`` and its body is bindings then one loop ``j``
   (serial, from 0, a constant extent);
-* that loop's body is bindings then ``d[i] = d[i] op e`` (either operand order) with ``d`` a
+* that loop's body is bindings (seen through) then ``d[i] = d[i] op e`` (either operand order) with ``d`` a
   1-D block buffer (shared or fragment) indexed by exactly ``i``, ``op`` one of ``+``,
   ``T.max``, ``T.min``, and ``e`` using ``j`` and not reading ``d``.
 
 Guarantees: the result is ``AllocBuffer(terms)``, a ``T.Parallel`` nest over ``(i, j)``
-storing ``e`` (with every binding) into the new ``[M, N]`` fragment ``terms`` of ``d``'s
+storing ``e`` (after the ``T.Parallel`` body's bindings; the loop's own substituted) into the new ``[M, N]`` fragment ``terms`` of ``d``'s
 dtype, and the reduction along dim 1 with ``clear=False``, each carrying the store's line;
 A0.2 then lowers the new nest as any other and A0.3 legalises the reduction.  Anything else is
 left as it was (A0.2 names it, with the reduction to write when it is a fold it cannot take).
@@ -32,6 +32,7 @@ import tvm_ffi
 from tvm import tirx
 
 from ..common import buffer_dtype, buffer_scope, buffer_shape, int_or_none, seq, stmts_of
+from ..common import substitute
 from ..common import uses_var, with_tile_span
 
 _COMBINE = ((tirx.Add, "Sum"), (tirx.Max, "Max"), (tirx.Min, "Min"))
@@ -80,6 +81,10 @@ def fold_as_reduction(loop: tirx.For, fresh):
     if not isinstance(store, tirx.BufferStore) or \
             not all(isinstance(s, tirx.Bind) for s in inner[:-1]):
         return None
+    mapping = {}
+    for b in inner[:-1]:  # the loop's own bindings, seen through (`v = A[i, j]`)
+        mapping[b.var] = substitute(b.value, mapping)
+    store = substitute(store, mapping)
     dst = store.buffer
     if buffer_scope(dst) not in ("shared", "local.fragment") or len(buffer_shape(dst)) != 1 \
             or len(store.indices) != 1 or not store.indices[0].same_as(i):
@@ -91,8 +96,7 @@ def fold_as_reduction(loop: tirx.For, fresh):
     m, n = int_or_none(loop.extent), int_or_none(inner_loop.extent)
     terms = tirx.decl_buffer([m, n], buffer_dtype(dst), fresh(f"{dst.name}_terms"),
                              scope="local.fragment")
-    body = seq(list(outer[:-1]) + list(inner[:-1]) +
-               [tirx.BufferStore(terms, value, [i, j], span=store.span)])
+    body = seq(list(outer[:-1]) + [tirx.BufferStore(terms, value, [i, j], span=store.span)])
     nest = tirx.For(i, 0, m, tirx.ForKind.PARALLEL,
                     tirx.For(j, 0, n, tirx.ForKind.PARALLEL, body, span=inner_loop.span),
                     span=loop.span)
