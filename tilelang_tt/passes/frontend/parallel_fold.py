@@ -31,9 +31,10 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from ..common import buffer_dtype, buffer_scope, buffer_shape, int_or_none, seq, stmts_of
-from ..common import substitute
-from ..common import uses_var, with_tile_span
+from ..common import (
+    buffer_dtype, buffer_scope, buffer_shape, collect, int_or_none, seq, stmts_of, substitute,
+    uses_var, with_tile_span,
+)
 
 _COMBINE = ((tirx.Add, "Sum"), (tirx.Max, "Max"), (tirx.Min, "Min"))
 
@@ -50,15 +51,9 @@ def _fold(store: tirx.BufferStore, var):
                     tvm_ffi.structural_equal(list(own.indices), list(store.indices)) and \
                     uses_var(other, var) and not any(
                         ld.source.same_as(store.buffer)
-                        for ld in _loads(other)):
+                        for ld in collect(other, tvm.ir.TensorLoad)):
                 return name, other
     return None
-
-
-def _loads(expr) -> list:
-    from ..common import collect
-
-    return collect(expr, tvm.ir.TensorLoad)
 
 
 def fold_as_reduction(loop: tirx.For, fresh):
