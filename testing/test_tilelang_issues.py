@@ -54,6 +54,43 @@ def test_reduce_of_gemm_accumulator_runs(reduce):
     np.testing.assert_allclose(out, ref, rtol=0, atol=1e-2 * np.abs(ref).max())
 
 
+def test_gemm_accumulator_read_by_reduction_expression_and_copy_is_packed_once():
+    """Softmax numerators straight off the scores accumulator (no mask in between), and the
+    scores copied out after: one pack of the accumulator serves the three readers."""
+    M = N = K = 64
+
+    @T.prim_func
+    def main(Q: T.Tensor((M, K), T.bfloat16), Kt: T.Tensor((N, K), T.bfloat16),
+             P: T.Tensor((M, N), T.float32), S: T.Tensor((M, N), T.float32)):
+        with T.Kernel(1, threads=128):
+            Q_shared = T.alloc_shared((M, K), T.bfloat16)
+            K_shared = T.alloc_shared((N, K), T.bfloat16)
+            acc_s = T.alloc_fragment((M, N), T.float32)
+            m_i = T.alloc_fragment((M,), T.float32)
+            p = T.alloc_fragment((M, N), T.float32)
+            T.copy(Q, Q_shared)
+            T.copy(Kt, K_shared)
+            T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, clear_accum=True)
+            T.reduce_max(acc_s, m_i, dim=1)
+            for i, j in T.Parallel(M, N):
+                p[i, j] = T.exp(acc_s[i, j] - m_i[i])
+            T.copy(p, P)
+            T.copy(acc_s, S)
+
+    kernel = tilelang.compile(main, out_idx=[2, 3])
+    rng = np.random.default_rng(7)
+    q = (rng.standard_normal((M, K)) * 0.3).astype(BF16)
+    k = (rng.standard_normal((N, K)) * 0.3).astype(BF16)
+    scores = q.astype(np.float32) @ k.astype(np.float32).T
+    p, s = kernel(q, k)
+    # bf16 operands: the GEMM accumulates in a 16-bit DST, and the pack is read by the
+    # reduction, so every reader sees it through the unpacker as BF16 (docs/MOCK.md
+    # "Numerics")
+    np.testing.assert_allclose(s, scores, rtol=0, atol=1e-2 * np.abs(scores).max())
+    np.testing.assert_allclose(p, np.exp(scores - scores.max(axis=1, keepdims=True)),
+                               rtol=0, atol=2e-2)
+
+
 def test_unused_block_buffer_is_dropped():
     @T.prim_func
     def main(A: T.Tensor((64, 64), T.float32), B: T.Tensor((64, 64), T.float32)):
