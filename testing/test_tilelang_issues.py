@@ -54,9 +54,10 @@ def test_reduce_of_gemm_accumulator_runs(reduce):
     np.testing.assert_allclose(out, ref, rtol=0, atol=1e-2 * np.abs(ref).max())
 
 
-def test_gemm_accumulator_read_by_reduction_expression_and_copy_is_packed_once():
+@pytest.mark.parametrize("copy_first", [False, True])
+def test_gemm_accumulator_read_by_reduction_expression_and_copy_is_packed_once(copy_first):
     """Softmax numerators straight off the scores accumulator (no mask in between), and the
-    scores copied out after: one pack of the accumulator serves the three readers."""
+    scores copied out (before or after): one pack of the accumulator serves the readers."""
     M = N = K = 64
 
     @T.prim_func
@@ -71,11 +72,14 @@ def test_gemm_accumulator_read_by_reduction_expression_and_copy_is_packed_once()
             T.copy(Q, Q_shared)
             T.copy(Kt, K_shared)
             T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, clear_accum=True)
+            if copy_first:
+                T.copy(acc_s, S)
             T.reduce_max(acc_s, m_i, dim=1)
             for i, j in T.Parallel(M, N):
                 p[i, j] = T.exp(acc_s[i, j] - m_i[i])
             T.copy(p, P)
-            T.copy(acc_s, S)
+            if not copy_first:
+                T.copy(acc_s, S)
 
     kernel = tilelang.compile(main, out_idx=[2, 3])
     rng = np.random.default_rng(7)

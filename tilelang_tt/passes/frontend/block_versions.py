@@ -16,8 +16,9 @@ updates of one buffer (``A_s[i, j] = A_s[i, j] + B_s[i, j]``, ``B_s = A_s * 2`` 
   ``T.gemm(Q_s, K_s, acc_s)``) that reads a GEMM accumulator reads a new fragment instead, filled by
   ``tile.copy(new <- accumulator)`` (which C1 makes the accumulator's pack) right after the
   statement that last updates the accumulator (once per value of the accumulator: later
-  readers in the same scope, a copy out included, read the same fragment); one that writes an
-  accumulator writes a new version;
+  readers in the same scope, a copy out included, read the same fragment; a copy of an
+  accumulator that other ops also read packs it too); one that writes an accumulator writes a
+  new version;
 * **one consumer kernel** - a version the writer copies out and that something else also
   reads (another copy out, or a compute op) is first copied (by the compute kernel) into a
   buffer of its own for each copy out;
@@ -188,12 +189,18 @@ class _Versioner:
         self.loop_reads = {}  # id(loop) -> user buffers read there from an outer version
         self.packs = []  # (accumulator, reading call, copy that packs it)
         self.packed = []  # (accumulator, its packed fragment, scope_key()) of its current value
+        self.all_calls = collect(body, tirx.TilePrimitiveCall)
         self.versions = []  # (version, user buffer)
 
     # ---- helpers --------------------------------------------------------------------------
     def scope_key(self) -> list:
         """The enclosing loops and branch arms."""
         return list(self.scopes)
+
+    def readers_of(self, acc) -> int:
+        """How many tile ops other than ``T.gemm`` read ``acc`` (anywhere in the kernel)."""
+        return sum(1 for c in self.all_calls if c.op.name != "tirx.tile.gemm" and any(
+            r.same_as(acc) for r in _reads_writes(c)[0]))
 
     def same_scope(self, key) -> bool:
         return len(key) == len(self.scopes) and all(
@@ -375,8 +382,9 @@ class _Versioner:
             for acc in accs_read:
                 packed = next((p for a, p, where in self.packed
                                if a.same_as(acc) and self.same_scope(where)), None)
-                if packed is None and call.op.name not in _READS_PACKED:
-                    continue  # a copy of the accumulator: C1 makes it the pack itself
+                if packed is None and call.op.name not in _READS_PACKED and \
+                        self.readers_of(acc) < 2:
+                    continue  # its only reader, a copy: C1 makes it the pack itself
                 if packed is None:
                     packed = tirx.decl_buffer(buffer_shape(acc), buffer_dtype(acc), acc.name,
                                               scope="local.fragment")
