@@ -314,8 +314,8 @@ def test_element_read_in_a_region_bound_names_its_line():
             a, b = T.alloc_var(T.int32), T.alloc_var(T.int32)
             T.fill(x[a:b], 0)
 
-    with pytest.raises(TTUnsupportedError, match=r"test_tilelang_issues\.py:\d+ `T\.fill\(x\[a:b\], "
-                       r"0\)`: element read of a\[\.\.\.\]"):
+    with pytest.raises(TTUnsupportedError, match=r"test_tilelang_issues\.py:\d+ "
+                       r"`T\.fill\(x\[a:b\], 0\)`: element read of a\[\.\.\.\]"):
         tilelang.compile(main)
 
 

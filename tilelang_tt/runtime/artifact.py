@@ -120,9 +120,10 @@ class Artifact:
         ``ml_dtypes.bfloat16`` arrays; float arrays given for them are rounded to nearest even.
         CPU torch tensors are accepted too (when torch is imported); the results are then
         torch tensors, as they are for a call with no arguments (every tensor an output the
-        call allocates) when the program imported torch.  ``device`` chooses the modelled device (``"n150"``, ``"n300"``,
-        ``"p150"``; default ``$TT_MOCK_DEVICE``, else the target's first); ``trace`` writes a
-        Chrome / Perfetto trace of the modelled run to that path.
+        call allocates) when the program imported torch.  ``device`` chooses the modelled
+        device (``"n150"``, ``"n300"``, ``"p150"``; default ``$TT_MOCK_DEVICE``, else the
+        target's first); ``trace`` writes a Chrome / Perfetto trace of the modelled run to
+        that path.
         """
         use_torch = any(torch_interop.is_tensor(a) for a in args) or \
             (not args and torch_interop.loaded())

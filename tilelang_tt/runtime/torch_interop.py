@@ -2,8 +2,9 @@
 
 A compiled kernel takes and returns numpy arrays; when torch is imported, torch tensors are
 accepted too and the results come back as torch tensors (so do the results of a call with no
-arguments at all, every tensor an output it allocates, as TileLang's eager kernels return).  torch is never imported here: a
-value is a torch tensor only if the ``torch`` module is already loaded and says so.
+arguments at all, every tensor an output it allocates, as TileLang's eager kernels return).
+torch is never imported here: a value is a torch tensor only if the ``torch`` module is
+already loaded and says so.
 """
 
 from __future__ import annotations

@@ -14,13 +14,14 @@ says so (decided from the IR only):
 
 * the ``T.Parallel`` nest has one loop ``i`` and its body is bindings then one loop ``j``
   (serial, from 0, a constant extent);
-* that loop's body is bindings (seen through) then ``d[i] = d[i] op e`` (either operand order) with ``d`` a
-  1-D block buffer (shared or fragment) indexed by exactly ``i``, ``op`` one of ``+``,
-  ``T.max``, ``T.min``, and ``e`` using ``j`` and not reading ``d``.
+* that loop's body is bindings (seen through) then ``d[i] = d[i] op e`` (either operand
+  order) with ``d`` a 1-D block buffer (shared or fragment) indexed by exactly ``i``, ``op``
+  one of ``+``, ``T.max``, ``T.min``, and ``e`` using ``j`` and not reading ``d``.
 
 Guarantees: the result is ``AllocBuffer(terms)``, a ``T.Parallel`` nest over ``(i, j)``
-storing ``e`` (after the ``T.Parallel`` body's bindings; the loop's own substituted) into the new ``[M, N]`` fragment ``terms`` of ``d``'s
-dtype, and the reduction along dim 1 with ``clear=False``, each carrying the store's line;
+storing ``e`` (after the ``T.Parallel`` body's bindings; the loop's own substituted) into the
+new ``[M, N]`` fragment ``terms`` of ``d``'s dtype, and the reduction along dim 1 with
+``clear=False``, each carrying the store's line;
 A0.2 then lowers the new nest as any other and A0.3 legalises the reduction.  Anything else is
 left as it was (A0.2 names it, with the reduction to write when it is a fold it cannot take).
 """
