@@ -971,6 +971,26 @@ def cast(value, dtype, round: str = "", sat: bool = True, rbits=None, span=None)
     return _T.cast(value, dtype_name(dtype), span=span)
 
 
+def round(x, rounding_mode="ties-to-even", span=None):  # noqa: A001 - TileLang's name
+    """``T.round(x[, rounding_mode])`` with TileLang's modes: ``"ties-to-even"`` (the default,
+    TVM's ``round``) or ``"ties-away-from-zero"`` (refused: no Tensix lowering); any other
+    mode is TileLang's ValueError (TTArgumentError).  A span passed in the mode's place (TVM's
+    ``round(x, span)``) is taken as the span."""
+    if rounding_mode is None:
+        rounding_mode = "ties-to-even"
+    elif not isinstance(rounding_mode, str):
+        span, rounding_mode = rounding_mode, "ties-to-even"
+    if rounding_mode == "ties-to-even":
+        return _T.round(x, span=span)
+    if rounding_mode == "ties-away-from-zero":
+        raise language_compat.note_error(TTUnsupportedError(
+            "T.round(x, 'ties-away-from-zero'): rounding half away from zero has no Tensix "
+            "lowering here; use the default mode (ties to even)"))
+    raise language_compat.note_error(TTArgumentError(
+        f"Unsupported T.round rounding_mode {rounding_mode!r}; expected 'ties-to-even' or "
+        "'ties-away-from-zero'."))
+
+
 def reinterpret(value, dtype, span=None):
     """``T.reinterpret(x, dtype)`` (TileLang's order; TVMScript's ``(dtype, x)`` also taken):
     the bits of ``x`` as ``dtype``."""
@@ -1009,25 +1029,6 @@ def clamp(dst, min_val, max_val):
 # CUDA fast-math spellings compute the same functions here
 def fast_rcp(x):
     return 1.0 / x
-
-
-def round(x, rounding_mode="ties-to-even", span=None):  # noqa: A001
-    """``T.round(x, rounding_mode)`` with TileLang's modes: ``"ties-to-even"`` (the default)
-    is TVM's round; ``"ties-away-from-zero"`` is refused (no Tensix counterpart here) and
-    another mode is a TTArgumentError (a ValueError, as TileLang raises)."""
-    if rounding_mode is None:
-        rounding_mode = "ties-to-even"
-    elif not isinstance(rounding_mode, str):  # TVM's round(x, span)
-        span, rounding_mode = rounding_mode, "ties-to-even"
-    if rounding_mode == "ties-away-from-zero":
-        raise language_compat.note_error(TTUnsupportedError(
-            "T.round(x, 'ties-away-from-zero'): only rounding ties to even (T.round(x)) has a "
-            "Tensix counterpart"))
-    if rounding_mode != "ties-to-even":
-        raise language_compat.note_error(TTArgumentError(
-            f"Unsupported T.round rounding_mode {rounding_mode!r}; expected 'ties-to-even' or "
-            "'ties-away-from-zero'."))
-    return _T.round(x, span=span)
 
 
 _IEEE_ROUNDING = ("rn", "rz", "ru", "rd")
@@ -1171,9 +1172,24 @@ def copy(src, dst, coalesced_width=None, disable_tma=False, eviction_policy=None
 
 def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=None, clear_accum=False,
          k_pack=1, wg_wait=0, mbar=None, annotations=None):
-    """TileLang ``T.gemm``: ``C += A @ B`` (``C = A @ B`` with ``clear_accum``)."""
+    """TileLang ``T.gemm``: ``C += A @ B`` (``C = A @ B`` with ``clear_accum``).  TileLang's
+    argument checks are kept (TTArgumentError, a ValueError): ``k_pack`` an int 1 or 2 (it
+    changes nothing here), M, N and K constants."""
+    if not (isinstance(k_pack, int) and not isinstance(k_pack, bool) and k_pack in (1, 2)):
+        raise language_compat.note_error(TTArgumentError(
+            f"T.gemm k_pack must be an int equal to 1 or 2, got {k_pack!r}"))
     regions = [_as_region(x, None, "gemm") for x in (A, B, C)]
     a_r, b_r, c_r = regions
+    a_ext = [r.extent for r in a_r.region]
+    c_ext = [r.extent for r in c_r.region]
+    if len(a_ext) >= 2 and len(c_ext) >= 2:
+        dims = (("M", c_ext[-2]), ("N", c_ext[-1]),
+                ("K", a_ext[-2] if bool(transpose_A) else a_ext[-1]))
+        for name, dim in dims:
+            if not isinstance(dim, tirx.IntImm):
+                raise language_compat.note_error(TTArgumentError(
+                    f"T.gemm requires static tile dimensions, but {name} is symbolic: {dim}; "
+                    "give the blocks constant shapes (a symbolic tensor size is fine)"))
     if isinstance(clear_accum, tirx.IntImm):
         clear_accum = bool(clear_accum.value)
     if not isinstance(clear_accum, (bool, int)):

@@ -107,6 +107,9 @@ _refuse(_ATOMIC, "atomic_addx2", "atomic_addx4", "atomic_or")
 _refuse(_PTR, "access_ptr", "make_tensor", "make_tensor_from_addr", "alloc_global", "ptr")
 _refuse(_WS, "WSID", "WSInstr", "WSOpRef", "WSPipeline", "WSRole", "WSSchedule", "WSScope",
         "WSSync", "WSSyncKind", "annotate_ws_schedule", "ws_op")
+_refuse("vector (multi-lane) values and indices are not supported: a block's elements are "
+        "computed by tile operations; write the lanes as a T.Parallel loop over the elements",
+        "Ramp", "Broadcast")
 _refuse(_PACKED, "add2", "sub2", "mul2", "fma2", "max2", "min2", "abs2", "dp4a")
 _refuse(_META, "Ref", "inline", "meta_class", "has_let_value", "get_let_value")
 _refuse("CUDA source kernels cannot run on Tensix; write the kernel in TileLang",

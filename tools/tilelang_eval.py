@@ -111,6 +111,7 @@ def map_cuda_to_cpu():
     torch.cuda.synchronize = lambda *a, **k: None
     torch.cuda.is_available = lambda: True
     torch.cuda.current_device = lambda: 0
+    torch.cuda.set_device = lambda *a, **k: None
     torch.cuda.manual_seed = lambda *a, **k: None
     torch.cuda.manual_seed_all = lambda *a, **k: None
     torch.cuda.empty_cache = lambda *a, **k: None

@@ -124,11 +124,14 @@ class Artifact:
         returned (one array, or a list).  bfloat16 tensors take and return
         ``ml_dtypes.bfloat16`` arrays; float arrays given for them are rounded to nearest even.
         CPU torch tensors are accepted too (when torch is imported); the results are then
-        torch tensors.  ``device`` chooses the modelled device (``"n150"``, ``"n300"``,
-        ``"p150"``; default ``$TT_MOCK_DEVICE``, else the target's first); ``trace`` writes a
-        Chrome / Perfetto trace of the modelled run to that path.
+        torch tensors, as they are for a call with no arguments (every tensor an output the
+        call allocates) when the program imported torch.  ``device`` chooses the modelled
+        device (``"n150"``, ``"n300"``, ``"p150"``; default ``$TT_MOCK_DEVICE``, else the
+        target's first); ``trace`` writes a Chrome / Perfetto trace of the modelled run to
+        that path.
         """
-        use_torch = any(torch_interop.is_tensor(a) for a in args)
+        use_torch = any(torch_interop.is_tensor(a) for a in args) or \
+            (not args and torch_interop.loaded())
         given = args
         if use_torch:
             # views of the tensors' memory, not copies: inputs are only read (written to the

@@ -1,8 +1,10 @@
 """torch CPU tensors as kernel arguments, without depending on torch.
 
 A compiled kernel takes and returns numpy arrays; when torch is imported, torch tensors are
-accepted too and the results come back as torch tensors.  torch is never imported here: a
-value is a torch tensor only if the ``torch`` module is already loaded and says so.
+accepted too and the results come back as torch tensors (so do the results of a call with no
+arguments at all, every tensor an output it allocates, as TileLang's eager kernels return).
+torch is never imported here: a value is a torch tensor only if the ``torch`` module is
+already loaded and says so.
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from ..errors import TTRuntimeError
 
 def _torch():
     return sys.modules.get("torch")
+
+
+def loaded() -> bool:
+    """torch is imported (by the program; never by tilelang-tt)."""
+    return _torch() is not None
 
 
 def is_tensor(value) -> bool:

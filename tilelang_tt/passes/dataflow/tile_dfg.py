@@ -4,7 +4,9 @@ Requires: LowerTTTileIntrinsics.
 
 Guarantees:
 
-* ``tt.tile_dfg`` lists every CB: ``{id, name, rows, cols, depth, dtype, page_bytes,
+* a CB nothing writes or reads (a ``T.alloc_shared`` / ``T.alloc_fragment`` the kernel never
+  uses) is dropped;
+* ``tt.tile_dfg`` lists every other CB: ``{id, name, rows, cols, depth, dtype, page_bytes,
   producer, consumer, role}`` where producer is ``reader`` (``tt.read_to_cb``,
   ``tt.mask_to_cb``) or ``compute``
   (``tt.acc.pack``, ``tt.fpu.*``, ``tt.eltwise`` ...), consumer is ``compute`` (``tt.mm.mma``,
@@ -123,13 +125,16 @@ def BuildTileDFGTT(func, mod, ctx):
     binds = cb_binds(body)
     producers, consumers = cb_uses(body)
     entries, used_ids = [], set()
-    by_var = {}
+    by_var, unused = {}, []
     for b in binds:
         var = b.var
         args = b.value.args
         name = str(args[5].value)
         prods = producers.get(var, [])
         cons = consumers.get(var, [])
+        if not prods and not cons:  # allocated and never used (TileLang drops it too)
+            unused.append(var)
+            continue
         if not prods:
             raise TTCompileError(f"shared buffer {name} is read but never written", span=b.span)
         if not cons:
@@ -221,6 +226,8 @@ def BuildTileDFGTT(func, mod, ctx):
     def set_id(b: tirx.Bind):
         e = by_var.get(b.var) if ops.tt_op_name(b.value) == "tt.alloc_cb" else None
         if e is None:
+            if any(b.var.same_as(u) for u in unused):
+                return tirx.Evaluate(tirx.IntImm("int32", 0))
             return b
         args = list(b.value.args)
         args[0] = int_imm(e["id"])

@@ -12,10 +12,13 @@ updates of one buffer (``A_s[i, j] = A_s[i, j] + B_s[i, j]``, ``B_s = A_s * 2`` 
   a new buffer of the same name, shape and dtype, and later tile ops read the newest version;
   a copy of a buffer onto itself (``s = s * 1.0``) is dropped;
 * **accumulator reads** - an elementwise tile op (``tile.add/sub/mul``, ``tt.tile.expr``)
-  that reads a GEMM accumulator reads a new fragment instead, filled by
+  or a reduction (``tile.sum/max``: ``T.reduce_max(acc_s, m, dim=1)`` right after
+  ``T.gemm(Q_s, K_s, acc_s)``) that reads a GEMM accumulator reads a new fragment instead, filled by
   ``tile.copy(new <- accumulator)`` (which C1 makes the accumulator's pack) right after the
-  statement that last updates the accumulator; one that writes an accumulator writes a new
-  version;
+  statement that last updates the accumulator (once per value of the accumulator: later
+  readers in the same scope, a copy out included, read the same fragment; a copy of an
+  accumulator that other ops also read packs it too); one that writes an accumulator writes a
+  new version;
 * **one consumer kernel** - a version the writer copies out and that something else also
   reads (another copy out, or a compute op) is first copied (by the compute kernel) into a
   buffer of its own for each copy out;
@@ -55,6 +58,8 @@ from ..common import (
 
 ELEMENTWISE = ("tirx.tile.add", "tirx.tile.sub", "tirx.tile.mul", "tt.tile.expr",
                "tt.tile.index_mask")
+# compute ops that read their block operands from CBs: an accumulator operand is packed first
+_READS_PACKED = ELEMENTWISE + ("tirx.tile.sum", "tirx.tile.max")
 _NOOP = tirx.Evaluate(tirx.IntImm("int32", 0))
 
 
@@ -183,9 +188,24 @@ class _Versioner:
         self.scopes = []  # enclosing loops and branches: (node, arm)
         self.loop_reads = {}  # id(loop) -> user buffers read there from an outer version
         self.packs = []  # (accumulator, reading call, copy that packs it)
+        self.packed = []  # (accumulator, its packed fragment, scope_key()) of its current value
+        self.all_calls = collect(body, tirx.TilePrimitiveCall)
         self.versions = []  # (version, user buffer)
 
     # ---- helpers --------------------------------------------------------------------------
+    def scope_key(self) -> list:
+        """The enclosing loops and branch arms."""
+        return list(self.scopes)
+
+    def readers_of(self, acc) -> int:
+        """How many tile ops other than ``T.gemm`` read ``acc`` (anywhere in the kernel)."""
+        return sum(1 for c in self.all_calls if c.op.name != "tirx.tile.gemm" and any(
+            r.same_as(acc) for r in _reads_writes(c)[0]))
+
+    def same_scope(self, key) -> bool:
+        return len(key) == len(self.scopes) and all(
+            n.same_as(m) and a == b for (n, a), (m, b) in zip(key, self.scopes))
+
     def is_acc(self, buf) -> bool:
         return any(buf.same_as(a) for a in self.accs)
 
@@ -351,20 +371,32 @@ class _Versioner:
                     args[k] = _on(a, version)
         dst = args[0].source if isinstance(args[0], tvm.ir.TensorRegion) else None
         elementwise = call.op.name in ELEMENTWISE
-        if elementwise:  # accumulator operands are packed into fragments first
+        if call.op.name in _READS_PACKED or call.op.name == "tirx.tile.copy":
+            # accumulator operands are packed into fragments first, once per value: a later
+            # reader (a copy out included) in the same scope reads the same fragment
             accs_read = []
             for a in args[1:]:
                 if isinstance(a, tvm.ir.TensorRegion) and self.is_acc(a.source) and not any(
                         a.source.same_as(x) for x in accs_read):
                     accs_read.append(a.source)
             for acc in accs_read:
-                packed = tirx.decl_buffer(buffer_shape(acc), buffer_dtype(acc), acc.name,
-                                          scope="local.fragment")
-                self.versions.append((packed, acc))
-                packs.append((acc, seq([tirx.AllocBuffer(packed, span=source_span(call.span)),
-                                        _copy(_full(packed), _full(acc), call.span)])))
+                packed = next((p for a, p, where in self.packed
+                               if a.same_as(acc) and self.same_scope(where)), None)
+                if packed is None and call.op.name not in _READS_PACKED and \
+                        self.readers_of(acc) < 2:
+                    continue  # its only reader, a copy: C1 makes it the pack itself
+                if packed is None:
+                    packed = tirx.decl_buffer(buffer_shape(acc), buffer_dtype(acc), acc.name,
+                                              scope="local.fragment")
+                    self.versions.append((packed, acc))
+                    packs.append((acc, seq([
+                        tirx.AllocBuffer(packed, span=source_span(call.span)),
+                        _copy(_full(packed), _full(acc), call.span)])))
+                    self.packed.append((acc, packed, self.scope_key()))
                 args = [args[0]] + [_on(a, packed) if isinstance(a, tvm.ir.TensorRegion)
                                     and a.source.same_as(acc) else a for a in args[1:]]
+        if dst is not None and self.is_acc(dst):  # a new value: packed again when read
+            self.packed = [e for e in self.packed if not e[0].same_as(dst)]
         if dst is not None and _is_block(dst) and (not self.is_acc(dst) or elementwise):
             made = self.define(dst, call)
             if not made.same_as(dst):

@@ -32,6 +32,12 @@ computes the same in any order, so it is lowered as the ``T.Parallel`` nest over
 extents (when that nest
 lowers; otherwise the serial loop stays, for VerifyTileProgramTT to name).
 
+A ``T.Parallel`` loop whose body is a serial loop folding values into one element of a 1-D
+block buffer per iteration (``for i in T.Parallel(M): for j in T.serial(N): s[i] += e``, or
+``T.max`` / ``T.min``) is a row reduction: a new ``[M, N]`` fragment of the values ``e``,
+computed by a ``T.Parallel`` nest over ``(i, j)``, reduced into ``s`` with ``clear=False``
+(:mod:`.parallel_fold`).
+
 Transposes are recognised from the index expressions (never from names): in a nest of two
 loops, an access whose indices use the second loop variable in an earlier dimension than the
 first (``B[j, i]``, ``X[b, j, h, i]``) is transposed.  A nest whose destination is transposed
@@ -66,6 +72,8 @@ from ..common import (
     tt_pass, uses_var,
 )
 from ..common import tt_map, with_tile_span
+from .parallel_diagnose import not_elementwise
+from .parallel_fold import fold_as_reduction
 from .eltwise_expr import (
     SUPPORTED, VectorOperand, apply, as_load, compile_expr, constant_value, load, unary_form,
     vector,
@@ -264,8 +272,8 @@ def _lower_nest(nest: _Nest, fresh):
             span=getattr(store, "span", None) or nest.span)
     if not isinstance(store, tirx.BufferStore):
         raise TTUnsupportedError(
-            f"T.Parallel body must end with an assignment `dst[...] = ...`; found `{store}`",
-            span=getattr(store, "span", None) or nest.span)
+            "T.Parallel body must end with an assignment `dst[...] = ...`; found "
+            f"{not_elementwise(store)}", span=getattr(store, "span", None) or nest.span)
     span = store.span or nest.span
     store = substitute(store, mapping)
     dst_buf = store.buffer
@@ -622,6 +630,9 @@ def LowerParallelToTileTT(func, mod, ctx):
         if loop.kind != tirx.ForKind.PARALLEL:
             return loop
         try:
+            folded = fold_as_reduction(loop, fresh)
+            if folded is not None:  # a serial fold in T.Parallel: terms nest + reduction
+                return seq([rewrite(s) if isinstance(s, tirx.For) else s for s in folded])
             nest = _Nest(loop)
             out = []
             for part in _split_statements(nest):

@@ -22,8 +22,10 @@ writes, or that several blocks write:
   them: ``TTUnsupportedError`` naming the tensor and both lines (keep the value in the
   block buffer that was written instead of reading it back);
 * **same block, write after read** - ordered when the value written depends on the value
-  read (the compute kernel waits for the read block before it produces the written one),
-  else rejected like a read after write.
+  read (the compute kernel waits for the read block before it produces the written one), or
+  on another read the reader kernel issues after it (in the write's loops; the reader reads
+  in program order: ``B[i] = A[i] / 2; A[i] = A[i] * 2`` in one ``T.Parallel`` body reads
+  ``A`` once per statement), else rejected like a read after write.
 
 * **an atomic's read-modify-write** (A0.1.1: a read right after ``tt.rmw_acquire``, the
   write right before ``tt.rmw_release``) - a later such read of what such a write stored is
@@ -300,7 +302,22 @@ def _check_cross_block(prover, w: _Access, x: _Access):
             f"indexed by {var.name}")
 
 
-def _check_same_block(prover, edges, w: _Access, x: _Access):
+def _waits_for_later_read(accesses, edges, w: _Access, x: _Access, same_iteration) -> bool:
+    """``w``'s block is computed from a read ``y`` the reader kernel issues after ``x`` (``y``
+    in ``w``'s loops; in the same iteration, after ``x`` in program order): the reader reads
+    in program order, so ``x`` is done before ``w`` can be written."""
+    for y in accesses:
+        if y.write or y is x or len(y.loops) != len(w.loops) or \
+                _common_loops(y, w) != len(w.loops):
+            continue
+        if same_iteration and y.order < x.order:
+            continue
+        if _depends(edges, w.block_buf, y.block_buf):
+            return True
+    return False
+
+
+def _check_same_block(prover, edges, w: _Access, x: _Access, accesses=()):
     common = _common_loops(w, x)
     # (b later than a?, shared loops, later_at, earlier)
     scenarios = [(x.order > w.order, common, None, False)]
@@ -309,6 +326,8 @@ def _check_same_block(prover, edges, w: _Access, x: _Access):
     for after, shared, later_at, earlier in scenarios:
         if not after and _depends(edges, w.block_buf, x.block_buf):
             continue  # the write waits for what it was computed from
+        if not after and _waits_for_later_read(accesses, edges, w, x, later_at is None):
+            continue  # ... which the reader read after x
         if after and w.rmw and x.rmw:
             continue  # the read waits for the core's previous write-backs (tt.rmw_acquire)
         if prover.disjoint(w, x, shared, later_at, earlier, None):
@@ -327,6 +346,16 @@ def _check_same_block(prover, edges, w: _Access, x: _Access):
             hint="write the new values to another tensor")
 
 
+def _enclosing_span(body, node):
+    """The span of the innermost statement holding ``node`` that has one (a region bound
+    ``x[a:b]`` read from a variable has none of its own)."""
+    found = None
+    for stmt in collect(body, tirx.Stmt, lambda st: getattr(st, "span", None) is not None):
+        if any(x.same_as(node) for x in collect(stmt, type(node))):
+            found = stmt.span  # pre-order: later finds are nested deeper
+    return found
+
+
 def _check_legal(body):
     for store in collect(body, tirx.BufferStore):
         raise TTUnsupportedError(
@@ -335,7 +364,8 @@ def _check_legal(body):
     for element in collect(body, tvm.ir.TensorLoad):
         raise TTUnsupportedError(
             f"element read of {element.source.name}[...] in an index or control expression is not "
-            "supported; use block indices and loop variables", span=getattr(element, "span", None))
+            "supported; use block indices and loop variables",
+            span=getattr(element, "span", None) or _enclosing_span(body, element))
     for alloc in collect(body, tirx.AllocBuffer):
         if buffer_scope(alloc.buffer) not in ("shared", "local.fragment"):
             raise TTUnsupportedError(
@@ -362,5 +392,5 @@ def VerifyTileProgramTT(func, mod, ctx):
                     continue  # each pair of writes once
                 _check_cross_block(prover, w, x)
                 if not x.write:
-                    _check_same_block(prover, col.edges, w, x)
+                    _check_same_block(prover, col.edges, w, x, col.accesses)
     return func
