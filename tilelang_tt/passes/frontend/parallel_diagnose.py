@@ -11,30 +11,21 @@ the IR's structure only (which loop variable an index uses, the combining operat
 from __future__ import annotations
 
 import tvm
-import tvm_ffi
 from tvm import tirx
 
 from ..common import stmts_of, substitute, uses_var
+from .parallel_fold import fold_of
 
-_REDUCTIONS = ((tirx.Add, "T.reduce_sum"), (tirx.Max, "T.reduce_max"),
-               (tirx.Min, "T.reduce_min"))
+_REDUCE_CALLS = {"Sum": "T.reduce_sum", "Max": "T.reduce_max", "Min": "T.reduce_min"}
 
 
 def _folded(store: tirx.BufferStore, var):
-    """(reduction name, the operand folded in) when ``store`` is ``d[I] = d[I] op e`` with
-    ``I`` free of ``var`` and ``e`` using it; else None."""
+    """(reduction call, the operand folded in) when ``store`` is ``d[I] = d[I] op e`` with
+    ``I`` free of ``var`` and ``e`` using it (:func:`parallel_fold.fold_of`); else None."""
     if any(uses_var(ix, var) for ix in store.indices):
         return None
-    for kind, name in _REDUCTIONS:
-        v = store.value
-        if not isinstance(v, kind):
-            continue
-        for own, other in ((v.a, v.b), (v.b, v.a)):
-            if isinstance(own, tvm.ir.TensorLoad) and own.source.same_as(store.buffer) and \
-                    tvm_ffi.structural_equal(list(own.indices), list(store.indices)) and \
-                    uses_var(other, var):
-                return name, other
-    return None
+    found = fold_of(store, var)
+    return None if found is None else (_REDUCE_CALLS[found[0]], found[1])
 
 
 def _loop_text(loop: tirx.For) -> str:

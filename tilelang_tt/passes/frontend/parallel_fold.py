@@ -40,7 +40,7 @@ from ..common import (
 _COMBINE = ((tirx.Add, "Sum"), (tirx.Max, "Max"), (tirx.Min, "Min"))
 
 
-def _fold(store: tirx.BufferStore, var):
+def fold_of(store: tirx.BufferStore, var):
     """(reduction operator name, folded value) when ``store`` is ``d[I] = d[I] op e`` with
     ``e`` using ``var`` and not reading ``d``; else None."""
     for kind, name in _COMBINE:
@@ -85,7 +85,7 @@ def fold_as_reduction(loop: tirx.For, fresh):
     if buffer_scope(dst) not in ("shared", "local.fragment") or len(buffer_shape(dst)) != 1 \
             or len(store.indices) != 1 or not store.indices[0].same_as(i):
         return None
-    folded = _fold(store, j)
+    folded = fold_of(store, j)
     if folded is None:
         return None
     op_name, value = folded
