@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -532,18 +531,89 @@ int thread_count(size_t cores) {
     return std::max(1, std::min(n, static_cast<int>(cores)));
 }
 
-struct Run {
-    std::vector<Core*> cores;  // cores with kernels, by index
-    std::atomic<size_t> next{0};
-    bool done = false;
-    std::vector<Fiber>* fibers = nullptr;
-    uint64_t serial_ns = 0;
+// One NOC copy applied between rounds: a Copy, or one destination of a Multicast.
+struct CopyJob {
+    uint8_t* dst;
+    const uint8_t* src;
+    uint32_t size;
 };
 
-// Between rounds (one thread, the others wait): report the first failure, apply the queued
-// cross-core effects, detect the end of the run or a deadlock.
-void end_round(Run& run) {
-    const uint64_t t0 = now_ns();
+struct Run {
+    std::vector<Core*> cores;  // cores with kernels, by index
+    std::vector<Core*> order;  // the order the threads take them in (see end_round)
+    std::atomic<size_t> next{0};
+    bool done = false;
+    bool progressed = false;
+    std::vector<Fiber>* fibers = nullptr;
+    uint64_t serial_ns = 0;  // wall time between rounds
+    uint64_t between0 = 0;   // when the current between-rounds phase began
+    // between rounds: the copies the threads apply together (no two of them, nor a semaphore
+    // update, touch the same bytes), the next one to take
+    std::vector<CopyJob> copies;
+    std::atomic<size_t> next_copy{0};
+};
+
+// A byte range touched between rounds (the overlap check of independent_effects).
+struct Span {
+    uintptr_t lo, hi;
+    enum Kind : uint8_t { CopyWrite, SemWrite, CopyRead } kind;
+};
+
+// Do the round's queued effects commute? True when no copy writes bytes that another copy or a
+// semaphore update writes, or that a copy reads. Semaphore updates are still applied in order
+// among themselves (several may update one semaphore); a copy that reads or writes no byte of
+// any other effect gives the same bytes whenever it is applied.
+bool independent_effects(const Run& run, std::vector<Span>& spans) {
+    spans.clear();
+    Device& d = device();
+    for (const CopyJob& j : run.copies) {
+        const auto dst = reinterpret_cast<uintptr_t>(j.dst), src = reinterpret_cast<uintptr_t>(j.src);
+        spans.push_back(Span{dst, dst + j.size, Span::CopyWrite});
+        spans.push_back(Span{src, src + j.size, Span::CopyRead});
+    }
+    for (Core* c : run.cores) {
+        for (const Deferred& op : c->deferred) {
+            if (op.kind == Deferred::SemInc || op.kind == Deferred::SemSet) {
+                const auto p = reinterpret_cast<uintptr_t>(op.dst);
+                spans.push_back(Span{p, p + 4, Span::SemWrite});
+            } else if (op.kind == Deferred::SemSetMulticast) {
+                const uint64_t local = op.mcast & ((1ull << 38) - 1);
+                for (int idx : multicast_cores(op.mcast, false, c->index, ApiCall{})) {
+                    const auto p = reinterpret_cast<uintptr_t>(d.cores[idx].l1 + local);
+                    spans.push_back(Span{p, p + 4, Span::SemWrite});
+                }
+            }
+        }
+    }
+    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.lo < b.lo; });
+    // sorted by start: two ranges overlap iff the later one starts before the earlier one ends
+    uintptr_t end_copy_write = 0, end_sem_write = 0, end_read = 0;
+    for (const Span& s : spans) {
+        if (s.hi == s.lo) continue;
+        switch (s.kind) {
+            case Span::CopyWrite:
+                if (s.lo < std::max({end_copy_write, end_sem_write, end_read})) return false;
+                end_copy_write = std::max(end_copy_write, s.hi);
+                break;
+            case Span::SemWrite:
+                if (s.lo < std::max(end_copy_write, end_read)) return false;
+                end_sem_write = std::max(end_sem_write, s.hi);
+                break;
+            case Span::CopyRead:
+                if (s.lo < std::max(end_copy_write, end_sem_write)) return false;
+                end_read = std::max(end_read, s.hi);
+                break;
+        }
+    }
+    return true;
+}
+
+// Between rounds, first part (one thread, the others wait): report the first failure, and apply
+// the queued cross-core effects - in core order and then issue order, or, when they commute
+// (independent_effects), the semaphore updates in that order and the copies left to all threads
+// (between_rounds_parallel).
+void begin_between_rounds(Run& run, std::vector<Span>& spans) {
+    run.between0 = now_ns();
     ++g_host.rounds;
     dprint_flush(run.cores);
     for (Core* c : run.cores) {
@@ -555,21 +625,77 @@ void end_round(Run& run) {
             std::_Exit(3);
         }
     }
-    bool progressed = false;
+    Device& d = device();
+    run.progressed = false;
+    run.copies.clear();
     for (Core* c : run.cores) {
-        progressed |= c->progressed;
-        for (const Deferred& op : c->deferred) apply(op, c->index);
-        c->deferred.clear();
+        run.progressed |= c->progressed;
+        for (const Deferred& op : c->deferred) {
+            if (op.kind == Deferred::Copy) {
+                run.copies.push_back(CopyJob{op.dst, op.src, op.size});
+            } else if (op.kind == Deferred::Multicast) {
+                const uint64_t local = op.mcast & ((1ull << 38) - 1);
+                for (int idx : multicast_cores(op.mcast, op.loopback, c->index, ApiCall{})) {
+                    if (idx == c->index && d.cores[idx].l1 + local == op.src) continue;  // in place
+                    run.copies.push_back(CopyJob{d.cores[idx].l1 + local, op.src, op.size});
+                }
+            }
+        }
     }
-    // the modelled time: replay what the kernels recorded (their semaphore updates applied)
-    const uint64_t r0 = now_ns();
-    timing::replay_advance();
-    g_host.replay_ns += now_ns() - r0;
+    if (run.copies.empty() || !independent_effects(run, spans)) {
+        // in order, as one thread would
+        run.copies.clear();
+        for (Core* c : run.cores) {
+            for (const Deferred& op : c->deferred) apply(op, c->index);
+            c->deferred.clear();
+        }
+    } else {
+        // the same checks and counts in the same order; the copies' bytes come in apply_copies
+        for (Core* c : run.cores) {
+            for (const Deferred& op : c->deferred) {
+                if (op.kind == Deferred::Copy) {
+                    if (op.is_read) --op.fiber->deferred_reads; else --op.fiber->deferred_writes;
+                } else if (op.kind == Deferred::Multicast) {
+                    const uint64_t local = op.mcast & ((1ull << 38) - 1);
+                    for (int idx : multicast_cores(op.mcast, op.loopback, c->index, ApiCall{})) {
+                        if (idx == c->index && d.cores[idx].l1 + local == op.src) continue;
+                        check_mcast_landing(d.cores[c->index], d.cores[idx], static_cast<uint32_t>(local), op.size);
+                    }
+                    --op.fiber->deferred_writes;
+                } else {
+                    apply(op, c->index);
+                }
+            }
+            c->deferred.clear();
+        }
+    }
+    run.next_copy.store(0, std::memory_order_relaxed);
+}
+
+// Between rounds, second part (every thread): thread 0 replays the modelled time (what the kernels
+// recorded, their semaphore updates applied) while the others apply the copies; then it helps.
+void between_rounds_parallel(Run& run, int tid) {
+    if (tid == 0) {
+        const uint64_t r0 = now_ns();
+        timing::replay_advance();
+        g_host.replay_ns += now_ns() - r0;
+    }
+    for (size_t i; (i = run.next_copy.fetch_add(1, std::memory_order_relaxed)) < run.copies.size();) {
+        const CopyJob& j = run.copies[i];
+        std::memcpy(j.dst, j.src, j.size);
+    }
+}
+
+// Between rounds, last part (one thread): detect the end of the run or a deadlock, and order the
+// cores for the next round: the longest to run in this round first, so that the round does not
+// end with one thread running a long core while the others wait (which thread runs which core
+// changes nothing else).
+void end_between_rounds(Run& run) {
     size_t unfinished = 0;
     for (const Fiber& f : *run.fibers) unfinished += f.finished ? 0 : 1;
     if (unfinished == 0) {
         run.done = true;
-    } else if (!progressed) {
+    } else if (!run.progressed) {
         std::ostringstream os;
         os << "deadlock: every unfinished kernel is blocked and none can make progress:";
         size_t shown = 0;
@@ -584,13 +710,46 @@ void end_round(Run& run) {
         }
         host_fail(os.str());
     }
+    std::sort(run.order.begin(), run.order.end(), [](const Core* a, const Core* b) {
+        return a->round_ticks != b->round_ticks ? a->round_ticks > b->round_ticks : a->index < b->index;
+    });
     run.next.store(0, std::memory_order_relaxed);
-    run.serial_ns += now_ns() - t0;
+    run.serial_ns += now_ns() - run.between0;
 }
 
-struct EndRound {
-    Run* run;
-    void operator()() noexcept { end_round(*run); }
+// The threads meet between rounds: the last to arrive runs the completion, then all go on. A
+// waiting thread spins for a while before it sleeps: between rounds is a fraction of a
+// millisecond, and waking a sleeping thread takes about as long.
+class RoundBarrier {
+public:
+    explicit RoundBarrier(int threads) : threads_(threads) {}
+    template <typename F>
+    void arrive_and_wait(F completion) {
+        const uint32_t gen = gen_.load(std::memory_order_acquire);
+        if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
+            completion();
+            arrived_.store(0, std::memory_order_relaxed);
+            gen_.store(gen + 1, std::memory_order_release);
+            gen_.notify_all();
+            return;
+        }
+        const uint64_t t0 = now_ns();
+        for (unsigned i = 1; gen_.load(std::memory_order_acquire) == gen; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            if ((i & 255) == 0 && now_ns() - t0 > kSpinNs) {
+                while (gen_.load(std::memory_order_acquire) == gen) gen_.wait(gen, std::memory_order_acquire);
+                return;
+            }
+        }
+    }
+
+private:
+    static constexpr uint64_t kSpinNs = 200000;
+    const int threads_;
+    std::atomic<int> arrived_{0};
+    std::atomic<uint32_t> gen_{0};
 };
 
 }  // namespace
@@ -625,6 +784,7 @@ void run_fibers(std::vector<Fiber>& fibers) {
     for (Core& c : d.cores) {
         if (!c.fibers.empty()) run.cores.push_back(&c);
     }
+    run.order = run.cores;
     const int threads = run.cores.empty() ? 1 : thread_count(run.cores.size());
     g_host.threads = std::max(g_host.threads, threads);
     if (g_host.busy_ns.size() < static_cast<size_t>(threads)) {
@@ -634,18 +794,24 @@ void run_fibers(std::vector<Fiber>& fibers) {
     const uint64_t wall0 = now_ns(), ticks0 = host_ticks();
     timing::replay_begin(d, fibers);
 
-    std::barrier<EndRound> bar(threads, EndRound{&run});
+    RoundBarrier bar(threads);
+    std::vector<Span> spans;
     auto work = [&](int tid) {
         ucontext_t scheduler;
         uint64_t busy = 0;
         const uint64_t cpu0 = thread_cpu_ns();
         while (!run.done) {
             const uint64_t t0 = now_ns();
-            for (size_t i; (i = run.next.fetch_add(1, std::memory_order_relaxed)) < run.cores.size();) {
-                run_core(*run.cores[i], &scheduler);
+            for (size_t i; (i = run.next.fetch_add(1, std::memory_order_relaxed)) < run.order.size();) {
+                Core& c = *run.order[i];
+                const uint64_t c0 = host_ticks();
+                run_core(c, &scheduler);
+                c.round_ticks = host_ticks() - c0;
             }
             busy += now_ns() - t0;
-            bar.arrive_and_wait();
+            bar.arrive_and_wait([&] { begin_between_rounds(run, spans); });
+            between_rounds_parallel(run, tid);
+            bar.arrive_and_wait([&] { end_between_rounds(run); });
         }
         g_host.busy_ns[tid] += busy;
         g_host.cpu_ns[tid] += thread_cpu_ns() - cpu0;
