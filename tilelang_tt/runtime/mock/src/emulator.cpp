@@ -24,6 +24,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -39,6 +40,7 @@ struct HostStats {
     uint64_t runs = 0, rounds = 0;
     uint64_t wall_ns = 0, serial_ns = 0;  // serial: applying queued effects between rounds
     uint64_t replay_ns = 0;               // the timing replay (between rounds and at the end)
+    uint64_t overlapping_rounds = 0;      // rounds whose queued copies overlapped (applied in order)
     std::vector<uint64_t> busy_ns;        // per host thread: running cores (wall time)
     std::vector<uint64_t> cpu_ns;         // per host thread: CPU time over the runs
     double ticks_per_ns = 0;              // host_ticks rate measured over the runs
@@ -513,21 +515,30 @@ void apply(const Deferred& op, int self) {
     }
 }
 
-int thread_count(size_t cores) {
-    int n = 0;
+// The host threads TT_MOCK_THREADS asks for (0: not set, -1: not a valid count), else the CPUs
+// this process may run on.
+int requested_threads() {
     if (const char* s = std::getenv("TT_MOCK_THREADS"); s && *s) {
         char* end = nullptr;
         const long v = std::strtol(s, &end, 10);
-        if (*end != '\0' || v < 1 || v > 1024) {
-            host_fail(std::string("TT_MOCK_THREADS='") + s + "': give a number of host threads >= 1");
-        }
-        n = static_cast<int>(v);
-    } else {
-        cpu_set_t set;
-        n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
-        if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
-        if (n <= 0) n = 1;
+        return *end != '\0' || v < 1 || v > 1024 ? -1 : static_cast<int>(v);
     }
+    return 0;
+}
+int cpu_count() {
+    cpu_set_t set;
+    int n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+    if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(n, 1);
+}
+
+int thread_count(size_t cores) {
+    int n = requested_threads();
+    if (n < 0) {
+        host_fail(std::string("TT_MOCK_THREADS='") + std::getenv("TT_MOCK_THREADS") +
+                  "': give a number of host threads >= 1");
+    }
+    if (n == 0) n = cpu_count();
     return std::max(1, std::min(n, static_cast<int>(cores)));
 }
 
@@ -642,8 +653,10 @@ void begin_between_rounds(Run& run, std::vector<Span>& spans) {
             }
         }
     }
-    if (run.copies.empty() || !independent_effects(run, spans)) {
+    const bool overlap = !run.copies.empty() && !independent_effects(run, spans);
+    if (run.copies.empty() || overlap) {
         // in order, as one thread would
+        g_host.overlapping_rounds += overlap ? 1 : 0;
         run.copies.clear();
         for (Core* c : run.cores) {
             for (const Deferred& op : c->deferred) apply(op, c->index);
@@ -853,6 +866,21 @@ void run_fibers(std::vector<Fiber>& fibers) {
     }
 }
 
+void parallel_ranges(size_t n, size_t min_part, const std::function<void(size_t, size_t)>& fn) {
+    // an invalid TT_MOCK_THREADS is reported by the launch; a copy before it runs on one thread
+    const int asked = requested_threads();
+    const size_t most = asked > 0 ? static_cast<size_t>(asked) : asked < 0 ? 1 : static_cast<size_t>(cpu_count());
+    const size_t parts = std::max<size_t>(1, std::min(most, n / std::max<size_t>(min_part, 1)));
+    if (parts == 1) {
+        fn(0, n);
+        return;
+    }
+    std::vector<std::thread> pool;
+    for (size_t k = 1; k < parts; ++k) pool.emplace_back(fn, n * k / parts, n * (k + 1) / parts);
+    fn(0, n / parts);
+    for (std::thread& t : pool) t.join();
+}
+
 // ---- statistics ---------------------------------------------------------------------------
 static void counters_json(std::ostream& os, const Counters& c,
                           const std::map<std::string, uint64_t>& extra) {
@@ -941,6 +969,7 @@ void write_stats() {
     // host shared with other work, preemption inflates both alike.
     const double math_share = busy ? std::min(1.0, math_ns / static_cast<double>(busy)) : 0.0;
     os << "], \"between_rounds_ns\": " << g_host.serial_ns << ", \"replay_ns\": " << g_host.replay_ns
+       << ", \"overlapping_rounds\": " << g_host.overlapping_rounds
        << ", \"timing_log_calls\": " << timing::log_total_ops()
        << ", \"timing_log_peak_calls\": " << timing::log_peak_ops()
        << ", \"tile_ops\": " << tile_ops << ", \"tile_math_ns\": " << static_cast<uint64_t>(math_ns)
