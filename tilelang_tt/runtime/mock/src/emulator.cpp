@@ -32,7 +32,9 @@ namespace ttmock {
 
 namespace {
 std::unique_ptr<Device> g_device;
-thread_local Fiber* t_current = nullptr;
+// initial-exec: the library is loaded with the host program (not dlopen-ed), so the kernel
+// API's current() reads it without a call to __tls_get_addr
+__attribute__((tls_model("initial-exec"))) thread_local Fiber* t_current = nullptr;
 
 // Host-side statistics of all runs of this process (not part of the deterministic counters)
 struct HostStats {
