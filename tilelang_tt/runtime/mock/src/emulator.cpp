@@ -25,6 +25,7 @@
 #include <ctime>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -41,7 +42,7 @@ struct HostStats {
     int threads = 0;
     uint64_t runs = 0, rounds = 0;
     uint64_t wall_ns = 0, serial_ns = 0;  // serial: applying queued effects between rounds
-    uint64_t replay_ns = 0;               // the timing replay (between rounds and at the end)
+    uint64_t replay_ns = 0;               // the timing replay (during the rounds and at the end)
     uint64_t overlapping_rounds = 0;      // rounds whose queued copies overlapped (applied in order)
     std::vector<uint64_t> busy_ns;        // per host thread: running cores (wall time)
     std::vector<uint64_t> cpu_ns;         // per host thread: CPU time over the runs
@@ -49,6 +50,7 @@ struct HostStats {
     uint64_t ticks = 0, ticks_ns = 0;
 };
 HostStats g_host;
+std::mutex g_replay_mutex;  // held by the replay while it runs alongside the kernels
 
 uint64_t thread_cpu_ns() {
     timespec ts{};
@@ -564,7 +566,20 @@ struct Run {
     // update, touch the same bytes), the next one to take
     std::vector<CopyJob> copies;
     std::atomic<size_t> next_copy{0};
+    bool replay_pending = false;  // calls taken by the replay and not yet replayed
 };
+
+// The replay of the calls taken between rounds (timing.hpp): by thread 0 at the start of the next
+// round, while the other threads run cores (a kernel that ends the process meanwhile writes the
+// statistics once the replay has stopped: g_replay_mutex).
+void replay_taken(Run& run) {
+    if (!run.replay_pending) return;
+    run.replay_pending = false;
+    std::lock_guard<std::mutex> lock(g_replay_mutex);
+    const uint64_t r0 = now_ns();
+    timing::replay_advance();
+    g_host.replay_ns += now_ns() - r0;
+}
 
 // A byte range touched between rounds (the overlap check of independent_effects).
 struct Span {
@@ -684,17 +699,15 @@ void begin_between_rounds(Run& run, std::vector<Span>& spans) {
             c->deferred.clear();
         }
     }
+    // the modelled time: the replay takes what the kernels recorded (their semaphore updates
+    // applied) and replays it during the next round
+    timing::replay_take();
+    run.replay_pending = true;
     run.next_copy.store(0, std::memory_order_relaxed);
 }
 
-// Between rounds, second part (every thread): thread 0 replays the modelled time (what the kernels
-// recorded, their semaphore updates applied) while the others apply the copies; then it helps.
-void between_rounds_parallel(Run& run, int tid) {
-    if (tid == 0) {
-        const uint64_t r0 = now_ns();
-        timing::replay_advance();
-        g_host.replay_ns += now_ns() - r0;
-    }
+// Between rounds, second part (every thread): the copies.
+void between_rounds_parallel(Run& run) {
     for (size_t i; (i = run.next_copy.fetch_add(1, std::memory_order_relaxed)) < run.copies.size();) {
         const CopyJob& j = run.copies[i];
         std::memcpy(j.dst, j.src, j.size);
@@ -711,6 +724,7 @@ void end_between_rounds(Run& run) {
     if (unfinished == 0) {
         run.done = true;
     } else if (!run.progressed) {
+        replay_taken(run);  // (as far as the calls reach, as when the report is written)
         std::ostringstream os;
         os << "deadlock: every unfinished kernel is blocked and none can make progress:";
         size_t shown = 0;
@@ -817,6 +831,7 @@ void run_fibers(std::vector<Fiber>& fibers) {
         const uint64_t cpu0 = thread_cpu_ns();
         while (!run.done) {
             const uint64_t t0 = now_ns();
+            if (tid == 0) replay_taken(run);
             for (size_t i; (i = run.next.fetch_add(1, std::memory_order_relaxed)) < run.order.size();) {
                 Core& c = *run.order[i];
                 const uint64_t c0 = host_ticks();
@@ -825,7 +840,7 @@ void run_fibers(std::vector<Fiber>& fibers) {
             }
             busy += now_ns() - t0;
             bar.arrive_and_wait([&] { begin_between_rounds(run, spans); });
-            between_rounds_parallel(run, tid);
+            between_rounds_parallel(run);
             bar.arrive_and_wait([&] { end_between_rounds(run); });
         }
         g_host.busy_ns[tid] += busy;
@@ -903,6 +918,7 @@ static void counters_json(std::ostream& os, const Counters& c,
 
 void write_stats() {
     if (!g_device || g_device->stats_path.empty()) return;
+    std::lock_guard<std::mutex> lock(g_replay_mutex);
     Device& d = *g_device;
     std::ofstream os(d.stats_path);
     Counters total;
