@@ -636,10 +636,43 @@ bool independent_effects(const Run& run, std::vector<Span>& spans) {
     return true;
 }
 
-// Between rounds, first part (one thread, the others wait): report the first failure, and apply
-// the queued cross-core effects - in core order and then issue order, or, when they commute
+// Between rounds, once the effects are applied or left to the threads (one thread): detect the end
+// of the run or a deadlock, and order the cores for the next round: the longest to run in this
+// round first, so that the round does not end with one thread running a long core while the
+// others wait (which thread runs which core changes nothing else).
+void end_of_round(Run& run) {
+    size_t unfinished = 0;
+    for (const Fiber& f : *run.fibers) unfinished += f.finished ? 0 : 1;
+    if (unfinished == 0) {
+        run.done = true;
+    } else if (!run.progressed) {
+        // the report as when every effect of the round was applied and replayed
+        for (const CopyJob& j : run.copies) std::memcpy(j.dst, j.src, j.size);
+        replay_taken(run);
+        std::ostringstream os;
+        os << "deadlock: every unfinished kernel is blocked and none can make progress:";
+        size_t shown = 0;
+        for (const Fiber& f : *run.fibers) {
+            if (f.finished) continue;
+            if (++shown > 24) {
+                os << "\n  ... and " << unfinished - 24 << " more blocked kernels";
+                break;
+            }
+            os << "\n  " << describe_fiber(f) << ": blocked in "
+               << (f.wait_describe ? f.wait_describe(f.wait_describe_ctx) : std::string("?"));
+        }
+        host_fail(os.str());
+    }
+    std::sort(run.order.begin(), run.order.end(), [](const Core* a, const Core* b) {
+        return a->round_ticks != b->round_ticks ? a->round_ticks > b->round_ticks : a->index < b->index;
+    });
+    run.next.store(0, std::memory_order_relaxed);
+}
+
+// Between rounds (one thread, the others wait): report the first failure, and apply the queued
+// cross-core effects - in core order and then issue order, or, when they commute
 // (independent_effects), the semaphore updates in that order and the copies left to all threads
-// (between_rounds_parallel).
+// (between_rounds_parallel); then end_of_round.
 void begin_between_rounds(Run& run, std::vector<Span>& spans) {
     run.between0 = now_ns();
     ++g_host.rounds;
@@ -680,7 +713,7 @@ void begin_between_rounds(Run& run, std::vector<Span>& spans) {
             c->deferred.clear();
         }
     } else {
-        // the same checks and counts in the same order; the copies' bytes come in apply_copies
+        // the same checks and counts in the same order; the copies' bytes come in between_rounds_parallel
         for (Core* c : run.cores) {
             for (const Deferred& op : c->deferred) {
                 if (op.kind == Deferred::Copy) {
@@ -704,46 +737,16 @@ void begin_between_rounds(Run& run, std::vector<Span>& spans) {
     timing::replay_take();
     run.replay_pending = true;
     run.next_copy.store(0, std::memory_order_relaxed);
+    end_of_round(run);
+    if (run.copies.empty()) run.serial_ns += now_ns() - run.between0;
 }
 
-// Between rounds, second part (every thread): the copies.
+// Between rounds, when begin_between_rounds left copies (every thread).
 void between_rounds_parallel(Run& run) {
     for (size_t i; (i = run.next_copy.fetch_add(1, std::memory_order_relaxed)) < run.copies.size();) {
         const CopyJob& j = run.copies[i];
         std::memcpy(j.dst, j.src, j.size);
     }
-}
-
-// Between rounds, last part (one thread): detect the end of the run or a deadlock, and order the
-// cores for the next round: the longest to run in this round first, so that the round does not
-// end with one thread running a long core while the others wait (which thread runs which core
-// changes nothing else).
-void end_between_rounds(Run& run) {
-    size_t unfinished = 0;
-    for (const Fiber& f : *run.fibers) unfinished += f.finished ? 0 : 1;
-    if (unfinished == 0) {
-        run.done = true;
-    } else if (!run.progressed) {
-        replay_taken(run);  // (as far as the calls reach, as when the report is written)
-        std::ostringstream os;
-        os << "deadlock: every unfinished kernel is blocked and none can make progress:";
-        size_t shown = 0;
-        for (const Fiber& f : *run.fibers) {
-            if (f.finished) continue;
-            if (++shown > 24) {
-                os << "\n  ... and " << unfinished - 24 << " more blocked kernels";
-                break;
-            }
-            os << "\n  " << describe_fiber(f) << ": blocked in "
-               << (f.wait_describe ? f.wait_describe(f.wait_describe_ctx) : std::string("?"));
-        }
-        host_fail(os.str());
-    }
-    std::sort(run.order.begin(), run.order.end(), [](const Core* a, const Core* b) {
-        return a->round_ticks != b->round_ticks ? a->round_ticks > b->round_ticks : a->index < b->index;
-    });
-    run.next.store(0, std::memory_order_relaxed);
-    run.serial_ns += now_ns() - run.between0;
 }
 
 // The threads meet between rounds: the last to arrive runs the completion, then all go on. A
@@ -840,8 +843,10 @@ void run_fibers(std::vector<Fiber>& fibers) {
             }
             busy += now_ns() - t0;
             bar.arrive_and_wait([&] { begin_between_rounds(run, spans); });
-            between_rounds_parallel(run);
-            bar.arrive_and_wait([&] { end_between_rounds(run); });
+            if (!run.copies.empty()) {
+                between_rounds_parallel(run);
+                bar.arrive_and_wait([&] { run.serial_ns += now_ns() - run.between0; });
+            }
         }
         g_host.busy_ns[tid] += busy;
         g_host.cpu_ns[tid] += thread_cpu_ns() - cpu0;
