@@ -778,7 +778,7 @@ public:
     }
 
 private:
-    static constexpr uint64_t kSpinNs = 200000;
+    static constexpr uint64_t kSpinNs = 100000;
     const int threads_;
     std::atomic<int> arrived_{0};
     std::atomic<uint32_t> gen_{0};
