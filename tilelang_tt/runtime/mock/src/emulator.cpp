@@ -750,8 +750,9 @@ void between_rounds_parallel(Run& run) {
 }
 
 // The threads meet between rounds: the last to arrive runs the completion, then all go on. A
-// waiting thread spins for a while before it sleeps: between rounds is a fraction of a
-// millisecond, and waking a sleeping thread takes about as long.
+// waiting thread spins, then yields, for up to a millisecond before it sleeps: a round's end and
+// what comes between rounds take a fraction of a millisecond, and waking a sleeping thread takes
+// about as long.
 class RoundBarrier {
 public:
     explicit RoundBarrier(int threads) : threads_(threads) {}
@@ -765,20 +766,27 @@ public:
             gen_.notify_all();
             return;
         }
+        // spin, then yield the CPU (to any other runnable thread: on an idle host the wait ends
+        // without a wake-up), then sleep
         const uint64_t t0 = now_ns();
         for (unsigned i = 1; gen_.load(std::memory_order_acquire) == gen; ++i) {
+            if ((i & 63) != 0) {
 #if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
+                __builtin_ia32_pause();
 #endif
-            if ((i & 255) == 0 && now_ns() - t0 > kSpinNs) {
+                continue;
+            }
+            const uint64_t waited = now_ns() - t0;
+            if (waited > kYieldNs) {
                 while (gen_.load(std::memory_order_acquire) == gen) gen_.wait(gen, std::memory_order_acquire);
                 return;
             }
+            if (waited > kSpinNs) sched_yield();
         }
     }
 
 private:
-    static constexpr uint64_t kSpinNs = 100000;
+    static constexpr uint64_t kSpinNs = 20000, kYieldNs = 1000000;
     const int threads_;
     std::atomic<int> arrived_{0};
     std::atomic<uint32_t> gen_{0};
