@@ -41,7 +41,7 @@ __attribute__((tls_model("initial-exec"))) thread_local Fiber* t_current = nullp
 struct HostStats {
     int threads = 0;
     uint64_t runs = 0, rounds = 0;
-    uint64_t wall_ns = 0, serial_ns = 0;  // serial: applying queued effects between rounds
+    uint64_t wall_ns = 0, serial_ns = 0;  // serial: wall time between rounds
     uint64_t replay_ns = 0;               // the timing replay (during the rounds and at the end)
     uint64_t overlapping_rounds = 0;      // rounds whose queued copies overlapped (applied in order)
     std::vector<uint64_t> busy_ns;        // per host thread: running cores (wall time)
@@ -555,7 +555,7 @@ struct CopyJob {
 
 struct Run {
     std::vector<Core*> cores;  // cores with kernels, by index
-    std::vector<Core*> order;  // the order the threads take them in (see end_round)
+    std::vector<Core*> order;  // the order the threads take them in (see end_of_round)
     std::atomic<size_t> next{0};
     bool done = false;
     bool progressed = false;
