@@ -4,7 +4,8 @@
 // with a runnable kernel is run by one host thread (cores are handed out to a pool of threads)
 // until none of its kernels can go on; a kernel runs until it blocks. A core touches only its own
 // state during a round: effects on other cores' L1 and on DRAM are queued (Deferred) and applied
-// between rounds by one thread, in core order and then issue order. What a core computes in a
+// between rounds, in core order and then issue order (or, when they commute, the copies by all
+// threads together: independent_effects). What a core computes in a
 // round is therefore a function of the state at the round's start, and the whole run - results,
 // counters, the error or deadlock reported - does not depend on the number of host threads or
 // their timing.
@@ -555,7 +556,6 @@ struct CopyJob {
 
 struct Run {
     std::vector<Core*> cores;  // cores with kernels, by index
-    std::vector<Core*> order;  // the order the threads take them in (see end_of_round)
     std::atomic<size_t> next{0};
     bool done = false;
     bool progressed = false;
@@ -637,9 +637,7 @@ bool independent_effects(const Run& run, std::vector<Span>& spans) {
 }
 
 // Between rounds, once the effects are applied or left to the threads (one thread): detect the end
-// of the run or a deadlock, and order the cores for the next round: the longest to run in this
-// round first, so that the round does not end with one thread running a long core while the
-// others wait (which thread runs which core changes nothing else).
+// of the run or a deadlock.
 void end_of_round(Run& run) {
     size_t unfinished = 0;
     for (const Fiber& f : *run.fibers) unfinished += f.finished ? 0 : 1;
@@ -663,9 +661,6 @@ void end_of_round(Run& run) {
         }
         host_fail(os.str());
     }
-    std::sort(run.order.begin(), run.order.end(), [](const Core* a, const Core* b) {
-        return a->round_ticks != b->round_ticks ? a->round_ticks > b->round_ticks : a->index < b->index;
-    });
     run.next.store(0, std::memory_order_relaxed);
 }
 
@@ -824,7 +819,6 @@ void run_fibers(std::vector<Fiber>& fibers) {
     for (Core& c : d.cores) {
         if (!c.fibers.empty()) run.cores.push_back(&c);
     }
-    run.order = run.cores;
     const int threads = run.cores.empty() ? 1 : thread_count(run.cores.size());
     g_host.threads = std::max(g_host.threads, threads);
     if (g_host.busy_ns.size() < static_cast<size_t>(threads)) {
@@ -843,11 +837,8 @@ void run_fibers(std::vector<Fiber>& fibers) {
         while (!run.done) {
             const uint64_t t0 = now_ns();
             if (tid == 0) replay_taken(run);
-            for (size_t i; (i = run.next.fetch_add(1, std::memory_order_relaxed)) < run.order.size();) {
-                Core& c = *run.order[i];
-                const uint64_t c0 = host_ticks();
-                run_core(c, &scheduler);
-                c.round_ticks = host_ticks() - c0;
+            for (size_t i; (i = run.next.fetch_add(1, std::memory_order_relaxed)) < run.cores.size();) {
+                run_core(*run.cores[i], &scheduler);
             }
             busy += now_ns() - t0;
             bar.arrive_and_wait([&] { begin_between_rounds(run, spans); });

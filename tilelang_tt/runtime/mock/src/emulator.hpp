@@ -129,7 +129,6 @@ struct Core {
     bool progressed = false;  // a kernel of this core ran in the current round
     uint64_t resumes = 0;     // kernel resumptions (context switches into a kernel)
     uint64_t tile_math_ticks = 0;  // host time in tile math (host_ticks units)
-    uint64_t round_ticks = 0;      // host time running this core in the last round (scheduling)
     // semaphore updates applied to this core's L1, by offset: (fiber id << 32 | timing log index)
     std::map<uint32_t, std::vector<uint64_t>> sem_log;
     // DPRINT (dprint.cpp): complete lines of this round, printed between rounds in core order,
