@@ -123,3 +123,59 @@ def test_protocol_error_on_every_core_reports_the_first_core(monkeypatch):
         messages.append(str(info.value))
     assert "core (0,0)" in messages[0] and "noc_async_read_barrier" in messages[0]
     assert all(m == messages[0] for m in messages[1:])
+
+
+def test_large_tensor_host_copies_are_the_same_on_every_thread_count(monkeypatch):
+    # 4 MB tensors: tilize / untilize and the buffer writes and reads run in parts on the host
+    # threads (A DRAM-sharded, B and C interleaved); C = A + 0 must come back as A
+    import kernels
+
+    func = tilelang_tt.annotate_tt_layout(
+        kernels.elementwise_add_shared(2048, 1024),
+        {"A": {"memory": "DRAM", "layout": "sharded", "shard_grid": [4, 1]}})
+    art = tilelang_tt.compile(func, out_idx=-1)
+    a = np.random.default_rng(3).standard_normal((2048, 1024)).astype(ml_dtypes.bfloat16)
+    b = np.zeros_like(a)
+    for n in THREADS:
+        monkeypatch.setenv("TT_MOCK_THREADS", str(n))
+        np.testing.assert_array_equal(art(a, b).view(np.uint16), a.view(np.uint16))
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_tilize_of_a_large_matrix_on_every_thread_count(tmp_path, monkeypatch, threads):
+    # 1056 x 1024 float32 (4.3 MB): tilize_nfaces / untilize_nfaces copy rows of tiles in parts
+    monkeypatch.setenv("TT_MOCK_THREADS", str(threads))
+    exe = mockbuild.build_host(PROGRAMS / "tilize" / "main.cpp", PROGRAMS / "tilize")
+    rows, cols = 1056, 1024
+    x = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols)
+    x.tofile(tmp_path / "in.bin")
+    mockbuild.run_host(exe, [str(rows), str(cols), str(tmp_path / "in.bin"),
+                             str(tmp_path / "tiled.bin"), str(tmp_path / "back.bin")])
+    # tiles row-major, each as four 16x16 faces (TL, TR, BL, BR)
+    faces = x.reshape(rows // 32, 2, 16, cols // 32, 2, 16).transpose(0, 3, 1, 4, 2, 5).ravel()
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "tiled.bin", dtype=np.float32), faces)
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "back.bin", dtype=np.float32), x.ravel())
+
+
+def test_overlapping_writes_of_a_round_land_in_core_order(tmp_path, monkeypatch):
+    # two cores write the same L1 bytes of a third core and the same DRAM page in one round: the
+    # round's effects do not commute, so they are applied in core order (core (2,0)'s last)
+    # whatever the thread count; the statistics count that round
+    exe = mockbuild.build_host(PROGRAMS / "overlap" / "main.cpp", PROGRAMS / "overlap")
+    for n in THREADS:
+        monkeypatch.setenv("TT_MOCK_THREADS", str(n))
+        result = mockbuild.run_host(exe, [str(tmp_path / "out.bin")])
+        out = np.fromfile(tmp_path / "out.bin", dtype=np.uint16)
+        assert out.size == 2048 and (out == 2).all()
+        assert result.stats["host"]["overlapping_rounds"] >= 1
+
+
+def test_a_gemm_round_s_copies_commute(monkeypatch):
+    # the multicast GEMM's rounds queue copies to distinct bytes: none is applied in order
+    monkeypatch.setenv("TT_MOCK_THREADS", "2")
+    art = tilelang_tt.compile(gemm_relu(512, 512, 128), out_idx=-1)
+    assert len(art.plan["cores"]) == 64
+    zeros = [np.zeros(s, dtype=ml_dtypes.bfloat16) for s in ((512, 128), (128, 512), (512, 512))]
+    art(*zeros)
+    assert art.last_run_stats["total"]["multicasts"] > 0
+    assert art.last_run_stats["host"]["overlapping_rounds"] == 0

@@ -4,7 +4,8 @@
 // with a runnable kernel is run by one host thread (cores are handed out to a pool of threads)
 // until none of its kernels can go on; a kernel runs until it blocks. A core touches only its own
 // state during a round: effects on other cores' L1 and on DRAM are queued (Deferred) and applied
-// between rounds by one thread, in core order and then issue order. What a core computes in a
+// between rounds, in core order and then issue order (or, when they commute, the copies by all
+// threads together: independent_effects). What a core computes in a
 // round is therefore a function of the state at the round's start, and the whole run - results,
 // counters, the error or deadlock reported - does not depend on the number of host threads or
 // their timing.
@@ -18,13 +19,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -32,20 +34,24 @@ namespace ttmock {
 
 namespace {
 std::unique_ptr<Device> g_device;
-thread_local Fiber* t_current = nullptr;
+// initial-exec: the library is loaded with the host program (not dlopen-ed), so the kernel
+// API's current() reads it without a call to __tls_get_addr
+__attribute__((tls_model("initial-exec"))) thread_local Fiber* t_current = nullptr;
 
 // Host-side statistics of all runs of this process (not part of the deterministic counters)
 struct HostStats {
     int threads = 0;
     uint64_t runs = 0, rounds = 0;
-    uint64_t wall_ns = 0, serial_ns = 0;  // serial: applying queued effects between rounds
-    uint64_t replay_ns = 0;               // the timing replay (between rounds and at the end)
+    uint64_t wall_ns = 0, serial_ns = 0;  // serial: wall time between rounds
+    uint64_t replay_ns = 0;               // the timing replay (during the rounds and at the end)
+    uint64_t overlapping_rounds = 0;      // rounds whose queued copies overlapped (applied in order)
     std::vector<uint64_t> busy_ns;        // per host thread: running cores (wall time)
     std::vector<uint64_t> cpu_ns;         // per host thread: CPU time over the runs
     double ticks_per_ns = 0;              // host_ticks rate measured over the runs
     uint64_t ticks = 0, ticks_ns = 0;
 };
 HostStats g_host;
+std::mutex g_replay_mutex;  // held by the replay while it runs alongside the kernels
 
 uint64_t thread_cpu_ns() {
     timespec ts{};
@@ -514,62 +520,133 @@ void apply(const Deferred& op, int self) {
     }
 }
 
-int thread_count(size_t cores) {
-    int n = 0;
+// The host threads TT_MOCK_THREADS asks for (0: not set, -1: not a valid count), else the CPUs
+// this process may run on.
+int requested_threads() {
     if (const char* s = std::getenv("TT_MOCK_THREADS"); s && *s) {
         char* end = nullptr;
         const long v = std::strtol(s, &end, 10);
-        if (*end != '\0' || v < 1 || v > 1024) {
-            host_fail(std::string("TT_MOCK_THREADS='") + s + "': give a number of host threads >= 1");
-        }
-        n = static_cast<int>(v);
-    } else {
-        cpu_set_t set;
-        n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
-        if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
-        if (n <= 0) n = 1;
+        return *end != '\0' || v < 1 || v > 1024 ? -1 : static_cast<int>(v);
     }
+    return 0;
+}
+int cpu_count() {
+    cpu_set_t set;
+    int n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+    if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(n, 1);
+}
+
+int thread_count(size_t cores) {
+    int n = requested_threads();
+    if (n < 0) {
+        host_fail(std::string("TT_MOCK_THREADS='") + std::getenv("TT_MOCK_THREADS") +
+                  "': give a number of host threads >= 1");
+    }
+    if (n == 0) n = cpu_count();
     return std::max(1, std::min(n, static_cast<int>(cores)));
 }
+
+// One NOC copy applied between rounds: a Copy, or one destination of a Multicast.
+struct CopyJob {
+    uint8_t* dst;
+    const uint8_t* src;
+    uint32_t size;
+};
 
 struct Run {
     std::vector<Core*> cores;  // cores with kernels, by index
     std::atomic<size_t> next{0};
     bool done = false;
+    bool progressed = false;
     std::vector<Fiber>* fibers = nullptr;
-    uint64_t serial_ns = 0;
+    uint64_t serial_ns = 0;  // wall time between rounds
+    uint64_t between0 = 0;   // when the current between-rounds phase began
+    // between rounds: the copies the threads apply together (no two of them, nor a semaphore
+    // update, touch the same bytes), the next one to take
+    std::vector<CopyJob> copies;
+    std::atomic<size_t> next_copy{0};
+    bool replay_pending = false;  // calls taken by the replay and not yet replayed
 };
 
-// Between rounds (one thread, the others wait): report the first failure, apply the queued
-// cross-core effects, detect the end of the run or a deadlock.
-void end_round(Run& run) {
-    const uint64_t t0 = now_ns();
-    ++g_host.rounds;
-    dprint_flush(run.cores);
-    for (Core* c : run.cores) {
-        if (c->failed) {
-            std::fflush(stdout);
-            std::fprintf(stderr, "TT-MOCK ERROR: %s\n", c->error.c_str());
-            std::fflush(stderr);
-            write_stats();
-            std::_Exit(3);
-        }
-    }
-    bool progressed = false;
-    for (Core* c : run.cores) {
-        progressed |= c->progressed;
-        for (const Deferred& op : c->deferred) apply(op, c->index);
-        c->deferred.clear();
-    }
-    // the modelled time: replay what the kernels recorded (their semaphore updates applied)
+// The replay of the calls taken between rounds (timing.hpp): by thread 0 at the start of the next
+// round, while the other threads run cores (a kernel that ends the process meanwhile writes the
+// statistics once the replay has stopped: g_replay_mutex).
+void replay_taken(Run& run) {
+    if (!run.replay_pending) return;
+    run.replay_pending = false;
+    std::lock_guard<std::mutex> lock(g_replay_mutex);
     const uint64_t r0 = now_ns();
     timing::replay_advance();
     g_host.replay_ns += now_ns() - r0;
+}
+
+// A byte range touched between rounds (the overlap check of independent_effects).
+struct Span {
+    uintptr_t lo, hi;
+    enum Kind : uint8_t { CopyWrite, SemWrite, CopyRead } kind;
+};
+
+// Do the round's queued effects commute? True when no copy writes bytes that another copy or a
+// semaphore update writes, or that a copy reads. Semaphore updates are still applied in order
+// among themselves (several may update one semaphore); a copy that reads or writes no byte of
+// any other effect gives the same bytes whenever it is applied.
+bool independent_effects(const Run& run, std::vector<Span>& spans) {
+    spans.clear();
+    Device& d = device();
+    for (const CopyJob& j : run.copies) {
+        const auto dst = reinterpret_cast<uintptr_t>(j.dst), src = reinterpret_cast<uintptr_t>(j.src);
+        spans.push_back(Span{dst, dst + j.size, Span::CopyWrite});
+        spans.push_back(Span{src, src + j.size, Span::CopyRead});
+    }
+    for (Core* c : run.cores) {
+        for (const Deferred& op : c->deferred) {
+            if (op.kind == Deferred::SemInc || op.kind == Deferred::SemSet) {
+                const auto p = reinterpret_cast<uintptr_t>(op.dst);
+                spans.push_back(Span{p, p + 4, Span::SemWrite});
+            } else if (op.kind == Deferred::SemSetMulticast) {
+                const uint64_t local = op.mcast & ((1ull << 38) - 1);
+                for (int idx : multicast_cores(op.mcast, false, c->index, ApiCall{})) {
+                    const auto p = reinterpret_cast<uintptr_t>(d.cores[idx].l1 + local);
+                    spans.push_back(Span{p, p + 4, Span::SemWrite});
+                }
+            }
+        }
+    }
+    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.lo < b.lo; });
+    // sorted by start: two ranges overlap iff the later one starts before the earlier one ends
+    uintptr_t end_copy_write = 0, end_sem_write = 0, end_read = 0;
+    for (const Span& s : spans) {
+        if (s.hi == s.lo) continue;
+        switch (s.kind) {
+            case Span::CopyWrite:
+                if (s.lo < std::max({end_copy_write, end_sem_write, end_read})) return false;
+                end_copy_write = std::max(end_copy_write, s.hi);
+                break;
+            case Span::SemWrite:
+                if (s.lo < std::max(end_copy_write, end_read)) return false;
+                end_sem_write = std::max(end_sem_write, s.hi);
+                break;
+            case Span::CopyRead:
+                if (s.lo < std::max(end_copy_write, end_sem_write)) return false;
+                end_read = std::max(end_read, s.hi);
+                break;
+        }
+    }
+    return true;
+}
+
+// Between rounds, once the effects are applied or left to the threads (one thread): detect the end
+// of the run or a deadlock.
+void end_of_round(Run& run) {
     size_t unfinished = 0;
     for (const Fiber& f : *run.fibers) unfinished += f.finished ? 0 : 1;
     if (unfinished == 0) {
         run.done = true;
-    } else if (!progressed) {
+    } else if (!run.progressed) {
+        // the report as when every effect of the round was applied and replayed
+        for (const CopyJob& j : run.copies) std::memcpy(j.dst, j.src, j.size);
+        replay_taken(run);
         std::ostringstream os;
         os << "deadlock: every unfinished kernel is blocked and none can make progress:";
         size_t shown = 0;
@@ -585,12 +662,129 @@ void end_round(Run& run) {
         host_fail(os.str());
     }
     run.next.store(0, std::memory_order_relaxed);
-    run.serial_ns += now_ns() - t0;
 }
 
-struct EndRound {
-    Run* run;
-    void operator()() noexcept { end_round(*run); }
+// Between rounds (one thread, the others wait): report the first failure, and apply the queued
+// cross-core effects - in core order and then issue order, or, when they commute
+// (independent_effects), the semaphore updates in that order and the copies left to all threads
+// (between_rounds_parallel); then end_of_round.
+void begin_between_rounds(Run& run, std::vector<Span>& spans) {
+    run.between0 = now_ns();
+    ++g_host.rounds;
+    dprint_flush(run.cores);
+    for (Core* c : run.cores) {
+        if (c->failed) {
+            std::fflush(stdout);
+            std::fprintf(stderr, "TT-MOCK ERROR: %s\n", c->error.c_str());
+            std::fflush(stderr);
+            write_stats();
+            std::_Exit(3);
+        }
+    }
+    Device& d = device();
+    run.progressed = false;
+    run.copies.clear();
+    for (Core* c : run.cores) {
+        run.progressed |= c->progressed;
+        for (const Deferred& op : c->deferred) {
+            if (op.kind == Deferred::Copy) {
+                run.copies.push_back(CopyJob{op.dst, op.src, op.size});
+            } else if (op.kind == Deferred::Multicast) {
+                const uint64_t local = op.mcast & ((1ull << 38) - 1);
+                for (int idx : multicast_cores(op.mcast, op.loopback, c->index, ApiCall{})) {
+                    if (idx == c->index && d.cores[idx].l1 + local == op.src) continue;  // in place
+                    run.copies.push_back(CopyJob{d.cores[idx].l1 + local, op.src, op.size});
+                }
+            }
+        }
+    }
+    const bool overlap = !run.copies.empty() && !independent_effects(run, spans);
+    if (run.copies.empty() || overlap) {
+        // in order, as one thread would
+        g_host.overlapping_rounds += overlap ? 1 : 0;
+        run.copies.clear();
+        for (Core* c : run.cores) {
+            for (const Deferred& op : c->deferred) apply(op, c->index);
+            c->deferred.clear();
+        }
+    } else {
+        // the same checks and counts in the same order; the copies' bytes come in between_rounds_parallel
+        for (Core* c : run.cores) {
+            for (const Deferred& op : c->deferred) {
+                if (op.kind == Deferred::Copy) {
+                    if (op.is_read) --op.fiber->deferred_reads; else --op.fiber->deferred_writes;
+                } else if (op.kind == Deferred::Multicast) {
+                    const uint64_t local = op.mcast & ((1ull << 38) - 1);
+                    for (int idx : multicast_cores(op.mcast, op.loopback, c->index, ApiCall{})) {
+                        if (idx == c->index && d.cores[idx].l1 + local == op.src) continue;
+                        check_mcast_landing(d.cores[c->index], d.cores[idx], static_cast<uint32_t>(local), op.size);
+                    }
+                    --op.fiber->deferred_writes;
+                } else {
+                    apply(op, c->index);
+                }
+            }
+            c->deferred.clear();
+        }
+    }
+    // the modelled time: the replay takes what the kernels recorded (their semaphore updates
+    // applied) and replays it during the next round
+    timing::replay_take();
+    run.replay_pending = true;
+    run.next_copy.store(0, std::memory_order_relaxed);
+    end_of_round(run);
+    if (run.copies.empty()) run.serial_ns += now_ns() - run.between0;
+}
+
+// Between rounds, when begin_between_rounds left copies (every thread).
+void between_rounds_parallel(Run& run) {
+    for (size_t i; (i = run.next_copy.fetch_add(1, std::memory_order_relaxed)) < run.copies.size();) {
+        const CopyJob& j = run.copies[i];
+        std::memcpy(j.dst, j.src, j.size);
+    }
+}
+
+// The threads meet between rounds: the last to arrive runs the completion, then all go on. A
+// waiting thread spins, then yields, for up to a millisecond before it sleeps: a round's end and
+// what comes between rounds take a fraction of a millisecond, and waking a sleeping thread takes
+// about as long.
+class RoundBarrier {
+public:
+    explicit RoundBarrier(int threads) : threads_(threads) {}
+    template <typename F>
+    void arrive_and_wait(F completion) {
+        const uint32_t gen = gen_.load(std::memory_order_acquire);
+        if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
+            completion();
+            arrived_.store(0, std::memory_order_relaxed);
+            gen_.store(gen + 1, std::memory_order_release);
+            gen_.notify_all();
+            return;
+        }
+        // spin, then yield the CPU (to any other runnable thread: on an idle host the wait ends
+        // without a wake-up), then sleep
+        const uint64_t t0 = now_ns();
+        for (unsigned i = 1; gen_.load(std::memory_order_acquire) == gen; ++i) {
+            if ((i & 63) != 0) {
+#if defined(__x86_64__) || defined(__i386__)
+                __builtin_ia32_pause();
+#endif
+                continue;
+            }
+            const uint64_t waited = now_ns() - t0;
+            if (waited > kYieldNs) {
+                while (gen_.load(std::memory_order_acquire) == gen) gen_.wait(gen, std::memory_order_acquire);
+                return;
+            }
+            if (waited > kSpinNs) sched_yield();
+        }
+    }
+
+private:
+    static constexpr uint64_t kSpinNs = 20000, kYieldNs = 1000000;
+    const int threads_;
+    std::atomic<int> arrived_{0};
+    std::atomic<uint32_t> gen_{0};
 };
 
 }  // namespace
@@ -634,18 +828,24 @@ void run_fibers(std::vector<Fiber>& fibers) {
     const uint64_t wall0 = now_ns(), ticks0 = host_ticks();
     timing::replay_begin(d, fibers);
 
-    std::barrier<EndRound> bar(threads, EndRound{&run});
+    RoundBarrier bar(threads);
+    std::vector<Span> spans;
     auto work = [&](int tid) {
         ucontext_t scheduler;
         uint64_t busy = 0;
         const uint64_t cpu0 = thread_cpu_ns();
         while (!run.done) {
             const uint64_t t0 = now_ns();
+            if (tid == 0) replay_taken(run);
             for (size_t i; (i = run.next.fetch_add(1, std::memory_order_relaxed)) < run.cores.size();) {
                 run_core(*run.cores[i], &scheduler);
             }
             busy += now_ns() - t0;
-            bar.arrive_and_wait();
+            bar.arrive_and_wait([&] { begin_between_rounds(run, spans); });
+            if (!run.copies.empty()) {
+                between_rounds_parallel(run);
+                bar.arrive_and_wait([&] { run.serial_ns += now_ns() - run.between0; });
+            }
         }
         g_host.busy_ns[tid] += busy;
         g_host.cpu_ns[tid] += thread_cpu_ns() - cpu0;
@@ -687,6 +887,21 @@ void run_fibers(std::vector<Fiber>& fibers) {
     }
 }
 
+void parallel_ranges(size_t n, size_t min_part, const std::function<void(size_t, size_t)>& fn) {
+    // an invalid TT_MOCK_THREADS is reported by the launch; a copy before it runs on one thread
+    const int asked = requested_threads();
+    const size_t most = asked > 0 ? static_cast<size_t>(asked) : asked < 0 ? 1 : static_cast<size_t>(cpu_count());
+    const size_t parts = std::max<size_t>(1, std::min(most, n / std::max<size_t>(min_part, 1)));
+    if (parts == 1) {
+        fn(0, n);
+        return;
+    }
+    std::vector<std::thread> pool;
+    for (size_t k = 1; k < parts; ++k) pool.emplace_back(fn, n * k / parts, n * (k + 1) / parts);
+    fn(0, n / parts);
+    for (std::thread& t : pool) t.join();
+}
+
 // ---- statistics ---------------------------------------------------------------------------
 static void counters_json(std::ostream& os, const Counters& c,
                           const std::map<std::string, uint64_t>& extra) {
@@ -707,6 +922,7 @@ static void counters_json(std::ostream& os, const Counters& c,
 
 void write_stats() {
     if (!g_device || g_device->stats_path.empty()) return;
+    std::lock_guard<std::mutex> lock(g_replay_mutex);
     Device& d = *g_device;
     std::ofstream os(d.stats_path);
     Counters total;
@@ -775,6 +991,7 @@ void write_stats() {
     // host shared with other work, preemption inflates both alike.
     const double math_share = busy ? std::min(1.0, math_ns / static_cast<double>(busy)) : 0.0;
     os << "], \"between_rounds_ns\": " << g_host.serial_ns << ", \"replay_ns\": " << g_host.replay_ns
+       << ", \"overlapping_rounds\": " << g_host.overlapping_rounds
        << ", \"timing_log_calls\": " << timing::log_total_ops()
        << ", \"timing_log_peak_calls\": " << timing::log_peak_ops()
        << ", \"tile_ops\": " << tile_ops << ", \"tile_math_ns\": " << static_cast<uint64_t>(math_ns)

@@ -2,6 +2,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -318,6 +319,11 @@ inline void note_progress() {}  // progress is a resumed kernel (kept for caller
 void run_fibers(std::vector<Fiber>& fibers);
 
 void write_stats();
+
+// Runs fn(lo, hi) over [0, n) cut into contiguous parts of at least min_part, one per host
+// thread (TT_MOCK_THREADS, else the CPUs), the calling thread taking the first: the host side's
+// copies of large tensors (tilize, buffer reads and writes). fn must touch only its own part.
+void parallel_ranges(size_t n, size_t min_part, const std::function<void(size_t, size_t)>& fn);
 
 // Host time stamps for the run statistics: the CPU's time stamp counter where there is one
 // (a few ns to read), converted to ns with the rate measured over the run.

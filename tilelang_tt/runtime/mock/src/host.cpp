@@ -706,20 +706,27 @@ private:
         if (!b.is_allocated()) host_fail(std::string(what) + ": the MeshBuffer was deallocated");
         Device& d = ttmock::device();
         const bool dram = b.device_local_config().buffer_type == tt::tt_metal::BufferType::DRAM;
+        // pages in parallel parts of at least 1 MB (each copies its own pages)
         if (const ShardedBuffer* sb = sharded_buffer_at(dram, b.address())) {
-            for (uint64_t page = 0; page * sb->page_size < b.size(); ++page) {
-                const auto [holder, off] = sb->locate(page);
-                const auto [hx, hy] = sb->holders[holder];
-                uint8_t* mem = dram ? d.dram[hx].data() : d.core_at(hx, hy).l1;
-                fn(mem + b.address() + off, page * sb->page_size, sb->page_size);
-            }
+            const uint64_t pages = (b.size() + sb->page_size - 1) / sb->page_size;
+            parallel_ranges(pages, (1u << 20) / sb->page_size + 1, [&](size_t lo, size_t hi) {
+                for (uint64_t page = lo; page < hi; ++page) {
+                    const auto [holder, off] = sb->locate(page);
+                    const auto [hx, hy] = sb->holders[holder];
+                    uint8_t* mem = dram ? d.dram[hx].data() : d.core_at(hx, hy).l1;
+                    fn(mem + b.address() + off, page * sb->page_size, sb->page_size);
+                }
+            });
             return;
         }
         const uint64_t ps = b.page_size(), stride = dram_page_stride(ps);
-        for (uint64_t page = 0; page * ps < b.size(); ++page) {
-            auto& bank = d.dram[page % d.prof.dram_banks];
-            fn(bank.data() + b.address() + (page / d.prof.dram_banks) * stride, page * ps, ps);
-        }
+        const uint64_t pages = (b.size() + ps - 1) / ps;
+        parallel_ranges(pages, (1u << 20) / ps + 1, [&](size_t lo, size_t hi) {
+            for (uint64_t page = lo; page < hi; ++page) {
+                auto& bank = d.dram[page % d.prof.dram_banks];
+                fn(bank.data() + b.address() + (page / d.prof.dram_banks) * stride, page * ps, ps);
+            }
+        });
     }
 };
 

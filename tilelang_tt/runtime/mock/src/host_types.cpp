@@ -410,22 +410,26 @@ bool packed_uint32_t_vector_comparison(const std::vector<uint32_t>& vec_a, const
 template <bool kTilize, typename T>
 void copy_tiles(const T* src, T* dst, uint32_t m, uint32_t n) {
     const uint32_t tiles_per_row = n / 32;
-    for (uint32_t tr = 0; tr < m / 32; ++tr) {
-        for (uint32_t tc = 0; tc < tiles_per_row; ++tc) {
-            const size_t tile = (static_cast<size_t>(tr) * tiles_per_row + tc) * 1024;
-            for (uint32_t r = 0; r < 32; ++r) {
-                const size_t row = (static_cast<size_t>(tr) * 32 + r) * n + tc * 32;
-                for (uint32_t half = 0; half < 2; ++half) {
-                    const size_t face_row = tile + ttmock::face_index(r, half * 16);
-                    if (kTilize) {
-                        std::memcpy(dst + face_row, src + row + half * 16, 16 * sizeof(T));
-                    } else {
-                        std::memcpy(dst + row + half * 16, src + face_row, 16 * sizeof(T));
+    // rows of tiles in parallel parts (at least 1 MB each): each writes its own tiles or rows
+    const size_t row_bytes = static_cast<size_t>(n) * 32 * sizeof(T);
+    ttmock::parallel_ranges(m / 32, (size_t(1) << 20) / row_bytes + 1, [&](size_t tr0, size_t tr1) {
+        for (size_t tr = tr0; tr < tr1; ++tr) {
+            for (uint32_t tc = 0; tc < tiles_per_row; ++tc) {
+                const size_t tile = (tr * tiles_per_row + tc) * 1024;
+                for (uint32_t r = 0; r < 32; ++r) {
+                    const size_t row = (tr * 32 + r) * n + tc * 32;
+                    for (uint32_t half = 0; half < 2; ++half) {
+                        const size_t face_row = tile + ttmock::face_index(r, half * 16);
+                        if (kTilize) {
+                            std::memcpy(dst + face_row, src + row + half * 16, 16 * sizeof(T));
+                        } else {
+                            std::memcpy(dst + row + half * 16, src + face_row, 16 * sizeof(T));
+                        }
                     }
                 }
             }
         }
-    }
+    });
 }
 
 template <typename T>

@@ -535,6 +535,8 @@ SFPU_HOT void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp3
             SFPU_CASE(approx, recip_iter(x, 0, false, kRecipFp32));
             SFPU_CASE(fp32, recip_iter(x, 2, false, kRecipFp32));
             SFPU_CASE(true, recip_iter(x, 1, true, kRecipBf16));
+        case Unary::Relu:  // (unary_one's, in a loop of its own: the matmul epilogues' relu)
+            SFPU_CASE(true, x > 0.0f ? x : 0.0f);
         default:
             SFPU_CASE(true, unary_one(op, x, param, approx, fp32));
     }

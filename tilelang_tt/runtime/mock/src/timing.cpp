@@ -167,6 +167,11 @@ struct FiberSim {
     bool done = false, queued = false;
     CoreStats* stats = nullptr;  // g_res.cores[core]
     std::string last_busy;
+    // the calls of the kernel's log handed to the replay (take), not replayed yet: log[0] is call
+    // log_base of the whole log; finished: the kernel had finished when they were taken
+    std::vector<Op> log;
+    size_t log_base = 0;
+    bool finished = false;
 };
 
 uint64_t g_log_peak = 0;   // calls held in the logs at most
@@ -195,12 +200,31 @@ public:
         for (size_t i = 0; i < fs_.size(); ++i) enqueue(static_cast<int>(i));
     }
 
-    // replays as far as the logs reach, then drops the calls replayed
-    void advance() {
+    // between rounds: the semaphore updates applied and the calls the kernels recorded so far (but
+    // a last tile / SFPU / pack op of an unfinished kernel, which the next one may merge into) move
+    // from the kernels' logs to the replay's
+    void take() {
         take_sem_updates();
         uint64_t held = 0;
-        for (const FiberSim& s : fs_) held += s.f->tlog.size();
+        for (FiberSim& s : fs_) {
+            Fiber& f = *s.f;
+            size_t n = f.tlog.size();
+            if (!f.finished && n > 0) {
+                const Kind k = f.tlog.back().kind;
+                if (k == Kind::Tile || k == Kind::Sfpu || k == Kind::Pack) --n;
+            }
+            s.log.insert(s.log.end(), f.tlog.begin(), f.tlog.begin() + static_cast<std::ptrdiff_t>(n));
+            f.tlog.erase(f.tlog.begin(), f.tlog.begin() + static_cast<std::ptrdiff_t>(n));
+            f.tlog_base += static_cast<uint32_t>(n);
+            s.finished = f.finished;
+            held += s.log.size() + f.tlog.size();
+        }
         g_log_peak = std::max(g_log_peak, held);
+    }
+
+    // replays as far as the calls taken reach, then drops the calls replayed. It reads and writes
+    // the replay's own state only, so it may run while the kernels run their next round.
+    void advance() {
         if (paused_ < 0 || resume(paused_)) {
             while (!pq_.empty()) {
                 auto [t, i] = pq_.top();
@@ -210,20 +234,20 @@ public:
             }
         }
         for (FiberSim& s : fs_) {
-            Fiber& f = *s.f;
-            const size_t used = s.pc - f.tlog_base;
-            if (used == f.tlog.size() && s.done) {
-                std::vector<Op>().swap(f.tlog);
-                f.tlog_base = static_cast<uint32_t>(s.pc);
-            } else if (used >= 16 && 2 * used >= f.tlog.size()) {
-                f.tlog.erase(f.tlog.begin(), f.tlog.begin() + static_cast<std::ptrdiff_t>(used));
-                f.tlog_base = static_cast<uint32_t>(s.pc);
+            const size_t used = s.pc - s.log_base;
+            if (used == s.log.size() && s.done) {
+                std::vector<Op>().swap(s.log);
+                s.log_base = s.pc;
+            } else if (used >= 16 && 2 * used >= s.log.size()) {
+                s.log.erase(s.log.begin(), s.log.begin() + static_cast<std::ptrdiff_t>(used));
+                s.log_base = s.pc;
             }
         }
     }
 
     // once every kernel has finished: the logs are complete
     double finish() {
+        take();
         advance();
         double end = 0;
         for (FiberSim& s : fs_) {
@@ -271,18 +295,10 @@ private:
     }
     int eng(const FiberSim& s, Kind k) const { return s.compute ? engine_of(k) : 0; }
 
-    // calls of the kernel's log the replay may read: all once it finished; before, all but a last
-    // tile / SFPU / pack op (the next one may merge into it)
-    size_t avail(const FiberSim& s) const {
-        const Fiber& f = *s.f;
-        size_t n = f.tlog.size();
-        if (!f.finished && n > 0) {
-            const Kind k = f.tlog.back().kind;
-            if (k == Kind::Tile || k == Kind::Sfpu || k == Kind::Pack) --n;
-        }
-        return f.tlog_base + n;
-    }
-    const Op& at(const FiberSim& s, size_t pc) const { return s.f->tlog[pc - s.f->tlog_base]; }
+    // calls of the kernel's log the replay may read: those taken (all once it finished; before, all
+    // but a last tile / SFPU / pack op, which the next one may merge into)
+    size_t avail(const FiberSim& s) const { return s.log_base + s.log.size(); }
+    const Op& at(const FiberSim& s, size_t pc) const { return s.log[pc - s.log_base]; }
 
     void enqueue(int i) {
         FiberSim& s = fs_[i];
@@ -393,7 +409,7 @@ private:
         FiberSim& s = fs_[i];
         for (;;) {
             if (s.pc >= avail(s)) {
-                if (s.f->finished) break;
+                if (s.finished) break;
                 paused_ = i;
                 return;
             }
@@ -597,14 +613,20 @@ std::unique_ptr<Sim> g_sim;
 
 void replay_begin(Device& d, std::vector<Fiber>& fibers) { g_sim = std::make_unique<Sim>(d, fibers, g_res.cycles); }
 
-void replay_advance() {
-    // TT_MOCK_REPLAY_AT_END=1: replay once, after the run, over the complete logs (for tests:
-    // the results must be the same)
+// TT_MOCK_REPLAY_AT_END=1: replay once, after the run, over the complete logs (for tests: the
+// results must be the same)
+static bool replay_at_end() {
     static const bool at_end = [] {
         const char* v = std::getenv("TT_MOCK_REPLAY_AT_END");
         return v != nullptr && *v != '\0' && *v != '0';
     }();
-    if (g_sim && !at_end) g_sim->advance();
+    return at_end;
+}
+void replay_take() {
+    if (g_sim && !replay_at_end()) g_sim->take();
+}
+void replay_advance() {
+    if (g_sim && !replay_at_end()) g_sim->advance();
 }
 
 void replay_finish(Device& d, std::vector<Fiber>& fibers) {

@@ -8,11 +8,11 @@
 // it, DRAM banks and NOC ports serve requests in time order. The logs are a function of the
 // program alone (the round structure makes them so), hence so is the modelled time.
 //
-// The replay runs between the functional run's rounds, as far as the logs reach, and drops the
-// calls it has replayed: the logs hold about a round's worth of calls, not the whole run's. It is
-// the same sequential replay as one run over the complete logs (it stops only where it would read
-// a call not yet recorded, and goes on from there), so the results do not depend on where it
-// stopped.
+// The replay runs during the functional run, on the calls of the rounds before, as far as the logs
+// reach, and drops the calls it has replayed: the logs hold about a round's worth of calls, not
+// the whole run's. It is the same sequential replay as one run over the complete logs (it stops
+// only where it would read a call not yet recorded, and goes on from there), so the results do
+// not depend on where it stopped.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -103,10 +103,13 @@ uint32_t sem_updates(Device& d, uint64_t key);
 double sfpu_instructions(const char* op);
 
 // ---- simulation ------------------------------------------------------------------------------
-// The replay of one program launch (the fibers of run_fibers): begin before its first round,
-// advance between rounds (one thread), finish once every kernel has finished; finish accumulates
-// the results.
+// The replay of one program launch (the fibers of run_fibers): begin before its first round;
+// take between rounds (one thread, the round's effects applied): the calls recorded so far and
+// the semaphore updates applied move to the replay; advance replays what was taken - it touches
+// no state of the kernels, so it may run while they run their next round (not alongside a take);
+// finish once every kernel has finished; finish accumulates the results.
 void replay_begin(Device& d, std::vector<Fiber>& fibers);
+void replay_take();
 void replay_advance();
 void replay_finish(Device& d, std::vector<Fiber>& fibers);
 // calls held in the logs at most (all kernels of a launch, any launch of the process), and
