@@ -5,7 +5,9 @@ usage: sdkcheck_projects.py PROJECTS_DIR [SDKCHECK]
 
 PROJECTS_DIR holds one directory per generated project (what compiling with
 TILELANG_TT_SAVE_PROJECTS=PROJECTS_DIR leaves, one copy per distinct content). The device
-kernels of every project are checked, warnings as errors (the SDK's JIT builds with -Werror); the host program of one project per distinct main.cpp (host_shape)
+kernels of one project per distinct device program (device_shape: kernels and plan equal up to
+numbers) are checked, warnings as errors (the SDK's JIT builds with -Werror); the host program of
+one project per distinct main.cpp (host_shape)
 (linking it against the real libtt_metal.so through the mock host headers). Exits non-zero on
 any error in generated code or host API mismatch; sdkcheck's exit 3 (errors inside the SDK
 environment only) counts as clean. sdkcheck does not compute a sharded tensor's accessor
@@ -43,13 +45,32 @@ def run(sdkcheck: Path, args: list[str], report: Path) -> tuple[int, dict]:
     return proc.returncode, data
 
 
+def _up_to_numbers(source: str) -> str:
+    """``source`` without comments, with every string literal empty and every number 0."""
+    text = re.sub(r"//[^\n]*", "", source)
+    text = re.sub(r'"[^"\n]*"', '""', text)
+    return re.sub(r"\b\d+(\.\d+)?(?=[uUlLfF]*\b)", "0", text)
+
+
 def host_shape(main_cpp: str) -> frozenset:
     """Host programs with the same statements up to numbers, string literals, comments and order
     call the same SDK functions with the same argument types: linking one checks them all."""
-    text = re.sub(r"//[^\n]*", "", main_cpp)
-    text = re.sub(r'"[^"\n]*"', '""', text)
-    text = re.sub(r"\b\d+(\.\d+)?(?=[uUlLfF]*\b)", "0", text)
-    return frozenset(line.strip() for line in text.splitlines())
+    return frozenset(line.strip() for line in _up_to_numbers(main_cpp).splitlines())
+
+
+def device_shape(project: Path) -> tuple:
+    """Projects whose kernels are the same up to numbers and whose plans (what the JIT build
+    turns into compile-time args, defines and CB formats) are the same up to numbers compile
+    the same SDK calls with the same types, the same compute configuration and the same data
+    formats: checking one checks them all.  Only the sources' numbers (loop bounds, tile
+    counts) and the plan's sizes differ."""
+    kernels = tuple(_up_to_numbers((project / f).read_text()) if (project / f).exists() else None
+                    for f in ("reader.cpp", "compute.cpp", "writer.cpp"))
+    plan = json.loads((project / "tt.plan.json").read_text())
+    described = {"target": plan.get("target"), "kernels": plan.get("kernels"),
+                 "tensors": plan.get("tensors"),
+                 "cbs": [(cb.get("id"), cb.get("data_format")) for cb in plan.get("circular_buffers", [])]}
+    return kernels, re.sub(r"-?\b\d+(\.\d+)?\b", "0", json.dumps(described, sort_keys=True))
 
 
 def main() -> int:
@@ -72,13 +93,15 @@ def main() -> int:
             shutil.copytree(p, copy)
             (copy / "tt.plan.json").write_text(json.dumps(accessor_args.with_explicit_accessor_words(plan)))
             projects[i] = copy
-    by_host = {}
+    by_host, by_device = {}, {}
     for p in projects:
         by_host.setdefault(host_shape((p / "main.cpp").read_text()), p)
+        by_device.setdefault(device_shape(p), p)
     n_explicit = sum(1 for p in projects if p.parent == explicit)
     print(f"sdkcheck_projects: {len(projects)} projects ({n_explicit} with sharded accessors spelled out), "
-          f"{len(by_host)} distinct host programs")
-    device_code, _ = run(sdkcheck, ["--device-only", "--werror", *map(str, projects)], projects_dir.parent / "sdkcheck-device.json")
+          f"{len(by_device)} distinct device programs, {len(by_host)} distinct host programs")
+    device_code, _ = run(sdkcheck, ["--device-only", "--werror", *map(str, by_device.values())],
+                         projects_dir.parent / "sdkcheck-device.json")
     host_code, _ = run(sdkcheck, ["--host-only", "--host-include", str(MOCK_INCLUDE), *map(str, by_host.values())],
                        projects_dir.parent / "sdkcheck-host.json")
     failed = [what for what, code in (("device", device_code), ("host", host_code)) if code not in (0, 3)]
