@@ -161,7 +161,15 @@ _FUNCTION_HEADERS = {
     # rounding toward -inf, +inf, 0 (one init for the three: rounding_op_tile_init)
     "floor": "eltwise_unary/rounding.h", "ceil": "eltwise_unary/rounding.h",
     "trunc": "eltwise_unary/rounding.h", "round": "eltwise_unary/rounding.h",
+    # trigonometric and hyperbolic functions, erf
+    "sin": "eltwise_unary/trigonometry.h", "cos": "eltwise_unary/trigonometry.h",
+    "tan": "eltwise_unary/trigonometry.h", "atan": "eltwise_unary/trigonometry.h",
+    "sinh": "eltwise_unary/trigonometry.h", "cosh": "eltwise_unary/trigonometry.h",
+    "erf": "eltwise_unary/erf_erfc.h",
 }
+# C++ template arguments of the init and tile calls: erf's precise variant (the SDK's default,
+# fast_and_approx = true, takes the denominator's reciprocal without Newton steps: ~1% error)
+_FUNCTION_TEMPLATE = {"erf": "<false>"}
 _FUNCTION_INIT = {"floor": "rounding_op", "ceil": "rounding_op", "trunc": "rounding_op",
                   "round": "rounding_op"}
 # round_tile(idst, decimals): to 0 decimal places, ties to even
@@ -175,6 +183,8 @@ _FOLDS = {
     "lez": lambda x: float(x <= 0), "eqz": lambda x: float(x == 0), "nez": lambda x: float(x != 0),
     "floor": lambda x: float(math.floor(x)), "ceil": lambda x: float(math.ceil(x)),
     "trunc": lambda x: float(math.trunc(x)), "round": lambda x: float(round(x)),
+    "sin": math.sin, "cos": math.cos, "tan": math.tan, "atan": math.atan, "sinh": math.sinh,
+    "cosh": math.cosh, "erf": math.erf,
 }
 FUNCTIONS = {fn: Function(fn, f"tt.expr.{fn}", f"tt.{_FUNCTION_INIT.get(fn, fn)}_tile_init",
                           f"tt.{fn}_tile", _COMPUTE + header, _FOLDS[fn],
@@ -508,12 +518,13 @@ for _fn in FUNCTIONS.values():
     if _fn.init not in _SPECS:  # floor / ceil / trunc share theirs
         _compute(_fn.init.removeprefix("tt."),
                  f"{_fn.init.removeprefix('tt.')}(): configure the vector engine for "
-                 f"{_fn.name}_tile", _header, engine="sfpu", sets="sfpu")
+                 f"{_fn.name}_tile", _header, engine="sfpu", sets="sfpu",
+                 template=_FUNCTION_TEMPLATE.get(_fn.name))
     _extra = [name for name, _ in _FUNCTION_ARGS.get(_fn.name, ())]
     _compute(_fn.apply.removeprefix("tt."), f"{_fn.name}_tile(idst{''.join(', ' + n for n in _extra)}"
              f"): DST[idst] = {_fn.name}(DST[idst])", _header,
              " ".join(["idst:dst"] + [f"{n}:imm" for n in _extra]), engine="sfpu", init=_fn.init,
-             dst="math")
+             dst="math", template=_FUNCTION_TEMPLATE.get(_fn.name))
 _compute("copy_init", "copy_init(cb): configure unpack and math for copy_tile from cb",
          "tile_move_copy.h", "cb:cb", engine="unpack", sets="math")
 _compute("copy_tile", "copy_tile(cb, itile, idst)", "tile_move_copy.h",

@@ -40,7 +40,9 @@ from ..common import buffer_dtype
 UNARY_CALLS = {"tirx.exp": "exp", "tirx.log": "log", "tirx.sqrt": "sqrt", "tirx.rsqrt": "rsqrt",
                "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs",
                "tirx.floor": "floor", "tirx.ceil": "ceil", "prim.ceil": "ceil",
-               "tirx.trunc": "trunc", "tirx.round": "round", "tirx.nearbyint": "round"}
+               "tirx.trunc": "trunc", "tirx.round": "round", "tirx.nearbyint": "round",
+               "tirx.sin": "sin", "tirx.cos": "cos", "tirx.tan": "tan", "tirx.atan": "atan",
+               "tirx.sinh": "sinh", "tirx.cosh": "cosh", "tirx.erf": "erf"}
 BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div", tirx.Max: "max",
           tirx.Min: "min"}
 # comparisons a <op> b: the SFPU compares a - b with zero (ops.FUNCTIONS gtz ... nez)
@@ -58,7 +60,8 @@ _DERIVED_FOLDS = {"tirx.exp2": lambda x: 2.0 ** x, "prim.log2": math.log2,
                   "tirx.log10": math.log10}
 SUPPORTED = ("elementwise expressions of buffer elements and float constants built from +, -, "
              "*, /, T.exp, T.exp2, T.exp10, T.log, T.log2, T.log10, T.sqrt, T.rsqrt, T.sigmoid, "
-             "T.tanh, T.abs, T.floor, T.ceil, T.trunc, T.round, T.nearbyint, "
+             "T.tanh, T.abs, T.floor, T.ceil, T.trunc, T.round, T.nearbyint, T.sin, T.cos, T.tan, "
+             "T.atan, T.sinh, T.cosh, T.erf, "
              "T.max / T.min (of two values), T.clamp, unary minus, and T.if_then_else (or `x if c "
              "else y`) whose condition compares such expressions (<, <=, >, >=, ==, !=); a 1-D buffer read as R[i] (possibly through those functions) only "
              "as a direct operand of +, -, * or / with a block element (A[i, j] - R[i])")

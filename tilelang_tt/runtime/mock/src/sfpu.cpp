@@ -365,6 +365,244 @@ SINLINE float sigmoid_approx(float x) {  // SFPLUT: a*|x| + c per range, sign of
     return add(copysgn(mad(lut8(a), b, lut8(c)), x), 0.5f);
 }
 
+// ---- trigonometry (ckernel_sfpu_trigonometry.h) ------------------------------------------------------
+// Rounding to an integer by adding 1.5 * 2^23 (the integer lands in the low mantissa bits), then
+// a four-part Cody-Waite reduction by pi (sin) or pi/2 (cos, tan), odd polynomials on the reduced
+// argument; the parity of the integer picks the sign (sin, cos) or the reciprocal branch (tan).
+constexpr float kRoundBias = 12582912.0f;  // 1.5 * 2^23
+constexpr float kFrac1Pi = 0.31830987334251404f, kFrac2Pi = 0.6366197466850281f;
+constexpr float kPiO2 = 1.5707963705062866f;
+// -pi = kPi[0] + kPi[1] + kPi[2] + kPi[3]; -pi/2 the same halved (sine_init, cosine_init)
+constexpr float kNegPi[4] = {-0x1.92p+1f, -0x1.fbp-11f, -0x1.51p-21f, -0x1.0b4612p-33f};
+constexpr float kNegPiO2[4] = {-0x1.92p+0f, -0x1.fbp-12f, -0x1.51p-22f, -0x1.0b4612p-34f};
+
+SINLINE float cody_waite(float v, float j, const float* p) {
+    float a = mad(j, p[0], v);
+    a = mad(j, p[1], a);
+    a = mad(j, p[2], a);
+    return mad(j, p[3], a);
+}
+// sin(a) = a + a^3 (C0 + a^2 (C1 + a^2 (C2 [+ a^2 C3]))), a's sign flipped for odd quadrants
+SINLINE float sin_poly(float a, uint32_t parity, bool fp32) {
+    const float s = mul(a, a);
+    a = F(B(a) ^ (parity << 31));
+    float r;
+    if (fp32) {
+        r = mad(0x1.5dc908p-19f, s, -0x1.9f70fp-13f);
+        r = mad(r, s, 0x1.110edap-7f);
+        const float c = mul(a, s);
+        r = mad(r, s, -0x1.55554cp-3f);
+        return mad(r, c, a);
+    }
+    r = mad(-0x1.8b10a4p-13f, s, 0x1.10c2a2p-7f);
+    const float c = mul(a, s);
+    r = mad(r, s, -0x1.5554a4p-3f);
+    return round_bf16(mad(r, c, a));
+}
+SINLINE float sine(float v, bool fp32) {  // calculate_sine
+    float j = mad(v, kFrac1Pi, kRoundBias);
+    const uint32_t q = B(j) & 1;
+    j = add(j, -kRoundBias);
+    return sin_poly(cody_waite(v, j, kNegPi), q, fp32);
+}
+SINLINE float cosine(float v, bool fp32) {  // calculate_cosine: j = 2 round(v/pi + 1/2) - 1
+    float j = mad(v, kFrac1Pi, 0.5f);
+    j = add(j, kRoundBias);
+    const uint32_t q = B(j) & 1;
+    j = add(j, -kRoundBias);
+    j = mad(j, 2.0f, -1.0f);
+    return sin_poly(cody_waite(v, j, kNegPiO2), q, fp32);
+}
+// -1/r: the reciprocal's quadratic seed on r's mantissa and one Newton step (sfpu_tan)
+SINLINE float tangent(float v, bool fp32) {  // calculate_tangent
+    float j = mad(v, kFrac2Pi, kRoundBias);
+    const bool odd = B(j) & 1;
+    j = add(j, -kRoundBias);
+    const float a = cody_waite(v, j, kNegPiO2);
+    const float s = mul(a, a);
+    float t;
+    if (fp32) {
+        t = mad(0x1.fa9f82p-9f, s, 0x1.2b404p-10f);
+        t = mad(t, s, 0x1.4787dp-7f);
+        t = mad(t, s, 0x1.620abcp-6f);
+        t = mad(t, s, 0x1.ba5716p-5f);
+        t = mad(t, s, 0x1.111072p-3f);
+        t = mad(t, s, 0x1.555556p-2f);
+    } else {
+        t = mad(0x1.4f1f4ep-4f, s, 0x1.02b98p-3f);
+        t = mad(t, s, 0x1.55953p-2f);
+    }
+    t = mul(t, s);
+    float r = mad(t, a, a);
+    if (odd) {  // tan(x) = -1 / tan(a)
+        float resid = 0.0f;
+        if (fp32) resid = mad(t, a, mad(-1.0f, r, a));  // a + t a - r, compensated
+        const float nx = copyman(-1.0f, r);
+        float y = mad(kRecipFp32.p0, nx, kRecipFp32.p1);
+        y = mad(y, nx, kRecipFp32.p2);
+        const float scale = mul(F(~B(r) & 0xFF800000u), 0.5f);
+        const float e = mad(nx, y, 1.0f);
+        y = mad(y, e, y);
+        y = mul(y, scale);
+        if (fp32) {
+            r = mad(r, y, 1.0f);
+            r = mad(resid, y, r);
+            r = mad(r, y, y);
+        } else {
+            r = y;
+        }
+    }
+    return fp32 ? r : round_bf16(r);
+}
+
+// _sfpu_reciprocal_gt0_: 1/x for x > 0 from the seed 0xfef392e0 - bits(x) (about -1/x), one
+// Newton step more with an fp32 DST, then a cubic correction y (1 + e + e^2)
+SINLINE float recip_gt0(float x, bool fp32) {
+    float y = F(0xfef392e0u - B(x));
+    float e = mad(x, y, 1.0f);
+    if (fp32) {
+        y = mad(y, e, y);
+        e = mad(x, y, 1.0f);
+    }
+    const float p = mad(e, e, e);
+    y = F(B(y) ^ 0x80000000u);
+    return mad(y, p, y);
+}
+
+SINLINE float atan_fp32(float x) {  // sfpu_atan_fp32: atan on [0, 1], pi/2 - atan(1/|x|) above
+    const float ax = F(B(x) & 0x7FFFFFFFu);
+    float a = ax;
+    const int32_t e = exexp(a);
+    if (e >= 0) {
+        a = mul(F(B(a) - 1), 0.0f);  // 0, NaN stays NaN
+        if (e < 26) a = recip_gt0(ax, true);
+    }
+    const float s = mul(a, a);
+    float p = mad(0x1.01cp-8f, s, -0x1.4bcp-6f);
+    p = mad(p, s, 0x1.93p-5f);
+    p = mad(p, s, -0x1.48cp-4f);
+    p = mad(p, s, 0x1.bd4p-4f);
+    p = mad(p, s, -0x1.24p-3f);
+    const float a3 = mul(s, a);
+    p = mad(p, s, 0x1.999384p-3f);
+    p = mad(p, s, -0x1.555552p-2f);
+    float r = mad(p, a3, a);
+    if (e >= 0) r = add(kPiO2, F(B(r) ^ 0x80000000u));
+    return copysgn(r, x);
+}
+SINLINE float atan_bf16(float x) {  // sfpu_atan_bf16: degree-7 odd minimax, 1/|x| above 1
+    if (std::isnan(x)) return std::numeric_limits<float>::quiet_NaN();
+    float t0 = std::fabs(x);
+    const float m1 = add(t0, -1.0f);
+    const bool big = !std::signbit(m1);
+    if (big) t0 = recip_iter(t0, 2, false, kRecipFp32);
+    float t1 = mul(t0, t0);
+    float p = mad(t1, -4.4326744973659515380859375e-2f, 0.1555790007114410400390625f);
+    p = mad(t1, p, -0.325808584690093994140625f);
+    p = mad(t1, p, 0.999787867069244384765625f);
+    t1 = mul(p, t0);
+    if (big) t1 = add(kPiO2, F(B(t1) ^ 0x80000000u));
+    return round_bf16(copysgn(t1, x));
+}
+
+// _sfpu_quarter_exp_abs_ / _sfpu_quarter_expm1_abs_: |x| = j ln2 + f with j = round(|x| log2 e)
+// clamped to [0, 255], a polynomial in f, scaled by 2^j / 4 (no overflow below 2^128)
+SINLINE int32_t reduce_ln2(float x, float& f, bool fp32) {
+    const float jf = mul(x, 1.442695f);
+    const float a = std::fabs(x);
+    const int32_t i = std::min(std::abs(to_int_nearest(jf, 255)), 255);
+    const float j = static_cast<float>(i);
+    if (fp32) {
+        f = mad(j, -0.693145752f, a);
+        f = mad(j, -1.42860677e-6f, f);
+    } else {
+        f = mad(j, -0.6931471805599453f, a);
+    }
+    return i;
+}
+SINLINE float quarter_exp_abs(float x, bool fp32) {
+    float f;
+    int32_t i = reduce_ln2(x, f, fp32);
+    float r;
+    if (fp32) {
+        r = mad(1.37805939e-3f, f, 8.37312452e-3f);
+        r = mad(r, f, 4.16695364e-2f);
+        r = mad(r, f, 1.66664720e-1f);
+        r = mad(r, f, 4.99999851e-1f);
+        r = mad(r, f, 1.0f);
+    } else {
+        r = mad(0.038877178f, f, 0.168174848f);
+        r = mad(r, f, 0.500122011f);
+        r = mad(r, f, 0.999963462f);
+    }
+    i += 125;
+    const float y = mul(std::fabs(x), std::numeric_limits<float>::infinity());
+    r = mad(r, f, 1.0f);
+    return i < 255 ? mul(r, F(static_cast<uint32_t>(i) << 23)) : y;
+}
+SINLINE float quarter_expm1_abs(float x, bool fp32) {
+    float f;
+    const int32_t i = reduce_ln2(x, f, fp32);
+    float r, s;
+    if (fp32) {
+        r = mad(1.974105835e-04f, f, 1.393107930e-3f);
+        r = mad(r, f, 8.333439939e-3f);
+        r = mad(r, f, 4.166680202e-2f);
+        s = mul(f, f);
+        r = mad(r, f, 1.666667163e-1f);
+        r = mad(r, f, 4.999999702e-1f);
+    } else {
+        r = mad(8.361816406e-03f, f, 4.177856445e-02f);
+        s = mul(f, f);
+        r = mad(r, f, 1.666259766e-01f);
+        r = mad(r, f, 0.5f);
+    }
+    r = mad(r, s, f);
+    const float scale = F((static_cast<uint32_t>(i) << 23) + B(0.25f));
+    const float bias = add(scale, -0.25f);
+    const float y = mul(std::fabs(x), std::numeric_limits<float>::infinity());
+    return i < 130 ? mad(r, scale, bias) : y;
+}
+SINLINE float cosh_fn(float x, bool fp32) {  // calculate_cosh: e^a / 2 + 1 / (2 e^a)
+    const float q = quarter_exp_abs(std::fabs(x), fp32);
+    const float r = mul(recip_gt0(q, fp32), 0.125f);
+    float y = add(q, q);
+    if (exexp(q) < 24) y = add(y, r);
+    return fp32 ? y : round_bf16(y);
+}
+SINLINE float sinh_fn(float x, bool fp32) {  // _sfpu_sinh_: t/2 + t/(2(t + 1)), t = expm1|x|
+    const float q = quarter_expm1_abs(x, fp32);
+    const float r = recip_gt0(mad(4.0f, q, 1.0f), fp32);
+    float y = x;
+    const int32_t qe = exexp(q);
+    if (qe >= -27) {
+        y = add(q, q);
+        if (qe < 23) y = mad(y, r, y);
+    }
+    y = copysgn(y, x);
+    return fp32 ? y : round_bf16(y);
+}
+
+// ---- erf (ckernel_sfpu_erf.h, ckernel_sfpu_piecewise_rational.h) --------------------------------------
+// One-segment rational P(x)/Q(x) of degree 8/8 (odd numerator, even denominator, Horner in x^2),
+// x clamped to [-10, 10], times the reciprocal of Q (2 Newton steps precise, none approximate),
+// clamped to [-1, 1]. The table is the LLK's BF16 one (its fp32 table needs INP_FLOAT32, which
+// TT-Metalium defines for no compute kernel the generator builds); no BF16 rounding
+SINLINE float erf_fn(float x, bool approx) {
+    x = std::clamp(x, -10.0f, 10.0f);
+    const float x2 = mul(x, x);
+    float d = mad(2.4813862145e-05f, x2, 8.2844606784e-03f);
+    float n = mad(7.4481184425e-04f, x2, 4.5400281738e-02f);
+    d = mad(d, x2, 1.3675764810e-01f);
+    n = mad(n, x2, 2.7609212279e-01f);
+    d = mad(d, x2, 5.7439188334e-01f);
+    n = mad(n, x2, 1.1280932447e+00f);
+    d = mad(d, x2, 1.0f);
+    n = mul(n, x);
+    const float r = mul(n, recip_iter(d, approx ? 0 : 2, false, kRecipFp32));
+    return std::clamp(r, -1.0f, 1.0f);
+}
+
 // 10^n as the LLK's PRECOMPUTED_POW10_TABLE holds it (float literals 1e-45 .. 1e38; beyond:
 // infinity above, zero below)
 float pow10f(int n) {
@@ -468,6 +706,13 @@ SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32) {
             }
             return mul(inverse, r);
         }
+        case Unary::Sin: return sine(x, fp32);
+        case Unary::Cos: return cosine(x, fp32);
+        case Unary::Tan: return tangent(x, fp32);
+        case Unary::Atan: return fp32 ? atan_fp32(x) : atan_bf16(x);
+        case Unary::Sinh: return sinh_fn(x, fp32);
+        case Unary::Cosh: return cosh_fn(x, fp32);
+        case Unary::Erf: return erf_fn(x, approx);
         case Unary::Unknown: break;
     }
     return x;
@@ -487,7 +732,9 @@ Unary unary_from_name(const char* n) {
         {"unary_max", Unary::UnaryMax}, {"unary_min", Unary::UnaryMin}, {"gtz", Unary::Gtz},
         {"gez", Unary::Gez}, {"ltz", Unary::Ltz}, {"lez", Unary::Lez}, {"eqz", Unary::Eqz},
         {"nez", Unary::Nez}, {"floor", Unary::Floor}, {"ceil", Unary::Ceil},
-        {"trunc", Unary::Trunc}, {"round", Unary::Round}};
+        {"trunc", Unary::Trunc}, {"round", Unary::Round}, {"sin", Unary::Sin},
+        {"cos", Unary::Cos}, {"tan", Unary::Tan}, {"atan", Unary::Atan}, {"sinh", Unary::Sinh},
+        {"cosh", Unary::Cosh}, {"erf", Unary::Erf}};
     for (const auto& o : kOps) {
         if (std::strcmp(o.name, n) == 0) return o.op;
     }
