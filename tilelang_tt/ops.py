@@ -250,6 +250,13 @@ for _fn in FUNCTIONS.values():
     _op(_fn.expr_op.removeprefix("tt."), "expr", "float32",
         f"{_fn.name}(x): {_fn.name} of x on the vector engine", "x:expr",
         props={"function": _fn.name})
+# x ** y and fmod(x, y): the vector engine's power (y a constant: power_tile; a tile:
+# power_binary_tile) and fmod (y a constant only: fmod_tile_init takes y and 1/y)
+_op("expr.pow", "expr", "float32", "expr.pow(x, y): x ** y (y: a tree or a float constant)",
+    "x:expr y:expr")
+_op("expr.fmod", "expr", "float32",
+    "expr.fmod(x, c): x - trunc(x / c) * c, the sign of x (c: a float constant)", "x:expr c:expr")
+POWER_OPS = {"pow": "tt.expr.pow", "fmod": "tt.expr.fmod"}
 _op("expr.where", "expr", "float32",
     "expr.where(c, x, y): x where c is not 0, else y (c: a comparison, 1.0 or 0.0)",
     "c:expr x:expr y:expr")
@@ -525,6 +532,21 @@ for _fn in FUNCTIONS.values():
              f"): DST[idst] = {_fn.name}(DST[idst])", _header,
              " ".join(["idst:dst"] + [f"{n}:imm" for n in _extra]), engine="sfpu", init=_fn.init,
              dst="math", template=_FUNCTION_TEMPLATE.get(_fn.name))
+_compute("power_tile_init", "power_tile_init(): configure the vector engine for power_tile",
+         "compute_kernel_api.h", engine="sfpu", sets="sfpu")
+_compute("power_tile", "power_tile(idst, bits): DST[idst] = DST[idst] ** (the float32 `bits`)",
+         "compute_kernel_api.h", "idst:dst bits:bits", engine="sfpu", init="tt.power_tile_init",
+         dst="math")
+_compute("power_binary_tile_init", "power_binary_tile_init()", "eltwise_binary_sfpu.h",
+         engine="sfpu", sets="sfpu")
+_compute("power_binary_tile", "power_binary_tile(idst0, idst1, odst): DST[odst] = DST[idst0] ** "
+         "DST[idst1]", "eltwise_binary_sfpu.h", "idst0:dst idst1:dst odst:dst", engine="sfpu",
+         init="tt.power_binary_tile_init", dst="math")
+_compute("fmod_tile_init", "fmod_tile_init(bits, recip_bits): configure the vector engine for "
+         "fmod_tile by the float32 `bits` (recip_bits: its reciprocal)", "eltwise_unary/fmod.h",
+         "bits:bits recip_bits:bits", engine="sfpu", sets="sfpu")
+_compute("fmod_tile", "fmod_tile(idst): DST[idst] = fmod(DST[idst], the init's divisor)",
+         "eltwise_unary/fmod.h", "idst:dst", engine="sfpu", init="tt.fmod_tile_init", dst="math")
 _compute("copy_init", "copy_init(cb): configure unpack and math for copy_tile from cb",
          "tile_move_copy.h", "cb:cb", engine="unpack", sets="math")
 _compute("copy_tile", "copy_tile(cb, itile, idst)", "tile_move_copy.h",

@@ -603,6 +603,157 @@ SINLINE float erf_fn(float x, bool approx) {
     return std::clamp(r, -1.0f, 1.0f);
 }
 
+// ---- power (ckernel_sfpu_unary_power.h, ckernel_sfpu_binary_pow.h) -------------------------------------
+// _float_to_int32_positive_: the integer part of a non-negative float (0 below 1, INT32_MAX at
+// 2^31 and above)
+SINLINE int32_t to_int32_positive(float x) {
+    const int32_t e = exexp(x);
+    if (e < 0) return 0;
+    if (e > 30) return std::numeric_limits<int32_t>::max();
+    return static_cast<int32_t>(shft((B(x) & 0x7FFFFFu) | 0x800000u, e - 23));
+}
+// 16-bit DST (Moroz et al. exp_21f): log2|base| = exponent + cubic in the mantissa, z = pow *
+// log2 clamped at -127, 2^z from the bits z 2^23 + 0x3f800000 with a quadratic correction of
+// the fraction bits, rounded to BF16 (binary: no zero-base special case beyond its own)
+SINLINE float pow_21f(float base, float pw, bool binary) {
+    const float absb = F(B(base) & 0x7FFFFFFFu);
+    const float x = setexp(absb, 127);
+    float series = mad(x, 0x2.44734p-4f, -0xd.e712ap-4f);
+    series = mad(x, series, 0x2.4f5388p+0f);
+    series = mad(x, series, -0x1.952992p+0f);
+    const float log2v = mad(series, 1.4426950408889634f, static_cast<float>(exexp(base)));
+    float z = mul(pw, log2v);
+    if (z < -127.0f) z = -127.0f;
+    z = addexp(z, 23);
+    const uint32_t zi = static_cast<uint32_t>(to_int32_positive(add(z, 1065353216.0f)));
+    const int32_t zii = static_cast<int32_t>((zi >> 23) & 255) - 127;
+    const int32_t zif = static_cast<int32_t>(zi & 0x7FFFFFu);
+    const float d2 = mul(0.40196114e-7f, static_cast<float>(0xf94ee7 + zif));
+    const float d3 = static_cast<float>(0x560e + zif);
+    const uint32_t m = static_cast<uint32_t>(to_int32_positive(mul(d2, d3)));
+    float y = setexp(F(m), 127 + zii);
+    const int32_t pint = to_int_nearest(pw, 32767);
+    if (std::signbit(base)) {  // sign-bit test: -0 too
+        y = setsgn(y, static_cast<uint32_t>(std::abs(pint)) & 1);
+        if (static_cast<float>(pint) != pw) y = std::numeric_limits<float>::quiet_NaN();
+    }
+    if (absb == 0.0f) {
+        if (binary) {
+            if (pw != 0.0f) y = pw < 0.0f ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+        } else if (pw >= 0.0f) {
+            if (pw > 0.0f) y = 0.0f;
+        } else {
+            y = std::numeric_limits<float>::quiet_NaN();
+        }
+    }
+    return round_bf16(y);
+}
+// fp32 DST: log(m) = 2 atanh((m - 1)/(m + 1)) with m in [sqrt 2 / 2, sqrt 2) (3 Newton steps for
+// 1/(m + 1), odd series to z^11), z = pow log2|base| as an unevaluated sum (pow split by
+// Veltkamp), 2^z by k = round(z) and a degree-7 Taylor polynomial (unary) or the accurate exp
+// (binary)
+SINLINE float pow_fp32(float base, float pw, bool binary) {
+    const float absb = F(B(base) & 0x7FFFFFFFu);
+    float m = setexp(absb, 127);
+    int32_t ex = exexp(absb);
+    if (m >= 1.4142135381698608f) {
+        m = binary ? mul(m, 0.5f) : addexp(m, -1);
+        ex += 1;
+    }
+    const float mp1 = add(m, 1.0f);
+    float r = binary ? mad(mp1, -0.2426406871192851f, 1.0f) : mad(mp1, -0.244f, 1.003f);
+    for (int k = 0; k < 3; ++k) r = mul(r, mad(F(B(mp1) ^ 0x80000000u), r, 2.0f));
+    const float z = mul(add(m, -1.0f), r);
+    const float z2 = mul(z, z);
+    float p = mad(z2, 0.09090909090909091f, 0.1111111111111111f);
+    p = mad(z2, p, 0.14285714285714285f);
+    p = mad(z2, p, 0.2f);
+    p = mad(z2, p, 0.3333333333333333f);
+    p = mad(z2, p, 1.0f);
+    const float ln_m = mul(2.0f, mul(z, p));
+    const float ef = static_cast<float>(ex);
+    const float pc = mul(pw, 4097.0f);
+    const float pw_hi = add(pc, F(B(add(pc, F(B(pw) ^ 0x80000000u))) ^ 0x80000000u));
+    const float pw_lo = add(pw, F(B(pw_hi) ^ 0x80000000u));
+    const float z_hi = mul(pw_hi, ef);
+    const float z_lo = mad(pw_lo, ef, mul(pw, mul(ln_m, 1.4426950408889634f)));
+    float s = add(z_hi, z_lo);
+    float e = add(z_lo, F(B(add(s, F(B(z_hi) ^ 0x80000000u))) ^ 0x80000000u));
+    float y;
+    if (binary) {
+        if (s < -127.0f) { s = -127.0f; e = 0.0f; }
+    } else {
+        s = std::max(s, -0x7e.ffff8p0f);
+    }
+    const float tmp = add(s, kRoundBias);  // round to nearest: + (2^23 + 2^22)
+    const float k = add(tmp, -kRoundBias);
+    const int32_t k_int = static_cast<int32_t>(B(tmp) - B(kRoundBias));
+    const float f = add(add(s, F(B(k) ^ 0x80000000u)), e);
+    if (binary) {
+        y = exp_fp32(mul(f, 0.693147180559945309f));
+        const int32_t oe = exexp_biased(y) + k_int;
+        y = oe >= 255 ? std::numeric_limits<float>::infinity() : setexp(y, oe);
+    } else {
+        const float rr = mad(f, 0.693359375f, mul(f, -2.12194440e-4f));
+        float q = mad(rr, 1.0f / 5040.0f, 1.0f / 720.0f);
+        q = mad(rr, q, 1.0f / 120.0f);
+        q = mad(rr, q, 1.0f / 24.0f);
+        q = mad(rr, q, 1.0f / 6.0f);
+        q = mad(rr, q, 0.5f);
+        q = mad(rr, q, 1.0f);
+        q = mad(rr, q, 1.0f);
+        y = s >= 128.0f ? std::numeric_limits<float>::infinity() : setexp(q, exexp_biased(q) + k_int);
+    }
+    const float apw = binary ? std::fabs(pw) : pw;
+    if (std::signbit(base)) {
+        const int32_t pint = to_int_nearest(apw, 32767);
+        y = setsgn(y, static_cast<uint32_t>(std::abs(pint)) & 1);
+        if (static_cast<float>(pint) != apw) y = std::numeric_limits<float>::quiet_NaN();
+    }
+    if (absb == 0.0f) {
+        if (binary) {
+            if (apw != 0.0f) {
+                y = copysgn(pw < 0.0f ? std::numeric_limits<float>::infinity() : 0.0f, y);
+            }
+            if (std::isnan(pw)) y = std::numeric_limits<float>::quiet_NaN();
+        } else if (pw >= 0.0f) {
+            if (pw > 0.0f) y = 0.0f;
+        } else {
+            y = std::numeric_limits<float>::quiet_NaN();
+        }
+    }
+    return y;
+}
+
+// ---- fmod (ckernel_sfpu_fmod.h) --------------------------------------------------------------------------
+// fmod(x, c) with c and 1/c from the init: the quotient |x| (1/|c|) truncated to an integer (by
+// shifting the fraction bits out), one decrement when quotient |c| exceeds |x|, |x| - quotient
+// |c| with x's sign, then up to 10 subtractions of |c| while the remainder is >= |c|; a
+// remainder of magnitude |c| is 0, c = 0 gives NaN
+SINLINE float fmod_fn(float val, float c, float c_recip) {
+    const float sv = std::fabs(c), rv = std::fabs(c_recip);
+    float v = std::fabs(val);
+    const float qv = mul(v, rv);
+    const int32_t e = exexp(qv);
+    float q;
+    if (e < 0) {
+        q = 0.0f;
+    } else if (e < 23) {
+        q = F(shft(shft(B(qv), e - 23), 23 - e));
+    } else {
+        q = qv;
+    }
+    if (e < 23 && add(mul(q, sv), F(B(v) ^ 0x80000000u)) > 0.0f) q = add(q, -1.0f);
+    v = mad(F(B(q) ^ 0x80000000u), sv, v);
+    v = copysgn(v, val);
+    if (sv == 0.0f) v = std::numeric_limits<float>::quiet_NaN();
+    for (int l = 0; l < 10; ++l) {
+        if (!std::signbit(add(v, F(B(sv) ^ 0x80000000u)))) v = add(v, F(B(sv) ^ 0x80000000u));
+    }
+    if (add(std::fabs(v), F(B(sv) ^ 0x80000000u)) == 0.0f) v = 0.0f;
+    return v;
+}
+
 // 10^n as the LLK's PRECOMPUTED_POW10_TABLE holds it (float literals 1e-45 .. 1e38; beyond:
 // infinity above, zero below)
 float pow10f(int n) {
@@ -626,7 +777,7 @@ SINLINE float trunc_bits(float x) {
     return F(u & (0xFFFFFFFFu << (23 - e)));
 }
 
-SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32) {
+SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32, float fmod_recip) {
     switch (op) {
         case Unary::Fill: return p;
         case Unary::AddScalar: return add(x, p);
@@ -713,6 +864,8 @@ SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32) {
         case Unary::Sinh: return sinh_fn(x, fp32);
         case Unary::Cosh: return cosh_fn(x, fp32);
         case Unary::Erf: return erf_fn(x, approx);
+        case Unary::Power: return fp32 ? pow_fp32(x, p, false) : pow_21f(x, p, false);
+        case Unary::Fmod: return fmod_fn(x, p, fmod_recip);
         case Unary::Unknown: break;
     }
     return x;
@@ -734,7 +887,7 @@ Unary unary_from_name(const char* n) {
         {"nez", Unary::Nez}, {"floor", Unary::Floor}, {"ceil", Unary::Ceil},
         {"trunc", Unary::Trunc}, {"round", Unary::Round}, {"sin", Unary::Sin},
         {"cos", Unary::Cos}, {"tan", Unary::Tan}, {"atan", Unary::Atan}, {"sinh", Unary::Sinh},
-        {"cosh", Unary::Cosh}, {"erf", Unary::Erf}};
+        {"cosh", Unary::Cosh}, {"erf", Unary::Erf}, {"power", Unary::Power}, {"fmod", Unary::Fmod}};
     for (const auto& o : kOps) {
         if (std::strcmp(o.name, n) == 0) return o.op;
     }
@@ -748,6 +901,7 @@ Binary binary_from_name(const char* n) {
     if (std::strcmp(n, "div") == 0) return Binary::Div;
     if (std::strcmp(n, "max") == 0) return Binary::Max;
     if (std::strcmp(n, "min") == 0) return Binary::Min;
+    if (std::strcmp(n, "power") == 0) return Binary::Pow;
     return Binary::Unknown;
 }
 
@@ -764,7 +918,7 @@ SINLINE void each(uint32_t* tile, bool fp32_dst, Fn fn) {
 }
 }  // namespace
 
-SFPU_HOT void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst) {
+SFPU_HOT void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst, float param2) {
     // one loop per (function, mode): the choice is made once per tile, not per element
 #define SFPU_CASE(pred, expr) \
     if (pred) return each(tile, fp32_dst, [&](float x) __attribute__((always_inline)) { return (expr); })
@@ -785,7 +939,7 @@ SFPU_HOT void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp3
         case Unary::Relu:  // (unary_one's, in a loop of its own: the matmul epilogues' relu)
             SFPU_CASE(true, x > 0.0f ? x : 0.0f);
         default:
-            SFPU_CASE(true, unary_one(op, x, param, approx, fp32));
+            SFPU_CASE(true, unary_one(op, x, param, approx, fp32, param2));
     }
 #undef SFPU_CASE
 }
@@ -827,6 +981,8 @@ SFPU_HOT void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t
                 }
                 break;
             // ckernel_sfpu_binary_max_min.h: SFPSWAP with min/max (no arithmetic, no rounding)
+            // ckernel_sfpu_binary_pow.h calculate_sfpu_binary_pow
+            case Binary::Pow: r = fp32_dst ? pow_fp32(x, y, true) : pow_21f(x, y, true); break;
             case Binary::Max: r = x < y ? y : x; break;
             case Binary::Min: r = y < x ? y : x; break;
             case Binary::Unknown: break;
