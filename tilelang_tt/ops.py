@@ -250,12 +250,13 @@ for _fn in FUNCTIONS.values():
     _op(_fn.expr_op.removeprefix("tt."), "expr", "float32",
         f"{_fn.name}(x): {_fn.name} of x on the vector engine", "x:expr",
         props={"function": _fn.name})
-# x ** y and fmod(x, y): the vector engine's power (y a constant: power_tile; a tile:
-# power_binary_tile) and fmod (y a constant only: fmod_tile_init takes y and 1/y)
+# x ** y and fmod(x, y): the vector engine's power and fmod (y a constant: power_tile /
+# fmod_tile_init(y, 1/y) and fmod_tile; a tile: power_binary_tile / fmod_binary_tile)
 _op("expr.pow", "expr", "float32", "expr.pow(x, y): x ** y (y: a tree or a float constant)",
     "x:expr y:expr")
 _op("expr.fmod", "expr", "float32",
-    "expr.fmod(x, c): x - trunc(x / c) * c, the sign of x (c: a float constant)", "x:expr c:expr")
+    "expr.fmod(x, y): x - trunc(x / y) * y, the sign of x (y: a tree or a float constant)",
+    "x:expr y:expr")
 POWER_OPS = {"pow": "tt.expr.pow", "fmod": "tt.expr.fmod"}
 _op("expr.where", "expr", "float32",
     "expr.where(c, x, y): x where c is not 0, else y (c: a comparison, 1.0 or 0.0)",
@@ -547,6 +548,11 @@ _compute("fmod_tile_init", "fmod_tile_init(bits, recip_bits): configure the vect
          "bits:bits recip_bits:bits", engine="sfpu", sets="sfpu")
 _compute("fmod_tile", "fmod_tile(idst): DST[idst] = fmod(DST[idst], the init's divisor)",
          "eltwise_unary/fmod.h", "idst:dst", engine="sfpu", init="tt.fmod_tile_init", dst="math")
+_compute("fmod_binary_tile_init", "fmod_binary_tile_init()", "binary_fmod.h", engine="sfpu",
+         sets="sfpu")
+_compute("fmod_binary_tile", "fmod_binary_tile(idst0, idst1, odst): DST[odst] = fmod(DST[idst0], "
+         "DST[idst1])", "binary_fmod.h", "idst0:dst idst1:dst odst:dst", engine="sfpu",
+         init="tt.fmod_binary_tile_init", dst="math")
 _compute("copy_init", "copy_init(cb): configure unpack and math for copy_tile from cb",
          "tile_move_copy.h", "cb:cb", engine="unpack", sets="math")
 _compute("copy_tile", "copy_tile(cb, itile, idst)", "tile_move_copy.h",

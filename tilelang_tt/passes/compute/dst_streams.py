@@ -128,10 +128,10 @@ class _Slot:
 
 def _binary_in_dst(op, lhs, rhs, slots, each):
     """``lhs op rhs`` into the slot of the tile operand; at least one side is a tile."""
-    if op == "pow" and rhs[0] == "slot":  # x ** y, two tiles (A0 keeps the base a tile)
-        return [ev("tt.power_binary_tile_init"),
-                each(lambda d: ev("tt.power_binary_tile", d.at(lhs[1]), d.at(rhs[1]),
-                                  d.at(lhs[1])))]
+    if op in ("pow", "fmod") and rhs[0] == "slot":  # two tiles (A0 keeps x a tile)
+        name = "tt.power_binary_tile" if op == "pow" else "tt.fmod_binary_tile"
+        return [ev(name + "_init"),
+                each(lambda d: ev(name, d.at(lhs[1]), d.at(rhs[1]), d.at(lhs[1])))]
     if op == "pow":  # x ** c: power_tile takes the exponent's float32 bits
         bits = tirx.IntImm("uint32", float_bits(rhs[1]))
         return [ev("tt.power_tile_init"), each(lambda d: ev("tt.power_tile", d.at(lhs[1]), bits))]

@@ -50,7 +50,7 @@ COMPARISONS = {tirx.GT: "gtz", tirx.GE: "gez", tirx.LT: "ltz", tirx.LE: "lez", t
                tirx.NE: "nez"}
 # functions computed from others: exp2(x) = exp(x ln 2), log2(x) = log(x) / ln 2,
 # exp10(x) = exp(x ln 10), log10(x) = log(x) / ln 10
-# x ** y (y a constant or an expression) and fmod(x, c) (c a constant): ops.POWER_OPS
+# x ** y and fmod(x, y) (y a constant or an expression): ops.POWER_OPS
 POWER_CALLS = {"tirx.pow": "pow", "tirx.fmod": "fmod"}
 DERIVED_CALLS = {"tirx.exp2": ("exp", 0.6931471805599453, None),
                  "prim.log2": ("log", None, 1.4426950408889634),
@@ -63,8 +63,8 @@ _DERIVED_FOLDS = {"tirx.exp2": lambda x: 2.0 ** x, "prim.log2": math.log2,
 SUPPORTED = ("elementwise expressions of buffer elements and float constants built from +, -, "
              "*, /, T.exp, T.exp2, T.exp10, T.log, T.log2, T.log10, T.sqrt, T.rsqrt, T.sigmoid, "
              "T.tanh, T.abs, T.floor, T.ceil, T.trunc, T.round, T.nearbyint, T.sin, T.cos, T.tan, "
-             "T.atan, T.sinh, T.cosh, T.erf, T.pow(x, y) (y a constant or such an expression), "
-             "T.fmod(x, c) (c a float constant), "
+             "T.atan, T.sinh, T.cosh, T.erf, T.pow and T.fmod (of an expression and a constant or "
+             "an expression), "
              "T.max / T.min (of two values), T.clamp, unary minus, and T.if_then_else (or `x if c "
              "else y`) whose condition compares such expressions (<, <=, >, >=, ==, !=); a 1-D buffer read as R[i] (possibly through those functions) only "
              "as a direct operand of +, -, * or / with a block element (A[i, j] - R[i])")
@@ -288,13 +288,13 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
             return None
         return where(c, tx, ty)
 
-    def power(fn, x, y):  # T.pow(x, y) (y a constant or a tree), T.fmod(x, c) (c a constant)
+    def power(fn, x, y):  # T.pow(x, y), T.fmod(x, y): y a constant or a tree
         base, c = visit(x), _const(y)
         if base is None or isinstance(base, tirx.FloatImm):
             return None
         if c is not None:
             return ops.call(ops.POWER_OPS[fn], base, const(c))
-        exponent = visit(y) if fn == "pow" else None
+        exponent = visit(y)
         if exponent is None or isinstance(exponent, tirx.FloatImm):
             return None
         return ops.call(ops.POWER_OPS[fn], base, exponent)

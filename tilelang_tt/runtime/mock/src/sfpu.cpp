@@ -743,7 +743,8 @@ SINLINE float fmod_fn(float val, float c, float c_recip) {
     } else {
         q = qv;
     }
-    if (e < 23 && add(mul(q, sv), F(B(v) ^ 0x80000000u)) > 0.0f) q = add(q, -1.0f);
+    // `quotient * s > v`: the comparison's q s - v as one SFPMAD (as the model fuses a*b+c)
+    if (e < 23 && mad(q, sv, F(B(v) ^ 0x80000000u)) > 0.0f) q = add(q, -1.0f);
     v = mad(F(B(q) ^ 0x80000000u), sv, v);
     v = copysgn(v, val);
     if (sv == 0.0f) v = std::numeric_limits<float>::quiet_NaN();
@@ -775,6 +776,25 @@ SINLINE float trunc_bits(float x) {
     if (e < 0) return F(u & 0x80000000u);
     if (e >= 23) return x;
     return F(u & (0xFFFFFFFFu << (23 - e)));
+}
+
+// ckernel_sfpu_binary_fmod.h _sfpu_binary_fmod_: a - trunc(a (1/b)) b with the 2-step reciprocal,
+// one correction by |b| when the remainder reaches |b|, one when its sign differs from a's (the
+// SFPU's sign-bit comparisons: -0 counts as negative), a == b gives 0, b == 0 NaN; BF16 rounding
+// with a 16-bit DST
+SINLINE float fmod_binary(float a, float b, bool fp32) {
+    const float babs = std::fabs(b), nbabs = F(B(babs) ^ 0x80000000u);
+    const float q = trunc_bits(mul(a, recip_iter(b, 2, false, kRecipFp32)));
+    float r = mad(F(B(q) ^ 0x80000000u), b, a);
+    if (std::fabs(r) >= babs) r = std::signbit(r) ? add(r, babs) : add(r, nbabs);
+    if (!std::signbit(a)) {
+        if (std::signbit(r)) r = add(r, babs);
+    } else if (!std::signbit(r) && r != 0.0f) {
+        r = add(r, nbabs);
+    }
+    if (a == b) r = 0.0f;
+    if (b == 0.0f) r = std::numeric_limits<float>::quiet_NaN();
+    return fp32 ? r : round_bf16(r);
 }
 
 SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32, float fmod_recip) {
@@ -902,6 +922,7 @@ Binary binary_from_name(const char* n) {
     if (std::strcmp(n, "max") == 0) return Binary::Max;
     if (std::strcmp(n, "min") == 0) return Binary::Min;
     if (std::strcmp(n, "power") == 0) return Binary::Pow;
+    if (std::strcmp(n, "fmod") == 0) return Binary::Fmod;
     return Binary::Unknown;
 }
 
@@ -983,6 +1004,7 @@ SFPU_HOT void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t
             // ckernel_sfpu_binary_max_min.h: SFPSWAP with min/max (no arithmetic, no rounding)
             // ckernel_sfpu_binary_pow.h calculate_sfpu_binary_pow
             case Binary::Pow: r = fp32_dst ? pow_fp32(x, y, true) : pow_21f(x, y, true); break;
+            case Binary::Fmod: r = fmod_binary(x, y, fp32_dst); break;
             case Binary::Max: r = x < y ? y : x; break;
             case Binary::Min: r = y < x ? y : x; break;
             case Binary::Unknown: break;

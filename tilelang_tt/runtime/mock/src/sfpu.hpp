@@ -16,7 +16,7 @@ enum class Unary : uint8_t {
     Sin, Cos, Tan, Atan, Sinh, Cosh, Erf, Power, Fmod,
     Unknown,
 };
-enum class Binary : uint8_t { Add, Sub, Mul, Div, Max, Min, Pow, Unknown };
+enum class Binary : uint8_t { Add, Sub, Mul, Div, Max, Min, Pow, Fmod, Unknown };
 
 Unary unary_from_name(const char* name);
 Binary binary_from_name(const char* name);
