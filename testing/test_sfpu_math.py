@@ -1,6 +1,6 @@
 """The vector-engine (SFPU) math functions of TileLang's ``testing/python/math`` tests and kernels
 such as rotary embeddings: ``T.sin``, ``T.cos``, ``T.tan``, ``T.atan``, ``T.sinh``, ``T.cosh``,
-``T.erf``, ``T.pow`` (a constant exponent: ``power_tile``; a tensor: ``power_binary_tile``) and
+``T.asin``, ``T.acos``, ``T.asinh``, ``T.acosh``, ``T.atanh``, ``T.log1p``, ``T.erf``, ``T.pow`` (a constant exponent: ``power_tile``; a tensor: ``power_binary_tile``) and
 ``T.fmod`` by a constant, in ``T.Parallel`` bodies of fragments, float32 and bfloat16, run on the
 emulator against numpy at the accuracy of the SDK's algorithm (docs/MOCK.md "Numerics")."""
 
@@ -61,6 +61,13 @@ FUNCTIONS = {
     "sinh": (np.sinh, 10.0, (1e-6, 1e-7), (8e-3, 1e-3)),
     "cosh": (np.cosh, 10.0, (1e-6, 1e-7), (8e-3, 1e-3)),
     "erf": (np.vectorize(math.erf), 4.0, (8e-3, 4e-3), (8e-3, 4e-3)),
+    "asin": (np.arcsin, 1.0, (1e-6, 1e-7), (8e-3, 1e-3)),
+    "acos": (np.arccos, 1.0, (1e-6, 1e-7), (8e-3, 1e-3)),
+    # asinh, acosh, atanh store their log1p argument to DST: a 16-bit DST truncates it to BF16
+    "asinh": (np.arcsinh, 100.0, (1e-6, 1e-7), (1.6e-2, 1e-3)),
+    "acosh": (np.arccosh, 100.0, (1e-6, 1e-7), (1.6e-2, 1e-3)),
+    "atanh": (np.arctanh, 0.999, (1e-6, 1e-7), (1.6e-2, 1e-3)),
+    "log1p": (np.log1p, 0.99, (1e-6, 1e-7), (8e-3, 1e-3)),
 }
 
 
@@ -72,11 +79,14 @@ def test_function_matches_numpy(name, dtype):
     rng = np.random.default_rng(3)
     a = rng.uniform(-span, span, (M, N)).astype(np.float32)
     a[0, :6] = [0.0, -0.0, 1e-3, -1e-3, 0.5, -span]  # small arguments keep their sign
+    if name == "acosh":  # its domain: [1, inf)
+        a = np.abs(a) + 1.0
     a = as_dtype(a, dtype)
     rtol, atol = fp32_tol if dtype == "float32" else bf16_tol
     got = kernel(a)
     np.testing.assert_allclose(f64(got), ref(f64(a)), rtol=rtol, atol=atol)
-    assert np.array_equal(np.signbit(f64(got)[0, 2:4]), [False, True]) or name in ("cos", "cosh")
+    assert np.array_equal(np.signbit(f64(got)[0, 2:4]), [False, True]) or \
+        name in ("cos", "cosh", "acos", "acosh")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])

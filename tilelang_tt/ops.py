@@ -166,6 +166,9 @@ _FUNCTION_HEADERS = {
     "tan": "eltwise_unary/trigonometry.h", "atan": "eltwise_unary/trigonometry.h",
     "sinh": "eltwise_unary/trigonometry.h", "cosh": "eltwise_unary/trigonometry.h",
     "erf": "eltwise_unary/erf_erfc.h",
+    "asin": "eltwise_unary/trigonometry.h", "acos": "eltwise_unary/trigonometry.h",
+    "asinh": "eltwise_unary/trigonometry.h", "acosh": "eltwise_unary/trigonometry.h",
+    "atanh": "eltwise_unary/trigonometry.h", "log1p": "eltwise_unary/log1p.h",
 }
 # C++ template arguments of the init and tile calls: erf's precise variant (the SDK's default,
 # fast_and_approx = true, takes the denominator's reciprocal without Newton steps: ~1% error)
@@ -184,7 +187,8 @@ _FOLDS = {
     "floor": lambda x: float(math.floor(x)), "ceil": lambda x: float(math.ceil(x)),
     "trunc": lambda x: float(math.trunc(x)), "round": lambda x: float(round(x)),
     "sin": math.sin, "cos": math.cos, "tan": math.tan, "atan": math.atan, "sinh": math.sinh,
-    "cosh": math.cosh, "erf": math.erf,
+    "cosh": math.cosh, "erf": math.erf, "asin": math.asin, "acos": math.acos,
+    "asinh": math.asinh, "acosh": math.acosh, "atanh": math.atanh, "log1p": math.log1p,
 }
 FUNCTIONS = {fn: Function(fn, f"tt.expr.{fn}", f"tt.{_FUNCTION_INIT.get(fn, fn)}_tile_init",
                           f"tt.{fn}_tile", _COMPUTE + header, _FOLDS[fn],

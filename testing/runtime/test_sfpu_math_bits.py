@@ -1,7 +1,7 @@
-"""The emulator's SFPU math functions (sin, cos, tan, atan, sinh, cosh, erf, power, fmod) bit for
-bit against a second, independent model of the LLK algorithms (TT-Metalium 0.81.1,
-ckernel_sfpu_trigonometry.h, ckernel_sfpu_erf.h, ckernel_sfpu_unary_power.h,
-ckernel_sfpu_fmod.h): each SFPMAD is computed exactly with fractions and rounded once to float32
+"""The emulator's SFPU math functions (sin, cos, tan, atan, sinh, cosh, asin, acos, atanh, log1p,
+erf, power, fmod) bit for bit against a second, independent model of the LLK algorithms (TT-Metalium 0.81.1,
+ckernel_sfpu_trigonometry.h, ckernel_sfpu_log1p.h, ckernel_sfpu_erf.h,
+ckernel_sfpu_unary_power.h, ckernel_sfpu_fmod.h): each SFPMAD is computed exactly with fractions and rounded once to float32
 (nearest even, denormals to zero), as docs/MOCK.md "Numerics" states. A wrong coefficient,
 reduction constant, iteration count or rounding step changes these bits; the last test checks
 that a correctly rounded result (libm) is not what the device algorithm gives."""
@@ -261,6 +261,71 @@ def model_fmod(v, s):  # ckernel_sfpu_fmod.h, positive divisor s, recip = f32(1/
     return 0.0 if add(abs(out), neg(s)) == 0 else out
 
 
+def model_asin_acos_fp32(x, acos):  # sfpu_asin_fp32 / sfpu_acos_fp32
+    ax = abs(x)
+    half_d = mul(add(1.0, neg(ax)), 0.5)
+    t = add(ax, -0.5625)
+    if math.copysign(1, t) < 0:
+        z = ax
+    else:  # _sfpu_sqrt_endpoint_ (sqrt_init<false> constants)
+        y = fl(0x5F1110A0 - (bits(half_d) >> 1))
+        xy = mul(half_d, y)
+        cc = mul(neg(y), xy)
+        y = mul(y, mad(cc, add(c(2.2533049), cc), c(2.2825186)))
+        xy = mul(half_d, y)
+        z = mad(mad(neg(y), xy, 1.0), mul(0.5, xy), xy)
+    s = mul(z, z)
+    ks = ([h("0x1.9e0000p-5"), h("0x1.364p-6"), h("0x1.7dcp-5"), h("0x1.329a74p-4"),
+           h("0x1.55578cp-3")] if not acos else
+          [h("0x1.830p-5"), h("0x1.ca0000p-8"), h("0x1.158p-5"), h("0x1.6acp-5"),
+           h("0x1.33411ep-4"), h("0x1.555552p-3")])
+    p = c(ks[0])
+    for k in ks[1:]:
+        p = mad(p, s, c(k))
+    p = mul(p, s)
+    pio2 = c(1.5707963705062866)
+    if not acos:
+        r = mad(p, z, z)
+        if math.copysign(1, t) > 0:
+            r = mad(-2.0, r, pio2)
+        return math.copysign(r, x)
+    z = fl((bits(z) & 0x7FFFFFFF) | ((bits(x) ^ bits(t)) & 0x80000000))
+    r = mad(p, z, z)
+    if (bits(z) | bits(t)) & 0x80000000:
+        r = add(r, pio2)
+    if math.copysign(1, t) > 0:
+        r = add(r, r)
+    return r
+
+
+def model_log1p(a, fp32):  # calculate_log1p_fp32
+    u = add(a, 1.0)
+    e = (bits(u) - bits(0.75)) & 0xFF800000
+    e_signed = e - (1 << 32) if e >= 1 << 31 else e
+    m = fl(bits(a) - e)
+    t = mad(-0.25, fl(bits(-4.0) - e), -1.0)
+    m = add(m, t)
+    if fp32:
+        r = c(h("-0x1.92cp-5"))
+        for k in ("0x1.b84p-4", "-0x1.0c4p-3", "0x1.274p-3", "-0x1.55p-3", "0x1.998p-3",
+                  "-0x1.00001ap-2", "0x1.555572p-2"):
+            r = mad(r, m, c(h(k)))
+        r = mad(r, m, -0.5)
+    else:
+        r = mad(mad(-0.25, m, c(h("0x1.744p-2"))), m, c(h("-0x1.008p-1")))
+    r = mad(r, mul(m, m), m)
+    return mad(float(e_signed), f32(Fraction(c(0.693147182)) * Fraction(c(1.19209290e-7))), r)
+
+
+def model_atanh(x, fp32):
+    a = abs(x)
+    q = mul(add(a, a), recip_gt0(add(1.0, neg(a)), fp32))
+    if not fp32:
+        q = fl(bits(q) & 0xFFFF0000)  # stored to a 16-bit DST before log1p
+    r = math.copysign(mul(0.5, model_log1p(q, fp32)), x)
+    return r if fp32 else bf16_nearest(r)
+
+
 # ---- the emulator on one tile --------------------------------------------------------------
 def run(exe, tmp_path, defines, a, fp32):
     dt = np.float32 if fp32 else ml_dtypes.bfloat16
@@ -303,12 +368,28 @@ def test_trig_bits(exe, tmp_path, op, fp32):
     ("atan", model_atan_fp32, [0.1, -0.5, 1.0, 1.5, -3.0, 50.0, 1e9, 0.999]),
     ("cosh", model_cosh_fp32, [0.0, 0.1, -1.0, 2.5, 10.0, -20.0, 80.0]),
     ("erf", model_erf, [0.0, 0.1, -0.5, 1.0, 2.0, -3.0, 4.0, 12.0]),
+    ("asin", lambda x: model_asin_acos_fp32(x, False), [0.1, -0.3, 0.5, 0.5625, 0.7, -0.9, 0.999, 1.0]),
+    ("acos", lambda x: model_asin_acos_fp32(x, True), [0.1, -0.3, 0.5, 0.5625, 0.7, -0.9, 0.999, -1.0]),
+    ("log1p", lambda x: model_log1p(x, True), [0.0, 1e-4, -0.3, 0.5, 1.0, 3.0, 100.0, -0.99]),
+    ("atanh", lambda x: model_atanh(x, True), [0.0, 0.1, -0.3, 0.5, 0.75, -0.9, 0.999]),
 ])
 def test_fp32_dst_bits(exe, tmp_path, op, model, xs):
     a = tile(xs)
     template = "<false>" if op == "erf" else ""
     got = run(exe, tmp_path, {"OP_SFPU": 1, "OP_INIT": f"{op}_tile_init{template}",
                               "OP_CALL": f"{op}_tile{template}"}, a, True)
+    want = [model(float(x)) for x in a[:len(xs)]]
+    assert [hex(bits(g)) for g in got[:len(xs)]] == [hex(bits(w)) for w in want]
+
+
+@pytest.mark.parametrize("op, model, xs", [
+    ("log1p", lambda x: bf16_nearest(model_log1p(x, False)), [0.0, 0.1, -0.3, 0.5, 3.0, 100.0]),
+    ("atanh", lambda x: model_atanh(x, False), [0.0, 0.1, -0.3, 0.5, 0.75, -0.9]),
+])
+def test_16bit_dst_bits(exe, tmp_path, op, model, xs):
+    a = tile(xs, ml_dtypes.bfloat16)
+    got = run(exe, tmp_path, {"OP_SFPU": 1, "OP_INIT": f"{op}_tile_init",
+                              "OP_CALL": f"{op}_tile"}, a, False)
     want = [model(float(x)) for x in a[:len(xs)]]
     assert [hex(bits(g)) for g in got[:len(xs)]] == [hex(bits(w)) for w in want]
 

@@ -42,7 +42,9 @@ UNARY_CALLS = {"tirx.exp": "exp", "tirx.log": "log", "tirx.sqrt": "sqrt", "tirx.
                "tirx.floor": "floor", "tirx.ceil": "ceil", "prim.ceil": "ceil",
                "tirx.trunc": "trunc", "tirx.round": "round", "tirx.nearbyint": "round",
                "tirx.sin": "sin", "tirx.cos": "cos", "tirx.tan": "tan", "tirx.atan": "atan",
-               "tirx.sinh": "sinh", "tirx.cosh": "cosh", "tirx.erf": "erf"}
+               "tirx.sinh": "sinh", "tirx.cosh": "cosh", "tirx.erf": "erf", "tirx.asin": "asin",
+               "tirx.acos": "acos", "tirx.asinh": "asinh", "tirx.acosh": "acosh",
+               "tirx.atanh": "atanh", "tirx.log1p": "log1p"}
 BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div", tirx.Max: "max",
           tirx.Min: "min"}
 # comparisons a <op> b: the SFPU compares a - b with zero (ops.FUNCTIONS gtz ... nez)
@@ -63,7 +65,8 @@ _DERIVED_FOLDS = {"tirx.exp2": lambda x: 2.0 ** x, "prim.log2": math.log2,
 SUPPORTED = ("elementwise expressions of buffer elements and float constants built from +, -, "
              "*, /, T.exp, T.exp2, T.exp10, T.log, T.log2, T.log10, T.sqrt, T.rsqrt, T.sigmoid, "
              "T.tanh, T.abs, T.floor, T.ceil, T.trunc, T.round, T.nearbyint, T.sin, T.cos, T.tan, "
-             "T.atan, T.sinh, T.cosh, T.erf, T.pow and T.fmod (of an expression and a constant or "
+             "T.atan, T.sinh, T.cosh, T.asin, T.acos, T.asinh, T.acosh, T.atanh, T.erf, T.log1p, "
+             "T.pow and T.fmod (of an expression and a constant or "
              "an expression), "
              "T.max / T.min (of two values), T.clamp, unary minus, and T.if_then_else (or `x if c "
              "else y`) whose condition compares such expressions (<, <=, >, >=, ==, !=); a 1-D buffer read as R[i] (possibly through those functions) only "

@@ -22,6 +22,7 @@
 #include "api/compute/eltwise_unary/trigonometry.h"
 #include "api/compute/eltwise_unary/erf_erfc.h"
 #include "api/compute/eltwise_unary/fmod.h"
+#include "api/compute/eltwise_unary/log1p.h"
 #include "api/compute/binary_fmod.h"
 #include "api/compute/pack.h"
 #include "api/compute/reg_api.h"

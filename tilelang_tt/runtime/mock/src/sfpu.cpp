@@ -583,6 +583,181 @@ SINLINE float sinh_fn(float x, bool fp32) {  // _sfpu_sinh_: t/2 + t/(2(t + 1)),
     return fp32 ? y : round_bf16(y);
 }
 
+// ---- asin / acos (ckernel_sfpu_trigonometry.h) -------------------------------------------------------
+// _sfpu_sqrt_endpoint_: the precise sqrt's magic-constant seed (sqrt_init<false>), its polynomial
+// correction and one step
+SINLINE float sqrt_endpoint(float x) {
+    float y = F(0x5f1110a0u - (B(x) >> 1));
+    float xy = mul(x, y);
+    const float c = mul(F(B(y) ^ 0x80000000u), xy);
+    y = mul(y, mad(c, add(2.2533049f, c), 2.2825186f));
+    xy = mul(x, y);
+    const float e = mad(F(B(y) ^ 0x80000000u), xy, 1.0f);
+    return mad(e, mul(0.5f, xy), xy);
+}
+// sfpu_sqrt_custom: seed 0x5f370000 - bits(x) / 2, two Newton steps of 1/sqrt, times x
+SINLINE float sqrt_custom(float x) {
+    if (x == 0.0f || !std::isfinite(x)) return x;
+    float r = F(0x5f370000u - (B(x) >> 1));
+    const float nh = mul(x, -0.5f);
+    for (int i = 0; i < 2; ++i) r = mul(mad(mul(r, r), nh, 1.5f), r);
+    return mul(r, x);
+}
+// asin(|x|) = pi/2 - 2 asin(sqrt((1 - |x|)/2)) near 1, odd minimax below
+SINLINE float asin_bf16_reduced(float v) {
+    const float av = std::fabs(v);
+    const bool endpoint = !std::signbit(add(av, -0.625f));
+    const float z = endpoint ? sqrt_custom(mul(add(1.0f, F(B(av) ^ 0x80000000u)), 0.5f)) : av;
+    const float z2 = mul(z, z);
+    float p = mad(z2, 0.083148844540119171142578125f, 0.06381262838840484619140625f);
+    p = mad(z2, p, 0.16771225631237030029296875f);
+    p = mad(z2, p, 0.999978601932525634765625f);
+    float r = mul(z, p);
+    if (endpoint) r = mad(r, -2.0f, kPiO2);
+    return copysgn(r, v);
+}
+SINLINE float asin_acos_bf16(float v, bool acos) {
+    if (!(std::fabs(v) <= 1.0f)) return std::numeric_limits<float>::quiet_NaN();
+    const float r = asin_bf16_reduced(v);
+    return round_bf16(acos ? add(kPiO2, F(B(r) ^ 0x80000000u)) : r);
+}
+SINLINE float asin_acos_fp32(float x, bool acos) {  // sfpu_asin_fp32 / sfpu_acos_fp32
+    const float ax = std::fabs(x);
+    const float half_d = mul(add(1.0f, F(B(ax) ^ 0x80000000u)), 0.5f);
+    const float t = add(ax, -0.5625f);
+    float z = std::signbit(t) ? ax : sqrt_endpoint(half_d);
+    const float s = mul(z, z);
+    float p, r;
+    if (!acos) {
+        p = mad(0x1.9e0000p-5f, s, 0x1.364p-6f);
+        p = mad(p, s, 0x1.7dcp-5f);
+        p = mad(p, s, 0x1.329a74p-4f);
+        p = mad(p, s, 0x1.55578cp-3f);
+        p = mul(p, s);
+        r = mad(p, z, z);
+        if (!std::signbit(t)) r = mad(-2.0f, r, kPiO2);
+        r = copysgn(r, x);
+    } else {  // the sign of z: x's xor t's; + pi/2 where that or t is negative; doubled near 1
+        p = mad(0x1.830p-5f, s, 0x1.ca0000p-8f);
+        p = mad(p, s, 0x1.158p-5f);
+        p = mad(p, s, 0x1.6acp-5f);
+        p = mad(p, s, 0x1.33411ep-4f);
+        p = mad(p, s, 0x1.555552p-3f);
+        p = mul(p, s);
+        z = F((B(z) & 0x7FFFFFFFu) | ((B(x) ^ B(t)) & 0x80000000u));
+        r = mad(p, z, z);
+        if ((B(z) | B(t)) & 0x80000000u) r = add(r, kPiO2);
+        if (!std::signbit(t)) r = add(r, r);
+    }
+    if (std::signbit(half_d)) r = std::numeric_limits<float>::quiet_NaN();
+    return r;
+}
+
+// ---- log1p and the inverse hyperbolic functions (ckernel_sfpu_log1p.h, ckernel_sfpu_trigonometry.h)
+// calculate_log1p_fp32 (N. Juffa): 1 + a = 2^k (1 + m) with the split at 0.75 done on the bits,
+// m = (a + 1) 2^-k - 1 computed as a 2^-k + (2^-k - 1), log1p(m) = m + m^2 P(m) (degree 8 with
+// fp32 DST, 1 with 16-bit), + k ln2; NaN below -1, infinity and NaN through
+SINLINE float log1p_fn(float a, bool fp32) {
+    const float u = add(a, 1.0f);
+    if (std::signbit(u)) return std::numeric_limits<float>::quiet_NaN();
+    const int32_t e = static_cast<int32_t>((B(u) - B(0.75f)) & 0xFF800000u);
+    float m = F(B(a) - static_cast<uint32_t>(e));
+    const float sc = F(B(-4.0f) - static_cast<uint32_t>(e));
+    const float t = mad(-0.25f, sc, -1.0f);
+    m = add(m, t);
+    float r, s;
+    if (fp32) {
+        r = -0x1.92cp-5f;
+        r = mad(r, m, 0x1.b84p-4f);
+        r = mad(r, m, -0x1.0c4p-3f);
+        r = mad(r, m, 0x1.274p-3f);
+        r = mad(r, m, -0x1.55p-3f);
+        r = mad(r, m, 0x1.998p-3f);
+        r = mad(r, m, -0x1.00001ap-2f);
+        s = mul(m, m);
+        r = mad(r, m, 0x1.555572p-2f);
+        r = mad(r, m, -0.5f);
+    } else {
+        r = mad(-0.25f, m, 0x1.744p-2f);
+        s = mul(m, m);
+        r = mad(r, m, -0x1.008p-1f);
+    }
+    const float ef = copysgn(static_cast<float>(e < 0 ? -static_cast<int64_t>(e) : e), F(static_cast<uint32_t>(e)));
+    r = mad(r, s, m);
+    r = mad(ef, 0.693147182f * 1.19209290e-7f, r);
+    if (static_cast<int32_t>(B(u)) >= static_cast<int32_t>(0x7F800000u)) r = u;
+    return r;
+}
+// the argument the inverse hyperbolic functions store to DST before log1p (a 16-bit DST keeps
+// its BF16 half, truncated)
+SINLINE float through_dst(float x, bool fp32) {
+    const uint32_t u = B(x);
+    const uint32_t r = (u & 0x7F800000u) ? u : (u & 0x80000000u);
+    return F(fp32 ? r : r & 0xFFFF0000u);
+}
+// _sfpu_sqrt_ge0_: the rsqrt seed 0x5f1110a0, 2 Newton steps (3 with fp32 DST), x times it and
+// one step on the product; 0 for 0
+SINLINE float sqrt_ge0(float x, bool fp32) {
+    const float hx = addexp(x, -1);
+    float y = F(0x5f1110a0u - (B(x) >> 1));
+    for (int i = 0; i < (fp32 ? 3 : 2); ++i) {
+        y = mul(y, mad(F(B(mul(hx, y)) ^ 0x80000000u), y, 1.5f));
+    }
+    float a = mul(x, y);
+    a = mad(mul(0.5f, mad(F(B(a) ^ 0x80000000u), a, x)), y, a);
+    return x == 0.0f ? 0.0f : a;
+}
+constexpr float kLog1pLarge = 268435456.0f;  // 2^28
+constexpr float kLn2 = 0.6931471805599453f;
+SINLINE float asinh_fn(float x, bool fp32) {  // calculate_asinh
+    const float ax = std::fabs(x);
+    float arg = 0.0f;
+    if (ax >= kLog1pLarge) {
+        arg = add(ax, -1.0f);
+    } else if (ax >= 0.75f) {
+        const float root = sqrt_ge0(mad(x, x, 1.0f), fp32);
+        arg = mad(mul(x, x), recip_gt0(add(1.0f, root), fp32), ax);
+    }
+    float res = log1p_fn(through_dst(arg, fp32), fp32);
+    if (ax >= kLog1pLarge) res = add(res, kLn2);
+    if (ax < 0.75f) {  // |x| P(x^2), degree 6
+        const float s = mul(x, x);
+        float p = mad(4.375355784e-03f, s, -1.484858524e-02f);
+        p = mad(p, s, 2.785361186e-02f);
+        p = mad(p, s, -4.417778924e-02f);
+        p = mad(p, s, 7.495806366e-02f);
+        p = mad(p, s, -1.666652262e-01f);
+        p = mad(p, s, 1.0f);
+        res = mul(ax, p);
+    }
+    res = copysgn(res, x);
+    return fp32 ? res : round_bf16(res);
+}
+SINLINE float acosh_fn(float x, bool fp32) {  // calculate_acosh
+    float arg = add(x, -1.0f);
+    if (x < kLog1pLarge) arg = add(arg, sqrt_ge0(mul(add(x, 1.0f), arg), fp32));
+    float res = log1p_fn(through_dst(arg, fp32), fp32);
+    if (x >= kLog1pLarge) res = add(res, kLn2);
+    if (x == 1.0f) {
+        res = 0.0f;
+    } else if (x < 1.0f) {
+        res = std::numeric_limits<float>::quiet_NaN();
+    }
+    return fp32 ? res : round_bf16(res);
+}
+SINLINE float atanh_fn(float x, bool fp32) {  // calculate_atanh: 0.5 log1p(2a / (1 - a))
+    float a = std::fabs(x);
+    if (a >= 1.0f) a = 0.0f;
+    const float q = mul(add(a, a), recip_gt0(add(1.0f, F(B(a) ^ 0x80000000u)), fp32));
+    float res = copysgn(mul(0.5f, log1p_fn(through_dst(q, fp32), fp32)), x);
+    if (std::fabs(x) > 1.0f) {
+        res = std::numeric_limits<float>::quiet_NaN();
+    } else if (std::fabs(x) == 1.0f) {
+        res = copysgn(std::numeric_limits<float>::infinity(), x);
+    }
+    return fp32 ? res : round_bf16(res);
+}
+
 // ---- erf (ckernel_sfpu_erf.h, ckernel_sfpu_piecewise_rational.h) --------------------------------------
 // One-segment rational P(x)/Q(x) of degree 8/8 (odd numerator, even denominator, Horner in x^2),
 // x clamped to [-10, 10], times the reciprocal of Q (2 Newton steps precise, none approximate),
@@ -884,6 +1059,15 @@ SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32, floa
         case Unary::Sinh: return sinh_fn(x, fp32);
         case Unary::Cosh: return cosh_fn(x, fp32);
         case Unary::Erf: return erf_fn(x, approx);
+        case Unary::Asin: return fp32 ? asin_acos_fp32(x, false) : asin_acos_bf16(x, false);
+        case Unary::Acos: return fp32 ? asin_acos_fp32(x, true) : asin_acos_bf16(x, true);
+        case Unary::Asinh: return asinh_fn(x, fp32);
+        case Unary::Acosh: return acosh_fn(x, fp32);
+        case Unary::Atanh: return atanh_fn(x, fp32);
+        case Unary::Log1p: {
+            const float r = log1p_fn(x, fp32);
+            return fp32 ? r : round_bf16(r);
+        }
         case Unary::Power: return fp32 ? pow_fp32(x, p, false) : pow_21f(x, p, false);
         case Unary::Fmod: return fmod_fn(x, p, fmod_recip);
         case Unary::Unknown: break;
@@ -907,7 +1091,9 @@ Unary unary_from_name(const char* n) {
         {"nez", Unary::Nez}, {"floor", Unary::Floor}, {"ceil", Unary::Ceil},
         {"trunc", Unary::Trunc}, {"round", Unary::Round}, {"sin", Unary::Sin},
         {"cos", Unary::Cos}, {"tan", Unary::Tan}, {"atan", Unary::Atan}, {"sinh", Unary::Sinh},
-        {"cosh", Unary::Cosh}, {"erf", Unary::Erf}, {"power", Unary::Power}, {"fmod", Unary::Fmod}};
+        {"cosh", Unary::Cosh}, {"erf", Unary::Erf}, {"power", Unary::Power}, {"fmod", Unary::Fmod},
+        {"asin", Unary::Asin}, {"acos", Unary::Acos}, {"asinh", Unary::Asinh}, {"acosh", Unary::Acosh},
+        {"atanh", Unary::Atanh}, {"log1p", Unary::Log1p}};
     for (const auto& o : kOps) {
         if (std::strcmp(o.name, n) == 0) return o.op;
     }

@@ -13,7 +13,7 @@ enum class Unary : uint8_t {
     Fill, AddScalar, SubScalar, MulScalar, DivScalar, RsubScalar,
     Exp, Log, Sqrt, Rsqrt, Recip, Relu, Gelu, Sigmoid, Tanh, Abs, Negative, Square, Silu,
     UnaryMax, UnaryMin, Gtz, Gez, Ltz, Lez, Eqz, Nez, Floor, Ceil, Trunc, Round,
-    Sin, Cos, Tan, Atan, Sinh, Cosh, Erf, Power, Fmod,
+    Sin, Cos, Tan, Atan, Sinh, Cosh, Erf, Power, Fmod, Asin, Acos, Asinh, Acosh, Atanh, Log1p,
     Unknown,
 };
 enum class Binary : uint8_t { Add, Sub, Mul, Div, Max, Min, Pow, Fmod, Unknown };

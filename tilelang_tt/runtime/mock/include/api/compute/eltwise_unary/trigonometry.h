@@ -1,5 +1,6 @@
 // tilelang-tt mock TT-Metalium: trigonometric and hyperbolic functions on the SFPU
-// (api/compute/eltwise_unary/trigonometry.h): sin, cos, tan, atan, sinh, cosh.
+// (api/compute/eltwise_unary/trigonometry.h): sin, cos, tan, atan, sinh, cosh, asin, acos, asinh,
+// acosh, atanh.
 #pragma once
 #include "api/compute/common_globals.h"
 // the MATH thread's LLK SFPU wrappers, visible through this header as through the SDK's
@@ -30,4 +31,24 @@ template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void cosh_tile_init() { ttmock::sfpu_init("cosh"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void cosh_tile(uint32_t idst) { ttmock::sfpu_unary("cosh", idst, 0.0f); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void asin_tile_init() { ttmock::sfpu_init("asin"); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void asin_tile(uint32_t idst) { ttmock::sfpu_unary("asin", idst, 0.0f); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void acos_tile_init() { ttmock::sfpu_init("acos"); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void acos_tile(uint32_t idst) { ttmock::sfpu_unary("acos", idst, 0.0f); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void asinh_tile_init() { ttmock::sfpu_init("asinh"); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void asinh_tile(uint32_t idst) { ttmock::sfpu_unary("asinh", idst, 0.0f); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void acosh_tile_init() { ttmock::sfpu_init("acosh"); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void acosh_tile(uint32_t idst) { ttmock::sfpu_unary("acosh", idst, 0.0f); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void atanh_tile_init() { ttmock::sfpu_init("atanh"); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void atanh_tile(uint32_t idst) { ttmock::sfpu_unary("atanh", idst, 0.0f); }
 }  // namespace ckernel
