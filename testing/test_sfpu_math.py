@@ -84,7 +84,9 @@ def test_function_matches_numpy(name, dtype):
     a = as_dtype(a, dtype)
     rtol, atol = fp32_tol if dtype == "float32" else bf16_tol
     got = kernel(a)
-    np.testing.assert_allclose(f64(got), ref(f64(a)), rtol=rtol, atol=atol)
+    with np.errstate(divide="ignore"):  # atanh(+-1) of bfloat16-rounded +-0.999: +-inf
+        want = ref(f64(a))
+    np.testing.assert_allclose(f64(got), want, rtol=rtol, atol=atol)
     assert np.array_equal(np.signbit(f64(got)[0, 2:4]), [False, True]) or \
         name in ("cos", "cosh", "acos", "acosh")
 
