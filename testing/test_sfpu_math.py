@@ -173,3 +173,29 @@ def test_pow_of_a_constant_base_is_refused():
     with pytest.raises(TTUnsupportedError, match=r"T\.pow and T\.fmod \(of an expression and a "
                                                  r"constant or an expression\)"):
         tilelang.compile(unary(lambda x: T.pow(2.0, x), "float32"), out_idx=[1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_functions_of_fragments(dtype):
+    # TileLang's usual form: blocks copied into fragments, the function applied in T.Parallel
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(N // 32, M // 32, threads=128) as (bx, by):
+            a = T.alloc_fragment((32, 32), dtype)
+            b = T.alloc_fragment((32, 32), dtype)
+            c = T.alloc_fragment((32, 32), dtype)
+            T.copy(A[by * 32, bx * 32], a)
+            T.copy(B[by * 32, bx * 32], b)
+            for i, j in T.Parallel(32, 32):
+                c[i, j] = T.pow(T.erf(a[i, j]) + 1.5, b[i, j]) + T.fmod(T.atan(a[i, j]) * 4.0, 1.25)
+            T.copy(c, C[by * 32, bx * 32])
+
+    kernel = tilelang.compile(main, out_idx=[2])
+    rng = np.random.default_rng(9)
+    a = as_dtype(rng.uniform(-3, 3, (M, N)), dtype)
+    b = as_dtype(rng.uniform(-2, 2, (M, N)), dtype)
+    erf = np.vectorize(math.erf)
+    want = np.power(erf(f64(a)) + 1.5, f64(b)) + np.fmod(np.arctan(f64(a)) * 4.0, 1.25)
+    # erf is BF16-accurate (3e-3 absolute) in either mode: up to 1.3% once raised to |b| <= 2
+    tol = 2e-2 if dtype == "float32" else 5e-2
+    np.testing.assert_allclose(f64(kernel(a, b)), want, rtol=tol, atol=tol)
