@@ -168,11 +168,21 @@ def test_fmod_of_two_tensors(dtype):
     assert "fmod_binary_tile(" in kernel.get_kernel_source()
 
 
-def test_pow_of_a_constant_base_is_refused():
-    # 2 ** x: the SDK's rpow is not lowered; the message says what works
-    with pytest.raises(TTUnsupportedError, match=r"T\.pow and T\.fmod \(of an expression and a "
-                                                 r"constant or an expression\)"):
-        tilelang.compile(unary(lambda x: T.pow(2.0, x), "float32"), out_idx=[1])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_pow_of_a_constant_base(dtype):
+    # c ** x: rpow_tile with the base's float32 bits
+    kernel = tilelang.compile(unary(lambda x: T.pow(2.5, x), dtype), out_idx=[1])
+    a = as_dtype(np.random.default_rng(10).uniform(-6, 6, (M, N)), dtype)
+    tol = 1e-6 if dtype == "float32" else 8e-3
+    np.testing.assert_allclose(f64(kernel(a)), np.power(np.float64(2.5), f64(a)), rtol=tol)
+    assert "rpow_tile(" in kernel.get_kernel_source()
+
+
+def test_fmod_of_a_constant_is_refused():
+    # fmod(c, x): no SDK call takes a constant dividend; the message says what works
+    with pytest.raises(TTUnsupportedError, match=r"T\.fmod \(of an expression and a constant "
+                                                 r"or an expression\)"):
+        tilelang.compile(unary(lambda x: T.fmod(2.0, x), "float32"), out_idx=[1])
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])

@@ -256,7 +256,8 @@ for _fn in FUNCTIONS.values():
         props={"function": _fn.name})
 # x ** y and fmod(x, y): the vector engine's power and fmod (y a constant: power_tile /
 # fmod_tile_init(y, 1/y) and fmod_tile; a tile: power_binary_tile / fmod_binary_tile)
-_op("expr.pow", "expr", "float32", "expr.pow(x, y): x ** y (y: a tree or a float constant)",
+_op("expr.pow", "expr", "float32",
+    "expr.pow(x, y): x ** y (x, y: trees or float constants, not both constants)",
     "x:expr y:expr")
 _op("expr.fmod", "expr", "float32",
     "expr.fmod(x, y): x - trunc(x / y) * y, the sign of x (y: a tree or a float constant)",
@@ -541,6 +542,11 @@ _compute("power_tile_init", "power_tile_init(): configure the vector engine for 
          "compute_kernel_api.h", engine="sfpu", sets="sfpu")
 _compute("power_tile", "power_tile(idst, bits): DST[idst] = DST[idst] ** (the float32 `bits`)",
          "compute_kernel_api.h", "idst:dst bits:bits", engine="sfpu", init="tt.power_tile_init",
+         dst="math")
+_compute("rpow_tile_init", "rpow_tile_init(): configure the vector engine for rpow_tile",
+         "eltwise_unary/rpow.h", engine="sfpu", sets="sfpu")
+_compute("rpow_tile", "rpow_tile(idst, bits): DST[idst] = (the float32 `bits`) ** DST[idst]",
+         "eltwise_unary/rpow.h", "idst:dst bits:bits", engine="sfpu", init="tt.rpow_tile_init",
          dst="math")
 _compute("power_binary_tile_init", "power_binary_tile_init()", "eltwise_binary_sfpu.h",
          engine="sfpu", sets="sfpu")

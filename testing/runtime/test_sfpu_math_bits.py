@@ -246,6 +246,39 @@ def model_power_bf16(base, p):  # _sfpu_unary_power_21f_ for a positive base
     return bf16_nearest(fl((m & 0x807FFFFF) | (((127 + zii) & 255) << 23)))
 
 
+def model_power_fp32(base, p):  # _sfpu_unary_power_61f_updated_ for a positive base
+    m = fl((bits(base) & 0x807FFFFF) | (127 << 23))
+    ex = ((bits(base) >> 23) & 255) - 127
+    if m >= c(1.4142135381698608):
+        m, ex = m / 2, ex + 1
+    mp1 = add(m, 1.0)
+    r = mad(mp1, c(-0.244), c(1.003))
+    for _ in range(3):
+        r = mul(r, mad(neg(mp1), r, 2.0))
+    z = mul(add(m, -1.0), r)
+    z2 = mul(z, z)
+    q = mad(z2, c(1 / 11), c(1 / 9))
+    for k in (1 / 7, 0.2, 1 / 3, 1.0):
+        q = mad(z2, q, c(k))
+    ln_m = mul(2.0, mul(z, q))
+    pc = mul(p, 4097.0)
+    p_hi = add(pc, neg(add(pc, neg(p))))
+    p_lo = add(p, neg(p_hi))
+    z_hi = mul(p_hi, float(ex))
+    z_lo = mad(p_lo, float(ex), mul(p, mul(ln_m, c(1.4426950408889634))))
+    s = max(add(z_hi, z_lo), c(h("-0x7e.ffff8p0")))
+    e = add(z_lo, neg(add(add(z_hi, z_lo), neg(z_hi))))
+    tmp = add(s, BIAS)
+    k = add(tmp, -BIAS)
+    k_int = bits(tmp) - bits(BIAS)
+    f = add(add(s, neg(k)), e)
+    rr = mad(f, c(0.693359375), mul(f, c(-2.12194440e-4)))
+    y = mad(rr, c(1 / 5040), c(1 / 720))
+    for kk in (1 / 120, 1 / 24, 1 / 6, 0.5, 1.0, 1.0):
+        y = mad(rr, y, c(kk))
+    return fl((bits(y) & 0x807FFFFF) | ((((bits(y) >> 23) & 255) + k_int) & 255) << 23)
+
+
 def model_fmod(v, s):  # ckernel_sfpu_fmod.h, positive divisor s, recip = f32(1/s)
     r = f32(Fraction(1) / Fraction(s))
     av = abs(v)
@@ -401,6 +434,26 @@ def test_power_bf16_bits(exe, tmp_path, exponent):
     got = run(exe, tmp_path, {"OP_SFPU_ARG": 1, "OP_INIT": "power_tile_init",
                               "OP_CALL": "power_tile", "OP_ARG": f"{bits(exponent)}u"}, a, False)
     want = [model_power_bf16(float(x), exponent) for x in a[:len(xs)]]
+    assert [hex(bits(g)) for g in got[:len(xs)]] == [hex(bits(w)) for w in want]
+
+
+@pytest.mark.parametrize("exponent", [2.0, 0.5, -1.5, 7.25])
+def test_power_fp32_bits(exe, tmp_path, exponent):
+    xs = [0.25, 1.0, 1.5, 2.0, 3.0, 9.0, 100.0, 1.4142135]
+    a = tile(xs)
+    got = run(exe, tmp_path, {"OP_SFPU_ARG": 1, "OP_INIT": "power_tile_init",
+                              "OP_CALL": "power_tile", "OP_ARG": f"{bits(exponent)}u"}, a, True)
+    want = [model_power_fp32(float(x), exponent) for x in a[:len(xs)]]
+    assert [hex(bits(g)) for g in got[:len(xs)]] == [hex(bits(w)) for w in want]
+
+
+def test_rpow_bf16_bits(exe, tmp_path):
+    # rpow_tile: the binary power with the scalar as the base (exp_21f with a 16-bit DST)
+    xs = [0.0, 1.0, -1.0, 0.5, 2.5, -3.0, 7.0]
+    a = tile(xs, ml_dtypes.bfloat16)
+    got = run(exe, tmp_path, {"OP_SFPU_ARG": 1, "OP_INIT": "rpow_tile_init",
+                              "OP_CALL": "rpow_tile", "OP_ARG": f"{bits(2.5)}u"}, a, False)
+    want = [model_power_bf16(2.5, float(x)) for x in a[:len(xs)]]
     assert [hex(bits(g)) for g in got[:len(xs)]] == [hex(bits(w)) for w in want]
 
 

@@ -128,6 +128,9 @@ class _Slot:
 
 def _binary_in_dst(op, lhs, rhs, slots, each):
     """``lhs op rhs`` into the slot of the tile operand; at least one side is a tile."""
+    if op == "pow" and lhs[0] == "const":  # c ** y: rpow_tile takes the base's float32 bits
+        bits = tirx.IntImm("uint32", float_bits(lhs[1]))
+        return [ev("tt.rpow_tile_init"), each(lambda d: ev("tt.rpow_tile", d.at(rhs[1]), bits))]
     if op in ("pow", "fmod") and rhs[0] == "slot":  # two tiles (A0 keeps x a tile)
         name = "tt.power_binary_tile" if op == "pow" else "tt.fmod_binary_tile"
         return [ev(name + "_init"),

@@ -66,8 +66,8 @@ SUPPORTED = ("elementwise expressions of buffer elements and float constants bui
              "*, /, T.exp, T.exp2, T.exp10, T.log, T.log2, T.log10, T.sqrt, T.rsqrt, T.sigmoid, "
              "T.tanh, T.abs, T.floor, T.ceil, T.trunc, T.round, T.nearbyint, T.sin, T.cos, T.tan, "
              "T.atan, T.sinh, T.cosh, T.asin, T.acos, T.asinh, T.acosh, T.atanh, T.erf, T.log1p, "
-             "T.pow and T.fmod (of an expression and a constant or "
-             "an expression), "
+             "T.pow (of an expression or a constant and a constant or an "
+             "expression), T.fmod (of an expression and a constant or an expression), "
              "T.max / T.min (of two values), T.clamp, unary minus, and T.if_then_else (or `x if c "
              "else y`) whose condition compares such expressions (<, <=, >, >=, ==, !=); a 1-D buffer read as R[i] (possibly through those functions) only "
              "as a direct operand of +, -, * or / with a block element (A[i, j] - R[i])")
@@ -291,8 +291,14 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
             return None
         return where(c, tx, ty)
 
-    def power(fn, x, y):  # T.pow(x, y), T.fmod(x, y): y a constant or a tree
+    def power(fn, x, y):  # T.pow(x, y), T.fmod(x, y): y a constant or a tree; T.pow(c, y)
         base, c = visit(x), _const(y)
+        cx = _const(x)
+        if cx is not None and c is None and fn == "pow":  # c ** y: rpow_tile
+            exponent = visit(y)
+            if exponent is None or isinstance(exponent, tirx.FloatImm):
+                return None
+            return ops.call(ops.POWER_OPS[fn], const(cx), exponent)
         if base is None or isinstance(base, tirx.FloatImm):
             return None
         if c is not None:

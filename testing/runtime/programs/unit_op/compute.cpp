@@ -23,6 +23,7 @@
 #include "api/compute/eltwise_unary/erf_erfc.h"
 #include "api/compute/eltwise_unary/fmod.h"
 #include "api/compute/eltwise_unary/log1p.h"
+#include "api/compute/eltwise_unary/rpow.h"
 #include "api/compute/binary_fmod.h"
 #include "api/compute/pack.h"
 #include "api/compute/reg_api.h"

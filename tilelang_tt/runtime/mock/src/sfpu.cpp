@@ -1069,6 +1069,8 @@ SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32, floa
             return fp32 ? r : round_bf16(r);
         }
         case Unary::Power: return fp32 ? pow_fp32(x, p, false) : pow_21f(x, p, false);
+        // ckernel_sfpu_rpow.h: the binary power with the scalar as the base
+        case Unary::Rpow: return fp32 ? pow_fp32(p, x, true) : pow_21f(p, x, true);
         case Unary::Fmod: return fmod_fn(x, p, fmod_recip);
         case Unary::Unknown: break;
     }
@@ -1093,7 +1095,7 @@ Unary unary_from_name(const char* n) {
         {"cos", Unary::Cos}, {"tan", Unary::Tan}, {"atan", Unary::Atan}, {"sinh", Unary::Sinh},
         {"cosh", Unary::Cosh}, {"erf", Unary::Erf}, {"power", Unary::Power}, {"fmod", Unary::Fmod},
         {"asin", Unary::Asin}, {"acos", Unary::Acos}, {"asinh", Unary::Asinh}, {"acosh", Unary::Acosh},
-        {"atanh", Unary::Atanh}, {"log1p", Unary::Log1p}};
+        {"atanh", Unary::Atanh}, {"log1p", Unary::Log1p}, {"rpow", Unary::Rpow}};
     for (const auto& o : kOps) {
         if (std::strcmp(o.name, n) == 0) return o.op;
     }

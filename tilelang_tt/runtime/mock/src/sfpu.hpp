@@ -14,6 +14,7 @@ enum class Unary : uint8_t {
     Exp, Log, Sqrt, Rsqrt, Recip, Relu, Gelu, Sigmoid, Tanh, Abs, Negative, Square, Silu,
     UnaryMax, UnaryMin, Gtz, Gez, Ltz, Lez, Eqz, Nez, Floor, Ceil, Trunc, Round,
     Sin, Cos, Tan, Atan, Sinh, Cosh, Erf, Power, Fmod, Asin, Acos, Asinh, Acosh, Atanh, Log1p,
+    Rpow,
     Unknown,
 };
 enum class Binary : uint8_t { Add, Sub, Mul, Div, Max, Min, Pow, Fmod, Unknown };
