@@ -1,6 +1,7 @@
 """The vector-engine (SFPU) math functions of TileLang's ``testing/python/math`` tests and kernels
 such as rotary embeddings: ``T.sin``, ``T.cos``, ``T.tan``, ``T.atan``, ``T.sinh``, ``T.cosh``,
-``T.asin``, ``T.acos``, ``T.asinh``, ``T.acosh``, ``T.atanh``, ``T.log1p``, ``T.erf``, ``T.pow`` (a constant exponent: ``power_tile``; a tensor: ``power_binary_tile``) and
+``T.asin``, ``T.acos``, ``T.asinh``, ``T.acosh``, ``T.atanh``, ``T.log1p``, ``T.erf``,
+``T.atan2`` (``atan2_binary_tile``), ``T.pow`` (a constant exponent: ``power_tile``; a tensor: ``power_binary_tile``) and
 ``T.fmod`` by a constant, in ``T.Parallel`` bodies of fragments, float32 and bfloat16, run on the
 emulator against numpy at the accuracy of the SDK's algorithm (docs/MOCK.md "Numerics")."""
 
@@ -166,6 +167,20 @@ def test_fmod_of_two_tensors(dtype):
     # out of range: within a few ulps of |a|
     np.testing.assert_allclose(got, want, rtol=0, atol=1.2e-4 if dtype == "float32" else 0.02)
     assert "fmod_binary_tile(" in kernel.get_kernel_source()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_atan2_of_two_tensors(dtype):
+    kernel = tilelang.compile(binary(T.atan2, dtype), out_idx=[2])
+    rng = np.random.default_rng(11)
+    y = rng.standard_normal((M, N)) * 5
+    x = rng.standard_normal((M, N)) * 5
+    y[0, :6], x[0, :6] = [0.0, 1.0, -1.0, 2.0, -3.0, 0.0], [0.0, 1.0, -1.0, -2.0, 0.0, -4.0]
+    y, x = as_dtype(y, dtype), as_dtype(x, dtype)
+    tol = (1e-6, 2e-7) if dtype == "float32" else (8e-3, 1e-3)
+    np.testing.assert_allclose(f64(kernel(y, x)), np.arctan2(f64(y), f64(x)), rtol=tol[0],
+                               atol=tol[1])
+    assert "atan2_binary_tile(" in kernel.get_kernel_source()
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])

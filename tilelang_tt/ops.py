@@ -262,7 +262,9 @@ _op("expr.pow", "expr", "float32",
 _op("expr.fmod", "expr", "float32",
     "expr.fmod(x, y): x - trunc(x / y) * y, the sign of x (y: a tree or a float constant)",
     "x:expr y:expr")
-POWER_OPS = {"pow": "tt.expr.pow", "fmod": "tt.expr.fmod"}
+_op("expr.atan2", "expr", "float32", "expr.atan2(y, x): the angle of (x, y) (two trees)",
+    "y:expr x:expr")
+POWER_OPS = {"pow": "tt.expr.pow", "fmod": "tt.expr.fmod", "atan2": "tt.expr.atan2"}
 _op("expr.where", "expr", "float32",
     "expr.where(c, x, y): x where c is not 0, else y (c: a comparison, 1.0 or 0.0)",
     "c:expr x:expr y:expr")
@@ -543,6 +545,11 @@ _compute("power_tile_init", "power_tile_init(): configure the vector engine for 
 _compute("power_tile", "power_tile(idst, bits): DST[idst] = DST[idst] ** (the float32 `bits`)",
          "compute_kernel_api.h", "idst:dst bits:bits", engine="sfpu", init="tt.power_tile_init",
          dst="math")
+_compute("atan2_binary_tile_init", "atan2_binary_tile_init()", "atan2.h", engine="sfpu",
+         sets="sfpu")
+_compute("atan2_binary_tile", "atan2_binary_tile(idst0, idst1, odst): DST[odst] = "
+         "atan2(DST[idst0], DST[idst1]) (y, x)", "atan2.h", "idst0:dst idst1:dst odst:dst",
+         engine="sfpu", init="tt.atan2_binary_tile_init", dst="math")
 _compute("rpow_tile_init", "rpow_tile_init(): configure the vector engine for rpow_tile",
          "eltwise_unary/rpow.h", engine="sfpu", sets="sfpu")
 _compute("rpow_tile", "rpow_tile(idst, bits): DST[idst] = (the float32 `bits`) ** DST[idst]",

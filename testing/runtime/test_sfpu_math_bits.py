@@ -1,5 +1,5 @@
 """The emulator's SFPU math functions (sin, cos, tan, atan, sinh, cosh, asin, acos, atanh, log1p,
-erf, power, fmod) bit for bit against a second, independent model of the LLK algorithms (TT-Metalium 0.81.1,
+erf, power, rpow, atan2, fmod) bit for bit against a second, independent model of the LLK algorithms (TT-Metalium 0.81.1,
 ckernel_sfpu_trigonometry.h, ckernel_sfpu_log1p.h, ckernel_sfpu_erf.h,
 ckernel_sfpu_unary_power.h, ckernel_sfpu_fmod.h): each SFPMAD is computed exactly with fractions and rounded once to float32
 (nearest even, denormals to zero), as docs/MOCK.md "Numerics" states. A wrong coefficient,
@@ -59,6 +59,8 @@ def f32(v) -> float:
 
 def mad(a, b, c):  # SFPMAD: one rounding, denormal operands flushed
     a, b, c = (0.0 if abs(x) < 2.0 ** -126 else x for x in (a, b, c))
+    if not all(math.isfinite(x) for x in (a, b, c)):  # infinities and NaN: IEEE
+        return a * b + c
     return f32(Fraction(a) * Fraction(b) + Fraction(c))
 
 
@@ -359,6 +361,26 @@ def model_atanh(x, fp32):
     return r if fp32 else bf16_nearest(r)
 
 
+def model_atan2_fp32(y, x):  # _sfpu_atan2_ with an fp32 DST (APPROX false)
+    ax, ay = abs(x), abs(y)
+    mn, mx = min(ax, ay), max(ax, ay)
+    a = mul(mn, recip_iter2(mx))
+    s = mul(a, a)
+    q = c(h("0x1.01cp-8"))
+    for k in ("-0x1.4bcp-6", "0x1.93p-5", "-0x1.48cp-4", "0x1.bd4p-4", "-0x1.24p-3",
+              "0x1.99938ap-3", "-0x1.555558p-2"):
+        q = mad(q, s, c(h(k)))
+    half_pi = c(h("0x1.921fb6p+0"))
+    r = mad(mul(q, s), a, a)
+    if bits(mn) >= bits(ax):
+        r = add(half_pi, neg(r))
+        if bits(mn) >= bits(mx):
+            r = half_pi / 2 if mx != 0 else 0.0
+    if math.copysign(1, x) < 0:
+        r = add(half_pi * 2, neg(r))
+    return math.copysign(r, y)
+
+
 # ---- the emulator on one tile --------------------------------------------------------------
 def run(exe, tmp_path, defines, a, fp32):
     dt = np.float32 if fp32 else ml_dtypes.bfloat16
@@ -455,6 +477,20 @@ def test_rpow_bf16_bits(exe, tmp_path):
                               "OP_CALL": "rpow_tile", "OP_ARG": f"{bits(2.5)}u"}, a, False)
     want = [model_power_bf16(2.5, float(x)) for x in a[:len(xs)]]
     assert [hex(bits(g)) for g in got[:len(xs)]] == [hex(bits(w)) for w in want]
+
+
+def test_atan2_fp32_bits(exe, tmp_path):
+    ys = [0.0, 1.0, -1.0, 2.0, -3.0, 0.5, 10.0, -0.01, 3.0]
+    xs = [0.0, 1.0, -1.0, -2.0, 0.0, 7.0, -0.3, -5.0, 2.9]
+    a, b = tile(ys), tile(xs)
+    pa, pb, pc = tmp_path / "a.bin", tmp_path / "b.bin", tmp_path / "c.bin"
+    a.tofile(pa)
+    b.tofile(pb)
+    spec = "OP_SFPU_BINARY=1;OP_INIT=atan2_binary_tile_init;OP_CALL=atan2_binary_tile"
+    mockbuild.run_host(exe, [spec, "f32", "f32", "1", "1", str(pa), str(pb), str(pc)])
+    got = np.fromfile(pc, dtype=np.float32)
+    want = [model_atan2_fp32(float(y), float(x)) for y, x in zip(ys, xs)]
+    assert [hex(bits(g)) for g in got[:len(ys)]] == [hex(bits(w)) for w in want]
 
 
 def test_fmod_bits(exe, tmp_path):

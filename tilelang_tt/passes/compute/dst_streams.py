@@ -131,8 +131,9 @@ def _binary_in_dst(op, lhs, rhs, slots, each):
     if op == "pow" and lhs[0] == "const":  # c ** y: rpow_tile takes the base's float32 bits
         bits = tirx.IntImm("uint32", float_bits(lhs[1]))
         return [ev("tt.rpow_tile_init"), each(lambda d: ev("tt.rpow_tile", d.at(rhs[1]), bits))]
-    if op in ("pow", "fmod") and rhs[0] == "slot":  # two tiles (A0 keeps x a tile)
-        name = "tt.power_binary_tile" if op == "pow" else "tt.fmod_binary_tile"
+    if op in ("pow", "fmod", "atan2") and rhs[0] == "slot":  # two tiles (A0 keeps x a tile)
+        name = {"pow": "tt.power_binary_tile", "fmod": "tt.fmod_binary_tile",
+                "atan2": "tt.atan2_binary_tile"}[op]
         return [ev(name + "_init"),
                 each(lambda d: ev(name, d.at(lhs[1]), d.at(rhs[1]), d.at(lhs[1])))]
     if op == "pow":  # x ** c: power_tile takes the exponent's float32 bits

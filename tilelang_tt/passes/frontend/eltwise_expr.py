@@ -53,7 +53,7 @@ COMPARISONS = {tirx.GT: "gtz", tirx.GE: "gez", tirx.LT: "ltz", tirx.LE: "lez", t
 # functions computed from others: exp2(x) = exp(x ln 2), log2(x) = log(x) / ln 2,
 # exp10(x) = exp(x ln 10), log10(x) = log(x) / ln 10
 # x ** y and fmod(x, y) (y a constant or an expression): ops.POWER_OPS
-POWER_CALLS = {"tirx.pow": "pow", "tirx.fmod": "fmod"}
+POWER_CALLS = {"tirx.pow": "pow", "tirx.fmod": "fmod", "tirx.atan2": "atan2"}
 DERIVED_CALLS = {"tirx.exp2": ("exp", 0.6931471805599453, None),
                  "prim.log2": ("log", None, 1.4426950408889634),
                  "tirx.log2": ("log", None, 1.4426950408889634),
@@ -68,6 +68,7 @@ SUPPORTED = ("elementwise expressions of buffer elements and float constants bui
              "T.atan, T.sinh, T.cosh, T.asin, T.acos, T.asinh, T.acosh, T.atanh, T.erf, T.log1p, "
              "T.pow (of an expression or a constant and a constant or an "
              "expression), T.fmod (of an expression and a constant or an expression), "
+             "T.atan2 (of two expressions), "
              "T.max / T.min (of two values), T.clamp, unary minus, and T.if_then_else (or `x if c "
              "else y`) whose condition compares such expressions (<, <=, >, >=, ==, !=); a 1-D buffer read as R[i] (possibly through those functions) only "
              "as a direct operand of +, -, * or / with a block element (A[i, j] - R[i])")
@@ -301,7 +302,7 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
             return ops.call(ops.POWER_OPS[fn], const(cx), exponent)
         if base is None or isinstance(base, tirx.FloatImm):
             return None
-        if c is not None:
+        if c is not None and fn != "atan2":  # (atan2 takes two tiles only)
             return ops.call(ops.POWER_OPS[fn], base, const(c))
         exponent = visit(y)
         if exponent is None or isinstance(exponent, tirx.FloatImm):

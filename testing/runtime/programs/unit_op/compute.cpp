@@ -24,6 +24,7 @@
 #include "api/compute/eltwise_unary/fmod.h"
 #include "api/compute/eltwise_unary/log1p.h"
 #include "api/compute/eltwise_unary/rpow.h"
+#include "api/compute/atan2.h"
 #include "api/compute/binary_fmod.h"
 #include "api/compute/pack.h"
 #include "api/compute/reg_api.h"

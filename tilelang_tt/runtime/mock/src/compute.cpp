@@ -584,7 +584,7 @@ void ttmock::sfpu_binary(const char* op, uint32_t i0, uint32_t i1, uint32_t odst
     check_dst(e, odst, what, false);
     {
         TileMathTimer tile_math_timer(current_core());
-        sfpu::binary(f, e.dst[odst], e.dst[i0], e.dst[i1], e.fp32_dest_acc);
+        sfpu::binary(f, e.dst[odst], e.dst[i0], e.dst[i1], e.fp32_dest_acc, e.approx);
     }
     e.dst_written[odst] = true;
     count(e, kCntSfpuBinary + static_cast<int>(f), op, "sfpu_", "_binary");

@@ -972,6 +972,45 @@ SINLINE float fmod_binary(float a, float b, bool fp32) {
     return fp32 ? r : round_bf16(r);
 }
 
+// ckernel_sfpu_atan2.h _sfpu_atan2_(y, x): a = min(|x|, |y|) / max(|x|, |y|) (reciprocal with
+// 2 Newton steps, none with a 16-bit DST or APPROX), a + a^3 P(a^2) (degree 7 fp32, 2 16-bit),
+// pi/2 - r where |y| >= |x| (pi/4 where equal, 0 where both are 0), pi - r for x < 0 (sign
+// bit), BF16 rounding with a 16-bit DST, y's sign; NaN when max(|x|, |y|) is NaN
+SINLINE float atan2_fn(float y, float x, bool fp32, bool approx) {
+    const bool low = !fp32 || approx;
+    const float ax = std::fabs(x), ay = std::fabs(y);
+    const float mn = ay < ax ? ay : ax, mx = ay < ax ? ax : ay;
+    const float a = mul(mn, recip_iter(mx, low ? 0 : 2, false, kRecipFp32));
+    const float s = mul(a, a);
+    float q;
+    if (fp32) {
+        q = mad(0x1.01cp-8f, s, -0x1.4bcp-6f);
+        q = mad(q, s, 0x1.93p-5f);
+        q = mad(q, s, -0x1.48cp-4f);
+        q = mad(q, s, 0x1.bd4p-4f);
+        q = mad(q, s, -0x1.24p-3f);
+        q = mad(q, s, 0x1.99938ap-3f);
+        q = mad(q, s, -0x1.555558p-2f);
+    } else {
+        q = mad(-0x1.de8p-5f, s, 0x1.668p-3f);
+        q = mad(q, s, -0x1.54p-2f);
+    }
+    const float half_pi = 0x1.921fb6p+0f;
+    float r = mad(mul(q, s), a, a);
+    if (static_cast<int32_t>(B(mn)) >= static_cast<int32_t>(B(ax))) {
+        r = add(half_pi, F(B(r) ^ 0x80000000u));
+        if (static_cast<int32_t>(B(mn)) >= static_cast<int32_t>(B(mx))) {
+            r = addexp(half_pi, -1);
+            if (mx == 0.0f) r = 0.0f;
+        }
+    }
+    if (std::signbit(x)) r = add(addexp(half_pi, 1), F(B(r) ^ 0x80000000u));
+    if (!fp32) r = round_bf16(r);
+    r = copysgn(r, y);
+    if (static_cast<int32_t>(0x7F800000u) < static_cast<int32_t>(B(mx))) r = std::numeric_limits<float>::quiet_NaN();
+    return r;
+}
+
 SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32, float fmod_recip) {
     switch (op) {
         case Unary::Fill: return p;
@@ -1111,6 +1150,7 @@ Binary binary_from_name(const char* n) {
     if (std::strcmp(n, "min") == 0) return Binary::Min;
     if (std::strcmp(n, "power") == 0) return Binary::Pow;
     if (std::strcmp(n, "fmod") == 0) return Binary::Fmod;
+    if (std::strcmp(n, "atan2") == 0) return Binary::Atan2;
     return Binary::Unknown;
 }
 
@@ -1153,7 +1193,7 @@ SFPU_HOT void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp3
 #undef SFPU_CASE
 }
 
-SFPU_HOT void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst) {
+SFPU_HOT void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst, bool approx) {
     for (int i = 0; i < kTileElems; ++i) {
         const float x = F(a[i]), y = F(b[i]);
         float r = 0.0f;
@@ -1193,6 +1233,7 @@ SFPU_HOT void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t
             // ckernel_sfpu_binary_pow.h calculate_sfpu_binary_pow
             case Binary::Pow: r = fp32_dst ? pow_fp32(x, y, true) : pow_21f(x, y, true); break;
             case Binary::Fmod: r = fmod_binary(x, y, fp32_dst); break;
+            case Binary::Atan2: r = atan2_fn(x, y, fp32_dst, approx); break;
             case Binary::Max: r = x < y ? y : x; break;
             case Binary::Min: r = y < x ? y : x; break;
             case Binary::Unknown: break;

@@ -17,7 +17,7 @@ enum class Unary : uint8_t {
     Rpow,
     Unknown,
 };
-enum class Binary : uint8_t { Add, Sub, Mul, Div, Max, Min, Pow, Fmod, Unknown };
+enum class Binary : uint8_t { Add, Sub, Mul, Div, Max, Min, Pow, Fmod, Atan2, Unknown };
 
 Unary unary_from_name(const char* name);
 Binary binary_from_name(const char* name);
@@ -26,7 +26,8 @@ Binary binary_from_name(const char* name);
 // approx: the function's approximate mode; param: the scalar of fill / *_unary ops.
 // param2: a second scalar (fmod: 1/c, from fmod_tile_init)
 void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst, float param2 = 0.0f);
-void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst);
+// approx: APPROX (math_approx_mode), which atan2 reads
+void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst, bool approx = false);
 // where: out = cond != 0 ? a : b, per datum (16-bit DST: the BF16 half only)
 void where(uint32_t* out, const uint32_t* cond, const uint32_t* a, const uint32_t* b, bool fp32_dst);
 
