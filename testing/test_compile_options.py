@@ -115,4 +115,4 @@ def test_default_fidelity_meets_tilelangs_bf16_gemm_tolerance():
         c = as_f32(kernel(a, b)).astype(np.float64)
         missed[fidelity] = (~np.isclose(c, ref, rtol=1e-2, atol=1e-2)).mean()
     assert missed["HiFi4"] == 0.0, missed
-    assert missed["HiFi2"] > 0.01, missed  # 9.7% of the elements with TileLang's profiler inputs
+    assert missed["HiFi2"] > 0.01, missed  # 9.7% of these elements (max error 0.18; HiFi4 0.008)
