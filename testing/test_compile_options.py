@@ -36,7 +36,7 @@ def test_fidelity_is_computed_with(fidelity):
     c = art(a, b)
     assert_matmul(c, a, b, art)
     err = np.abs(as_f32(c) - as_f32(a) @ as_f32(b)).mean()
-    # LoFi drops mantissa bits of both operands, HiFi2 SrcB's (b's) low bits: each visibly less
+    # LoFi drops mantissa bits of both operands, HiFi2 SrcB's (a's) low bits: each visibly less
     # precise than the next (HiFi4's error is the bf16 output's rounding)
     low, high = {"LoFi": (1e-1, 1.0), "HiFi2": (2e-2, 1e-1), "HiFi4": (0.0, 2e-2)}[fidelity]
     assert low < err < high
