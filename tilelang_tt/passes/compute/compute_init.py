@@ -39,12 +39,13 @@ from ..common import (
     buffer_dtype, collect, get_attr, int_imm, require_attr, seq, split_persistent, stmt_op_name,
     to_py, tt_calls, tt_pass,
 )
-
-# TT-Metalium's ``ComputeConfig::math_fidelity`` default (every kernel, whatever its dtypes)
-DEFAULT_MATH_FIDELITY = "HiFi4"
 from ..common import tt_map
 from ..frontend.eltwise_expr import is_single_function, matrix_engine_operands
 from ..analysis.flow import TOP, FlowRewriter
+
+# TT-Metalium's ``ComputeConfig::math_fidelity`` default (every kernel, whatever its dtypes)
+DEFAULT_MATH_FIDELITY = "HiFi4"
+
 
 def self_configured(name) -> bool:
     """Ops that configure the engines themselves when D5 expands them (the registry's
