@@ -83,6 +83,8 @@ PASS_CONFIGS: dict[str, object] = {
 # ---- allocation annotations ----------------------------------------------------------------
 CB_DESC = "tt.cb_desc"  # A2: on shared AllocBuffers
 ACC_DESC = "tt.acc_desc"  # A2: on fragment AllocBuffers (accumulators)
+# frontend -> A0.1.3 (T.alloc_reducer): {"op": "sum" | "max" | "min", "v1": replication given}
+REDUCER = "tt.reducer"
 CB = "tt.cb"  # C1: on block-buffer AllocBuffers still used by tile ops: the CB var (until C2)
 
 # ---- tile primitive config keys (frontend -> A0) -------------------------------------------
@@ -94,6 +96,9 @@ DST_SCOPE = "tt.dst_scope"  # D5: accumulator lives in DST for the body
 # frontend -> A0.1.1: a store that is a TileLang atomic (T.atomic_add / max / min); the node is
 # the kind ("add" | "max" | "min"), the body the store `dst = dst op value`
 ATOMIC = "tt.atomic"
+# frontend -> A0.1.3: a store that is T.reducer_update (node: the reducer's op); the body the
+# store `r[I] = r[I] op value`
+REDUCER_UPDATE = "tt.reducer_update"
 
 # ---- schemas -------------------------------------------------------------------------------
 # field -> type(s) (or tuple of allowed string values for enums)

@@ -1,0 +1,240 @@
+"""TileLang's reducers (``T.alloc_reducer``, ``T.reducer_init``, ``T.reducer_update``,
+``T.finalize_reducer``) as frontend TIR.
+
+On a GPU a reducer is a per-thread partial that a final all-reduce combines.  A Tensix core
+runs its block as one program, so a reducer is a block buffer (a fragment) folded across the
+``T.Parallel`` dimension it is updated over and across the serial / pipelined loop around it:
+a tile reduction into loop-carried state.  The frontend writes:
+
+- ``T.alloc_reducer(shape, dtype, op, replication)``: a ``local.fragment`` allocation whose
+  annotation ``tt.reducer`` (``attrs.REDUCER``) holds ``{"op": op, "v1": replication given}``
+  (``replication`` is a CUDA thread-replication hint: accepted, no meaning here);
+- ``T.reducer_init(r[, init])``: ``T.fill(r, init)`` (default: the op's identity, 0 /
+  -inf / +inf); on one program the logical starting value is combined exactly once;
+- ``T.reducer_update(r[I], v)``: the store ``r[I] = r[I] op v`` marked with an ``AttrStmt``
+  ``tt.reducer_update`` (``attrs.REDUCER_UPDATE``, node: the op), which the pass
+  ``frontend/reducers.py`` turns into a tile reduction;
+- ``T.finalize_reducer(r)``: nothing (the values are already combined);
+  ``T.finalize_reducer(r, dst)``: ``T.copy(r, dst)``.  ``batch`` sizes a CUDA all-reduce and
+  is accepted as a no-op.
+
+The epoch rules TileLang checks when it parses (one init before any update, an update inside
+``T.Parallel``, finalize once, a v2 reducer finalized into a destination, a starting value of
+the reducer's dtype) are checked here in program order, each naming the call; the rules about
+plain reads and stores of a v2 reducer are the pass's (they need the IR).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from tvm import tirx
+from tvm.ir import TensorLoad
+from tvm.script import tirx as _T
+from tvm.script.ir_builder import IRBuilder
+from tvm.script.ir_builder import tirx as _IB
+from tvm.tirx import is_buffer_var
+
+from . import attrs, language_compat
+from .errors import TTArgumentError, TTAssertionError, TTCompileError, TTDtypeError, \
+    TTUnsupportedError
+
+OPS = ("sum", "max", "min")
+_BITWISE = ("bitand", "bitor", "bitxor")
+_STATE = threading.local()
+
+
+def _epochs() -> list:
+    """[(buffer, state dict)] of the reducers of the kernel being parsed, in order."""
+    if not hasattr(_STATE, "epochs"):
+        _STATE.epochs = []
+    return _STATE.epochs
+
+
+def reset() -> None:
+    """Forget the reducers of the previous kernel (called when a kernel's parse starts)."""
+    _epochs().clear()
+
+
+def _err(cls, message):
+    return language_compat.note_error(cls(message))
+
+
+def _state(buf):
+    for b, st in _epochs():
+        if b.same_as(buf):
+            return st
+    return None
+
+
+def is_v2_reducer(buf) -> bool:
+    """Whether ``buf`` is a reducer allocated without ``replication`` (TileLang's v2 handle,
+    only reachable through the epoch calls)."""
+    st = _state(buf) if is_buffer_var(buf) else None
+    return st is not None and not st["v1"]
+
+
+def check_plain_op(buf, call: str) -> None:
+    """Refuse a tile op writing a v2 reducer (``T.clear(acc)``, ``T.fill(acc, v)``)."""
+    if is_v2_reducer(buf):
+        st = _state(buf)
+        raise _err(TTCompileError,
+                   f"{call}({st['name']}): illegal store to reducer {st['name']}: a reducer "
+                   f"allocated by T.alloc_reducer is only written by T.reducer_init("
+                   f"{st['name']}[, value]) and T.reducer_update({st['name']}[...], v)")
+
+
+def check_finalized() -> None:
+    """At the end of a kernel's parse: every v2 reducer was finalized."""
+    for _, st in _epochs():
+        if not st["v1"] and st["init"] and not st["final"]:
+            raise TTCompileError(
+                f"reducer {st['name']} is never finalized: write T.finalize_reducer("
+                f"{st['name']}, result) with a fragment `result` of its shape and dtype and "
+                "read the result from it")
+
+
+def _identity(op: str, dtype: str):
+    if op == "sum":
+        return tirx.const(0, dtype)
+    if dtype.startswith(("int", "uint")):
+        info = {"int8": 7, "int16": 15, "int32": 31, "int64": 63}.get(dtype)
+        if info is None:
+            raise _err(TTDtypeError, f"T.reducer_init: a {op} reducer of {dtype} is not "
+                                     "supported")
+        lim = (1 << info) - 1
+        return tirx.const(-lim - 1 if op == "max" else lim, dtype)
+    return tirx.const(float("-inf") if op == "max" else float("inf"), dtype)
+
+
+def alloc_reducer(shape, dtype, op="sum", replication=None):
+    """TileLang ``T.alloc_reducer``: a fragment carrying its combine op (module docstring)."""
+    from .language import _shape, dtype_name
+
+    op = str(op)
+    name = dtype_name(dtype)
+    if op in _BITWISE:
+        if not name.startswith(("int", "uint")) and name != "bool":
+            raise _err(TTAssertionError, f"T.alloc_reducer(op={op!r}): bitwise reducer op "
+                                         f"'{op}' requires an integer dtype, got {name}")
+        raise _err(TTUnsupportedError, f"T.alloc_reducer(op={op!r}): bitwise reductions have "
+                                       "no tile operation on Tensix; reduce with sum, max or "
+                                       "min, or compute the bits with T.Parallel")
+    if op not in OPS:
+        raise _err(TTArgumentError, f"T.alloc_reducer(op={op!r}): expected one of "
+                                    "'sum', 'max', 'min'")
+    if replication is not None and str(replication) not in ("all", "none"):
+        raise _err(TTArgumentError, f"T.alloc_reducer(replication={replication!r}): expected "
+                                    "'all' or 'none' (a CUDA thread-replication hint, "
+                                    "ignored on Tensix)")
+    v1 = replication is not None
+    buf = _IB.alloc_buffer(_shape(shape), name, scope="local.fragment",
+                           annotations={attrs.REDUCER: {"op": op, "v1": v1}})
+    _epochs().append((buf, {"op": op, "v1": v1, "init": False, "final": False,
+                            "name": buf.name, "dtype": name}))
+    return buf
+
+
+def _reducer_state(buf, call):
+    st = _state(buf) if is_buffer_var(buf) else None
+    if st is None:
+        what = buf.name if is_buffer_var(buf) else repr(buf)
+        raise _err(TTArgumentError, f"{call}: {what} is not a reducer; allocate it with "
+                                    "T.alloc_reducer(shape, dtype, op=...)")
+    return st
+
+
+def reducer_init(reducer, init=None):
+    """TileLang ``T.reducer_init(r[, init])``: ``r`` filled with ``init`` or the identity."""
+    from .language import fill
+
+    st = _reducer_state(reducer, "T.reducer_init")
+    if st["init"] and not st["final"]:
+        raise _err(TTCompileError, f"T.reducer_init({st['name']}) twice: the reducer's epoch is "
+                                   "already open; T.finalize_reducer it before opening another")
+    if init is None:
+        value = _identity(st["op"], st["dtype"])
+    elif isinstance(init, (bool, int, float)):
+        value = tirx.const(init, st["dtype"])
+    else:
+        if str(init.ty.dtype) != st["dtype"]:
+            raise _err(TTDtypeError, f"T.reducer_init({st['name']}, ...): the starting value's "
+                                     f"dtype {init.ty.dtype} does not match reducer "
+                                     f"{st['name']}'s dtype {st['dtype']}; cast it with "
+                                     f"T.cast(value, {st['dtype']!r})")
+        value = init
+    st.update(init=True, final=False)
+    return fill(reducer, value, _reducer_call=True)
+
+
+def _inside_parallel() -> bool:
+    from .language import _parallel_vars
+
+    marked = _parallel_vars()
+    for frame in IRBuilder.current().frames:
+        for v in getattr(frame, "vars", None) or []:
+            if any(v.same_as(m) for m in marked):
+                return True
+    return False
+
+
+def reducer_update(target, value):
+    """TileLang ``T.reducer_update(r[I], v)``: the marked store ``r[I] = r[I] op v``."""
+    if not isinstance(target, TensorLoad):
+        raise _err(TTArgumentError, "T.reducer_update expects `acc[indices]` as its first "
+                                    f"argument, got {type(target).__name__}")
+    st = _reducer_state(target.source, "T.reducer_update")
+    name = st["name"]
+    if not st["init"] and not st["v1"]:
+        raise _err(TTCompileError, f"T.reducer_update({name}[...]) before T.reducer_init"
+                                   f"({name}): open the epoch with T.reducer_init({name}) first")
+    if st["final"]:
+        raise _err(TTCompileError, f"T.reducer_update({name}[...]) after T.finalize_reducer"
+                                   f"({name}): the epoch is closed; T.reducer_init it again")
+    if not _inside_parallel():
+        raise _err(TTUnsupportedError, f"T.reducer_update({name}[...]) outside any T.Parallel "
+                                       "loop: a reducer folds the elements of a T.Parallel "
+                                       "nest; write the update inside `for ... in "
+                                       "T.Parallel(...)` over the contributing elements")
+    dtype = st["dtype"]
+    if isinstance(value, (bool, int, float)):
+        value = tirx.const(value, dtype)
+    elif str(value.ty.dtype) != dtype:
+        value = tirx.Cast(dtype, value)
+    old = target
+    new = old + value if st["op"] == "sum" else (
+        _T.max(old, value) if st["op"] == "max" else _T.min(old, value))
+    with _IB.attr(st["op"], attrs.REDUCER_UPDATE, tirx.IntImm("int32", 0)):
+        _IB.buffer_store(target.source, new, list(target.indices))
+    return None
+
+
+def finalize_reducer(reducer, dst=None, batch=1, annotations=None):
+    """TileLang ``T.finalize_reducer(r[, dst][, batch])``: nothing, or ``T.copy(r, dst)``."""
+    from .language import copy
+
+    if int(batch) < 1:
+        raise _err(TTArgumentError, f"T.finalize_reducer: batch must be >= 1, got {batch}")
+    st = _reducer_state(reducer, "T.finalize_reducer")
+    name = st["name"]
+    if st["final"]:
+        raise _err(TTCompileError, f"T.finalize_reducer({name}) twice: the epoch is already "
+                                   "closed")
+    if not st["v1"]:
+        if not st["init"]:
+            raise _err(TTCompileError, f"T.finalize_reducer({name}) before T.reducer_init"
+                                       f"({name})")
+        if dst is None:
+            raise _err(TTCompileError, f"T.finalize_reducer({name}) without a destination is "
+                                       "the in-place form of the legacy "
+                                       "alloc_reducer(replication=...) reducer; write "
+                                       f"T.finalize_reducer({name}, result) into a fragment")
+    st["final"] = True
+    if dst is None:
+        return None
+    if not is_buffer_var(dst) or [int(s) for s in dst.ty.shape] != \
+            [int(s) for s in reducer.ty.shape] or str(dst.ty.dtype) != st["dtype"]:
+        raise _err(TTArgumentError, f"T.finalize_reducer({name}, dst): dst must be a buffer of "
+                                    f"{name}'s shape {list(reducer.ty.shape)} and dtype "
+                                    f"{st['dtype']}")
+    return copy(reducer, dst)
