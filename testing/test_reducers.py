@@ -238,3 +238,192 @@ def test_gemv_alloc_reducer(dtype):
     o = kernel(a, x)
     ref = a.astype(np.float32) @ x.astype(np.float32)
     np.testing.assert_allclose(np.asarray(o).astype(np.float32), ref, atol=0.25, rtol=2e-2)
+
+
+# ---- refusals ---------------------------------------------------------------------------------
+
+
+def _expect(err_cls, match, make):
+    with pytest.raises(err_cls, match=match):
+        tl.compile(make(), out_idx=-1)
+
+
+def test_reject_update_before_init():
+    def make():
+        @T.prim_func
+        def kernel(A: T.Tensor((32, 64), T.float32), B: T.Tensor((32,), T.float32)):
+            with T.Kernel(1, threads=128):
+                src = T.alloc_fragment((32, 64), T.float32)
+                T.copy(A, src)
+                acc = T.alloc_reducer((32,), T.float32, op="sum")
+                for i, k in T.Parallel(32, 64):
+                    T.reducer_update(acc[i], src[i, k])
+                result = T.alloc_fragment((32,), T.float32)
+                T.finalize_reducer(acc, result)
+                T.copy(result, B)
+        return kernel
+
+    _expect(TTCompileError, r"T.reducer_update\(acc\[...\]\) before T.reducer_init\(acc\)", make)
+
+
+def test_reject_update_outside_parallel_and_double_init():
+    def outside():
+        @T.prim_func
+        def kernel(A: T.Tensor((32, 64), T.float32), B: T.Tensor((32,), T.float32)):
+            with T.Kernel(1, threads=128):
+                src = T.alloc_fragment((32, 64), T.float32)
+                T.copy(A, src)
+                acc = T.alloc_reducer((32,), T.float32, op="sum")
+                T.reducer_init(acc)
+                T.reducer_update(acc[0], src[0, 0])
+                result = T.alloc_fragment((32,), T.float32)
+                T.finalize_reducer(acc, result)
+                T.copy(result, B)
+        return kernel
+
+    def twice():
+        @T.prim_func
+        def kernel(A: T.Tensor((32, 64), T.float32), B: T.Tensor((32,), T.float32)):
+            with T.Kernel(1, threads=128):
+                acc = T.alloc_reducer((32,), T.float32, op="sum")
+                T.reducer_init(acc)
+                T.reducer_init(acc)
+                result = T.alloc_fragment((32,), T.float32)
+                T.finalize_reducer(acc, result)
+                T.copy(result, B)
+        return kernel
+
+    _expect(TTUnsupportedError, "outside any T.Parallel loop.*T.Parallel", outside)
+    _expect(TTCompileError, r"T.reducer_init\(acc\) twice", twice)
+
+
+def test_reject_plain_store_read_and_clear_of_a_v2_reducer():
+    def store():
+        @T.prim_func
+        def kernel(A: T.Tensor((32, 64), T.float32), B: T.Tensor((32,), T.float32)):
+            with T.Kernel(1, threads=128):
+                src = T.alloc_fragment((32, 64), T.float32)
+                T.copy(A, src)
+                acc = T.alloc_reducer((32,), T.float32, op="sum")
+                T.reducer_init(acc)
+                for i, k in T.Parallel(32, 64):
+                    acc[i] += src[i, k]
+                result = T.alloc_fragment((32,), T.float32)
+                T.finalize_reducer(acc, result)
+                T.copy(result, B)
+        return kernel
+
+    def read():
+        @T.prim_func
+        def kernel(A: T.Tensor((32, 64), T.float32), B: T.Tensor((32,), T.float32)):
+            with T.Kernel(1, threads=128):
+                src = T.alloc_fragment((32, 64), T.float32)
+                T.copy(A, src)
+                acc = T.alloc_reducer((32,), T.float32, op="sum")
+                T.reducer_init(acc)
+                for i, k in T.Parallel(32, 64):
+                    T.reducer_update(acc[i], src[i, k])
+                result = T.alloc_fragment((32,), T.float32)
+                for i in T.Parallel(32):
+                    result[i] = acc[i] * 2.0
+                T.finalize_reducer(acc, result)
+                T.copy(result, B)
+        return kernel
+
+    def clear():
+        @T.prim_func
+        def kernel(A: T.Tensor((32, 64), T.float32), B: T.Tensor((32,), T.float32)):
+            with T.Kernel(1, threads=128):
+                acc = T.alloc_reducer((32,), T.float32, op="sum")
+                T.clear(acc)
+                result = T.alloc_fragment((32,), T.float32)
+                T.copy(result, B)
+        return kernel
+
+    _expect(TTCompileError, r"test_reducers.py:\d+.*illegal store to reducer acc.*"
+            r"T.reducer_update", store)
+    _expect(TTCompileError, r"test_reducers.py:\d+.*illegal read of reducer acc.*read `result`",
+            read)
+    _expect(TTCompileError, r"T.clear\(acc\): illegal store to reducer acc", clear)
+
+
+def test_reject_missing_finalize_inplace_v2_and_seed_dtype():
+    def missing():
+        @T.prim_func
+        def kernel(A: T.Tensor((32, 64), T.float32), B: T.Tensor((32,), T.float32)):
+            with T.Kernel(1, threads=128):
+                acc = T.alloc_reducer((32,), T.float32, op="sum")
+                T.reducer_init(acc)
+                T.copy(A[0:32, 0], B)
+        return kernel
+
+    def inplace():
+        @T.prim_func
+        def kernel(A: T.Tensor((32, 64), T.float32), B: T.Tensor((32,), T.float32)):
+            with T.Kernel(1, threads=128):
+                acc = T.alloc_reducer((32,), T.float32, op="sum")
+                T.reducer_init(acc)
+                T.finalize_reducer(acc)
+        return kernel
+
+    def seed():
+        @T.prim_func
+        def kernel(A: T.Tensor((32, 64), T.float32), B: T.Tensor((32,), T.float32)):
+            with T.Kernel(1, threads=128):
+                acc = T.alloc_reducer((32,), T.float32, op="sum")
+                T.reducer_init(acc, T.float16(1.0))
+        return kernel
+
+    _expect(TTCompileError, r"reducer acc is never finalized.*T.finalize_reducer\(acc, result\)",
+            missing)
+    _expect(TTCompileError, r"without a destination.*T.finalize_reducer\(acc, result\)", inplace)
+    _expect(TTCompileError, "float16 does not match reducer acc's dtype float32", seed)
+
+
+def test_reject_folds_with_no_tile_reduction():
+    def scalar():  # TileLang's 8-element scalar sum shape family: one element per T.Parallel
+        @T.prim_func
+        def kernel(A: T.Tensor((32, 64), T.float32), B: T.Tensor((32,), T.float32)):
+            with T.Kernel(1, threads=128):
+                src = T.alloc_fragment((32, 64), T.float32)
+                T.copy(A, src)
+                acc = T.alloc_reducer((32,), T.float32, op="sum")
+                T.reducer_init(acc)
+                for k in T.Parallel(64):
+                    T.reducer_update(acc[0], src[0, k])
+                result = T.alloc_fragment((32,), T.float32)
+                T.finalize_reducer(acc, result)
+                T.copy(result, B)
+        return kernel
+
+    def wrong_op():  # a v1 max reducer updated with +
+        @T.prim_func
+        def kernel(A: T.Tensor((32, 64), T.float32), B: T.Tensor((32,), T.float32)):
+            with T.Kernel(1, threads=128):
+                src = T.alloc_fragment((32, 64), T.float32)
+                T.copy(A, src)
+                acc = T.alloc_reducer((32,), T.float32, op="max", replication="all")
+                T.clear(acc)
+                for i, k in T.Parallel(32, 64):
+                    acc[i] += src[i, k]
+                T.finalize_reducer(acc)
+                T.copy(acc, B)
+        return kernel
+
+    _expect(TTUnsupportedError, r"test_reducers.py:\d+.*reducer acc folds a 1-loop T.Parallel "
+            r"nest.*acc\[i\] for a sum over j", scalar)
+    _expect(TTCompileError, "reducer acc combines with max but this update folds with sum",
+            wrong_op)
+
+
+def test_reject_bitwise_reducers():
+    with pytest.raises(AssertionError, match="integer dtype"):
+        @T.prim_func
+        def kernel(A: T.Tensor((32, 64), T.float32), B: T.Tensor((32,), T.float32)):
+            with T.Kernel(1, threads=32):
+                acc = T.alloc_reducer((32,), T.float32, op="bitand")  # noqa: F841
+    with pytest.raises(TTUnsupportedError, match="bitwise reductions have no tile operation"):
+        @T.prim_func
+        def kernel2(A: T.Tensor((32, 64), T.int32), B: T.Tensor((32,), T.int32)):
+            with T.Kernel(1, threads=32):
+                acc = T.alloc_reducer((32,), T.int32, op="bitor")  # noqa: F841

@@ -63,6 +63,7 @@ def _err(cls, message):
 def _state(buf):
     for b, st in _epochs():
         if b.same_as(buf):
+            st["name"] = b.name or "reducer"  # the parser names the buffer after the call
             return st
     return None
 
@@ -86,7 +87,8 @@ def check_plain_op(buf, call: str) -> None:
 
 def check_finalized() -> None:
     """At the end of a kernel's parse: every v2 reducer was finalized."""
-    for _, st in _epochs():
+    for b, st in _epochs():
+        st["name"] = b.name or "reducer"
         if not st["v1"] and st["init"] and not st["final"]:
             raise TTCompileError(
                 f"reducer {st['name']} is never finalized: write T.finalize_reducer("
