@@ -294,7 +294,7 @@ def test_reject_update_outside_parallel_and_double_init():
         return kernel
 
     _expect(TTUnsupportedError, "outside any T.Parallel loop.*T.Parallel", outside)
-    _expect(TTCompileError, r"T.reducer_init\(acc\) twice", twice)
+    _expect(TTCompileError, r"T.reducer_init\(acc\): double T.reducer_init", twice)
 
 
 def test_reject_plain_store_read_and_clear_of_a_v2_reducer():
@@ -414,6 +414,29 @@ def test_reject_folds_with_no_tile_reduction():
             r"nest.*acc\[i\] for a sum over j", scalar)
     _expect(TTCompileError, "reducer acc combines with max but this update folds with sum",
             wrong_op)
+
+
+def test_reject_finalize_outside_the_init_scope():
+    """TileLang's rule: init and finalize share their loops (the finalize may be in an `if`)."""
+
+    def make():
+        @T.prim_func
+        def kernel(A: T.Tensor((32, 64), T.float32), B: T.Tensor((32,), T.float32)):
+            with T.Kernel(1, threads=128):
+                src = T.alloc_fragment((32, 64), T.float32)
+                T.copy(A, src)
+                acc = T.alloc_reducer((32,), T.float32, op="sum")
+                result = T.alloc_fragment((32,), T.float32)
+                for _ in T.serial(4):
+                    T.reducer_init(acc)
+                    for i, k in T.Parallel(32, 64):
+                        T.reducer_update(acc[i], src[i, k])
+                T.finalize_reducer(acc, result)
+                T.copy(result, B)
+        return kernel
+
+    _expect(TTCompileError, r"T.finalize_reducer\(acc\) is not in the scope of its "
+            r"T.reducer_init\(acc\)", make)
 
 
 def test_reject_bitwise_reducers():

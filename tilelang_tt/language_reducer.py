@@ -152,8 +152,9 @@ def reducer_init(reducer, init=None):
 
     st = _reducer_state(reducer, "T.reducer_init")
     if st["init"] and not st["final"]:
-        raise _err(TTCompileError, f"T.reducer_init({st['name']}) twice: the reducer's epoch is "
-                                   "already open; T.finalize_reducer it before opening another")
+        raise _err(TTCompileError, f"T.reducer_init({st['name']}): double T.reducer_init: the "
+                                   "reducer's epoch is already open; T.finalize_reducer it "
+                                   "before opening another")
     if init is None:
         value = _identity(st["op"], st["dtype"])
     elif isinstance(init, (bool, int, float)):
@@ -165,7 +166,7 @@ def reducer_init(reducer, init=None):
                                      f"{st['name']}'s dtype {st['dtype']}; cast it with "
                                      f"T.cast(value, {st['dtype']!r})")
         value = init
-    st.update(init=True, final=False)
+    st.update(init=True, final=False, scope=list(IRBuilder.current().frames))
     return fill(reducer, value, _reducer_call=True)
 
 
@@ -211,6 +212,20 @@ def reducer_update(target, value):
     return None
 
 
+def _check_scope(st) -> None:
+    """The finalize sits in its init's loops and branches, perhaps inside more branches (a
+    conditional refinement), never inside a loop the init is not in (TileLang's rule)."""
+    from tvm.tirx.script.builder.frame import ForFrame
+
+    init, here = st["scope"], list(IRBuilder.current().frames)
+    if len(here) < len(init) or any(not a.same_as(b) for a, b in zip(init, here)) or \
+            any(isinstance(f, ForFrame) for f in here[len(init):]):
+        name = st["name"]
+        raise _err(TTCompileError, f"T.finalize_reducer({name}) is not in the scope of its "
+                                   f"T.reducer_init({name}): write both in the same loop and "
+                                   "branch (the finalize may sit inside a further `if`)")
+
+
 def finalize_reducer(reducer, dst=None, batch=1, annotations=None):
     """TileLang ``T.finalize_reducer(r[, dst][, batch])``: nothing, or ``T.copy(r, dst)``."""
     from .language import copy
@@ -231,6 +246,8 @@ def finalize_reducer(reducer, dst=None, batch=1, annotations=None):
                                        "the in-place form of the legacy "
                                        "alloc_reducer(replication=...) reducer; write "
                                        f"T.finalize_reducer({name}, result) into a fragment")
+    if st["init"]:
+        _check_scope(st)
     st["final"] = True
     if dst is None:
         return None
