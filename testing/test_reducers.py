@@ -334,9 +334,14 @@ def test_reject_plain_store_read_and_clear_of_a_v2_reducer():
         @T.prim_func
         def kernel(A: T.Tensor((32, 64), T.float32), B: T.Tensor((32,), T.float32)):
             with T.Kernel(1, threads=128):
+                src = T.alloc_fragment((32, 64), T.float32)
+                T.copy(A, src)
                 acc = T.alloc_reducer((32,), T.float32, op="sum")
-                T.clear(acc)
+                T.clear(acc)  # the legacy form's init, then a v2 update
+                for i, k in T.Parallel(32, 64):
+                    T.reducer_update(acc[i], src[i, k])
                 result = T.alloc_fragment((32,), T.float32)
+                T.finalize_reducer(acc, result)
                 T.copy(result, B)
         return kernel
 
@@ -450,3 +455,55 @@ def test_reject_bitwise_reducers():
         def kernel2(A: T.Tensor((32, 64), T.int32), B: T.Tensor((32,), T.int32)):
             with T.Kernel(1, threads=32):
                 acc = T.alloc_reducer((32,), T.int32, op="bitor")  # noqa: F841
+
+
+def test_finalize_reducer_default_alloc_v1_syntax():
+    """TileLang's test at BLOCK=64, K=32: a reducer allocated without `replication` but used
+    with the legacy syntax (T.clear, `+=`, in-place finalize, direct reads) is a legacy one."""
+    BLOCK, K, threads = 64, 32, 128
+
+    @T.prim_func
+    def kernel(
+        G: T.Tensor((BLOCK, K), T.float32),
+        Y: T.Tensor((BLOCK, K), T.float32),
+        O: T.Tensor((BLOCK, K), T.float32),
+    ):
+        with T.Kernel(1, threads=threads):
+            g_frag = T.alloc_fragment((BLOCK, K), T.float32)
+            y_frag = T.alloc_fragment((BLOCK, K), T.float32)
+            out_frag = T.alloc_fragment((BLOCK, K), T.float32)
+            reducer = T.alloc_reducer((BLOCK,), T.float32)
+            T.copy(G, g_frag)
+            T.copy(Y, y_frag)
+            T.clear(reducer)
+            for i, j in T.Parallel(BLOCK, K):
+                reducer[i] += g_frag[i, j] * y_frag[i, j]
+            T.finalize_reducer(reducer)
+            for i, j in T.Parallel(BLOCK, K):
+                out_frag[i, j] = g_frag[i, j] - reducer[i]
+            T.copy(out_frag, O)
+
+    G = RNG.standard_normal((BLOCK, K)).astype(np.float32)
+    Y = RNG.standard_normal((BLOCK, K)).astype(np.float32)
+    O = tl.compile(kernel, out_idx=-1)(G, Y)
+    ref = G - (G * Y).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(np.asarray(O), ref, atol=5e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("batch, match", [(0, "batch must be >= 1"),
+                                          (128, "exceeds total output elements"),
+                                          (3, "must evenly divide")])
+def test_finalize_reducer_invalid_batch(batch, match):
+    """TileLang's checks of `batch` (which sizes a CUDA all-reduce: no effect here)."""
+    with pytest.raises(TTCompileError, match=match):
+        @T.prim_func
+        def kernel(A: T.Tensor((64, 64), T.float32), B: T.Tensor((64,), T.float32)):
+            with T.Kernel(1, threads=256):
+                o_reducer = T.alloc_reducer(64, T.float32, op="sum", replication="all")
+                T.clear(o_reducer)
+                A_frag = T.alloc_fragment((64, 64), T.float32)
+                T.copy(A, A_frag)
+                for i, j in T.Parallel(64, 64):
+                    o_reducer[i] += A_frag[i, j]
+                T.finalize_reducer(o_reducer, batch=batch)
+                T.copy(o_reducer, B)

@@ -407,6 +407,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
         annotations = dict(_func_annotations())
         _func_annotations().clear()
     language_reducer.check_finalized()
+    parsed = language_reducer.finish(parsed)
     language_reducer.reset()
     parsed = _mark_parallel_loops(parsed, marked)
     if specs:

@@ -68,21 +68,34 @@ def _state(buf):
     return None
 
 
-def is_v2_reducer(buf) -> bool:
-    """Whether ``buf`` is a reducer allocated without ``replication`` (TileLang's v2 handle,
-    only reachable through the epoch calls)."""
-    st = _state(buf) if is_buffer_var(buf) else None
-    return st is not None and not st["v1"]
+def _illegal_plain(st, call):
+    return _err(TTCompileError,
+                f"{call}({st['name']}): illegal store to reducer {st['name']}: a reducer used "
+                f"with T.reducer_init / T.reducer_update is only written by them "
+                f"(T.reducer_init({st['name']}[, value]), T.reducer_update({st['name']}[...], "
+                "v)); T.clear / T.fill and `+=` belong to the legacy form, "
+                "alloc_reducer(replication=...)")
 
 
 def check_plain_op(buf, call: str) -> None:
-    """Refuse a tile op writing a v2 reducer (``T.clear(acc)``, ``T.fill(acc, v)``)."""
-    if is_v2_reducer(buf):
-        st = _state(buf)
-        raise _err(TTCompileError,
-                   f"{call}({st['name']}): illegal store to reducer {st['name']}: a reducer "
-                   f"allocated by T.alloc_reducer is only written by T.reducer_init("
-                   f"{st['name']}[, value]) and T.reducer_update({st['name']}[...], v)")
+    """A tile op writing a reducer (``T.clear(acc)``, ``T.fill(acc, v)``): the legacy (v1)
+    form, refused once the reducer is used with the v2 calls (TileLang's rule: a reducer
+    allocated without ``replication`` that no v2 call touches is a legacy reducer)."""
+    st = _state(buf) if is_buffer_var(buf) else None
+    if st is None or st["v1"]:
+        return
+    if st["v2"]:
+        raise _illegal_plain(st, call)
+    st["plain"] = st.get("plain") or call
+
+
+def _use_v2(st, call) -> None:
+    """Mark ``st`` used with a v2 call; a legacy write before it is refused."""
+    if st["v1"]:
+        return
+    if st.get("plain"):
+        raise _illegal_plain(st, st["plain"])
+    st["v2"] = True
 
 
 def check_finalized() -> None:
@@ -94,6 +107,26 @@ def check_finalized() -> None:
                 f"reducer {st['name']} is never finalized: write T.finalize_reducer("
                 f"{st['name']}, result) with a fragment `result` of its shape and dtype and "
                 "read the result from it")
+
+
+def finish(func):
+    """``func`` (just parsed) with each reducer's ``tt.reducer`` annotation final: ``"v1"``
+    when ``replication`` was given or no v2 call (init, update, finalize into a result) used
+    it (TileLang's legacy shim)."""
+    if not _epochs():
+        return func
+    from .passes.common import tt_map
+
+    def fix(alloc):
+        ann = alloc.annotations.get(attrs.REDUCER) if alloc.annotations else None
+        st = _state(alloc.buffer) if ann is not None else None
+        if st is None:
+            return alloc
+        annotations = dict(alloc.annotations)
+        annotations[attrs.REDUCER] = {"op": st["op"], "v1": st["v1"] or not st["v2"]}
+        return tirx.AllocBuffer(alloc.buffer, annotations, span=alloc.span)
+
+    return func.with_body(tt_map(func.body, [(tirx.AllocBuffer, fix)]))
 
 
 def _identity(op: str, dtype: str):
@@ -132,7 +165,7 @@ def alloc_reducer(shape, dtype, op="sum", replication=None):
     v1 = replication is not None
     buf = _IB.alloc_buffer(_shape(shape), name, scope="local.fragment",
                            annotations={attrs.REDUCER: {"op": op, "v1": v1}})
-    _epochs().append((buf, {"op": op, "v1": v1, "init": False, "final": False,
+    _epochs().append((buf, {"op": op, "v1": v1, "init": False, "final": False, "v2": False,
                             "name": buf.name, "dtype": name}))
     return buf
 
@@ -151,6 +184,7 @@ def reducer_init(reducer, init=None):
     from .language import fill
 
     st = _reducer_state(reducer, "T.reducer_init")
+    _use_v2(st, "T.reducer_init")
     if st["init"] and not st["final"]:
         raise _err(TTCompileError, f"T.reducer_init({st['name']}): double T.reducer_init: the "
                                    "reducer's epoch is already open; T.finalize_reducer it "
@@ -188,6 +222,7 @@ def reducer_update(target, value):
                                     f"argument, got {type(target).__name__}")
     st = _reducer_state(target.source, "T.reducer_update")
     name = st["name"]
+    _use_v2(st, "T.reducer_update")
     if not st["init"] and not st["v1"]:
         raise _err(TTCompileError, f"T.reducer_update({name}[...]) before T.reducer_init"
                                    f"({name}): open the epoch with T.reducer_init({name}) first")
@@ -234,10 +269,22 @@ def finalize_reducer(reducer, dst=None, batch=1, annotations=None):
         raise _err(TTArgumentError, f"T.finalize_reducer: batch must be >= 1, got {batch}")
     st = _reducer_state(reducer, "T.finalize_reducer")
     name = st["name"]
+    shape = [int(x) for x in reducer.ty.shape]
+    total = 1
+    for x in shape:
+        total *= x
+    if int(batch) > total:
+        raise _err(TTArgumentError, f"T.finalize_reducer({name}, batch={batch}): batch exceeds "
+                                    f"total output elements ({total})")
+    if total % int(batch):
+        raise _err(TTArgumentError, f"T.finalize_reducer({name}, batch={batch}): batch must "
+                                    f"evenly divide the {total} output elements")
+    if dst is not None:
+        _use_v2(st, "T.finalize_reducer")
     if st["final"]:
         raise _err(TTCompileError, f"T.finalize_reducer({name}) twice: the epoch is already "
                                    "closed")
-    if not st["v1"]:
+    if st["v2"]:
         if not st["init"]:
             raise _err(TTCompileError, f"T.finalize_reducer({name}) before T.reducer_init"
                                        f"({name})")
