@@ -7,7 +7,7 @@ runs its block as one program, so a reducer is a block buffer (a fragment) folde
 a tile reduction into loop-carried state.  The frontend writes:
 
 - ``T.alloc_reducer(shape, dtype, op, replication)``: a ``local.fragment`` allocation whose
-  annotation ``tt.reducer`` (``attrs.REDUCER``) holds ``{"op": op, "v1": replication given}``
+  annotation ``tt.reducer`` (``attrs.REDUCER``) holds ``{"op": op, "v1": legacy form}``
   (``replication`` is a CUDA thread-replication hint: accepted, no meaning here);
 - ``T.reducer_init(r[, init])``: ``T.fill(r, init)`` (default: the op's identity, 0 /
   -inf / +inf); on one program the logical starting value is combined exactly once;
@@ -17,6 +17,13 @@ a tile reduction into loop-carried state.  The frontend writes:
 - ``T.finalize_reducer(r)``: nothing (the values are already combined);
   ``T.finalize_reducer(r, dst)``: ``T.copy(r, dst)``.  ``batch`` sizes a CUDA all-reduce and
   is accepted as a no-op.
+
+A reducer allocated without ``replication`` that no v2 call (``T.reducer_init``,
+``T.reducer_update``, ``T.finalize_reducer(r, dst)``) touches is a legacy one, as in TileLang:
+``T.clear`` / ``+=`` / in-place finalize / direct reads; :func:`finish` writes the final
+``"v1"`` into the annotation after parsing.  ``T.clear`` / ``T.fill`` of a reducer the v2 calls
+use is refused.  ``batch`` is checked as TileLang does (>= 1, at most the output elements,
+dividing them).
 
 The epoch rules TileLang checks when it parses (one init before any update, an update inside
 ``T.Parallel``, finalize once, a v2 reducer finalized into a destination, a starting value of
