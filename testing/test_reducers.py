@@ -137,6 +137,30 @@ def test_float16_sum_with_seed():
     np.testing.assert_allclose(np.asarray(B).astype(np.float32), ref, rtol=2e-2)
 
 
+def test_inner_serial_update():
+    """TileLang's `T.Parallel(M) { T.serial(K) }` form at M=32, K=64: the serial fold in
+    `T.Parallel` is the row reduction (docs: TileLang issue #2393)."""
+    M, K = 32, 64
+
+    @T.prim_func
+    def kernel(A: T.Tensor((M, K), T.float32), B: T.Tensor((M,), T.float32)):
+        with T.Kernel(1, threads=128):
+            src = T.alloc_fragment((M, K), T.float32)
+            T.copy(A, src)
+            acc = T.alloc_reducer((M,), T.float32, op="sum")
+            T.reducer_init(acc)
+            for i in T.Parallel(M):
+                for k in T.serial(K):
+                    T.reducer_update(acc[i], src[i, k])
+            result = T.alloc_fragment((M,), T.float32)
+            T.finalize_reducer(acc, result)
+            T.copy(result, B)
+
+    A = RNG.standard_normal((M, K)).astype(np.float32)
+    B = tl.compile(kernel, out_idx=-1)(A)
+    np.testing.assert_allclose(np.asarray(B), A.sum(axis=1), atol=5e-2, rtol=1e-2)
+
+
 def test_column_reducer_sums_over_rows():
     """A reducer indexed by the inner T.Parallel variable: a reduction over rows (dim 0)."""
     M, N = 64, 96

@@ -78,11 +78,7 @@ def _check_v2_access(body, reducers) -> None:
     for node in itertools.chain(collect(body, tirx.BufferStore), collect(body, tirx.Bind),
                                 collect(body, tirx.IfThenElse), collect(body, tirx.Evaluate)):
         if isinstance(node, tirx.BufferStore):
-            exprs = list(node.indices) + ([node.value] if not is_marked(node) else [])
-            if is_marked(node):  # the update's own `r[I]` operand is not a read
-                exprs += [v for v in _operands(node.value)
-                          if not (isinstance(v, tvm.ir.TensorLoad)
-                                  and v.source.same_as(node.buffer))]
+            exprs = list(node.indices) + [_contribution(node) if is_marked(node) else node.value]
         elif isinstance(node, tirx.Bind):
             exprs = [node.value]
         elif isinstance(node, tirx.IfThenElse):
@@ -100,11 +96,14 @@ def _check_v2_access(body, reducers) -> None:
                         span=getattr(node, "span", None))
 
 
-def _operands(value):
-    """The two operands of the update's combine (``a + b``, ``max(a, b)``)."""
-    if isinstance(value, (tirx.Add, tirx.Max, tirx.Min)):
-        return [value.a, value.b]
-    return [value]
+def _contribution(store):
+    """The value a marked update ``r[I] = r[I] op v`` contributes (``v``; the frontend writes
+    the reducer's element as the combine's first operand, which is not a read)."""
+    value = store.value
+    if isinstance(value, (tirx.Add, tirx.Max, tirx.Min)) and \
+            isinstance(value.a, tvm.ir.TensorLoad) and value.a.source.same_as(store.buffer):
+        return value.b
+    return value
 
 
 def _strip(body):
