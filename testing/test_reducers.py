@@ -161,6 +161,34 @@ def test_inner_serial_update():
     np.testing.assert_allclose(np.asarray(B), A.sum(axis=1), atol=5e-2, rtol=1e-2)
 
 
+def test_epoch_inside_serial_loop():
+    """TileLang's online-softmax epoch shape at 32 rows: an epoch opened, updated and finalized
+    in every iteration of a serial loop, its result folded into a running maximum."""
+    M, K, BLOCK_K = 32, 256, 64
+
+    @T.prim_func
+    def kernel(A: T.Tensor((M, K), T.float32), B: T.Tensor((M,), T.float32)):
+        with T.Kernel(1, threads=128):
+            run_max = T.alloc_fragment((M,), T.float32)
+            T.fill(run_max, -T.infinity(T.float32))
+            acc = T.alloc_reducer((M,), T.float32, op="max")
+            tile_max = T.alloc_fragment((M,), T.float32)
+            a_frag = T.alloc_fragment((M, BLOCK_K), T.float32)
+            for k_tile in T.serial(K // BLOCK_K):
+                T.reducer_init(acc)
+                T.copy(A[0, k_tile * BLOCK_K], a_frag)
+                for i, k in T.Parallel(M, BLOCK_K):
+                    T.reducer_update(acc[i], a_frag[i, k] * 0.5)
+                T.finalize_reducer(acc, tile_max)
+                for i in T.Parallel(M):
+                    run_max[i] = T.max(run_max[i], tile_max[i])
+            T.copy(run_max, B)
+
+    A = RNG.uniform(-3.0, -1.0, (M, K)).astype(np.float32)
+    B = tl.compile(kernel, out_idx=-1)(A)
+    np.testing.assert_allclose(np.asarray(B), 0.5 * A.max(axis=1), rtol=2e-3)
+
+
 def test_column_reducer_sums_over_rows():
     """A reducer indexed by the inner T.Parallel variable: a reduction over rows (dim 0)."""
     M, N = 64, 96
