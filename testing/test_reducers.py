@@ -189,6 +189,30 @@ def test_epoch_inside_serial_loop():
     np.testing.assert_allclose(np.asarray(B), 0.5 * A.max(axis=1), rtol=2e-3)
 
 
+def test_wide_plan_rows_in_a_serial_loop():
+    """TileLang's `test_wide_plan_finalize_publication_static_indices_1d` at 32 rows: one
+    reducer element per serial iteration, folded over a 1-D T.Parallel loop."""
+    K = 256
+
+    @T.prim_func
+    def kernel(A: T.Tensor((32, K), T.float32), B: T.Tensor((32,), T.float32)):
+        with T.Kernel(1, threads=128):
+            src = T.alloc_fragment((32, K), T.float32)
+            T.copy(A, src)
+            acc = T.alloc_reducer((32,), T.float32, op="sum")
+            T.reducer_init(acc)
+            for i in T.serial(32):
+                for k in T.Parallel(K):
+                    T.reducer_update(acc[i], src[i, k])
+            result = T.alloc_fragment((32,), T.float32)
+            T.finalize_reducer(acc, result)
+            T.copy(result, B)
+
+    A = RNG.standard_normal((32, K)).astype(np.float32)
+    B = tl.compile(kernel, out_idx=-1)(A)
+    np.testing.assert_allclose(np.asarray(B), A.sum(axis=1), atol=5e-2, rtol=1e-2)
+
+
 def test_column_reducer_sums_over_rows():
     """A reducer indexed by the inner T.Parallel variable: a reduction over rows (dim 0)."""
     M, N = 64, 96

@@ -19,6 +19,8 @@ only:
   variable becomes ``terms[a, b] = e`` and ``reduce_<op>(terms, r, dim, clear=False)``
   (:func:`parallel_fold.fold_nest_as_reduction`: ``dim=1`` into a column vector per row,
   ``dim=0`` into a row vector per column);
+* ``for i in T.serial(M): for k in T.Parallel(K): r[i] op= e`` (one element per serial
+  iteration, independent iterations) is the same as the ``T.Parallel(M, K)`` nest;
 * a nest whose update uses every loop variable (``r[i, j] += e``) is an elementwise update and
   stays for A0.2; any other update of a reducer (a ``T.Parallel`` loop folded into one element,
   three or more loops) is a ``TTUnsupportedError`` saying what to write.
@@ -36,7 +38,7 @@ from tvm import tirx
 
 from ... import attrs
 from ...errors import TTCompileError, TTUnsupportedError
-from ..common import collect, stmts_of, substitute, tt_map, tt_pass, uses_var
+from ..common import collect, int_or_none, stmts_of, substitute, tt_map, tt_pass, uses_var
 from .parallel_fold import fold_nest_as_reduction, fold_of
 
 _OP_OF = {"Sum": "sum", "Max": "max", "Min": "min"}
@@ -123,6 +125,29 @@ def _reducer_stores(loop, reducers):
     return [s for s in collect(loop, tirx.BufferStore) if _info(reducers, s.buffer) is not None]
 
 
+def _rows_as_parallel(loop, reducers):
+    """``for i in T.serial(M): for k in T.Parallel(K): <update of r[i]>`` as the
+    ``T.Parallel(M, K)`` nest, or None.  Its iterations are independent: each folds into its
+    own element ``r[i]`` (``i`` exactly, a 1-D reducer) values that do not read ``r``."""
+    if len(loop.annotations) or int_or_none(loop.min) != 0 or int_or_none(loop.extent) is None:
+        return None
+    body = stmts_of(loop.body)
+    if len(body) != 1 or not isinstance(body[0], tirx.For) or \
+            body[0].kind != tirx.ForKind.PARALLEL or isinstance(body[0].body, tirx.For):
+        return None
+    par = body[0]
+    stmts = stmts_of(par.body)
+    store = stmts[-1]
+    if not isinstance(store, tirx.BufferStore) or \
+            not all(isinstance(b, tirx.Bind) for b in stmts[:-1]):
+        return None
+    info = _info(reducers, store.buffer)
+    if info is None or len(store.indices) != 1 or not store.indices[0].same_as(loop.loop_var) \
+            or fold_of(store, par.loop_var) is None:
+        return None
+    return tirx.For(loop.loop_var, 0, loop.extent, tirx.ForKind.PARALLEL, par, span=loop.span)
+
+
 @tt_pass("LowerReducersTT", requires=("LowerAtomicsTT",))
 def LowerReducersTT(func, mod, ctx):
     """Reducer updates -> tile reductions (see module docstring)."""
@@ -138,7 +163,12 @@ def LowerReducersTT(func, mod, ctx):
         return f"{stem}_{next(counter)}"
 
     def rewrite(loop):
-        if loop.kind != tirx.ForKind.PARALLEL or any(loop.same_as(s) for s in settled):
+        if any(loop.same_as(s) for s in settled):
+            return loop
+        if loop.kind == tirx.ForKind.SERIAL:
+            nest = _rows_as_parallel(loop, reducers)
+            return loop if nest is None else rewrite(nest)
+        if loop.kind != tirx.ForKind.PARALLEL:
             return loop
         stores = _reducer_stores(loop, reducers)
         if not stores:
