@@ -132,6 +132,7 @@ SCHEMAS: dict[str, dict[str, object]] = {
         "vector": ("none", "col", "row"),  # a 1-D buffer: column or row vector of tiles
     },
     ACC_DESC: {"rows": int, "cols": int, "dtype": str},
+    REDUCER: {"op": ("sum", "max", "min"), "v1": bool},
     PARTITION: {
         # global: any core may serve any block (contiguous ranges of block ids);
         # local_shard: L1-sharded tensors pin blocks to the cores holding their shards
