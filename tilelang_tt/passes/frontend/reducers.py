@@ -8,9 +8,9 @@ A reducer is a fragment folded across the ``T.Parallel`` loop it is updated in (
 serial / pipelined loops around it, which makes it loop-carried state).  Decided from the IR
 only:
 
-* a v2 reducer (``"v1": false``: allocated without ``replication`` and used with a v2 call;
-  one no v2 call touches is a legacy reducer, as in TileLang) is written only by marked updates and the
-  init / finalize tile ops and read by none of its statements: any other store is
+* a v2 reducer (``"v1": false``: allocated without ``replication`` and used with a v2
+  call; one no v2 call touches is a legacy reducer, as in TileLang) is written only by marked
+  updates and the init / finalize tile ops and read by none of its statements: any other store is
   ``illegal store to reducer``, any element read ``illegal read of reducer`` (read the
   ``T.finalize_reducer`` destination instead), a ``TTCompileError`` naming the line;
 * an update (marked, or a v1 reducer's ``r[i] += e`` / ``r[i] = T.max(r[i], e)``) whose
