@@ -24,6 +24,11 @@ Binary binary_from_name(const char* name);
 // approx: the function's approximate mode; param: the scalar of fill / *_unary ops.
 void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst);
 void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst);
+// The scalar forms of unary / binary: the portable path, and the reference the vector paths
+// (exp with a 32-bit DST, fill, the scalar ops, binary add / sub / mul / max / min on AVX-512)
+// must match bit for bit (testing/runtime/programs/fast_paths compares them)
+void unary_reference(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst);
+void binary_reference(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst);
 // where: out = cond != 0 ? a : b, per datum (16-bit DST: the BF16 half only)
 void where(uint32_t* out, const uint32_t* cond, const uint32_t* a, const uint32_t* b, bool fp32_dst);
 
