@@ -12,6 +12,7 @@ the modelled device time; checks the output against numpy.  Not part of CI.
 
 import argparse
 import json
+import resource
 import time
 
 import ml_dtypes
@@ -43,8 +44,12 @@ def run_case(shape, block, causal, fidelity):
     mockbuild.mock_library()
     kernel(q, k, v)                      # builds the host program, JIT-compiles the kernels
     t0 = time.perf_counter()
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = kernel(q, k, v)
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     run_s = time.perf_counter() - t0
+    # the host program's CPU time: unlike wall time, other load on a shared machine adds little
+    process_cpu_s = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     stats = kernel.last_run_stats or {}
     expect = reference_bshd(q, k, v, causal)
     err = float(np.abs(out.astype(np.float32) - expect).max())
@@ -52,7 +57,7 @@ def run_case(shape, block, causal, fidelity):
     total = stats.get("total", {})
     return {
         "shape": list(shape), "block": block, "causal": causal, "fidelity": fidelity,
-        "compile_s": compile_s, "run_s": run_s,
+        "compile_s": compile_s, "run_s": run_s, "process_cpu_s": process_cpu_s,
         "emulator_wall_s": host.get("wall_ns", 0) / 1e9,
         "thread_cpu_s": sum(host.get("thread_cpu_ns", []) or [0]) / 1e9,
         "thread_busy_s": sum(host.get("thread_busy_ns", []) or [0]) / 1e9,
@@ -72,6 +77,7 @@ def print_case(r):
           f"{'causal' if r['causal'] else 'not causal'}, {r['fidelity']}")
     print(f"  compile:                 {r['compile_s']:8.3f} s")
     print(f"  run (builds cached):     {r['run_s']:8.3f} s")
+    print(f"  host program CPU:        {r['process_cpu_s']:8.3f} s (user + system)")
     print(f"  emulator wall:           {r['emulator_wall_s']:8.3f} s "
           f"({r['threads']} threads)")
     print(f"  thread CPU / busy:       {r['thread_cpu_s']:8.3f} s / {r['thread_busy_s']:.3f} s")

@@ -913,9 +913,13 @@ struct TransposedBf16 {
 const uint16_t* transposed_bf16(const uint16_t* in1) {
     static thread_local std::unique_ptr<TransposedBf16> cache = std::make_unique<TransposedBf16>();
     auto& s = cache->slot[(reinterpret_cast<uintptr_t>(in1) / (kTileElems * 2)) % kSrcACacheSlots];
-    if (!cached(s, in1)) {
-        for (uint32_t r = 0; r < 32; ++r)
-            for (uint32_t c = 0; c < 32; ++c) s.t[face_index(r, c)] = in1[face_index(c, r)];
+    if (!cached(s, in1)) {  // face (fr, fc) is face (fc, fr) transposed
+        for (uint32_t f = 0; f < 4; ++f) {
+            const uint16_t* src = in1 + ((f & 1) * 2 + (f >> 1)) * 256;
+            uint16_t* out = s.t + f * 256;
+            for (uint32_t i = 0; i < 16; ++i)
+                for (uint32_t j = 0; j < 16; ++j) out[i * 16 + j] = src[j * 16 + i];
+        }
     }
     return s.t;
 }

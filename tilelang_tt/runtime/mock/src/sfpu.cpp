@@ -612,8 +612,10 @@ V512 __m512 vflush(__m512 x) {  // denormals and zeros -> +0 (NaN kept: the comp
     return _mm512_maskz_mov_ps(~_mm512_cmp_ps_mask(a, _mm512_set1_ps(0x1p-126f), _CMP_LT_OQ), x);
 }
 V512 __m512 vmad(__m512 a, __m512 b, __m512 c) { return vflush(_mm512_fmadd_ps(vflush(a), vflush(b), vflush(c))); }
-// mad with a normal (or zero) constant c: flush(c) == c
-V512 __m512 vmadk(__m512 a, __m512 b, float c) { return vflush(_mm512_fmadd_ps(vflush(a), vflush(b), _mm512_set1_ps(c))); }
+// mad of operands that are flushed already (flush is idempotent: a flushed value, or a normal
+// constant, or an integer-valued float, is its own flush), so only the result is flushed
+V512 __m512 vmadf(__m512 a, __m512 b, __m512 c) { return vflush(_mm512_fmadd_ps(a, b, c)); }
+V512 __m512 vmadk(__m512 a, __m512 b, float c) { return vmadf(a, b, _mm512_set1_ps(c)); }
 V512 __m512i vbits(__m512 x) { return _mm512_castps_si512(x); }
 V512 __m512 vfloat(__m512i x) { return _mm512_castsi512_ps(x); }
 
@@ -626,7 +628,8 @@ V512 __m512i vstore_bits(__m512i r, __m512i keep) {
 
 // _sfpu_exp_fp32_accurate_ (exp_fp32 above)
 V512 __m512 vexp_fp32(__m512 a) {
-    const __m512 j0 = vmadk(_mm512_set1_ps(1.442695f), a, 0.0f);
+    const __m512 fa = vflush(a);
+    const __m512 j0 = vmadk(_mm512_set1_ps(1.442695f), fa, 0.0f);
     const __m512 absj = vfloat(_mm512_and_si512(vbits(j0), _mm512_set1_epi32(0x7FFFFFFF)));
     const __m512 m = _mm512_roundscale_ps(_mm512_add_ps(absj, _mm512_set1_ps(0.5f)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
     const __mmask16 sat = _mm512_cmp_ps_mask(m, _mm512_set1_ps(32767.0f), _CMP_GE_OQ);
@@ -634,8 +637,8 @@ V512 __m512 vexp_fp32(__m512 a) {
     const __mmask16 neg = _mm512_movepi32_mask(vbits(j0));
     const __m512i i = _mm512_mask_sub_epi32(mag, neg, _mm512_setzero_si512(), mag);
     const __m512 j = _mm512_cvtepi32_ps(i);
-    __m512 f = vmad(j, _mm512_set1_ps(-6.93145752e-1f), a);
-    f = vmad(j, _mm512_set1_ps(-1.42860677e-6f), f);
+    __m512 f = vmadf(j, _mm512_set1_ps(-6.93145752e-1f), fa);  // j: an integer, its own flush
+    f = vmadf(j, _mm512_set1_ps(-1.42860677e-6f), f);
     __m512 r = _mm512_set1_ps(1.37805939e-3f);
     r = vmadk(r, f, 8.37312452e-3f);
     r = vmadk(r, f, 4.16695364e-2f);
