@@ -26,9 +26,10 @@ from tilelang_tt.runtime import mockbuild
 # (batch, seq_len, heads, dim), block_M = block_N, causal
 DEFAULT_CASES = [
     ((1, 1024, 8, 128), 128, False),
-    ((1, 1024, 8, 128), 128, True),
-    ((1, 1024, 8, 128), 64, False),
-    ((1, 1024, 8, 128), 64, True),
+    ((1, 4096, 8, 128), 128, False),
+    ((1, 4096, 8, 128), 128, True),
+    ((1, 2048, 8, 128), 64, False),
+    ((1, 2048, 8, 128), 64, True),
 ]
 
 
