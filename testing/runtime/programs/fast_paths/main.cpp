@@ -149,6 +149,24 @@ int main() {
             }
         }
     }
+    // every BF16 bit pattern through the unary functions with a 16-bit DST (exhaustive: a
+    // 16-bit DST holds nothing else), and as fp32 values with a 32-bit one
+    for (int fp32 = 0; fp32 < 2; ++fp32) {
+        for (uint32_t t0 = 0; t0 < 65536; t0 += 1024) {
+            for (auto op : unaries) {
+                for (float p : params) {
+                    for (int approx = 0; approx < 2; ++approx) {
+                        for (uint32_t i = 0; i < 1024; ++i) got[i] = want[i] = (t0 + i) << 16;
+                        sfpu::unary(op, got, p, approx, fp32);
+                        sfpu::unary_reference(op, want, p, approx, fp32);
+                        compare("all bf16: unary " + std::to_string(static_cast<int>(op)) + " p=" +
+                                std::to_string(p) + " fp32=" + std::to_string(fp32) + " from " + std::to_string(t0),
+                                got, want);
+                    }
+                }
+            }
+        }
+    }
     std::printf("checked %ld tiles, %ld mismatches\n", g_checked, g_bad);
     std::fprintf(stderr, "matmul path: %s\n", fpu::matmul_path());
     return g_bad ? 1 : 0;

@@ -594,7 +594,7 @@ SFPU_HOT void binary_reference(Binary op, uint32_t* out, const uint32_t* a, cons
 }
 
 // ---- AVX-512 paths ---------------------------------------------------------------------------------
-// The hot functions of attention-like kernels (exp with a 32-bit DST, the scalar ops, fill, the
+// The hot functions of attention-like kernels (exp, not approximate, the scalar ops, fill, the
 // binary add / sub / mul / max / min), 16 lanes at a time with the scalar form's operations in the
 // same order: SFPMAD as one fused multiply-add (vfmadd rounds once, as std::fma), the same flushes
 // (a compare and a masked move), the same integer steps. unary / binary take them when the CPU
@@ -655,7 +655,38 @@ V512 __m512 vexp_fp32(__m512 a) {
     return vfloat(_mm512_mask_mov_epi32(out, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), vbits(a)));
 }
 
-enum class VOp { Exp, Fill, Add, Mul };
+// _sfpu_exp_21f_bf16_ (exp_21f above, to_bf16), the 16-bit DST's exp
+V512 __m512 vexp_21f_bf16(__m512 val) {
+    __m512 xlog2 = vmadk(_mm512_set1_ps(1.4426950216293334961f), vflush(val), 127.0f);  // mad(val, c, 127)
+    // std::clamp(xlog2, 0, 255): NaN passes (both compares are false)
+    xlog2 = _mm512_mask_mov_ps(xlog2, _mm512_cmp_ps_mask(xlog2, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+    xlog2 = _mm512_mask_mov_ps(xlog2, _mm512_cmp_ps_mask(_mm512_set1_ps(255.0f), xlog2, _CMP_LT_OQ), _mm512_set1_ps(255.0f));
+    const __m512i xb = vbits(xlog2);
+    const __m512i man = _mm512_or_si512(_mm512_and_si512(xb, _mm512_set1_epi32(0x7FFFFF)), _mm512_set1_epi32(0x800000));
+    const __m512i sh = _mm512_sub_epi32(_mm512_and_si512(_mm512_srli_epi32(xb, 23), _mm512_set1_epi32(255)), _mm512_set1_epi32(127));
+    // SFPSHFT: left by sh >= 0, right by -sh; a count of 32 or more gives 0 (as vpsllvd / vpsrlvd)
+    const __mmask16 left = _mm512_cmpge_epi32_mask(sh, _mm512_setzero_si512());
+    __m512i z = _mm512_mask_mov_epi32(_mm512_srlv_epi32(man, _mm512_sub_epi32(_mm512_setzero_si512(), sh)), left,
+                                      _mm512_sllv_epi32(man, sh));
+    z = _mm512_maskz_mov_epi32(~_mm512_cmp_ps_mask(xlog2, _mm512_setzero_ps(), _CMP_EQ_OQ), z);
+    const __m512i expo = _mm512_and_si512(_mm512_srli_epi32(z, 23), _mm512_set1_epi32(255));
+    const __m512 frac0 = _mm512_cvtepi32_ps(_mm512_and_si512(z, _mm512_set1_epi32(0x7FFFFF)));  // exact; its own flush
+    const __m512 inner = vmadk(frac0, _mm512_set1_ps(4.791750143340323e-15f), 7.839635491371155e-08f);
+    const __m512 frac = vmadk(frac0, inner, 1.0017248f);
+    // setexp(frac, expo), then round_bf16 (SFPSTOCHRND: ties away from zero; zero exponent -> +0,
+    // exponent 255 -> its sign and exponent bits)
+    const __m512i y = _mm512_or_si512(_mm512_and_si512(vbits(frac), _mm512_set1_epi32(static_cast<int32_t>(0x807FFFFFu))),
+                                      _mm512_slli_epi32(expo, 23));
+    const __m512i e = _mm512_and_si512(_mm512_srli_epi32(y, 23), _mm512_set1_epi32(255));
+    const __m512i low = _mm512_and_si512(y, _mm512_set1_epi32(0xFFFF));
+    __m512i r = _mm512_sub_epi32(y, low);
+    r = _mm512_mask_add_epi32(r, _mm512_cmpge_epu32_mask(low, _mm512_set1_epi32(0x8000)), r, _mm512_set1_epi32(0x10000));
+    r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(255)),
+                              _mm512_and_si512(y, _mm512_set1_epi32(static_cast<int32_t>(0xFF800000u))));
+    return vfloat(_mm512_maskz_mov_epi32(_mm512_cmpneq_epi32_mask(e, _mm512_setzero_si512()), r));
+}
+
+enum class VOp { Exp, Exp21f, Fill, Add, Mul };
 template <VOp kOp>
 V512_FN void unary512(uint32_t* tile, float param, bool fp32_dst) {
     const __m512i keep = _mm512_set1_epi32(fp32_dst ? -1 : static_cast<int32_t>(0xFFFF0000u));
@@ -664,6 +695,7 @@ V512_FN void unary512(uint32_t* tile, float param, bool fp32_dst) {
         const __m512 x = _mm512_loadu_ps(reinterpret_cast<const float*>(tile + i));
         __m512 r;
         if constexpr (kOp == VOp::Exp) r = vexp_fp32(x);
+        if constexpr (kOp == VOp::Exp21f) r = vexp_21f_bf16(x);
         if constexpr (kOp == VOp::Fill) r = p;
         if constexpr (kOp == VOp::Add) r = vmad(x, _mm512_set1_ps(1.0f), p);  // add(x, p)
         if constexpr (kOp == VOp::Mul) r = vmad(x, p, _mm512_setzero_ps());  // mul(x, p)
@@ -718,7 +750,10 @@ void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst) {
     if (use_avx512()) {
         switch (op) {
             case Unary::Exp:
-                if (!approx && fp32_dst) return unary512<VOp::Exp>(tile, param, fp32_dst);
+                if (!approx) {
+                    return fp32_dst ? unary512<VOp::Exp>(tile, param, fp32_dst)
+                                    : unary512<VOp::Exp21f>(tile, param, fp32_dst);
+                }
                 break;
             case Unary::Fill: return unary512<VOp::Fill>(tile, param, fp32_dst);
             case Unary::AddScalar: return unary512<VOp::Add>(tile, param, fp32_dst);
