@@ -1048,9 +1048,10 @@ FpuPath fpu_path() {
 }
 #endif
 
-// Broadcast SrcB operand as the FPU reads it (broadcast_reference's values, face by face: ROW
-// copies row 0 of the face's column half into each of its 16 rows, COL fills each face row with
-// column 0 of that row, SCALAR fills the tile with [0][0])
+// Broadcast SrcB operand as the FPU reads it, face by face: ROW copies row 0 of the face's column
+// half into each of its 16 rows, COL fills each face row with column 0 of that row, SCALAR fills
+// the tile with [0][0] (testing/runtime/programs/fast_paths checks it against the tile written
+// out element by element)
 void broadcast(const uint32_t* b, int bcast, uint32_t* out) {
     if (bcast != kBcastRow && bcast != kBcastCol && bcast != kBcastScalar) {
         std::memcpy(out, b, kTileElems * sizeof(uint32_t));
@@ -1471,9 +1472,9 @@ AVX512_FN void reduce_max512(uint32_t* dst, const uint32_t* a, int dim, bool fir
         }
     } else {  // REDUCE_COL: column c of face c/16 and face 2 + c/16, over their 16 rows each
         for (uint32_t fc = 0; fc < 2; ++fc) {
-            __m512i m = _mm512_set1_epi32(first ? std::numeric_limits<int32_t>::min() : 0);
-            if (!first) {
-                __m512i d = _mm512_loadu_si512(dst + fc * 256);  // DST row 0 as is (no flush)
+            __m512i m = _mm512_set1_epi32(std::numeric_limits<int32_t>::min());  // below every key
+            if (!first) {  // DST row 0 as is (its key, no flush)
+                const __m512i d = _mm512_loadu_si512(dst + fc * 256);
                 m = _mm512_mask_xor_epi32(d, _mm512_movepi32_mask(d), d, _mm512_set1_epi32(0x7FFFFFFF));
             }
             for (uint32_t f = fc; f < 4; f += 2) {
