@@ -68,6 +68,7 @@ def run_case(shape, block, causal, fidelity):
         "overhead_ns_per_tile_op": host.get("overhead_ns_per_tile_op", 0),
         "threads": host.get("threads"),
         "ops": total.get("tile_ops", {}),
+        "tile_math_ns_by_op": host.get("tile_math_ns_by_op", {}),
         "device_time_ms": stats.get("device", {}).get("device_time_ns", 0) / 1e6,
         "max_abs_error": err,
         # the output's bits: the same before and after a change that keeps numerics bit-identical
@@ -89,9 +90,12 @@ def print_case(r):
           f"overhead {r['overhead_ns_per_tile_op']:.0f} ns per tile op")
     print(f"  modelled device time:    {r['device_time_ms']:8.3f} ms")
     print(f"  max abs error vs numpy:  {r['max_abs_error']:.2e} (output sha256 {r['output_sha256']})")
-    ops = r["ops"]
-    if isinstance(ops, dict):
-        print("  tile ops: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))
+    ops, by_op = r["ops"], r["tile_math_ns_by_op"]
+    print("  tile ops (count, host math time: total and per op, wall clock):")
+    for k, v in sorted(ops.items(), key=lambda kv: -by_op.get(kv[0], 0)):
+        ns = by_op.get(k)
+        timed = f"{ns / 1e9:8.3f} s {ns / v:8.0f} ns" if ns is not None and v else ""
+        print(f"    {k:22s} {v:9d} {timed}")
 
 
 def main():
