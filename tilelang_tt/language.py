@@ -1026,6 +1026,25 @@ def clamp(dst, min_val, max_val):
     return _T.min(_T.max(dst, min_val), max_val)
 
 
+def _float_binary(name, x, y):
+    """``name(x, y)`` of two float values (a constant takes the other operand's dtype)."""
+    types = [str(getattr(v, "ty", "")) for v in (x, y)]
+    dt = next((t for t in types if t.startswith(("float", "bfloat"))), "float32")
+    x, y = [tirx.const(float(v), dt) if isinstance(v, (int, float)) else v for v in (x, y)]
+    return tirx.op.call_intrin(dt, name, x, y)
+
+
+def pow(x, y, span=None):  # noqa: A001
+    """``T.pow(x, y)``: x ** y (the vector engine's power_tile for a constant y, else
+    power_binary_tile)."""
+    return _float_binary("tirx.pow", x, y)
+
+
+def fmod(x, y, span=None):
+    """``T.fmod(x, c)``: x - trunc(x / c) * c, the sign of x (fmod_tile; c a constant)."""
+    return _float_binary("tirx.fmod", x, y)
+
+
 # CUDA fast-math spellings compute the same functions here
 def fast_rcp(x):
     return 1.0 / x
