@@ -8,6 +8,7 @@ the modelled device time; checks the output against numpy.  Not part of CI.
     python benchmarks/attention.py                      # the default sizes
     python benchmarks/attention.py --size 1x8x1024x128 --block 128 --causal
     python benchmarks/attention.py --json out.json      # also write the figures as JSON
+    python benchmarks/attention.py --size 2x4096x32x128 --no-check   # example_mha_fwd_bshd's 2x32 heads
 """
 
 import argparse
@@ -34,7 +35,7 @@ DEFAULT_CASES = [
 ]
 
 
-def run_case(shape, block, causal, fidelity):
+def run_case(shape, block, causal, fidelity, check=True):
     batch, seq_len, heads, dim = shape
     rng = np.random.default_rng(0)
     q, k, v = [rng.standard_normal(shape).astype(ml_dtypes.bfloat16) for _ in range(3)]
@@ -53,8 +54,10 @@ def run_case(shape, block, causal, fidelity):
     # the host program's CPU time: unlike wall time, other load on a shared machine adds little
     process_cpu_s = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     stats = kernel.last_run_stats or {}
-    expect = reference_bshd(q, k, v, causal)
-    err = float(np.abs(out.astype(np.float32) - expect).max())
+    err = float("nan")
+    if check:  # numpy's scores take batch x heads x seq_len^2 floats
+        expect = reference_bshd(q, k, v, causal)
+        err = float(np.abs(out.astype(np.float32) - expect).max())
     host = stats.get("host", {})
     total = stats.get("total", {})
     return {
@@ -105,6 +108,8 @@ def main():
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--fidelity", default="HiFi2")
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--no-check", action="store_true",
+                        help="skip the numpy reference (large sizes: its scores need B*H*S^2 floats)")
     parser.add_argument("--cold", action="store_true",
                         help="use an empty cache directory (includes the emulator build)")
     args = parser.parse_args()
@@ -115,7 +120,7 @@ def main():
         cases = DEFAULT_CASES
     results = []
     for shape, block, causal in cases:
-        r = run_case(shape, block, causal, args.fidelity)
+        r = run_case(shape, block, causal, args.fidelity, check=not args.no_check)
         print_case(r)
         results.append(r)
     if args.json:
