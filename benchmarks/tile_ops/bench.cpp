@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
     std::mt19937 rng(0);
     static uint32_t a[1024], b[1024], dst[1024];
     static uint16_t l1[1024];
+    static uint32_t l1x[1024];
     for (int i = 0; i < 1024; ++i) {
         a[i] = bf16_bits(rng);
         b[i] = bf16_bits(rng);
@@ -84,6 +85,24 @@ int main(int argc, char** argv) {
         row("reduce_tile SUM ROW HiFi4", ns_per_call([&] { fpu::reduce_sum(dst, a, b, 0, 4, dst32); }, min_s));
         row("reduce_tile MAX ROW", ns_per_call([&] { fpu::reduce_max(dst, a, 0, true); }, min_s));
         row("pack_tile (bf16)", ns_per_call([&] { fpu::pack_bf16(dst, l1, dst32); }, min_s));
+        const char* scalar_names[] = {"fill", "mul_unary", "add_unary"};
+        for (const char* n : scalar_names) {
+            const auto op = sfpu::unary_from_name(n);
+            row((std::string(n) + "_tile").c_str(), ns_per_call([&] {
+                    std::memcpy(dst, a, sizeof(dst));
+                    sfpu::unary(op, dst, 0.7f, false, dst32);
+                }, min_s));
+        }
+        const char* binary_names[] = {"add", "sub", "mul", "max"};
+        for (const char* n : binary_names) {
+            const auto op = sfpu::binary_from_name(n);
+            row((std::string(n) + "_binary_tile").c_str(),
+                ns_per_call([&] { sfpu::binary(op, dst, a, b, dst32); }, min_s));
+        }
+        row("add_tiles_bcast<COL>", ns_per_call([&] { fpu::eltwise_add(dst, a, b, false, fpu::kBcastCol, dst32); }, min_s));
+        row("mul_tiles_bcast<COL> HiFi2", ns_per_call([&] { std::memset(dst, 0, sizeof(dst)); fpu::eltwise_mul(dst, a, b, fpu::kBcastCol, 2, dst32); }, min_s));
+        row("pack_tile (fp32)", ns_per_call([&] { fpu::pack_fp32(dst, reinterpret_cast<uint32_t*>(l1x), dst32); }, min_s));
+        row("unpack fp32 (tf32)", ns_per_call([&] { fpu::unpack_fp32(reinterpret_cast<const uint32_t*>(l1x), dst, true); }, min_s));
         const char* names[] = {"exp", "log", "sqrt", "recip", "sigmoid", "tanh", "gelu"};
         for (const char* n : names) {
             const auto op = sfpu::unary_from_name(n);

@@ -68,8 +68,16 @@ enum Counter : int {
 void count(ComputeState& e, int slot, const char* name, const char* prefix = "",
            const char* suffix = "") {
     uint64_t*& c = e.op_counter[slot];
-    if (c == nullptr) c = &current_core().counters.tile_ops[std::string(prefix) + name + suffix];
+    uint64_t*& t = e.op_ticks[slot];
+    Core& core = current_core();
+    if (c == nullptr) {
+        const std::string key = std::string(prefix) + name + suffix;
+        c = &core.counters.tile_ops[key];
+        t = &core.tile_op_ticks[key];
+    }
     ++*c;
+    *t += core.tile_math_ticks - core.tile_math_mark;  // this op's timed math
+    core.tile_math_mark = core.tile_math_ticks;
 }
 
 // Names the kernel passes (string literals of the API headers) mapped to ids once per call site:

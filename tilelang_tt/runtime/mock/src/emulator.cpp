@@ -927,11 +927,13 @@ void write_stats() {
     std::ofstream os(d.stats_path);
     Counters total;
     uint64_t total_stall_reserve = 0, total_stall_wait = 0, resumes = 0, math_ticks = 0;
+    std::map<std::string, uint64_t> op_ticks;
     os << "{\"arch\": \"" << d.prof.name << "\", \"cores\": [";
     bool first = true;
     for (const Core& c : d.cores) {
         resumes += c.resumes;
         math_ticks += c.tile_math_ticks;
+        for (const auto& [k, v] : c.tile_op_ticks) op_ticks[k] += v;
         if (!c.active) continue;
         os << (first ? "" : ", ") << "{\"core\": [" << c.x << ", " << c.y << "], \"counters\": ";
         first = false;
@@ -995,6 +997,14 @@ void write_stats() {
        << ", \"timing_log_calls\": " << timing::log_total_ops()
        << ", \"timing_log_peak_calls\": " << timing::log_peak_ops()
        << ", \"tile_ops\": " << tile_ops << ", \"tile_math_ns\": " << static_cast<uint64_t>(math_ns)
+       << ", \"tile_math_ns_by_op\": {";
+    first = true;
+    for (const auto& [k, v] : op_ticks) {
+        os << (first ? "" : ", ") << "\"" << k << "\": "
+           << static_cast<uint64_t>(static_cast<double>(v) / (ticks_per_ns > 0 ? ticks_per_ns : 1.0));
+        first = false;
+    }
+    os << "}"
        << ", \"overhead_ns_per_tile_op\": "
        << (tile_ops ? static_cast<double>(cpu) * (1.0 - math_share) / static_cast<double>(tile_ops) : 0.0)
        << "}";

@@ -129,6 +129,10 @@ struct Core {
     bool progressed = false;  // a kernel of this core ran in the current round
     uint64_t resumes = 0;     // kernel resumptions (context switches into a kernel)
     uint64_t tile_math_ticks = 0;  // host time in tile math (host_ticks units)
+    // tile_math_ticks by tile op kind (the names of counters.tile_ops): each counted op takes the
+    // ticks since the previous one (compute.cpp's count(), after the op's timed math)
+    std::map<std::string, uint64_t> tile_op_ticks;
+    uint64_t tile_math_mark = 0;
     // semaphore updates applied to this core's L1, by offset: (fiber id << 32 | timing log index)
     std::map<uint32_t, std::vector<uint64_t>> sem_log;
     // DPRINT (dprint.cpp): complete lines of this round, printed between rounds in core order,
@@ -175,6 +179,7 @@ struct ComputeState {
     int sfpu_op = -1;       // the last <op>_tile_init, as compute.cpp's SFPU op id
     float sfpu_init_param[2] = {0.0f, 0.0f};  // the scalars of an init that takes them (fmod)
     uint64_t* op_counter[96] = {};  // this core's tile_ops counters, by compute.cpp's op id
+    uint64_t* op_ticks[96] = {};    // this core's tile_op_ticks, by the same id
     std::pair<const char*, int> name_cache[4][8] = {};  // API name literal -> id (compute.cpp)
     bool matmul_transpose = false;
     int bcast_type = 0;

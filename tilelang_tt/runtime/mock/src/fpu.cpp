@@ -899,6 +899,31 @@ inline bool cached(Slot& slot, const uint16_t* data) {
     return false;
 }
 
+// The transpose within the tile of a BF16 in1 tile (matmul_tiles with transpose: the unpacker's
+// exact BF16 copy transposed, so matmul of it is matmul of the transposed unpacked tile), kept
+// per host thread by the tile's data like the decoding above: an in1 tile multiplied by several
+// in0 tiles is transposed once, and its transposed copy keeps its place (so its decoding hits).
+struct TransposedBf16 {
+    struct Slot {
+        alignas(64) uint16_t key[kTileElems];
+        alignas(64) uint16_t t[kTileElems];
+        bool valid = false;
+    } slot[kSrcACacheSlots];
+};
+const uint16_t* transposed_bf16(const uint16_t* in1) {
+    static thread_local std::unique_ptr<TransposedBf16> cache = std::make_unique<TransposedBf16>();
+    auto& s = cache->slot[(reinterpret_cast<uintptr_t>(in1) / (kTileElems * 2)) % kSrcACacheSlots];
+    if (!cached(s, in1)) {  // face (fr, fc) is face (fc, fr) transposed
+        for (uint32_t f = 0; f < 4; ++f) {
+            const uint16_t* src = in1 + ((f & 1) * 2 + (f >> 1)) * 256;
+            uint16_t* out = s.t + f * 256;
+            for (uint32_t i = 0; i < 16; ++i)
+                for (uint32_t j = 0; j < 16; ++j) out[i * 16 + j] = src[j * 16 + i];
+        }
+    }
+    return s.t;
+}
+
 AVX512_FN void matmul512_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t* in1, int phases, bool fp32_dst) {
     static thread_local std::unique_ptr<DecodedBf16> decoded = std::make_unique<DecodedBf16>();
     auto& a = decoded->a[(reinterpret_cast<uintptr_t>(in1) / (kTileElems * 2)) % kSrcACacheSlots];
@@ -1023,14 +1048,25 @@ FpuPath fpu_path() {
 }
 #endif
 
-// Broadcast SrcB operand as the FPU reads it
+// Broadcast SrcB operand as the FPU reads it, face by face: ROW copies row 0 of the face's column
+// half into each of its 16 rows, COL fills each face row with column 0 of that row, SCALAR fills
+// the tile with [0][0] (testing/runtime/programs/fast_paths checks it against the tile written
+// out element by element)
 void broadcast(const uint32_t* b, int bcast, uint32_t* out) {
-    for (uint32_t r = 0; r < 32; ++r) {
-        for (uint32_t c = 0; c < 32; ++c) {
-            const uint32_t src = bcast == kBcastRow ? face_index(0, c)
-                               : bcast == kBcastCol ? face_index(r, 0)
-                               : bcast == kBcastScalar ? 0 : face_index(r, c);
-            out[face_index(r, c)] = b[src];
+    if (bcast != kBcastRow && bcast != kBcastCol && bcast != kBcastScalar) {
+        std::memcpy(out, b, kTileElems * sizeof(uint32_t));
+        return;
+    }
+    for (uint32_t f = 0; f < 4; ++f) {
+        const uint32_t fr = f >> 1, fc = f & 1;
+        for (uint32_t i = 0; i < 16; ++i) {
+            uint32_t* row = out + f * 256 + i * 16;
+            if (bcast == kBcastRow) {
+                std::memcpy(row, b + fc * 256, 16 * sizeof(uint32_t));
+            } else {
+                const uint32_t v = bcast == kBcastCol ? b[fr * 512 + i * 16] : b[0];
+                for (uint32_t j = 0; j < 16; ++j) row[j] = v;
+            }
         }
     }
 }
@@ -1341,8 +1377,8 @@ void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transp
 void matmul_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t* in1, bool transpose, int phases,
                  bool fp32_dst) {
 #ifdef TTMOCK_MVMUL512
-    if (!transpose && fpu_path() == FpuPath::kAvx512) {
-        matmul512_bf16(dst, in0, in1, phases, fp32_dst);
+    if (fpu_path() == FpuPath::kAvx512) {
+        matmul512_bf16(dst, in0, transpose ? transposed_bf16(in1) : in1, phases, fp32_dst);
         return;
     }
 #endif
@@ -1412,7 +1448,59 @@ void reduce_sum(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int di
     }
 }
 
+#ifdef TTMOCK_MVMUL512
+namespace {
+// GMPOOL's max on 16 lanes: denormals and zeros as +0, sign-magnitude values in total order
+// (total_order is one-to-one, so the maximum does not depend on the order of the comparisons)
+AVX512_FN inline __m512i max_key512(__m512i v) {
+    v = _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(v, _mm512_set1_epi32(static_cast<int32_t>(kExpMask))), v);
+    return _mm512_mask_xor_epi32(v, _mm512_movepi32_mask(v), v, _mm512_set1_epi32(0x7FFFFFFF));
+}
+AVX512_FN inline uint32_t key_bits(int32_t k) {
+    return static_cast<uint32_t>(k < 0 ? k ^ 0x7FFFFFFF : k);
+}
+AVX512_FN void reduce_max512(uint32_t* dst, const uint32_t* a, int dim, bool first) {
+    if (dim == 0) {  // REDUCE_ROW: row r is 16 words of face (r/16)*2 and 16 of the next
+        for (uint32_t r = 0; r < 32; ++r) {
+            const uint32_t* p = a + (r >> 4) * 512 + (r & 15) * 16;
+            const __m512i m = _mm512_max_epi32(max_key512(_mm512_loadu_si512(p)),
+                                               max_key512(_mm512_loadu_si512(p + 256)));
+            int32_t best = _mm512_reduce_max_epi32(m);
+            uint32_t& out = dst[face_index(r, 0)];
+            if (!first) best = std::max(best, total_order(out));
+            out = key_bits(best);
+        }
+    } else {  // REDUCE_COL: column c of face c/16 and face 2 + c/16, over their 16 rows each
+        for (uint32_t fc = 0; fc < 2; ++fc) {
+            __m512i m = _mm512_set1_epi32(std::numeric_limits<int32_t>::min());  // below every key
+            if (!first) {  // DST row 0 as is (its key, no flush)
+                const __m512i d = _mm512_loadu_si512(dst + fc * 256);
+                m = _mm512_mask_xor_epi32(d, _mm512_movepi32_mask(d), d, _mm512_set1_epi32(0x7FFFFFFF));
+            }
+            for (uint32_t f = fc; f < 4; f += 2) {
+                for (uint32_t i = 0; i < 16; ++i) {
+                    m = _mm512_max_epi32(m, max_key512(_mm512_loadu_si512(a + f * 256 + i * 16)));
+                }
+            }
+            m = _mm512_mask_xor_epi32(m, _mm512_movepi32_mask(m), m, _mm512_set1_epi32(0x7FFFFFFF));
+            _mm512_storeu_si512(dst + fc * 256, m);
+        }
+    }
+}
+}  // namespace
+#endif
+
 void reduce_max(uint32_t* dst, const uint32_t* a, int dim, bool first) {
+#ifdef TTMOCK_MVMUL512
+    if ((dim == 0 || dim == 1) && fpu_path() == FpuPath::kAvx512) {
+        reduce_max512(dst, a, dim, first);
+        return;
+    }
+#endif
+    reduce_max_reference(dst, a, dim, first);
+}
+
+void reduce_max_reference(uint32_t* dst, const uint32_t* a, int dim, bool first) {
     auto fold = [&](uint32_t& out, auto value_at, uint32_t n) {
         uint32_t best = first ? 0xFFFFFFFFu : out;  // a DST row with nothing in it reads as -max
         for (uint32_t i = 0; i < n; ++i) {

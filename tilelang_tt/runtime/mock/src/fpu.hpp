@@ -54,6 +54,9 @@ void reduce_sum(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int di
                 bool fp32_dst);
 // reduce_tile MAX: DST = max(DST, max of a along dim); `first`: DST holds nothing yet
 void reduce_max(uint32_t* dst, const uint32_t* a, int dim, bool first);
+// The scalar form of reduce_max (the portable path; the vector path must give its bits: the test
+// program testing/runtime/programs/fast_paths compares them)
+void reduce_max_reference(uint32_t* dst, const uint32_t* a, int dim, bool first);
 
 // ---- packer: DST -> L1 tile ----------------------------------------------------------------------
 void pack_bf16(const uint32_t* dst, uint16_t* l1, bool fp32_dst);

@@ -18,6 +18,10 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <string_view>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "fpu.hpp"
 
@@ -1167,7 +1171,7 @@ SINLINE void each(uint32_t* tile, bool fp32_dst, Fn fn) {
 }
 }  // namespace
 
-SFPU_HOT void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst, float param2) {
+SFPU_HOT void unary_reference(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst, float param2) {
     // one loop per (function, mode): the choice is made once per tile, not per element
 #define SFPU_CASE(pred, expr) \
     if (pred) return each(tile, fp32_dst, [&](float x) __attribute__((always_inline)) { return (expr); })
@@ -1193,7 +1197,7 @@ SFPU_HOT void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp3
 #undef SFPU_CASE
 }
 
-SFPU_HOT void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst, bool approx) {
+SFPU_HOT void binary_reference(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst, bool approx) {
     for (int i = 0; i < kTileElems; ++i) {
         const float x = F(a[i]), y = F(b[i]);
         float r = 0.0f;
@@ -1241,6 +1245,197 @@ SFPU_HOT void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t
         const uint32_t u = B(r);
         out[i] = ((u & 0x7F800000u) ? u : (u & 0x80000000u)) & (fp32_dst ? 0xFFFFFFFFu : 0xFFFF0000u);
     }
+}
+
+// ---- AVX-512 paths ---------------------------------------------------------------------------------
+// The hot functions of attention-like kernels (exp, not approximate, the scalar ops, fill, the
+// binary add / sub / mul / max / min), 16 lanes at a time with the scalar form's operations in the
+// same order: SFPMAD as one fused multiply-add (vfmadd rounds once, as std::fma), the same flushes
+// (a compare and a masked move), the same integer steps. unary / binary take them when the CPU
+// has AVX-512 (F, DQ) and TT_MOCK_FPU does not ask for a narrower path; every other case, and
+// every other CPU, runs unary_reference / binary_reference. testing/runtime/programs/fast_paths
+// compares the two bit for bit.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(TTMOCK_NO_CLONES)
+#define TTMOCK_SFPU512 1
+#define V512 __attribute__((target("avx2,fma,avx512f,avx512dq,avx512bw,avx512vl"), always_inline)) inline
+#define V512_FN __attribute__((target("avx2,fma,avx512f,avx512dq,avx512bw,avx512vl")))
+
+namespace {
+V512 __m512 vflush(__m512 x) {  // denormals and zeros -> +0 (NaN kept: the compare is ordered)
+    const __m512 a = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7FFFFFFF)));
+    return _mm512_maskz_mov_ps(~_mm512_cmp_ps_mask(a, _mm512_set1_ps(0x1p-126f), _CMP_LT_OQ), x);
+}
+V512 __m512 vmad(__m512 a, __m512 b, __m512 c) { return vflush(_mm512_fmadd_ps(vflush(a), vflush(b), vflush(c))); }
+// mad of operands that are flushed already (flush is idempotent: a flushed value, or a normal
+// constant, or an integer-valued float, is its own flush), so only the result is flushed
+V512 __m512 vmadf(__m512 a, __m512 b, __m512 c) { return vflush(_mm512_fmadd_ps(a, b, c)); }
+V512 __m512 vmadk(__m512 a, __m512 b, float c) { return vmadf(a, b, _mm512_set1_ps(c)); }
+V512 __m512i vbits(__m512 x) { return _mm512_castps_si512(x); }
+V512 __m512 vfloat(__m512i x) { return _mm512_castsi512_ps(x); }
+
+// SFPSTORE (each()): denormals to signed zero, a 16-bit DST keeps the high half
+V512 __m512i vstore_bits(__m512i r, __m512i keep) {
+    const __m512i sign = _mm512_and_si512(r, _mm512_set1_epi32(static_cast<int32_t>(0x80000000u)));
+    const __mmask16 normal = _mm512_test_epi32_mask(r, _mm512_set1_epi32(0x7F800000));
+    return _mm512_and_si512(_mm512_mask_mov_epi32(sign, normal, r), keep);
+}
+
+// _sfpu_exp_fp32_accurate_ (exp_fp32 above)
+V512 __m512 vexp_fp32(__m512 a) {
+    const __m512 fa = vflush(a);
+    const __m512 j0 = vmadk(_mm512_set1_ps(1.442695f), fa, 0.0f);
+    const __m512 absj = vfloat(_mm512_and_si512(vbits(j0), _mm512_set1_epi32(0x7FFFFFFF)));
+    const __m512 m = _mm512_roundscale_ps(_mm512_add_ps(absj, _mm512_set1_ps(0.5f)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    const __mmask16 sat = _mm512_cmp_ps_mask(m, _mm512_set1_ps(32767.0f), _CMP_GE_OQ);
+    const __m512i mag = _mm512_mask_mov_epi32(_mm512_cvttps_epi32(m), sat, _mm512_set1_epi32(32767));
+    const __mmask16 neg = _mm512_movepi32_mask(vbits(j0));
+    const __m512i i = _mm512_mask_sub_epi32(mag, neg, _mm512_setzero_si512(), mag);
+    const __m512 j = _mm512_cvtepi32_ps(i);
+    __m512 f = vmadf(j, _mm512_set1_ps(-6.93145752e-1f), fa);  // j: an integer, its own flush
+    f = vmadf(j, _mm512_set1_ps(-1.42860677e-6f), f);
+    __m512 r = _mm512_set1_ps(1.37805939e-3f);
+    r = vmadk(r, f, 8.37312452e-3f);
+    r = vmadk(r, f, 4.16695364e-2f);
+    r = vmadk(r, f, 1.66664720e-1f);
+    r = vmadk(r, f, 4.99999851e-1f);
+    const __m512 y = vmadk(r, f, 1.0f);
+    r = vmadk(y, f, 1.0f);
+    const __m512i rb = vbits(r);
+    const __m512i e = _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(rb, 23), _mm512_set1_epi32(255)), i);
+    __m512i out = _mm512_or_si512(_mm512_and_si512(rb, _mm512_set1_epi32(static_cast<int32_t>(0x807FFFFFu))),
+                                  _mm512_slli_epi32(_mm512_and_si512(e, _mm512_set1_epi32(255)), 23));
+    out = _mm512_mask_mov_epi32(out, _mm512_cmpge_epi32_mask(e, _mm512_set1_epi32(255)), _mm512_set1_epi32(0x7F800000));
+    out = _mm512_maskz_mov_epi32(_mm512_cmpge_epi32_mask(e, _mm512_set1_epi32(1)), out);
+    return vfloat(_mm512_mask_mov_epi32(out, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), vbits(a)));
+}
+
+// _sfpu_exp_21f_bf16_ (exp_21f above, to_bf16), the 16-bit DST's exp
+V512 __m512 vexp_21f_bf16(__m512 val) {
+    __m512 xlog2 = vmadk(_mm512_set1_ps(1.4426950216293334961f), vflush(val), 127.0f);  // mad(val, c, 127)
+    // std::clamp(xlog2, 0, 255): NaN passes (both compares are false)
+    xlog2 = _mm512_mask_mov_ps(xlog2, _mm512_cmp_ps_mask(xlog2, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+    xlog2 = _mm512_mask_mov_ps(xlog2, _mm512_cmp_ps_mask(_mm512_set1_ps(255.0f), xlog2, _CMP_LT_OQ), _mm512_set1_ps(255.0f));
+    const __m512i xb = vbits(xlog2);
+    const __m512i man = _mm512_or_si512(_mm512_and_si512(xb, _mm512_set1_epi32(0x7FFFFF)), _mm512_set1_epi32(0x800000));
+    const __m512i sh = _mm512_sub_epi32(_mm512_and_si512(_mm512_srli_epi32(xb, 23), _mm512_set1_epi32(255)), _mm512_set1_epi32(127));
+    // SFPSHFT: left by sh >= 0, right by -sh; a count of 32 or more gives 0 (as vpsllvd / vpsrlvd)
+    const __mmask16 left = _mm512_cmpge_epi32_mask(sh, _mm512_setzero_si512());
+    __m512i z = _mm512_mask_mov_epi32(_mm512_srlv_epi32(man, _mm512_sub_epi32(_mm512_setzero_si512(), sh)), left,
+                                      _mm512_sllv_epi32(man, sh));
+    z = _mm512_maskz_mov_epi32(~_mm512_cmp_ps_mask(xlog2, _mm512_setzero_ps(), _CMP_EQ_OQ), z);
+    const __m512i expo = _mm512_and_si512(_mm512_srli_epi32(z, 23), _mm512_set1_epi32(255));
+    const __m512 frac0 = _mm512_cvtepi32_ps(_mm512_and_si512(z, _mm512_set1_epi32(0x7FFFFF)));  // exact; its own flush
+    const __m512 inner = vmadk(frac0, _mm512_set1_ps(4.791750143340323e-15f), 7.839635491371155e-08f);
+    const __m512 frac = vmadk(frac0, inner, 1.0017248f);
+    // setexp(frac, expo), then round_bf16 (SFPSTOCHRND: ties away from zero; zero exponent -> +0,
+    // exponent 255 -> its sign and exponent bits)
+    const __m512i y = _mm512_or_si512(_mm512_and_si512(vbits(frac), _mm512_set1_epi32(static_cast<int32_t>(0x807FFFFFu))),
+                                      _mm512_slli_epi32(expo, 23));
+    const __m512i e = _mm512_and_si512(_mm512_srli_epi32(y, 23), _mm512_set1_epi32(255));
+    const __m512i low = _mm512_and_si512(y, _mm512_set1_epi32(0xFFFF));
+    __m512i r = _mm512_sub_epi32(y, low);
+    r = _mm512_mask_add_epi32(r, _mm512_cmpge_epu32_mask(low, _mm512_set1_epi32(0x8000)), r, _mm512_set1_epi32(0x10000));
+    r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(255)),
+                              _mm512_and_si512(y, _mm512_set1_epi32(static_cast<int32_t>(0xFF800000u))));
+    return vfloat(_mm512_maskz_mov_epi32(_mm512_cmpneq_epi32_mask(e, _mm512_setzero_si512()), r));
+}
+
+enum class VOp { Exp, Exp21f, Fill, Add, Mul };
+template <VOp kOp>
+V512_FN void unary512(uint32_t* tile, float param, bool fp32_dst) {
+    const __m512i keep = _mm512_set1_epi32(fp32_dst ? -1 : static_cast<int32_t>(0xFFFF0000u));
+    const __m512 p = _mm512_set1_ps(param);
+    for (int i = 0; i < kTileElems; i += 16) {
+        const __m512 x = _mm512_loadu_ps(reinterpret_cast<const float*>(tile + i));
+        __m512 r;
+        if constexpr (kOp == VOp::Exp) r = vexp_fp32(x);
+        if constexpr (kOp == VOp::Exp21f) r = vexp_21f_bf16(x);
+        if constexpr (kOp == VOp::Fill) r = p;
+        if constexpr (kOp == VOp::Add) r = vmad(x, _mm512_set1_ps(1.0f), p);  // add(x, p)
+        if constexpr (kOp == VOp::Mul) r = vmad(x, p, _mm512_setzero_ps());  // mul(x, p)
+        _mm512_storeu_si512(tile + i, vstore_bits(vbits(r), keep));
+    }
+}
+
+template <Binary kOp>
+V512_FN void binary512(uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst) {
+    const __m512i keep = _mm512_set1_epi32(fp32_dst ? -1 : static_cast<int32_t>(0xFFFF0000u));
+    const __m512i sign = _mm512_set1_epi32(static_cast<int32_t>(0x80000000u));
+    for (int i = 0; i < kTileElems; i += 16) {
+        const __m512 x = _mm512_loadu_ps(reinterpret_cast<const float*>(a + i));
+        const __m512 y = _mm512_loadu_ps(reinterpret_cast<const float*>(b + i));
+        __m512 r;
+        if constexpr (kOp == Binary::Add) r = vmad(x, _mm512_set1_ps(1.0f), y);
+        if constexpr (kOp == Binary::Sub) r = vmad(x, _mm512_set1_ps(1.0f), vfloat(_mm512_xor_si512(vbits(y), sign)));
+        if constexpr (kOp == Binary::Mul) {
+            r = vmad(x, y, _mm512_setzero_ps());
+            if (!fp32_dst) {  // rne_bf16, and +0 when an operand is (+-)0
+                const __m512i u = vbits(r);
+                const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+                const __m512i rounded = _mm512_and_si512(
+                    _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb),
+                    _mm512_set1_epi32(static_cast<int32_t>(0xFFFF0000u)));
+                const __mmask16 zero = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_EQ_OQ) |
+                                       _mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_EQ_OQ);
+                r = vfloat(_mm512_maskz_mov_epi32(~zero, rounded));
+            }
+        }
+        if constexpr (kOp == Binary::Max) r = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, y, _CMP_LT_OQ), y);
+        if constexpr (kOp == Binary::Min) r = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(y, x, _CMP_LT_OQ), y);
+        _mm512_storeu_si512(out + i, vstore_bits(vbits(r), keep));
+    }
+}
+
+bool use_avx512() {
+    static const bool yes = [] {
+        const char* v = std::getenv("TT_MOCK_FPU");
+        const std::string_view want = v ? v : "";
+        return want != "portable" && want != "avx2" && __builtin_cpu_supports("avx512f") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
+    }();
+    return yes;
+}
+}  // namespace
+#endif
+
+void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst, float param2) {
+#ifdef TTMOCK_SFPU512
+    if (use_avx512()) {
+        switch (op) {
+            case Unary::Exp:
+                if (!approx) {
+                    return fp32_dst ? unary512<VOp::Exp>(tile, param, fp32_dst)
+                                    : unary512<VOp::Exp21f>(tile, param, fp32_dst);
+                }
+                break;
+            case Unary::Fill: return unary512<VOp::Fill>(tile, param, fp32_dst);
+            case Unary::AddScalar: return unary512<VOp::Add>(tile, param, fp32_dst);
+            case Unary::SubScalar:
+                return unary512<VOp::Add>(tile, F(B(param) ^ 0x80000000u), fp32_dst);
+            case Unary::MulScalar:
+            case Unary::DivScalar: return unary512<VOp::Mul>(tile, param, fp32_dst);
+            default: break;
+        }
+    }
+#endif
+    unary_reference(op, tile, param, approx, fp32_dst, param2);
+}
+
+void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst, bool approx) {
+#ifdef TTMOCK_SFPU512
+    if (use_avx512()) {
+        switch (op) {
+            case Binary::Add: return binary512<Binary::Add>(out, a, b, fp32_dst);
+            case Binary::Sub: return binary512<Binary::Sub>(out, a, b, fp32_dst);
+            case Binary::Mul: return binary512<Binary::Mul>(out, a, b, fp32_dst);
+            case Binary::Max: return binary512<Binary::Max>(out, a, b, fp32_dst);
+            case Binary::Min: return binary512<Binary::Min>(out, a, b, fp32_dst);
+            default: break;
+        }
+    }
+#endif
+    binary_reference(op, out, a, b, fp32_dst, approx);
 }
 
 SFPU_HOT void where(uint32_t* out, const uint32_t* cond, const uint32_t* a, const uint32_t* b, bool fp32_dst) {

@@ -28,6 +28,12 @@ Binary binary_from_name(const char* name);
 void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst, float param2 = 0.0f);
 // approx: APPROX (math_approx_mode), which atan2 reads
 void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst, bool approx = false);
+// The scalar forms of unary / binary: the portable path, and the reference the vector paths
+// (exp, fill, the scalar ops, binary add / sub / mul / max / min on AVX-512) must match bit for
+// bit (testing/runtime/programs/fast_paths compares them)
+void unary_reference(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst, float param2 = 0.0f);
+void binary_reference(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst,
+                      bool approx = false);
 // where: out = cond != 0 ? a : b, per datum (16-bit DST: the BF16 half only)
 void where(uint32_t* out, const uint32_t* cond, const uint32_t* a, const uint32_t* b, bool fp32_dst);
 
