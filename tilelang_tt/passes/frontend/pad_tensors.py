@@ -1,0 +1,115 @@
+"""A0.3.1 PadTensorsTT: tensors whose tiled dims are not tile multiples are padded with zeros.
+
+Requires: LegalizeTileOpsTT (every access to a global tensor is a ``tile.copy`` region:
+A0.2 staged the element accesses of ``T.Parallel`` bodies, A0.3 the global -> global copies).
+
+TileLang's kernels take any sizes: the grid is ``T.ceildiv(M, block_M)`` blocks and the last
+block reaches past the tensor.  TileLang's ``LegalizeSafeMemoryAccess`` (on by default, every
+backend) makes an out-of-bounds read of a global tensor return 0 (the buffer's safe value) and
+skips an out-of-bounds store; its ``T.copy`` lowering does the same per element.  A Tensix
+tensor is a grid of whole 32x32 tiles, so this pass gives the device a tensor padded with
+zeros up to what the kernel's accesses cover, and the host pads inputs and crops outputs
+(``main.cpp``): the padded elements read 0, as in TileLang, and what the kernel stores there
+is dropped, as in TileLang.  The zeros take part in whatever the kernel computes from them
+(GEMM K sums, reductions, ``T.max``) exactly as TileLang's zeros do.
+
+Guarantees: every tensor parameter whose shape differs from its *device shape* is replaced
+by a buffer of the device shape (every access follows; indices unchanged), and the function
+attribute ``tt.padded`` lists ``{"param": i, "logical": shape, "padded": device shape}`` for
+each.  The device shape of a dim is the larger of its size and the end of the furthest
+region of any ``tile.copy`` of the tensor (region start bounded over the launch extents and
+loop ranges, integer bindings inlined), rounded up to a multiple of 32 for the dims its
+tiles span (A1's tiled plane; the last dim of a tensor stored as row vectors).  A tensor
+whose shape already equals its device shape is unchanged, so is a kernel with none.
+Refused: a padded tensor whose region ends cannot be bounded (``TTUnsupportedError`` naming
+the tensor and line).  Decided from the regions' index arithmetic only.
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import tirx
+from tvm.sym import Analyzer
+
+from ... import attrs
+from ...errors import TTUnsupportedError
+from ..common import (
+    TILE, buffer_dtype, buffer_shape, collect, inline_binds, launch_attrs, substitute, tt_pass,
+)
+from ..layout.infer_layout import is_vector_tensor, tiled_plane
+
+
+def _round_up(n: int) -> int:
+    return (n + TILE - 1) // TILE * TILE
+
+
+def _analyzer(body) -> tuple[Analyzer, dict]:
+    ana = Analyzer()
+    for a in launch_attrs(body):
+        ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0), a.value))
+    for lp in collect(body, tirx.For):
+        ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(lp.min, lp.extent))
+    binds = {b.var: b.value for b in collect(body, tirx.Bind)
+             if str(b.var.ty).startswith(("int", "uint"))}
+    return ana, binds
+
+
+def covered_extents(func, buf, ana, binds) -> list[int]:
+    """Per dim of tensor ``buf``: the end of the furthest region some ``tile.copy`` (or other
+    tile primitive) of it touches, at least the dim's size."""
+    shape = buffer_shape(buf)
+    ends = list(shape)
+    for call in collect(func.body, tirx.TilePrimitiveCall):
+        for arg in call.args:
+            if not (isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(buf)):
+                continue
+            for d, rng in enumerate(arg.region):
+                end = ana.simplify(inline_binds(rng.min + rng.extent, binds))
+                bound = ana.const_int_bound(end)
+                if bound.max_value >= (1 << 62):
+                    raise TTUnsupportedError(
+                        f"tensor {buf.name} (shape {shape}) is accessed at `{end}` in its dim "
+                        f"{d}, which has no bound the compiler can find; a tensor whose dims "
+                        "are not multiples of 32 is padded up to what its accesses cover",
+                        span=call.span,
+                        hint="index tensors with block indices and loop variables of "
+                             "constant extents")
+                ends[d] = max(ends[d], int(bound.max_value))
+    return ends
+
+
+def device_shape(func, buf, ana, binds) -> list[int]:
+    """The shape the device stores ``buf`` in (module docstring)."""
+    shape = buffer_shape(buf)
+    if len(shape) == 0 or not all(isinstance(d, int) for d in shape):
+        return shape  # scalars and symbolic shapes: A1 refuses them
+    ends = covered_extents(func, buf, ana, binds)
+    if len(shape) == 1:
+        tiled = [0]
+    elif is_vector_tensor(func, buf, aligned=False):
+        tiled = [len(shape) - 1]
+    else:
+        tiled = tiled_plane(func, buf)[0]
+    return [_round_up(e) if d in tiled else e for d, e in enumerate(ends)]
+
+
+@tt_pass("PadTensorsTT", requires=("LegalizeTileOpsTT",))
+def PadTensorsTT(func, mod, ctx):
+    """Tensors padded to the device shape their tiles and accesses need (module docstring)."""
+    ana, binds = _analyzer(func.body)
+    mapping, record = {}, []
+    for i, p in enumerate(func.params):
+        if not tirx.is_buffer_var(p) or str(p.scope()) != "global":
+            continue
+        shape = buffer_shape(p)
+        padded = device_shape(func, p, ana, binds)
+        if padded == shape:
+            continue
+        mapping[p] = tirx.decl_buffer(padded, buffer_dtype(p), str(p.name))
+        record.append({"param": i, "logical": list(shape), "padded": list(padded)})
+    if not mapping:
+        return func
+    params = [mapping.get(p, p) for p in func.params]
+    body = substitute(func.body, mapping)  # a tensor parameter is a variable of its buffer type
+    out = tirx.PrimFunc(params, body, func.ret_type, func.attrs, func.span)
+    return out.with_attr(attrs.PADDED, record)
