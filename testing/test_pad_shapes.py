@@ -5,8 +5,10 @@ cover; main.cpp pads the inputs and crops the outputs.  TileLang reads 0 out of 
 skips out-of-bounds stores (its LegalizeSafeMemoryAccess and T.copy lowering), so the zeros
 compute what TileLang computes."""
 
+import ml_dtypes
 import numpy as np
 import pytest
+import tvm
 
 import tilelang_tt
 import tilelang_tt.language as T
@@ -15,6 +17,7 @@ from tilelang_tt.errors import TTCompileError
 from tilelang_tt.passes.common import to_py
 
 RNG = np.random.default_rng(11)
+ml_bf16 = ml_dtypes.bfloat16
 HIFI4 = {"tt.math_fidelity": "HiFi4"}
 
 
@@ -35,3 +38,199 @@ def matmul(M, N, K, block_M, block_N, block_K, dtype="bfloat16", accum_dtype="fl
             T.copy(C_local, C[by * block_M, bx * block_N])
 
     return main
+
+
+def elementwise_add(M, N, block_M, block_N, in_dtype="float32", out_dtype="float32"):
+    @T.prim_func
+    def elem_add(A: T.Tensor((M, N), in_dtype), B: T.Tensor((M, N), in_dtype),
+                 C: T.Tensor((M, N), out_dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_N), in_dtype)
+            B_shared = T.alloc_shared((block_M, block_N), in_dtype)
+            C_local = T.alloc_fragment((block_M, block_N), out_dtype)
+            T.copy(A[by * block_M, bx * block_N], A_shared)
+            T.copy(B[by * block_M, bx * block_N], B_shared)
+            for local_y, local_x in T.Parallel(block_M, block_N):
+                C_local[local_y, local_x] = A_shared[local_y, local_x] + B_shared[local_y, local_x]
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return elem_add
+
+
+def guarded_scale(M, N, block_M, block_N, dtype="float32"):
+    """TileLang's bounds-guarded element accesses: ``if y < M and x < N``."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype),
+             C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                if by * block_M + i < M and bx * block_N + j < N:
+                    C[by * block_M + i, bx * block_N + j] = (
+                        A[by * block_M + i, bx * block_N + j] * 2.0
+                        + B[by * block_M + i, bx * block_N + j])
+
+    return main
+
+
+def row_reduce(M, N, block_M, block_N, kind="sum", dtype="float32"):
+    """Per-row sum (or max) of A over ``T.ceildiv(N, block_N)`` column blocks, into 1-D S."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), S: T.Tensor((M,), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            A_shared = T.alloc_shared((block_M, block_N), dtype)
+            acc = T.alloc_fragment((block_M,), dtype)
+            if kind == "sum":
+                T.clear(acc)
+            else:
+                T.fill(acc, -T.infinity(dtype))
+            for k in T.Pipelined(T.ceildiv(N, block_N), num_stages=2):
+                T.copy(A[bx * block_M, k * block_N], A_shared)
+                if kind == "sum":
+                    T.reduce_sum(A_shared, acc, dim=1, clear=False)
+                else:
+                    T.reduce_max(A_shared, acc, dim=1, clear=False)
+            T.copy(acc, S[bx * block_M])
+
+    return main
+
+
+def axpy_in_place(M, N, block_M, block_N, dtype="float32"):
+    """Y = Y + 2 X, Y updated in place."""
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            X_shared = T.alloc_shared((block_M, block_N), dtype)
+            Y_shared = T.alloc_shared((block_M, block_N), dtype)
+            Y_local = T.alloc_fragment((block_M, block_N), dtype)
+            T.copy(X[by * block_M, bx * block_N], X_shared)
+            T.copy(Y[by * block_M, bx * block_N], Y_shared)
+            for i, j in T.Parallel(block_M, block_N):
+                Y_local[i, j] = Y_shared[i, j] + X_shared[i, j] * 2.0
+            T.copy(Y_local, Y[by * block_M, bx * block_N])
+
+    return main
+
+
+def _padded(art) -> dict:
+    return {t["name"]: (list(t["shape"]), list(t["padded_shape"])) for t in art.plan["tensors"]}
+
+
+# ---- GEMMs -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("M,N,K,block_M,block_N,block_K", [
+    (512 - 8, 1024 - 32, 768 - 24, 128, 256, 32),  # TileLang's test_pad_aligned_*
+    (512 - 9, 1024 - 7, 768 - 5, 128, 256, 32),  # test_pad_*: nothing a multiple of 32
+    (100, 70, 50, 64, 64, 32),
+])
+def test_gemm_bf16_padded(M, N, K, block_M, block_N, block_K):
+    art = tilelang_tt.compile(matmul(M, N, K, block_M, block_N, block_K), out_idx=[2],
+                              pass_configs=HIFI4)
+    a = RNG.standard_normal((M, K)).astype(np.float32)
+    b = RNG.standard_normal((K, N)).astype(np.float32)
+    c = art(a, b)
+    assert c.shape == (M, N)
+    # the operands as the device holds them (bf16), the product exact in fp32, one bf16 rounding
+    ref = a.astype(ml_bf16).astype(np.float32) @ b.astype(ml_bf16).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(c, np.float32), ref, rtol=1e-2, atol=2e-2 * np.sqrt(K))
+    gm, gn = -(-M // block_M), -(-N // block_N)
+    assert _padded(art) == {
+        "A": ([M, K], [gm * block_M, -(-K // block_K) * block_K]),
+        "B": ([K, N], [-(-K // block_K) * block_K, gn * block_N]),
+        "C": ([M, N], [gm * block_M, gn * block_N])}
+
+
+def test_gemm_float32_padded():
+    """float32 operands (the matrix engine reads them as TF32), float32 out, sizes past 512."""
+    M, N, K = 512 + 19, 256 + 17, 256 + 15
+    art = tilelang_tt.compile(matmul(M, N, K, 128, 64, 32, dtype="float32"), out_idx=[2],
+                              pass_configs=HIFI4)
+    a = RNG.standard_normal((M, K)).astype(np.float32)
+    b = RNG.standard_normal((K, N)).astype(np.float32)
+    c = art(a, b)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-2, atol=5e-2)
+
+
+# ---- elementwise, guards, reductions, in place -------------------------------------------------
+def test_elementwise_add_padded():
+    M, N = 503, 531
+    art = tilelang_tt.compile(elementwise_add(M, N, 64, 128), out_idx=[2])
+    a, b = (RNG.standard_normal((M, N)).astype(np.float32) for _ in range(2))
+    np.testing.assert_allclose(art(a, b), a + b, rtol=1e-6, atol=1e-6)
+    assert _padded(art)["C"] == ([M, N], [512, 640])
+
+
+def test_bounds_guard_on_stores_is_dropped():
+    """``if y < M and x < N: C[y, x] = ...`` fails only past C's end, where the padding
+    lands and is cropped: the guard goes (A0.1.0) and the kernel runs."""
+    M, N = 45, 77
+    func = guarded_scale(M, N, 32, 64)
+    (f,) = tilelang_tt.lower(func, stop_after="A0.1.0").functions.values()
+    assert not tilelang_tt.passes.common.collect(f.body, tvm.tirx.IfThenElse)
+    art = tilelang_tt.compile(func, out_idx=[2])
+    a, b = (RNG.standard_normal((M, N)).astype(np.float32) for _ in range(2))
+    np.testing.assert_allclose(art(a, b), a * 2 + b, rtol=1e-6, atol=1e-6)
+    assert _padded(art)["A"] == ([M, N], [64, 128])
+
+
+def test_row_sum_padded():
+    """Rows and columns padded; the padded columns' zeros add nothing; S (1-D, 200) is
+    stored as row vectors padded to 224 values."""
+    M, N = 200, 300
+    art = tilelang_tt.compile(row_reduce(M, N, 32, 64), out_idx=[1])
+    a = RNG.standard_normal((M, N)).astype(np.float32)
+    # reduce_tile reads float32 as TF32 (10 mantissa bits): an error of ~2^-11 per element
+    np.testing.assert_allclose(art(a), a.sum(axis=1), rtol=1e-3, atol=2e-3 * np.sqrt(N))
+    assert _padded(art)["S"] == ([M], [224])
+
+
+def test_row_max_reads_the_zeros_as_tilelang_does():
+    """TileLang's T.copy reads 0 past the tensor, and reduce_max takes those zeros in: a row
+    of negative values whose last block reaches past the tensor has max 0 in TileLang too."""
+    M, N = 64, 100  # 2 column blocks of 64: the second reaches 28 columns past the tensor
+    art = tilelang_tt.compile(row_reduce(M, N, 32, 64, kind="max"), out_idx=[1])
+    a = -np.abs(RNG.standard_normal((M, N))).astype(np.float32) - 1.0
+    np.testing.assert_array_equal(art(a), np.zeros(M, np.float32))
+    art = tilelang_tt.compile(row_reduce(M, 128, 32, 64, kind="max"), out_idx=[1])
+    a = RNG.standard_normal((M, 128)).astype(np.float32)
+    # reduce_tile reads float32 as TF32 (10 mantissa bits)
+    np.testing.assert_allclose(art(a), a.max(axis=1), rtol=2e-3)
+
+
+def test_in_place_update_padded():
+    """Y is read and written: padded on the way in, cropped on the way out, updated in the
+    caller's array."""
+    M, N = 70, 90
+    art = tilelang_tt.compile(axpy_in_place(M, N, 32, 32))
+    assert [t["role"] for t in art.plan["tensors"]] == ["input", "inout"]
+    x = RNG.standard_normal((M, N)).astype(np.float32)
+    y = RNG.standard_normal((M, N)).astype(np.float32)
+    expected = y + 2 * x
+    art(x, y)
+    np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_inout_keeps_values_the_kernel_does_not_write():
+    """An output that is also an input keeps, outside what the kernel writes, the values it
+    came with: here the kernel updates the first 40 rows of Y (one block of 32 and part of a
+    second) and leaves the other 30."""
+    M, N, rows = 70, 50, 40
+
+    @T.prim_func
+    def first_rows(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, 32), T.ceildiv(rows, 32), threads=128) as (bx, by):
+            X_shared = T.alloc_shared((32, 32), "float32")
+            Y_shared = T.alloc_shared((32, 32), "float32")
+            Y_local = T.alloc_fragment((32, 32), "float32")
+            T.copy(X[by * 32, bx * 32], X_shared)
+            T.copy(Y[by * 32, bx * 32], Y_shared)
+            for i, j in T.Parallel(32, 32):
+                Y_local[i, j] = Y_shared[i, j] - X_shared[i, j]
+            T.copy(Y_local, Y[by * 32, bx * 32])
+
+    art = tilelang_tt.compile(first_rows)
+    x = RNG.standard_normal((M, N)).astype(np.float32)
+    y = RNG.standard_normal((M, N)).astype(np.float32)
+    expected = y.copy()
+    expected[:64] -= x[:64]  # the blocks cover 64 rows, all inside Y
+    art(x, y)
+    np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
+    assert _padded(art)["Y"] == ([M, N], [96, 64])
