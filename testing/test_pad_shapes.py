@@ -234,3 +234,17 @@ def test_inout_keeps_values_the_kernel_does_not_write():
     art(x, y)
     np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
     assert _padded(art)["Y"] == ([M, N], [96, 64])
+
+
+# ---- one-row blocks over a number of rows that is not a multiple of 32 -------------------------
+def test_one_row_blocks_over_100_rows():
+    """TileLang's rms_norm with blk_m = 1 over 100 rows: A0.0 runs the 100 one-row blocks as 4
+    blocks of 32 rows, the last reaching 28 rows past the tensors (padded, cropped)."""
+    import row_blocks as RB
+
+    kernel = RB.rms_norm.compile(M=100, N=256, blk_m=1)
+    a = RNG.standard_normal((100, 256)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(kernel(a), np.float32), RB.rms_norm_reference(a),
+                               rtol=1e-2, atol=1e-2)
+    assert kernel.plan["grid"] == [4, 1, 1]
+    assert _padded(kernel)["A"] == ([100, 256], [128, 256])
