@@ -248,3 +248,69 @@ def test_one_row_blocks_over_100_rows():
                                rtol=1e-2, atol=1e-2)
     assert kernel.plan["grid"] == [4, 1, 1]
     assert _padded(kernel)["A"] == ([100, 256], [128, 256])
+
+
+# ---- refused -----------------------------------------------------------------------------------
+def guarded_fragment(M, N, block):
+    """The guard protects a store to a block buffer, whose value the copy out then uses."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
+            C_local = T.alloc_fragment((block, block), "float32")
+            T.clear(C_local)
+            for i, j in T.Parallel(block, block):
+                if by * block + i < M:
+                    C_local[i, j] = A[by * block + i, bx * block + j]
+            T.copy(C_local, C[by * block, bx * block])
+
+    return main
+
+
+def guarded_inside(M, N, block, rows):
+    """A guard false on rows inside the tensor (rows ``rows`` .. M - 1)."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
+            for i, j in T.Parallel(block, block):
+                if by * block + i < rows and bx * block + j < N:
+                    C[by * block + i, bx * block + j] = A[by * block + i, bx * block + j]
+
+    return main
+
+
+def safe_value(M, N, block, value):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
+            T.annotate_safe_value({A: value})
+            A_shared = T.alloc_shared((block, block), "float32")
+            T.copy(A[by * block, bx * block], A_shared)
+            T.copy(A_shared, C[by * block, bx * block])
+
+    return main
+
+
+@pytest.mark.parametrize("make,words", [
+    (lambda: guarded_inside(50, 64, 32, 40),
+     ["the branch `if", "40", "(storing to C)", "can fail inside a tensor",
+      "test_pad_shapes.py:"]),
+    (lambda: guarded_fragment(50, 64, 32),
+     ["the branch `if", "(storing to C_local)", "guards a store to a block buffer",
+      "test_pad_shapes.py:"]),
+    (lambda: safe_value(50, 64, 32, -1.0),
+     ["tensor A has shape [50, 64]", "padded to [64, 64]", "T.annotate_safe_value asks for -1.0"]),
+])
+def test_padding_that_would_change_the_result_is_refused(make, words):
+    with pytest.raises(TTCompileError) as err:
+        tilelang_tt.compile(make())
+    text = str(err.value)
+    for w in words:
+        assert w in text, text
+
+
+def test_safe_value_zero_or_unpadded_is_accepted():
+    """Safe value 0 is what the padding holds; on a tensor that is not padded it is never read."""
+    for M, value in ((50, 0.0), (64, -1.0)):
+        art = tilelang_tt.compile(safe_value(M, 64, 32, value), out_idx=[1])
+        a = RNG.standard_normal((M, 64)).astype(np.float32)
+        np.testing.assert_array_equal(art(a), a)

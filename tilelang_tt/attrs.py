@@ -48,6 +48,9 @@ ROW_COARSEN = "tt.row_coarsen"
 # A0.3.1: the tensors stored padded with zeros (dims not tile multiples, or the grid's blocks
 # reaching past them): [{"param": i, "logical": [dims], "padded": [device dims]}, ...]
 PADDED = "tt.padded"
+# T.annotate_safe_value: {tensor name: the value read past its end (float, or the text of an
+# expression)}; A0.3.1 refuses one other than 0 for a tensor it pads
+SAFE_VALUES = "tt.safe_values"
 # D2.1 (reader): blocks read once per group of cores and multicast to the others:
 # {"semaphores": n, "groups": [{"cb": id, "param": i, "axis": "x" | "y", "ready_sem": s,
 #   "valid_sem": s, "receivers": n, "bytes": b, "cores": [[x, y, sender, sx, sy, x0, y0, x1,

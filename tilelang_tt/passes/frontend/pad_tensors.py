@@ -21,8 +21,9 @@ region of any ``tile.copy`` of the tensor (region start bounded over the launch 
 loop ranges, integer bindings inlined), rounded up to a multiple of 32 for the dims its
 tiles span (A1's tiled plane; the last dim of a tensor stored as row vectors).  A tensor
 whose shape already equals its device shape is unchanged, so is a kernel with none.
-Refused: a padded tensor whose region ends cannot be bounded (``TTUnsupportedError`` naming
-the tensor and line).  Decided from the regions' index arithmetic only.
+Refused (``TTUnsupportedError`` naming the tensor): a padded tensor whose region ends cannot
+be bounded (and the line), a padded tensor given a safe value other than 0
+(``T.annotate_safe_value``: the padding reads 0).  Decided from the regions' index arithmetic only.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from tvm.sym import Analyzer
 from ... import attrs
 from ...errors import TTUnsupportedError
 from ..common import (
-    TILE, buffer_dtype, buffer_shape, collect, inline_binds, launch_attrs, substitute, tt_pass,
+    TILE, buffer_dtype, buffer_shape, collect, get_attr, inline_binds, launch_attrs, substitute, to_py, tt_pass,
 )
 from ..layout.infer_layout import is_vector_tensor, tiled_plane
 
@@ -93,18 +94,36 @@ def device_shape(func, buf, ana, binds) -> list[int]:
     return [_round_up(e) if d in tiled else e for d, e in enumerate(ends)]
 
 
+def padding_needed(func) -> dict:
+    """param index -> device shape, for the tensor parameters whose device shape differs from
+    their shape (empty after this pass)."""
+    ana, binds = _analyzer(func.body)
+    out = {}
+    for i, p in enumerate(func.params):
+        if tirx.is_buffer_var(p) and str(p.scope()) == "global":
+            padded = device_shape(func, p, ana, binds)
+            if padded != buffer_shape(p):
+                out[i] = padded
+    return out
+
+
 @tt_pass("PadTensorsTT", requires=("LegalizeTileOpsTT",))
 def PadTensorsTT(func, mod, ctx):
     """Tensors padded to the device shape their tiles and accesses need (module docstring)."""
-    ana, binds = _analyzer(func.body)
+    safe = to_py(get_attr(func, attrs.SAFE_VALUES, {})) or {}
     mapping, record = {}, []
-    for i, p in enumerate(func.params):
-        if not tirx.is_buffer_var(p) or str(p.scope()) != "global":
-            continue
+    for i, padded in padding_needed(func).items():
+        p = func.params[i]
         shape = buffer_shape(p)
-        padded = device_shape(func, p, ana, binds)
-        if padded == shape:
-            continue
+        value = safe.get(str(p.name), 0.0)
+        if value != 0.0:
+            raise TTUnsupportedError(
+                f"tensor {p.name} has shape {shape} and is stored padded to {padded} (its dims "
+                "are not multiples of 32, or the grid's blocks reach past them); the padding "
+                f"holds zeros, so its elements past the end read 0, but T.annotate_safe_value "
+                f"asks for {value}",
+                hint=f"make {p.name}'s dims multiples of the block sizes and of 32, or drop the "
+                     "safe value (0 is TileLang's default)")
         mapping[p] = tirx.decl_buffer(padded, buffer_dtype(p), str(p.name))
         record.append({"param": i, "logical": list(shape), "padded": list(padded)})
     if not mapping:
