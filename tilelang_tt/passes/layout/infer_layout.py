@@ -86,7 +86,9 @@ def _check_tileable(buf, what, span=None, vector_ok=False, plane=None):
         raise TTLayoutError(
             f"{what} {buf.name} has shape {shape}: its last two dims must be multiples of 32 "
             f"(tile size); {rows}x{cols} is not", span=span,
-            hint="pad the tensor (or choose block sizes) to multiples of 32")
+            hint="choose block sizes that are multiples of 32 (the tensors need not be: "
+                 "they are padded to whole tiles)" if what != "tensor" else
+                 "pad the tensor to multiples of 32")
     return shape
 
 
