@@ -314,3 +314,24 @@ def test_safe_value_zero_or_unpadded_is_accepted():
         art = tilelang_tt.compile(safe_value(M, 64, 32, value), out_idx=[1])
         a = RNG.standard_normal((M, 64)).astype(np.float32)
         np.testing.assert_array_equal(art(a), a)
+
+
+def test_bshd_blocks_padded_along_seq():
+    """A tensor tiled over its dims (1, 3) (TileLang's BSHD ``X[bz, bx * 32:(bx + 1) * 32, by,
+    :]``) with 50 rows of seq: the host pads and permutes, then permutes back and crops."""
+    B, S, H, D = 2, 50, 3, 40
+
+    @T.prim_func
+    def main(X: T.Tensor((B, S, H, D), "float32"), Y: T.Tensor((B, S, H, D), "float32")):
+        with T.Kernel(T.ceildiv(S, 32), H, B, threads=128) as (bx, by, bz):
+            a = T.alloc_shared((32, 64), "float32")
+            b = T.alloc_fragment((32, 64), "float32")
+            T.copy(X[bz, bx * 32:(bx + 1) * 32, by, 0:64], a)
+            for i, j in T.Parallel(32, 64):
+                b[i, j] = a[i, j] * 3.0
+            T.copy(b, Y[bz, bx * 32:(bx + 1) * 32, by, 0:64])
+
+    art = tilelang_tt.compile(main, out_idx=[1])
+    x = RNG.standard_normal((B, S, H, D)).astype(np.float32)
+    np.testing.assert_allclose(art(x), x * 3, rtol=1e-6)
+    assert _padded(art)["X"] == ([B, S, H, D], [B, 64, H, 64])
