@@ -250,6 +250,17 @@ def test_one_row_blocks_over_100_rows():
     assert _padded(kernel)["A"] == ([100, 256], [128, 256])
 
 
+def elementwise_copy_rows(M, out_rows, N):
+    """C (out_rows x N) = A (M x N) read past its end, TileLang's default safe value 0."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((out_rows, N), "float32")):
+        with T.Kernel(T.ceildiv(N, 32), T.ceildiv(out_rows, 32), threads=128) as (bx, by):
+            for i, j in T.Parallel(32, 32):
+                C[by * 32 + i, bx * 32 + j] = A[by * 32 + i, bx * 32 + j]
+
+    return main
+
+
 # ---- refused -----------------------------------------------------------------------------------
 def guarded_fragment(M, N, block):
     """The guard protects a store to a block buffer, whose value the copy out then uses."""
@@ -278,14 +289,31 @@ def guarded_inside(M, N, block, rows):
     return main
 
 
-def safe_value(M, N, block, value):
+def safe_value(M, N, block, value, out_rows=None, dtype="float32"):
+    """TileLang's ``test_tilelang_copy_oob_safe_value``: blocks read past A's end (and C may
+    have more rows than A)."""
     @T.prim_func
-    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
-        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
+    def main(A: T.Tensor((M, N), dtype), C: T.Tensor((out_rows or M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(out_rows or M, block), threads=128) as (bx, by):
             T.annotate_safe_value({A: value})
-            A_shared = T.alloc_shared((block, block), "float32")
+            A_shared = T.alloc_shared((block, block), dtype)
             T.copy(A[by * block, bx * block], A_shared)
             T.copy(A_shared, C[by * block, bx * block])
+
+    return main
+
+
+def shifted_read(M, N, block):
+    """TileLang's ``test_tilelang_language_annotate_safe_value``: rows read 10 before the
+    block's own, before A's start for the first block."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block, block), "float32")
+            for i, j in T.Parallel(block, block):
+                A_shared[i, j] = A[by * block + i - 10, bx * block + j]
+            for i, j in T.Parallel(block, block):
+                B[by * block + i, bx * block + j] = A_shared[i, j]
 
     return main
 
@@ -297,8 +325,9 @@ def safe_value(M, N, block, value):
     (lambda: guarded_fragment(50, 64, 32),
      ["the branch `if", "(storing to C_local)", "guards a store to a block buffer",
       "test_pad_shapes.py:"]),
-    (lambda: safe_value(50, 64, 32, -1.0),
-     ["tensor A has shape [50, 64]", "padded to [64, 64]", "T.annotate_safe_value asks for -1.0"]),
+    (lambda: shifted_read(64, 64, 32),
+     ["tensor A (shape [64, 64]) is accessed from `by * 32 - 10`", "can be negative",
+      "padded only past its end"]),
 ])
 def test_padding_that_would_change_the_result_is_refused(make, words):
     with pytest.raises(TTCompileError) as err:
@@ -308,30 +337,22 @@ def test_padding_that_would_change_the_result_is_refused(make, words):
         assert w in text, text
 
 
-def test_safe_value_zero_or_unpadded_is_accepted():
-    """Safe value 0 is what the padding holds; on a tensor that is not padded it is never read."""
-    for M, value in ((50, 0.0), (64, -1.0)):
-        art = tilelang_tt.compile(safe_value(M, 64, 32, value), out_idx=[1])
-        a = RNG.standard_normal((M, 64)).astype(np.float32)
-        np.testing.assert_array_equal(art(a), a)
-
-
-def test_bshd_blocks_padded_along_seq():
-    """A tensor tiled over its dims (1, 3) (TileLang's BSHD ``X[bz, bx * 32:(bx + 1) * 32, by,
-    :]``) with 50 rows of seq: the host pads and permutes, then permutes back and crops."""
-    B, S, H, D = 2, 50, 3, 40
-
-    @T.prim_func
-    def main(X: T.Tensor((B, S, H, D), "float32"), Y: T.Tensor((B, S, H, D), "float32")):
-        with T.Kernel(T.ceildiv(S, 32), H, B, threads=128) as (bx, by, bz):
-            a = T.alloc_shared((32, 64), "float32")
-            b = T.alloc_fragment((32, 64), "float32")
-            T.copy(X[bz, bx * 32:(bx + 1) * 32, by, 0:64], a)
-            for i, j in T.Parallel(32, 64):
-                b[i, j] = a[i, j] * 3.0
-            T.copy(b, Y[bz, bx * 32:(bx + 1) * 32, by, 0:64])
-
-    art = tilelang_tt.compile(main, out_idx=[1])
-    x = RNG.standard_normal((B, S, H, D)).astype(np.float32)
-    np.testing.assert_allclose(art(x), x * 3, rtol=1e-6)
-    assert _padded(art)["X"] == ([B, S, H, D], [B, 64, H, 64])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_safe_value_fills_the_padding(dtype):
+    """``T.annotate_safe_value({A: -99})``: A's rows past its end read -99, as in TileLang
+    (C has 64 rows, A 50: C's last 14 rows are A's padding)."""
+    art = tilelang_tt.compile(safe_value(50, 40, 32, -99.0, out_rows=64, dtype=dtype),
+                              out_idx=[1])
+    assert art.plan["tensors"][0]["pad_value"] == -99.0
+    a = RNG.standard_normal((50, 40)).astype(np.float32)
+    if dtype == "bfloat16":
+        a = a.astype(ml_bf16).astype(np.float32)  # exact in bf16: the copy moves bits
+    expected = np.full((64, 40), -99.0, np.float32)
+    expected[:50] = a
+    np.testing.assert_array_equal(np.asarray(art(a), np.float32), expected)
+    for value in (0.0, None):  # TileLang's default: 0
+        func = safe_value(50, 40, 32, value, out_rows=64) if value is not None else \
+            elementwise_copy_rows(50, 64, 40)
+        out = tilelang_tt.compile(func, out_idx=[1])(a)
+        expected[50:] = 0.0
+        np.testing.assert_array_equal(out, expected)

@@ -46,10 +46,11 @@ K_COARSEN = "tt.k_coarsen"
 # [{"axis": "blockIdx.x" | "y" | "z", "rows": rows of a block before, "factor": 32 / rows}, ...]
 ROW_COARSEN = "tt.row_coarsen"
 # A0.3.1: the tensors stored padded with zeros (dims not tile multiples, or the grid's blocks
-# reaching past them): [{"param": i, "logical": [dims], "padded": [device dims]}, ...]
+# reaching past them): [{"param": i, "logical": [dims], "padded": [device dims], "fill": the
+# padding's value (0.0, or the tensor's T.annotate_safe_value)}, ...]
 PADDED = "tt.padded"
 # T.annotate_safe_value: {tensor name: the value read past its end (float, or the text of an
-# expression)}; A0.3.1 refuses one other than 0 for a tensor it pads
+# expression)}; A0.3.1 fills a padded tensor's padding with it (a constant)
 SAFE_VALUES = "tt.safe_values"
 # D2.1 (reader): blocks read once per group of cores and multicast to the others:
 # {"semaphores": n, "groups": [{"cb": id, "param": i, "axis": "x" | "y", "ready_sem": s,
@@ -112,6 +113,7 @@ SCHEMAS: dict[str, dict[str, object]] = {
         "tile": list,
         "shape": list,  # the device shape (padded: A0.3.1 ``tt.padded``)
         "logical_shape": list,  # the shape the host passes (equal to ``shape`` unless padded)
+        "pad_value": float,  # the value the host fills the padding with (A0.3.1's ``fill``)
         # the tensor's axes in the order of its device pages: the last two are the tiled
         # plane (the tensor's last two dims unless its copies slice two others), the rest
         # batched in order; the host permutes the elements when it is not the identity

@@ -152,18 +152,19 @@ _RESIZE = """\
 namespace {
 
 // The row-major tensor of shape `to` holding the elements of the row-major tensor `in` of
-// shape `from` where both have them, zeros elsewhere: pads (to >= from) or crops (to <= from).
+// shape `from` where both have them, `fill_bits` (a bit pattern of T) elsewhere: pads
+// (to >= from) or crops (to <= from).
 template <typename T>
 std::vector<T> resize_box(const std::vector<T>& in, const std::vector<uint32_t>& from,
-                          const std::vector<uint32_t>& to) {
+                          const std::vector<uint32_t>& to, uint32_t fill_bits = 0) {
     const size_t rank = from.size();
     size_t total = 1;
     for (size_t k = 0; k < rank; ++k) {
         total *= to[k];
     }
-    T zero;  // all bits zero: 0 in bfloat16, float16 (uint16_t) and float alike
-    std::memset(static_cast<void*>(&zero), 0, sizeof(T));
-    std::vector<T> out(total, zero);
+    T fill;  // the value's bit pattern (little-endian: the low bytes for 16-bit types)
+    std::memcpy(static_cast<void*>(&fill), &fill_bits, sizeof(T));
+    std::vector<T> out(total, fill);
     const size_t last = rank - 1;
     const size_t run = std::min(from[last], to[last]);
     size_t outer = 1;  // the rows of the common box, all dims but the last
@@ -208,6 +209,18 @@ def _file_dims(t: dict) -> tuple[list, list]:
     if t.get("vector", len(logical) == 1):
         return logical[:-1] + [32, logical[-1]], padded[:-1] + [32, padded[-1]]
     return logical, padded
+
+
+def _fill_bits(t: dict) -> int:
+    """The bit pattern of the tensor's padding value in its dtype (0 for 0.0)."""
+    import ml_dtypes
+    import numpy as np
+
+    value = float(t.get("pad_value", 0.0))
+    if t["dtype"] == "float32":
+        return int(np.array(value, np.float32).view(np.uint32))
+    np_type = ml_dtypes.bfloat16 if t["dtype"] == "bfloat16" else np.float16
+    return int(np.array(value, np_type).view(np.uint16))
 
 
 def _count(dims) -> int:
@@ -377,7 +390,9 @@ def host_source(plan: dict) -> str:
             data = f"read_tensor<{ctype}>(argv[{t['index'] + 1}], {_count(fdims)})"
             if _padded(t):  # zeros up to the device shape (A0.3.1)
                 w(f"        // {n}: shape {t['shape']} padded with zeros to {t['padded_shape']}")
-                data = f"resize_box({data}, {_cpp_list(fdims)}, {_cpp_list(ddims)})"
+                bits = _fill_bits(t)
+                data = (f"resize_box({data}, {_cpp_list(fdims)}, {_cpp_list(ddims)}"
+                        + (f", 0x{bits:x}u)" if bits else ")"))
             if _permuted(t):  # the axes in page order: the tiled plane last
                 shape = t.get("padded_shape", t["shape"])
                 w(f"        // {n}: axes {t['axes']} of shape {shape} (tiled plane last)")

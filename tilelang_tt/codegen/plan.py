@@ -169,7 +169,8 @@ def build_plan(mod, pages: bool = False) -> dict:
         tensors.append({
             # the host's shape, and the device's (padded with zeros: A0.3.1)
             "name": name, "index": index, "shape": lay.get("logical_shape", lay["shape"]),
-            "padded_shape": lay["shape"], "axes": lay["axes"],
+            "padded_shape": lay["shape"], "pad_value": float(lay.get("pad_value", 0.0)),
+            "axes": lay["axes"],
             "dtype": lay["dtype"],
             "data_format": DATA_FORMAT[lay["dtype"]], "role": role, "memory": lay["memory"],
             "layout": lay["layout"], "page_bytes": lay["page_bytes"], "tiles": lay["tiles"],

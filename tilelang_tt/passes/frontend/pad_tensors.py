@@ -9,21 +9,24 @@ backend) makes an out-of-bounds read of a global tensor return 0 (the buffer's s
 skips an out-of-bounds store; its ``T.copy`` lowering does the same per element.  A Tensix
 tensor is a grid of whole 32x32 tiles, so this pass gives the device a tensor padded with
 zeros up to what the kernel's accesses cover, and the host pads inputs and crops outputs
-(``main.cpp``): the padded elements read 0, as in TileLang, and what the kernel stores there
-is dropped, as in TileLang.  The zeros take part in whatever the kernel computes from them
+(``main.cpp``): the padded elements read 0 (or the tensor's ``T.annotate_safe_value``, the
+value the host fills the padding with), as in TileLang, and what the kernel stores there is
+dropped, as in TileLang.  The zeros take part in whatever the kernel computes from them
 (GEMM K sums, reductions, ``T.max``) exactly as TileLang's zeros do.
 
 Guarantees: every tensor parameter whose shape differs from its *device shape* is replaced
 by a buffer of the device shape (every access follows; indices unchanged), and the function
-attribute ``tt.padded`` lists ``{"param": i, "logical": shape, "padded": device shape}`` for
-each.  The device shape of a dim is the larger of its size and the end of the furthest
+attribute ``tt.padded`` lists ``{"param": i, "logical": shape, "padded": device shape,
+"fill": the padding's value}`` for each (``fill`` 0.0 unless ``T.annotate_safe_value`` names
+the tensor: ``tt.safe_values``).  The device shape of a dim is the larger of its size and the end of the furthest
 region of any ``tile.copy`` of the tensor (region start bounded over the launch extents and
 loop ranges, integer bindings inlined), rounded up to a multiple of 32 for the dims its
 tiles span (A1's tiled plane; the last dim of a tensor stored as row vectors).  A tensor
 whose shape already equals its device shape is unchanged, so is a kernel with none.
-Refused (``TTUnsupportedError`` naming the tensor): a padded tensor whose region ends cannot
-be bounded (and the line), a padded tensor given a safe value other than 0
-(``T.annotate_safe_value``: the padding reads 0).  Decided from the regions' index arithmetic only.
+Refused (``TTUnsupportedError`` naming the tensor and line): a padded tensor whose region ends
+cannot be bounded; a region that can start before a tensor's start (TileLang reads the safe
+value there too, but padding adds elements only past the end); a padded tensor whose safe
+value is not a constant.  Decided from the regions' index arithmetic only.
 """
 
 from __future__ import annotations
@@ -65,6 +68,14 @@ def covered_extents(func, buf, ana, binds) -> list[int]:
             if not (isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(buf)):
                 continue
             for d, rng in enumerate(arg.region):
+                start = ana.simplify(inline_binds(rng.min, binds))
+                if ana.const_int_bound(start).min_value < 0:
+                    raise TTUnsupportedError(
+                        f"tensor {buf.name} (shape {shape}) is accessed from `{start}` in its "
+                        f"dim {d}, which can be negative; TileLang reads its safe value before "
+                        "a tensor's start, but a tensor is padded only past its end here",
+                        span=call.span,
+                        hint="shift the indices so that blocks start at 0 or later")
                 end = ana.simplify(inline_binds(rng.min + rng.extent, binds))
                 bound = ana.const_int_bound(end)
                 if bound.max_value >= (1 << 62):
@@ -116,16 +127,16 @@ def PadTensorsTT(func, mod, ctx):
         p = func.params[i]
         shape = buffer_shape(p)
         value = safe.get(str(p.name), 0.0)
-        if value != 0.0:
+        if not isinstance(value, float):
             raise TTUnsupportedError(
                 f"tensor {p.name} has shape {shape} and is stored padded to {padded} (its dims "
-                "are not multiples of 32, or the grid's blocks reach past them); the padding "
-                f"holds zeros, so its elements past the end read 0, but T.annotate_safe_value "
-                f"asks for {value}",
-                hint=f"make {p.name}'s dims multiples of the block sizes and of 32, or drop the "
-                     "safe value (0 is TileLang's default)")
+                "are not multiples of 32, or the grid's blocks reach past them); the host fills "
+                "the padding with its safe value, which must be a constant, but "
+                f"T.annotate_safe_value gives `{value}`",
+                hint="give T.annotate_safe_value a number")
         mapping[p] = tirx.decl_buffer(padded, buffer_dtype(p), str(p.name))
-        record.append({"param": i, "logical": list(shape), "padded": list(padded)})
+        record.append({"param": i, "logical": list(shape), "padded": list(padded),
+                       "fill": float(value)})
     if not mapping:
         return func
     params = [mapping.get(p, p) for p in func.params]

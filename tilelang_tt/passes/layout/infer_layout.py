@@ -3,9 +3,9 @@
 Requires: frontend TIR after LowerParallelToTileTT.
 
 Guarantees: ``tt.layout_desc`` lists, for every buffer parameter in order,
-``{name, memory, layout, dtype, tile, shape, logical_shape, axes, tiles, page_bytes}``
-(``shape`` the device shape, ``logical_shape`` the host's: they differ for the tensors
-A0.3.1 padded).  ``axes`` is the
+``{name, memory, layout, dtype, tile, shape, logical_shape, pad_value, axes, tiles,
+page_bytes}`` (``shape`` the device shape, ``logical_shape`` the host's: they differ for the
+tensors A0.3.1 padded, whose padding holds ``pad_value``).  ``axes`` is the
 order of the tensor's axes in its device pages: the last two are the tiled plane, the others
 are batched in order (``tiles = [batch * rows / 32, cols / 32]``).  The plane is the last two
 dims unless every copy of the tensor (``tile.copy`` regions after A0) slices it as a 2-D
@@ -158,8 +158,7 @@ def tiled_plane(func, buf) -> tuple[list, object]:
 def InferTTLayout(func, mod, ctx):
     """Attach ``tt.layout_desc`` to every buffer parameter (see module docstring)."""
     requested = to_py(get_attr(func, attrs.LAYOUT_REQUEST, {})) or {}
-    logical = {int(e["param"]): list(e["logical"])
-               for e in to_py(get_attr(func, attrs.PADDED, [])) or []}
+    padded = {int(e["param"]): e for e in to_py(get_attr(func, attrs.PADDED, [])) or []}
     profile = profile_of(str(get_attr(func, attrs.TARGET, "wormhole_b0")))
     layouts = []
     for index, buf in enumerate(func.params):
@@ -230,7 +229,8 @@ def InferTTLayout(func, mod, ctx):
             "dtype": dtype,
             "tile": [TILE, TILE],
             "shape": list(shape),
-            "logical_shape": logical.get(index, list(shape)),
+            "logical_shape": list(padded[index]["logical"]) if index in padded else list(shape),
+            "pad_value": float(padded[index]["fill"]) if index in padded else 0.0,
             "axes": axes,
             # tile grid of the tensor seen as (batch * rows, cols) over its plane: the page
             # order; a 1-D tensor is one row of tiles whose row 0 holds the values (a row vector)
