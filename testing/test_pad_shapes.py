@@ -356,3 +356,23 @@ def test_safe_value_fills_the_padding(dtype):
         out = tilelang_tt.compile(func, out_idx=[1])(a)
         expected[50:] = 0.0
         np.testing.assert_array_equal(out, expected)
+
+
+def test_padded_kernel_stages_from_parsed_ir():
+    """Every stage's input, printed and parsed back, gives the same output (``tt.padded``
+    and the padded parameters included), and A0.3.1 records what it padded."""
+    import tvm_ffi
+    from tilelang_tt.passes import pipeline
+    from tilelang_tt.passes.common import run_pass
+
+    mod = pipeline.prepare(safe_value(50, 40, 32, -99.0, out_rows=64), "tenstorrent")
+    for tag, p in pipeline.STAGES:
+        parsed = tvm.script.from_source(mod.script())
+        out_parsed = run_pass(p, parsed)
+        mod = run_pass(p, mod)
+        assert tvm_ffi.structural_equal(out_parsed, mod), tag
+        if tag == "A0.3.1":
+            (f,) = mod.functions.values()
+            assert to_py(f.attrs[attrs.PADDED]) == [
+                {"param": 0, "logical": [50, 40], "padded": [64, 64], "fill": -99.0},
+                {"param": 1, "logical": [64, 40], "padded": [64, 64], "fill": 0.0}]
