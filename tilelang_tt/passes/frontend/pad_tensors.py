@@ -24,7 +24,7 @@ loop ranges, integer bindings inlined), rounded up to a multiple of 32 for the d
 tiles span (A1's tiled plane; the last dim of a tensor stored as row vectors).  A tensor
 whose shape already equals its device shape is unchanged, so is a kernel with none.
 Refused (``TTUnsupportedError`` naming the tensor and line): a padded tensor whose region ends
-cannot be bounded; a region that can start before a tensor's start (TileLang reads the safe
+cannot be bounded (a region without a bound leaves its dim as it is: later stages check it); a region that can start before a tensor's start (TileLang reads the safe
 value there too, but padding adds elements only past the end); a padded tensor whose safe
 value is not a constant.  Decided from the regions' index arithmetic only.
 """
@@ -38,7 +38,8 @@ from tvm.sym import Analyzer
 from ... import attrs
 from ...errors import TTUnsupportedError
 from ..common import (
-    TILE, buffer_dtype, buffer_shape, collect, get_attr, inline_binds, launch_attrs, substitute, to_py, tt_pass,
+    TILE, buffer_dtype, buffer_shape, collect, get_attr, inline_binds, launch_attrs, substitute,
+    to_py, tt_pass,
 )
 from ..layout.infer_layout import is_vector_tensor, tiled_plane
 
@@ -58,18 +59,23 @@ def _analyzer(body) -> tuple[Analyzer, dict]:
     return ana, binds
 
 
-def covered_extents(func, buf, ana, binds) -> list[int]:
+_INF = 1 << 62  # const_int_bound's infinities are beyond this
+
+
+def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
     """Per dim of tensor ``buf``: the end of the furthest region some ``tile.copy`` (or other
-    tile primitive) of it touches, at least the dim's size."""
+    tile primitive) of it touches, at least the dim's size; and the (call, dim, end) of the
+    regions whose end has no bound (those dims keep their size).  A region whose start has a
+    negative lower bound is refused."""
     shape = buffer_shape(buf)
-    ends = list(shape)
+    ends, unbounded = list(shape), []
     for call in collect(func.body, tirx.TilePrimitiveCall):
         for arg in call.args:
             if not (isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(buf)):
                 continue
             for d, rng in enumerate(arg.region):
                 start = ana.simplify(inline_binds(rng.min, binds))
-                if ana.const_int_bound(start).min_value < 0:
+                if -_INF < ana.const_int_bound(start).min_value < 0:
                     raise TTUnsupportedError(
                         f"tensor {buf.name} (shape {shape}) is accessed from `{start}` in its "
                         f"dim {d}, which can be negative; TileLang reads its safe value before "
@@ -77,17 +83,12 @@ def covered_extents(func, buf, ana, binds) -> list[int]:
                         span=call.span,
                         hint="shift the indices so that blocks start at 0 or later")
                 end = ana.simplify(inline_binds(rng.min + rng.extent, binds))
-                bound = ana.const_int_bound(end)
-                if bound.max_value >= (1 << 62):
-                    raise TTUnsupportedError(
-                        f"tensor {buf.name} (shape {shape}) is accessed at `{end}` in its dim "
-                        f"{d}, which has no bound the compiler can find; a tensor whose dims "
-                        "are not multiples of 32 is padded up to what its accesses cover",
-                        span=call.span,
-                        hint="index tensors with block indices and loop variables of "
-                             "constant extents")
-                ends[d] = max(ends[d], int(bound.max_value))
-    return ends
+                bound = ana.const_int_bound(end).max_value
+                if bound >= _INF:
+                    unbounded.append((call, d, end))
+                else:
+                    ends[d] = max(ends[d], int(bound))
+    return ends, unbounded
 
 
 def device_shape(func, buf, ana, binds) -> list[int]:
@@ -95,14 +96,23 @@ def device_shape(func, buf, ana, binds) -> list[int]:
     shape = buffer_shape(buf)
     if len(shape) == 0 or not all(isinstance(d, int) for d in shape):
         return shape  # scalars and symbolic shapes: A1 refuses them
-    ends = covered_extents(func, buf, ana, binds)
+    ends, unbounded = covered_extents(func, buf, ana, binds)
     if len(shape) == 1:
         tiled = [0]
     elif is_vector_tensor(func, buf, aligned=False):
         tiled = [len(shape) - 1]
     else:
         tiled = tiled_plane(func, buf)[0]
-    return [_round_up(e) if d in tiled else e for d, e in enumerate(ends)]
+    padded = [_round_up(e) if d in tiled else e for d, e in enumerate(ends)]
+    if padded != shape and unbounded:
+        call, d, end = unbounded[0]
+        raise TTUnsupportedError(
+            f"tensor {buf.name} (shape {shape}) is accessed at `{end}` in its dim {d}, which "
+            "has no bound the compiler can find; a tensor whose dims are not multiples of 32, "
+            "or that blocks reach past, is padded up to what its accesses cover",
+            span=call.span,
+            hint="index tensors with block indices and loop variables of constant extents")
+    return padded
 
 
 def padding_needed(func) -> dict:
