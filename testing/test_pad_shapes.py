@@ -376,3 +376,34 @@ def test_padded_kernel_stages_from_parsed_ir():
             assert to_py(f.attrs[attrs.PADDED]) == [
                 {"param": 0, "logical": [50, 40], "padded": [64, 64], "fill": -99.0},
                 {"param": 1, "logical": [64, 40], "padded": [64, 64], "fill": 0.0}]
+
+
+def test_gemm_guarded_epilogue():
+    """TileLang's GEMM whose epilogue stores element by element under a bounds guard, with a
+    bias read straight from a tensor: the guard goes, C and Bias are padded."""
+    M, N, K, bm, bn, bk = 90, 100, 70, 64, 64, 32
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"),
+             Bias: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((bm, bk), "bfloat16")
+            B_shared = T.alloc_shared((bk, bn), "bfloat16")
+            C_local = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[by * bm, k * bk], A_shared)
+                T.copy(B[k * bk, bx * bn], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            for i, j in T.Parallel(bm, bn):
+                if by * bm + i < M and bx * bn + j < N:
+                    C[by * bm + i, bx * bn + j] = T.max(
+                        C_local[i, j] + Bias[by * bm + i, bx * bn + j], 0.0)
+
+    art = tilelang_tt.compile(main, out_idx=[3], pass_configs=HIFI4)
+    a = RNG.standard_normal((M, K)).astype(ml_bf16)
+    b = RNG.standard_normal((K, N)).astype(ml_bf16)
+    bias = RNG.standard_normal((M, N)).astype(np.float32)
+    ref = np.maximum(a.astype(np.float32) @ b.astype(np.float32) + bias, 0)
+    np.testing.assert_allclose(art(a, b, bias), ref, rtol=1e-2, atol=2e-2)
+    assert _padded(art)["Bias"] == ([M, N], [128, 128])
