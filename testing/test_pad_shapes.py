@@ -407,3 +407,29 @@ def test_gemm_guarded_epilogue():
     ref = np.maximum(a.astype(np.float32) @ b.astype(np.float32) + bias, 0)
     np.testing.assert_allclose(art(a, b, bias), ref, rtol=1e-2, atol=2e-2)
     assert _padded(art)["Bias"] == ([M, N], [128, 128])
+
+
+@pytest.mark.parametrize("is_causal", [True, False])
+def test_flash_attention_seq_not_a_block_multiple(is_causal):
+    """examples/flash_attention.py at seq_len 200 in 64-row blocks (the causal loop's extent
+    depends on bx).  Causal: the keys past 200 are masked for every real query, so the result
+    is exact attention.  Not causal: TileLang's blocks read keys 200..255 as zeros, whose score
+    0 takes part in the softmax (their values are 0): that is what both compute."""
+    import flash_attention as FA
+
+    S, D = 200, 64
+    art = tilelang_tt.compile(FA.flashattn(1, 1, S, D, is_causal, 64, 64), out_idx=-1,
+                              pass_configs=HIFI4)
+    q, k, v = (RNG.standard_normal((S, D)).astype(ml_bf16) for _ in range(3))
+    out = np.asarray(art(q, k, v), np.float32)
+    if is_causal:
+        ref = FA.reference(q, k, v, 1, 1, S, D, True)
+    else:
+        qf = q.astype(np.float32)
+        kp, vp = (np.zeros((256, D), np.float32) for _ in range(2))
+        kp[:S], vp[:S] = k.astype(np.float32), v.astype(np.float32)
+        s = qf @ kp.T / np.sqrt(D)
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        ref = (p / p.sum(axis=-1, keepdims=True)) @ vp
+    np.testing.assert_allclose(out, ref, rtol=1e-2, atol=1e-2)
+    assert _padded(art)["K"] == ([S, D], [256, D])

@@ -44,22 +44,31 @@ from ..common import (
 from ..layout.infer_layout import is_vector_tensor, tiled_plane
 
 
+_INF = 1 << 62  # const_int_bound's infinities are beyond this
+_INT32 = 1 << 31  # a bound past int32 indices is no bound the analysis found
+
+
 def _round_up(n: int) -> int:
     return (n + TILE - 1) // TILE * TILE
 
 
 def _analyzer(body) -> tuple[Analyzer, dict]:
+    """An analyzer knowing the block indices' and loop variables' ranges, and the kernel's
+    integer bindings.  A loop whose extent depends on a block index (a causal attention's
+    ``T.ceildiv((bx + 1) * block_M, block_N)``) ranges up to its largest extent."""
     ana = Analyzer()
-    for a in launch_attrs(body):
-        ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0), a.value))
-    for lp in collect(body, tirx.For):
-        ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(lp.min, lp.extent))
     binds = {b.var: b.value for b in collect(body, tirx.Bind)
              if str(b.var.ty).startswith(("int", "uint"))}
+    for a in launch_attrs(body):
+        ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0), a.value))
+    for lp in collect(body, tirx.For):  # outer loops first
+        extent = lp.extent
+        if not isinstance(extent, tirx.IntImm):
+            top = ana.const_int_bound(ana.simplify(inline_binds(extent, binds))).max_value
+            if top < _INT32:
+                extent = tirx.IntImm(str(lp.extent.ty.dtype), int(top))
+        ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(lp.min, extent))
     return ana, binds
-
-
-_INF = 1 << 62  # const_int_bound's infinities are beyond this
 
 
 def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
@@ -83,8 +92,10 @@ def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
                         span=call.span,
                         hint="shift the indices so that blocks start at 0 or later")
                 end = ana.simplify(inline_binds(rng.min + rng.extent, binds))
+                if ana.can_prove(end <= shape[d]):
+                    continue  # inside the tensor (a loop bound that depends on a block index)
                 bound = ana.const_int_bound(end).max_value
-                if bound >= _INF:
+                if bound >= _INT32:
                     unbounded.append((call, d, end))
                 else:
                     ends[d] = max(ends[d], int(bound))
