@@ -55,19 +55,24 @@ def _round_up(n: int) -> int:
 def _analyzer(body) -> tuple[Analyzer, dict]:
     """An analyzer knowing the block indices' and loop variables' ranges, and the kernel's
     integer bindings.  A loop whose extent depends on a block index (a causal attention's
-    ``T.ceildiv((bx + 1) * block_M, block_N)``) ranges up to its largest extent."""
+    ``T.ceildiv((bx + 1) * block_M, block_N)``, or a start: ``T.Pipelined(start, n)``) ranges
+    over every value it takes for some block."""
     ana = Analyzer()
     binds = {b.var: b.value for b in collect(body, tirx.Bind)
              if str(b.var.ty).startswith(("int", "uint"))}
     for a in launch_attrs(body):
         ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0), a.value))
     for lp in collect(body, tirx.For):  # outer loops first
-        extent = lp.extent
-        if not isinstance(extent, tirx.IntImm):
-            top = ana.const_int_bound(ana.simplify(inline_binds(extent, binds))).max_value
-            if top < _INT32:
-                extent = tirx.IntImm(str(lp.extent.ty.dtype), int(top))
-        ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(lp.min, extent))
+        lo_expr = ana.simplify(inline_binds(lp.min, binds))
+        hi_expr = ana.simplify(inline_binds(lp.min + lp.extent - 1, binds))
+        lo = ana.const_int_bound(lo_expr).min_value
+        hi = ana.const_int_bound(hi_expr).max_value
+        if -_INT32 < lo <= hi < _INT32:  # every value the variable takes, in one range
+            dtype = str(lp.loop_var.ty.dtype)
+            ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(
+                tirx.IntImm(dtype, int(lo)), tirx.IntImm(dtype, int(hi - lo + 1))))
+        else:
+            ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(lo_expr, lp.extent))
     return ana, binds
 
 
