@@ -5,8 +5,9 @@ in1 / out in DRAM, 8x8 cores, no trace). Its "Inference Time Avg" is host-measur
 included: "Host Based Utilization"); the device time follows from "Device Based Utilization" =
 ideal cycles / device cycles, ideal = M*K*N / 32^3 * 32 (HiFi2) / 64 cores at 1 GHz.
 
-Two kernels per size, at fidelity HiFi2 (``--fidelity HiFi4``: both kernels at HiFi4; the
-published figures are HiFi2's, so HiFi4 rows print none and no error):
+Two kernels per size, at fidelity HiFi2, set explicitly (the compiler's default is HiFi4;
+``--fidelity HiFi4``: both kernels at HiFi4; the published figures are HiFi2's, so HiFi4 rows
+print none and no error):
 * ``mcast``: tt-metal's 2D reuse-multicast dataflow, hand-written (benchmarks/mcast_matmul/):
   one output block per core, A multicast along rows, B down columns, packer L1 accumulation.
   This checks the model against the measurement of the same dataflow.

@@ -47,7 +47,9 @@ def measure(make_artifact, inputs):
 
 
 def report(title, art, times, error):
-    print(f"{title}, {len(art.plan['cores'])} cores")
+    fidelity = art.plan["kernels"].get("compute", {}).get("config", {}).get("math_fidelity")
+    print(f"{title}, {len(art.plan['cores'])} cores"
+          + (f", math fidelity {fidelity}" if fidelity else ""))
     for what, seconds in times.items():
         print(f"  {what + ':':31s}{seconds:8.3f} s")
     print(f"  max relative error vs numpy:  {error:.2e}")

@@ -10,7 +10,10 @@ prints TFLOP/s (4 * B * H * S^2 * D, half of it causal) and the matrix engine's 
 No published tt-metal figure exists for these kernels; the roofs are the reference.
 
     python benchmarks/roofs.py [--rows 2048] [--cols 1024] [--attention 1,8,1024,64]
-                               [--device n150] [--only rows|attention]
+                               [--device n150] [--only rows|attention] [--fidelity HiFi2]
+
+Flash attention runs at the compiler's default math fidelity (HiFi4) unless ``--fidelity``
+names one; the line above its table says which.
 """
 
 import argparse
@@ -56,16 +59,19 @@ def run_rows(m, n, device):
               f"{dev['bound']:>14}", flush=True)
 
 
-def run_attention(shape, device):
+def run_attention(shape, device, fidelity=None):
     b, h, s, d = shape
-    print(f"flash attention forward BHSD {b}x{h}x{s}x{d}, bf16, 64x64 blocks")
+    options = {"tt.math_fidelity": fidelity} if fidelity else None
+    arts = [tilelang_tt.compile(flashattn_bhsd(b, h, s, d, block_M=64, block_N=64,
+                                               is_causal=causal), out_idx=[3],
+                                pass_configs=options) for causal in (False, True)]
+    at = arts[0].plan["kernels"]["compute"]["config"]["math_fidelity"]
+    print(f"flash attention forward BHSD {b}x{h}x{s}x{d}, bf16, 64x64 blocks, math fidelity {at}")
     print(f"{'causal':>7} {'modelled us':>12} {'TFLOP/s':>8} {'matrix util.':>12} "
           f"{'bound':>14}")
     rng = np.random.default_rng(0)
     q, k, v = (rng.standard_normal((b, h, s, d)).astype(ml_dtypes.bfloat16) for _ in range(3))
-    for causal in (False, True):
-        art = tilelang_tt.compile(flashattn_bhsd(b, h, s, d, block_M=64, block_N=64,
-                                                 is_causal=causal), out_idx=[3])
+    for causal, art in zip((False, True), arts):
         art.run(q, k, v, device=device)
         dev = art.last_run_stats["device"]
         flops = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
@@ -81,11 +87,13 @@ def main():
     parser.add_argument("--attention", default="1,8,1024,64")
     parser.add_argument("--device", default="n150")
     parser.add_argument("--only", choices=["rows", "attention"])
+    parser.add_argument("--fidelity", choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"],
+                        help="tt.math_fidelity of flash attention (default: the compiler's, HiFi4)")
     args = parser.parse_args()
     if args.only != "attention":
         run_rows(args.rows, args.cols, args.device)
     if args.only != "rows":
-        run_attention([int(x) for x in args.attention.split(",")], args.device)
+        run_attention([int(x) for x in args.attention.split(",")], args.device, args.fidelity)
 
 
 if __name__ == "__main__":

@@ -4,11 +4,15 @@ tilelang-tt's mock mode against tt-lang-sim, side by side.
 
     python benchmarks/vs_ttlang.py [--sizes 512,1024,2048,4096,8192] [--repeat 2]
                                    [--ttlang-sim PATH] [--threads N] [--only mock|ttlang]
+                                   [--fidelity LoFi|HiFi2|HiFi3|HiFi4]
 
 * mock: ``matmul_relu.py`` in a fresh Python process (import, compile, run on the emulator,
   write Y), after one untimed warm-up run of the same size (so the build caches and
   tilelang_tt's bytecode caches are warm, whatever ``PYTHONDONTWRITEBYTECODE`` says: an
-  installed package has its bytecode, as tt-lang-sim's has; ``--warm`` skips it).
+  installed package has its bytecode, as tt-lang-sim's has; ``--warm`` skips it). Its matrix
+  engine runs at the compiler's default math fidelity, HiFi4, unless ``--fidelity`` names
+  one (the emulator's time per tile matmul grows with the fidelity's phases: HiFi2 takes about
+  0.6x HiFi4's); each run line and the table name the fidelity the mock ran at.
 * tt-lang: tt-lang's own tutorial kernel (``step_4_multinode_grid_full.py`` shipped in the
   tt-lang-sim wheel), copied at run time into a temporary directory with its driver section
   (inputs, reference check) replaced by one that takes the same inputs as the mock run and
@@ -24,6 +28,7 @@ so far, at most a fifth of the time: reading Pss walks the page tables). After e
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -169,6 +174,8 @@ def main():
     parser.add_argument("--only", choices=["mock", "ttlang"])
     parser.add_argument("--warm", action="store_true", help="skip the mock warm-up runs")
     parser.add_argument("--timeout", type=float, default=7200)
+    parser.add_argument("--fidelity", choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"],
+                        help="tt.math_fidelity of the mock runs (default: the compiler's, HiFi4)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     sim = None if args.only == "mock" else find_ttlang_sim(args.ttlang_sim)
@@ -181,11 +188,14 @@ def main():
     # which an installed package has, as tt-lang-sim's installed modules have theirs
     mock_env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
     rows = []
+    fidelities = set()
     with tempfile.TemporaryDirectory(prefix="tt-vs-ttlang-") as tmp:
         out = str(Path(tmp) / "y.bin")
         for n in sizes:
             mock_cmd = [sys.executable, str(HERE / "matmul_relu.py"), "--size", str(n),
                         "--seed", str(args.seed), "--out", out]
+            if args.fidelity:
+                mock_cmd += ["--fidelity", args.fidelity]
             if args.only != "ttlang" and not args.warm:
                 run_measured(mock_cmd, mock_env, args.timeout)
             ttl_cmd = None
@@ -198,19 +208,24 @@ def main():
                         continue
                     if os.path.exists(out):
                         os.remove(out)
-                    secs, peak, rc, _, err = run_measured(cmd, mock_env if name == "mock" else env,
-                                                          args.timeout)
+                    secs, peak, rc, stdout, err = run_measured(
+                        cmd, mock_env if name == "mock" else env, args.timeout)
+                    found = re.search(r"^math fidelity (\w+)", stdout or "", re.M)
+                    if name == "mock" and found:
+                        fidelities.add(found.group(1))
                     if rc != 0:
                         print(f"{name} {n}^3 failed (exit {rc}):\n{err[-3000:]}")
                         res[name] = (secs, peak, float("nan"))
                         continue
                     res[name] = (secs, peak, check_sample(read_y(out, n), n, args.seed))
+                    at = f" ({found.group(1)})" if name == "mock" and found else ""
                     print(f"  {name:6s} {n}^3 run {rep + 1}: {secs:8.1f} s, peak "
-                          f"{fmt_mb(peak)} MB, rel. error {res[name][2]:.1e}", flush=True)
+                          f"{fmt_mb(peak)} MB, rel. error {res[name][2]:.1e}{at}", flush=True)
                 rows.append(res)
     tensors = {n: 4 * n * n * 2 for n in sizes}
-    print("\n| size | tt-lang-sim | tilelang-tt mock | ratio (sim / mock) | peak MB sim | "
-          "peak MB mock | limit MB (2x tensors + 300) |")
+    mock_at = f" ({', '.join(sorted(fidelities))})" if fidelities else ""
+    print(f"\n| size | tt-lang-sim | tilelang-tt mock{mock_at} | ratio (sim / mock) | "
+          "peak MB sim | peak MB mock | limit MB (2x tensors + 300) |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         n = r["n"]

@@ -115,8 +115,6 @@ def reference(q, k, v, batch, heads, seq_len, dim, is_causal):
     return (p @ vf).reshape(batch * heads * seq_len, dim)
 
 
-# The matrix engine at full fidelity (TT-Metalium's default for bf16 operands is HiFi2)
-PASS_CONFIGS = {"tt.math_fidelity": "HiFi4"}
 BATCH, HEADS, SEQ_LEN, DIM = 1, 2, 128, 64
 attention = flashattn(BATCH, HEADS, SEQ_LEN, DIM, is_causal=False)
 attention_causal = flashattn(BATCH, HEADS, SEQ_LEN, DIM, is_causal=True)
@@ -126,7 +124,7 @@ if __name__ == "__main__":
     q, k, v = [rng.standard_normal((BATCH * HEADS * SEQ_LEN, DIM)).astype(ml_dtypes.bfloat16)
                for _ in range(3)]
     for is_causal, func in ((False, attention), (True, attention_causal)):
-        kernel = tilelang_tt.compile(func, out_idx=-1, pass_configs=PASS_CONFIGS)
+        kernel = tilelang_tt.compile(func, out_idx=-1)
         out = kernel(q, k, v).astype(np.float32)
         ref = reference(q, k, v, BATCH, HEADS, SEQ_LEN, DIM, is_causal)
         np.testing.assert_allclose(out, ref, rtol=1e-2, atol=1e-2)

@@ -14,7 +14,7 @@ import pytest
 
 import tilelang_tt
 import tilelang_tt.language as T
-from flash_attention import PASS_CONFIGS, flashattn, reference
+from flash_attention import flashattn, reference
 from helpers import as_f32, rand
 from tilelang_tt.errors import TTUnsupportedError
 
@@ -219,7 +219,7 @@ def test_causal_flash_attention(shape):
     key loop stops at the diagonal block and the scores start from the index mask."""
     batch, heads, seq_len, dim, bm, bn = shape
     func = flashattn(batch, heads, seq_len, dim, is_causal=True, block_M=bm, block_N=bn)
-    kernel = tilelang_tt.compile(func, out_idx=-1, pass_configs=PASS_CONFIGS)
+    kernel = tilelang_tt.compile(func, out_idx=-1)
     # the mask's 0 / -inf are written by the reader into the scores' first version
     assert "where_tile" not in kernel.sources["compute.cpp"]
     assert "4286578688u" in kernel.sources["reader.cpp"]  # -inf, float32 bits
@@ -243,7 +243,7 @@ def test_sdkcheck_causal_flash_attention(sdk, tmp_path):  # noqa: F811
     """The reader's mask stores and signed comparisons, and the bx-dependent loop bound, compile
     against TT-Metalium 0.81.1 without a warning (its JIT builds kernels with -Werror)."""
     func = flashattn(1, 2, 128, 64, is_causal=True)
-    project = tilelang_tt.compile(func, out_idx=-1, pass_configs=PASS_CONFIGS).save(
+    project = tilelang_tt.compile(func, out_idx=-1).save(
         tmp_path / "causal")
     assert "static_cast<int32_t>(" in (project / "reader.cpp").read_text()
     proc = sdkcheck("--host-include", mock_dir() / "include", project)
@@ -259,7 +259,7 @@ def test_causal_flash_attention_on_4d_tensors(layout):
     batch, heads, seq_len, dim = 2, 2, 128, 64
     make = fa4.flashattn_bhsd if layout == "bhsd" else fa4.flashattn_bshd
     func = make(batch, heads, seq_len, dim, block_M=64, block_N=32, is_causal=True)
-    kernel = tilelang_tt.compile(func, out_idx=-1, pass_configs=fa4.PASS_CONFIGS)
+    kernel = tilelang_tt.compile(func, out_idx=-1)
     shape = (batch, heads, seq_len, dim) if layout == "bhsd" else (batch, seq_len, heads, dim)
     rng = np.random.default_rng(9)
     q, k, v = [rng.standard_normal(shape).astype(ml_dtypes.bfloat16) for _ in range(3)]
@@ -280,7 +280,7 @@ def test_causal_work_is_balanced_over_the_cores():
     times = {}
     for causal in (False, True):
         func = fa4.flashattn_bhsd(batch, heads, seq_len, dim, 64, 64, is_causal=causal)
-        kernel = tilelang_tt.compile(func, out_idx=-1, pass_configs=fa4.PASS_CONFIGS)
+        kernel = tilelang_tt.compile(func, out_idx=-1)
         ref = fa4.reference_bhsd(q, k, v, causal)
         np.testing.assert_allclose(as_f32(kernel(q, k, v)), ref, rtol=1e-2, atol=1e-2)
         times[causal] = kernel.get_profiler().do_bench()

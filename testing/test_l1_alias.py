@@ -92,7 +92,7 @@ def test_flash_attention_intermediates_share_l1():
 
     batch, heads, seq_len, dim = 1, 2, 128, 64
     art = tilelang_tt.compile(fa.flashattn(batch, heads, seq_len, dim, False, 32, 32),
-                              out_idx=-1, pass_configs=fa.PASS_CONFIGS)
+                              out_idx=-1)
     l1 = art.plan["l1"]
     assert l1["saved_bytes"] >= l1["cb_bytes_unaliased"] // 3
     by_id = {cb["id"]: cb for cb in art.plan["circular_buffers"]}

@@ -60,7 +60,7 @@ def test_gemm_seed(shape):
     a, b = rand((M, K), "bfloat16", 1), rand((K, N), "bfloat16", 2)
     c = art(a, b)
     assert c.dtype == BF16 and c.shape == (M, N)
-    assert compute_config(art)["math_fidelity"] == "HiFi2"  # TT-Metalium's default for bf16
+    assert compute_config(art)["math_fidelity"] == "HiFi4"  # TT-Metalium's ComputeConfig default
     check_gemm(c, a, b, art)
     assert art.last_run_stats is not None
 

@@ -86,6 +86,8 @@ GUARANTEES = {
     # no collapsible block buffer is left: collapsing again changes nothing
     "A0.1.2": lambda m: all(tvm_ffi.structural_equal(collapse_block_slices(f.body), f.body)
                             for f in _funcs(m)),
+    "A0.1.3": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AttrStmt)
+                             if str(a.attr_key) == attrs.REDUCER_UPDATE],
     "A0.2": lambda m: not [lp for f in _funcs(m) for lp in collect(f.body, tirx.For)
                            if lp.kind == tirx.ForKind.PARALLEL],
     "A0.3": lambda m: "tirx.tile.min" not in _names(m),

@@ -72,7 +72,7 @@ MCAST_FIELDS = ("sender", "sender_x", "sender_y", "x0", "y0", "x1", "y1")  # tt.
 # ---- compile options: tilelang_tt.compile(func, pass_configs={KEY: value}) ----------------------
 # (TileLang's `pass_configs` dict style; validated by tilelang_tt.compiler, read by A0.5, D4, D5
 # and D6)
-PC_MATH_FIDELITY = "tt.math_fidelity"  # "LoFi" | "HiFi2" | "HiFi3" | "HiFi4" (matrix engine)
+PC_MATH_FIDELITY = "tt.math_fidelity"  # "LoFi" | "HiFi2" | "HiFi3" | "HiFi4" (default HiFi4)
 PC_FP32_DEST_ACC_EN = "tt.fp32_dest_acc_en"  # bool: DST holds fp32 (True) or 16-bit data
 PC_L1_ALIAS = "tt.l1_alias"  # bool: D6 shares L1 between CBs automatically (default True)
 PC_K_COARSEN = "tt.k_coarsen"  # bool: A0.5 gives GEMM K loops K blocks of several tiles (True)
@@ -90,6 +90,8 @@ PASS_CONFIGS: dict[str, object] = {
 # ---- allocation annotations ----------------------------------------------------------------
 CB_DESC = "tt.cb_desc"  # A2: on shared AllocBuffers
 ACC_DESC = "tt.acc_desc"  # A2: on fragment AllocBuffers (accumulators)
+# frontend -> A0.1.3 (T.alloc_reducer): {"op": "sum" | "max" | "min", "v1": replication given}
+REDUCER = "tt.reducer"
 CB = "tt.cb"  # C1: on block-buffer AllocBuffers still used by tile ops: the CB var (until C2)
 
 # ---- tile primitive config keys (frontend -> A0) -------------------------------------------
@@ -101,6 +103,9 @@ DST_SCOPE = "tt.dst_scope"  # D5: accumulator lives in DST for the body
 # frontend -> A0.1.1: a store that is a TileLang atomic (T.atomic_add / max / min); the node is
 # the kind ("add" | "max" | "min"), the body the store `dst = dst op value`
 ATOMIC = "tt.atomic"
+# frontend -> A0.1.3: a store that is T.reducer_update (node: the reducer's op); the body the
+# store `r[I] = r[I] op value`
+REDUCER_UPDATE = "tt.reducer_update"
 
 # ---- schemas -------------------------------------------------------------------------------
 # field -> type(s) (or tuple of allowed string values for enums)
@@ -136,6 +141,7 @@ SCHEMAS: dict[str, dict[str, object]] = {
         "vector": ("none", "col", "row"),  # a 1-D buffer: column or row vector of tiles
     },
     ACC_DESC: {"rows": int, "cols": int, "dtype": str},
+    REDUCER: {"op": ("sum", "max", "min"), "v1": bool},
     PARTITION: {
         # global: any core may serve any block (contiguous ranges of block ids);
         # local_shard: L1-sharded tensors pin blocks to the cores holding their shards

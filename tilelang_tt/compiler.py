@@ -176,8 +176,9 @@ def compile(func, out_idx=None, execution_backend=None, target="tenstorrent",  #
 
     TileLang's signature: ``out_idx`` lists the outputs a call allocates and returns;
     ``target`` selects a Tenstorrent device (other TileLang targets select the default one);
-    ``pass_configs`` selects compile options, e.g. ``{"tt.math_fidelity": "HiFi4",
-    "tt.fp32_dest_acc_en": True}`` (docs/SUPPORT.md); ``execution_backend``, ``target_host``,
+    ``pass_configs`` selects compile options, e.g. ``{"tt.math_fidelity": "HiFi2",
+    "tt.fp32_dest_acc_en": True}`` (docs/SUPPORT.md; the math fidelity defaults to HiFi4,
+    TT-Metalium's, HiFi2 trades precision for speed); ``execution_backend``, ``target_host``,
     ``verbose``, ``compile_flags`` and the ``pass_configs`` keys outside ``tt.`` (TileLang's GPU
     options) are accepted and ignored."""
     out_idx = _out_idx(func, out_idx)

@@ -43,13 +43,15 @@ from tvm.script import tirx as _T
 from tvm.script.ir_builder import tirx as _IB
 from tvm.tirx import is_buffer_var
 
-from . import attrs, language_compat, ops
+from . import attrs, language_compat, language_reducer, ops
 from .dtypes import (DTYPES, REFUSED_DTYPES, AnyDType, dtype, dtype_name, get_tvm_dtype,  # noqa: F401,E501
                      is_f8f6f4_family, is_float4, is_float4_e2m1_unpacked, is_float4_e2m1fn,
                      validate_gemm_ab_dtypes)
 from .errors import (TTArgumentError, TTAssertionError, TTCompileError, TTDtypeError,
                      TTLayoutError, TTUnsupportedError)
 from .language_compat import GemmWarpPolicy, LayoutHint  # noqa: F401
+from .language_reducer import (alloc_reducer, finalize_reducer, reducer_init,  # noqa: F401
+                               reducer_update)
 from .language_atomic import (atomic_add, atomic_load, atomic_max, atomic_min,  # noqa: F401
                               atomic_store)
 
@@ -383,6 +385,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     _parallel_vars().clear()
     _alias_specs().clear()
     _func_annotations().clear()
+    language_reducer.reset()
     language_compat.take_noted_error()
     try:
         parsed = parse_function(fn, extra_vars, check_well_formed=check_well_formed, tree=tree)
@@ -403,6 +406,9 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
         _alias_specs().clear()
         annotations = dict(_func_annotations())
         _func_annotations().clear()
+    language_reducer.check_finalized()
+    parsed = language_reducer.finish(parsed)
+    language_reducer.reset()
     parsed = _mark_parallel_loops(parsed, marked)
     if specs:
         parsed = parsed.with_attr(attrs.L1_ALIAS_REQUEST, specs)
@@ -1045,6 +1051,25 @@ def clamp(dst, min_val, max_val):
     return _T.min(_T.max(dst, min_val), max_val)
 
 
+def _float_binary(name, x, y):
+    """``name(x, y)`` of two float values (a constant takes the other operand's dtype)."""
+    types = [str(getattr(v, "ty", "")) for v in (x, y)]
+    dt = next((t for t in types if t.startswith(("float", "bfloat"))), "float32")
+    x, y = [tirx.const(float(v), dt) if isinstance(v, (int, float)) else v for v in (x, y)]
+    return tirx.op.call_intrin(dt, name, x, y)
+
+
+def pow(x, y, span=None):  # noqa: A001
+    """``T.pow(x, y)``: x ** y (the vector engine's power_tile for a constant y, else
+    power_binary_tile)."""
+    return _float_binary("tirx.pow", x, y)
+
+
+def fmod(x, y, span=None):
+    """``T.fmod(x, c)``: x - trunc(x / c) * c, the sign of x (fmod_tile; c a constant)."""
+    return _float_binary("tirx.fmod", x, y)
+
+
 # CUDA fast-math spellings compute the same functions here
 def fast_rcp(x):
     return 1.0 / x
@@ -1249,9 +1274,13 @@ def transpose(src, dst, annotations=None):
     return _insert(tirx.TilePrimitiveCall(dst_r, transposed, src_r, op=ops.op("tt.tile.expr")))
 
 
-def fill(buffer, value, annotations=None):
+def fill(buffer, value, annotations=None, _reducer_call=False):
     """``T.fill(dst, value)``; a single element (a ``T.alloc_var`` variable, ``A[i, j]``) is
     stored as ``dst = value`` is, as TileLang fills a one-element region."""
+    if not _reducer_call:
+        language_reducer.check_plain_op(buffer, "T.fill" if value is not _CLEAR else "T.clear")
+    if value is _CLEAR:
+        value = 0
     if isinstance(buffer, tvm.ir.TensorLoad):
         name = str(buffer.ty)
         if isinstance(value, (bool, int, float)):
@@ -1265,8 +1294,11 @@ def fill(buffer, value, annotations=None):
                                      scope=None))
 
 
+_CLEAR = object()  # T.clear's value (named in fill's messages)
+
+
 def clear(buffer, annotations=None):
-    return fill(buffer, 0)
+    return fill(buffer, _CLEAR)
 
 
 def _reduce(kind, src, dst, dim, clear_dst):

@@ -161,7 +161,18 @@ _FUNCTION_HEADERS = {
     # rounding toward -inf, +inf, 0 (one init for the three: rounding_op_tile_init)
     "floor": "eltwise_unary/rounding.h", "ceil": "eltwise_unary/rounding.h",
     "trunc": "eltwise_unary/rounding.h", "round": "eltwise_unary/rounding.h",
+    # trigonometric and hyperbolic functions, erf
+    "sin": "eltwise_unary/trigonometry.h", "cos": "eltwise_unary/trigonometry.h",
+    "tan": "eltwise_unary/trigonometry.h", "atan": "eltwise_unary/trigonometry.h",
+    "sinh": "eltwise_unary/trigonometry.h", "cosh": "eltwise_unary/trigonometry.h",
+    "erf": "eltwise_unary/erf_erfc.h",
+    "asin": "eltwise_unary/trigonometry.h", "acos": "eltwise_unary/trigonometry.h",
+    "asinh": "eltwise_unary/trigonometry.h", "acosh": "eltwise_unary/trigonometry.h",
+    "atanh": "eltwise_unary/trigonometry.h", "log1p": "eltwise_unary/log1p.h",
 }
+# C++ template arguments of the init and tile calls: erf's precise variant (the SDK's default,
+# fast_and_approx = true, takes the denominator's reciprocal without Newton steps: ~1% error)
+_FUNCTION_TEMPLATE = {"erf": "<false>"}
 _FUNCTION_INIT = {"floor": "rounding_op", "ceil": "rounding_op", "trunc": "rounding_op",
                   "round": "rounding_op"}
 # round_tile(idst, decimals): to 0 decimal places, ties to even
@@ -175,6 +186,9 @@ _FOLDS = {
     "lez": lambda x: float(x <= 0), "eqz": lambda x: float(x == 0), "nez": lambda x: float(x != 0),
     "floor": lambda x: float(math.floor(x)), "ceil": lambda x: float(math.ceil(x)),
     "trunc": lambda x: float(math.trunc(x)), "round": lambda x: float(round(x)),
+    "sin": math.sin, "cos": math.cos, "tan": math.tan, "atan": math.atan, "sinh": math.sinh,
+    "cosh": math.cosh, "erf": math.erf, "asin": math.asin, "acos": math.acos,
+    "asinh": math.asinh, "acosh": math.acosh, "atanh": math.atanh, "log1p": math.log1p,
 }
 FUNCTIONS = {fn: Function(fn, f"tt.expr.{fn}", f"tt.{_FUNCTION_INIT.get(fn, fn)}_tile_init",
                           f"tt.{fn}_tile", _COMPUTE + header, _FOLDS[fn],
@@ -240,6 +254,17 @@ for _fn in FUNCTIONS.values():
     _op(_fn.expr_op.removeprefix("tt."), "expr", "float32",
         f"{_fn.name}(x): {_fn.name} of x on the vector engine", "x:expr",
         props={"function": _fn.name})
+# x ** y and fmod(x, y): the vector engine's power and fmod (y a constant: power_tile /
+# fmod_tile_init(y, 1/y) and fmod_tile; a tile: power_binary_tile / fmod_binary_tile)
+_op("expr.pow", "expr", "float32",
+    "expr.pow(x, y): x ** y (x, y: trees or float constants, not both constants)",
+    "x:expr y:expr")
+_op("expr.fmod", "expr", "float32",
+    "expr.fmod(x, y): x - trunc(x / y) * y, the sign of x (y: a tree or a float constant)",
+    "x:expr y:expr")
+_op("expr.atan2", "expr", "float32", "expr.atan2(y, x): the angle of (x, y) (two trees)",
+    "y:expr x:expr")
+POWER_OPS = {"pow": "tt.expr.pow", "fmod": "tt.expr.fmod", "atan2": "tt.expr.atan2"}
 _op("expr.where", "expr", "float32",
     "expr.where(c, x, y): x where c is not 0, else y (c: a comparison, 1.0 or 0.0)",
     "c:expr x:expr y:expr")
@@ -508,12 +533,43 @@ for _fn in FUNCTIONS.values():
     if _fn.init not in _SPECS:  # floor / ceil / trunc share theirs
         _compute(_fn.init.removeprefix("tt."),
                  f"{_fn.init.removeprefix('tt.')}(): configure the vector engine for "
-                 f"{_fn.name}_tile", _header, engine="sfpu", sets="sfpu")
+                 f"{_fn.name}_tile", _header, engine="sfpu", sets="sfpu",
+                 template=_FUNCTION_TEMPLATE.get(_fn.name))
     _extra = [name for name, _ in _FUNCTION_ARGS.get(_fn.name, ())]
     _compute(_fn.apply.removeprefix("tt."), f"{_fn.name}_tile(idst{''.join(', ' + n for n in _extra)}"
              f"): DST[idst] = {_fn.name}(DST[idst])", _header,
              " ".join(["idst:dst"] + [f"{n}:imm" for n in _extra]), engine="sfpu", init=_fn.init,
-             dst="math")
+             dst="math", template=_FUNCTION_TEMPLATE.get(_fn.name))
+_compute("power_tile_init", "power_tile_init(): configure the vector engine for power_tile",
+         "compute_kernel_api.h", engine="sfpu", sets="sfpu")
+_compute("power_tile", "power_tile(idst, bits): DST[idst] = DST[idst] ** (the float32 `bits`)",
+         "compute_kernel_api.h", "idst:dst bits:bits", engine="sfpu", init="tt.power_tile_init",
+         dst="math")
+_compute("atan2_binary_tile_init", "atan2_binary_tile_init()", "atan2.h", engine="sfpu",
+         sets="sfpu")
+_compute("atan2_binary_tile", "atan2_binary_tile(idst0, idst1, odst): DST[odst] = "
+         "atan2(DST[idst0], DST[idst1]) (y, x)", "atan2.h", "idst0:dst idst1:dst odst:dst",
+         engine="sfpu", init="tt.atan2_binary_tile_init", dst="math")
+_compute("rpow_tile_init", "rpow_tile_init(): configure the vector engine for rpow_tile",
+         "eltwise_unary/rpow.h", engine="sfpu", sets="sfpu")
+_compute("rpow_tile", "rpow_tile(idst, bits): DST[idst] = (the float32 `bits`) ** DST[idst]",
+         "eltwise_unary/rpow.h", "idst:dst bits:bits", engine="sfpu", init="tt.rpow_tile_init",
+         dst="math")
+_compute("power_binary_tile_init", "power_binary_tile_init()", "eltwise_binary_sfpu.h",
+         engine="sfpu", sets="sfpu")
+_compute("power_binary_tile", "power_binary_tile(idst0, idst1, odst): DST[odst] = DST[idst0] ** "
+         "DST[idst1]", "eltwise_binary_sfpu.h", "idst0:dst idst1:dst odst:dst", engine="sfpu",
+         init="tt.power_binary_tile_init", dst="math")
+_compute("fmod_tile_init", "fmod_tile_init(bits, recip_bits): configure the vector engine for "
+         "fmod_tile by the float32 `bits` (recip_bits: its reciprocal)", "eltwise_unary/fmod.h",
+         "bits:bits recip_bits:bits", engine="sfpu", sets="sfpu")
+_compute("fmod_tile", "fmod_tile(idst): DST[idst] = fmod(DST[idst], the init's divisor)",
+         "eltwise_unary/fmod.h", "idst:dst", engine="sfpu", init="tt.fmod_tile_init", dst="math")
+_compute("fmod_binary_tile_init", "fmod_binary_tile_init()", "binary_fmod.h", engine="sfpu",
+         sets="sfpu")
+_compute("fmod_binary_tile", "fmod_binary_tile(idst0, idst1, odst): DST[odst] = fmod(DST[idst0], "
+         "DST[idst1])", "binary_fmod.h", "idst0:dst idst1:dst odst:dst", engine="sfpu",
+         init="tt.fmod_binary_tile_init", dst="math")
 _compute("copy_init", "copy_init(cb): configure unpack and math for copy_tile from cb",
          "tile_move_copy.h", "cb:cb", engine="unpack", sets="math")
 _compute("copy_tile", "copy_tile(cb, itile, idst)", "tile_move_copy.h",

@@ -11,6 +11,8 @@ folder, TVM's own where they do the job):
                                                read-modify-write of the target per group
                A0.1.2 CollapseBlockSlicesTT    a block buffer used one slice per iteration
                                                -> without that dimension
+               A0.1.3 LowerReducersTT          reducer updates in T.Parallel -> tile
+                                               reductions into the reducer (loop-carried)
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
                A0.3 LegalizeTileOpsTT          engine forms (staged global copies, min/abs)
                A0.3.1 PadTensorsTT             tensors padded with zeros to whole tiles
@@ -73,6 +75,7 @@ from .frontend.k_coarsen import CoarsenKLoopTT
 from .frontend.legalize import LegalizeTileOpsTT
 from .frontend.pad_tensors import PadTensorsTT
 from .frontend.parallel_to_tile import LowerParallelToTileTT
+from .frontend.reducers import LowerReducersTT
 from .frontend.row_blocks import CoarsenRowBlocksTT
 from .frontend.scalars import ScalarsToBindTT
 from .layout.infer_layout import InferTTLayout
@@ -93,6 +96,7 @@ STAGES = [
     ("A0.1.0", DropTrueGuardsTT),
     ("A0.1.1", LowerAtomicsTT),
     ("A0.1.2", CollapseBlockSlicesTT),
+    ("A0.1.3", LowerReducersTT),
     ("A0.2", LowerParallelToTileTT),
     ("A0.3", LegalizeTileOpsTT),
     ("A0.3.1", PadTensorsTT),

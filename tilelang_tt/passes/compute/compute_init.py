@@ -12,8 +12,9 @@ Guarantees, for the compute kernel:
   configuration is already in force on every path (a loop whose body uses one configuration
   gets it once, before the loop);
 * ``tt.compute_config`` holds the ComputeConfig: the math fidelity (the ``tt.math_fidelity``
-  compile option, else TT-Metalium's default: HiFi2 when the matrix engine multiplies only
-  bfloat16 matmul operands, HiFi4 otherwise), ``fp32_dest_acc_en`` (the
+  compile option, else HiFi4 for every kernel: TT-Metalium's ``ComputeConfig`` default, all of
+  both operands' bits; HiFi2, ttnn's bf16 matmul default, drops SrcB's low bits and is an
+  opt-in for speed), ``fp32_dest_acc_en`` (the
   ``tt.fp32_dest_acc_en`` option, else true when an accumulator or any compute result is
   float32, a reduction reads float32, an operand is unpacked in fp32, the compute kernel
   reads or writes a float16 CB, or an expression with intermediate values runs:
@@ -41,6 +42,10 @@ from ..common import (
 from ..common import tt_map
 from ..frontend.eltwise_expr import is_single_function, matrix_engine_operands
 from ..analysis.flow import TOP, FlowRewriter
+
+# TT-Metalium's ``ComputeConfig::math_fidelity`` default (every kernel, whatever its dtypes)
+DEFAULT_MATH_FIDELITY = "HiFi4"
+
 
 def self_configured(name) -> bool:
     """Ops that configure the engines themselves when D5 expands them (the registry's
@@ -204,11 +209,9 @@ def InsertComputeInitTT(func, mod, ctx):
         raise TTCompileError(
             f"pass_configs[{attrs.PC_FP32_DEST_ACC_EN!r}] = False, but {needs_fp32[0]} needs "
             "the 32-bit DST (a 16-bit DST holds bfloat16 here); drop the option or use bfloat16 there")
-    matmul_dtypes = {info.dtype(c.args[i]) for c in calls if c.op.name == "tt.mm.mma"
-                     for i in ops.cb_reads(c)}
-    default_fidelity = "HiFi2" if matmul_dtypes == {"bfloat16"} else "HiFi4"
     config = {
-        "math_fidelity": options.get(attrs.PC_MATH_FIDELITY, default_fidelity),
+        # TT-Metalium's ComputeConfig default; HiFi2 / HiFi3 / LoFi only when asked for
+        "math_fidelity": options.get(attrs.PC_MATH_FIDELITY, DEFAULT_MATH_FIDELITY),
         "fp32_dest_acc_en": bool(fp32_dst),
         "dst_full_sync_en": False,
         "unpack_to_dest_fp32": fp32_unpacked,

@@ -128,6 +128,22 @@ class _Slot:
 
 def _binary_in_dst(op, lhs, rhs, slots, each):
     """``lhs op rhs`` into the slot of the tile operand; at least one side is a tile."""
+    if op == "pow" and lhs[0] == "const":  # c ** y: rpow_tile takes the base's float32 bits
+        bits = tirx.IntImm("uint32", float_bits(lhs[1]))
+        return [ev("tt.rpow_tile_init"), each(lambda d: ev("tt.rpow_tile", d.at(rhs[1]), bits))]
+    if op in ("pow", "fmod", "atan2") and rhs[0] == "slot":  # two tiles (A0 keeps x a tile)
+        name = {"pow": "tt.power_binary_tile", "fmod": "tt.fmod_binary_tile",
+                "atan2": "tt.atan2_binary_tile"}[op]
+        return [ev(name + "_init"),
+                each(lambda d: ev(name, d.at(lhs[1]), d.at(rhs[1]), d.at(lhs[1])))]
+    if op == "pow":  # x ** c: power_tile takes the exponent's float32 bits
+        bits = tirx.IntImm("uint32", float_bits(rhs[1]))
+        return [ev("tt.power_tile_init"), each(lambda d: ev("tt.power_tile", d.at(lhs[1]), bits))]
+    if op == "fmod":  # fmod(x, c): fmod_tile_init takes c and 1 / c
+        c = rhs[1]
+        init = ev("tt.fmod_tile_init", tirx.IntImm("uint32", float_bits(c)),
+                  tirx.IntImm("uint32", float_bits(1.0 / c if c != 0.0 else float("inf"))))
+        return [init, each(lambda d: ev("tt.fmod_tile", d.at(lhs[1])))]
     if lhs[0] == "slot" and rhs[0] == "slot":
         return [ev(ARITH[op].sfpu_init),
                 each(lambda d: ev(ARITH[op].sfpu_tile, d.at(lhs[1]), d.at(rhs[1]),

@@ -40,7 +40,11 @@ from ..common import buffer_dtype
 UNARY_CALLS = {"tirx.exp": "exp", "tirx.log": "log", "tirx.sqrt": "sqrt", "tirx.rsqrt": "rsqrt",
                "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs",
                "tirx.floor": "floor", "tirx.ceil": "ceil", "prim.ceil": "ceil",
-               "tirx.trunc": "trunc", "tirx.round": "round", "tirx.nearbyint": "round"}
+               "tirx.trunc": "trunc", "tirx.round": "round", "tirx.nearbyint": "round",
+               "tirx.sin": "sin", "tirx.cos": "cos", "tirx.tan": "tan", "tirx.atan": "atan",
+               "tirx.sinh": "sinh", "tirx.cosh": "cosh", "tirx.erf": "erf", "tirx.asin": "asin",
+               "tirx.acos": "acos", "tirx.asinh": "asinh", "tirx.acosh": "acosh",
+               "tirx.atanh": "atanh", "tirx.log1p": "log1p"}
 BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div", tirx.Max: "max",
           tirx.Min: "min"}
 # comparisons a <op> b: the SFPU compares a - b with zero (ops.FUNCTIONS gtz ... nez)
@@ -48,6 +52,8 @@ COMPARISONS = {tirx.GT: "gtz", tirx.GE: "gez", tirx.LT: "ltz", tirx.LE: "lez", t
                tirx.NE: "nez"}
 # functions computed from others: exp2(x) = exp(x ln 2), log2(x) = log(x) / ln 2,
 # exp10(x) = exp(x ln 10), log10(x) = log(x) / ln 10
+# x ** y and fmod(x, y) (y a constant or an expression): ops.POWER_OPS
+POWER_CALLS = {"tirx.pow": "pow", "tirx.fmod": "fmod", "tirx.atan2": "atan2"}
 DERIVED_CALLS = {"tirx.exp2": ("exp", 0.6931471805599453, None),
                  "prim.log2": ("log", None, 1.4426950408889634),
                  "tirx.log2": ("log", None, 1.4426950408889634),
@@ -58,7 +64,11 @@ _DERIVED_FOLDS = {"tirx.exp2": lambda x: 2.0 ** x, "prim.log2": math.log2,
                   "tirx.log10": math.log10}
 SUPPORTED = ("elementwise expressions of buffer elements and float constants built from +, -, "
              "*, /, T.exp, T.exp2, T.exp10, T.log, T.log2, T.log10, T.sqrt, T.rsqrt, T.sigmoid, "
-             "T.tanh, T.abs, T.floor, T.ceil, T.trunc, T.round, T.nearbyint, "
+             "T.tanh, T.abs, T.floor, T.ceil, T.trunc, T.round, T.nearbyint, T.sin, T.cos, T.tan, "
+             "T.atan, T.sinh, T.cosh, T.asin, T.acos, T.asinh, T.acosh, T.atanh, T.erf, T.log1p, "
+             "T.pow (of an expression or a constant and a constant or an "
+             "expression), T.fmod (of an expression and a constant or an expression), "
+             "T.atan2 (of two expressions), "
              "T.max / T.min (of two values), T.clamp, unary minus, and T.if_then_else (or `x if c "
              "else y`) whose condition compares such expressions (<, <=, >, >=, ==, !=); a 1-D buffer read as R[i] (possibly through those functions) only "
              "as a direct operand of +, -, * or / with a block element (A[i, j] - R[i])")
@@ -282,6 +292,23 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
             return None
         return where(c, tx, ty)
 
+    def power(fn, x, y):  # T.pow(x, y), T.fmod(x, y): y a constant or a tree; T.pow(c, y)
+        base, c = visit(x), _const(y)
+        cx = _const(x)
+        if cx is not None and c is None and fn == "pow":  # c ** y: rpow_tile
+            exponent = visit(y)
+            if exponent is None or isinstance(exponent, tirx.FloatImm):
+                return None
+            return ops.call(ops.POWER_OPS[fn], const(cx), exponent)
+        if base is None or isinstance(base, tirx.FloatImm):
+            return None
+        if c is not None and fn != "atan2":  # (atan2 takes two tiles only)
+            return ops.call(ops.POWER_OPS[fn], base, const(c))
+        exponent = visit(y)
+        if exponent is None or isinstance(exponent, tirx.FloatImm):
+            return None
+        return ops.call(ops.POWER_OPS[fn], base, exponent)
+
     def visit(e):  # e's tree; None when e is not an elementwise expression
         ld = as_load(e, dtype)
         if ld is not None and not (is_vector and is_vector(ld)):
@@ -305,6 +332,8 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
                     return None
                 node = apply(fn, inner * const(scale_in) if scale_in else inner)
                 return node * const(scale_out) if scale_out else node
+            if e.op.name in POWER_CALLS and len(e.args) == 2:
+                return power(POWER_CALLS[e.op.name], e.args[0], e.args[1])
             fn = UNARY_CALLS.get(e.op.name)
             inner = visit(e.args[0]) if fn is not None and len(e.args) == 1 else None
             return apply(fn, inner) if inner is not None else None
@@ -381,6 +410,12 @@ def postfix(tree) -> list[tuple[str, object]]:
         if fn is not None:
             visit(e.args[0])
             out.append(("unary", fn))
+            return
+        power = next((fn for fn, name in ops.POWER_OPS.items() if ops.tt_op_name(e) == name), None)
+        if power is not None:
+            visit(e.args[0])
+            visit(e.args[1])
+            out.append(("binary", power))
             return
         if ops.tt_op_name(e) == "tt.expr.where":
             for x in e.args:

@@ -102,3 +102,65 @@ def fold_as_reduction(loop: tirx.For, fresh):
                                        config={}, dispatch=None, scope=None)
     return [tirx.AllocBuffer(terms, span=store.span), nest,
             with_tile_span(reduce, store.span)]
+
+
+def fold_nest_as_reduction(loop: tirx.For, fresh):
+    """A two-loop ``T.Parallel`` nest folding into a 1-D block buffer indexed by one of its
+    loop variables, as a tile reduction over the other: the statements replacing ``loop``, or
+    None when it is not such a nest.
+
+    Requires the nest ``for a, b in T.Parallel(M, N)`` (from 0, constant extents) whose body
+    is bindings (seen through) then ``d[v] = d[v] op e`` (:func:`fold_of`, ``e`` using the
+    other variable ``w``) with ``d`` a 1-D block buffer and ``v`` exactly ``a`` or ``b``.
+    Guarantees ``AllocBuffer(terms)``, the nest storing ``e`` into the new ``[M, N]`` fragment
+    ``terms`` (``d``'s dtype), and ``reduce_<op>(terms, d, dim, clear=False)`` with ``dim`` 1
+    when ``v`` is ``a`` (``d`` a column vector) and 0 when it is ``b`` (a row vector), each
+    carrying the store's line.  The caller decides which buffers such a fold may target (a
+    fold into a plain fragment is a race in TileLang; into a reducer it is the reduction)."""
+    if loop.kind != tirx.ForKind.PARALLEL or not isinstance(loop.body, tirx.For) or \
+            loop.body.kind != tirx.ForKind.PARALLEL:
+        return None
+    inner_loop = loop.body
+    if any(int_or_none(lp.min) != 0 or int_or_none(lp.extent) is None
+           for lp in (loop, inner_loop)):
+        return None
+    a, b = loop.loop_var, inner_loop.loop_var
+    body = stmts_of(inner_loop.body)
+    store = body[-1] if body else None
+    if not isinstance(store, tirx.BufferStore) or \
+            not all(isinstance(s, tirx.Bind) for s in body[:-1]):
+        return None
+    mapping = {}
+    for bnd in body[:-1]:
+        mapping[bnd.var] = substitute(bnd.value, mapping)
+    store = substitute(store, mapping)
+    dst = store.buffer
+    if buffer_scope(dst) not in ("shared", "local.fragment") or len(buffer_shape(dst)) != 1 \
+            or len(store.indices) != 1:
+        return None
+    if store.indices[0].same_as(a):
+        other, dim = b, 1
+    elif store.indices[0].same_as(b):
+        other, dim = a, 0
+    else:
+        return None
+    folded = fold_of(store, other)
+    if folded is None:
+        return None
+    op_name, value = folded
+    m, n = int_or_none(loop.extent), int_or_none(inner_loop.extent)
+    if buffer_shape(dst)[0] != (m if dim == 1 else n):
+        return None
+    terms = tirx.decl_buffer([m, n], buffer_dtype(dst), fresh(f"{dst.name}_terms"),
+                             scope="local.fragment")
+    nest = tirx.For(a, 0, m, tirx.ForKind.PARALLEL,
+                    tirx.For(b, 0, n, tirx.ForKind.PARALLEL,
+                             tirx.BufferStore(terms, value, [a, b], span=store.span),
+                             span=inner_loop.span),
+                    span=loop.span)
+    import tvm.tirx.operator as tirx_op
+
+    extent = m if dim == 1 else n
+    reduce = getattr(tirx_op, op_name)(dst[0:extent], terms[0:m, 0:n], (dim,), True,
+                                       workspace={}, config={}, dispatch=None, scope=None)
+    return [tirx.AllocBuffer(terms, span=store.span), nest, with_tile_span(reduce, store.span)]

@@ -19,6 +19,13 @@
 #include "api/compute/eltwise_unary/relu.h"
 #include "api/compute/eltwise_unary/gelu.h"
 #include "api/compute/eltwise_unary/negative.h"
+#include "api/compute/eltwise_unary/trigonometry.h"
+#include "api/compute/eltwise_unary/erf_erfc.h"
+#include "api/compute/eltwise_unary/fmod.h"
+#include "api/compute/eltwise_unary/log1p.h"
+#include "api/compute/eltwise_unary/rpow.h"
+#include "api/compute/atan2.h"
+#include "api/compute/binary_fmod.h"
 #include "api/compute/pack.h"
 #include "api/compute/reg_api.h"
 
@@ -48,6 +55,16 @@ void kernel_main() {
     copy_init(in0);
     copy_tile(in0, 0, 0);
     OP_INIT();
+    OP_CALL(0);
+#elif defined(OP_SFPU_ARG)  // a tile call with a scalar argument (power_tile's exponent bits)
+    copy_init(in0);
+    copy_tile(in0, 0, 0);
+    OP_INIT();
+    OP_CALL(0, OP_ARG);
+#elif defined(OP_SFPU_INIT_ARGS)  // an init with two scalar arguments (fmod_tile_init's c, 1/c)
+    copy_init(in0);
+    copy_tile(in0, 0, 0);
+    OP_INIT(OP_ARG, OP_ARG2);
     OP_CALL(0);
 #elif defined(OP_SFPU_BINARY)
     copy_init(in0);

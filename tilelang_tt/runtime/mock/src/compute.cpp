@@ -62,7 +62,8 @@ FpuOp fpu_op_of(const std::string& mode) {
 // Per-core tile op counters, found once per kind and then bumped through a pointer
 enum Counter : int {
     kCntMatmul, kCntAdd, kCntSub, kCntMul, kCntBcastAdd, kCntBcastSub, kCntBcastMul, kCntCopy,
-    kCntTranspose, kCntReduce, kCntPack, kCntWhere, kCntSfpu = 16, kCntSfpuBinary = 48,
+    kCntTranspose, kCntReduce, kCntPack, kCntWhere, kCntSfpu = 16, kCntSfpuBinary = 64,  // room for every sfpu::Unary id
+    kCntEnd = 96,  // ComputeState::op_counter's size
 };
 void count(ComputeState& e, int slot, const char* name, const char* prefix = "",
            const char* suffix = "") {
@@ -538,6 +539,13 @@ void ttmock::sfpu_init(const char* op) {
     });
 }
 
+void ttmock::sfpu_init_params(const char* op, uint32_t param0, uint32_t param1) {
+    sfpu_init(op);
+    ComputeState& e = started_engine(call(op, {}, "_tile_init"));
+    e.sfpu_init_param[0] = std::bit_cast<float>(param0);
+    e.sfpu_init_param[1] = std::bit_cast<float>(param1);
+}
+
 void ttmock::sfpu_unary(const char* op, uint32_t idst, float param, int approx) {
     const Call what = call(op, {idst}, "_tile");
     ComputeState& e = started_engine(what);
@@ -552,8 +560,10 @@ void ttmock::sfpu_unary(const char* op, uint32_t idst, float param, int approx) 
     check_dst(e, idst, what, false);
     {
         TileMathTimer tile_math_timer(current_core());
-        sfpu::unary(f, e.dst[idst], param, approx == kApproxFromConfig ? e.approx : approx != 0,
-                    e.fp32_dest_acc);
+        const bool fmod = f == sfpu::Unary::Fmod;  // fmod_tile reads its init's divisor and 1/divisor
+        sfpu::unary(f, e.dst[idst], fmod ? e.sfpu_init_param[0] : param,
+                    approx == kApproxFromConfig ? e.approx : approx != 0, e.fp32_dest_acc,
+                    fmod ? e.sfpu_init_param[1] : 0.0f);
     }
     e.dst_written[idst] = true;
     count(e, kCntSfpu + id, op, "sfpu_");
@@ -574,7 +584,7 @@ void ttmock::sfpu_binary(const char* op, uint32_t i0, uint32_t i1, uint32_t odst
     check_dst(e, odst, what, false);
     {
         TileMathTimer tile_math_timer(current_core());
-        sfpu::binary(f, e.dst[odst], e.dst[i0], e.dst[i1], e.fp32_dest_acc);
+        sfpu::binary(f, e.dst[odst], e.dst[i0], e.dst[i1], e.fp32_dest_acc, e.approx);
     }
     e.dst_written[odst] = true;
     count(e, kCntSfpuBinary + static_cast<int>(f), op, "sfpu_", "_binary");
@@ -652,3 +662,5 @@ void ttmock::pack(uint32_t idst, uint32_t ocb, uint32_t out_index, bool out_of_o
     count(e, kCntPack, "pack");
     timing::pack(current(), timing::profile().pack_tile * (cfg.page_bytes > 2048 ? 2.0 : 1.0));
 }
+static_assert(static_cast<int>(ttmock::sfpu::Unary::Unknown) < 64 - 16 &&
+              static_cast<int>(ttmock::sfpu::Binary::Unknown) < 96 - 64, "SFPU op counters overlap");

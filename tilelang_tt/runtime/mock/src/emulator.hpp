@@ -173,7 +173,8 @@ struct ComputeState {
     std::string fpu_mode;   // "matmul", "add", "sub", "mul", "copy", "bcast_*", "reduce", ...
     int fpu_op = 0;         // fpu_mode as compute.cpp's FpuOp (checked per tile without strings)
     int sfpu_op = -1;       // the last <op>_tile_init, as compute.cpp's SFPU op id
-    uint64_t* op_counter[64] = {};  // this core's tile_ops counters, by compute.cpp's op id
+    float sfpu_init_param[2] = {0.0f, 0.0f};  // the scalars of an init that takes them (fmod)
+    uint64_t* op_counter[96] = {};  // this core's tile_ops counters, by compute.cpp's op id
     std::pair<const char*, int> name_cache[4][8] = {};  // API name literal -> id (compute.cpp)
     bool matmul_transpose = false;
     int bcast_type = 0;

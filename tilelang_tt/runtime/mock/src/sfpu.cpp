@@ -365,6 +365,571 @@ SINLINE float sigmoid_approx(float x) {  // SFPLUT: a*|x| + c per range, sign of
     return add(copysgn(mad(lut8(a), b, lut8(c)), x), 0.5f);
 }
 
+// ---- trigonometry (ckernel_sfpu_trigonometry.h) ------------------------------------------------------
+// Rounding to an integer by adding 1.5 * 2^23 (the integer lands in the low mantissa bits), then
+// a four-part Cody-Waite reduction by pi (sin) or pi/2 (cos, tan), odd polynomials on the reduced
+// argument; the parity of the integer picks the sign (sin, cos) or the reciprocal branch (tan).
+constexpr float kRoundBias = 12582912.0f;  // 1.5 * 2^23
+constexpr float kFrac1Pi = 0.31830987334251404f, kFrac2Pi = 0.6366197466850281f;
+constexpr float kPiO2 = 1.5707963705062866f;
+// -pi = kPi[0] + kPi[1] + kPi[2] + kPi[3]; -pi/2 the same halved (sine_init, cosine_init)
+constexpr float kNegPi[4] = {-0x1.92p+1f, -0x1.fbp-11f, -0x1.51p-21f, -0x1.0b4612p-33f};
+constexpr float kNegPiO2[4] = {-0x1.92p+0f, -0x1.fbp-12f, -0x1.51p-22f, -0x1.0b4612p-34f};
+
+SINLINE float cody_waite(float v, float j, const float* p) {
+    float a = mad(j, p[0], v);
+    a = mad(j, p[1], a);
+    a = mad(j, p[2], a);
+    return mad(j, p[3], a);
+}
+// sin(a) = a + a^3 (C0 + a^2 (C1 + a^2 (C2 [+ a^2 C3]))), a's sign flipped for odd quadrants
+SINLINE float sin_poly(float a, uint32_t parity, bool fp32) {
+    const float s = mul(a, a);
+    a = F(B(a) ^ (parity << 31));
+    float r;
+    if (fp32) {
+        r = mad(0x1.5dc908p-19f, s, -0x1.9f70fp-13f);
+        r = mad(r, s, 0x1.110edap-7f);
+        const float c = mul(a, s);
+        r = mad(r, s, -0x1.55554cp-3f);
+        return mad(r, c, a);
+    }
+    r = mad(-0x1.8b10a4p-13f, s, 0x1.10c2a2p-7f);
+    const float c = mul(a, s);
+    r = mad(r, s, -0x1.5554a4p-3f);
+    return round_bf16(mad(r, c, a));
+}
+SINLINE float sine(float v, bool fp32) {  // calculate_sine
+    float j = mad(v, kFrac1Pi, kRoundBias);
+    const uint32_t q = B(j) & 1;
+    j = add(j, -kRoundBias);
+    return sin_poly(cody_waite(v, j, kNegPi), q, fp32);
+}
+SINLINE float cosine(float v, bool fp32) {  // calculate_cosine: j = 2 round(v/pi + 1/2) - 1
+    float j = mad(v, kFrac1Pi, 0.5f);
+    j = add(j, kRoundBias);
+    const uint32_t q = B(j) & 1;
+    j = add(j, -kRoundBias);
+    j = mad(j, 2.0f, -1.0f);
+    return sin_poly(cody_waite(v, j, kNegPiO2), q, fp32);
+}
+// -1/r: the reciprocal's quadratic seed on r's mantissa and one Newton step (sfpu_tan)
+SINLINE float tangent(float v, bool fp32) {  // calculate_tangent
+    float j = mad(v, kFrac2Pi, kRoundBias);
+    const bool odd = B(j) & 1;
+    j = add(j, -kRoundBias);
+    const float a = cody_waite(v, j, kNegPiO2);
+    const float s = mul(a, a);
+    float t;
+    if (fp32) {
+        t = mad(0x1.fa9f82p-9f, s, 0x1.2b404p-10f);
+        t = mad(t, s, 0x1.4787dp-7f);
+        t = mad(t, s, 0x1.620abcp-6f);
+        t = mad(t, s, 0x1.ba5716p-5f);
+        t = mad(t, s, 0x1.111072p-3f);
+        t = mad(t, s, 0x1.555556p-2f);
+    } else {
+        t = mad(0x1.4f1f4ep-4f, s, 0x1.02b98p-3f);
+        t = mad(t, s, 0x1.55953p-2f);
+    }
+    t = mul(t, s);
+    float r = mad(t, a, a);
+    if (odd) {  // tan(x) = -1 / tan(a)
+        float resid = 0.0f;
+        if (fp32) resid = mad(t, a, mad(-1.0f, r, a));  // a + t a - r, compensated
+        const float nx = copyman(-1.0f, r);
+        float y = mad(kRecipFp32.p0, nx, kRecipFp32.p1);
+        y = mad(y, nx, kRecipFp32.p2);
+        const float scale = mul(F(~B(r) & 0xFF800000u), 0.5f);
+        const float e = mad(nx, y, 1.0f);
+        y = mad(y, e, y);
+        y = mul(y, scale);
+        if (fp32) {
+            r = mad(r, y, 1.0f);
+            r = mad(resid, y, r);
+            r = mad(r, y, y);
+        } else {
+            r = y;
+        }
+    }
+    return fp32 ? r : round_bf16(r);
+}
+
+// _sfpu_reciprocal_gt0_: 1/x for x > 0 from the seed 0xfef392e0 - bits(x) (about -1/x), one
+// Newton step more with an fp32 DST, then a cubic correction y (1 + e + e^2)
+SINLINE float recip_gt0(float x, bool fp32) {
+    float y = F(0xfef392e0u - B(x));
+    float e = mad(x, y, 1.0f);
+    if (fp32) {
+        y = mad(y, e, y);
+        e = mad(x, y, 1.0f);
+    }
+    const float p = mad(e, e, e);
+    y = F(B(y) ^ 0x80000000u);
+    return mad(y, p, y);
+}
+
+SINLINE float atan_fp32(float x) {  // sfpu_atan_fp32: atan on [0, 1], pi/2 - atan(1/|x|) above
+    const float ax = F(B(x) & 0x7FFFFFFFu);
+    float a = ax;
+    const int32_t e = exexp(a);
+    if (e >= 0) {
+        a = mul(F(B(a) - 1), 0.0f);  // 0, NaN stays NaN
+        if (e < 26) a = recip_gt0(ax, true);
+    }
+    const float s = mul(a, a);
+    float p = mad(0x1.01cp-8f, s, -0x1.4bcp-6f);
+    p = mad(p, s, 0x1.93p-5f);
+    p = mad(p, s, -0x1.48cp-4f);
+    p = mad(p, s, 0x1.bd4p-4f);
+    p = mad(p, s, -0x1.24p-3f);
+    const float a3 = mul(s, a);
+    p = mad(p, s, 0x1.999384p-3f);
+    p = mad(p, s, -0x1.555552p-2f);
+    float r = mad(p, a3, a);
+    if (e >= 0) r = add(kPiO2, F(B(r) ^ 0x80000000u));
+    return copysgn(r, x);
+}
+SINLINE float atan_bf16(float x) {  // sfpu_atan_bf16: degree-7 odd minimax, 1/|x| above 1
+    if (std::isnan(x)) return std::numeric_limits<float>::quiet_NaN();
+    float t0 = std::fabs(x);
+    const float m1 = add(t0, -1.0f);
+    const bool big = !std::signbit(m1);
+    if (big) t0 = recip_iter(t0, 2, false, kRecipFp32);
+    float t1 = mul(t0, t0);
+    float p = mad(t1, -4.4326744973659515380859375e-2f, 0.1555790007114410400390625f);
+    p = mad(t1, p, -0.325808584690093994140625f);
+    p = mad(t1, p, 0.999787867069244384765625f);
+    t1 = mul(p, t0);
+    if (big) t1 = add(kPiO2, F(B(t1) ^ 0x80000000u));
+    return round_bf16(copysgn(t1, x));
+}
+
+// _sfpu_quarter_exp_abs_ / _sfpu_quarter_expm1_abs_: |x| = j ln2 + f with j = round(|x| log2 e)
+// clamped to [0, 255], a polynomial in f, scaled by 2^j / 4 (no overflow below 2^128)
+SINLINE int32_t reduce_ln2(float x, float& f, bool fp32) {
+    const float jf = mul(x, 1.442695f);
+    const float a = std::fabs(x);
+    const int32_t i = std::min(std::abs(to_int_nearest(jf, 255)), 255);
+    const float j = static_cast<float>(i);
+    if (fp32) {
+        f = mad(j, -0.693145752f, a);
+        f = mad(j, -1.42860677e-6f, f);
+    } else {
+        f = mad(j, -0.6931471805599453f, a);
+    }
+    return i;
+}
+SINLINE float quarter_exp_abs(float x, bool fp32) {
+    float f;
+    int32_t i = reduce_ln2(x, f, fp32);
+    float r;
+    if (fp32) {
+        r = mad(1.37805939e-3f, f, 8.37312452e-3f);
+        r = mad(r, f, 4.16695364e-2f);
+        r = mad(r, f, 1.66664720e-1f);
+        r = mad(r, f, 4.99999851e-1f);
+        r = mad(r, f, 1.0f);
+    } else {
+        r = mad(0.038877178f, f, 0.168174848f);
+        r = mad(r, f, 0.500122011f);
+        r = mad(r, f, 0.999963462f);
+    }
+    i += 125;
+    const float y = mul(std::fabs(x), std::numeric_limits<float>::infinity());
+    r = mad(r, f, 1.0f);
+    return i < 255 ? mul(r, F(static_cast<uint32_t>(i) << 23)) : y;
+}
+SINLINE float quarter_expm1_abs(float x, bool fp32) {
+    float f;
+    const int32_t i = reduce_ln2(x, f, fp32);
+    float r, s;
+    if (fp32) {
+        r = mad(1.974105835e-04f, f, 1.393107930e-3f);
+        r = mad(r, f, 8.333439939e-3f);
+        r = mad(r, f, 4.166680202e-2f);
+        s = mul(f, f);
+        r = mad(r, f, 1.666667163e-1f);
+        r = mad(r, f, 4.999999702e-1f);
+    } else {
+        r = mad(8.361816406e-03f, f, 4.177856445e-02f);
+        s = mul(f, f);
+        r = mad(r, f, 1.666259766e-01f);
+        r = mad(r, f, 0.5f);
+    }
+    r = mad(r, s, f);
+    const float scale = F((static_cast<uint32_t>(i) << 23) + B(0.25f));
+    const float bias = add(scale, -0.25f);
+    const float y = mul(std::fabs(x), std::numeric_limits<float>::infinity());
+    return i < 130 ? mad(r, scale, bias) : y;
+}
+SINLINE float cosh_fn(float x, bool fp32) {  // calculate_cosh: e^a / 2 + 1 / (2 e^a)
+    const float q = quarter_exp_abs(std::fabs(x), fp32);
+    const float r = mul(recip_gt0(q, fp32), 0.125f);
+    float y = add(q, q);
+    if (exexp(q) < 24) y = add(y, r);
+    return fp32 ? y : round_bf16(y);
+}
+SINLINE float sinh_fn(float x, bool fp32) {  // _sfpu_sinh_: t/2 + t/(2(t + 1)), t = expm1|x|
+    const float q = quarter_expm1_abs(x, fp32);
+    const float r = recip_gt0(mad(4.0f, q, 1.0f), fp32);
+    float y = x;
+    const int32_t qe = exexp(q);
+    if (qe >= -27) {
+        y = add(q, q);
+        if (qe < 23) y = mad(y, r, y);
+    }
+    y = copysgn(y, x);
+    return fp32 ? y : round_bf16(y);
+}
+
+// ---- asin / acos (ckernel_sfpu_trigonometry.h) -------------------------------------------------------
+// _sfpu_sqrt_endpoint_: the precise sqrt's magic-constant seed (sqrt_init<false>), its polynomial
+// correction and one step
+SINLINE float sqrt_endpoint(float x) {
+    float y = F(0x5f1110a0u - (B(x) >> 1));
+    float xy = mul(x, y);
+    const float c = mul(F(B(y) ^ 0x80000000u), xy);
+    y = mul(y, mad(c, add(2.2533049f, c), 2.2825186f));
+    xy = mul(x, y);
+    const float e = mad(F(B(y) ^ 0x80000000u), xy, 1.0f);
+    return mad(e, mul(0.5f, xy), xy);
+}
+// sfpu_sqrt_custom: seed 0x5f370000 - bits(x) / 2, two Newton steps of 1/sqrt, times x
+SINLINE float sqrt_custom(float x) {
+    if (x == 0.0f || !std::isfinite(x)) return x;
+    float r = F(0x5f370000u - (B(x) >> 1));
+    const float nh = mul(x, -0.5f);
+    for (int i = 0; i < 2; ++i) r = mul(mad(mul(r, r), nh, 1.5f), r);
+    return mul(r, x);
+}
+// asin(|x|) = pi/2 - 2 asin(sqrt((1 - |x|)/2)) near 1, odd minimax below
+SINLINE float asin_bf16_reduced(float v) {
+    const float av = std::fabs(v);
+    const bool endpoint = !std::signbit(add(av, -0.625f));
+    const float z = endpoint ? sqrt_custom(mul(add(1.0f, F(B(av) ^ 0x80000000u)), 0.5f)) : av;
+    const float z2 = mul(z, z);
+    float p = mad(z2, 0.083148844540119171142578125f, 0.06381262838840484619140625f);
+    p = mad(z2, p, 0.16771225631237030029296875f);
+    p = mad(z2, p, 0.999978601932525634765625f);
+    float r = mul(z, p);
+    if (endpoint) r = mad(r, -2.0f, kPiO2);
+    return copysgn(r, v);
+}
+SINLINE float asin_acos_bf16(float v, bool acos) {
+    if (!(std::fabs(v) <= 1.0f)) return std::numeric_limits<float>::quiet_NaN();
+    const float r = asin_bf16_reduced(v);
+    return round_bf16(acos ? add(kPiO2, F(B(r) ^ 0x80000000u)) : r);
+}
+SINLINE float asin_acos_fp32(float x, bool acos) {  // sfpu_asin_fp32 / sfpu_acos_fp32
+    const float ax = std::fabs(x);
+    const float half_d = mul(add(1.0f, F(B(ax) ^ 0x80000000u)), 0.5f);
+    const float t = add(ax, -0.5625f);
+    float z = std::signbit(t) ? ax : sqrt_endpoint(half_d);
+    const float s = mul(z, z);
+    float p, r;
+    if (!acos) {
+        p = mad(0x1.9e0000p-5f, s, 0x1.364p-6f);
+        p = mad(p, s, 0x1.7dcp-5f);
+        p = mad(p, s, 0x1.329a74p-4f);
+        p = mad(p, s, 0x1.55578cp-3f);
+        p = mul(p, s);
+        r = mad(p, z, z);
+        if (!std::signbit(t)) r = mad(-2.0f, r, kPiO2);
+        r = copysgn(r, x);
+    } else {  // the sign of z: x's xor t's; + pi/2 where that or t is negative; doubled near 1
+        p = mad(0x1.830p-5f, s, 0x1.ca0000p-8f);
+        p = mad(p, s, 0x1.158p-5f);
+        p = mad(p, s, 0x1.6acp-5f);
+        p = mad(p, s, 0x1.33411ep-4f);
+        p = mad(p, s, 0x1.555552p-3f);
+        p = mul(p, s);
+        z = F((B(z) & 0x7FFFFFFFu) | ((B(x) ^ B(t)) & 0x80000000u));
+        r = mad(p, z, z);
+        if ((B(z) | B(t)) & 0x80000000u) r = add(r, kPiO2);
+        if (!std::signbit(t)) r = add(r, r);
+    }
+    if (std::signbit(half_d)) r = std::numeric_limits<float>::quiet_NaN();
+    return r;
+}
+
+// ---- log1p and the inverse hyperbolic functions (ckernel_sfpu_log1p.h, ckernel_sfpu_trigonometry.h)
+// calculate_log1p_fp32 (N. Juffa): 1 + a = 2^k (1 + m) with the split at 0.75 done on the bits,
+// m = (a + 1) 2^-k - 1 computed as a 2^-k + (2^-k - 1), log1p(m) = m + m^2 P(m) (degree 8 with
+// fp32 DST, 1 with 16-bit), + k ln2; NaN below -1, infinity and NaN through
+SINLINE float log1p_fn(float a, bool fp32) {
+    const float u = add(a, 1.0f);
+    if (std::signbit(u)) return std::numeric_limits<float>::quiet_NaN();
+    const int32_t e = static_cast<int32_t>((B(u) - B(0.75f)) & 0xFF800000u);
+    float m = F(B(a) - static_cast<uint32_t>(e));
+    const float sc = F(B(-4.0f) - static_cast<uint32_t>(e));
+    const float t = mad(-0.25f, sc, -1.0f);
+    m = add(m, t);
+    float r, s;
+    if (fp32) {
+        r = -0x1.92cp-5f;
+        r = mad(r, m, 0x1.b84p-4f);
+        r = mad(r, m, -0x1.0c4p-3f);
+        r = mad(r, m, 0x1.274p-3f);
+        r = mad(r, m, -0x1.55p-3f);
+        r = mad(r, m, 0x1.998p-3f);
+        r = mad(r, m, -0x1.00001ap-2f);
+        s = mul(m, m);
+        r = mad(r, m, 0x1.555572p-2f);
+        r = mad(r, m, -0.5f);
+    } else {
+        r = mad(-0.25f, m, 0x1.744p-2f);
+        s = mul(m, m);
+        r = mad(r, m, -0x1.008p-1f);
+    }
+    const float ef = copysgn(static_cast<float>(e < 0 ? -static_cast<int64_t>(e) : e), F(static_cast<uint32_t>(e)));
+    r = mad(r, s, m);
+    r = mad(ef, 0.693147182f * 1.19209290e-7f, r);
+    if (static_cast<int32_t>(B(u)) >= static_cast<int32_t>(0x7F800000u)) r = u;
+    return r;
+}
+// the argument the inverse hyperbolic functions store to DST before log1p (a 16-bit DST keeps
+// its BF16 half, truncated)
+SINLINE float through_dst(float x, bool fp32) {
+    const uint32_t u = B(x);
+    const uint32_t r = (u & 0x7F800000u) ? u : (u & 0x80000000u);
+    return F(fp32 ? r : r & 0xFFFF0000u);
+}
+// _sfpu_sqrt_ge0_: the rsqrt seed 0x5f1110a0, 2 Newton steps (3 with fp32 DST), x times it and
+// one step on the product; 0 for 0
+SINLINE float sqrt_ge0(float x, bool fp32) {
+    const float hx = addexp(x, -1);
+    float y = F(0x5f1110a0u - (B(x) >> 1));
+    for (int i = 0; i < (fp32 ? 3 : 2); ++i) {
+        y = mul(y, mad(F(B(mul(hx, y)) ^ 0x80000000u), y, 1.5f));
+    }
+    float a = mul(x, y);
+    a = mad(mul(0.5f, mad(F(B(a) ^ 0x80000000u), a, x)), y, a);
+    return x == 0.0f ? 0.0f : a;
+}
+constexpr float kLog1pLarge = 268435456.0f;  // 2^28
+constexpr float kLn2 = 0.6931471805599453f;
+SINLINE float asinh_fn(float x, bool fp32) {  // calculate_asinh
+    const float ax = std::fabs(x);
+    float arg = 0.0f;
+    if (ax >= kLog1pLarge) {
+        arg = add(ax, -1.0f);
+    } else if (ax >= 0.75f) {
+        const float root = sqrt_ge0(mad(x, x, 1.0f), fp32);
+        arg = mad(mul(x, x), recip_gt0(add(1.0f, root), fp32), ax);
+    }
+    float res = log1p_fn(through_dst(arg, fp32), fp32);
+    if (ax >= kLog1pLarge) res = add(res, kLn2);
+    if (ax < 0.75f) {  // |x| P(x^2), degree 6
+        const float s = mul(x, x);
+        float p = mad(4.375355784e-03f, s, -1.484858524e-02f);
+        p = mad(p, s, 2.785361186e-02f);
+        p = mad(p, s, -4.417778924e-02f);
+        p = mad(p, s, 7.495806366e-02f);
+        p = mad(p, s, -1.666652262e-01f);
+        p = mad(p, s, 1.0f);
+        res = mul(ax, p);
+    }
+    res = copysgn(res, x);
+    return fp32 ? res : round_bf16(res);
+}
+SINLINE float acosh_fn(float x, bool fp32) {  // calculate_acosh
+    float arg = add(x, -1.0f);
+    if (x < kLog1pLarge) arg = add(arg, sqrt_ge0(mul(add(x, 1.0f), arg), fp32));
+    float res = log1p_fn(through_dst(arg, fp32), fp32);
+    if (x >= kLog1pLarge) res = add(res, kLn2);
+    if (x == 1.0f) {
+        res = 0.0f;
+    } else if (x < 1.0f) {
+        res = std::numeric_limits<float>::quiet_NaN();
+    }
+    return fp32 ? res : round_bf16(res);
+}
+SINLINE float atanh_fn(float x, bool fp32) {  // calculate_atanh: 0.5 log1p(2a / (1 - a))
+    float a = std::fabs(x);
+    if (a >= 1.0f) a = 0.0f;
+    const float q = mul(add(a, a), recip_gt0(add(1.0f, F(B(a) ^ 0x80000000u)), fp32));
+    float res = copysgn(mul(0.5f, log1p_fn(through_dst(q, fp32), fp32)), x);
+    if (std::fabs(x) > 1.0f) {
+        res = std::numeric_limits<float>::quiet_NaN();
+    } else if (std::fabs(x) == 1.0f) {
+        res = copysgn(std::numeric_limits<float>::infinity(), x);
+    }
+    return fp32 ? res : round_bf16(res);
+}
+
+// ---- erf (ckernel_sfpu_erf.h, ckernel_sfpu_piecewise_rational.h) --------------------------------------
+// One-segment rational P(x)/Q(x) of degree 8/8 (odd numerator, even denominator, Horner in x^2),
+// x clamped to [-10, 10], times the reciprocal of Q (2 Newton steps precise, none approximate),
+// clamped to [-1, 1]. The table is the LLK's BF16 one (its fp32 table needs INP_FLOAT32, which
+// TT-Metalium defines for no compute kernel the generator builds); no BF16 rounding
+SINLINE float erf_fn(float x, bool approx) {
+    x = std::clamp(x, -10.0f, 10.0f);
+    const float x2 = mul(x, x);
+    float d = mad(2.4813862145e-05f, x2, 8.2844606784e-03f);
+    float n = mad(7.4481184425e-04f, x2, 4.5400281738e-02f);
+    d = mad(d, x2, 1.3675764810e-01f);
+    n = mad(n, x2, 2.7609212279e-01f);
+    d = mad(d, x2, 5.7439188334e-01f);
+    n = mad(n, x2, 1.1280932447e+00f);
+    d = mad(d, x2, 1.0f);
+    n = mul(n, x);
+    const float r = mul(n, recip_iter(d, approx ? 0 : 2, false, kRecipFp32));
+    return std::clamp(r, -1.0f, 1.0f);
+}
+
+// ---- power (ckernel_sfpu_unary_power.h, ckernel_sfpu_binary_pow.h) -------------------------------------
+// _float_to_int32_positive_: the integer part of a non-negative float (0 below 1, INT32_MAX at
+// 2^31 and above)
+SINLINE int32_t to_int32_positive(float x) {
+    const int32_t e = exexp(x);
+    if (e < 0) return 0;
+    if (e > 30) return std::numeric_limits<int32_t>::max();
+    return static_cast<int32_t>(shft((B(x) & 0x7FFFFFu) | 0x800000u, e - 23));
+}
+// 16-bit DST (Moroz et al. exp_21f): log2|base| = exponent + cubic in the mantissa, z = pow *
+// log2 clamped at -127, 2^z from the bits z 2^23 + 0x3f800000 with a quadratic correction of
+// the fraction bits, rounded to BF16 (binary: no zero-base special case beyond its own)
+SINLINE float pow_21f(float base, float pw, bool binary) {
+    const float absb = F(B(base) & 0x7FFFFFFFu);
+    const float x = setexp(absb, 127);
+    float series = mad(x, 0x2.44734p-4f, -0xd.e712ap-4f);
+    series = mad(x, series, 0x2.4f5388p+0f);
+    series = mad(x, series, -0x1.952992p+0f);
+    const float log2v = mad(series, 1.4426950408889634f, static_cast<float>(exexp(base)));
+    float z = mul(pw, log2v);
+    if (z < -127.0f) z = -127.0f;
+    z = addexp(z, 23);
+    const uint32_t zi = static_cast<uint32_t>(to_int32_positive(add(z, 1065353216.0f)));
+    const int32_t zii = static_cast<int32_t>((zi >> 23) & 255) - 127;
+    const int32_t zif = static_cast<int32_t>(zi & 0x7FFFFFu);
+    const float d2 = mul(0.40196114e-7f, static_cast<float>(0xf94ee7 + zif));
+    const float d3 = static_cast<float>(0x560e + zif);
+    const uint32_t m = static_cast<uint32_t>(to_int32_positive(mul(d2, d3)));
+    float y = setexp(F(m), 127 + zii);
+    const int32_t pint = to_int_nearest(pw, 32767);
+    if (std::signbit(base)) {  // sign-bit test: -0 too
+        y = setsgn(y, static_cast<uint32_t>(std::abs(pint)) & 1);
+        if (static_cast<float>(pint) != pw) y = std::numeric_limits<float>::quiet_NaN();
+    }
+    if (absb == 0.0f) {
+        if (binary) {
+            if (pw != 0.0f) y = pw < 0.0f ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+        } else if (pw >= 0.0f) {
+            if (pw > 0.0f) y = 0.0f;
+        } else {
+            y = std::numeric_limits<float>::quiet_NaN();
+        }
+    }
+    return round_bf16(y);
+}
+// fp32 DST: log(m) = 2 atanh((m - 1)/(m + 1)) with m in [sqrt 2 / 2, sqrt 2) (3 Newton steps for
+// 1/(m + 1), odd series to z^11), z = pow log2|base| as an unevaluated sum (pow split by
+// Veltkamp), 2^z by k = round(z) and a degree-7 Taylor polynomial (unary) or the accurate exp
+// (binary)
+SINLINE float pow_fp32(float base, float pw, bool binary) {
+    const float absb = F(B(base) & 0x7FFFFFFFu);
+    float m = setexp(absb, 127);
+    int32_t ex = exexp(absb);
+    if (m >= 1.4142135381698608f) {
+        m = binary ? mul(m, 0.5f) : addexp(m, -1);
+        ex += 1;
+    }
+    const float mp1 = add(m, 1.0f);
+    float r = binary ? mad(mp1, -0.2426406871192851f, 1.0f) : mad(mp1, -0.244f, 1.003f);
+    for (int k = 0; k < 3; ++k) r = mul(r, mad(F(B(mp1) ^ 0x80000000u), r, 2.0f));
+    const float z = mul(add(m, -1.0f), r);
+    const float z2 = mul(z, z);
+    float p = mad(z2, 0.09090909090909091f, 0.1111111111111111f);
+    p = mad(z2, p, 0.14285714285714285f);
+    p = mad(z2, p, 0.2f);
+    p = mad(z2, p, 0.3333333333333333f);
+    p = mad(z2, p, 1.0f);
+    const float ln_m = mul(2.0f, mul(z, p));
+    const float ef = static_cast<float>(ex);
+    const float pc = mul(pw, 4097.0f);
+    const float pw_hi = add(pc, F(B(add(pc, F(B(pw) ^ 0x80000000u))) ^ 0x80000000u));
+    const float pw_lo = add(pw, F(B(pw_hi) ^ 0x80000000u));
+    const float z_hi = mul(pw_hi, ef);
+    const float z_lo = mad(pw_lo, ef, mul(pw, mul(ln_m, 1.4426950408889634f)));
+    float s = add(z_hi, z_lo);
+    float e = add(z_lo, F(B(add(s, F(B(z_hi) ^ 0x80000000u))) ^ 0x80000000u));
+    float y;
+    if (binary) {
+        if (s < -127.0f) { s = -127.0f; e = 0.0f; }
+    } else {
+        s = std::max(s, -0x7e.ffff8p0f);
+    }
+    const float tmp = add(s, kRoundBias);  // round to nearest: + (2^23 + 2^22)
+    const float k = add(tmp, -kRoundBias);
+    const int32_t k_int = static_cast<int32_t>(B(tmp) - B(kRoundBias));
+    const float f = add(add(s, F(B(k) ^ 0x80000000u)), e);
+    if (binary) {
+        y = exp_fp32(mul(f, 0.693147180559945309f));
+        const int32_t oe = exexp_biased(y) + k_int;
+        y = oe >= 255 ? std::numeric_limits<float>::infinity() : setexp(y, oe);
+    } else {
+        const float rr = mad(f, 0.693359375f, mul(f, -2.12194440e-4f));
+        float q = mad(rr, 1.0f / 5040.0f, 1.0f / 720.0f);
+        q = mad(rr, q, 1.0f / 120.0f);
+        q = mad(rr, q, 1.0f / 24.0f);
+        q = mad(rr, q, 1.0f / 6.0f);
+        q = mad(rr, q, 0.5f);
+        q = mad(rr, q, 1.0f);
+        q = mad(rr, q, 1.0f);
+        y = s >= 128.0f ? std::numeric_limits<float>::infinity() : setexp(q, exexp_biased(q) + k_int);
+    }
+    const float apw = binary ? std::fabs(pw) : pw;
+    if (std::signbit(base)) {
+        const int32_t pint = to_int_nearest(apw, 32767);
+        y = setsgn(y, static_cast<uint32_t>(std::abs(pint)) & 1);
+        if (static_cast<float>(pint) != apw) y = std::numeric_limits<float>::quiet_NaN();
+    }
+    if (absb == 0.0f) {
+        if (binary) {
+            if (apw != 0.0f) {
+                y = copysgn(pw < 0.0f ? std::numeric_limits<float>::infinity() : 0.0f, y);
+            }
+            if (std::isnan(pw)) y = std::numeric_limits<float>::quiet_NaN();
+        } else if (pw >= 0.0f) {
+            if (pw > 0.0f) y = 0.0f;
+        } else {
+            y = std::numeric_limits<float>::quiet_NaN();
+        }
+    }
+    return y;
+}
+
+// ---- fmod (ckernel_sfpu_fmod.h) --------------------------------------------------------------------------
+// fmod(x, c) with c and 1/c from the init: the quotient |x| (1/|c|) truncated to an integer (by
+// shifting the fraction bits out), one decrement when quotient |c| exceeds |x|, |x| - quotient
+// |c| with x's sign, then up to 10 subtractions of |c| while the remainder is >= |c|; a
+// remainder of magnitude |c| is 0, c = 0 gives NaN
+SINLINE float fmod_fn(float val, float c, float c_recip) {
+    const float sv = std::fabs(c), rv = std::fabs(c_recip);
+    float v = std::fabs(val);
+    const float qv = mul(v, rv);
+    const int32_t e = exexp(qv);
+    float q;
+    if (e < 0) {
+        q = 0.0f;
+    } else if (e < 23) {
+        q = F(shft(shft(B(qv), e - 23), 23 - e));
+    } else {
+        q = qv;
+    }
+    // `quotient * s > v`: the comparison's q s - v as one SFPMAD (as the model fuses a*b+c)
+    if (e < 23 && mad(q, sv, F(B(v) ^ 0x80000000u)) > 0.0f) q = add(q, -1.0f);
+    v = mad(F(B(q) ^ 0x80000000u), sv, v);
+    v = copysgn(v, val);
+    if (sv == 0.0f) v = std::numeric_limits<float>::quiet_NaN();
+    for (int l = 0; l < 10; ++l) {
+        if (!std::signbit(add(v, F(B(sv) ^ 0x80000000u)))) v = add(v, F(B(sv) ^ 0x80000000u));
+    }
+    if (add(std::fabs(v), F(B(sv) ^ 0x80000000u)) == 0.0f) v = 0.0f;
+    return v;
+}
+
 // 10^n as the LLK's PRECOMPUTED_POW10_TABLE holds it (float literals 1e-45 .. 1e38; beyond:
 // infinity above, zero below)
 float pow10f(int n) {
@@ -388,7 +953,65 @@ SINLINE float trunc_bits(float x) {
     return F(u & (0xFFFFFFFFu << (23 - e)));
 }
 
-SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32) {
+// ckernel_sfpu_binary_fmod.h _sfpu_binary_fmod_: a - trunc(a (1/b)) b with the 2-step reciprocal,
+// one correction by |b| when the remainder reaches |b|, one when its sign differs from a's (the
+// SFPU's sign-bit comparisons: -0 counts as negative), a == b gives 0, b == 0 NaN; BF16 rounding
+// with a 16-bit DST
+SINLINE float fmod_binary(float a, float b, bool fp32) {
+    const float babs = std::fabs(b), nbabs = F(B(babs) ^ 0x80000000u);
+    const float q = trunc_bits(mul(a, recip_iter(b, 2, false, kRecipFp32)));
+    float r = mad(F(B(q) ^ 0x80000000u), b, a);
+    if (std::fabs(r) >= babs) r = std::signbit(r) ? add(r, babs) : add(r, nbabs);
+    if (!std::signbit(a)) {
+        if (std::signbit(r)) r = add(r, babs);
+    } else if (!std::signbit(r) && r != 0.0f) {
+        r = add(r, nbabs);
+    }
+    if (a == b) r = 0.0f;
+    if (b == 0.0f) r = std::numeric_limits<float>::quiet_NaN();
+    return fp32 ? r : round_bf16(r);
+}
+
+// ckernel_sfpu_atan2.h _sfpu_atan2_(y, x): a = min(|x|, |y|) / max(|x|, |y|) (reciprocal with
+// 2 Newton steps, none with a 16-bit DST or APPROX), a + a^3 P(a^2) (degree 7 fp32, 2 16-bit),
+// pi/2 - r where |y| >= |x| (pi/4 where equal, 0 where both are 0), pi - r for x < 0 (sign
+// bit), BF16 rounding with a 16-bit DST, y's sign; NaN when max(|x|, |y|) is NaN
+SINLINE float atan2_fn(float y, float x, bool fp32, bool approx) {
+    const bool low = !fp32 || approx;
+    const float ax = std::fabs(x), ay = std::fabs(y);
+    const float mn = ay < ax ? ay : ax, mx = ay < ax ? ax : ay;
+    const float a = mul(mn, recip_iter(mx, low ? 0 : 2, false, kRecipFp32));
+    const float s = mul(a, a);
+    float q;
+    if (fp32) {
+        q = mad(0x1.01cp-8f, s, -0x1.4bcp-6f);
+        q = mad(q, s, 0x1.93p-5f);
+        q = mad(q, s, -0x1.48cp-4f);
+        q = mad(q, s, 0x1.bd4p-4f);
+        q = mad(q, s, -0x1.24p-3f);
+        q = mad(q, s, 0x1.99938ap-3f);
+        q = mad(q, s, -0x1.555558p-2f);
+    } else {
+        q = mad(-0x1.de8p-5f, s, 0x1.668p-3f);
+        q = mad(q, s, -0x1.54p-2f);
+    }
+    const float half_pi = 0x1.921fb6p+0f;
+    float r = mad(mul(q, s), a, a);
+    if (static_cast<int32_t>(B(mn)) >= static_cast<int32_t>(B(ax))) {
+        r = add(half_pi, F(B(r) ^ 0x80000000u));
+        if (static_cast<int32_t>(B(mn)) >= static_cast<int32_t>(B(mx))) {
+            r = addexp(half_pi, -1);
+            if (mx == 0.0f) r = 0.0f;
+        }
+    }
+    if (std::signbit(x)) r = add(addexp(half_pi, 1), F(B(r) ^ 0x80000000u));
+    if (!fp32) r = round_bf16(r);
+    r = copysgn(r, y);
+    if (static_cast<int32_t>(0x7F800000u) < static_cast<int32_t>(B(mx))) r = std::numeric_limits<float>::quiet_NaN();
+    return r;
+}
+
+SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32, float fmod_recip) {
     switch (op) {
         case Unary::Fill: return p;
         case Unary::AddScalar: return add(x, p);
@@ -468,6 +1091,26 @@ SINLINE float unary_one(Unary op, float x, float p, bool approx, bool fp32) {
             }
             return mul(inverse, r);
         }
+        case Unary::Sin: return sine(x, fp32);
+        case Unary::Cos: return cosine(x, fp32);
+        case Unary::Tan: return tangent(x, fp32);
+        case Unary::Atan: return fp32 ? atan_fp32(x) : atan_bf16(x);
+        case Unary::Sinh: return sinh_fn(x, fp32);
+        case Unary::Cosh: return cosh_fn(x, fp32);
+        case Unary::Erf: return erf_fn(x, approx);
+        case Unary::Asin: return fp32 ? asin_acos_fp32(x, false) : asin_acos_bf16(x, false);
+        case Unary::Acos: return fp32 ? asin_acos_fp32(x, true) : asin_acos_bf16(x, true);
+        case Unary::Asinh: return asinh_fn(x, fp32);
+        case Unary::Acosh: return acosh_fn(x, fp32);
+        case Unary::Atanh: return atanh_fn(x, fp32);
+        case Unary::Log1p: {
+            const float r = log1p_fn(x, fp32);
+            return fp32 ? r : round_bf16(r);
+        }
+        case Unary::Power: return fp32 ? pow_fp32(x, p, false) : pow_21f(x, p, false);
+        // ckernel_sfpu_rpow.h: the binary power with the scalar as the base
+        case Unary::Rpow: return fp32 ? pow_fp32(p, x, true) : pow_21f(p, x, true);
+        case Unary::Fmod: return fmod_fn(x, p, fmod_recip);
         case Unary::Unknown: break;
     }
     return x;
@@ -487,7 +1130,11 @@ Unary unary_from_name(const char* n) {
         {"unary_max", Unary::UnaryMax}, {"unary_min", Unary::UnaryMin}, {"gtz", Unary::Gtz},
         {"gez", Unary::Gez}, {"ltz", Unary::Ltz}, {"lez", Unary::Lez}, {"eqz", Unary::Eqz},
         {"nez", Unary::Nez}, {"floor", Unary::Floor}, {"ceil", Unary::Ceil},
-        {"trunc", Unary::Trunc}, {"round", Unary::Round}};
+        {"trunc", Unary::Trunc}, {"round", Unary::Round}, {"sin", Unary::Sin},
+        {"cos", Unary::Cos}, {"tan", Unary::Tan}, {"atan", Unary::Atan}, {"sinh", Unary::Sinh},
+        {"cosh", Unary::Cosh}, {"erf", Unary::Erf}, {"power", Unary::Power}, {"fmod", Unary::Fmod},
+        {"asin", Unary::Asin}, {"acos", Unary::Acos}, {"asinh", Unary::Asinh}, {"acosh", Unary::Acosh},
+        {"atanh", Unary::Atanh}, {"log1p", Unary::Log1p}, {"rpow", Unary::Rpow}};
     for (const auto& o : kOps) {
         if (std::strcmp(o.name, n) == 0) return o.op;
     }
@@ -501,6 +1148,9 @@ Binary binary_from_name(const char* n) {
     if (std::strcmp(n, "div") == 0) return Binary::Div;
     if (std::strcmp(n, "max") == 0) return Binary::Max;
     if (std::strcmp(n, "min") == 0) return Binary::Min;
+    if (std::strcmp(n, "power") == 0) return Binary::Pow;
+    if (std::strcmp(n, "fmod") == 0) return Binary::Fmod;
+    if (std::strcmp(n, "atan2") == 0) return Binary::Atan2;
     return Binary::Unknown;
 }
 
@@ -517,7 +1167,7 @@ SINLINE void each(uint32_t* tile, bool fp32_dst, Fn fn) {
 }
 }  // namespace
 
-SFPU_HOT void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst) {
+SFPU_HOT void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst, float param2) {
     // one loop per (function, mode): the choice is made once per tile, not per element
 #define SFPU_CASE(pred, expr) \
     if (pred) return each(tile, fp32_dst, [&](float x) __attribute__((always_inline)) { return (expr); })
@@ -538,12 +1188,12 @@ SFPU_HOT void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp3
         case Unary::Relu:  // (unary_one's, in a loop of its own: the matmul epilogues' relu)
             SFPU_CASE(true, x > 0.0f ? x : 0.0f);
         default:
-            SFPU_CASE(true, unary_one(op, x, param, approx, fp32));
+            SFPU_CASE(true, unary_one(op, x, param, approx, fp32, param2));
     }
 #undef SFPU_CASE
 }
 
-SFPU_HOT void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst) {
+SFPU_HOT void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst, bool approx) {
     for (int i = 0; i < kTileElems; ++i) {
         const float x = F(a[i]), y = F(b[i]);
         float r = 0.0f;
@@ -580,6 +1230,10 @@ SFPU_HOT void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t
                 }
                 break;
             // ckernel_sfpu_binary_max_min.h: SFPSWAP with min/max (no arithmetic, no rounding)
+            // ckernel_sfpu_binary_pow.h calculate_sfpu_binary_pow
+            case Binary::Pow: r = fp32_dst ? pow_fp32(x, y, true) : pow_21f(x, y, true); break;
+            case Binary::Fmod: r = fmod_binary(x, y, fp32_dst); break;
+            case Binary::Atan2: r = atan2_fn(x, y, fp32_dst, approx); break;
             case Binary::Max: r = x < y ? y : x; break;
             case Binary::Min: r = y < x ? y : x; break;
             case Binary::Unknown: break;

@@ -13,17 +13,21 @@ enum class Unary : uint8_t {
     Fill, AddScalar, SubScalar, MulScalar, DivScalar, RsubScalar,
     Exp, Log, Sqrt, Rsqrt, Recip, Relu, Gelu, Sigmoid, Tanh, Abs, Negative, Square, Silu,
     UnaryMax, UnaryMin, Gtz, Gez, Ltz, Lez, Eqz, Nez, Floor, Ceil, Trunc, Round,
+    Sin, Cos, Tan, Atan, Sinh, Cosh, Erf, Power, Fmod, Asin, Acos, Asinh, Acosh, Atanh, Log1p,
+    Rpow,
     Unknown,
 };
-enum class Binary : uint8_t { Add, Sub, Mul, Div, Max, Min, Unknown };
+enum class Binary : uint8_t { Add, Sub, Mul, Div, Max, Min, Pow, Fmod, Atan2, Unknown };
 
 Unary unary_from_name(const char* name);
 Binary binary_from_name(const char* name);
 
 // tile: a DST tile (fp32 bit patterns; BF16 in the high half in 16-bit mode), updated in place.
 // approx: the function's approximate mode; param: the scalar of fill / *_unary ops.
-void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst);
-void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst);
+// param2: a second scalar (fmod: 1/c, from fmod_tile_init)
+void unary(Unary op, uint32_t* tile, float param, bool approx, bool fp32_dst, float param2 = 0.0f);
+// approx: APPROX (math_approx_mode), which atan2 reads
+void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst, bool approx = false);
 // where: out = cond != 0 ? a : b, per datum (16-bit DST: the BF16 half only)
 void where(uint32_t* out, const uint32_t* cond, const uint32_t* a, const uint32_t* b, bool fp32_dst);
 

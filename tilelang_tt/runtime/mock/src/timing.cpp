@@ -72,6 +72,9 @@ double sfpu_instructions(const char* op) {
         {"sigmoid", 24}, {"tanh", 14}, {"gelu", 12}, {"add", 4},   {"sub", 4},    {"mul", 4},
         {"div", 14},  {"max", 4},      {"min", 4},   {"neg", 2},   {"abs", 2},
         {"trunc", 8}, {"floor", 12},   {"ceil", 12}, {"round", 10},
+        {"sin", 20},  {"cos", 22},     {"tan", 30},  {"atan", 30}, {"sinh", 36}, {"cosh", 32},
+        {"erf", 30},  {"power", 40},   {"pow", 44},  {"fmod", 40},  {"asin", 32}, {"acos", 34},
+        {"asinh", 60}, {"acosh", 56},  {"atanh", 50}, {"log1p", 18}, {"rpow", 44}, {"atan2", 30},
     };
     for (const auto& [name, n] : table) {
         if (std::strcmp(op, name) == 0) return n;

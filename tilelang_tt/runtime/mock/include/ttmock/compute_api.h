@@ -24,6 +24,8 @@ void transpose(uint32_t icb, uint32_t itile, uint32_t idst);
 void reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32_t itile,
             uint32_t iscaler, uint32_t idst);
 void sfpu_init(const char* op);
+// an init with two float32 scalars (bits), which its tile calls read (fmod_tile_init)
+void sfpu_init_params(const char* op, uint32_t param0, uint32_t param1);
 // approx: the function's approximate mode as the SDK selects it: 0 / 1 from a template argument
 // of the tile call, kApproxFromConfig for the functions whose LLK reads APPROX (math_approx_mode)
 constexpr int kApproxFromConfig = -1;

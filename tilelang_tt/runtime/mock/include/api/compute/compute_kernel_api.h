@@ -43,4 +43,8 @@ ALWI void unary_max_tile(uint32_t idst, uint32_t param0) { ttmock::sfpu_unary("u
 ALWI void unary_max_tile_init() { ttmock::sfpu_init("unary_max"); }
 ALWI void unary_min_tile(uint32_t idst, uint32_t param0) { ttmock::sfpu_unary("unary_min", idst, std::bit_cast<float>(param0)); }
 ALWI void unary_min_tile_init() { ttmock::sfpu_init("unary_min"); }
+// power: x ** (the float32 whose bits are param0)
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void power_tile(uint32_t idst, uint32_t param0) { ttmock::sfpu_unary("power", idst, std::bit_cast<float>(param0)); }
+ALWI void power_tile_init() { ttmock::sfpu_init("power"); }
 }  // namespace ckernel

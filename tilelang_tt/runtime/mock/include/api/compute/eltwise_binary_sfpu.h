@@ -16,6 +16,9 @@ template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void mul_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) { ttmock::sfpu_binary("mul", idst0, idst1, odst); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void div_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) { ttmock::sfpu_binary("div", idst0, idst1, odst); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void power_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) { ttmock::sfpu_binary("power", idst0, idst1, odst); }
+ALWI void power_binary_tile_init() { ttmock::sfpu_init("power_binary"); }
 ALWI void add_binary_tile_init() { ttmock::sfpu_init("add_binary"); }
 ALWI void sub_binary_tile_init() { ttmock::sfpu_init("sub_binary"); }
 ALWI void mul_binary_tile_init() { ttmock::sfpu_init("mul_binary"); }
