@@ -353,7 +353,7 @@ def test_bounds_guard_true_for_every_block_is_dropped():
     a, b = (rng.standard_normal((64, 96)).astype(np.float32) for _ in range(2))
     np.testing.assert_array_equal(kernel(a, b), a + b)
     # a guard that is false for some elements (rows 48.. of 64) is refused, naming it
-    with pytest.raises(TTUnsupportedError, match=r"the branch `if .*48.*` is not true for every"):
+    with pytest.raises(TTUnsupportedError, match=r"the branch `if .*48.*` \(storing to C\) is not true for every"):
         tilelang.compile(guarded_add(64, 96, 32, 32, guard_rows=48))
 
 

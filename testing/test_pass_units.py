@@ -21,6 +21,7 @@ from tilelang_tt.passes.dataflow.copy_forwarding import forward_copies
 from tilelang_tt.passes.frontend.block_slices import collapse_block_slices
 from tilelang_tt.passes.frontend.guards import drop_true_guards
 from tilelang_tt.passes.frontend.k_coarsen import coarsen_k_loops
+from tilelang_tt.passes.frontend.pad_tensors import padding_needed
 from tilelang_tt.passes.frontend.row_blocks import coarsen_row_blocks
 from tilelang_tt.target import profile_of
 
@@ -90,6 +91,8 @@ GUARANTEES = {
     "A0.2": lambda m: not [lp for f in _funcs(m) for lp in collect(f.body, tirx.For)
                            if lp.kind == tirx.ForKind.PARALLEL],
     "A0.3": lambda m: "tirx.tile.min" not in _names(m),
+    # every tensor has its device shape: padding again changes nothing
+    "A0.3.1": lambda m: all(not padding_needed(f) for f in _funcs(m)),
     "A0.4": lambda m: all(not any(c.args[0].source.same_as(r.source) for r in c.args[1:]
                                   if isinstance(r, tvm.ir.TensorRegion))
                           for c in _tiles(m) if c.op.name != "tirx.tile.gemm"),

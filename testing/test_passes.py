@@ -50,7 +50,7 @@ ONE_TILE_K = {"pass_configs": {"tt.k_coarsen": False}}
 def test_stage_list_is_complete():
     assert pipeline.stage_names() == [
         "CoarsenRowBlocksTT", "ScalarsToBindTT", "DropTrueGuardsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
-        "LowerReducersTT", "LowerParallelToTileTT", "LegalizeTileOpsTT",
+        "LowerReducersTT", "LowerParallelToTileTT", "LegalizeTileOpsTT", "PadTensorsTT",
         "VersionBlockBuffersTT",
         "CoarsenKLoopTT", "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
         "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",
@@ -143,7 +143,8 @@ def test_a1_layouts():
     lay = to_py(f.attrs[attrs.LAYOUT_DESC])
     a = lay[0]
     assert a == {"name": "A", "memory": "DRAM", "layout": "interleaved", "dtype": "bfloat16",
-                 "tile": [32, 32], "shape": [256, 128], "axes": [0, 1], "tiles": [8, 4],
+                 "tile": [32, 32], "shape": [256, 128], "logical_shape": [256, 128], "pad_value": 0.0,
+                 "axes": [0, 1], "tiles": [8, 4],
                  "vector": False, "page_bytes": 2048, "shard": {}}
     assert not attrs.check(attrs.LAYOUT_DESC, a)
 

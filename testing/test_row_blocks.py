@@ -2,7 +2,7 @@
 online-softmax kernels with ``blk_m = 1`` (examples/row_blocks.py, written as TileLang's
 examples write them) run on the emulator and match numpy within TileLang's own tolerances;
 the one-row kernel becomes the 32-row kernel; kernels whose rows mix, or whose grid does not
-cover a multiple of 32 rows, get a TTLayoutError naming the buffer or op and the line."""
+cover a multiple of 32 rows while tensors have rows past them, get a TTLayoutError naming the buffer or op and the line."""
 
 import ml_dtypes
 import numpy as np
@@ -199,9 +199,9 @@ def _one_row(body_kind):
                     x[i, j] = acc[j]
                 T.copy(x, Y[bx, 0])
         return k
-    if body_kind == "rows_not_multiple":
+    if body_kind == "rows_not_multiple":  # 48 rows of 64: the last 32-row block would reach 16
         @T.prim_func
-        def k(X: T.Tensor((48, N), "float32"), Y: T.Tensor((48, N), "float32")):
+        def k(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
             with T.Kernel(48) as bx:
                 x = T.alloc_shared((1, N), "float32")
                 T.copy(X[bx, 0], x)
@@ -217,7 +217,8 @@ def _one_row(body_kind):
                         'used in the expression `X[bx * 2 + i, j] * T.Cast("float32", i)`']),
     ("constant_row", ["x is indexed by the constant 0", "one row for all"]),
     ("row_sum_by_store", ["the store to acc[...] does not depend on it", "write the same element"]),
-    ("rows_not_multiple", ["48 rows, not a multiple of 32", "pad"]),
+    ("rows_not_multiple", ["48 rows, not a multiple of 32",
+                           "X (dimension 0 of size 64) that no block of the grid touches"]),
 ])
 def test_row_blocks_refused(kind, words):
     with pytest.raises(TTLayoutError) as err:

@@ -45,6 +45,13 @@ K_COARSEN = "tt.k_coarsen"
 # A0.0: the grid axes whose blocks of fewer than 32 rows were made blocks of 32 rows:
 # [{"axis": "blockIdx.x" | "y" | "z", "rows": rows of a block before, "factor": 32 / rows}, ...]
 ROW_COARSEN = "tt.row_coarsen"
+# A0.3.1: the tensors stored padded with zeros (dims not tile multiples, or the grid's blocks
+# reaching past them): [{"param": i, "logical": [dims], "padded": [device dims], "fill": the
+# padding's value (0.0, or the tensor's T.annotate_safe_value)}, ...]
+PADDED = "tt.padded"
+# T.annotate_safe_value: {tensor name: the value read past its end (float, or the text of an
+# expression)}; A0.3.1 fills a padded tensor's padding with it (a constant)
+SAFE_VALUES = "tt.safe_values"
 # D2.1 (reader): blocks read once per group of cores and multicast to the others:
 # {"semaphores": n, "groups": [{"cb": id, "param": i, "axis": "x" | "y", "ready_sem": s,
 #   "valid_sem": s, "receivers": n, "bytes": b, "cores": [[x, y, sender, sx, sy, x0, y0, x1,
@@ -109,7 +116,9 @@ SCHEMAS: dict[str, dict[str, object]] = {
         "layout": ("interleaved", "sharded"),
         "dtype": str,
         "tile": list,
-        "shape": list,
+        "shape": list,  # the device shape (padded: A0.3.1 ``tt.padded``)
+        "logical_shape": list,  # the shape the host passes (equal to ``shape`` unless padded)
+        "pad_value": float,  # the value the host fills the padding with (A0.3.1's ``fill``)
         # the tensor's axes in the order of its device pages: the last two are the tiled
         # plane (the tensor's last two dims unless its copies slice two others), the rest
         # batched in order; the host permutes the elements when it is not the identity

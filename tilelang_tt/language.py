@@ -848,6 +848,25 @@ def annotate_pass_configs(configs):
     recorded.update({str(k): v for k, v in configs.items()})
 
 
+def annotate_safe_value(safe_value_map):
+    """``T.annotate_safe_value({A: value})``: the value TileLang reads for an element of tensor
+    ``A`` past its end (0 without it).  Recorded on the kernel (``tt.safe_values``, by tensor
+    name); a tensor the device stores padded (A0.3.1) holds zeros there, so A0.3.1 refuses a
+    value other than 0 for it, and the request means nothing for a tensor that is not padded."""
+    if not hasattr(safe_value_map, "items"):
+        raise language_compat.note_error(TTCompileError(
+            f"T.annotate_safe_value takes a dict {{tensor: value}}, got {safe_value_map!r}"))
+    recorded = _func_annotations().setdefault(attrs.SAFE_VALUES, {})
+    for buf, value in safe_value_map.items():
+        if isinstance(value, (tirx.IntImm, tirx.FloatImm)):
+            value = value.value
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            value = str(value)  # an expression: not provably 0
+        recorded[str(buf.name)] = value
+
+
 def annotate_compile_flags(flags):
     """``T.annotate_compile_flags([...])``: device compiler flags recorded on the kernel
     (``tilelang_compile_flags``) as in TileLang; the CUDA toolchain's flags have no meaning for

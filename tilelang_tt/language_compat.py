@@ -133,7 +133,6 @@ def _noop(*_args, **_kwargs):
 NO_OPS: dict[str, str] = {
     "use_swizzle": "block order is chosen by the work partitioner",
     "annotate_layout": "fragment and shared-memory layouts do not apply to tiles in CBs",
-    "annotate_safe_value": "blocks never read past a tensor (partial blocks are rejected)",
     "annotate_l2_hit_ratio": "Tensix has no L2 cache to steer",
     "annotate_min_blocks_per_sm": "an occupancy hint for CUDA SMs",
     "annotate_restrict_buffers": "an aliasing hint; tensors never alias here",

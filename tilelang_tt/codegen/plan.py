@@ -167,7 +167,10 @@ def build_plan(mod, pages: bool = False) -> dict:
         role = ("inout" if index in read_by and index in written_by else
                 "input" if index in read_by else "output" if index in written_by else "unused")
         tensors.append({
-            "name": name, "index": index, "shape": lay["shape"], "axes": lay["axes"],
+            # the host's shape, and the device's (padded with zeros: A0.3.1)
+            "name": name, "index": index, "shape": lay.get("logical_shape", lay["shape"]),
+            "padded_shape": lay["shape"], "pad_value": float(lay.get("pad_value", 0.0)),
+            "axes": lay["axes"],
             "dtype": lay["dtype"],
             "data_format": DATA_FORMAT[lay["dtype"]], "role": role, "memory": lay["memory"],
             "layout": lay["layout"], "page_bytes": lay["page_bytes"], "tiles": lay["tiles"],

@@ -15,6 +15,8 @@ folder, TVM's own where they do the job):
                                                reductions into the reducer (loop-carried)
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
                A0.3 LegalizeTileOpsTT          engine forms (staged global copies, min/abs)
+               A0.3.1 PadTensorsTT             tensors padded with zeros to whole tiles
+                                               and to what the grid's blocks cover
                A0.4 VersionBlockBuffersTT      block buffers in single-assignment form
                A0.5 CoarsenKLoopTT             GEMM K loops: K blocks of several tiles
     verify     V0   VerifyTileProgramTT        element accesses, scopes, dependencies via DRAM
@@ -71,6 +73,7 @@ from .frontend.guards import DropTrueGuardsTT
 from .frontend.block_versions import VersionBlockBuffersTT
 from .frontend.k_coarsen import CoarsenKLoopTT
 from .frontend.legalize import LegalizeTileOpsTT
+from .frontend.pad_tensors import PadTensorsTT
 from .frontend.parallel_to_tile import LowerParallelToTileTT
 from .frontend.reducers import LowerReducersTT
 from .frontend.row_blocks import CoarsenRowBlocksTT
@@ -96,6 +99,7 @@ STAGES = [
     ("A0.1.3", LowerReducersTT),
     ("A0.2", LowerParallelToTileTT),
     ("A0.3", LegalizeTileOpsTT),
+    ("A0.3.1", PadTensorsTT),
     ("A0.4", VersionBlockBuffersTT),
     ("A0.5", CoarsenKLoopTT),
     ("V0", VerifyTileProgramTT),

@@ -436,11 +436,21 @@ class RowSlots:
                     f"{slot[2]}, which holds the block's rows; that reads one row for all",
                     span=span, hint=f"index {buf.name} by the T.Parallel row index")
         if self.grid * b % ROWS:
-            raise TTLayoutError(
-                f"{where}: the grid covers {self.grid} x {b} = {self.grid * b} rows, not a "
-                f"multiple of {ROWS}; blocks of {rows} run as blocks of {ROWS} rows (a "
-                "Tensix tile)", span=self.launch.span,
-                hint=f"pad the tensors' rows to a multiple of {ROWS}")
+            # the last block of 32 rows reaches past the grid's rows: harmless when they are
+            # past the end of every tensor whose rows move with the grid (A0.3.1 pads those
+            # tensors with zeros and the host crops them), as TileLang's last partial blocks
+            for buf, idx in _global_accesses(self.launch.body):
+                d = self.global_index_dim(buf, idx)
+                size = buffer_shape(buf)[d] if d is not None else None
+                if d is not None and not (isinstance(size, int) and size <= self.grid * b):
+                    raise TTLayoutError(
+                        f"{where}: the grid covers {self.grid} x {b} = {self.grid * b} rows, "
+                        f"not a multiple of {ROWS}; blocks of {rows} run as blocks of {ROWS} "
+                        f"rows (a Tensix tile), and the last one would reach rows of "
+                        f"{buf.name} (dimension {d} of size {size}) that no block of the grid "
+                        "touches", span=self.launch.span,
+                        hint=f"launch a block for every row of {buf.name}, or pad the "
+                             f"tensors' rows to a multiple of {ROWS}")
 
     def _alloc_span(self, buf):
         for a in collect(self.launch.body, tirx.AllocBuffer):

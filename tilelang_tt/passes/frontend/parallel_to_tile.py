@@ -264,12 +264,17 @@ def _lower_nest(nest: _Nest, fresh):
         mapping[s.var] = substitute(s.value, mapping)
     store = stmts[-1]
     if isinstance(store, tirx.IfThenElse):
+        stored = sorted({str(st.buffer.name) for st in collect(store, tirx.BufferStore)})
         raise TTUnsupportedError(
-            f"T.Parallel body: the branch `if {store.condition}:` is not true for every "
-            "element of every block, and elementwise bodies cannot branch; bounds guards that "
-            "always hold are dropped, so make the sizes multiples of the block sizes (blocks "
-            "are whole 32x32 tiles), or select values with T.if_then_else(cond, x, y)",
-            span=getattr(store, "span", None) or nest.span)
+            f"T.Parallel body: the branch `if {store.condition}:` (storing to "
+            f"{', '.join(stored) or 'nothing'}) is not true for every element of every "
+            "block, and elementwise bodies cannot branch; a bounds guard is dropped when it "
+            "always holds or fails only where its element stores land past the end of "
+            "their tensors (those tensors are padded and the padding cropped), and this one "
+            "can fail inside a tensor or guards a store to a block buffer",
+            span=getattr(store, "span", None) or nest.span,
+            hint="guard only the stores to tensors, with their bounds (`if y < M and x < N:`), "
+                 "or select values with T.if_then_else(cond, x, y)")
     if not isinstance(store, tirx.BufferStore):
         raise TTUnsupportedError(
             "T.Parallel body must end with an assignment `dst[...] = ...`; found "

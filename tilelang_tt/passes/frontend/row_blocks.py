@@ -34,10 +34,12 @@ extent ``G``):
   x[i, j]``); ``g`` appears only in those tensor indices (not in a scalar ``row = bx *
   blk_m + k``); row dimensions and row variables have extent ``b``, row dimensions are block
   buffers' next-to-last (or only) dimension; the grid covers a multiple of 32 rows
-  (``G * b``).  A failed condition is a ``TTLayoutError`` naming the buffer or op, its line and
+  (``G * b``), or every tensor whose rows move with ``g`` has at most ``G * b`` of them (the
+  last 32-row block then reaches past their ends only: A0.3.1 pads them with zeros and the
+  host crops them, as TileLang's grid simply has no block there).  A failed condition is a ``TTLayoutError`` naming the buffer or op, its line and
   what to change.
 
-Guarantees: the launch of ``g`` has extent ``G * b / 32``; row dimensions and row variables
+Guarantees: the launch of ``g`` has extent ``ceil(G * b / 32)``; row dimensions and row variables
 have extent 32 (block buffers are new buffers with the user's names); tensor row indices are
 ``g * 32 + r``; each row computes what it computed before.  ``tt.row_coarsen`` records
 ``{"axis": thread tag, "rows": b, "factor": 32 / b}`` per coarsened axis.
@@ -140,7 +142,7 @@ def _coarsen_axis(body, launch):
         raise TTVerifyError(f"CoarsenRowBlocksTT: {g.name} is left outside the tensor row "
                             "indices it rewrote")
     inner = substitute(inner, {g_new: g})
-    blocks = facts.grid * b // ROWS
+    blocks = (facts.grid * b + ROWS - 1) // ROWS  # the last one partial past the tensors
     iv = tirx.IterVar(tvm.ir.Range(0, blocks), g, launch.node.iter_type, launch.node.thread_tag)
     new_launch = tirx.AttrStmt(iv, launch.attr_key, int_imm(blocks, str(launch.value.ty.dtype)),
                                inner, launch.span)

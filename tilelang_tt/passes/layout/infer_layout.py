@@ -3,7 +3,9 @@
 Requires: frontend TIR after LowerParallelToTileTT.
 
 Guarantees: ``tt.layout_desc`` lists, for every buffer parameter in order,
-``{name, memory, layout, dtype, tile, shape, axes, tiles, page_bytes}``.  ``axes`` is the
+``{name, memory, layout, dtype, tile, shape, logical_shape, pad_value, axes, tiles,
+page_bytes}`` (``shape`` the device shape, ``logical_shape`` the host's: they differ for the
+tensors A0.3.1 padded, whose padding holds ``pad_value``).  ``axes`` is the
 order of the tensor's axes in its device pages: the last two are the tiled plane, the others
 are batched in order (``tiles = [batch * rows / 32, cols / 32]``).  The plane is the last two
 dims unless every copy of the tensor (``tile.copy`` regions after A0) slices it as a 2-D
@@ -84,7 +86,9 @@ def _check_tileable(buf, what, span=None, vector_ok=False, plane=None):
         raise TTLayoutError(
             f"{what} {buf.name} has shape {shape}: its last two dims must be multiples of 32 "
             f"(tile size); {rows}x{cols} is not", span=span,
-            hint="pad the tensor (or choose block sizes) to multiples of 32")
+            hint="choose block sizes that are multiples of 32 (the tensors need not be: "
+                 "they are padded to whole tiles)" if what != "tensor" else
+                 "pad the tensor to multiples of 32")
     return shape
 
 
@@ -100,17 +104,18 @@ def _sliced_axes(region) -> list | None:
     return axes
 
 
-def is_vector_tensor(func, buf) -> bool:
+def is_vector_tensor(func, buf, aligned: bool = True) -> bool:
     """A tensor parameter stored as row vectors: rank 1, or rank >= 3 with every tile
     primitive region of it spanning its last dim alone (``lse[bz, by, bx * bm:(bx + 1) * bm]``
     copied to or from a 1-D fragment), the last dim a multiple of 32.  Each index of the
-    leading dims is then one row of tiles whose row 0 holds the values."""
+    leading dims is then one row of tiles whose row 0 holds the values.  ``aligned=False``
+    skips the multiple-of-32 test (A0.3.1 asks before padding the last dim)."""
     shape = buffer_shape(buf)
     if len(shape) == 1:
         return True
     # rank 2 stays a tiled matrix: a vector copied into one of its rows (`T.copy(R, C[r, 0])`)
     # is refused in C1 as before (TTUnsupportedError: broadcast it into a 2-D buffer)
-    if len(shape) < 3 or not isinstance(shape[-1], int) or shape[-1] % TILE:
+    if len(shape) < 3 or not isinstance(shape[-1], int) or (aligned and shape[-1] % TILE):
         return False
     regions = [arg for call in collect(func.body, tirx.TilePrimitiveCall) for arg in call.args
                if isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(buf)]
@@ -153,9 +158,10 @@ def tiled_plane(func, buf) -> tuple[list, object]:
 def InferTTLayout(func, mod, ctx):
     """Attach ``tt.layout_desc`` to every buffer parameter (see module docstring)."""
     requested = to_py(get_attr(func, attrs.LAYOUT_REQUEST, {})) or {}
+    padded = {int(e["param"]): e for e in to_py(get_attr(func, attrs.PADDED, [])) or []}
     profile = profile_of(str(get_attr(func, attrs.TARGET, "wormhole_b0")))
     layouts = []
-    for buf in func.params:
+    for index, buf in enumerate(func.params):
         if not tirx.is_buffer_var(buf):
             raise TTUnsupportedError(
                 f"scalar kernel parameter `{buf.name}` is not supported yet",
@@ -223,6 +229,8 @@ def InferTTLayout(func, mod, ctx):
             "dtype": dtype,
             "tile": [TILE, TILE],
             "shape": list(shape),
+            "logical_shape": list(padded[index]["logical"]) if index in padded else list(shape),
+            "pad_value": float(padded[index]["fill"]) if index in padded else 0.0,
             "axes": axes,
             # tile grid of the tensor seen as (batch * rows, cols) over its plane: the page
             # order; a 1-D tensor is one row of tiles whose row 0 holds the values (a row vector)

@@ -1,0 +1,171 @@
+"""A0.3.1 PadTensorsTT: tensors whose tiled dims are not tile multiples are padded with zeros.
+
+Requires: LegalizeTileOpsTT (every access to a global tensor is a ``tile.copy`` region:
+A0.2 staged the element accesses of ``T.Parallel`` bodies, A0.3 the global -> global copies).
+
+TileLang's kernels take any sizes: the grid is ``T.ceildiv(M, block_M)`` blocks and the last
+block reaches past the tensor.  TileLang's ``LegalizeSafeMemoryAccess`` (on by default, every
+backend) makes an out-of-bounds read of a global tensor return 0 (the buffer's safe value) and
+skips an out-of-bounds store; its ``T.copy`` lowering does the same per element.  A Tensix
+tensor is a grid of whole 32x32 tiles, so this pass gives the device a tensor padded with
+zeros up to what the kernel's accesses cover, and the host pads inputs and crops outputs
+(``main.cpp``): the padded elements read 0 (or the tensor's ``T.annotate_safe_value``, the
+value the host fills the padding with), as in TileLang, and what the kernel stores there is
+dropped, as in TileLang.  The zeros take part in whatever the kernel computes from them
+(GEMM K sums, reductions, ``T.max``) exactly as TileLang's zeros do.
+
+Guarantees: every tensor parameter whose shape differs from its *device shape* is replaced
+by a buffer of the device shape (every access follows; indices unchanged), and the function
+attribute ``tt.padded`` lists ``{"param": i, "logical": shape, "padded": device shape,
+"fill": the padding's value}`` for each (``fill`` 0.0 unless ``T.annotate_safe_value`` names
+the tensor: ``tt.safe_values``).  The device shape of a dim is the larger of its size and the end of the furthest
+region of any ``tile.copy`` of the tensor (region start bounded over the launch extents and
+loop ranges, integer bindings inlined), rounded up to a multiple of 32 for the dims its
+tiles span (A1's tiled plane; the last dim of a tensor stored as row vectors).  A tensor
+whose shape already equals its device shape is unchanged, so is a kernel with none.
+Refused (``TTUnsupportedError`` naming the tensor and line): a padded tensor whose region ends
+cannot be bounded (a region without a bound leaves its dim as it is: later stages check it); a region that can start before a tensor's start (TileLang reads the safe
+value there too, but padding adds elements only past the end); a padded tensor whose safe
+value is not a constant.  Decided from the regions' index arithmetic only.
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import tirx
+from tvm.sym import Analyzer
+
+from ... import attrs
+from ...errors import TTUnsupportedError
+from ..common import (
+    TILE, buffer_dtype, buffer_shape, collect, get_attr, inline_binds, launch_attrs, substitute,
+    to_py, tt_pass,
+)
+from ..layout.infer_layout import is_vector_tensor, tiled_plane
+
+
+_INF = 1 << 62  # const_int_bound's infinities are beyond this
+_INT32 = 1 << 31  # a bound past int32 indices is no bound the analysis found
+
+
+def _round_up(n: int) -> int:
+    return (n + TILE - 1) // TILE * TILE
+
+
+def _analyzer(body) -> tuple[Analyzer, dict]:
+    """An analyzer knowing the block indices' and loop variables' ranges, and the kernel's
+    integer bindings.  A loop whose extent depends on a block index (a causal attention's
+    ``T.ceildiv((bx + 1) * block_M, block_N)``, or a start: ``T.Pipelined(start, n)``) ranges
+    over every value it takes for some block."""
+    ana = Analyzer()
+    binds = {b.var: b.value for b in collect(body, tirx.Bind)
+             if str(b.var.ty).startswith(("int", "uint"))}
+    for a in launch_attrs(body):
+        ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0), a.value))
+    for lp in collect(body, tirx.For):  # outer loops first
+        lo_expr = ana.simplify(inline_binds(lp.min, binds))
+        hi_expr = ana.simplify(inline_binds(lp.min + lp.extent - 1, binds))
+        lo = ana.const_int_bound(lo_expr).min_value
+        hi = ana.const_int_bound(hi_expr).max_value
+        if -_INT32 < lo <= hi < _INT32:  # every value the variable takes, in one range
+            dtype = str(lp.loop_var.ty.dtype)
+            ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(
+                tirx.IntImm(dtype, int(lo)), tirx.IntImm(dtype, int(hi - lo + 1))))
+        else:
+            ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(lo_expr, lp.extent))
+    return ana, binds
+
+
+def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
+    """Per dim of tensor ``buf``: the end of the furthest region some ``tile.copy`` (or other
+    tile primitive) of it touches, at least the dim's size; and the (call, dim, end) of the
+    regions whose end has no bound (those dims keep their size).  A region whose start has a
+    negative lower bound is refused."""
+    shape = buffer_shape(buf)
+    ends, unbounded = list(shape), []
+    for call in collect(func.body, tirx.TilePrimitiveCall):
+        for arg in call.args:
+            if not (isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(buf)):
+                continue
+            for d, rng in enumerate(arg.region):
+                start = ana.simplify(inline_binds(rng.min, binds))
+                if -_INF < ana.const_int_bound(start).min_value < 0:
+                    raise TTUnsupportedError(
+                        f"tensor {buf.name} (shape {shape}) is accessed from `{start}` in its "
+                        f"dim {d}, which can be negative; TileLang reads its safe value before "
+                        "a tensor's start, but a tensor is padded only past its end here",
+                        span=call.span,
+                        hint="shift the indices so that blocks start at 0 or later")
+                end = ana.simplify(inline_binds(rng.min + rng.extent, binds))
+                if ana.can_prove(end <= shape[d]):
+                    continue  # inside the tensor (a loop bound that depends on a block index)
+                bound = ana.const_int_bound(end).max_value
+                if bound >= _INT32:
+                    unbounded.append((call, d, end))
+                else:
+                    ends[d] = max(ends[d], int(bound))
+    return ends, unbounded
+
+
+def device_shape(func, buf, ana, binds) -> list[int]:
+    """The shape the device stores ``buf`` in (module docstring)."""
+    shape = buffer_shape(buf)
+    if len(shape) == 0 or not all(isinstance(d, int) for d in shape):
+        return shape  # scalars and symbolic shapes: A1 refuses them
+    ends, unbounded = covered_extents(func, buf, ana, binds)
+    if len(shape) == 1:
+        tiled = [0]
+    elif is_vector_tensor(func, buf, aligned=False):
+        tiled = [len(shape) - 1]
+    else:
+        tiled = tiled_plane(func, buf)[0]
+    padded = [_round_up(e) if d in tiled else e for d, e in enumerate(ends)]
+    if padded != shape and unbounded:
+        call, d, end = unbounded[0]
+        raise TTUnsupportedError(
+            f"tensor {buf.name} (shape {shape}) is accessed at `{end}` in its dim {d}, which "
+            "has no bound the compiler can find; a tensor whose dims are not multiples of 32, "
+            "or that blocks reach past, is padded up to what its accesses cover",
+            span=call.span,
+            hint="index tensors with block indices and loop variables of constant extents")
+    return padded
+
+
+def padding_needed(func) -> dict:
+    """param index -> device shape, for the tensor parameters whose device shape differs from
+    their shape (empty after this pass)."""
+    ana, binds = _analyzer(func.body)
+    out = {}
+    for i, p in enumerate(func.params):
+        if tirx.is_buffer_var(p) and str(p.scope()) == "global":
+            padded = device_shape(func, p, ana, binds)
+            if padded != buffer_shape(p):
+                out[i] = padded
+    return out
+
+
+@tt_pass("PadTensorsTT", requires=("LegalizeTileOpsTT",))
+def PadTensorsTT(func, mod, ctx):
+    """Tensors padded to the device shape their tiles and accesses need (module docstring)."""
+    safe = to_py(get_attr(func, attrs.SAFE_VALUES, {})) or {}
+    mapping, record = {}, []
+    for i, padded in padding_needed(func).items():
+        p = func.params[i]
+        shape = buffer_shape(p)
+        value = safe.get(str(p.name), 0.0)
+        if not isinstance(value, float):
+            raise TTUnsupportedError(
+                f"tensor {p.name} has shape {shape} and is stored padded to {padded} (its dims "
+                "are not multiples of 32, or the grid's blocks reach past them); the host fills "
+                "the padding with its safe value, which must be a constant, but "
+                f"T.annotate_safe_value gives `{value}`",
+                hint="give T.annotate_safe_value a number")
+        mapping[p] = tirx.decl_buffer(padded, buffer_dtype(p), str(p.name))
+        record.append({"param": i, "logical": list(shape), "padded": list(padded),
+                       "fill": float(value)})
+    if not mapping:
+        return func
+    params = [mapping.get(p, p) for p in func.params]
+    body = substitute(func.body, mapping)  # a tensor parameter is a variable of its buffer type
+    out = tirx.PrimFunc(params, body, func.ret_type, func.attrs, func.span)
+    return out.with_attr(attrs.PADDED, record)
