@@ -232,14 +232,9 @@ SINLINE float sqrt_body(float x, bool approx, bool reciprocal) {
 }
 
 // ---- log (ckernel_sfpu_log.h, calculate_log_body; N. Juffa) ------------------------------------------
-SINLINE float log_body(float a, bool fp32) {
-    constexpr float kLn2Scaled = 0.693147182f * 1.19209290e-7f;
-    a = mad(a, 1.0f, 0.0f);
-    const int32_t e = static_cast<int32_t>(B(a) - B(0.75f)) & static_cast<int32_t>(0xFF800000u);
-    float m = F(B(a) - static_cast<uint32_t>(e));
-    m = add(m, -1.0f);
-    if (std::signbit(a)) return std::numeric_limits<float>::quiet_NaN();
-    const float s = mul(m, m);
+// P(m) of log(1 + m) = m + m^2 P(m): degree 8 with an fp32 DST, degree 1 with a 16-bit one (log and
+// log1p share it)
+SINLINE float log_poly(float m, bool fp32) {
     float r;
     if (fp32) {
         r = -0x1.92cp-5f;
@@ -255,6 +250,17 @@ SINLINE float log_body(float a, bool fp32) {
         r = mad(-0.25f, m, 0x1.744p-2f);
         r = mad(r, m, -0x1.008p-1f);
     }
+    return r;
+}
+SINLINE float log_body(float a, bool fp32) {
+    constexpr float kLn2Scaled = 0.693147182f * 1.19209290e-7f;
+    a = mad(a, 1.0f, 0.0f);
+    const int32_t e = static_cast<int32_t>(B(a) - B(0.75f)) & static_cast<int32_t>(0xFF800000u);
+    float m = F(B(a) - static_cast<uint32_t>(e));
+    m = add(m, -1.0f);
+    if (std::signbit(a)) return std::numeric_limits<float>::quiet_NaN();
+    const float s = mul(m, m);
+    float r = log_poly(m, fp32);
     const float a_half = addexp(a, -1);
     r = mad(r, s, m);
     float e_float = static_cast<float>(e < 0 ? -static_cast<int64_t>(e) : e);
@@ -669,23 +675,8 @@ SINLINE float log1p_fn(float a, bool fp32) {
     const float sc = F(B(-4.0f) - static_cast<uint32_t>(e));
     const float t = mad(-0.25f, sc, -1.0f);
     m = add(m, t);
-    float r, s;
-    if (fp32) {
-        r = -0x1.92cp-5f;
-        r = mad(r, m, 0x1.b84p-4f);
-        r = mad(r, m, -0x1.0c4p-3f);
-        r = mad(r, m, 0x1.274p-3f);
-        r = mad(r, m, -0x1.55p-3f);
-        r = mad(r, m, 0x1.998p-3f);
-        r = mad(r, m, -0x1.00001ap-2f);
-        s = mul(m, m);
-        r = mad(r, m, 0x1.555572p-2f);
-        r = mad(r, m, -0.5f);
-    } else {
-        r = mad(-0.25f, m, 0x1.744p-2f);
-        s = mul(m, m);
-        r = mad(r, m, -0x1.008p-1f);
-    }
+    const float s = mul(m, m);
+    float r = log_poly(m, fp32);
     const float ef = copysgn(static_cast<float>(e < 0 ? -static_cast<int64_t>(e) : e), F(static_cast<uint32_t>(e)));
     r = mad(r, s, m);
     r = mad(ef, 0.693147182f * 1.19209290e-7f, r);
