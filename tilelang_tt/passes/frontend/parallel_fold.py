@@ -57,6 +57,20 @@ def fold_of(store: tirx.BufferStore, var):
     return None
 
 
+def _bound_store(body):
+    """The store a loop body ends with, its bindings before it (`v = A[i, j]`) seen through;
+    None unless the body is bindings then one store."""
+    stmts = stmts_of(body)
+    store = stmts[-1] if stmts else None
+    if not isinstance(store, tirx.BufferStore) or \
+            not all(isinstance(s, tirx.Bind) for s in stmts[:-1]):
+        return None
+    mapping = {}
+    for bnd in stmts[:-1]:
+        mapping[bnd.var] = substitute(bnd.value, mapping)
+    return substitute(store, mapping)
+
+
 def fold_as_reduction(loop: tirx.For, fresh):
     """The statements replacing the ``T.Parallel`` loop ``loop`` (see module docstring), or
     None when its body is not such a fold.  ``fresh(stem)`` names the new buffer."""
@@ -72,15 +86,9 @@ def fold_as_reduction(loop: tirx.For, fresh):
     if not all(isinstance(s, tirx.Bind) for s in outer[:-1]):
         return None
     j = inner_loop.loop_var
-    inner = stmts_of(inner_loop.body)
-    store = inner[-1] if inner else None
-    if not isinstance(store, tirx.BufferStore) or \
-            not all(isinstance(s, tirx.Bind) for s in inner[:-1]):
+    store = _bound_store(inner_loop.body)
+    if store is None:
         return None
-    mapping = {}
-    for b in inner[:-1]:  # the loop's own bindings, seen through (`v = A[i, j]`)
-        mapping[b.var] = substitute(b.value, mapping)
-    store = substitute(store, mapping)
     dst = store.buffer
     if buffer_scope(dst) not in ("shared", "local.fragment") or len(buffer_shape(dst)) != 1 \
             or len(store.indices) != 1 or not store.indices[0].same_as(i):
@@ -125,15 +133,9 @@ def fold_nest_as_reduction(loop: tirx.For, fresh):
            for lp in (loop, inner_loop)):
         return None
     a, b = loop.loop_var, inner_loop.loop_var
-    body = stmts_of(inner_loop.body)
-    store = body[-1] if body else None
-    if not isinstance(store, tirx.BufferStore) or \
-            not all(isinstance(s, tirx.Bind) for s in body[:-1]):
+    store = _bound_store(inner_loop.body)
+    if store is None:
         return None
-    mapping = {}
-    for bnd in body[:-1]:
-        mapping[bnd.var] = substitute(bnd.value, mapping)
-    store = substitute(store, mapping)
     dst = store.buffer
     if buffer_scope(dst) not in ("shared", "local.fragment") or len(buffer_shape(dst)) != 1 \
             or len(store.indices) != 1:
