@@ -13,6 +13,12 @@ any error in generated code or host API mismatch; sdkcheck's exit 3 (errors insi
 environment only) counts as clean. sdkcheck does not compute a sharded tensor's accessor
 compile args: a project with one is checked from a copy whose plan spells them out
 (tilelang_tt.codegen.accessor_args).
+
+usage: sdkcheck_projects.py --follow DONE_FILE PROJECTS_DIR [SDKCHECK]
+
+checks the same, while the tests still write projects: new distinct programs are checked in
+batches on one core as they appear (the test run leaves the other core busy), until DONE_FILE
+exists; then what is left is checked on two cores.
 """
 
 from __future__ import annotations
@@ -31,8 +37,8 @@ from tilelang_tt.codegen import accessor_args  # noqa: E402
 MOCK_INCLUDE = ROOT / "tilelang_tt" / "runtime" / "mock" / "include"
 
 
-def run(sdkcheck: Path, args: list[str], report: Path) -> tuple[int, dict]:
-    cmd = ["bash", str(sdkcheck), "-j", "2", "--json", str(report), *args]
+def run(sdkcheck: Path, args: list[str], report: Path, jobs: int = 2) -> tuple[int, dict]:
+    cmd = ["bash", str(sdkcheck), "-j", str(jobs), "--json", str(report), *args]
     start = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     summary = [line for line in proc.stdout.splitlines() if line.startswith("sdkcheck:")]
@@ -73,43 +79,97 @@ def device_shape(project: Path) -> tuple:
     return kernels, re.sub(r"-?\b\d+(\.\d+)?\b", "0", json.dumps(described, sort_keys=True))
 
 
+class Checker:
+    """The distinct device and host programs seen so far, and the sdkcheck runs over them."""
+
+    def __init__(self, projects_dir: Path, sdkcheck: Path):
+        self.projects_dir, self.sdkcheck = projects_dir, sdkcheck
+        self.explicit = projects_dir.parent / (projects_dir.name + "-explicit-accessors")
+        shutil.rmtree(self.explicit, ignore_errors=True)
+        self.seen: set[str] = set()
+        self.by_host: dict = {}
+        self.by_device: dict = {}
+        self.pending_host: list[Path] = []
+        self.pending_device: list[Path] = []
+        self.n_projects = self.n_explicit = self.runs = 0
+        self.failed: set[str] = set()
+
+    def scan(self) -> None:
+        """Take in the projects saved since the last scan (they appear complete: saved under a
+        dot-name and renamed)."""
+        if not self.projects_dir.is_dir():
+            return
+        for p in sorted(self.projects_dir.iterdir()):
+            if p.name.startswith(".") or p.name in self.seen or not (p / "tt.plan.json").exists():
+                continue
+            self.seen.add(p.name)
+            self.n_projects += 1
+            plan = json.loads((p / "tt.plan.json").read_text())
+            if accessor_args.has_sharded_accessor(plan):
+                copy = self.explicit / p.name
+                shutil.copytree(p, copy)
+                (copy / "tt.plan.json").write_text(
+                    json.dumps(accessor_args.with_explicit_accessor_words(plan)))
+                p = copy
+                self.n_explicit += 1
+            host, device = host_shape((p / "main.cpp").read_text()), device_shape(p)
+            if host not in self.by_host:
+                self.by_host[host] = p
+                self.pending_host.append(p)
+            if device not in self.by_device:
+                self.by_device[device] = p
+                self.pending_device.append(p)
+
+    def check(self, jobs: int, at_least: int = 1) -> None:
+        """Check the pending programs when there are ``at_least`` of a kind."""
+        self.runs += 1
+        if len(self.pending_device) >= at_least:
+            batch, self.pending_device = self.pending_device, []
+            code, _ = run(self.sdkcheck, ["--device-only", "--werror", *map(str, batch)],
+                          self.projects_dir.parent / f"sdkcheck-device-{self.runs}.json", jobs)
+            if code not in (0, 3):
+                self.failed.add("device")
+        if len(self.pending_host) >= at_least:
+            batch, self.pending_host = self.pending_host, []
+            code, _ = run(self.sdkcheck, ["--host-only", "--host-include", str(MOCK_INCLUDE),
+                                          *map(str, batch)],
+                          self.projects_dir.parent / f"sdkcheck-host-{self.runs}.json", jobs)
+            if code not in (0, 3):
+                self.failed.add("host")
+
+    def summary(self) -> int:
+        print(f"sdkcheck_projects: {self.n_projects} projects ({self.n_explicit} with sharded "
+              f"accessors spelled out), {len(self.by_device)} distinct device programs, "
+              f"{len(self.by_host)} distinct host programs")
+        if self.failed:
+            print(f"sdkcheck_projects: FAILED ({', '.join(sorted(self.failed))} check)")
+            return 1
+        print("sdkcheck_projects: clean")
+        return 0
+
+
 def main() -> int:
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    done = None
+    if args[:1] == ["--follow"] and len(args) >= 3:
+        done, args = Path(args[1]), args[2:]
+    if not args:
         print(__doc__)
         return 2
-    projects_dir = Path(sys.argv[1]).resolve()
-    sdkcheck = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT.parent / "shared" / "tools" / "sdkcheck" / "sdkcheck.sh"
-    projects = sorted(p for p in projects_dir.iterdir()
-                      if not p.name.startswith(".") and (p / "tt.plan.json").exists()) if projects_dir.is_dir() else []
-    if not projects:
+    projects_dir = Path(args[0]).resolve()
+    sdkcheck = Path(args[1]) if len(args) > 1 else ROOT.parent / "shared" / "tools" / "sdkcheck" / "sdkcheck.sh"
+    checker = Checker(projects_dir, sdkcheck)
+    if done is not None:
+        while not done.exists():
+            checker.scan()
+            checker.check(jobs=1, at_least=12)
+            time.sleep(5)
+    checker.scan()
+    if not checker.n_projects:
         print(f"sdkcheck_projects: no generated projects under {projects_dir}")
         return 1
-    explicit = projects_dir.parent / (projects_dir.name + "-explicit-accessors")
-    shutil.rmtree(explicit, ignore_errors=True)
-    for i, p in enumerate(projects):
-        plan = json.loads((p / "tt.plan.json").read_text())
-        if accessor_args.has_sharded_accessor(plan):
-            copy = explicit / p.name
-            shutil.copytree(p, copy)
-            (copy / "tt.plan.json").write_text(json.dumps(accessor_args.with_explicit_accessor_words(plan)))
-            projects[i] = copy
-    by_host, by_device = {}, {}
-    for p in projects:
-        by_host.setdefault(host_shape((p / "main.cpp").read_text()), p)
-        by_device.setdefault(device_shape(p), p)
-    n_explicit = sum(1 for p in projects if p.parent == explicit)
-    print(f"sdkcheck_projects: {len(projects)} projects ({n_explicit} with sharded accessors spelled out), "
-          f"{len(by_device)} distinct device programs, {len(by_host)} distinct host programs")
-    device_code, _ = run(sdkcheck, ["--device-only", "--werror", *map(str, by_device.values())],
-                         projects_dir.parent / "sdkcheck-device.json")
-    host_code, _ = run(sdkcheck, ["--host-only", "--host-include", str(MOCK_INCLUDE), *map(str, by_host.values())],
-                       projects_dir.parent / "sdkcheck-host.json")
-    failed = [what for what, code in (("device", device_code), ("host", host_code)) if code not in (0, 3)]
-    if failed:
-        print(f"sdkcheck_projects: FAILED ({', '.join(failed)} check)")
-        return 1
-    print("sdkcheck_projects: clean")
-    return 0
+    checker.check(jobs=2)
+    return checker.summary()
 
 
 if __name__ == "__main__":
