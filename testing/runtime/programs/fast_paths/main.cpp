@@ -107,6 +107,28 @@ int main() {
                             " tile " + std::to_string(k), got, want);
                 }
             }
+            // reduce_tile SUM: source-register data (TF32, and BF16) onto the DST values of y,
+            // several scalers (1, 1/32 as reduce AVG uses, negative, specials)
+            for (uint32_t mask : {0xFFFFE000u, 0xFFFF0000u}) {
+                std::vector<uint32_t> in = x;
+                for (auto& v : in) v &= mask;
+                for (uint32_t sc : {0x3F800000u, 0x3D000000u, 0xBFC00000u, 0x3F7FE000u, 0x00000000u, 0x7F000000u,
+                                    0x01000000u, static_cast<uint32_t>(tiles[k][5] & mask)}) {
+                    const uint32_t scaler[1024] = {sc};
+                    for (int dim = 0; dim < 3; ++dim) {
+                        for (int phases = 1; phases <= 4; ++phases) {
+                            std::memcpy(got, y.data(), 4096);
+                            std::memcpy(want, y.data(), 4096);
+                            fpu::reduce_sum(got, in.data(), scaler, dim, phases, fp32);
+                            fpu::reduce_sum_reference(want, in.data(), scaler, dim, phases, fp32);
+                            char what[160];
+                            std::snprintf(what, sizeof what, "reduce_sum dim %d phases %d fp32 %d scaler %08x tile %zu",
+                                          dim, phases, fp32, sc, k);
+                            compare(what, got, want);
+                        }
+                    }
+                }
+            }
             // broadcasts: the operand tile written out as the FPU reads it, then no broadcast
             std::vector<uint32_t> a = x, b = y;
             for (auto& v : a) v &= 0xFFFFE000u;  // source-register data (TF32)
@@ -162,6 +184,29 @@ int main() {
                         compare("all bf16: unary " + std::to_string(static_cast<int>(op)) + " p=" +
                                 std::to_string(p) + " fp32=" + std::to_string(fp32) + " from " + std::to_string(t0),
                                 got, want);
+                    }
+                }
+            }
+        }
+    }
+    // every BF16 bit pattern as reduce_tile SUM input (ROW and COL, every fidelity, both DSTs),
+    // onto a DST of small random values
+    for (int fp32 = 0; fp32 < 2; ++fp32) {
+        const uint32_t keep = fp32 ? 0xFFFFFFFFu : 0xFFFF0000u;
+        static uint32_t in[1024], d0[1024];
+        for (uint32_t t0 = 0; t0 < 65536; t0 += 1024) {
+            for (uint32_t i = 0; i < 1024; ++i) in[i] = ((t0 + i * 37) & 0xFFFF) << 16;  // each pattern once
+            for (uint32_t i = 0; i < 1024; ++i) d0[i] = bits(normal(rng) * (i % 5 == 0 ? 1e-6f : 1.0f)) & keep;
+            for (uint32_t sc : {0x3F800000u, 0x3D000000u, 0xBE99999Au & 0xFFFFE000u}) {
+                const uint32_t scaler[1024] = {sc};
+                for (int dim = 0; dim < 2; ++dim) {
+                    for (int phases = 1; phases <= 4; ++phases) {
+                        std::memcpy(got, d0, 4096);
+                        std::memcpy(want, d0, 4096);
+                        fpu::reduce_sum(got, in, scaler, dim, phases, fp32);
+                        fpu::reduce_sum_reference(want, in, scaler, dim, phases, fp32);
+                        compare("all bf16: reduce_sum dim " + std::to_string(dim) + " phases " + std::to_string(phases) +
+                                " fp32 " + std::to_string(fp32) + " from " + std::to_string(t0), got, want);
                     }
                 }
             }

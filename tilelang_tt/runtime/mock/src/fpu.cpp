@@ -1439,8 +1439,159 @@ void eltwise_mul(uint32_t* dst, const uint32_t* a, const uint32_t* b, int bcast,
     }
 }
 
+#ifdef TTMOCK_MVMUL512
+namespace {
+// reduce_tile SUM on 16 lanes (the rule of reduce_sum_impl's MVMUL / GAPOOL rows, every lane's
+// product with the one scaler value): per K chunk of 16 products, two groups of 8 aligned to their
+// largest exponent (|p| / 2^d rounded half away from zero, in integers: (2 |p| + 2^d) >> (d + 1)),
+// their signed sums (below 2^15) through dst32_step with the DST kept decoded, in the LLK order
+// (REDUCE_ROW: phases outermost, then the two column faces; REDUCE_COL: per face, phases innermost).
+// Lanes: REDUCE_ROW the 16 rows of a face row (input read transposed by a gather), REDUCE_COL the
+// 16 columns of a column face.
+struct ReduceChunk512 {
+    __m512i e[2];         // group maxima (without the phase adjustment)
+    __m512i f[2][16];     // [input field][k]: signed |input field| (sign of the product)
+    __m512i d1[16];       // alignment shift + 1 per k, at most 21
+};
+
+// `in_srca`: the input is SrcA (5-bit fields, lo on odd phases; REDUCE_COL) or SrcB (7-bit fields,
+// lo on phases 2 and 3; REDUCE_ROW)
+AVX512_FN inline void reduce_chunk512(ReduceChunk512& ch, const __m512i (&x)[16], uint32_t scaler, bool in_srca) {
+    const __m512i exp_mask = _mm512_set1_epi32(static_cast<int32_t>(kExpMask));
+    const bool s_zero = (scaler & kExpMask) == 0;
+    const int32_t es = s_zero ? kZeroExp : static_cast<int32_t>((scaler >> 23) & 255u);
+    __m512i e[16];
+    for (int k = 0; k < 16; ++k) {
+        const __mmask16 nz = _mm512_test_epi32_mask(x[k], exp_mask);
+        const __m512i ex = _mm512_mask_mov_epi32(_mm512_set1_epi32(kZeroExp), nz,
+                                                 _mm512_and_si512(_mm512_srli_epi32(x[k], 23), _mm512_set1_epi32(255)));
+        e[k] = _mm512_add_epi32(ex, _mm512_set1_epi32(es));
+        const __m512i m11 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(x[k], 13), _mm512_set1_epi32(0x3FF)),
+                                            _mm512_set1_epi32(0x400));
+        __m512i hi, lo;
+        if (in_srca) {
+            hi = _mm512_srli_epi32(m11, 6);
+            lo = _mm512_and_si512(_mm512_srli_epi32(m11, 1), _mm512_set1_epi32(31));
+        } else {
+            hi = _mm512_srli_epi32(m11, 4);
+            lo = _mm512_slli_epi32(_mm512_and_si512(m11, _mm512_set1_epi32(15)), 3);
+        }
+        // the product's sign: the input's, flipped by a negative scaler; a zero input gives 0
+        const __mmask16 neg = _mm512_movepi32_mask(x[k]) ^ static_cast<__mmask16>((scaler >> 31) ? 0xFFFF : 0);
+        ch.f[0][k] = _mm512_maskz_mov_epi32(nz, _mm512_mask_sub_epi32(hi, neg, _mm512_setzero_si512(), hi));
+        ch.f[1][k] = _mm512_maskz_mov_epi32(nz, _mm512_mask_sub_epi32(lo, neg, _mm512_setzero_si512(), lo));
+    }
+    for (int g = 0; g < 2; ++g) {
+        __m512i em = e[8 * g];
+        for (int k = 8 * g + 1; k < 8 * g + 8; ++k) em = _mm512_max_epi32(em, e[k]);
+        ch.e[g] = em;
+        for (int k = 8 * g; k < 8 * g + 8; ++k) {
+            ch.d1[k] = _mm512_add_epi32(_mm512_min_epi32(_mm512_sub_epi32(em, e[k]), _mm512_set1_epi32(20)),
+                                        _mm512_set1_epi32(1));
+        }
+    }
+}
+
+// One accumulator step of a chunk in phase p (the DST exponent already moved to the phase's
+// adjustment): the scaler field fs (unsigned) times the input field of the phase
+template <bool kFp32>
+AVX512_FN inline Dst32 reduce_step512(Dst32 st, const ReduceChunk512& ch, int field, int32_t fs, int p) {
+    const int32_t adj = product_exp_adjust(p);
+    const __m512i one = _mm512_set1_epi32(1), vfs = _mm512_set1_epi32(2 * fs);
+    __m512i x[2], e[2];
+    for (int g = 0; g < 2; ++g) {
+        __m512i sum = _mm512_setzero_si512();
+        for (int k = 8 * g; k < 8 * g + 8; ++k) {
+            const __m512i f = ch.f[field][k];
+            const __m512i m2 = _mm512_mullo_epi32(_mm512_abs_epi32(f), vfs);  // 2 |p|
+            const __m512i r = _mm512_srlv_epi32(_mm512_add_epi32(m2, _mm512_sllv_epi32(one, _mm512_sub_epi32(ch.d1[k], one))),
+                                                ch.d1[k]);
+            sum = _mm512_add_epi32(sum, _mm512_mask_sub_epi32(r, _mm512_movepi32_mask(f), _mm512_setzero_si512(), r));
+        }
+        // a group whose exponent underflows (emax + adj <= 0) contributes nothing
+        const __mmask16 valid = _mm512_cmpgt_epi32_mask(ch.e[g], _mm512_set1_epi32(-adj));
+        x[g] = _mm512_maskz_mov_epi32(valid, _mm512_slli_epi32(sum, 16));
+        e[g] = _mm512_mask_mov_epi32(_mm512_set1_epi32(-adj), valid, ch.e[g]);
+    }
+    return dst32_step<kFp32>(st, x[0], e[0], x[1], e[1], _mm512_max_epi32(e[0], e[1]), adj);
+}
+
+// the DST exponent relative to phase p's adjustment (back: absolute again after `phases`)
+AVX512_FN inline void move(Dst32& st, int p) {
+    st.e = _mm512_add_epi32(st.e, _mm512_set1_epi32((p ? product_exp_adjust(p - 1) : 0) - product_exp_adjust(p)));
+}
+AVX512_FN inline void back(Dst32& st, int phases) {
+    st.e = _mm512_add_epi32(st.e, _mm512_set1_epi32(product_exp_adjust(phases - 1)));
+}
+
+template <bool kFp32>
+AVX512_FN void reduce_sum512(uint32_t* dst, const uint32_t* a, uint32_t scaler, int dim, int phases) {
+    const uint32_t ms11 = ((scaler >> 13) & 0x3FFu) | 0x400u;
+    const bool row = dim == 0;
+    // the scaler's fields: SrcA (5 bits) for REDUCE_ROW, SrcB (7 bits) for REDUCE_COL
+    const int32_t fs[2] = {static_cast<int32_t>(row ? ms11 >> 6 : ms11 >> 4),
+                           static_cast<int32_t>(row ? (ms11 >> 1) & 31 : (ms11 & 15) << 3)};
+    if (row) {
+        const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                _mm512_set1_epi32(16));
+        for (int fr = 0; fr < 2; ++fr) {
+            ReduceChunk512 ch[2];
+            for (int fc = 0; fc < 2; ++fc) {
+                __m512i x[16];
+                const uint32_t* face = a + (fr * 2 + fc) * 256;
+                for (int k = 0; k < 16; ++k) x[k] = _mm512_i32gather_epi32(rows, face + k, 4);
+                reduce_chunk512(ch[fc], x, scaler, false);
+            }
+            uint32_t* out = dst + fr * 512;  // column 0 of face (fr, 0): every 16th word
+            Dst32 st = dst32_decode(_mm512_i32gather_epi32(rows, out, 4));
+            for (int p = 0; p < phases; ++p) {
+                move(st, p);
+                // SrcB (the input) field: lo on phases 2, 3; SrcA (the scaler): lo on odd phases
+                for (int fc = 0; fc < 2; ++fc) st = reduce_step512<kFp32>(st, ch[fc], (p & 2) ? 1 : 0, fs[p & 1], p);
+            }
+            back(st, phases);
+            _mm512_i32scatter_epi32(out, rows, dst32_encode(st), 4);
+        }
+    } else {
+        for (int fc = 0; fc < 2; ++fc) {
+            Dst32 st = dst32_decode(_mm512_loadu_si512(dst + fc * 256));
+            for (int fr = 0; fr < 2; ++fr) {
+                __m512i x[16];
+                const uint32_t* face = a + (fr * 2 + fc) * 256;
+                for (int k = 0; k < 16; ++k) x[k] = _mm512_loadu_si512(face + k * 16);
+                ReduceChunk512 ch;
+                reduce_chunk512(ch, x, scaler, true);
+                for (int p = 0; p < phases; ++p) {
+                    move(st, p);
+                    // SrcA (the input) field: lo on odd phases; SrcB (the scaler): lo on phases 2, 3
+                    st = reduce_step512<kFp32>(st, ch, p & 1, fs[(p >> 1) & 1], p);
+                }
+                back(st, phases);
+            }
+            _mm512_storeu_si512(dst + fc * 256, dst32_encode(st));
+        }
+    }
+}
+}  // namespace
+#endif
+
 void reduce_sum(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int dim, int phases,
                 bool fp32_dst) {
+#ifdef TTMOCK_MVMUL512
+    if ((dim == 0 || dim == 1) && fpu_path() == FpuPath::kAvx512) {
+        if (fp32_dst) {
+            reduce_sum512<true>(dst, a, scaler[0], dim, phases);
+        } else {
+            reduce_sum512<false>(dst, a, scaler[0], dim, phases);
+        }
+        return;
+    }
+#endif
+    reduce_sum_reference(dst, a, scaler, dim, phases, fp32_dst);
+}
+
+void reduce_sum_reference(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int dim, int phases,
+                          bool fp32_dst) {
     if (fp32_dst) {
         reduce_sum_impl<true>(dst, a, scaler, dim, phases);
     } else {

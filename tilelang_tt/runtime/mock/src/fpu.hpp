@@ -52,6 +52,10 @@ void eltwise_mul(uint32_t* dst, const uint32_t* a, const uint32_t* b, int bcast,
 // row 0, 2 SCALAR: into [0][0])
 void reduce_sum(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int dim, int phases,
                 bool fp32_dst);
+// The scalar form of reduce_sum (the portable path; the AVX-512 path of ROW / COL must give its
+// bits: testing/runtime/programs/fast_paths compares them)
+void reduce_sum_reference(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int dim, int phases,
+                          bool fp32_dst);
 // reduce_tile MAX: DST = max(DST, max of a along dim); `first`: DST holds nothing yet
 void reduce_max(uint32_t* dst, const uint32_t* a, int dim, bool first);
 // The scalar form of reduce_max (the portable path; the vector path must give its bits: the test
