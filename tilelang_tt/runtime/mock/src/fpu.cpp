@@ -1450,8 +1450,10 @@ namespace {
 // 16 columns of a column face.
 struct ReduceChunk512 {
     __m512i e[2];         // group maxima (without the phase adjustment)
-    __m512i f[2][16];     // [input field][k]: signed |input field| (sign of the product)
-    __m512i d1[16];       // alignment shift + 1 per k, at most 21
+    __m512i f[2][16];     // [input field][k]: the input's mantissa field (0 for a zero input)
+    __mmask16 neg[16];    // [k]: the product is negative
+    __m512i half[16];     // [k]: 2^d, d the alignment shift (at most 20)
+    __m512i d1[16];       // [k]: d + 1
 };
 
 // `in_srca`: the input is SrcA (5-bit fields, lo on odd phases; REDUCE_COL) or SrcB (7-bit fields,
@@ -1460,53 +1462,50 @@ AVX512_FN inline void reduce_chunk512(ReduceChunk512& ch, const __m512i (&x)[16]
     const __m512i exp_mask = _mm512_set1_epi32(static_cast<int32_t>(kExpMask));
     const bool s_zero = (scaler & kExpMask) == 0;
     const int32_t es = s_zero ? kZeroExp : static_cast<int32_t>((scaler >> 23) & 255u);
+    const __mmask16 s_neg = static_cast<__mmask16>((scaler >> 31) ? 0xFFFF : 0);
     __m512i e[16];
     for (int k = 0; k < 16; ++k) {
         const __mmask16 nz = _mm512_test_epi32_mask(x[k], exp_mask);
         const __m512i ex = _mm512_mask_mov_epi32(_mm512_set1_epi32(kZeroExp), nz,
                                                  _mm512_and_si512(_mm512_srli_epi32(x[k], 23), _mm512_set1_epi32(255)));
         e[k] = _mm512_add_epi32(ex, _mm512_set1_epi32(es));
-        const __m512i m11 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(x[k], 13), _mm512_set1_epi32(0x3FF)),
-                                            _mm512_set1_epi32(0x400));
-        __m512i hi, lo;
+        const __m512i m11 = _mm512_maskz_or_epi32(nz, _mm512_and_si512(_mm512_srli_epi32(x[k], 13), _mm512_set1_epi32(0x3FF)),
+                                                  _mm512_set1_epi32(0x400));
         if (in_srca) {
-            hi = _mm512_srli_epi32(m11, 6);
-            lo = _mm512_and_si512(_mm512_srli_epi32(m11, 1), _mm512_set1_epi32(31));
+            ch.f[0][k] = _mm512_srli_epi32(m11, 6);
+            ch.f[1][k] = _mm512_and_si512(_mm512_srli_epi32(m11, 1), _mm512_set1_epi32(31));
         } else {
-            hi = _mm512_srli_epi32(m11, 4);
-            lo = _mm512_slli_epi32(_mm512_and_si512(m11, _mm512_set1_epi32(15)), 3);
+            ch.f[0][k] = _mm512_srli_epi32(m11, 4);
+            ch.f[1][k] = _mm512_slli_epi32(_mm512_and_si512(m11, _mm512_set1_epi32(15)), 3);
         }
-        // the product's sign: the input's, flipped by a negative scaler; a zero input gives 0
-        const __mmask16 neg = _mm512_movepi32_mask(x[k]) ^ static_cast<__mmask16>((scaler >> 31) ? 0xFFFF : 0);
-        ch.f[0][k] = _mm512_maskz_mov_epi32(nz, _mm512_mask_sub_epi32(hi, neg, _mm512_setzero_si512(), hi));
-        ch.f[1][k] = _mm512_maskz_mov_epi32(nz, _mm512_mask_sub_epi32(lo, neg, _mm512_setzero_si512(), lo));
+        ch.neg[k] = _mm512_movepi32_mask(x[k]) ^ s_neg;  // the input's sign, flipped by a negative scaler
     }
     for (int g = 0; g < 2; ++g) {
         __m512i em = e[8 * g];
         for (int k = 8 * g + 1; k < 8 * g + 8; ++k) em = _mm512_max_epi32(em, e[k]);
         ch.e[g] = em;
         for (int k = 8 * g; k < 8 * g + 8; ++k) {
-            ch.d1[k] = _mm512_add_epi32(_mm512_min_epi32(_mm512_sub_epi32(em, e[k]), _mm512_set1_epi32(20)),
-                                        _mm512_set1_epi32(1));
+            const __m512i d = _mm512_min_epi32(_mm512_sub_epi32(em, e[k]), _mm512_set1_epi32(20));
+            ch.half[k] = _mm512_sllv_epi32(_mm512_set1_epi32(1), d);
+            ch.d1[k] = _mm512_add_epi32(d, _mm512_set1_epi32(1));
         }
     }
 }
 
 // One accumulator step of a chunk in phase p (the DST exponent already moved to the phase's
-// adjustment): the scaler field fs (unsigned) times the input field of the phase
+// adjustment): the scaler field fs times the input field of the phase. A product is below 2^12,
+// so 2 |p| is one 16-bit multiply (the lanes' high halves are 0).
 template <bool kFp32>
 AVX512_FN inline Dst32 reduce_step512(Dst32 st, const ReduceChunk512& ch, int field, int32_t fs, int p) {
     const int32_t adj = product_exp_adjust(p);
-    const __m512i one = _mm512_set1_epi32(1), vfs = _mm512_set1_epi32(2 * fs);
+    const __m512i vfs = _mm512_set1_epi32(2 * fs);
     __m512i x[2], e[2];
     for (int g = 0; g < 2; ++g) {
         __m512i sum = _mm512_setzero_si512();
         for (int k = 8 * g; k < 8 * g + 8; ++k) {
-            const __m512i f = ch.f[field][k];
-            const __m512i m2 = _mm512_mullo_epi32(_mm512_abs_epi32(f), vfs);  // 2 |p|
-            const __m512i r = _mm512_srlv_epi32(_mm512_add_epi32(m2, _mm512_sllv_epi32(one, _mm512_sub_epi32(ch.d1[k], one))),
-                                                ch.d1[k]);
-            sum = _mm512_add_epi32(sum, _mm512_mask_sub_epi32(r, _mm512_movepi32_mask(f), _mm512_setzero_si512(), r));
+            const __m512i m2 = _mm512_mullo_epi16(ch.f[field][k], vfs);
+            const __m512i r = _mm512_srlv_epi32(_mm512_add_epi32(m2, ch.half[k]), ch.d1[k]);
+            sum = _mm512_mask_sub_epi32(_mm512_add_epi32(sum, r), ch.neg[k], sum, r);
         }
         // a group whose exponent underflows (emax + adj <= 0) contributes nothing
         const __mmask16 valid = _mm512_cmpgt_epi32_mask(ch.e[g], _mm512_set1_epi32(-adj));
@@ -1514,6 +1513,29 @@ AVX512_FN inline Dst32 reduce_step512(Dst32 st, const ReduceChunk512& ch, int fi
         e[g] = _mm512_mask_mov_epi32(_mm512_set1_epi32(-adj), valid, ch.e[g]);
     }
     return dst32_step<kFp32>(st, x[0], e[0], x[1], e[1], _mm512_max_epi32(e[0], e[1]), adj);
+}
+
+// A 16x16 block of words transposed in registers: the off-diagonal blocks of 8, 4, 2, 1 swapped.
+// kSwap[s][0 / 1]: lane j of the new rows i and i + b (b = 8 >> s, i without bit b), as
+// permutex2var indices into rows i (0..15) and i + b (16..31).
+alignas(64) constexpr int32_t kSwap[4][2][16] = {
+    {{0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23}, {8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31}},
+    {{0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27}, {4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31}},
+    {{0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29}, {2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31}},
+    {{0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30}, {1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31}}};
+AVX512_FN inline void transpose16x16(__m512i (&x)[16]) {
+#pragma GCC unroll 4
+    for (int s = 0; s < 4; ++s) {
+        const int b = 8 >> s;
+        const __m512i ilo = _mm512_load_si512(kSwap[s][0]), ihi = _mm512_load_si512(kSwap[s][1]);
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; ++i) {
+            if (i & b) continue;
+            const __m512i r0 = x[i], r1 = x[i + b];
+            x[i] = _mm512_permutex2var_epi32(r0, ilo, r1);
+            x[i + b] = _mm512_permutex2var_epi32(r0, ihi, r1);
+        }
+    }
 }
 
 // the DST exponent relative to phase p's adjustment (back: absolute again after `phases`)
@@ -1539,7 +1561,8 @@ AVX512_FN void reduce_sum512(uint32_t* dst, const uint32_t* a, uint32_t scaler, 
             for (int fc = 0; fc < 2; ++fc) {
                 __m512i x[16];
                 const uint32_t* face = a + (fr * 2 + fc) * 256;
-                for (int k = 0; k < 16; ++k) x[k] = _mm512_i32gather_epi32(rows, face + k, 4);
+                for (int k = 0; k < 16; ++k) x[k] = _mm512_loadu_si512(face + k * 16);
+                transpose16x16(x);
                 reduce_chunk512(ch[fc], x, scaler, false);
             }
             uint32_t* out = dst + fr * 512;  // column 0 of face (fr, 0): every 16th word
