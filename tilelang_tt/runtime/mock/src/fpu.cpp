@@ -943,13 +943,14 @@ AVX512_FN void matmul512_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t
 // ELWMUL on 16 lanes through dst32_step, the DST kept decoded across the fidelity phases: each
 // product is an addend with exponent ex + ey and "group sum" fx * fy (accumulate's rule for one
 // addend: a zero operand or an underflowing exponent contributes nothing).
-template <bool kFp32>
-AVX512_FN void eltwise_mul512(uint32_t* dst, const uint32_t* a, const uint32_t* b, int phases) {
-    constexpr int kChains = 4;  // independent 16-lane chains per iteration
+// kChains independent 16-lane chains from element i0 (eltwise_mul512: 4 at a time; a single one
+// for the 16 lanes eltwise_mul512_exact leaves)
+template <bool kFp32, int kChains>
+AVX512_FN inline void eltwise_mul512_lanes(uint32_t* dst, const uint32_t* a, const uint32_t* b, int phases, int i0) {
     const __m512i exp_mask = _mm512_set1_epi32(static_cast<int32_t>(kExpMask));
     const __m512i low10 = _mm512_set1_epi32(0x3FF), implicit = _mm512_set1_epi32(0x400);
     const __m512i byte = _mm512_set1_epi32(255), zero = _mm512_setzero_si512();
-    for (int i0 = 0; i0 < kTileElems; i0 += 16 * kChains) {
+    {
         __mmask16 nz[kChains], neg[kChains];
         __m512i mx[kChains], my[kChains], e[kChains];
         Dst32 st[kChains];
@@ -985,6 +986,53 @@ AVX512_FN void eltwise_mul512(uint32_t* dst, const uint32_t* a, const uint32_t* 
             st[c].e = _mm512_add_epi32(st[c].e, _mm512_set1_epi32(product_exp_adjust(phases - 1)));
             _mm512_storeu_si512(dst + i0 + 16 * c, dst32_encode(st[c]));
         }
+    }
+}
+
+template <bool kFp32>
+AVX512_FN void eltwise_mul512(uint32_t* dst, const uint32_t* a, const uint32_t* b, int phases) {
+    for (int i0 = 0; i0 < kTileElems; i0 += 64) eltwise_mul512_lanes<kFp32, 4>(dst, a, b, phases, i0);
+}
+
+// ELWMUL onto a 32-bit DST holding +0 (mul_tiles after tile_regs_acquire), as one exact product:
+// the phases' addends fx fy (at most 12 bits each, exponents 5, 7, 12 below the first) sum to
+// P = Xhi Yhi 2^9 + Xlo Yhi 2^4 + Xhi Ylo 2^5 + Xlo Ylo (X = the SrcA operand's top 10 significand
+// bits, Xhi / Xlo its two 5-bit fields; Yhi = the SrcB operand's top 7, Ylo its last 4; the terms
+// of the phases run), below 2^21: each step of the accumulator sums values of at most 21
+// significant bits, so nothing is rounded, and the result is P 2^(ex + ey - 254 - 19) exactly --
+// when no phase's exponent underflows and the result stays normal: ex + ey in [kMulSafeLo,
+// kMulSafeHi] (with margin) or a zero operand (then +0). 16 lanes where one is outside that or
+// the DST is not +0 are computed step by step (eltwise_mul512_lanes).
+constexpr int32_t kMulSafeLo = 150, kMulSafeHi = 370;
+AVX512_FN void eltwise_mul512_exact(uint32_t* dst, const uint32_t* a, const uint32_t* b, int phases) {
+    const __m512i exp_mask = _mm512_set1_epi32(static_cast<int32_t>(kExpMask)), byte = _mm512_set1_epi32(255);
+    const __m512i low10 = _mm512_set1_epi32(0x3FF), implicit = _mm512_set1_epi32(0x400);
+    const __m512i lo_mask5 = _mm512_set1_epi32(31), lo_mask4 = _mm512_set1_epi32(15);
+    for (int i = 0; i < kTileElems; i += 16) {
+        const __m512i x = _mm512_loadu_si512(a + i), y = _mm512_loadu_si512(b + i);
+        const __mmask16 nz = _mm512_test_epi32_mask(x, exp_mask) & _mm512_test_epi32_mask(y, exp_mask);
+        const __m512i s = _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(x, 23), byte),
+                                           _mm512_and_si512(_mm512_srli_epi32(y, 23), byte));
+        const __mmask16 bad = _mm512_test_epi32_mask(_mm512_loadu_si512(dst + i), _mm512_set1_epi32(-1)) |
+                              (nz & (_mm512_cmplt_epi32_mask(s, _mm512_set1_epi32(kMulSafeLo)) |
+                                     _mm512_cmpgt_epi32_mask(s, _mm512_set1_epi32(kMulSafeHi))));
+        if (bad) {
+            eltwise_mul512_lanes<true, 1>(dst, a, b, phases, i);
+            continue;
+        }
+        const __m512i mx = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(x, 13), low10), implicit);
+        const __m512i my = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(y, 13), low10), implicit);
+        const __m512i xhi = _mm512_srli_epi32(mx, 6), xlo = _mm512_and_si512(_mm512_srli_epi32(mx, 1), lo_mask5);
+        const __m512i yhi = _mm512_srli_epi32(my, 4), ylo = _mm512_and_si512(my, lo_mask4);
+        __m512i p = _mm512_slli_epi32(_mm512_mullo_epi32(xhi, yhi), 9);
+        if (phases > 1) p = _mm512_add_epi32(p, _mm512_slli_epi32(_mm512_mullo_epi32(xlo, yhi), 4));
+        if (phases > 2) p = _mm512_add_epi32(p, _mm512_slli_epi32(_mm512_mullo_epi32(xhi, ylo), 5));
+        if (phases > 3) p = _mm512_add_epi32(p, _mm512_mullo_epi32(xlo, ylo));
+        const __m512i f = _mm512_castps_si512(_mm512_cvtepi32_ps(p));  // exact: P < 2^21
+        __m512i v = _mm512_add_epi32(f, _mm512_slli_epi32(_mm512_sub_epi32(s, _mm512_set1_epi32(254 + 19)), 23));
+        v = _mm512_ternarylogic_epi32(v, _mm512_xor_si512(x, y), _mm512_set1_epi32(static_cast<int32_t>(0x80000000u)),
+                                      0xF8);  // a | (b & c): the product's sign
+        _mm512_storeu_si512(dst + i, _mm512_maskz_mov_epi32(nz, v));
     }
 }
 
@@ -1423,7 +1471,7 @@ void eltwise_mul(uint32_t* dst, const uint32_t* a, const uint32_t* b, int bcast,
 #ifdef TTMOCK_MVMUL512
     if (fpu_path() == FpuPath::kAvx512) {
         if (fp32_dst) {
-            eltwise_mul512<true>(dst, a, b, phases);
+            eltwise_mul512_exact(dst, a, b, phases);
         } else {
             eltwise_mul512<false>(dst, a, b, phases);
         }
@@ -1597,6 +1645,19 @@ AVX512_FN void reduce_sum512(uint32_t* dst, const uint32_t* a, uint32_t scaler, 
 }
 }  // namespace
 #endif
+
+void eltwise_mul_reference(uint32_t* dst, const uint32_t* a, const uint32_t* b, int bcast, int phases,
+                           bool fp32_dst) {
+    uint32_t bb[kTileElems];
+    broadcast(b, bcast, bb);
+    for (int p = 0; p < phases; ++p) {
+        if (fp32_dst) {
+            eltwise_mul_impl<true>(dst, a, bb, p);
+        } else {
+            eltwise_mul_impl<false>(dst, a, bb, p);
+        }
+    }
+}
 
 void reduce_sum(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int dim, int phases,
                 bool fp32_dst) {

@@ -48,6 +48,10 @@ void eltwise_add(uint32_t* dst, const uint32_t* a, const uint32_t* b, bool subtr
 // DST += a * b over `phases` fidelity phases (ELWMUL accumulates onto DST)
 void eltwise_mul(uint32_t* dst, const uint32_t* a, const uint32_t* b, int bcast, int phases,
                  bool fp32_dst);
+// The portable step-by-step form of eltwise_mul (the AVX-512 paths, and the exact product onto a
+// +0 DST, must give its bits: testing/runtime/programs/fast_paths compares them)
+void eltwise_mul_reference(uint32_t* dst, const uint32_t* a, const uint32_t* b, int bcast, int phases,
+                           bool fp32_dst);
 // reduce_tile SUM/AVG: DST += (a * scaler) summed along dim (0 ROW: into column 0, 1 COL: into
 // row 0, 2 SCALAR: into [0][0])
 void reduce_sum(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int dim, int phases,
