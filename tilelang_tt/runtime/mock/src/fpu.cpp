@@ -1436,6 +1436,8 @@ void matmul_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t* in1, bool t
     matmul(dst, a, b, transpose, phases, fp32_dst);
 }
 
+void broadcast_tile(const uint32_t* b, int bcast, uint32_t* out) { broadcast(b, bcast, out); }
+
 void eltwise_add(uint32_t* dst, const uint32_t* a, const uint32_t* b, bool subtract, int bcast,
                  bool fp32_dst) {
     uint32_t bb[kTileElems];

@@ -42,6 +42,8 @@ void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transp
 // L1 and reuses the decoding of tiles it multiplied last on this host thread)
 void matmul_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t* in1, bool transpose, int phases,
                  bool fp32_dst);
+// The SrcB tile b as a broadcast `bcast` reads it (kBcastNone: a copy)
+void broadcast_tile(const uint32_t* b, int bcast, uint32_t* out);
 // DST = a + b or a - b (ELWADD / ELWSUB), b broadcast per `bcast`
 void eltwise_add(uint32_t* dst, const uint32_t* a, const uint32_t* b, bool subtract, int bcast,
                  bool fp32_dst);
