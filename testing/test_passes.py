@@ -11,7 +11,7 @@ import tilelang_tt.language as T
 from tilelang_tt import attrs, ops
 from tilelang_tt.passes import pipeline
 from tilelang_tt.passes.common import buffer_scope, collect, to_py, tt_calls
-from tilelang_tt.passes.frontend.eltwise_expr import apply, const, load, vector, where
+from tilelang_tt.passes.frontend.eltwise_expr import apply, const, load, postfix, vector, where
 import tvm_ffi
 
 
@@ -532,20 +532,22 @@ def test_unsupported_reductions_and_broadcasts(tmp_path, reduce, expr, stage, er
         upto(k, stage)
 
 
-@pytest.mark.parametrize("expr,tree,block", [
+@pytest.mark.parametrize("expr,tree,slot", [
     # a direct operand: one matrix-engine broadcast
     ("X_s[i, j] - R[i]", lambda: load(0) - vector(1, "col"), False),
-    # elsewhere: broadcast into a block first
-    ("X_s[i, j] * 2.0 - R[i]", lambda: load(0) * const(2.0) - load(1), True),
-    ("T.exp(R[i])", lambda: load(0), True),
+    # elsewhere: broadcast into a DST slot of its own (unary_bcast), no block of it
+    ("X_s[i, j] * 2.0 - R[i]", lambda: load(0) * const(2.0) - vector(1, "col"), True),
+    ("T.exp(R[i])", lambda: vector(0, "col"), True),
 ])
-def test_a0_vector_operands(tmp_path, expr, tree, block):
+def test_a0_vector_operands(tmp_path, expr, tree, slot):
     k = kernel_from_source(tmp_path, ROW_KERNEL.format(reduce="T.reduce_max(X_s, R)", expr=expr))
     f = only(upto(k, "A0"))
     exprs = [c for c in collect(f.body, tirx.TilePrimitiveCall) if c.op.name == "tt.tile.expr"]
     assert same_tree(exprs[-1].args[1], tree())
-    # the block broadcast is 0 + R[i] on the matrix engine
-    assert any(same_tree(e.args[1], load(0) + vector(1, "col")) for e in exprs) == block
+    assert ("load_bcast", (1 if "X_s" in expr else 0, "col")) in postfix(exprs[-1].args[1]) \
+        if slot else all(kind != "load_bcast" for kind, _ in postfix(exprs[-1].args[1]))
+    # no block is made of the vector (the former 0 + R[i] on the matrix engine)
+    assert not any(same_tree(e.args[1], load(0) + vector(1, "col")) for e in exprs)
 
 
 def test_a0_in_place_updates_get_versions(tmp_path):

@@ -218,6 +218,41 @@ def test_transposed_operand_next_to_a_row_maximum():
     np.testing.assert_array_equal(art(a, b), expected)
 
 
+def test_row_vector_used_as_a_block_operand():
+    """``C_s[i, j] = A_s[i, j] * 2.0 - R[j]``: R (the column maxima of B_s, a row vector) stands
+    where only a whole block goes (after ``A_s * 2.0`` on the vector engine), so the compute
+    kernel broadcasts it into its own DST slot with ``unary_bcast<BroadcastType::ROW>`` (no block
+    of it is filled and added).  fp32: the reduction and the broadcast read through source
+    registers (TF32); the product and the difference are exact fp32 / one rounding."""
+
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32"),
+             C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2) as (bx, by):
+            A_s = T.alloc_shared((32, 32), "float32")
+            B_s = T.alloc_shared((32, 32), "float32")
+            C_s = T.alloc_shared((32, 32), "float32")
+            R = T.alloc_fragment((32,), "float32")
+            T.copy(A[by * 32, bx * 32], A_s)
+            T.copy(B[by * 32, bx * 32], B_s)
+            T.reduce_max(B_s, R, dim=0)
+            for i, j in T.Parallel(32, 32):
+                C_s[i, j] = A_s[i, j] * 2.0 - R[j]
+            T.copy(C_s, C[by * 32, bx * 32])
+
+    art = tilelang_tt.compile(main, out_idx=[2])
+    code = art.sources["compute.cpp"]
+    assert "unary_bcast<BroadcastType::ROW>(" in code and "add_tiles_bcast" not in code
+    a, b = rand((64, 64), "float32", 15), rand((64, 64), "float32", 16)
+    col_max = src_operand(b, True).astype(np.float32)
+    expected = np.empty((64, 64), np.float32)
+    for r in range(0, 64, 32):
+        for c in range(0, 64, 32):
+            m = col_max[r:r + 32, c:c + 32].max(axis=0)
+            expected[r:r + 32, c:c + 32] = a[r:r + 32, c:c + 32] * np.float32(2.0) - m[None, :]
+    np.testing.assert_array_equal(art(a, b), expected)
+
+
 def test_parallel_transposed_copy_of_rank3_tensors():
     """``Y[b, j, i] = X[b, i, j]``: the last two dims of a batched tensor swapped."""
 

@@ -488,6 +488,17 @@ for _a in ARITH.values():
                  f"DST[idst] = A[i0] {_a.name} {_what}", "bcast.h",
                  "icb0:cb.in icb1:cb.in i0:int i1:int idst:dst", engine="math", init=_init,
                  dst="math")
+def _bcast_template(bcast):
+    return f"<BroadcastType::{('NONE', 'COL', 'ROW', 'SCALAR')[bcast]}>"
+
+
+_compute("unary_bcast_init", "unary_bcast_init(icb, bcast): configure unary_bcast; bcast 1 = COL "
+         "(column 0 across the columns), 2 = ROW (row 0 down the rows)", "bcast.h",
+         "icb:cb bcast:imm", engine="math", sets="math", template=_bcast_template, template_args=1)
+_compute("unary_bcast", "unary_bcast(icb, itile, idst, bcast): DST[idst] = tile itile of icb "
+         "broadcast (through SrcB, or exactly for an UnpackToDestFp32 CB)", "bcast.h",
+         "icb:cb.in itile:int idst:dst bcast:imm", engine="math", init="tt.unary_bcast_init",
+         init_args=(("bcast", "bcast"),), dst="math", template=_bcast_template, template_args=1)
 _compute("reduce_init", "reduce_init(icb, scaler_cb, ocb, pool, dim): pool 0 = SUM, 1 = MAX; "
          "dim 0 = REDUCE_ROW, 1 = REDUCE_COL", "reduce.h", "icb:cb scaler:cb ocb:cb pool:imm dim:imm",
          engine="math", sets="math", template=_reduce_template, template_args=2)

@@ -1,10 +1,13 @@
 """The emulator's vector fast paths give the bits of the scalar forms they replace: SFPU exp (32-bit
 DST), fill, the scalar ops and the binary add / sub / mul / max / min on AVX-512, GMPOOL max,
-the ELWADD / ELWMUL broadcasts, and matmul_tiles of BF16 tiles with transpose (its cached
-transposed copy). testing/runtime/programs/fast_paths/main.cpp runs each on random values,
+the ELWADD / ELWMUL broadcasts, matmul_tiles of BF16 tiles with transpose (its cached
+transposed copy), reduce_tile SUM over rows / columns and ELWMUL (its exact product onto a +0
+DST). testing/runtime/programs/fast_paths/main.cpp runs each on random values,
 random bit patterns and special values (NaN, infinities, denormals, +-0, BF16 rounding ties,
 exp's range edges) against the reference form kept in the library (sfpu::unary_reference,
-sfpu::binary_reference, fpu::reduce_max_reference) and exits 1 on the first differing bit."""
+sfpu::binary_reference, fpu::reduce_max_reference, fpu::reduce_sum_reference,
+fpu::eltwise_mul_reference; every BF16 pattern through reduce sum and ELWMUL) and exits 1 on
+the first differing bit."""
 
 import os
 import platform

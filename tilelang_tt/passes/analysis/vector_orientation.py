@@ -7,7 +7,8 @@ tiles, values in row 0) is what a column reduction (``dim=0``) makes and what ``
 broadcasts down the columns.  The orientation comes from the reductions that write a vector
 and the broadcasts (``tt.expr.col`` / ``tt.expr.row`` leaves of expression trees) that read
 it, and flows through
-elementwise ops between vectors (global tensors excluded: a copy between a 1-D tensor and a
+elementwise ops between vectors (ops whose destination is a vector; an expression computing a
+2-D block reads each of its vectors as a broadcast of its own; global tensors excluded: a copy between a 1-D tensor and a
 vector of either orientation is possible, C1 transposes the tiles of a column vector); a vector
 used both ways is a ``TTLayoutError``.  Vectors nothing decides are row vectors when a copy
 moves them to or from a 1-D tensor (a 1-D tensor is a row vector in DRAM, so no transpose is
@@ -63,6 +64,8 @@ def vector_orientations(body) -> dict:
                            and buffer_scope(r.source) != "global"]
                 if len(vectors) < 2 or call.op.name in ("tirx.tile.sum", "tirx.tile.max"):
                     continue
+                if call.op.name == "tt.tile.expr" and len(buffer_shape(call.args[0].source)) != 1:
+                    continue  # a block's expression: its vectors are broadcasts, each its own
                 known = [found[b][0] for b in found if any(b.same_as(v) for v in vectors)]
                 for orient in known[:1]:
                     for v in vectors:

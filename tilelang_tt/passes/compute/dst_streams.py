@@ -62,6 +62,19 @@ def _lower_expr(cx: DstContext, call):
                                                     transposed_tile(base + d.tile), d.at(s))),
                 ]
                 stack.append(("slot", top))
+            elif kind == "load_bcast":  # a vector broadcast into a slot of its own (SrcB)
+                m, orient = v
+                r = ins[m]
+                cols = n // cx.tiles(r) if orient == "col" else cx.tiles(r)
+                tile_of = (lambda t, cols=cols: tirx.floordiv(t, cols)) if orient == "col" else \
+                    (lambda t, cols=cols: tirx.floormod(t, cols))
+                bcast = int_imm(1 if orient == "col" else 2)
+                body += cx.srcb_cfg(r) + [
+                    ev("tt.unary_bcast_init", r, bcast),
+                    each(lambda d, r=r, s=top, tile_of=tile_of, bcast=bcast: ev(
+                        "tt.unary_bcast", r, tile_of(base + d.tile), d.at(s), bcast)),
+                ]
+                stack.append(("slot", top))
             elif kind == "bcast":  # operand k op column vector m, on the matrix engine
                 op, k, m, orient = v
                 a, r = ins[k], ins[m]

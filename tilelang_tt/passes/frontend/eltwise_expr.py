@@ -13,6 +13,8 @@ classifies them), D4 and D5 (which evaluate them in DST).  A tree is a float32 P
   a column vector (a 1-D block buffer read as ``R[i]``) broadcast along the rows: the matrix
   engine's column broadcast, straight into a DST slot; ``tt.expr.row(m)`` is a row vector
   (``R[j]``) broadcast down the columns;
+* ``tt.expr.col(m)`` / ``tt.expr.row(m)`` anywhere else - the vector broadcast into a DST slot
+  of its own (``unary_bcast``, through SrcB like the broadcasts above);
 * ``a + b``, ``a - b``, ``a * b``, ``a / b`` of two trees;
 * ``tt.expr.<fn>(x)`` - an SFPU function (``exp``, ``relu``, ... - :data:`ops.FUNCTIONS`).
 
@@ -179,12 +181,11 @@ class VectorOperand:
     """A column (or row) vector operand: the 1-D buffer element ``load``, or the elementwise
     expression ``tree`` of it alone (``load(0)`` is the vector; A0 materialises it once per
     block with a ``tt.tile.expr`` into a new 1-D fragment).  ``block`` marks a vector used
-    where only a whole block can go (``(a - v) * w``'s ``w``): A0 broadcasts it into a block
-    first."""
+    where only a whole block can go (``(a - v) * w``'s ``w``) is read broadcast into a DST slot
+    of its own (``tt.expr.col`` / ``row`` outside a matrix-engine broadcast)."""
 
     def __init__(self, load_, tree=None, orient="col"):
         self.load, self.tree, self.orient = load_, tree, orient
-        self.block = False  # True: used as a block operand, broadcast first
 
     def then(self, fn: str) -> "VectorOperand":
         """This vector with the SFPU function ``fn`` applied."""
@@ -192,8 +193,7 @@ class VectorOperand:
                                               else load(0)), self.orient)
 
     def same(self, other) -> bool:
-        return (isinstance(other, VectorOperand) and self.block == other.block
-                and self.orient == other.orient
+        return (isinstance(other, VectorOperand) and self.orient == other.orient
                 and (self.tree is None) == (other.tree is None)
                 and (self.tree is None or tvm_ffi.structural_equal(self.tree, other.tree))
                 and tvm_ffi.structural_equal(self.load, other.load))
@@ -215,7 +215,7 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
     by any elementwise expression of it alone (``s[i] * (1.0 / N) + eps``, ``T.exp(m[i])``)
     and must then meet a block element directly in ``+``, ``-``, ``*`` or ``/`` (``a / v`` is
     ``a * recip(v)``: one matrix-engine broadcast) or stand anywhere else as a block operand
-    (``VectorOperand.block``).
+    (broadcast into a DST slot of its own).
     """
     operands = []
 
@@ -317,9 +317,8 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
         if node is not None:
             return node
         vec = as_vector(e)
-        if vec is not None:  # a vector anywhere else: broadcast into a whole block first
-            vec.block = True
-            return load(operand(vec))
+        if vec is not None:  # a vector anywhere else: broadcast into a DST slot of its own
+            return vector(operand(vec), vec.orient)
         if isinstance(e, tirx.Cast) and _const(e) is None:
             return visit(e.value) if _is_float(e) and _is_float(e.value) else None
         if isinstance(e, tvm.ir.Call) and isinstance(e.op, tvm.ir.Op):
@@ -392,16 +391,14 @@ def postfix(tree) -> list[tuple[str, object]]:
     """The tree in evaluation order, as (kind, value): ("load", k), ("load_t", k) (operand
     ``k`` read transposed), ("const", c),
     ("bcast", (op, k, m, "col" | "row")), ("binary", op), ("unary", fn), ("where", None)
-    (pops condition, true and false value).  A vector leaf that
-    is not a direct operand of + - * next to a load is a ``ValueError``."""
+    (pops condition, true and false value), ("load_bcast", (k, "col" | "row")) (a vector
+    leaf that is not a direct operand of + - * next to a load: broadcast into a slot)."""
     out = []
 
     def visit(e):
         lf = leaf(e)
         if lf is not None:
-            if lf[0] not in ("load", "load_t"):
-                raise ValueError(f"vector operand {lf[1]} outside a broadcast in `{tree}`")
-            out.append(lf)
+            out.append(lf if lf[0] in ("load", "load_t") else ("load_bcast", (lf[1], lf[0])))
             return
         if isinstance(e, tirx.FloatImm):
             out.append(("const", float(e.value)))
@@ -447,7 +444,7 @@ def program_slots(tokens) -> int:
     depth = deepest = 0
     stack = []
     for kind, _ in tokens:
-        if kind in ("load", "load_t", "bcast", "const"):
+        if kind in ("load", "load_t", "load_bcast", "bcast", "const"):
             stack.append("const" if kind == "const" else "load")
             depth += kind != "const"
         elif kind == "binary":
@@ -492,17 +489,20 @@ def transposed_operands(tree) -> list[int]:
 
 def matrix_engine_operands(tree) -> list[int]:
     """Operands the matrix engine reads (through its source registers): both sides of every
-    broadcast."""
+    broadcast, and every vector broadcast into a slot (SrcB)."""
     found = set()
     for kind, v in postfix(tree):
         if kind == "bcast":
             found |= {v[1], v[2]}
+        elif kind == "load_bcast":
+            found.add(v[0])
     return sorted(found)
 
 
 def vector_operands(tree) -> list[tuple[int, str]]:
     """(operand, "col" | "row") of every vector leaf."""
-    return [(v[2], v[3]) for kind, v in postfix(tree) if kind == "bcast"]
+    return [(v[2], v[3]) if kind == "bcast" else v for kind, v in postfix(tree)
+            if kind in ("bcast", "load_bcast")]
 
 
 def float_bits(value: float) -> int:

@@ -402,7 +402,7 @@ def _lower_nest(nest: _Nest, fresh):
         return _tile_call("Copy", dst_region, src)
     srcs = [stage(r, False, is_transposed(ld)) for r, ld in zip(src_regions, loads)]
     if kind == "Expr":
-        srcs = _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue)
+        srcs = _materialise_vectors(operands, srcs, fresh, allocs, prologue)
         for cond, mask_load in masks:
             mask = mask_load.source
             allocs.append(tirx.AllocBuffer(mask))
@@ -510,40 +510,23 @@ def _check_index_condition(cond, nest, dst_buf, span):
                 "the divisor first)", span=span)
 
 
-def _materialise_vectors(operands, srcs, shape, fresh, allocs, prologue):
+def _materialise_vectors(operands, srcs, fresh, allocs, prologue):
     """Source regions of an expression's operands once its vector operands are ready:
-    expressions of a vector alone are computed first into new 1-D fragments, and a vector
-    used as a whole block is broadcast into one (``0 + R[i]`` on the matrix engine).  Both
-    are compiler temporaries, kept in float32 so that the expression rounds once, at its
-    pack, as it would without them."""
+    expressions of a vector alone are computed first into new 1-D fragments, kept in float32
+    so that the expression rounds once, at its pack, as it would without them.  (A vector used
+    as a whole block stays a vector: D5 broadcasts it into a DST slot with ``unary_bcast``.)"""
     srcs = list(srcs)
     for k, x in enumerate(operands):
-        if not isinstance(x, VectorOperand):
+        if not isinstance(x, VectorOperand) or x.tree is None:
             continue
         vec = srcs[k].source
-        if x.tree is not None:
-            derived = tirx.decl_buffer(buffer_shape(vec), "float32", fresh(vec.name),
-                                       scope="local.fragment")
-            allocs.append(tirx.AllocBuffer(derived))
-            region = derived[0:buffer_shape(vec)[0]]
-            prologue.append(tirx.TilePrimitiveCall(region, x.tree, srcs[k],
-                                                   op=ops.op("tt.tile.expr")))
-            srcs[k] = region
-            vec = derived
-        if x.block:
-            zeros, rows = [tirx.decl_buffer(shape, "float32", fresh(f"{vec.name}_{what}"),
-                                            scope="local.fragment")
-                           for what in ("zeros", "rows")]
-            allocs += [tirx.AllocBuffer(zeros), tirx.AllocBuffer(rows)]
-            full = tuple(slice(0, e) for e in shape)
-            tree = load(0) + vector(1, x.orient)
-            prologue += [
-                _operator("Fill")(zeros[full], tirx.FloatImm("float32", 0.0),
-                                  workspace={}, config={}, dispatch=None, scope=None),
-                tirx.TilePrimitiveCall(rows[full], tree, zeros[full], srcs[k],
-                                       op=ops.op("tt.tile.expr")),
-            ]
-            srcs[k] = rows[full]
+        derived = tirx.decl_buffer(buffer_shape(vec), "float32", fresh(vec.name),
+                                   scope="local.fragment")
+        allocs.append(tirx.AllocBuffer(derived))
+        region = derived[0:buffer_shape(vec)[0]]
+        prologue.append(tirx.TilePrimitiveCall(region, x.tree, srcs[k],
+                                               op=ops.op("tt.tile.expr")))
+        srcs[k] = region
     return srcs
 
 

@@ -6,6 +6,7 @@
 // several scales, random bit patterns, and special values (NaN of both signs and several payloads,
 // infinities, denormals, +-0, BF16 rounding ties, exp's overflow / underflow edges, integers).
 // Prints the first mismatches and "checked N tiles, M mismatches"; exits 1 on any mismatch.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -107,6 +108,28 @@ int main() {
                             " tile " + std::to_string(k), got, want);
                 }
             }
+            // reduce_tile SUM: source-register data (TF32, and BF16) onto the DST values of y,
+            // several scalers (1, 1/32 as reduce AVG uses, negative, specials)
+            for (uint32_t mask : {0xFFFFE000u, 0xFFFF0000u}) {
+                std::vector<uint32_t> in = x;
+                for (auto& v : in) v &= mask;
+                for (uint32_t sc : {0x3F800000u, 0x3D000000u, 0xBFC00000u, 0x3F7FE000u, 0x00000000u, 0x7F000000u,
+                                    0x01000000u, static_cast<uint32_t>(tiles[k][5] & mask)}) {
+                    const uint32_t scaler[1024] = {sc};
+                    for (int dim = 0; dim < 3; ++dim) {
+                        for (int phases = 1; phases <= 4; ++phases) {
+                            std::memcpy(got, y.data(), 4096);
+                            std::memcpy(want, y.data(), 4096);
+                            fpu::reduce_sum(got, in.data(), scaler, dim, phases, fp32);
+                            fpu::reduce_sum_reference(want, in.data(), scaler, dim, phases, fp32);
+                            char what[160];
+                            std::snprintf(what, sizeof what, "reduce_sum dim %d phases %d fp32 %d scaler %08x tile %zu",
+                                          dim, phases, fp32, sc, k);
+                            compare(what, got, want);
+                        }
+                    }
+                }
+            }
             // broadcasts: the operand tile written out as the FPU reads it, then no broadcast
             std::vector<uint32_t> a = x, b = y;
             for (auto& v : a) v &= 0xFFFFE000u;  // source-register data (TF32)
@@ -125,6 +148,18 @@ int main() {
                 fpu::eltwise_mul(got, a.data(), b.data(), bc, 2, fp32);
                 fpu::eltwise_mul(want, a.data(), full.data(), fpu::kBcastNone, 2, fp32);
                 compare("mul bcast " + std::to_string(bc) + " tile " + std::to_string(k), got, want);
+            }
+            // ELWMUL against its step-by-step form: onto +0 (the exact product) and onto y
+            for (int bc = 0; bc < 4; ++bc) {
+                for (int phases = 1; phases <= 4; ++phases) {
+                    for (int onto = 0; onto < 2; ++onto) {
+                        for (int i = 0; i < 1024; ++i) got[i] = want[i] = onto ? y[i] : 0u;
+                        fpu::eltwise_mul(got, a.data(), b.data(), bc, phases, fp32);
+                        fpu::eltwise_mul_reference(want, a.data(), b.data(), bc, phases, fp32);
+                        compare("mul vs reference bcast " + std::to_string(bc) + " phases " + std::to_string(phases) +
+                                " onto " + std::to_string(onto) + " tile " + std::to_string(k), got, want);
+                    }
+                }
             }
         }
         // matmul_tiles with transpose from BF16 L1 tiles; one in1 buffer rewritten between calls
@@ -163,6 +198,55 @@ int main() {
                                 std::to_string(p) + " fp32=" + std::to_string(fp32) + " from " + std::to_string(t0),
                                 got, want);
                     }
+                }
+            }
+        }
+    }
+    // every BF16 bit pattern as reduce_tile SUM input (ROW and COL, every fidelity, both DSTs),
+    // onto a DST of small random values
+    for (int fp32 = 0; fp32 < 2; ++fp32) {
+        const uint32_t keep = fp32 ? 0xFFFFFFFFu : 0xFFFF0000u;
+        static uint32_t in[1024], d0[1024];
+        for (uint32_t t0 = 0; t0 < 65536; t0 += 1024) {
+            for (uint32_t i = 0; i < 1024; ++i) in[i] = ((t0 + i * 37) & 0xFFFF) << 16;  // each pattern once
+            for (uint32_t i = 0; i < 1024; ++i) d0[i] = bits(normal(rng) * (i % 5 == 0 ? 1e-6f : 1.0f)) & keep;
+            for (uint32_t sc : {0x3F800000u, 0x3D000000u, 0xBE99999Au & 0xFFFFE000u}) {
+                const uint32_t scaler[1024] = {sc};
+                for (int dim = 0; dim < 2; ++dim) {
+                    for (int phases = 1; phases <= 4; ++phases) {
+                        std::memcpy(got, d0, 4096);
+                        std::memcpy(want, d0, 4096);
+                        fpu::reduce_sum(got, in, scaler, dim, phases, fp32);
+                        fpu::reduce_sum_reference(want, in, scaler, dim, phases, fp32);
+                        compare("all bf16: reduce_sum dim " + std::to_string(dim) + " phases " + std::to_string(phases) +
+                                " fp32 " + std::to_string(fp32) + " from " + std::to_string(t0), got, want);
+                    }
+                }
+            }
+        }
+    }
+    // every BF16 bit pattern as either ELWMUL operand (the other random values of several
+    // scales), onto +0, every fidelity, both DSTs
+    for (int fp32 = 0; fp32 < 2; ++fp32) {
+        static uint32_t pat[1024], other[1024];
+        for (uint32_t t0 = 0; t0 < 65536; t0 += 1024) {
+            for (uint32_t i = 0; i < 1024; ++i) pat[i] = ((t0 + i * 37) & 0xFFFF) << 16;
+            // the other operand's exponent puts the exponent sum of each 16 lanes in one band
+            // of 8 (bands from 86 to 402: the exact product's range [150, 370] and past both ends)
+            for (uint32_t i = 0; i < 1024; ++i) {
+                const int ep = static_cast<int>((pat[i] >> 23) & 255u);
+                const int band = 86 + static_cast<int>(((i / 16) * 5 + t0 / 1024) % 64) * 5;
+                const int eo = std::clamp(band + static_cast<int>(rng() % 8) - ep, 1, 254);
+                other[i] = (rng() & 0x807FE000u) | (static_cast<uint32_t>(eo) << 23);
+            }
+            for (int phases = 1; phases <= 4; ++phases) {
+                for (int swap = 0; swap < 2; ++swap) {
+                    std::memset(got, 0, 4096);
+                    std::memset(want, 0, 4096);
+                    fpu::eltwise_mul(got, swap ? other : pat, swap ? pat : other, fpu::kBcastNone, phases, fp32);
+                    fpu::eltwise_mul_reference(want, swap ? other : pat, swap ? pat : other, fpu::kBcastNone, phases, fp32);
+                    compare("all bf16: mul phases " + std::to_string(phases) + " swap " + std::to_string(swap) +
+                            " fp32 " + std::to_string(fp32) + " from " + std::to_string(t0), got, want);
                 }
             }
         }

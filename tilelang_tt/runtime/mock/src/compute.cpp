@@ -45,14 +45,14 @@ Call call(const char* name, std::initializer_list<uint32_t> args, const char* su
 // What the math engine is configured for (fpu_init), compared per tile as an integer
 enum FpuOp : int {
     kNone, kMatmul, kAdd, kSub, kMul, kAddBcast, kSubBcast, kMulBcast, kCopy, kCopyTranspose,
-    kTranspose, kReduce, kOtherOp,
+    kTranspose, kReduce, kUnaryBcast, kOtherOp,
 };
 FpuOp fpu_op_of(const std::string& mode) {
     static const struct { const char* name; FpuOp op; } kModes[] = {
         {"matmul", kMatmul}, {"add", kAdd}, {"sub", kSub}, {"mul", kMul},
         {"add_bcast", kAddBcast}, {"sub_bcast", kSubBcast}, {"mul_bcast", kMulBcast},
         {"copy", kCopy}, {"copy_transpose", kCopyTranspose}, {"transpose", kTranspose},
-        {"reduce", kReduce}};
+        {"reduce", kReduce}, {"unary_bcast", kUnaryBcast}};
     for (const auto& m : kModes) {
         if (mode == m.name) return m.op;
     }
@@ -62,7 +62,7 @@ FpuOp fpu_op_of(const std::string& mode) {
 // Per-core tile op counters, found once per kind and then bumped through a pointer
 enum Counter : int {
     kCntMatmul, kCntAdd, kCntSub, kCntMul, kCntBcastAdd, kCntBcastSub, kCntBcastMul, kCntCopy,
-    kCntTranspose, kCntReduce, kCntPack, kCntWhere, kCntSfpu = 16, kCntSfpuBinary = 64,  // room for every sfpu::Unary id
+    kCntTranspose, kCntReduce, kCntPack, kCntWhere, kCntUnaryBcast, kCntSfpu = 16, kCntSfpuBinary = 64,  // room for every sfpu::Unary id
     kCntEnd = 96,  // ComputeState::op_counter's size
 };
 void count(ComputeState& e, int slot, const char* name, const char* prefix = "",
@@ -258,7 +258,7 @@ void ttmock::fpu_init(const char* mode, uint32_t icb0, uint32_t icb1, uint32_t a
     int op = cached_id(e, 0, mode, [](const char* m) { return static_cast<int>(fpu_op_of(m)); });
     if (op == kCopy && arg != 0) op = kCopyTranspose;
     if (op == kMatmul) e.matmul_transpose = arg != 0;
-    if (op == kAddBcast || op == kSubBcast || op == kMulBcast) e.bcast_type = static_cast<int>(arg);
+    if (op == kAddBcast || op == kSubBcast || op == kMulBcast || op == kUnaryBcast) e.bcast_type = static_cast<int>(arg);
     if (op == kReduce) {
         e.reduce_pool = static_cast<int>(arg / 4);
         e.reduce_dim = static_cast<int>(arg % 4);
@@ -451,6 +451,41 @@ void ttmock::copy(uint32_t icb, uint32_t itile, uint32_t idst) {
     }
     e.dst_written[idst] = true;
     count(e, kCntCopy, "copy");
+    timing::tile(current(), timing::kCopy, unpack_cost(icb), to_dest ? 0.0 : timing::profile().eltwise_per_phase);
+}
+
+void ttmock::unary_bcast(int bcast, uint32_t icb, uint32_t itile, uint32_t idst) {
+    static const char* suffixes[] = {"<NONE>", "<COL>", "<ROW>", "<SCALAR>"};
+    const Call what = call("unary_bcast", {icb, itile, idst}, suffixes[bcast & 3]);
+    ComputeState& e = started_engine(what);
+    check_mode(e, kUnaryBcast, "unary_bcast_init<BroadcastType>(icb)", what);
+    if (e.bcast_type != bcast) fail_at(what, ": unary_bcast_init was for another broadcast type");
+    check_dst(e, idst, what, false);
+    // a CB unpacked straight to DST (UnpackToDestFp32) is broadcast exactly; any other goes
+    // through SrcB (fp32 data truncated to TF32 or BF16 there) and MOVB2D (denormals flushed)
+    const bool to_dest = icb < e.unpack_to_dest.size() &&
+                         e.unpack_to_dest[icb] == tt::tt_metal::UnpackToDestMode::UnpackToDestFp32;
+    if (to_dest && !e.fp32_dest_acc) {
+        fail_at(what, ": CB " + std::to_string(icb) +
+                " is UnpackToDestFp32 but the kernel was created without fp32_dest_acc_en");
+    }
+    if (!to_dest) {
+        check_src(e, false, icb, what);
+        check_matrix_operand(e, false, icb, what);
+    }
+    uint32_t a[kTileElems], b[kTileElems];
+    unpack(e, icb, itile, !to_dest, a, what);
+    {
+        TileMathTimer tile_math_timer(current_core());
+        if (to_dest) {
+            fpu::broadcast_tile(a, bcast, e.dst[idst]);
+        } else {
+            fpu::broadcast_tile(a, bcast, b);
+            fpu::datacopy(e.dst[idst], b, false, e.fp32_dest_acc);
+        }
+    }
+    e.dst_written[idst] = true;
+    count(e, kCntUnaryBcast, "unary_bcast");
     timing::tile(current(), timing::kCopy, unpack_cost(icb), to_dest ? 0.0 : timing::profile().eltwise_per_phase);
 }
 

@@ -943,13 +943,14 @@ AVX512_FN void matmul512_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t
 // ELWMUL on 16 lanes through dst32_step, the DST kept decoded across the fidelity phases: each
 // product is an addend with exponent ex + ey and "group sum" fx * fy (accumulate's rule for one
 // addend: a zero operand or an underflowing exponent contributes nothing).
-template <bool kFp32>
-AVX512_FN void eltwise_mul512(uint32_t* dst, const uint32_t* a, const uint32_t* b, int phases) {
-    constexpr int kChains = 4;  // independent 16-lane chains per iteration
+// kChains independent 16-lane chains from element i0 (eltwise_mul512: 4 at a time; a single one
+// for the 16 lanes eltwise_mul512_exact leaves)
+template <bool kFp32, int kChains>
+AVX512_FN inline void eltwise_mul512_lanes(uint32_t* dst, const uint32_t* a, const uint32_t* b, int phases, int i0) {
     const __m512i exp_mask = _mm512_set1_epi32(static_cast<int32_t>(kExpMask));
     const __m512i low10 = _mm512_set1_epi32(0x3FF), implicit = _mm512_set1_epi32(0x400);
     const __m512i byte = _mm512_set1_epi32(255), zero = _mm512_setzero_si512();
-    for (int i0 = 0; i0 < kTileElems; i0 += 16 * kChains) {
+    {
         __mmask16 nz[kChains], neg[kChains];
         __m512i mx[kChains], my[kChains], e[kChains];
         Dst32 st[kChains];
@@ -985,6 +986,53 @@ AVX512_FN void eltwise_mul512(uint32_t* dst, const uint32_t* a, const uint32_t* 
             st[c].e = _mm512_add_epi32(st[c].e, _mm512_set1_epi32(product_exp_adjust(phases - 1)));
             _mm512_storeu_si512(dst + i0 + 16 * c, dst32_encode(st[c]));
         }
+    }
+}
+
+template <bool kFp32>
+AVX512_FN void eltwise_mul512(uint32_t* dst, const uint32_t* a, const uint32_t* b, int phases) {
+    for (int i0 = 0; i0 < kTileElems; i0 += 64) eltwise_mul512_lanes<kFp32, 4>(dst, a, b, phases, i0);
+}
+
+// ELWMUL onto a 32-bit DST holding +0 (mul_tiles after tile_regs_acquire), as one exact product:
+// the phases' addends fx fy (at most 12 bits each, exponents 5, 7, 12 below the first) sum to
+// P = Xhi Yhi 2^9 + Xlo Yhi 2^4 + Xhi Ylo 2^5 + Xlo Ylo (X = the SrcA operand's top 10 significand
+// bits, Xhi / Xlo its two 5-bit fields; Yhi = the SrcB operand's top 7, Ylo its last 4; the terms
+// of the phases run), below 2^21: each step of the accumulator sums values of at most 21
+// significant bits, so nothing is rounded, and the result is P 2^(ex + ey - 254 - 19) exactly --
+// when no phase's exponent underflows and the result stays normal: ex + ey in [kMulSafeLo,
+// kMulSafeHi] (with margin) or a zero operand (then +0). 16 lanes where one is outside that or
+// the DST is not +0 are computed step by step (eltwise_mul512_lanes).
+constexpr int32_t kMulSafeLo = 150, kMulSafeHi = 370;
+AVX512_FN void eltwise_mul512_exact(uint32_t* dst, const uint32_t* a, const uint32_t* b, int phases) {
+    const __m512i exp_mask = _mm512_set1_epi32(static_cast<int32_t>(kExpMask)), byte = _mm512_set1_epi32(255);
+    const __m512i low10 = _mm512_set1_epi32(0x3FF), implicit = _mm512_set1_epi32(0x400);
+    const __m512i lo_mask5 = _mm512_set1_epi32(31), lo_mask4 = _mm512_set1_epi32(15);
+    for (int i = 0; i < kTileElems; i += 16) {
+        const __m512i x = _mm512_loadu_si512(a + i), y = _mm512_loadu_si512(b + i);
+        const __mmask16 nz = _mm512_test_epi32_mask(x, exp_mask) & _mm512_test_epi32_mask(y, exp_mask);
+        const __m512i s = _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(x, 23), byte),
+                                           _mm512_and_si512(_mm512_srli_epi32(y, 23), byte));
+        const __mmask16 bad = _mm512_test_epi32_mask(_mm512_loadu_si512(dst + i), _mm512_set1_epi32(-1)) |
+                              (nz & (_mm512_cmplt_epi32_mask(s, _mm512_set1_epi32(kMulSafeLo)) |
+                                     _mm512_cmpgt_epi32_mask(s, _mm512_set1_epi32(kMulSafeHi))));
+        if (bad) {
+            eltwise_mul512_lanes<true, 1>(dst, a, b, phases, i);
+            continue;
+        }
+        const __m512i mx = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(x, 13), low10), implicit);
+        const __m512i my = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(y, 13), low10), implicit);
+        const __m512i xhi = _mm512_srli_epi32(mx, 6), xlo = _mm512_and_si512(_mm512_srli_epi32(mx, 1), lo_mask5);
+        const __m512i yhi = _mm512_srli_epi32(my, 4), ylo = _mm512_and_si512(my, lo_mask4);
+        __m512i p = _mm512_slli_epi32(_mm512_mullo_epi32(xhi, yhi), 9);
+        if (phases > 1) p = _mm512_add_epi32(p, _mm512_slli_epi32(_mm512_mullo_epi32(xlo, yhi), 4));
+        if (phases > 2) p = _mm512_add_epi32(p, _mm512_slli_epi32(_mm512_mullo_epi32(xhi, ylo), 5));
+        if (phases > 3) p = _mm512_add_epi32(p, _mm512_mullo_epi32(xlo, ylo));
+        const __m512i f = _mm512_castps_si512(_mm512_cvtepi32_ps(p));  // exact: P < 2^21
+        __m512i v = _mm512_add_epi32(f, _mm512_slli_epi32(_mm512_sub_epi32(s, _mm512_set1_epi32(254 + 19)), 23));
+        v = _mm512_ternarylogic_epi32(v, _mm512_xor_si512(x, y), _mm512_set1_epi32(static_cast<int32_t>(0x80000000u)),
+                                      0xF8);  // a | (b & c): the product's sign
+        _mm512_storeu_si512(dst + i, _mm512_maskz_mov_epi32(nz, v));
     }
 }
 
@@ -1388,6 +1436,8 @@ void matmul_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t* in1, bool t
     matmul(dst, a, b, transpose, phases, fp32_dst);
 }
 
+void broadcast_tile(const uint32_t* b, int bcast, uint32_t* out) { broadcast(b, bcast, out); }
+
 void eltwise_add(uint32_t* dst, const uint32_t* a, const uint32_t* b, bool subtract, int bcast,
                  bool fp32_dst) {
     uint32_t bb[kTileElems];
@@ -1423,7 +1473,7 @@ void eltwise_mul(uint32_t* dst, const uint32_t* a, const uint32_t* b, int bcast,
 #ifdef TTMOCK_MVMUL512
     if (fpu_path() == FpuPath::kAvx512) {
         if (fp32_dst) {
-            eltwise_mul512<true>(dst, a, b, phases);
+            eltwise_mul512_exact(dst, a, b, phases);
         } else {
             eltwise_mul512<false>(dst, a, b, phases);
         }
@@ -1439,8 +1489,195 @@ void eltwise_mul(uint32_t* dst, const uint32_t* a, const uint32_t* b, int bcast,
     }
 }
 
+#ifdef TTMOCK_MVMUL512
+namespace {
+// reduce_tile SUM on 16 lanes (the rule of reduce_sum_impl's MVMUL / GAPOOL rows, every lane's
+// product with the one scaler value): per K chunk of 16 products, two groups of 8 aligned to their
+// largest exponent (|p| / 2^d rounded half away from zero, in integers: (2 |p| + 2^d) >> (d + 1)),
+// their signed sums (below 2^15) through dst32_step with the DST kept decoded, in the LLK order
+// (REDUCE_ROW: phases outermost, then the two column faces; REDUCE_COL: per face, phases innermost).
+// Lanes: REDUCE_ROW the 16 rows of a face row (input read transposed by a gather), REDUCE_COL the
+// 16 columns of a column face.
+struct ReduceChunk512 {
+    __m512i e[2];         // group maxima (without the phase adjustment)
+    __m512i f[2][16];     // [input field][k]: the input's mantissa field (0 for a zero input)
+    __mmask16 neg[16];    // [k]: the product is negative
+    __m512i half[16];     // [k]: 2^d, d the alignment shift (at most 20)
+    __m512i d1[16];       // [k]: d + 1
+};
+
+// `in_srca`: the input is SrcA (5-bit fields, lo on odd phases; REDUCE_COL) or SrcB (7-bit fields,
+// lo on phases 2 and 3; REDUCE_ROW)
+AVX512_FN inline void reduce_chunk512(ReduceChunk512& ch, const __m512i (&x)[16], uint32_t scaler, bool in_srca) {
+    const __m512i exp_mask = _mm512_set1_epi32(static_cast<int32_t>(kExpMask));
+    const bool s_zero = (scaler & kExpMask) == 0;
+    const int32_t es = s_zero ? kZeroExp : static_cast<int32_t>((scaler >> 23) & 255u);
+    const __mmask16 s_neg = static_cast<__mmask16>((scaler >> 31) ? 0xFFFF : 0);
+    __m512i e[16];
+    for (int k = 0; k < 16; ++k) {
+        const __mmask16 nz = _mm512_test_epi32_mask(x[k], exp_mask);
+        const __m512i ex = _mm512_mask_mov_epi32(_mm512_set1_epi32(kZeroExp), nz,
+                                                 _mm512_and_si512(_mm512_srli_epi32(x[k], 23), _mm512_set1_epi32(255)));
+        e[k] = _mm512_add_epi32(ex, _mm512_set1_epi32(es));
+        const __m512i m11 = _mm512_maskz_or_epi32(nz, _mm512_and_si512(_mm512_srli_epi32(x[k], 13), _mm512_set1_epi32(0x3FF)),
+                                                  _mm512_set1_epi32(0x400));
+        if (in_srca) {
+            ch.f[0][k] = _mm512_srli_epi32(m11, 6);
+            ch.f[1][k] = _mm512_and_si512(_mm512_srli_epi32(m11, 1), _mm512_set1_epi32(31));
+        } else {
+            ch.f[0][k] = _mm512_srli_epi32(m11, 4);
+            ch.f[1][k] = _mm512_slli_epi32(_mm512_and_si512(m11, _mm512_set1_epi32(15)), 3);
+        }
+        ch.neg[k] = _mm512_movepi32_mask(x[k]) ^ s_neg;  // the input's sign, flipped by a negative scaler
+    }
+    for (int g = 0; g < 2; ++g) {
+        __m512i em = e[8 * g];
+        for (int k = 8 * g + 1; k < 8 * g + 8; ++k) em = _mm512_max_epi32(em, e[k]);
+        ch.e[g] = em;
+        for (int k = 8 * g; k < 8 * g + 8; ++k) {
+            const __m512i d = _mm512_min_epi32(_mm512_sub_epi32(em, e[k]), _mm512_set1_epi32(20));
+            ch.half[k] = _mm512_sllv_epi32(_mm512_set1_epi32(1), d);
+            ch.d1[k] = _mm512_add_epi32(d, _mm512_set1_epi32(1));
+        }
+    }
+}
+
+// One accumulator step of a chunk in phase p (the DST exponent already moved to the phase's
+// adjustment): the scaler field fs times the input field of the phase. A product is below 2^12,
+// so 2 |p| is one 16-bit multiply (the lanes' high halves are 0).
+template <bool kFp32>
+AVX512_FN inline Dst32 reduce_step512(Dst32 st, const ReduceChunk512& ch, int field, int32_t fs, int p) {
+    const int32_t adj = product_exp_adjust(p);
+    const __m512i vfs = _mm512_set1_epi32(2 * fs);
+    __m512i x[2], e[2];
+    for (int g = 0; g < 2; ++g) {
+        __m512i sum = _mm512_setzero_si512();
+        for (int k = 8 * g; k < 8 * g + 8; ++k) {
+            const __m512i m2 = _mm512_mullo_epi16(ch.f[field][k], vfs);
+            const __m512i r = _mm512_srlv_epi32(_mm512_add_epi32(m2, ch.half[k]), ch.d1[k]);
+            sum = _mm512_mask_sub_epi32(_mm512_add_epi32(sum, r), ch.neg[k], sum, r);
+        }
+        // a group whose exponent underflows (emax + adj <= 0) contributes nothing
+        const __mmask16 valid = _mm512_cmpgt_epi32_mask(ch.e[g], _mm512_set1_epi32(-adj));
+        x[g] = _mm512_maskz_mov_epi32(valid, _mm512_slli_epi32(sum, 16));
+        e[g] = _mm512_mask_mov_epi32(_mm512_set1_epi32(-adj), valid, ch.e[g]);
+    }
+    return dst32_step<kFp32>(st, x[0], e[0], x[1], e[1], _mm512_max_epi32(e[0], e[1]), adj);
+}
+
+// A 16x16 block of words transposed in registers: the off-diagonal blocks of 8, 4, 2, 1 swapped.
+// kSwap[s][0 / 1]: lane j of the new rows i and i + b (b = 8 >> s, i without bit b), as
+// permutex2var indices into rows i (0..15) and i + b (16..31).
+alignas(64) constexpr int32_t kSwap[4][2][16] = {
+    {{0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23}, {8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31}},
+    {{0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27}, {4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31}},
+    {{0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29}, {2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31}},
+    {{0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30}, {1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31}}};
+AVX512_FN inline void transpose16x16(__m512i (&x)[16]) {
+#pragma GCC unroll 4
+    for (int s = 0; s < 4; ++s) {
+        const int b = 8 >> s;
+        const __m512i ilo = _mm512_load_si512(kSwap[s][0]), ihi = _mm512_load_si512(kSwap[s][1]);
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; ++i) {
+            if (i & b) continue;
+            const __m512i r0 = x[i], r1 = x[i + b];
+            x[i] = _mm512_permutex2var_epi32(r0, ilo, r1);
+            x[i + b] = _mm512_permutex2var_epi32(r0, ihi, r1);
+        }
+    }
+}
+
+// the DST exponent relative to phase p's adjustment (back: absolute again after `phases`)
+AVX512_FN inline void move(Dst32& st, int p) {
+    st.e = _mm512_add_epi32(st.e, _mm512_set1_epi32((p ? product_exp_adjust(p - 1) : 0) - product_exp_adjust(p)));
+}
+AVX512_FN inline void back(Dst32& st, int phases) {
+    st.e = _mm512_add_epi32(st.e, _mm512_set1_epi32(product_exp_adjust(phases - 1)));
+}
+
+template <bool kFp32>
+AVX512_FN void reduce_sum512(uint32_t* dst, const uint32_t* a, uint32_t scaler, int dim, int phases) {
+    const uint32_t ms11 = ((scaler >> 13) & 0x3FFu) | 0x400u;
+    const bool row = dim == 0;
+    // the scaler's fields: SrcA (5 bits) for REDUCE_ROW, SrcB (7 bits) for REDUCE_COL
+    const int32_t fs[2] = {static_cast<int32_t>(row ? ms11 >> 6 : ms11 >> 4),
+                           static_cast<int32_t>(row ? (ms11 >> 1) & 31 : (ms11 & 15) << 3)};
+    if (row) {
+        const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                _mm512_set1_epi32(16));
+        for (int fr = 0; fr < 2; ++fr) {
+            ReduceChunk512 ch[2];
+            for (int fc = 0; fc < 2; ++fc) {
+                __m512i x[16];
+                const uint32_t* face = a + (fr * 2 + fc) * 256;
+                for (int k = 0; k < 16; ++k) x[k] = _mm512_loadu_si512(face + k * 16);
+                transpose16x16(x);
+                reduce_chunk512(ch[fc], x, scaler, false);
+            }
+            uint32_t* out = dst + fr * 512;  // column 0 of face (fr, 0): every 16th word
+            Dst32 st = dst32_decode(_mm512_i32gather_epi32(rows, out, 4));
+            for (int p = 0; p < phases; ++p) {
+                move(st, p);
+                // SrcB (the input) field: lo on phases 2, 3; SrcA (the scaler): lo on odd phases
+                for (int fc = 0; fc < 2; ++fc) st = reduce_step512<kFp32>(st, ch[fc], (p & 2) ? 1 : 0, fs[p & 1], p);
+            }
+            back(st, phases);
+            _mm512_i32scatter_epi32(out, rows, dst32_encode(st), 4);
+        }
+    } else {
+        for (int fc = 0; fc < 2; ++fc) {
+            Dst32 st = dst32_decode(_mm512_loadu_si512(dst + fc * 256));
+            for (int fr = 0; fr < 2; ++fr) {
+                __m512i x[16];
+                const uint32_t* face = a + (fr * 2 + fc) * 256;
+                for (int k = 0; k < 16; ++k) x[k] = _mm512_loadu_si512(face + k * 16);
+                ReduceChunk512 ch;
+                reduce_chunk512(ch, x, scaler, true);
+                for (int p = 0; p < phases; ++p) {
+                    move(st, p);
+                    // SrcA (the input) field: lo on odd phases; SrcB (the scaler): lo on phases 2, 3
+                    st = reduce_step512<kFp32>(st, ch, p & 1, fs[(p >> 1) & 1], p);
+                }
+                back(st, phases);
+            }
+            _mm512_storeu_si512(dst + fc * 256, dst32_encode(st));
+        }
+    }
+}
+}  // namespace
+#endif
+
+void eltwise_mul_reference(uint32_t* dst, const uint32_t* a, const uint32_t* b, int bcast, int phases,
+                           bool fp32_dst) {
+    uint32_t bb[kTileElems];
+    broadcast(b, bcast, bb);
+    for (int p = 0; p < phases; ++p) {
+        if (fp32_dst) {
+            eltwise_mul_impl<true>(dst, a, bb, p);
+        } else {
+            eltwise_mul_impl<false>(dst, a, bb, p);
+        }
+    }
+}
+
 void reduce_sum(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int dim, int phases,
                 bool fp32_dst) {
+#ifdef TTMOCK_MVMUL512
+    if ((dim == 0 || dim == 1) && fpu_path() == FpuPath::kAvx512) {
+        if (fp32_dst) {
+            reduce_sum512<true>(dst, a, scaler[0], dim, phases);
+        } else {
+            reduce_sum512<false>(dst, a, scaler[0], dim, phases);
+        }
+        return;
+    }
+#endif
+    reduce_sum_reference(dst, a, scaler, dim, phases, fp32_dst);
+}
+
+void reduce_sum_reference(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int dim, int phases,
+                          bool fp32_dst) {
     if (fp32_dst) {
         reduce_sum_impl<true>(dst, a, scaler, dim, phases);
     } else {

@@ -42,16 +42,26 @@ void matmul(uint32_t* dst, const uint32_t* in0, const uint32_t* in1, bool transp
 // L1 and reuses the decoding of tiles it multiplied last on this host thread)
 void matmul_bf16(uint32_t* dst, const uint16_t* in0, const uint16_t* in1, bool transpose, int phases,
                  bool fp32_dst);
+// The SrcB tile b as a broadcast `bcast` reads it (kBcastNone: a copy)
+void broadcast_tile(const uint32_t* b, int bcast, uint32_t* out);
 // DST = a + b or a - b (ELWADD / ELWSUB), b broadcast per `bcast`
 void eltwise_add(uint32_t* dst, const uint32_t* a, const uint32_t* b, bool subtract, int bcast,
                  bool fp32_dst);
 // DST += a * b over `phases` fidelity phases (ELWMUL accumulates onto DST)
 void eltwise_mul(uint32_t* dst, const uint32_t* a, const uint32_t* b, int bcast, int phases,
                  bool fp32_dst);
+// The portable step-by-step form of eltwise_mul (the AVX-512 paths, and the exact product onto a
+// +0 DST, must give its bits: testing/runtime/programs/fast_paths compares them)
+void eltwise_mul_reference(uint32_t* dst, const uint32_t* a, const uint32_t* b, int bcast, int phases,
+                           bool fp32_dst);
 // reduce_tile SUM/AVG: DST += (a * scaler) summed along dim (0 ROW: into column 0, 1 COL: into
 // row 0, 2 SCALAR: into [0][0])
 void reduce_sum(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int dim, int phases,
                 bool fp32_dst);
+// The scalar form of reduce_sum (the portable path; the AVX-512 path of ROW / COL must give its
+// bits: testing/runtime/programs/fast_paths compares them)
+void reduce_sum_reference(uint32_t* dst, const uint32_t* a, const uint32_t* scaler, int dim, int phases,
+                          bool fp32_dst);
 // reduce_tile MAX: DST = max(DST, max of a along dim); `first`: DST holds nothing yet
 void reduce_max(uint32_t* dst, const uint32_t* a, int dim, bool first);
 // The scalar form of reduce_max (the portable path; the vector path must give its bits: the test

@@ -20,6 +20,8 @@ void eltwise_binary(const char* op, uint32_t icb0, uint32_t icb1, uint32_t i0, u
 void eltwise_bcast(const char* op, int bcast, uint32_t icb0, uint32_t icb1, uint32_t i0,
                    uint32_t i1, uint32_t idst);
 void copy(uint32_t icb, uint32_t itile, uint32_t idst);
+// unary_bcast<bcast>(icb, itile, idst): tile itile of icb broadcast into DST[idst]
+void unary_bcast(int bcast, uint32_t icb, uint32_t itile, uint32_t idst);
 void transpose(uint32_t icb, uint32_t itile, uint32_t idst);
 void reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32_t itile,
             uint32_t iscaler, uint32_t idst);

@@ -100,4 +100,19 @@ ALWI void mul_bcast_scalar_init(uint32_t icb0, uint32_t icb1, uint32_t call_line
     (void)call_line;
     ttmock::fpu_init("mul_bcast", icb0, icb1, static_cast<uint32_t>(BroadcastType::SCALAR));
 }
+// A tile of a CB broadcast into DST (column 0 across the columns, row 0 down the rows, [0][0]
+// everywhere): through SrcB and MOVB2D, or for a CB unpacked straight to DST (UnpackToDestFp32)
+// exactly, as the SDK's unary_bcast does
+template <BroadcastType bcast_type, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void unary_bcast_init(uint32_t icb) {
+    ttmock::fpu_init("unary_bcast", icb, icb, static_cast<uint32_t>(bcast_type));
+}
+template <BroadcastType bcast_type, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void unary_bcast(uint32_t icb, uint32_t in_tile_index, uint32_t dst_tile_index) {
+    ttmock::unary_bcast(static_cast<int>(bcast_type), icb, in_tile_index, dst_tile_index);
+}
+template <BroadcastType bcast_type>
+ALWI void unary_bcast_uninit(uint32_t icb) {
+    (void)icb;
+}
 }  // namespace ckernel
