@@ -601,18 +601,20 @@ def k(X: T.Tensor((128, 96), "{dtype}"), Y: T.Tensor((128, 96), "{dtype}")):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("reduce,expr,ref", [
-    ("T.reduce_max", "T.exp(X_s[i, j] - C[j])", lambda x, c: np.exp(x - c)),
-    ("T.reduce_sum", "X_s[i, j] / C[j]", lambda x, c: x / c),
-    ("T.reduce_sum", "X_s[i, j] * 2.0 - C[j] * 0.5", lambda x, c: x * 2 - c * 0.5),  # as a block
+@pytest.mark.parametrize("reduce,expr,ref,bcast", [
+    ("T.reduce_max", "T.exp(X_s[i, j] - C[j])", lambda x, c: np.exp(x - c), "_tiles_bcast_rows("),
+    ("T.reduce_sum", "X_s[i, j] / C[j]", lambda x, c: x / c, "_tiles_bcast_rows("),
+    # the scaled vector is a leaf of a block expression: broadcast into DST by the unpacker
+    ("T.reduce_sum", "X_s[i, j] * 2.0 - C[j] * 0.5", lambda x, c: x * 2 - c * 0.5,
+     "unary_bcast<BroadcastType::ROW>("),
 ])
-def test_column_reductions_and_row_broadcasts(tmp_path, dtype, reduce, expr, ref):
+def test_column_reductions_and_row_broadcasts(tmp_path, dtype, reduce, expr, ref, bcast):
     from helpers import kernel_from_source
 
     k = kernel_from_source(tmp_path, COLUMN_KERNEL.format(dtype=dtype, reduce=reduce, expr=expr))
     art = tilelang_tt.compile(k, out_idx=-1)
     assert "ReduceDim::REDUCE_COL" in art.sources["compute.cpp"]
-    assert "_tiles_bcast_rows(" in art.sources["compute.cpp"]
+    assert bcast in art.sources["compute.cpp"]
     x = (np.abs(rand((128, 96), "float32", 90)) + 0.5).astype(BF16 if dtype == "bfloat16"
                                                                else np.float32)
     xf = as_f32(x).astype(np.float64)
