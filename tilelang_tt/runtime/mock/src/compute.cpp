@@ -425,6 +425,20 @@ void ttmock::eltwise_bcast(const char* op, int bcast, uint32_t icb0, uint32_t ic
                  timing::profile().eltwise_per_phase * (k == 2 ? phases(e) : 1));
 }
 
+
+namespace {
+// whether CB icb is unpacked straight to DST (UnpackToDestFp32), which needs the 32-bit DST
+bool unpacks_to_dest(const ComputeState& e, uint32_t icb, const Call& what) {
+    const bool to_dest = icb < e.unpack_to_dest.size() &&
+                         e.unpack_to_dest[icb] == tt::tt_metal::UnpackToDestMode::UnpackToDestFp32;
+    if (to_dest && !e.fp32_dest_acc) {
+        fail_at(what, ": CB " + std::to_string(icb) +
+                " is UnpackToDestFp32 but the kernel was created without fp32_dest_acc_en");
+    }
+    return to_dest;
+}
+}  // namespace
+
 void ttmock::copy(uint32_t icb, uint32_t itile, uint32_t idst) {
     const Call what = call("copy_tile", {icb, itile, idst});
     ComputeState& e = started_engine(what);
@@ -433,12 +447,7 @@ void ttmock::copy(uint32_t icb, uint32_t itile, uint32_t idst) {
     }
     check_src(e, true, icb, what);
     check_dst(e, idst, what, false);
-    const bool to_dest = icb < e.unpack_to_dest.size() &&
-                         e.unpack_to_dest[icb] == tt::tt_metal::UnpackToDestMode::UnpackToDestFp32;
-    if (to_dest && !e.fp32_dest_acc) {
-        fail_at(what, ": CB " + std::to_string(icb) +
-                " is UnpackToDestFp32 but the kernel was created without fp32_dest_acc_en");
-    }
+    const bool to_dest = unpacks_to_dest(e, icb, what);
     if (to_dest) {
         unpack(e, icb, itile, false, e.dst[idst], what);
     } else {
@@ -463,12 +472,7 @@ void ttmock::unary_bcast(int bcast, uint32_t icb, uint32_t itile, uint32_t idst)
     check_dst(e, idst, what, false);
     // a CB unpacked straight to DST (UnpackToDestFp32) is broadcast exactly; any other goes
     // through SrcB (fp32 data truncated to TF32 or BF16 there) and MOVB2D (denormals flushed)
-    const bool to_dest = icb < e.unpack_to_dest.size() &&
-                         e.unpack_to_dest[icb] == tt::tt_metal::UnpackToDestMode::UnpackToDestFp32;
-    if (to_dest && !e.fp32_dest_acc) {
-        fail_at(what, ": CB " + std::to_string(icb) +
-                " is UnpackToDestFp32 but the kernel was created without fp32_dest_acc_en");
-    }
+    const bool to_dest = unpacks_to_dest(e, icb, what);
     if (!to_dest) {
         check_src(e, false, icb, what);
         check_matrix_operand(e, false, icb, what);
@@ -497,12 +501,7 @@ void ttmock::transpose(uint32_t icb, uint32_t itile, uint32_t idst) {
     check_dst(e, idst, what, false);
     // a CB unpacked straight to DST (its unpack DST format Float32) is transposed in DST,
     // exactly; any other goes through SrcA (fp32 data truncated to TF32 or BF16 there)
-    const bool to_dest = icb < e.unpack_to_dest.size() &&
-                         e.unpack_to_dest[icb] == tt::tt_metal::UnpackToDestMode::UnpackToDestFp32;
-    if (to_dest && !e.fp32_dest_acc) {
-        fail_at(what, ": CB " + std::to_string(icb) +
-                " is UnpackToDestFp32 but the kernel was created without fp32_dest_acc_en");
-    }
+    const bool to_dest = unpacks_to_dest(e, icb, what);
     uint32_t a[kTileElems];
     unpack(e, icb, itile, !to_dest, a, what);
     {
