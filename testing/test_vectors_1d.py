@@ -59,6 +59,23 @@ def test_row_max_to_a_1d_tensor_is_exact(tmp_path, dtype, reduce, form):
     np.testing.assert_array_equal(as_f32(art(x)), want.astype(np.float32))
 
 
+@pytest.mark.parametrize("reduce", ["reduce_sum", "reduce_max"])
+def test_batch_is_a_scheduling_hint(tmp_path, reduce):
+    """TileLang's ``batch=`` groups a GPU's AllReduce calls; it does not change the result, so
+    the kernel is the one without it (``batch < 1`` is refused, as TileLang does, naming the line)."""
+    M, N, bm = 64, 64, 32
+    plain = tilelang_tt.compile(reduce_kernel(tmp_path, M, N, bm, "float32", reduce, "copy"),
+                                out_idx=-1)
+    src = REDUCE_KERNEL.format(M=M, N=N, bm=bm, dtype="float32", reduce=reduce,
+                               write=WRITES["copy"].format(bm=bm))
+    batched = tilelang_tt.compile(kernel_from_source(
+        tmp_path, src.replace("dim=1)", "dim=1, batch=4)")), out_idx=-1)
+    assert batched.sources == plain.sources
+    x = rand((M, N), "float32", 13)
+    np.testing.assert_array_equal(as_f32(batched(x)), as_f32(plain(x)))
+    with pytest.raises(tilelang_tt.TTCompileError, match=r"batch must be >= 1, got 0(.|\n)*:10:"):
+        kernel_from_source(tmp_path, src.replace("dim=1)", "dim=1, batch=0)"))
+
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
 @pytest.mark.parametrize("form", ["copy", "parallel", "expression"])
 def test_row_sums_to_a_1d_tensor(tmp_path, dtype, form):

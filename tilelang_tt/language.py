@@ -1313,9 +1313,10 @@ def _reduce(kind, src, dst, dim, clear_dst):
 
 
 def _batch(batch):
-    if batch != 1:
-        raise language_compat.note_error(TTUnsupportedError(
-            f"T.reduce_*(batch={batch}): batched reductions are not supported yet"))
+    # TileLang's `batch` groups a warp's AllReduce calls to share barriers: a scheduling
+    # hint with no effect on the result. The reduction fold is the same for any batch.
+    if int(batch) < 1:
+        raise ValueError(f"batch must be >= 1, got {batch}")
 
 
 def reduce(src, dst, reduce_type, dim, clear, batch=1, nan_propagate=False, annotations=None):
