@@ -52,7 +52,8 @@ try:
     from . import _tilelang_modules
     from . import ops as _ops  # noqa: F401  registers the tt.* TIR ops and the T.tt script namespace
     from . import target as _target  # noqa: F401  registers the "tenstorrent" target tags
-    from .compiler import annotate_tt_layout, annotate_tt_schedule, compile, generate, lower
+    from .compiler import (annotate_tt_layout, annotate_tt_schedule, compile, generate, lower,
+                           lower_launches)
     from .errors import (TTAliasError, TTArgumentError, TTAssertionError, TTCompileError,
                          TTDtypeError,
                          TTLayoutError, TTResourceError,
@@ -78,6 +79,7 @@ __all__ = [
     "TTResourceError", "TTRuntimeError", "TTUnsupportedError", "TTVerifyError",
     "TensorSupplyType", "annotate_tt_layout", "annotate_tt_schedule", "cdiv", "compile",
     "disable_cache", "enable_cache", "generate", "is_cache_enabled", "jit", "lower",
+    "lower_launches",
     "next_power_of_2", "par_compile", "set_log_level",
 ]
 

@@ -14,11 +14,13 @@ from tvm import tirx
 
 from . import attrs
 from .codegen.cmake import cmake_source
-from .codegen.host import host_source
+from .codegen.host import host_source, launches_host_source
 from .codegen.kernels import kernel_source
+from .codegen.launch_plan import combine_plans
 from .codegen.plan import build_plan
-from .errors import TTArgumentError, TTCompileError
+from .errors import TTArgumentError, TTCompileError, TTUnsupportedError
 from .passes import pipeline
+from .passes.frontend.launches import split_launches
 from .passes.verify.verify_ttir import kernels_of
 from .runtime import dynamic
 from .runtime.artifact import Artifact
@@ -92,11 +94,54 @@ def lower(func, target="tenstorrent", target_host=None, runtime_only=False,
     ``runtime_only``, ``enable_host_codegen`` and ``enable_device_compile`` (which of its CUDA
     host and device modules to build) are accepted and ignored."""
     options = check_pass_configs(pass_configs)
+    if isinstance(func, tirx.PrimFunc) and split_launches(func, _kernel_name(func)) is not None:
+        raise TTUnsupportedError(
+            f"kernel {_kernel_name(func)} has several `with T.Kernel(...)` launches (or "
+            "T.alloc_global tensors): lower() returns the module of one launch",
+            hint="tilelang_tt.lower_launches(func) lowers each launch; compile() runs them all")
     mod = pipeline.prepare(func, target)
     if options:
         ((gv, f),) = mod.functions.items()
         mod = tvm.IRModule({gv: f.with_attr(attrs.COMPILE_OPTIONS, options)})
     return pipeline.run(mod, stop_after=stop_after, dump_dir=dump_ir, verify_each=verify_each)
+
+
+def _kernel_name(func) -> str:
+    return str(func.attrs["global_symbol"]) if func.attrs is not None and \
+        "global_symbol" in func.attrs else getattr(func, "__name__", "kernel")
+
+
+def lower_launches(func, target="tenstorrent", *, dump_ir=None, pass_configs=None,
+                   verify_each=None) -> list[tvm.IRModule]:
+    """The lowered module of each ``T.Kernel`` launch of ``func`` in program order (one for a
+    kernel of one launch); ``dump_ir`` gets a directory per launch."""
+    launches = split_launches(func, _kernel_name(func)) if isinstance(func, tirx.PrimFunc) \
+        else None
+    if launches is None:
+        return [lower(func, target, dump_ir=dump_ir, pass_configs=pass_configs,
+                      verify_each=verify_each)]
+    return [lower(launch.func, target, pass_configs=pass_configs, verify_each=verify_each,
+                  dump_ir=os.path.join(dump_ir, launch.name) if dump_ir else None)
+            for launch in launches]
+
+
+def generate_launches(func, launches, mods) -> tuple[dict, dict]:
+    """(sources, plan) of a kernel of several launches lowered to ``mods``: each launch's
+    kernels and plan under ``launch<i>/``, one ``main.cpp`` running them in order
+    (``codegen/launch_plan.py``)."""
+    plans = [build_plan(mod) for mod in mods]
+    params = [str(p.name) for p in func.params if tirx.is_buffer_var(p)]
+    plan = combine_plans(_kernel_name(func), params, launches, plans)
+    sources = {}
+    for entry, mod in zip(plan["launches"], mods):
+        kernels = kernels_of(mod)
+        for kind in ("reader", "compute", "writer"):
+            sources[f"{entry['dir']}/{kind}.cpp"] = kernel_source(kernels[kind])
+        sources[f"{entry['dir']}/tt.plan.json"] = json.dumps(entry["plan"], indent=1) + "\n"
+    sources["main.cpp"] = launches_host_source(plan)
+    sources["tt.plan.json"] = json.dumps(plan, indent=1) + "\n"
+    sources["CMakeLists.txt"] = cmake_source(plan["kernel"])
+    return sources, plan
 
 
 def generate(mod: tvm.IRModule) -> tuple[dict, dict]:
@@ -190,6 +235,16 @@ def compile(func, out_idx=None, execution_backend=None, target="tenstorrent",  #
             return compile(f, out_idx=idx, target=target, pass_configs=pass_configs,
                            dump_ir=dump_ir)
         return dynamic.DynamicKernel(func, sizes, specialised, out_idx)
+    launches = split_launches(func, _kernel_name(func)) if isinstance(func, tirx.PrimFunc) \
+        else None
+    if launches is not None:  # several T.Kernel launches, or T.alloc_global tensors
+        mods = lower_launches(func, tenstorrent_target(target), dump_ir=dump_ir,
+                              pass_configs=pass_configs)
+        sources, plan = generate_launches(func, launches, mods)
+        mod = tvm.IRModule({gv: f for m in mods for gv, f in m.functions.items()})
+        art = Artifact(sources=sources, plan=plan, module=mod, out_idx=out_idx)
+        _save_project_copy(art)
+        return art
     mod = lower(func, tenstorrent_target(target), dump_ir=dump_ir, pass_configs=pass_configs)
     sources, plan = generate(mod)
     art = Artifact(sources=sources, plan=plan, module=mod, out_idx=out_idx)

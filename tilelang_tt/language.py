@@ -601,6 +601,14 @@ def alloc_fragment(shape, dtype="float32", scope="local.fragment"):
     return _IB.alloc_buffer(_shape(shape), dtype_name(dtype), scope=scope)
 
 
+def alloc_global(shape, dtype="float32"):
+    """TileLang's ``T.alloc_global``: a tensor in device DRAM the host allocates (tiled and
+    interleaved like the parameters), not an argument of the kernel: every ``T.Kernel``
+    launch of the function sees it, a later launch what an earlier one wrote
+    (``tilelang_tt.launches`` makes it a parameter of the launches that touch it)."""
+    return _IB.alloc_buffer(_shape(shape), dtype_name(dtype), scope="global")
+
+
 def alloc_local(shape, dtype="float32", scope="local"):
     return _IB.alloc_buffer(_shape(shape), dtype_name(dtype), scope=scope)
 

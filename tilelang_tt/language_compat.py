@@ -103,7 +103,7 @@ _refuse(_CLUSTER, "ClusterKernel", "alloc_cluster_barrier", "copy_cluster",
         "clc_try_cancel_multicast", "clc_is_canceled", "clc_get_first_ctaid_x",
         "clc_get_first_ctaid_y", "clc_get_first_ctaid_z")
 _refuse(_ATOMIC, "atomic_addx2", "atomic_addx4", "atomic_or")
-_refuse(_PTR, "access_ptr", "make_tensor", "make_tensor_from_addr", "alloc_global", "ptr")
+_refuse(_PTR, "access_ptr", "make_tensor", "make_tensor_from_addr", "ptr")
 _refuse(_WS, "WSID", "WSInstr", "WSOpRef", "WSPipeline", "WSRole", "WSSchedule", "WSScope",
         "WSSync", "WSSyncKind", "annotate_ws_schedule", "ws_op")
 _refuse("vector (multi-lane) values and indices are not supported: a block's elements are "

@@ -234,15 +234,8 @@ def _cpp_list(values) -> str:
     return "{" + ", ".join(str(int(v)) for v in values) + "}"
 
 
-def host_source(plan: dict) -> str:
-    tensors = plan["tensors"]
-    usage = "main " + " ".join(f"<{t['name']}.bin>" for t in tensors)
-    out = [_PRELUDE.format(kernel=plan["kernel"], usage=usage)]
-    if any(_permuted(t) for t in tensors):
-        out.append(_PERMUTE)
-    if any(_padded(t) for t in tensors):
-        out.append(_RESIZE)
-    w = out.append
+def _head(w, tensors) -> None:
+    """``main``'s argument check, the device and its command queue."""
     w("int main(int argc, char** argv) {")
     w(f"    if (argc != {len(tensors) + 1}) {{")
     args = " ".join("<" + t["name"] + ".bin>" for t in tensors)
@@ -252,6 +245,10 @@ def host_source(plan: dict) -> str:
     w("    auto mesh = distributed::MeshDevice::create_unit_mesh(0);")
     w("    distributed::MeshCommandQueue& cq = mesh->mesh_command_queue();")
     w("")
+
+
+def _buffers(w, tensors) -> None:
+    """One MeshBuffer per tensor."""
     w("    // tensors: one 32x32 tile per page; DRAM interleaved, or sharded in DRAM / L1")
     for t in tensors:
         n = t["name"]
@@ -264,6 +261,11 @@ def host_source(plan: dict) -> str:
           f"{t['page_bytes'] * t['num_pages']}}};")
         w(f"    auto {n}_buffer = distributed::MeshBuffer::create({n}_size, {n}_local, mesh.get());")
     w("")
+
+
+def _program(w, plan: dict, kernel_dir: str = "") -> None:
+    """``program``: the CBs, kernels, semaphores and per-core runtime args of one launch (its
+    kernels' sources under ``TT_KERNEL_DIR/kernel_dir``)."""
     ranges = plan["core_ranges"]
     w("    tt::tt_metal::Program program = tt::tt_metal::CreateProgram();")
     w("    const tt::tt_metal::CoreRangeSet cores(std::vector<tt::tt_metal::CoreRange>{")
@@ -303,7 +305,7 @@ def host_source(plan: dict) -> str:
         for a in sorted(k["compile_args"], key=lambda a: a["index"]):
             w(f"    tt::tt_metal::TensorAccessorArgs(*{a['tensor']}_buffer).append_to({kind}_compile_args);")
         w(f"    const tt::tt_metal::KernelHandle {kind} = tt::tt_metal::CreateKernel(program, "
-          f"TT_KERNEL_DIR \"/{kind}.cpp\", cores, tt::tt_metal::DataMovementConfig{{"
+          f"TT_KERNEL_DIR \"/{kernel_dir}{k['file']}\", cores, tt::tt_metal::DataMovementConfig{{"
           f".processor = tt::tt_metal::DataMovementProcessor::{k['processor']}, "
           f".noc = tt::tt_metal::NOC::{k['noc']}, .compile_args = {kind}_compile_args}});")
     cfg = kernels["compute"]["config"]
@@ -312,7 +314,7 @@ def host_source(plan: dict) -> str:
     for cb_id in cfg["unpack_to_dest_fp32"]:
         w(f"    unpack_to_dest[{cb_id}] = tt::tt_metal::UnpackToDestMode::UnpackToDestFp32;")
     w("    const tt::tt_metal::KernelHandle compute = tt::tt_metal::CreateKernel(program, "
-      "TT_KERNEL_DIR \"/compute.cpp\", cores, "
+      f"TT_KERNEL_DIR \"/{kernel_dir}{kernels['compute']['file']}\", cores, "
       f"tt::tt_metal::ComputeConfig{{.math_fidelity = tt::tt_metal::MathFidelity::{cfg['math_fidelity']}, "
       f".fp32_dest_acc_en = {str(cfg['fp32_dest_acc_en']).lower()}, "
       f".dst_full_sync_en = {str(cfg['dst_full_sync_en']).lower()}, "
@@ -378,7 +380,10 @@ def host_source(plan: dict) -> str:
                 raise ValueError(f"unknown runtime arg kind {a['kind']}")
         w(f"        tt::tt_metal::SetRuntimeArgs(program, {kind}, core, {{{', '.join(args)}}});")
     w("    }")
-    w("")
+
+
+def _inputs(w, tensors) -> None:
+    """The inputs' files -> tilized device pages."""
     w("    // inputs: row-major files -> tilized device pages (one host copy at a time: each is")
     w("    // written blocking and freed before the next is read)")
     for t in tensors:
@@ -401,11 +406,10 @@ def host_source(plan: dict) -> str:
             w(f"        distributed::EnqueueWriteMeshBuffer(cq, {n}_buffer, {n}_host, true);")
             w("    }")
     w("")
-    w("    distributed::MeshWorkload workload;")
-    w("    workload.add_program(distributed::MeshCoordinateRange(mesh->shape()), std::move(program));")
-    w("    distributed::EnqueueMeshWorkload(cq, workload, false);")
-    w("    distributed::Finish(cq);")
-    w("")
+
+
+def _outputs(w, tensors) -> None:
+    """Inputs freed, the outputs read back (untilized) and written to their files."""
     ins = [t for t in tensors if t["role"] == "input"]
     if ins:
         w("    // the inputs' device memory is freed before the outputs' host copies are made")
@@ -432,6 +436,78 @@ def host_source(plan: dict) -> str:
             fdims, ddims = _file_dims(t)
             data = f"resize_box({data}, {_cpp_list(ddims)}, {_cpp_list(fdims)})"
         w(f"    write_tensor(argv[{t['index'] + 1}], {data});")
+
+
+def _open(plan: dict, tensors: list) -> list:
+    """The prelude and the helpers the tensors' files need."""
+    usage = "main " + " ".join(f"<{t['name']}.bin>" for t in tensors)
+    out = [_PRELUDE.format(kernel=plan["kernel"], usage=usage)]
+    if any(_permuted(t) for t in tensors):
+        out.append(_PERMUTE)
+    if any(_padded(t) for t in tensors):
+        out.append(_RESIZE)
+    return out
+
+
+def host_source(plan: dict) -> str:
+    tensors = plan["tensors"]
+    out = _open(plan, tensors)
+    w = out.append
+    _head(w, tensors)
+    _buffers(w, tensors)
+    _program(w, plan)
+    w("")
+    _inputs(w, tensors)
+    w("    distributed::MeshWorkload workload;")
+    w("    workload.add_program(distributed::MeshCoordinateRange(mesh->shape()), std::move(program));")
+    w("    distributed::EnqueueMeshWorkload(cq, workload, false);")
+    w("    distributed::Finish(cq);")
+    w("")
+    _outputs(w, tensors)
+    w("    return 0;")
+    w("}")
+    return "\n".join(out) + "\n"
+
+
+def launches_host_source(plan: dict) -> str:
+    """``main.cpp`` of a kernel of several launches (``codegen/launch_plan.py``): every tensor's
+    buffer (the globals' filled with zeros), the inputs written, then one program per launch,
+    each in its own MeshWorkload, enqueued in program order on the one command queue (which
+    runs a workload after the one before it has finished), then the outputs read."""
+    tensors, globals_ = plan["tensors"], plan["globals"]
+    out = _open(plan, tensors)
+    w = out.append
+    _head(w, tensors)
+    _buffers(w, tensors + globals_)
+    if globals_:
+        w("    // global tensors (T.alloc_global): zeros, so their padding reads 0 as the others'")
+        for t in globals_:
+            n = t["name"]
+            w("    {")
+            w(f"        std::vector<uint32_t> {n}_zeros({t['page_bytes'] * t['num_pages'] // 4}, 0u);")
+            w(f"        distributed::EnqueueWriteMeshBuffer(cq, {n}_buffer, {n}_zeros, true);")
+            w("    }")
+        w("")
+    _inputs(w, tensors)
+
+    def nested(line: str = ""):
+        out.append("    " + line if line else "")
+
+    for i, launch in enumerate(plan["launches"]):
+        w(f"    // launch {i}: {launch['kernel']} (kernels in {launch['dir']}/)")
+        w(f"    distributed::MeshWorkload workload{i};")
+        w("    {")
+        _program(nested, launch["plan"], kernel_dir=f"{launch['dir']}/")
+        w(f"        workload{i}.add_program(distributed::MeshCoordinateRange(mesh->shape()), "
+          "std::move(program));")
+        w("    }")
+        w("")
+    w("    // in program order: the command queue starts a workload when the one before it is done")
+    for i in range(len(plan["launches"])):
+        w(f"    distributed::EnqueueMeshWorkload(cq, workload{i}, false);")
+    w("    distributed::Finish(cq);")
+    w("")
+    _outputs(w, tensors)
     w("    return 0;")
     w("}")
     return "\n".join(out) + "\n"

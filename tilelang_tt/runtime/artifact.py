@@ -82,7 +82,8 @@ class Artifact:
     def save(self, directory) -> Path:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        for fname, text in self.sources.items():
+        for fname, text in self.sources.items():  # a kernel of several launches: launch<i>/
+            (directory / fname).parent.mkdir(parents=True, exist_ok=True)
             (directory / fname).write_text(text)
         return directory
 
@@ -93,10 +94,15 @@ class Artifact:
     def get_kernel_source(self, kernel_only: bool = True) -> str:
         """The device kernels (reader, compute, writer), and with ``kernel_only=False`` the
         host program too."""
-        names = ["reader.cpp", "compute.cpp", "writer.cpp"]
+        names = [f"{d}{k}.cpp" for d in self._kernel_dirs()
+                 for k in ("reader", "compute", "writer")]
         if not kernel_only:
             names.append("main.cpp")
         return "\n".join(f"// ---- {n} ----\n{self.sources[n]}" for n in names)
+
+    def _kernel_dirs(self) -> list[str]:
+        """Where the device kernels are: the project's top, or a directory per launch."""
+        return [f"{launch['dir']}/" for launch in self.plan.get("launches", [])] or [""]
 
     def get_host_source(self) -> str:
         return self.sources["main.cpp"]
@@ -231,6 +237,10 @@ class Artifact:
             tensors.read_outputs(self.tensors, host, paths)
 
     def __repr__(self):
+        if "launches" in self.plan:
+            return (f"<tilelang_tt.Artifact {self.name}: {len(self.plan['launches'])} launches "
+                    f"(grids {[launch['plan']['grid'] for launch in self.plan['launches']]}), "
+                    f"files {sorted(self.sources)}>")
         return (f"<tilelang_tt.Artifact {self.name}: {len(self.plan['cores'])} cores, "
                 f"grid {self.plan['grid']}, files {sorted(self.sources)}>")
 
