@@ -45,13 +45,6 @@ def _is_global_alloc(stmt) -> bool:
     return isinstance(stmt, tirx.AllocBuffer) and str(stmt.buffer.scope()) == "global"
 
 
-def _line(stmt) -> str:
-    span = getattr(stmt, "span", None)
-    if span is not None and getattr(span, "line", 0):
-        return f" (line {int(span.line)})"
-    return ""
-
-
 def _statements(body) -> list:
     return list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
 
@@ -65,7 +58,7 @@ def split_launches(func: tirx.PrimFunc, name: str) -> list[Launch] | None:
         for inner in collect(s, tirx.AllocBuffer):
             if _is_global_alloc(inner) and not any(inner.same_as(t) for t in stmts):
                 raise TTUnsupportedError(
-                    f"T.alloc_global({inner.buffer.name}) inside a T.Kernel{_line(inner)}: a "
+                    f"T.alloc_global({inner.buffer.name}) inside a T.Kernel: a "
                     "global tensor is allocated by the host for the whole function",
                     span=inner.span, hint="allocate it at the top of the function, before the "
                     "first `with T.Kernel(...)`")
@@ -77,8 +70,8 @@ def split_launches(func: tirx.PrimFunc, name: str) -> list[Launch] | None:
     for s in stmts:
         if not (_is_launch(s) or _is_global_alloc(s)):
             raise TTUnsupportedError(
-                f"kernel {name}: a statement outside its `with T.Kernel(...)` launches"
-                f"{_line(s)}: `{str(s).strip().splitlines()[0]}`; a kernel of several launches "
+                f"kernel {name}: a statement outside its `with T.Kernel(...)` launches, "
+                f"`{str(s).strip().splitlines()[0]}`; a kernel of several launches "
                 "holds only launches and T.alloc_global tensors at its top level",
                 span=getattr(s, "span", None),
                 hint="move the statement into the launch that needs it")

@@ -1,0 +1,260 @@
+"""Several ``with T.Kernel(...)`` launches in one ``T.prim_func`` and ``T.alloc_global``
+tensors (TileLang's flash-decoding split + combine): each launch is a TT-Metalium program of
+its own, run in program order by one host program; a launch sees what an earlier one wrote."""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import tilelang_tt
+import tilelang_tt.language as T
+from helpers import BF16, as_f32, matmul_reference
+from tilelang_tt.errors import TTCompileError, TTUnsupportedError
+
+pytest.importorskip("tilelang_tt.runtime.mockbuild", reason="emulator driver not installed")
+
+
+def copy_chain(M, N, block=32, through_global=False):
+    """A -> B in one launch, B -> C in a second (B a parameter, or a T.alloc_global)."""
+
+    if through_global:
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+            B = T.alloc_global((M, N), "float32")
+            with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block)) as (bx, by):
+                A_s = T.alloc_shared((block, block), "float32")
+                T.copy(A[by * block, bx * block], A_s)
+                T.copy(A_s, B[by * block, bx * block])
+            with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block)) as (bx, by):
+                B_s = T.alloc_shared((block, block), "float32")
+                T.copy(B[by * block, bx * block], B_s)
+                for i, j in T.Parallel(block, block):
+                    B_s[i, j] = B_s[i, j] * 2.0
+                T.copy(B_s, C[by * block, bx * block])
+        return main
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block)) as (bx, by):
+            A_s = T.alloc_shared((block, block), "float32")
+            T.copy(A[by * block, bx * block], A_s)
+            T.copy(A_s, B[by * block, bx * block])
+        # the second launch reads B in other blocks than the first wrote them: across launches
+        # this is ordered (the first launch has finished), not a race
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block)) as (bx, by):
+            B_s = T.alloc_shared((block, block), "float32")
+            T.copy(B[(T.ceildiv(M, block) - 1 - by) * block, bx * block], B_s)
+            T.copy(B_s, C[by * block, bx * block])
+    return main
+
+
+def test_two_launch_copy_chain():
+    M, N = 64, 96
+    art = tilelang_tt.compile(copy_chain(M, N))
+    assert [launch["kernel"] for launch in art.plan["launches"]] == ["main_launch0",
+                                                                      "main_launch1"]
+    # a launch's tensors are the ones it touches
+    assert [t["name"] for t in art.plan["launches"][0]["plan"]["tensors"]] == ["A", "B"]
+    assert [t["name"] for t in art.plan["launches"][1]["plan"]["tensors"]] == ["B", "C"]
+    assert [t["role"] for t in art.plan["tensors"]] == ["input", "inout", "output"]
+    a = np.random.default_rng(1).standard_normal((M, N)).astype(np.float32)
+    b, c = np.zeros_like(a), np.zeros_like(a)
+    art(a, b, c)
+    np.testing.assert_array_equal(b, a)
+    flipped = a.reshape(M // 32, 32, N)[::-1].reshape(M, N)
+    np.testing.assert_array_equal(c, flipped)
+
+
+def test_copy_chain_through_alloc_global():
+    """B is a T.alloc_global: the host allocates it, no argument holds it."""
+    M, N = 64, 64
+    art = tilelang_tt.compile(copy_chain(M, N, through_global=True), out_idx=[1])
+    assert [t["name"] for t in art.plan["tensors"]] == ["A", "C"]
+    assert [g["name"] for g in art.plan["globals"]] == ["B"]
+    a = np.random.default_rng(2).standard_normal((M, N)).astype(np.float32)
+    c = art(a)
+    np.testing.assert_array_equal(c, a * 2.0)
+
+
+def split_k_gemm(M, N, K, split, bm=32, bn=32, bk=32, dtype="bfloat16"):
+    """Split-K GEMM: launch 0 computes the partial product of each K slice into a
+    T.alloc_global buffer, launch 1 adds the partial products."""
+    k_slice = K // split
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+             C: T.Tensor((M, N), "float32")):
+        partial = T.alloc_global((split, M, N), "float32")
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), split) as (bx, by, bz):
+            A_shared = T.alloc_shared((bm, bk), dtype)
+            B_shared = T.alloc_shared((bk, bn), dtype)
+            C_local = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_local)
+            for k in T.Pipelined(k_slice // bk, num_stages=2):
+                T.copy(A[by * bm, bz * k_slice + k * bk], A_shared)
+                T.copy(B[bz * k_slice + k * bk, bx * bn], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, partial[bz, by * bm, bx * bn])
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm)) as (bx, by):
+            P_shared = T.alloc_shared((bm, bn), "float32")
+            acc = T.alloc_fragment((bm, bn), "float32")
+            T.clear(acc)
+            for s in T.serial(split):
+                T.copy(partial[s, by * bm, bx * bn], P_shared)
+                for i, j in T.Parallel(bm, bn):
+                    acc[i, j] += P_shared[i, j]
+            T.copy(acc, C[by * bm, bx * bn])
+
+    return main
+
+
+@pytest.mark.parametrize("M, N, K, split", [(64, 64, 256, 4), (64, 96, 128, 2)])
+def test_split_k_gemm_partials_in_alloc_global(M, N, K, split):
+    art = tilelang_tt.compile(split_k_gemm(M, N, K, split), out_idx=[2])
+    assert [g["name"] for g in art.plan["globals"]] == ["partial"]
+    assert art.plan["globals"][0]["shape"] == [split, M, N]
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((M, K)).astype(BF16)
+    b = rng.standard_normal((K, N)).astype(BF16)
+    c = art(a, b)
+    # each K slice within the matrix engine's bound; the float32 adds of the partials exact
+    # to half an ulp each
+    cfg = art.plan["launches"][0]["plan"]["kernels"]["compute"]["config"]
+    ks = K // split
+    ref, atol = np.zeros((M, N)), np.zeros((M, N))
+    for s in range(split):
+        r, t = matmul_reference(a[:, s * ks:(s + 1) * ks], b[s * ks:(s + 1) * ks],
+                                cfg["math_fidelity"], cfg["fp32_dest_acc_en"], "float32")
+        ref, atol = ref + r, atol + t
+    atol += split * np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
+    err = np.abs(c.astype(np.float64) - ref)
+    assert (err <= atol).all(), f"worst excess {(err - atol).max():.3g}"
+    # one slice alone is far from the sum: the second launch did add the partials
+    assert np.abs(c - as_f32(a)[:, :ks] @ as_f32(b)[:ks]).max() > 1.0
+
+
+# ---- refusals ----------------------------------------------------------------------------------
+
+def _line_of(func, text):
+    """The source line of ``text`` in this file (for messages naming it)."""
+    import inspect
+
+    lines, start = inspect.getsourcelines(func)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_alloc_global_inside_a_launch_is_refused():
+    def build():
+        @T.prim_func
+        def main(A: T.Tensor((32, 32), "float32"), C: T.Tensor((32, 32), "float32")):
+            with T.Kernel(1) as bx:
+                G = T.alloc_global((32, 32), "float32")  # inside the launch
+                A_s = T.alloc_shared((32, 32), "float32")
+                T.copy(A[0, bx * 32], A_s)
+                T.copy(A_s, G[0, bx * 32])
+                T.copy(G[0, bx * 32], C[0, bx * 32])
+        return main
+
+    with pytest.raises(TTUnsupportedError) as err:
+        tilelang_tt.compile(build())
+    assert "T.alloc_global(G) inside a T.Kernel" in str(err.value)
+    assert f":{_line_of(build, '# inside the launch')}" in str(err.value)
+
+
+def test_statement_between_launches_is_refused():
+    def build():
+        @T.prim_func
+        def main(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32"),
+                 C: T.Tensor((32, 32), "float32")):
+            with T.Kernel(1) as bx:
+                A_s = T.alloc_shared((32, 32), "float32")
+                T.copy(A[0, bx * 32], A_s)
+                T.copy(A_s, B[0, bx * 32])
+            T.copy(B, C)  # between the launches
+            with T.Kernel(1) as bx:
+                B_s = T.alloc_shared((32, 32), "float32")
+                T.copy(B[0, bx * 32], B_s)
+                T.copy(B_s, C[0, bx * 32])
+        return main
+
+    with pytest.raises(TTUnsupportedError) as err:
+        tilelang_tt.compile(build())
+    assert "a statement outside its `with T.Kernel(...)` launches" in str(err.value)
+    assert f":{_line_of(build, '# between the launches')}" in str(err.value)
+
+
+def test_tensor_with_two_device_layouts_is_refused():
+    """A 48-row global the first launch covers with 32-row blocks (stored padded to 64 rows)
+    and the second with one 96-row block (padded to 96): one buffer cannot be both."""
+    @T.prim_func
+    def main(A: T.Tensor((48, 32), "float32"), C: T.Tensor((48, 32), "float32")):
+        G = T.alloc_global((48, 32), "float32")
+        with T.Kernel(T.ceildiv(48, 32)) as bx:
+            A_s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[bx * 32, 0], A_s)
+            T.copy(A_s, G[bx * 32, 0])
+        with T.Kernel(1) as bx:
+            G_s = T.alloc_shared((96, 32), "float32")
+            T.copy(G[bx * 96, 0], G_s)
+            T.copy(G_s, C[bx * 96, 0])
+
+    with pytest.raises(TTUnsupportedError, match="tensor G is used by launches main_launch0 "
+                       "and main_launch1 with different device layouts"):
+        tilelang_tt.compile(main)
+
+
+def test_race_inside_one_launch_still_refused():
+    """The race check runs per launch: blocks of one launch writing the same tile race."""
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32"),
+             C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2) as (bx, by):
+            A_s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[by * 32, bx * 32], A_s)
+            T.copy(A_s, B[by * 32, 0])
+        with T.Kernel(2, 2) as (bx, by):
+            B_s = T.alloc_shared((32, 32), "float32")
+            T.copy(B[by * 32, bx * 32], B_s)
+            T.copy(B_s, C[by * 32, bx * 32])
+
+    with pytest.raises(TTCompileError, match="blocks race on tensor B"):
+        tilelang_tt.compile(main)
+
+
+def test_lower_of_several_launches_points_to_lower_launches():
+    func = copy_chain(64, 64)
+    with pytest.raises(TTUnsupportedError, match="lower_launches"):
+        tilelang_tt.lower(func)
+    mods = tilelang_tt.lower_launches(func)
+    assert len(mods) == 2
+
+
+# ---- the real SDK compiles a multi-launch project ------------------------------------------------
+
+from test_sdk_host_twin import sdk, sdkcheck  # noqa: E402,F401  (the sdkcheck fixture)
+from tilelang_tt.codegen.cmake import mock_dir  # noqa: E402
+
+
+def test_sdkcheck_multi_launch_project(sdk, tmp_path, monkeypatch):  # noqa: F811
+    """The saved project (TILELANG_TT_SAVE_PROJECTS) of a split-K GEMM: main.cpp compiles and
+    links against TT-Metalium 0.81.1, every launch's kernels compile without a warning."""
+    save = tmp_path / "saved"
+    monkeypatch.setenv("TILELANG_TT_SAVE_PROJECTS", str(save))
+    art = tilelang_tt.compile(split_k_gemm(64, 64, 128, 2), out_idx=[2])
+    (project,) = [p for p in save.iterdir() if p.name.startswith("main-")]
+    plan = json.loads((project / "tt.plan.json").read_text())
+    launch_dirs = [project / launch["dir"] for launch in plan["launches"]]
+    assert all((d / "reader.cpp").exists() and (d / "tt.plan.json").exists()
+               for d in launch_dirs)
+    proc = sdkcheck("--host-include", mock_dir() / "include", save, *launch_dirs)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert " 0 error(s)" in proc.stdout and " 0 warning(s)" in proc.stdout, proc.stdout
+    # the host program (compiled and linked) and both launches' kernels were checked
+    text = proc.stdout
+    assert "3 project(s)" in text and "host@link" in text, text
+    for d in launch_dirs:
+        assert f"{d.name}: ok" in text and "compute@TRISC1/MATH" in text, text
+    assert art.digest() in project.name
