@@ -192,7 +192,8 @@ def flash_split_combine(bh, seq_q, seq_kv, dim, num_split, block_M=32, block_N=3
                 acc_o[i, j] /= logsum[i]
             for i in T.Parallel(block_M):
                 logsum[i] = T.log2(logsum[i]) + scores_max[i] * scale
-            T.copy(logsum, glse[(by * num_split + bz) * seq_q + bx * block_M])
+            for i in T.Parallel(block_M):  # element stores of a vector into a global
+                glse[(by * num_split + bz) * seq_q + bx * block_M + i] = logsum[i]
             T.copy(acc_o, Output_partial[(by * num_split + bz) * seq_q + bx * block_M, 0])
         # combine
         with T.Kernel(T.ceildiv(seq_q, block_M), bh) as (bx, by):
