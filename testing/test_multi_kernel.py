@@ -68,6 +68,30 @@ def test_two_launch_copy_chain():
     np.testing.assert_array_equal(c, flipped)
 
 
+def test_tensor_no_launch_touches_is_an_unused_argument():
+    M = N = 32
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), Unused: T.Tensor((M, N), "float32"),
+             C: T.Tensor((M, N), "float32")):
+        G = T.alloc_global((M, N), "float32")
+        with T.Kernel(1) as bx:
+            A_s = T.alloc_shared((M, N), "float32")
+            T.copy(A[bx * M, 0], A_s)
+            T.copy(A_s, G[bx * M, 0])
+        with T.Kernel(1) as bx:
+            G_s = T.alloc_shared((M, N), "float32")
+            T.copy(G[bx * M, 0], G_s)
+            T.copy(G_s, C[bx * M, 0])
+
+    art = tilelang_tt.compile(main)
+    assert [t["role"] for t in art.plan["tensors"]] == ["input", "unused", "output"]
+    a = np.random.default_rng(5).standard_normal((M, N)).astype(np.float32)
+    c = np.zeros_like(a)
+    art(a, None, c)
+    np.testing.assert_array_equal(c, a)
+
+
 def test_copy_chain_through_alloc_global():
     """B is a T.alloc_global: the host allocates it, no argument holds it."""
     M, N = 64, 64
@@ -77,6 +101,30 @@ def test_copy_chain_through_alloc_global():
     a = np.random.default_rng(2).standard_normal((M, N)).astype(np.float32)
     c = art(a)
     np.testing.assert_array_equal(c, a * 2.0)
+
+
+def test_launches_with_a_dynamic_size():
+    """A T.dynamic row count: one kernel per size, the global shaped by it."""
+    M, N = T.dynamic("M"), 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        B = T.alloc_global((M, N), "float32")
+        with T.Kernel(T.ceildiv(M, 32)) as bx:
+            A_s = T.alloc_shared((32, N), "float32")
+            T.copy(A[bx * 32, 0], A_s)
+            T.copy(A_s, B[bx * 32, 0])
+        with T.Kernel(T.ceildiv(M, 32)) as bx:
+            B_s = T.alloc_shared((32, N), "float32")
+            T.copy(B[bx * 32, 0], B_s)
+            for i, j in T.Parallel(32, N):
+                B_s[i, j] = B_s[i, j] + 1.0
+            T.copy(B_s, C[bx * 32, 0])
+
+    kernel = tilelang_tt.compile(main, out_idx=[1])
+    for m in (64, 80):
+        a = np.random.default_rng(m).standard_normal((m, N)).astype(np.float32)
+        np.testing.assert_array_equal(kernel(a), a + 1.0)
 
 
 def split_k_gemm(M, N, K, split, bm=32, bn=32, bk=32, dtype="bfloat16"):

@@ -120,6 +120,10 @@ def lower_launches(func, target="tenstorrent", *, dump_ir=None, pass_configs=Non
     if launches is None:
         return [lower(func, target, dump_ir=dump_ir, pass_configs=pass_configs,
                       verify_each=verify_each)]
+    return _lower_each(launches, target, dump_ir, pass_configs, verify_each)
+
+
+def _lower_each(launches, target, dump_ir, pass_configs, verify_each=None):
     return [lower(launch.func, target, pass_configs=pass_configs, verify_each=verify_each,
                   dump_ir=os.path.join(dump_ir, launch.name) if dump_ir else None)
             for launch in launches]
@@ -238,8 +242,7 @@ def compile(func, out_idx=None, execution_backend=None, target="tenstorrent",  #
     launches = split_launches(func, _kernel_name(func)) if isinstance(func, tirx.PrimFunc) \
         else None
     if launches is not None:  # several T.Kernel launches, or T.alloc_global tensors
-        mods = lower_launches(func, tenstorrent_target(target), dump_ir=dump_ir,
-                              pass_configs=pass_configs)
+        mods = _lower_each(launches, tenstorrent_target(target), dump_ir, pass_configs)
         sources, plan = generate_launches(func, launches, mods)
         mod = tvm.IRModule({gv: f for m in mods for gv, f in m.functions.items()})
         art = Artifact(sources=sources, plan=plan, module=mod, out_idx=out_idx)
