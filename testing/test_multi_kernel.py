@@ -127,6 +127,42 @@ def test_launches_with_a_dynamic_size():
         np.testing.assert_array_equal(kernel(a), a + 1.0)
 
 
+def alloc_global_1d(N, block_N, dtype, launches):
+    """TileLang's test_tilelang_language_alloc.alloc_global (one launch), and the same copies
+    in two launches."""
+    if launches == 1:
+        @T.prim_func
+        def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype)):
+            C = T.alloc_global((N,), dtype)
+            with T.Kernel(T.ceildiv(N, block_N), threads=block_N) as bx:
+                T.copy(A[bx * block_N:(bx + 1) * block_N], C[bx * block_N:(bx + 1) * block_N])
+                T.copy(C[bx * block_N:(bx + 1) * block_N], B[bx * block_N:(bx + 1) * block_N])
+        return main
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype)):
+        C = T.alloc_global((N,), dtype)
+        with T.Kernel(T.ceildiv(N, block_N), threads=block_N) as bx:
+            T.copy(A[bx * block_N:(bx + 1) * block_N], C[bx * block_N:(bx + 1) * block_N])
+        with T.Kernel(T.ceildiv(N, block_N), threads=block_N) as bx:
+            T.copy(C[bx * block_N:(bx + 1) * block_N], B[bx * block_N:(bx + 1) * block_N])
+    return main
+
+
+def test_tilelang_alloc_global_read_back_in_one_launch_is_refused():
+    """One block writing the global and reading it back: the reader kernel does not wait for
+    the writer's stores (docs/SUPPORT.md), refused naming the tensor and both lines."""
+    with pytest.raises(TTUnsupportedError, match=r"tensor C is written at .*:\d+ .* and read "
+                       r"back at .*:\d+ .* in the same block"):
+        tilelang_tt.compile(alloc_global_1d(256, 64, "float32", launches=1), out_idx=[1])
+
+
+def test_tilelang_alloc_global_in_two_launches():
+    kernel = tilelang_tt.compile(alloc_global_1d(256, 64, "float32", launches=2), out_idx=[1])
+    a = np.random.default_rng(6).standard_normal(256).astype(np.float32)
+    np.testing.assert_array_equal(kernel(a), a)
+
+
 def split_k_gemm(M, N, K, split, bm=32, bn=32, bk=32, dtype="bfloat16"):
     """Split-K GEMM: launch 0 computes the partial product of each K slice into a
     T.alloc_global buffer, launch 1 adds the partial products."""
