@@ -431,6 +431,37 @@ def test_race_inside_one_launch_still_refused():
         tilelang_tt.compile(main)
 
 
+def batch_head_copy(batch, heads, head_index):
+    """TileLang's flash-decoding indexing: batch and head of one block index,
+    ``bid = by // heads``, ``hid = by % heads`` (``head_index`` maps ``by`` to the head)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((batch, heads, 32, 32), "float32"),
+             C: T.Tensor((batch, heads, 32, 32), "float32")):
+        with T.Kernel(batch * heads) as by:
+            bid = by // heads
+            hid = head_index(by)
+            A_s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[bid, hid, 0:32, 0:32], A_s)
+            T.copy(A_s, C[bid, hid, 0:32, 0:32])
+
+    return main
+
+
+def test_batch_and_head_of_one_block_index_do_not_race():
+    """(by // H, by % H) is by: blocks write their own slices (a grid too large to compare
+    block by block)."""
+    batch, heads = 4, 8
+    art = tilelang_tt.compile(batch_head_copy(batch, heads, lambda by: by % heads), out_idx=[1])
+    a = np.random.default_rng(7).standard_normal((batch, heads, 32, 32)).astype(np.float32)
+    np.testing.assert_array_equal(art(a), a)
+
+
+def test_batch_and_head_that_repeat_still_race():
+    with pytest.raises(TTCompileError, match="blocks race on tensor C"):
+        tilelang_tt.compile(batch_head_copy(4, 8, lambda by: by % 4), out_idx=[1])
+
+
 def test_lower_of_several_launches_points_to_lower_launches():
     func = copy_chain(64, 64)
     with pytest.raises(TTUnsupportedError, match="lower_launches"):

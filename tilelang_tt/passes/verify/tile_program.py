@@ -46,12 +46,13 @@ import itertools
 from dataclasses import dataclass
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 from tvm.sym import Analyzer
 
 from ... import ops
 from ...errors import TTCompileError, TTUnsupportedError, describe_span
-from ..common import buffer_scope, collect, substitute, tt_pass
+from ..common import buffer_scope, buffer_shape, collect, substitute, tt_pass
 
 _ENUMERATE_BLOCKS = 16  # grids up to this many blocks are compared block by block
 
@@ -214,11 +215,42 @@ class _Prover:
         for c in constraints:
             cond = tirx.And(cond, c)
         with ana.constraint_scope(cond):
-            for (am, ae), (bm, be) in zip(a.region, b.region):
-                bm, be = substitute(bm, fresh), substitute(be, fresh)
+            b_region = [(substitute(bm, fresh), substitute(be, fresh)) for bm, be in b.region]
+            for (am, ae), (bm, be) in zip(a.region, b_region):
                 if ana.can_prove(am + ae <= bm) or ana.can_prove(bm + be <= am):
                     return True
-        return False
+            return _disjoint_in_pairs(ana, buffer_shape(a.tensor), a.region, b_region)
+
+
+def _disjoint_in_pairs(ana, shape, a_region, b_region) -> bool:
+    """Two regions disjoint in a pair of dims ``(i, i + 1)`` taken as one: where both take
+    one index in dim ``i`` and stay inside the tensor in dim ``i + 1`` (size ``S``), the
+    elements of the pair are the interval ``[m_i * S + m_(i+1), ... + extent_(i+1))`` of the
+    pair's row-major numbering - TileLang's ``X[by // H, by % H, ...]`` (batch and head of
+    one block index) is ``by`` there."""
+    for i in range(len(shape) - 1):
+        size = shape[i + 1]
+        if not isinstance(size, int):
+            continue
+        (am, ae), (an, an_e) = a_region[i], a_region[i + 1]
+        (bm, be), (bn, bn_e) = b_region[i], b_region[i + 1]
+        if not all(ana.can_prove(c) for c in (ae == 1, be == 1, an + an_e <= size,
+                                                bn + bn_e <= size, an >= 0, bn >= 0)):
+            continue
+        a_lin, b_lin = _pair_index(am, an, size), _pair_index(bm, bn, size)
+        if ana.can_prove(a_lin + an_e <= b_lin) or ana.can_prove(b_lin + bn_e <= a_lin):
+            return True
+    return False
+
+
+def _pair_index(outer, inner, size):
+    """``outer * size + inner``; ``e`` itself for ``e // size, e % size`` (the analyzer does not
+    always fold that back when ``e`` may be negative)."""
+    if isinstance(outer, tirx.FloorDiv) and isinstance(inner, tirx.FloorMod) and \
+            all(isinstance(c, tvm.tirx.IntImm) and int(c) == size for c in (outer.b, inner.b)) \
+            and tvm_ffi.structural_equal(outer.a, inner.a):
+        return outer.a
+    return outer * size + inner
 
 
 def _common_loops(a: _Access, b: _Access) -> int:
