@@ -431,35 +431,43 @@ def test_race_inside_one_launch_still_refused():
         tilelang_tt.compile(main)
 
 
-def batch_head_copy(batch, heads, head_index):
+def batch_head_copy(batch, heads, head_index, layout="bhsd"):
     """TileLang's flash-decoding indexing: batch and head of one block index,
-    ``bid = by // heads``, ``hid = by % heads`` (``head_index`` maps ``by`` to the head)."""
+    ``bid = by // heads``, ``hid = by % heads`` (``head_index`` maps ``by`` to the head), on
+    BHSD or BSHD tensors (the head dim next to the batch's, or apart)."""
+    shape = (batch, heads, 32, 32) if layout == "bhsd" else (batch, 32, heads, 32)
 
     @T.prim_func
-    def main(A: T.Tensor((batch, heads, 32, 32), "float32"),
-             C: T.Tensor((batch, heads, 32, 32), "float32")):
+    def main(A: T.Tensor(shape, "float32"), C: T.Tensor(shape, "float32")):
         with T.Kernel(batch * heads) as by:
             bid = by // heads
             hid = head_index(by)
             A_s = T.alloc_shared((32, 32), "float32")
-            T.copy(A[bid, hid, 0:32, 0:32], A_s)
-            T.copy(A_s, C[bid, hid, 0:32, 0:32])
+            if layout == "bhsd":
+                T.copy(A[bid, hid, 0:32, 0:32], A_s)
+                T.copy(A_s, C[bid, hid, 0:32, 0:32])
+            else:
+                T.copy(A[bid, 0:32, hid, 0:32], A_s)
+                T.copy(A_s, C[bid, 0:32, hid, 0:32])
 
-    return main
+    return main, shape
 
 
-def test_batch_and_head_of_one_block_index_do_not_race():
+@pytest.mark.parametrize("layout", ["bhsd", "bshd"])
+def test_batch_and_head_of_one_block_index_do_not_race(layout):
     """(by // H, by % H) is by: blocks write their own slices (a grid too large to compare
     block by block)."""
     batch, heads = 4, 8
-    art = tilelang_tt.compile(batch_head_copy(batch, heads, lambda by: by % heads), out_idx=[1])
-    a = np.random.default_rng(7).standard_normal((batch, heads, 32, 32)).astype(np.float32)
+    func, shape = batch_head_copy(batch, heads, lambda by: by % heads, layout)
+    art = tilelang_tt.compile(func, out_idx=[1])
+    a = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
     np.testing.assert_array_equal(art(a), a)
 
 
-def test_batch_and_head_that_repeat_still_race():
+@pytest.mark.parametrize("layout", ["bhsd", "bshd"])
+def test_batch_and_head_that_repeat_still_race(layout):
     with pytest.raises(TTCompileError, match="blocks race on tensor C"):
-        tilelang_tt.compile(batch_head_copy(4, 8, lambda by: by % 4), out_idx=[1])
+        tilelang_tt.compile(batch_head_copy(4, 8, lambda by: by % 4, layout)[0], out_idx=[1])
 
 
 def test_lower_of_several_launches_points_to_lower_launches():

@@ -223,17 +223,17 @@ class _Prover:
 
 
 def _disjoint_in_pairs(ana, shape, a_region, b_region) -> bool:
-    """Two regions disjoint in a pair of dims ``(i, i + 1)`` taken as one: where both take
-    one index in dim ``i`` and stay inside the tensor in dim ``i + 1`` (size ``S``), the
-    elements of the pair are the interval ``[m_i * S + m_(i+1), ... + extent_(i+1))`` of the
-    pair's row-major numbering - TileLang's ``X[by // H, by % H, ...]`` (batch and head of
-    one block index) is ``by`` there."""
-    for i in range(len(shape) - 1):
-        size = shape[i + 1]
+    """Two regions disjoint in a pair of dims ``(i, k)`` taken as one: where both take one
+    index in dim ``i`` and stay inside the tensor in dim ``k`` (size ``S``), the pair's
+    elements are the interval ``[m_i * S + m_k, ... + extent_k)`` of a one-to-one numbering,
+    and regions disjoint in some of their dims are disjoint - TileLang's ``X[by // H, ...,
+    by % H, ...]`` (batch and head of one block index) is ``by`` there."""
+    for i, k in itertools.permutations(range(len(shape)), 2):
+        size = shape[k]
         if not isinstance(size, int):
             continue
-        (am, ae), (an, an_e) = a_region[i], a_region[i + 1]
-        (bm, be), (bn, bn_e) = b_region[i], b_region[i + 1]
+        (am, ae), (an, an_e) = a_region[i], a_region[k]
+        (bm, be), (bn, bn_e) = b_region[i], b_region[k]
         if not all(ana.can_prove(c) for c in (ae == 1, be == 1, an + an_e <= size,
                                                 bn + bn_e <= size, an >= 0, bn >= 0)):
             continue
