@@ -33,7 +33,8 @@ writes, or that several blocks write:
 
 Loops are exact: an access in a later iteration of a common loop is an access after.
 Regions are compared symbolically with TVM's arithmetic analyzer (block indices and loop
-variables ranging over their extents; ``x = ...`` bindings seen through), so the check does
+variables ranging over their extents; ``x = ...`` bindings seen through; disjoint in one dim,
+or in a pair of dims numbered as one: ``_disjoint_in_pairs``), so the check does
 not grow with the grid; when the analyzer cannot separate two blocks and the grid is small,
 the blocks are compared one by one.
 
