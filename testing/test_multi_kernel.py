@@ -60,6 +60,10 @@ def test_two_launch_copy_chain():
     assert [t["name"] for t in art.plan["launches"][0]["plan"]["tensors"]] == ["A", "B"]
     assert [t["name"] for t in art.plan["launches"][1]["plan"]["tensors"]] == ["B", "C"]
     assert [t["role"] for t in art.plan["tensors"]] == ["input", "inout", "output"]
+    # TileLang's kernel API: both launches' kernels
+    source = art.get_kernel_source()
+    assert "// ---- launch0/reader.cpp ----" in source and "// ---- launch1/writer.cpp" in source
+    assert art.get_host_source().count("distributed::EnqueueMeshWorkload(") == 2
     a = np.random.default_rng(1).standard_normal((M, N)).astype(np.float32)
     b, c = np.zeros_like(a), np.zeros_like(a)
     art(a, b, c)
@@ -470,12 +474,14 @@ def test_batch_and_head_that_repeat_still_race(layout):
         tilelang_tt.compile(batch_head_copy(4, 8, lambda by: by % 4, layout)[0], out_idx=[1])
 
 
-def test_lower_of_several_launches_points_to_lower_launches():
+def test_lower_of_several_launches_points_to_lower_launches(tmp_path):
     func = copy_chain(64, 64)
     with pytest.raises(TTUnsupportedError, match="lower_launches"):
         tilelang_tt.lower(func)
-    mods = tilelang_tt.lower_launches(func)
-    assert len(mods) == 2
+    mods = tilelang_tt.lower_launches(func, dump_ir=tmp_path)
+    assert [sorted(gv.name_hint for gv in m.functions) for m in mods] == [
+        [f"main_launch{i}_{kind}" for kind in ("compute", "reader", "writer")] for i in (0, 1)]
+    assert (tmp_path / "main_launch0").is_dir() and (tmp_path / "main_launch1").is_dir()
 
 
 # ---- the real SDK compiles a multi-launch project ------------------------------------------------
