@@ -94,9 +94,9 @@ def lower(func, target="tenstorrent", target_host=None, runtime_only=False,
     ``runtime_only``, ``enable_host_codegen`` and ``enable_device_compile`` (which of its CUDA
     host and device modules to build) are accepted and ignored."""
     options = check_pass_configs(pass_configs)
-    if isinstance(func, tirx.PrimFunc) and split_launches(func, _kernel_name(func)) is not None:
+    if _launches(func) is not None:
         raise TTUnsupportedError(
-            f"kernel {_kernel_name(func)} has several `with T.Kernel(...)` launches (or "
+            f"kernel {pipeline.kernel_name(func)} has several `with T.Kernel(...)` launches (or "
             "T.alloc_global tensors): lower() returns the module of one launch",
             hint="tilelang_tt.lower_launches(func) lowers each launch; compile() runs them all")
     mod = pipeline.prepare(func, target)
@@ -106,17 +106,18 @@ def lower(func, target="tenstorrent", target_host=None, runtime_only=False,
     return pipeline.run(mod, stop_after=stop_after, dump_dir=dump_ir, verify_each=verify_each)
 
 
-def _kernel_name(func) -> str:
-    return str(func.attrs["global_symbol"]) if func.attrs is not None and \
-        "global_symbol" in func.attrs else getattr(func, "__name__", "kernel")
+def _launches(func):
+    """``func``'s launches when it has several (or T.alloc_global tensors), else None."""
+    if not isinstance(func, tirx.PrimFunc):
+        return None
+    return split_launches(func, pipeline.kernel_name(func))
 
 
 def lower_launches(func, target="tenstorrent", *, dump_ir=None, pass_configs=None,
                    verify_each=None) -> list[tvm.IRModule]:
     """The lowered module of each ``T.Kernel`` launch of ``func`` in program order (one for a
     kernel of one launch); ``dump_ir`` gets a directory per launch."""
-    launches = split_launches(func, _kernel_name(func)) if isinstance(func, tirx.PrimFunc) \
-        else None
+    launches = _launches(func)
     if launches is None:
         return [lower(func, target, dump_ir=dump_ir, pass_configs=pass_configs,
                       verify_each=verify_each)]
@@ -135,7 +136,7 @@ def generate_launches(func, launches, mods) -> tuple[dict, dict]:
     (``codegen/launch_plan.py``)."""
     plans = [build_plan(mod) for mod in mods]
     params = [str(p.name) for p in func.params if tirx.is_buffer_var(p)]
-    plan = combine_plans(_kernel_name(func), params, launches, plans)
+    plan = combine_plans(pipeline.kernel_name(func), params, launches, plans)
     sources = {}
     for entry, mod in zip(plan["launches"], mods):
         kernels = kernels_of(mod)
@@ -239,8 +240,7 @@ def compile(func, out_idx=None, execution_backend=None, target="tenstorrent",  #
             return compile(f, out_idx=idx, target=target, pass_configs=pass_configs,
                            dump_ir=dump_ir)
         return dynamic.DynamicKernel(func, sizes, specialised, out_idx)
-    launches = split_launches(func, _kernel_name(func)) if isinstance(func, tirx.PrimFunc) \
-        else None
+    launches = _launches(func)
     if launches is not None:  # several T.Kernel launches, or T.alloc_global tensors
         mods = _lower_each(launches, tenstorrent_target(target), dump_ir, pass_configs)
         sources, plan = generate_launches(func, launches, mods)

@@ -484,7 +484,8 @@ def launches_host_source(plan: dict) -> str:
         for t in globals_:
             n = t["name"]
             w("    {")
-            w(f"        std::vector<uint32_t> {n}_zeros({t['page_bytes'] * t['num_pages'] // 4}, 0u);")
+            words = t["page_bytes"] * t["num_pages"] // 4
+            w(f"        std::vector<uint32_t> {n}_zeros({words}, 0u);")
             w(f"        distributed::EnqueueWriteMeshBuffer(cq, {n}_buffer, {n}_zeros, true);")
             w("    }")
         w("")

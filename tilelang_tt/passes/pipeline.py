@@ -141,6 +141,12 @@ def stage_names() -> list[str]:
     return [p.info.name for _, p in STAGES]
 
 
+def kernel_name(func) -> str:
+    """A frontend PrimFunc's name (its ``global_symbol``)."""
+    return str(func.attrs["global_symbol"]) if func.attrs is not None and \
+        "global_symbol" in func.attrs else getattr(func, "__name__", "kernel")
+
+
 def prepare(func, target=None) -> tvm.IRModule:
     """Wrap a frontend PrimFunc in a module tagged with the target's device profile."""
     if isinstance(func, tvm.IRModule):
@@ -153,8 +159,7 @@ def prepare(func, target=None) -> tvm.IRModule:
     else:
         if not isinstance(func, tvm.tirx.PrimFunc):
             raise TTCompileError(f"expected a T.prim_func kernel, got {type(func).__name__}")
-        name = str(func.attrs["global_symbol"]) if func.attrs is not None and \
-            "global_symbol" in func.attrs else getattr(func, "__name__", "kernel")
+        name = kernel_name(func)
     _, profile = resolve_target(target)
     func = func.with_attr(attrs.TARGET, profile.name).with_attr("global_symbol", name)
     return tvm.IRModule({name: func})
