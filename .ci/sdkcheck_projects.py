@@ -4,7 +4,9 @@
 usage: sdkcheck_projects.py PROJECTS_DIR [SDKCHECK]
 
 PROJECTS_DIR holds one directory per generated project (what compiling with
-TILELANG_TT_SAVE_PROJECTS=PROJECTS_DIR leaves, one copy per distinct content). The device
+TILELANG_TT_SAVE_PROJECTS=PROJECTS_DIR leaves, one copy per distinct content; a kernel of
+several launches as its project, main.cpp and no kernels, and a link to each launch's
+kernels). The device
 kernels of one project per distinct device program (device_shape: kernels and plan equal up to
 numbers) are checked, warnings as errors (the SDK's JIT builds with -Werror); the host program of
 one project per distinct main.cpp (host_shape)
@@ -112,13 +114,18 @@ class Checker:
                     json.dumps(accessor_args.with_explicit_accessor_words(plan)))
                 p = copy
                 self.n_explicit += 1
-            host, device = host_shape((p / "main.cpp").read_text()), device_shape(p)
-            if host not in self.by_host:
-                self.by_host[host] = p
-                self.pending_host.append(p)
-            if device not in self.by_device:
-                self.by_device[device] = p
-                self.pending_device.append(p)
+            # a kernel of several launches: the project holds main.cpp and no kernels, and
+            # links <project>.launch<i> to each launch's directory, kernels and no main.cpp
+            if (p / "main.cpp").exists():
+                host = host_shape((p / "main.cpp").read_text())
+                if host not in self.by_host:
+                    self.by_host[host] = p
+                    self.pending_host.append(p)
+            if plan.get("kernels"):
+                device = device_shape(p)
+                if device not in self.by_device:
+                    self.by_device[device] = p
+                    self.pending_device.append(p)
 
     def check(self, jobs: int, at_least: int = 1) -> None:
         """Check the pending programs when there are ``at_least`` of a kind."""

@@ -496,17 +496,20 @@ def test_sdkcheck_multi_launch_project(sdk, tmp_path, monkeypatch):  # noqa: F81
     save = tmp_path / "saved"
     monkeypatch.setenv("TILELANG_TT_SAVE_PROJECTS", str(save))
     art = tilelang_tt.compile(split_k_gemm(64, 64, 128, 2), out_idx=[2])
-    (project,) = [p for p in save.iterdir() if p.name.startswith("main-")]
+    project = save / f"main-{art.digest()}"
     plan = json.loads((project / "tt.plan.json").read_text())
     launch_dirs = [project / launch["dir"] for launch in plan["launches"]]
     assert all((d / "reader.cpp").exists() and (d / "tt.plan.json").exists()
                for d in launch_dirs)
-    proc = sdkcheck("--host-include", mock_dir() / "include", save, *launch_dirs)
+    # each launch is linked beside the project: checking the directory checks its kernels
+    links = sorted(p.name for p in save.iterdir() if p.is_symlink())
+    assert links == [f"{project.name}.launch0", f"{project.name}.launch1"]
+    proc = sdkcheck("--host-include", mock_dir() / "include", save)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert " 0 error(s)" in proc.stdout and " 0 warning(s)" in proc.stdout, proc.stdout
     # the host program (compiled and linked) and both launches' kernels were checked
     text = proc.stdout
     assert "3 project(s)" in text and "host@link" in text, text
-    for d in launch_dirs:
-        assert f"{d.name}: ok" in text and "compute@TRISC1/MATH" in text, text
-    assert art.digest() in project.name
+    for name in links:
+        assert f"{name}: ok" in text, text
+    assert text.count("compute@TRISC1/MATH") == 2, text

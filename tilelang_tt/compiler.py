@@ -162,7 +162,10 @@ def generate(mod: tvm.IRModule) -> tuple[dict, dict]:
 
 
 # When set to a directory, every compiled project is also saved there as <kernel>-<digest>/
-# (one copy per distinct content): CI checks all of them against the real SDK.
+# (one copy per distinct content): CI checks all of them against the real SDK. A kernel of
+# several launches also gets <kernel>-<digest>.launch<i>, a link to each launch's directory
+# (its kernels: a project of its own), so that checking every project below the directory
+# checks them.
 SAVE_PROJECTS_ENV = "TILELANG_TT_SAVE_PROJECTS"
 
 
@@ -171,15 +174,20 @@ def _save_project_copy(art: Artifact) -> None:
     if not root:
         return
     final = Path(root) / f"{art.name}-{art.digest()}"
-    if final.exists():
-        return
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".save-", dir=final.parent))
-    art.save(tmp)
-    try:
-        tmp.rename(final)
-    except OSError:  # saved concurrently by another process
-        shutil.rmtree(tmp, ignore_errors=True)
+    if not final.exists():
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".save-", dir=final.parent))
+        art.save(tmp)
+        try:
+            tmp.rename(final)
+        except OSError:  # saved concurrently by another process
+            shutil.rmtree(tmp, ignore_errors=True)
+    for launch in art.plan.get("launches", []):
+        link = final.parent / f"{final.name}.{launch['dir']}"
+        try:
+            link.symlink_to(Path(final.name) / launch["dir"], target_is_directory=True)
+        except FileExistsError:  # linked before (or concurrently)
+            pass
 
 
 def tenstorrent_target(target):
