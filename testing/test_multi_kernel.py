@@ -167,6 +167,38 @@ def test_tilelang_alloc_global_in_two_launches():
     np.testing.assert_array_equal(kernel(a), a)
 
 
+def test_l1_alias_spec_belongs_to_its_launch():
+    """T.annotate_l1_alias names block buffers of the launch it is stated in; the other
+    launch (whose buffers have the same names) does not get it."""
+    M, N = 64, 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        G = T.alloc_global((M, N), "float32")
+        with T.Kernel(M // 32) as bx:
+            a_s = T.alloc_shared((32, N), "float32")
+            b_s = T.alloc_shared((32, N), "float32")
+            T.annotate_l1_alias(T.distinct(a_s, b_s), name="first")
+            T.copy(A[bx * 32, 0], a_s)
+            for i, j in T.Parallel(32, N):
+                b_s[i, j] = a_s[i, j] * 2.0
+            T.copy(b_s, G[bx * 32, 0])
+        with T.Kernel(M // 32) as bx:
+            a_s = T.alloc_shared((32, N), "float32")
+            b_s = T.alloc_shared((32, N), "float32")
+            T.copy(G[bx * 32, 0], a_s)
+            for i, j in T.Parallel(32, N):
+                b_s[i, j] = a_s[i, j] + 1.0
+            T.copy(b_s, C[bx * 32, 0])
+
+    art = tilelang_tt.compile(main, out_idx=[1])
+    specs = {gv.name_hint: [s["name"] for s in f.attrs.get("tt.l1_alias_request", [])]
+             for gv, f in art.module.functions.items() if gv.name_hint.endswith("_compute")}
+    assert specs == {"main_launch0_compute": ["first"], "main_launch1_compute": []}
+    a = np.random.default_rng(8).standard_normal((M, N)).astype(np.float32)
+    np.testing.assert_array_equal(art(a), a * 2.0 + 1.0)
+
+
 def split_k_gemm(M, N, K, split, bm=32, bn=32, bk=32, dtype="bfloat16"):
     """Split-K GEMM: launch 0 computes the partial product of each K slice into a
     T.alloc_global buffer, launch 1 adds the partial products."""

@@ -12,7 +12,8 @@ PrimFunc whose body is that nest and whose parameters are the tensors it touches
 function's own tensor parameters in their order, then the ``T.alloc_global`` tensors it touches
 (the same buffer variables: a global is a tensor parameter of every launch that touches it); a
 tensor parameter no launch touches is a parameter of the first launch (the host still takes its
-file).  Name-keyed attributes (layout requests, safe values) keep the launch's tensors only.
+file).  Name-keyed attributes (layout requests, safe values) keep the launch's tensors only,
+``T.annotate_l1_alias`` specs those stated inside the launch.
 Statements between launches other than ``T.alloc_global``, a ``T.alloc_global`` inside a launch
 and a global named like another tensor are ``TTUnsupportedError`` naming the line.
 """
@@ -93,7 +94,7 @@ def split_launches(func: tirx.PrimFunc, name: str) -> list[Launch] | None:
         glob = [g for k, g in enumerate(globals_, start=len(params)) if k in used]
         sub = f"{name}_launch{i}"
         f = _with_attrs(tirx.PrimFunc(own + glob, stmt, func.ret_type, None, func.span),
-                        func, own + glob).with_attr("global_symbol", sub)
+                        func, own + glob, stmt.span).with_attr("global_symbol", sub)
         out.append(Launch(sub, f, [str(g.name) for g in glob]))
     return out
 
@@ -104,12 +105,24 @@ def _touched(stmt, buffers) -> set:
     return {k for k, b in enumerate(buffers) if any(b.same_as(v) for v in used)}
 
 
-def _with_attrs(launch, func, buffers):
-    """``launch`` with ``func``'s attributes, the name-keyed ones kept for ``buffers``."""
+def _with_attrs(launch, func, buffers, span):
+    """``launch`` with ``func``'s attributes: the name-keyed ones kept for ``buffers``, the
+    L1 alias specs for those stated in its lines (``span``)."""
     keep = {str(b.name) for b in buffers}
     for key, value in (func.attrs.items() if func.attrs is not None else []):
         key = str(key)
         if key in (attrs.LAYOUT_REQUEST, attrs.SAFE_VALUES):
             value = {str(k): v for k, v in value.items() if str(k) in keep}
+        elif key == attrs.L1_ALIAS_REQUEST:
+            value = [spec for spec in value if _within(spec, span)]
         launch = launch.with_attr(key, value)
     return launch
+
+
+def _within(spec, span) -> bool:
+    """The alias spec was stated inside the launch of ``span`` (a spec without a line: in
+    every launch, where its buffer names are looked up)."""
+    if span is None or "line" not in spec:
+        return True
+    line = int(spec["line"])
+    return int(span.line) <= line <= int(getattr(span, "end_line", span.line) or span.line)
