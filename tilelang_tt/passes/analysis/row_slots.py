@@ -1,7 +1,10 @@
-"""Which dimensions of a kernel's block buffers hold the rows of a grid axis (for A0.0).
+"""Which dimensions of a kernel's block buffers hold the rows (or columns) of a grid axis (A0.0).
 
 A grid axis ``g`` whose tensor accesses all index one dimension as ``g * b + r`` (``b`` a
-constant) hands each block ``b`` rows of those tensors.  :class:`RowSlots` follows those rows
+constant) hands each block ``b`` rows of those tensors, or ``b`` columns when that dimension
+is the last one of the tensors (``RowSlots.kind``: ``"rows"`` or ``"columns"``; the analysis is
+the same for both, only the tile dimension the slots must end in, the GEMM operands they may
+reach and the words of the messages differ; "rows" below means either).  :class:`RowSlots` follows those rows
 through the kernel, from its IR structure: a *slot* is a block buffer's dimension or a
 ``T.Parallel`` loop variable; slots that must hold the same rows are joined (union-find), the
 tensor dimensions that move with ``g`` seed the row class, and a slot an operation uses in a
@@ -12,6 +15,8 @@ statement's line.  Facts only: nothing is rewritten here.
 
 from __future__ import annotations
 
+import re
+
 import tvm
 from tvm import tirx
 from tvm.sym import detect_linear_equation
@@ -19,7 +24,8 @@ from tvm.sym import detect_linear_equation
 from ...errors import TTLayoutError
 from ..common import buffer_scope, buffer_shape, collect, int_or_none, tt_map, uses_var
 
-ROWS = 32  # rows of a Tensix tile
+ROWS = 32  # rows (and columns) of a Tensix tile
+ROW_KIND, COL_KIND = "rows", "columns"
 _ROW = ("row",)
 _BLOCK_SCOPES = ("shared", "local.fragment")
 _REDUCES = ("tirx.tile.sum", "tirx.tile.max", "tirx.tile.min")
@@ -47,8 +53,10 @@ class _Problem:
 class RowSlots:
     """The row slots of one grid axis (module docstring)."""
 
-    def __init__(self, body, launch, b):
+    def __init__(self, body, launch, b, kind=ROW_KIND):
         self.launch, self.g, self.b = launch, launch.node.var, b
+        self.kind = kind
+        self.noun = "row" if kind == ROW_KIND else "column"
         self.grid = int_or_none(launch.value)
         self.parent = {}
         self.bufs = {}  # chandle -> buffer
@@ -67,7 +75,7 @@ class RowSlots:
         g, grid = launch.node.var, int_or_none(launch.value)
         if grid is None:
             return None
-        coefs = set()
+        coefs, places = set(), set()
         for buf, idx in _global_accesses(launch.body):
             dims = [k for k, e in enumerate(idx) if uses_var(e, g)]
             if len(dims) > 1:
@@ -76,13 +84,24 @@ class RowSlots:
                 continue
             coef, _ = linear_in(idx[dims[0]], g)
             coefs.add(int_or_none(coef) if coef is not None else None)
+            if len(idx) >= 2:  # (a 1-D tensor's only index fits rows and columns alike)
+                places.add(COL_KIND if dims[0] == len(idx) - 1 else ROW_KIND)
         if len(coefs) != 1:
             return None
         (b,) = coefs
         if b is None or not 0 < b < ROWS or ROWS % b:
             return None
-        facts = cls(body, launch, b)
+        # the columns when every tensor of rank 2 or more moves with g in its last dimension
+        kind = COL_KIND if places == {COL_KIND} else ROW_KIND
+        facts = cls(body, launch, b, kind)
         return facts if facts.has_row_blocks() else None
+
+    def tile_dim(self, rank: int) -> int:
+        """The dimension of a block buffer of ``rank`` that must hold the slots: the tile's rows
+        (next-to-last, or only) or its columns (last)."""
+        if self.kind == COL_KIND or rank < 2:
+            return rank - 1
+        return rank - 2
 
     def has_row_blocks(self) -> bool:
         """A block of ``b`` rows exists: a block buffer with the rows in its next-to-last (or
@@ -90,8 +109,7 @@ class RowSlots:
         A0.2 stages through blocks of the nest's shape).  Rows that only reach a leading
         dimension of a buffer of rank 3 or more are a batch index, not rows."""
         for buf in self.row_buffers().values():
-            shape = buffer_shape(buf)
-            if (len(shape) - 2 if len(shape) >= 2 else 0) in self.row_dims(buf):
+            if self.tile_dim(len(buffer_shape(buf))) in self.row_dims(buf):
                 return True
         return any(self._is_row(("var", key)) for key in self.loops)
 
@@ -267,6 +285,9 @@ class RowSlots:
                     self._join(self._buf_slot(dst.source, kd), self._buf_slot(src.source, ks))
         elif op == "tirx.tile.gemm":
             c, a, bm, c2 = regions[:4]
+            if self.kind == COL_KIND:
+                self._gemm_columns(call, c, a, bm, c2, span)
+                return
             ta = bool(int_or_none(call.args[4]))
             m_dim, k_dim = (1, 0) if ta else (0, 1)
             self._join(self._buf_slot(a.source, m_dim), self._buf_slot(c.source, 0))
@@ -281,6 +302,18 @@ class RowSlots:
                     for k in range(len(r.region)):
                         self._mark(self._buf_slot(r.source, k), f"an operand of `{_op(op)}`",
                                    span)
+
+    def _gemm_columns(self, call, c, a, bm, c2, span):
+        """Columns through ``C += A @ B``: C's columns are B's N columns (each column of C is
+        A times that column of B); A, B's K dimension and C's rows mix columns."""
+        tb = bool(int_or_none(call.args[5]))
+        n_dim, k_dim = (0, 1) if tb else (1, 0)
+        self._join(self._buf_slot(bm.source, n_dim), self._buf_slot(c.source, 1))
+        self._join(self._buf_slot(c2.source, 1), self._buf_slot(c.source, 1))
+        self._mark(self._buf_slot(bm.source, k_dim), "the K dimension of a T.gemm", span)
+        for k in range(2):
+            self._mark(self._buf_slot(a.source, k), "the A operand of a T.gemm", span)
+        self._mark(self._buf_slot(c.source, 0), "the M dimension of a T.gemm", span)
 
     def _global_region(self, r, span):
         d = self.global_dim(r)
@@ -373,7 +406,7 @@ class RowSlots:
         where = f"blocks of {rows} along {self.launch.node.thread_tag} ({g})"
         if self.problems:
             p = self.problems[0]
-            raise TTLayoutError(f"{where}: {p.message}", span=p.span, hint=p.hint)
+            raise self._error(f"{where}: {p.message}", span=p.span, hint=p.hint)
         for slot, (reason, span) in self.marks.items():
             if not self._is_row(slot):
                 continue
@@ -383,7 +416,7 @@ class RowSlots:
             else:
                 what = f"the T.Parallel index {self.loops[slot[1]].loop_var.name} runs over the " \
                        f"block's rows and is {reason}"
-            raise TTLayoutError(
+            raise self._error(
                 f"{where}: {what}; that combines or tells apart the rows of a block, so "
                 f"{ROWS // b} blocks cannot run as one block of {ROWS} rows (a Tensix tile has "
                 f"{ROWS} rows)", span=span,
@@ -392,9 +425,8 @@ class RowSlots:
         for key, buf in self.row_buffers().items():
             shape = buffer_shape(buf)
             for k in self.row_dims(buf):
-                tile_row = len(shape) - 2 if len(shape) >= 2 else 0
-                if k != tile_row or shape[k] != b:
-                    raise TTLayoutError(
+                if k != self.tile_dim(len(shape)) or shape[k] != b:
+                    raise self._error(
                         f"{where}: {buf.name} {list(shape)} holds the block's rows in "
                         f"dimension {k}; they must be its "
                         f"{'next-to-last' if len(shape) >= 2 else 'only'} dimension, of extent "
@@ -402,14 +434,14 @@ class RowSlots:
                         hint=f"allocate {buf.name} with the block's {b} rows as its rows")
         for key, loop in self.loops.items():
             if self._is_row(("var", key)) and int_or_none(loop.extent) != b:
-                raise TTLayoutError(
+                raise self._error(
                     f"{where}: the T.Parallel index {loop.loop_var.name} runs over the block's "
                     f"rows with extent {loop.extent}, not {b}", span=loop.span,
                     hint=f"iterate the rows as T.Parallel({b}, ...)")
         for slot, rng, span, op in self.regions:
             if self._is_row(slot) and (int_or_none(rng.min) != 0 or int_or_none(rng.extent) != b):
                 buf = self.bufs[slot[1]]
-                raise TTLayoutError(
+                raise self._error(
                     f"{where}: `{_op(op)}` covers rows {rng.min} .. + {rng.extent} of "
                     f"{buf.name}, not all {b}", span=span,
                     hint="operate on whole blocks")
@@ -419,7 +451,7 @@ class RowSlots:
                     continue
                 if b == 1 and any(self._is_row(c) for c in const_slots):
                     continue  # buf[0, ...] of a one-row block: the row (below)
-                raise TTLayoutError(
+                raise self._error(
                     f"{where}: the T.Parallel index {v.name} runs over the block's rows but the "
                     f"store to {buf.name}[...] does not depend on it: with {ROWS} rows in a "
                     "block, the rows would write the same element", span=span,
@@ -431,7 +463,7 @@ class RowSlots:
                 continue
             buf = self.bufs[slot[1]]
             if b != 1 or value != 0 or self.nest_row_var(nest) is None:
-                raise TTLayoutError(
+                raise self._error(
                     f"{where}: {buf.name} is indexed by the constant {value} in dimension "
                     f"{slot[2]}, which holds the block's rows; that reads one row for all",
                     span=span, hint=f"index {buf.name} by the T.Parallel row index")
@@ -443,7 +475,7 @@ class RowSlots:
                 d = self.global_index_dim(buf, idx)
                 size = buffer_shape(buf)[d] if d is not None else None
                 if d is not None and not (isinstance(size, int) and size <= self.grid * b):
-                    raise TTLayoutError(
+                    raise self._error(
                         f"{where}: the grid covers {self.grid} x {b} = {self.grid * b} rows, "
                         f"not a multiple of {ROWS}; blocks of {rows} run as blocks of {ROWS} "
                         f"rows (a Tensix tile), and the last one would reach rows of "
@@ -452,11 +484,35 @@ class RowSlots:
                         hint=f"launch a block for every row of {buf.name}, or pad the "
                              f"tensors' rows to a multiple of {ROWS}")
 
+    def _error(self, message, span=None, hint=None):
+        """A TTLayoutError; the messages are written for rows and say columns for columns."""
+        return TTLayoutError(self._say(message), span=span,
+                             hint=None if hint is None else self._say(hint))
+
+    def _say(self, text: str) -> str:
+        if self.kind == ROW_KIND:
+            return text
+        parts = text.split("`")  # the odd parts quote the user's code: left as written
+        for k in range(0, len(parts), 2):
+            t = parts[k]
+            for old, new in _COLUMN_WORDS:
+                t = re.sub(old, new, t)
+            parts[k] = t
+        return "`".join(parts)
+
     def _alloc_span(self, buf):
         for a in collect(self.launch.body, tirx.AllocBuffer):
             if a.buffer.same_as(buf):
                 return a.span
         return None
+
+
+_COLUMN_WORDS = (
+    (r"\bnext-to-last\b", "last"),
+    (r"blk_m = 32", "block_N = 32"),
+    (r"T\.Parallel\((\d+), \.\.\.\)", r"T.Parallel(..., \1)"),
+    (r"\brow(s?)\b", r"column\1"),
+)
 
 
 def _op(name: str) -> str:

@@ -52,7 +52,7 @@ from tvm import tirx
 
 from ... import attrs
 from ...errors import TTVerifyError
-from ..analysis.row_slots import ROWS, RowSlots, linear_in
+from ..analysis.row_slots import COL_KIND, ROWS, RowSlots, linear_in
 from ..common import (BLOCK_TAGS, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm,
                       launch_attrs, replace_tile_call, substitute, tt_map, tt_pass)
 
@@ -148,7 +148,7 @@ def _coarsen_axis(body, launch):
                                inner, launch.span)
     body = tt_map(body, [(tirx.AttrStmt, lambda a: new_launch if a.same_as(launch) else a)],
                   order="pre")
-    return body, {"axis": str(launch.node.thread_tag), "rows": b, "factor": f}
+    return body, {"axis": str(launch.node.thread_tag), facts.kind: b, "factor": f}
 
 
 def _const_rows(body, facts):
@@ -198,4 +198,11 @@ def CoarsenRowBlocksTT(func, mod, ctx):
     body, records = coarsen_row_blocks(func.body)
     if not records:
         return func
-    return func.with_body(body).with_attr(attrs.ROW_COARSEN, records)
+    func = func.with_body(body)
+    rows = [r for r in records if COL_KIND not in r]
+    cols = [r for r in records if COL_KIND in r]
+    if rows:
+        func = func.with_attr(attrs.ROW_COARSEN, rows)
+    if cols:
+        func = func.with_attr(attrs.COL_COARSEN, cols)
+    return func
