@@ -311,8 +311,10 @@ class RowSlots:
         self._join(self._buf_slot(bm.source, n_dim), self._buf_slot(c.source, 1))
         self._join(self._buf_slot(c2.source, 1), self._buf_slot(c.source, 1))
         self._mark(self._buf_slot(bm.source, k_dim), "the K dimension of a T.gemm", span)
-        for k in range(2):
-            self._mark(self._buf_slot(a.source, k), "the A operand of a T.gemm", span)
+        ta = bool(int_or_none(call.args[4]))
+        a_m, a_k = (1, 0) if ta else (0, 1)
+        self._mark(self._buf_slot(a.source, a_k), "the K dimension of a T.gemm", span)
+        self._mark(self._buf_slot(a.source, a_m), "the M dimension of a T.gemm", span)
         self._mark(self._buf_slot(c.source, 0), "the M dimension of a T.gemm", span)
 
     def _global_region(self, r, span):

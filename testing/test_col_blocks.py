@@ -1,0 +1,264 @@
+"""Blocks of fewer than 32 columns (A0.0 CoarsenRowBlocksTT, its column case): kernels written
+as TileLang's tests write them with ``block_N = 16`` or 2-D blocks of 16x16 / 8x8 (elementwise,
+``T.copy``, atomics, a GEMM's N) run on the emulator and match numpy; the kernel becomes the one
+written with 32-column blocks; kernels whose columns meet, or whose grid does not cover whole
+tiles while a tensor has columns past it, get a TTLayoutError naming the buffer or op and the
+line."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+import tvm_ffi
+
+import tilelang_tt as tilelang
+import tilelang_tt.language as T
+from tilelang_tt import attrs
+from tilelang_tt.errors import TTLayoutError
+from tilelang_tt.passes.common import to_py
+
+RNG = np.random.default_rng(11)
+
+
+def _lowered(func):
+    (f,) = tilelang.lower(func, stop_after="A0.0").functions.values()
+    return f
+
+
+# ---- TileLang's kernel shapes, as its tests write them ----------------------------------------
+def elementwise_add(M, N, block_M, block_N, in_dtype="float32", out_dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), in_dtype), B: T.Tensor((M, N), in_dtype),
+             C: T.Tensor((M, N), out_dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_N), in_dtype)
+            B_shared = T.alloc_shared((block_M, block_N), in_dtype)
+            C_local = T.alloc_fragment((block_M, block_N), out_dtype)
+            T.copy(A[by * block_M, bx * block_N], A_shared)
+            T.copy(B[by * block_M, bx * block_N], B_shared)
+            for i, j in T.Parallel(block_M, block_N):
+                C_local[i, j] = A_shared[i, j] + B_shared[i, j]
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def tilelang_copy(M, N, block_M, block_N, dtype="float16"):
+    """TileLang's testing/python/language/test_tilelang_language_copy.py kernel."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            T.copy(
+                A[by * block_M:(by + 1) * block_M, bx * block_N:(bx + 1) * block_N],
+                B[by * block_M:(by + 1) * block_M, bx * block_N:(bx + 1) * block_N],
+            )
+
+    return main
+
+
+def copy_with_parallel(M, N, block_M, block_N, dtype="float16"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                B[by * block_M + i, bx * block_N + j] = A[by * block_M + i, bx * block_N + j]
+
+    return main
+
+
+def atomic_program(K, M, N, block_M, block_N, op="add", dtype="float32"):
+    """TileLang's atomic_add_program / atomic_max_program (test_tilelang_language_atomic.py)."""
+    atomic = {"add": T.atomic_add, "max": T.atomic_max, "min": T.atomic_min}[op]
+
+    @T.prim_func
+    def main(A: T.Tensor((K, M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M), T.ceildiv(N, block_N), K, threads=32) as (bx, by, bz):
+            A_shared = T.alloc_shared((block_M, block_N), dtype)
+            T.copy(A[bz, bx * block_M:(bx + 1) * block_M, by * block_N:(by + 1) * block_N],
+                   A_shared)
+            for i, j in T.Parallel(block_M, block_N):
+                atomic(B[bx * block_M + i, by * block_N + j], A_shared[i, j])
+
+    return main
+
+
+def matmul(M, N, K, block_M, block_N, block_K, dtype="bfloat16", accum_dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+             C: T.Tensor((M, N), accum_dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_local)
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[by * block_M, ko * block_K], A_shared)
+                T.copy(B[ko * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+# ---- on the emulator ------------------------------------------------------------------------
+@pytest.mark.parametrize("block_M,block_N", [(16, 16), (8, 8), (32, 16), (64, 8)])
+def test_elementwise_add_small_blocks(block_M, block_N):
+    M, N = 64, 128
+    kernel = tilelang.compile(elementwise_add(M, N, block_M, block_N), out_idx=[2])
+    a = RNG.standard_normal((M, N)).astype(np.float32)
+    b = RNG.standard_normal((M, N)).astype(np.float32)
+    np.testing.assert_allclose(kernel(a, b), a + b, rtol=1e-6, atol=1e-6)
+    # 32-column (and 32-row, or the kernel's own block_M >= 32) blocks
+    assert kernel.plan["grid"] == [N // 32, M // max(block_M, 32), 1]
+
+
+@pytest.mark.parametrize("block_N", [16, 8])
+def test_tilelang_copy_block_n_16(block_N):
+    M, N = 64, 96
+    kernel = tilelang.compile(tilelang_copy(M, N, 32, block_N), out_idx=[1])
+    a = RNG.standard_normal((M, N)).astype(np.float16)
+    np.testing.assert_array_equal(kernel(a), a)
+    assert kernel.plan["grid"] == [N // 32, M // 32, 1]
+
+
+def test_copy_with_parallel_16x16():
+    M, N = 64, 64
+    kernel = tilelang.compile(copy_with_parallel(M, N, 16, 16), out_idx=[1])
+    a = RNG.standard_normal((M, N)).astype(np.float16)
+    np.testing.assert_array_equal(kernel(a), a)
+
+
+@pytest.mark.parametrize("block,op", [(16, "add"), (8, "add"), (16, "max"), (16, "min")])
+def test_atomic_small_blocks(block, op):
+    """TileLang's atomic_add (its 16x16 test_atomic_memory_order sizes) and atomic_max /
+    atomic_min: every bz adds (or maxes) its slice of A into B."""
+    K, M, N = 4, 64, 64
+    kernel = tilelang.compile(atomic_program(K, M, N, block, block, op))
+    a = RNG.standard_normal((K, M, N)).astype(np.float32)
+    start = {"add": 0.0, "max": -np.inf, "min": np.inf}[op]
+    b = np.full((M, N), 0.0 if op == "add" else start, np.float32)
+    if op != "add":
+        b = RNG.standard_normal((M, N)).astype(np.float32)
+    expected = {"add": b + a.sum(0), "max": np.maximum(b, a.max(0)),
+                "min": np.minimum(b, a.min(0))}[op]
+    kernel(a, b)
+    np.testing.assert_allclose(b, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("block_M,block_K", [(32, 32), (64, 64)])
+def test_gemm_block_n_16(block_M, block_K):
+    """A GEMM's N blocks of 16: each column of C is A times that column of B, so two blocks of
+    16 columns are one block of 32 (B's N columns and C's columns coarsened together)."""
+    M, N, K = 64, 128, 128
+    kernel = tilelang.compile(matmul(M, N, K, block_M, 16, block_K), out_idx=[2])
+    a = RNG.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = RNG.standard_normal((K, N)).astype(ml_dtypes.bfloat16)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(kernel(a, b), ref, rtol=2e-2, atol=2e-1)
+    assert kernel.plan["grid"] == [N // 32, M // block_M, 1]
+
+
+def test_grid_reaching_past_the_columns_runs():
+    """48 columns in blocks of 16: the last 32-column block reaches only past the tensors'
+    ends (padded with zeros, cropped by the host)."""
+    M, N = 32, 48
+    kernel = tilelang.compile(elementwise_add(M, N, 32, 16), out_idx=[2])
+    a = RNG.standard_normal((M, N)).astype(np.float32)
+    b = RNG.standard_normal((M, N)).astype(np.float32)
+    np.testing.assert_allclose(kernel(a, b), a + b, rtol=1e-6, atol=1e-6)
+    assert kernel.plan["grid"] == [2, 1, 1]
+
+
+# ---- what the pass makes of them ------------------------------------------------------------
+@pytest.mark.parametrize("block_M,block_N", [(16, 16), (8, 8), (32, 16), (32, 8)])
+def test_small_blocks_become_the_32_wide_kernel(block_M, block_N):
+    """After A0.0 the kernel is (structurally) the one written with 32x32 blocks, so it
+    compiles to the same C++; the records name the axes."""
+    small = _lowered(elementwise_add(64, 128, block_M, block_N))
+    big = _lowered(elementwise_add(64, 128, 32, 32))
+    assert tvm_ffi.structural_equal(small.body, big.body, map_free_vars=True)
+    assert to_py(small.attrs[attrs.COL_COARSEN]) == [
+        {"axis": "blockIdx.x", "columns": block_N, "factor": 32 // block_N}]
+    rows = to_py(small.attrs.get(attrs.ROW_COARSEN, None)) or []
+    assert rows == ([] if block_M == 32 else [
+        {"axis": "blockIdx.y", "rows": block_M, "factor": 32 // block_M}])
+    assert attrs.COL_COARSEN not in big.attrs
+
+
+def test_gemm_block_n_16_becomes_block_n_32():
+    small = _lowered(matmul(64, 128, 64, 32, 16, 32))
+    big = _lowered(matmul(64, 128, 64, 32, 32, 32))
+    assert tvm_ffi.structural_equal(small.body, big.body, map_free_vars=True)
+
+
+def test_atomic_8x8_becomes_32x32():
+    small = _lowered(atomic_program(2, 64, 64, 8, 8))
+    big = _lowered(atomic_program(2, 64, 64, 32, 32))
+    assert tvm_ffi.structural_equal(small.body, big.body, map_free_vars=True)
+
+
+# ---- refused --------------------------------------------------------------------------------
+def _refused(kind):
+    M, N = 64, 128
+    if kind == "row_reduction":  # a dim=1 reduction over a 16-column block
+        @T.prim_func
+        def k(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+            with T.Kernel(N // 16, M // 32) as (bx, by):
+                a = T.alloc_shared((32, 16), "float32")
+                m = T.alloc_fragment((32,), "float32")
+                c = T.alloc_shared((32, 16), "float32")
+                T.copy(A[by * 32, bx * 16], a)
+                T.reduce_max(a, m, dim=1)
+                for i, j in T.Parallel(32, 16):
+                    c[i, j] = a[i, j] - m[i]
+                T.copy(c, C[by * 32, bx * 16])
+        return k
+    if kind == "gemm_k":  # the block's 16 columns of A are a GEMM's K
+        @T.prim_func
+        def k(A: T.Tensor((M, N), "bfloat16"), B: T.Tensor((16, 32), "bfloat16"),
+              C: T.Tensor((M, N), "float32")):
+            with T.Kernel(N // 16, M // 32) as (bx, by):
+                a = T.alloc_shared((32, 16), "bfloat16")
+                b = T.alloc_shared((16, 32), "bfloat16")
+                c = T.alloc_fragment((32, 32), "float32")
+                T.copy(A[by * 32, bx * 16], a)
+                T.copy(B, b)
+                T.gemm(a, b, c, clear_accum=True)
+                T.copy(c, C[by * 32, 0])
+        return k
+    if kind == "column_expression":
+        @T.prim_func
+        def k(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+            with T.Kernel(N // 16, M // 32) as (bx, by):
+                for i, j in T.Parallel(32, 16):
+                    C[by * 32 + i, bx * 16 + j] = A[by * 32 + i, bx * 16 + j] * j
+        return k
+    if kind == "columns_not_covered":  # 3 blocks of 16 = 48 columns of 64
+        @T.prim_func
+        def k(A: T.Tensor((M, 64), "float32"), C: T.Tensor((M, 64), "float32")):
+            with T.Kernel(3, M // 32) as (bx, by):
+                a = T.alloc_shared((32, 16), "float32")
+                T.copy(A[by * 32, bx * 16], a)
+                T.copy(a, C[by * 32, bx * 16])
+        return k
+    raise KeyError(kind)
+
+
+@pytest.mark.parametrize("kind,words", [
+    ("row_reduction", ["blocks of 16 columns along blockIdx.x (bx)", "dimension 1 of a",
+                       "reduced by `tile.max`", "combines or tells apart the columns",
+                       "block_N = 32"]),
+    ("gemm_k", ["dimension 1 of a holds the block's columns",
+                "the K dimension of a T.gemm"]),
+    ("column_expression", ["T.Parallel index j runs over the block's columns",
+                           "used in the expression"]),
+    ("columns_not_covered", ["48 columns, not a multiple of 32",
+                             "A (dimension 1 of size 64) that no block of the grid touches"]),
+])
+def test_column_blocks_refused(kind, words):
+    with pytest.raises(TTLayoutError) as err:
+        tilelang.lower(_refused(kind), stop_after="A0.0")
+    text = str(err.value)
+    assert "test_col_blocks.py:" in text, text  # the user's line
+    for w in words:
+        assert w in text, text
