@@ -66,6 +66,7 @@ class RowSlots:
         self.consts = []  # (slot, value, nest vars, span): constant indices in nests
         self.stores = []  # (buffer, nest vars, index vars, constant-index slots, span)
         self.problems = []  # _Problem, in program order
+        self.staged_copies = 0  # tensor-to-tensor copies whose staged block holds the rows
         self._visit(launch.body, [], launch.span)
 
     # ---- construction ------------------------------------------------------------------------
@@ -105,13 +106,13 @@ class RowSlots:
 
     def has_row_blocks(self) -> bool:
         """A block of ``b`` rows exists: a block buffer with the rows in its next-to-last (or
-        only) dimension, or a T.Parallel index over them (a nest over tensor elements, which
-        A0.2 stages through blocks of the nest's shape).  Rows that only reach a leading
+        only) dimension, a T.Parallel index over them (a nest over tensor elements, which
+        A0.2 stages through blocks of the nest's shape) or a tensor-to-tensor T.copy of them.  Rows that only reach a leading
         dimension of a buffer of rank 3 or more are a batch index, not rows."""
         for buf in self.row_buffers().values():
             if self.tile_dim(len(buffer_shape(buf))) in self.row_dims(buf):
                 return True
-        return any(self._is_row(("var", key)) for key in self.loops)
+        return self.staged_copies > 0 or any(self._is_row(("var", key)) for key in self.loops)
 
     # ---- union-find over slots ---------------------------------------------------------------
     def _find(self, s):
@@ -317,6 +318,26 @@ class RowSlots:
         self._mark(self._buf_slot(a.source, a_m), "the M dimension of a T.gemm", span)
         self._mark(self._buf_slot(c.source, 0), "the M dimension of a T.gemm", span)
 
+    def _tensor_copy(self, dst, src, span):
+        """A tensor-to-tensor T.copy: A0.3 stages it through a block of the regions' shape (their
+        sliced dimensions), so its rows are that block's rows when both regions move with the
+        block index in the staged block's tile dimension."""
+        dims = [self.global_dim(r) for r in (dst, src)]
+        if all(d is None for d in dims):
+            return
+        if any(d is None for d in dims):
+            fixed = dst if dims[0] is None else src
+            self._problem(f"T.copy between {src.source.name} and {dst.source.name}: "
+                          f"{fixed.source.name}'s region does not move with the block index, so "
+                          "every block copies to or from the same rows", span,
+                          "move both regions with the block index")
+            return
+        for r, d in zip((dst, src), dims):
+            kept = [k for k, x in enumerate(r.region) if k == d or int_or_none(x.extent) != 1]
+            if kept.index(d) != self.tile_dim(len(kept)):
+                return
+        self.staged_copies += 1
+
     def _global_region(self, r, span):
         d = self.global_dim(r)
         if d is None:
@@ -345,7 +366,8 @@ class RowSlots:
             return
         blk, glb = (dst, src) if _is_block(dst.source) else (src, dst)
         if not _is_block(blk.source):
-            return  # tensor to tensor: A0.3 stages it through a block of its own shape
+            self._tensor_copy(dst, src, span)
+            return
         d = self.global_dim(glb)
         kept = [k for k, x in enumerate(glb.region) if k == d or int_or_none(x.extent) != 1]
         if len(kept) != len(blk.region):
