@@ -262,3 +262,36 @@ def test_column_blocks_refused(kind, words):
     assert "test_col_blocks.py:" in text, text  # the user's line
     for w in words:
         assert w in text, text
+
+
+# ---- GEMM K blocks of 16 (A0.5) ---------------------------------------------------------------
+@pytest.mark.parametrize("block_N,options", [(32, None), (16, None), (32, {"tt.k_coarsen": False})])
+def test_gemm_block_k_16(block_N, options):
+    """``block_K = 16`` in the T.Pipelined K loop: consecutive K steps run as one K block of
+    whole tiles (at least 2 steps, also with the K-blocking optimisation off); the matmul engine
+    sums a tile's 32 K products anyway, so the products are the same."""
+    M, N, K = 64, 64, 128
+    kwargs = {"pass_configs": options} if options else {}
+    kernel = tilelang.compile(matmul(M, N, K, 32, block_N, 16), out_idx=[2], **kwargs)
+    a = RNG.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = RNG.standard_normal((K, N)).astype(ml_dtypes.bfloat16)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(kernel(a, b), ref, rtol=2e-2, atol=2e-1)
+    (f,) = tilelang.lower(matmul(M, N, K, 32, block_N, 16), stop_after="A0.5",
+                          **kwargs).functions.values()
+    (record,) = to_py(f.attrs[attrs.K_COARSEN])
+    if options:  # only the required merge: 2 steps of 16 per 32-wide K block
+        assert record == {"factor": 2, "k_tiles": 1, "steps": K // 32}
+    else:
+        assert record["factor"] % 2 == 0 and record["factor"] * 16 == record["k_tiles"] * 32
+
+
+def test_gemm_block_k_16_odd_steps_refused():
+    """K = 48 in steps of 16: 3 steps cannot pair into 32-wide K blocks."""
+    with pytest.raises(TTLayoutError) as err:
+        tilelang.compile(matmul(64, 64, 48, 32, 32, 16), out_idx=[2])
+    text = str(err.value)
+    assert "test_col_blocks.py:" in text, text
+    for w in ("the K loop takes 3 steps of 16", "2 consecutive K steps must run as one",
+              "use block_K = 32"):
+        assert w in text, text
