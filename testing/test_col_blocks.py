@@ -82,6 +82,40 @@ def atomic_program(K, M, N, block_M, block_N, op="add", dtype="float32"):
     return main
 
 
+def atomic_different_memory_orders_program(M, N, block_M, block_N, dtype="float32"):
+    """TileLang's kernel of that name: indices bound to locals and guarded in the T.Parallel
+    body."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype),
+             C: T.Tensor((M, N), dtype), D: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M), T.ceildiv(N, block_N), threads=32) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                idx_i = bx * block_M + i
+                idx_j = by * block_N + j
+                if idx_i < M and idx_j < N:
+                    val = A[idx_i, idx_j]
+                    T.atomic_add(B[idx_i, idx_j], val, memory_order="release")
+                    T.atomic_max(C[idx_i, idx_j], val, memory_order="relaxed")
+                    T.atomic_min(D[idx_i, idx_j], val, memory_order="relaxed")
+
+    return main
+
+
+def atomic_load_store_program(M, N, block_M, block_N, dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M), T.ceildiv(N, block_N), threads=32) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                idx_i = bx * block_M + i
+                idx_j = by * block_N + j
+                if idx_i < M and idx_j < N:
+                    val = T.atomic_load(A[idx_i, idx_j])
+                    T.atomic_store(B[idx_i, idx_j], val)
+
+    return main
+
+
 def matmul(M, N, K, block_M, block_N, block_K, dtype="bfloat16", accum_dtype="float32"):
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
@@ -143,6 +177,23 @@ def test_atomic_small_blocks(block, op):
                 "min": np.minimum(b, a.min(0))}[op]
     kernel(a, b)
     np.testing.assert_allclose(b, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("M,block", [(32, 8), (64, 16), (48, 16)])
+def test_atomic_guarded_small_blocks(M, block):
+    """TileLang's atomic_different_memory_orders (8x8 blocks in its test) and atomic_load_store
+    (16x16): ``idx_i = bx * block_M + i`` is seen through, the guard ``idx_i < M`` stays a
+    guard on the tensor index (``bx * 32 + i < M``); 48 = 3 blocks of 16 reaches only into the
+    padding."""
+    a = RNG.standard_normal((M, M)).astype(np.float32)
+    b, c, d = (np.zeros((M, M), np.float32) for _ in range(3))
+    tilelang.compile(atomic_different_memory_orders_program(M, M, block, block))(a, b, c, d)
+    np.testing.assert_allclose(b, a, rtol=1e-6)
+    np.testing.assert_allclose(c, np.maximum(a, 0))
+    np.testing.assert_allclose(d, np.minimum(a, 0))
+    out = np.zeros((M, M), np.float32)
+    tilelang.compile(atomic_load_store_program(M, M, block, block))(a, out)
+    np.testing.assert_array_equal(out, a)
 
 
 @pytest.mark.parametrize("block_M,block_K", [(32, 32), (64, 64)])
@@ -233,6 +284,14 @@ def _refused(kind):
                 for i, j in T.Parallel(32, 16):
                     C[by * 32 + i, bx * 16 + j] = A[by * 32 + i, bx * 16 + j] * j
         return k
+    if kind == "local_guard":  # a guard on the block's own column index tells columns apart
+        @T.prim_func
+        def k(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+            with T.Kernel(N // 16, M // 32) as (bx, by):
+                for i, j in T.Parallel(32, 16):
+                    if j < 8:
+                        C[by * 32 + i, bx * 16 + j] = A[by * 32 + i, bx * 16 + j]
+        return k
     if kind == "columns_not_covered":  # 3 blocks of 16 = 48 columns of 64
         @T.prim_func
         def k(A: T.Tensor((M, 64), "float32"), C: T.Tensor((M, 64), "float32")):
@@ -252,6 +311,8 @@ def _refused(kind):
                 "the K dimension of a T.gemm"]),
     ("column_expression", ["T.Parallel index j runs over the block's columns",
                            "used in the expression"]),
+    ("local_guard", ["T.Parallel index j runs over the block's columns",
+                     "used in the expression `j < 8`"]),
     ("columns_not_covered", ["48 columns, not a multiple of 32",
                              "A (dimension 1 of size 64) that no block of the grid touches"]),
 ])

@@ -28,6 +28,7 @@ ROWS = 32  # rows (and columns) of a Tensix tile
 ROW_KIND, COL_KIND = "rows", "columns"
 _ROW = ("row",)
 _BLOCK_SCOPES = ("shared", "local.fragment")
+COMPARISONS = (tirx.LT, tirx.LE, tirx.GT, tirx.GE, tirx.EQ, tirx.NE)
 _REDUCES = ("tirx.tile.sum", "tirx.tile.max", "tirx.tile.min")
 
 
@@ -164,12 +165,12 @@ class RowSlots:
         elif isinstance(stmt, tirx.TilePrimitiveCall):
             self._tile(stmt, nest, span)
         elif isinstance(stmt, tirx.IfThenElse):
-            self._expr(stmt.condition, nest, span)
+            self._condition(stmt.condition, nest, span)
             self._visit(stmt.then_case, nest, span)
             if stmt.else_case is not None:
                 self._visit(stmt.else_case, nest, span)
         elif isinstance(stmt, (tirx.Bind, tirx.LetStmt)):
-            if uses_var(stmt.value, self.g):
+            if uses_var(_blank_indices(stmt.value, self.g), self.g):
                 self._problem(f"`{stmt.var.name} = {stmt.value}` names a row index of the "
                               f"block index {self.g.name}", span,
                               f"write the tensor index inline (`X[{self.g.name} * {self.b} + i, "
@@ -195,6 +196,32 @@ class RowSlots:
         # a nest variable outside a whole index, or the block index outside a tensor row
         # index, is a stray use: blank out the allowed positions and look at what is left
         self._strays(_blank_indices(expr, self.g), nest, span, shown=expr)
+
+    def guard_row(self, expr, nest):
+        """The T.Parallel index ``i`` of ``expr == g * b + i``, or None."""
+        coef, base = linear_in(expr, self.g)
+        if coef is None or int_or_none(coef) != self.b:
+            return None
+        return next((v for v in nest if base.same_as(v)), None)
+
+    def _condition(self, cond, nest, span):
+        """A branch condition.  A comparison of a tensor row index ``g * b + i`` with a bound
+        (TileLang's ``if idx_i < M`` guard) uses the row ``i`` as a tensor index does (A0.0
+        makes it ``g * 32 + i``); any other use of ``g`` or of a nest variable is a stray."""
+        for ld in collect(cond, tvm.ir.TensorLoad):
+            self._access(ld.source, list(ld.indices), nest, span)
+        zero = tvm.tirx.IntImm("int32", 0)
+
+        def side(e):
+            v = self.guard_row(e, nest) if uses_var(e, self.g) else None
+            if v is None:
+                return e
+            self._join(self._var_slot(v), _ROW)
+            return zero
+
+        blanked = tt_map(_blank_indices(cond, self.g),
+                         [(COMPARISONS, lambda c: type(c)(side(c.a), side(c.b)))])
+        self._strays(blanked, nest, span, shown=cond)
 
     def _strays(self, expr, nest, span, shown=None):
         """Flag the block index and the nest variables ``expr`` uses (``shown``: the expression

@@ -52,9 +52,10 @@ from tvm import tirx
 
 from ... import attrs
 from ...errors import TTVerifyError
-from ..analysis.row_slots import COL_KIND, ROWS, RowSlots, linear_in
+from ..analysis.row_slots import COL_KIND, COMPARISONS, ROWS, RowSlots, linear_in
+from .scalars import inline_index_binds, scalars_to_binds
 from ..common import (BLOCK_TAGS, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm,
-                      launch_attrs, replace_tile_call, substitute, tt_map, tt_pass)
+                      launch_attrs, replace_tile_call, substitute, tt_map, tt_pass, uses_var)
 
 
 def _coarsen_axis(body, launch):
@@ -130,13 +131,23 @@ def _coarsen_axis(body, launch):
                         loop.kind, loop.body, loop.thread_binding, loop.annotations, loop.step,
                         loop.span)
 
+    def on_compare(cmp):
+        # a guard on a tensor row index (RowSlots accepted only those uses of g here)
+        sides = [global_index(e) if uses_var(e, g) else e for e in (cmp.a, cmp.b)]
+        return type(cmp)(*sides)
+
+    def on_if(branch):
+        cond = tt_map(branch.condition, [(COMPARISONS, on_compare)])
+        return tirx.IfThenElse(cond, branch.then_case, branch.else_case, branch.span)
+
     def on_alloc(alloc):
         nb = new_bufs.get(alloc.buffer.__chandle__())
         return alloc if nb is None else tirx.AllocBuffer(nb, alloc.annotations, alloc.span)
 
     inner = tt_map(_const_rows(launch.body, facts), [
         (tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
-        (tirx.TilePrimitiveCall, on_call), (tirx.For, on_for), (tirx.AllocBuffer, on_alloc)])
+        (tirx.TilePrimitiveCall, on_call), (tirx.For, on_for), (tirx.AllocBuffer, on_alloc),
+        (tirx.IfThenElse, on_if)])
     if any(v.same_as(g) for v in collect(inner, tvm.ir.Var)):
         # RowSlots flags every use of g outside tensor row indices; one it missed is a bug
         raise TTVerifyError(f"CoarsenRowBlocksTT: {g.name} is left outside the tensor row "
@@ -177,8 +188,22 @@ def _const_rows(body, facts):
 
 
 def coarsen_row_blocks(body):
-    """(body, records): every grid axis with blocks of fewer than 32 rows coarsened (module
-    docstring)."""
+    """(body, records): every grid axis with blocks of fewer than 32 rows (or columns)
+    coarsened (module docstring).  Index bindings that use a block index (``idx_i = bx *
+    block_M + i``) are seen through: when the kernel has some, it is analysed (and, when an
+    axis is coarsened, rewritten) with them substituted into their uses."""
+    block_vars = [a.node.var for a in launch_attrs(body)]
+    binds = scalars_to_binds(body)
+    prepared = inline_index_binds(binds, block_vars)
+    if prepared is not binds:  # the kernel has index bindings
+        done, records = _coarsen_axes(prepared)
+        if records:
+            return done, records
+        return body, []
+    return _coarsen_axes(body)
+
+
+def _coarsen_axes(body):
     records = []
     for tag in BLOCK_TAGS:
         launch = next((a for a in launch_attrs(body) if str(a.node.thread_tag) == tag),
