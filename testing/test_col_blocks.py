@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import tvm_ffi
 
+import kernels
 import tilelang_tt as tilelang
 import tilelang_tt.language as T
 from tilelang_tt import attrs
@@ -144,6 +145,18 @@ def test_elementwise_add_small_blocks(block_M, block_N):
     np.testing.assert_allclose(kernel(a, b), a + b, rtol=1e-6, atol=1e-6)
     # 32-column (and 32-row, or the kernel's own block_M >= 32) blocks
     assert kernel.plan["grid"] == [N // 32, M // max(block_M, 32), 1]
+
+
+@pytest.mark.parametrize("M,N,block_M,block_N", [(64, 48, 32, 16), (64, 64, 16, 16)])
+def test_tilelang_elementwise_example_small_blocks(M, N, block_M, block_N):
+    """TileLang's elementwise example form (``start_x = bx * block_N``, ``x = start_x +
+    local_x``, T.Parallel over the tensors), bfloat16."""
+    kernel = tilelang.compile(kernels.elementwise_add(M, N, block_M, block_N), out_idx=[2])
+    a = RNG.standard_normal((M, N)).astype(ml_dtypes.bfloat16)
+    b = RNG.standard_normal((M, N)).astype(ml_dtypes.bfloat16)
+    np.testing.assert_allclose(kernel(a, b).astype(np.float32),
+                               a.astype(np.float32) + b.astype(np.float32), rtol=1e-2, atol=1e-2)
+    assert kernel.plan["grid"] == [-(-N // 32), M // 32, 1]
 
 
 @pytest.mark.parametrize("block_N", [16, 8])
