@@ -1,4 +1,4 @@
-"""A0.0 CoarsenRowBlocksTT: blocks of fewer than 32 rows become blocks of 32 rows.
+"""A0.0 CoarsenRowBlocksTT: blocks of fewer than 32 rows (or columns) become blocks of 32.
 
 Requires: frontend TIR.  It runs first, so that no later stage (and no IR dump or round trip
 of one) sees a one-row block: TVMScript prints a one-element fragment as a scalar it cannot
@@ -10,6 +10,18 @@ TileLang's norm and online-softmax examples give each block one row of the input
 row cannot be a circular buffer of tiles.  When every row of a block is computed on its own,
 ``32 / b`` consecutive blocks of ``b`` rows are one block of 32 rows running the same per-row
 operations, and that is what this pass makes of them.
+
+Columns are handled as rows (``RowSlots.kind``): an axis whose tensor accesses move the last
+dimension of every tensor of rank 2 or more (``A[by * 32 + i, bx * 16 + j]``, TileLang's
+``block_N = 16`` and 16x16 / 8x8 blocks) has blocks of ``b`` columns; the conditions below
+hold for columns with "last dimension" for "next-to-last", a GEMM's columns being C's and B's
+N (A's K refused), and the record is ``tt.col_coarsen`` (``{"axis", "columns", "factor"}``).
+A 2-D block of 16x16 has both, each axis coarsened on its own.  Integer bindings of index
+expressions that use a block index (``idx_i = bx * block_M + i``) are substituted into their
+uses first (only when the kernel has some; the kernel is left as it was when no axis is
+coarsened), and a comparison of a tensor index ``g * b + i`` with a bound in a branch
+condition (TileLang's ``if idx_i < M`` guard) is a use of the row ``i``, rewritten to
+``g * 32 + i < M``.
 
 Decided from the IR structure alone, per grid axis ``g`` (a ``blockIdx`` launch of constant
 extent ``G``):
