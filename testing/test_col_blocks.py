@@ -117,19 +117,26 @@ def atomic_load_store_program(M, N, block_M, block_N, dtype="float32"):
     return main
 
 
-def matmul(M, N, K, block_M, block_N, block_K, dtype="bfloat16", accum_dtype="float32"):
+def matmul(M, N, K, block_M, block_N, block_K, dtype="bfloat16", accum_dtype="float32",
+           trans_B=False):
+    B_shape = (N, K) if trans_B else (K, N)
+    B_shared_shape = (block_N, block_K) if trans_B else (block_K, block_N)
+
     @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor(B_shape, dtype),
              C: T.Tensor((M, N), accum_dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
             A_shared = T.alloc_shared((block_M, block_K), dtype)
-            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            B_shared = T.alloc_shared(B_shared_shape, dtype)
             C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
             T.clear(C_local)
             for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
                 T.copy(A[by * block_M, ko * block_K], A_shared)
-                T.copy(B[ko * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
+                if trans_B:
+                    T.copy(B[bx * block_N, ko * block_K], B_shared)
+                else:
+                    T.copy(B[ko * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local, transpose_B=trans_B)
             T.copy(C_local, C[by * block_M, bx * block_N])
 
     return main
@@ -209,15 +216,18 @@ def test_atomic_guarded_small_blocks(M, block):
     np.testing.assert_array_equal(out, a)
 
 
-@pytest.mark.parametrize("block_M,block_K", [(32, 32), (64, 64)])
-def test_gemm_block_n_16(block_M, block_K):
+@pytest.mark.parametrize("block_M,block_K,trans_B", [(32, 32, False), (64, 64, False),
+                                                   (32, 32, True)])
+def test_gemm_block_n_16(block_M, block_K, trans_B):
     """A GEMM's N blocks of 16: each column of C is A times that column of B, so two blocks of
-    16 columns are one block of 32 (B's N columns and C's columns coarsened together)."""
+    16 columns are one block of 32 (B's N columns and C's columns coarsened together; with
+    transpose_B, B's N is its first dimension)."""
     M, N, K = 64, 128, 128
-    kernel = tilelang.compile(matmul(M, N, K, block_M, 16, block_K), out_idx=[2])
+    kernel = tilelang.compile(matmul(M, N, K, block_M, 16, block_K, trans_B=trans_B),
+                              out_idx=[2])
     a = RNG.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
-    b = RNG.standard_normal((K, N)).astype(ml_dtypes.bfloat16)
-    ref = a.astype(np.float32) @ b.astype(np.float32)
+    b = RNG.standard_normal((N, K) if trans_B else (K, N)).astype(ml_dtypes.bfloat16)
+    ref = a.astype(np.float32) @ (b.T if trans_B else b).astype(np.float32)
     np.testing.assert_allclose(kernel(a, b), ref, rtol=2e-2, atol=2e-1)
     assert kernel.plan["grid"] == [N // 32, M // block_M, 1]
 
@@ -249,9 +259,10 @@ def test_small_blocks_become_the_32_wide_kernel(block_M, block_N):
     assert attrs.COL_COARSEN not in big.attrs
 
 
-def test_gemm_block_n_16_becomes_block_n_32():
-    small = _lowered(matmul(64, 128, 64, 32, 16, 32))
-    big = _lowered(matmul(64, 128, 64, 32, 32, 32))
+@pytest.mark.parametrize("trans_B", [False, True])
+def test_gemm_block_n_16_becomes_block_n_32(trans_B):
+    small = _lowered(matmul(64, 128, 64, 32, 16, 32, trans_B=trans_B))
+    big = _lowered(matmul(64, 128, 64, 32, 32, 32, trans_B=trans_B))
     assert tvm_ffi.structural_equal(small.body, big.body, map_free_vars=True)
 
 

@@ -93,17 +93,17 @@ class RowSlots:
         (b,) = coefs
         if b is None or not 0 < b < ROWS or ROWS % b:
             return None
-        # the columns when every tensor of rank 2 or more moves with g in its last dimension
-        kind = COL_KIND if places == {COL_KIND} else ROW_KIND
+        # the columns when a tensor of rank 2 or more moves with g in its last dimension (a
+        # transpose_B GEMM's B moves its N columns in its first dimension)
+        kind = COL_KIND if COL_KIND in places else ROW_KIND
         facts = cls(body, launch, b, kind)
         return facts if facts.has_row_blocks() else None
 
-    def tile_dim(self, rank: int) -> int:
-        """The dimension of a block buffer of ``rank`` that must hold the slots: the tile's rows
-        (next-to-last, or only) or its columns (last)."""
-        if self.kind == COL_KIND or rank < 2:
-            return rank - 1
-        return rank - 2
+    @staticmethod
+    def tile_dims(rank: int) -> set:
+        """The dimensions of a block buffer of ``rank`` that may hold the slots: one of its tile
+        dimensions (the last two, or the only one); a leading dimension is a batch."""
+        return {rank - 1} if rank < 2 else {rank - 2, rank - 1}
 
     def has_row_blocks(self) -> bool:
         """A block of ``b`` rows exists: a block buffer with the rows in its next-to-last (or
@@ -111,7 +111,7 @@ class RowSlots:
         A0.2 stages through blocks of the nest's shape) or a tensor-to-tensor T.copy of them.  Rows that only reach a leading
         dimension of a buffer of rank 3 or more are a batch index, not rows."""
         for buf in self.row_buffers().values():
-            if self.tile_dim(len(buffer_shape(buf))) in self.row_dims(buf):
+            if self.tile_dims(len(buffer_shape(buf))) & self.row_dims(buf):
                 return True
         return self.staged_copies > 0 or any(self._is_row(("var", key)) for key in self.loops)
 
@@ -312,18 +312,7 @@ class RowSlots:
                 for kd, ks in zip(range(len(dst.region)), kept):
                     self._join(self._buf_slot(dst.source, kd), self._buf_slot(src.source, ks))
         elif op == "tirx.tile.gemm":
-            c, a, bm, c2 = regions[:4]
-            if self.kind == COL_KIND:
-                self._gemm_columns(call, c, a, bm, c2, span)
-                return
-            ta = bool(int_or_none(call.args[4]))
-            m_dim, k_dim = (1, 0) if ta else (0, 1)
-            self._join(self._buf_slot(a.source, m_dim), self._buf_slot(c.source, 0))
-            self._join(self._buf_slot(c2.source, 0), self._buf_slot(c.source, 0))
-            self._mark(self._buf_slot(a.source, k_dim), "the K dimension of a T.gemm", span)
-            for k in range(2):
-                self._mark(self._buf_slot(bm.source, k), "the B operand of a T.gemm", span)
-            self._mark(self._buf_slot(c.source, 1), "the N dimension of a T.gemm", span)
+            self._gemm(call, *regions[:4], span)
         elif op != "tirx.tile.fill":
             for r in regions:
                 if _is_block(r.source):
@@ -331,19 +320,19 @@ class RowSlots:
                         self._mark(self._buf_slot(r.source, k), f"an operand of `{_op(op)}`",
                                    span)
 
-    def _gemm_columns(self, call, c, a, bm, c2, span):
-        """Columns through ``C += A @ B``: C's columns are B's N columns (each column of C is
-        A times that column of B); A, B's K dimension and C's rows mix columns."""
-        tb = bool(int_or_none(call.args[5]))
-        n_dim, k_dim = (0, 1) if tb else (1, 0)
-        self._join(self._buf_slot(bm.source, n_dim), self._buf_slot(c.source, 1))
-        self._join(self._buf_slot(c2.source, 1), self._buf_slot(c.source, 1))
-        self._mark(self._buf_slot(bm.source, k_dim), "the K dimension of a T.gemm", span)
-        ta = bool(int_or_none(call.args[4]))
+    def _gemm(self, call, c, a, bm, c2, span):
+        """``C += A @ B``: row m of C is row m of A times B, column n of C is A times column n
+        of B, so C's rows are A's M rows and C's columns B's N columns (as the transpose flags
+        place them); the K dimensions of A and B combine rows (or columns)."""
+        ta, tb = _flag(call.args[4]), _flag(call.args[5])
         a_m, a_k = (1, 0) if ta else (0, 1)
+        b_n, b_k = (0, 1) if tb else (1, 0)
+        self._join(self._buf_slot(a.source, a_m), self._buf_slot(c.source, 0))
+        self._join(self._buf_slot(bm.source, b_n), self._buf_slot(c.source, 1))
+        for k in range(2):
+            self._join(self._buf_slot(c2.source, k), self._buf_slot(c.source, k))
         self._mark(self._buf_slot(a.source, a_k), "the K dimension of a T.gemm", span)
-        self._mark(self._buf_slot(a.source, a_m), "the M dimension of a T.gemm", span)
-        self._mark(self._buf_slot(c.source, 0), "the M dimension of a T.gemm", span)
+        self._mark(self._buf_slot(bm.source, b_k), "the K dimension of a T.gemm", span)
 
     def _tensor_copy(self, dst, src, span):
         """A tensor-to-tensor T.copy: A0.3 stages it through a block of the regions' shape (their
@@ -361,7 +350,7 @@ class RowSlots:
             return
         for r, d in zip((dst, src), dims):
             kept = [k for k, x in enumerate(r.region) if k == d or int_or_none(x.extent) != 1]
-            if kept.index(d) != self.tile_dim(len(kept)):
+            if kept.index(d) not in self.tile_dims(len(kept)):
                 return
         self.staged_copies += 1
 
@@ -475,13 +464,15 @@ class RowSlots:
                      "computation to that row")
         for key, buf in self.row_buffers().items():
             shape = buffer_shape(buf)
-            for k in self.row_dims(buf):
-                if k != self.tile_dim(len(shape)) or shape[k] != b:
+            dims = sorted(self.row_dims(buf))
+            for k in dims:
+                if len(dims) > 1 or k not in self.tile_dims(len(shape)) or shape[k] != b:
                     raise self._error(
                         f"{where}: {buf.name} {list(shape)} holds the block's rows in "
-                        f"dimension {k}; they must be its "
-                        f"{'next-to-last' if len(shape) >= 2 else 'only'} dimension, of extent "
-                        f"{b}", span=self._alloc_span(buf),
+                        f"dimension{'s' if len(dims) > 1 else ''} "
+                        f"{', '.join(str(d) for d in dims)}; they must be one of its "
+                        f"{'last two dimensions' if len(shape) >= 2 else 'only dimension'}, of "
+                        f"extent {b}", span=self._alloc_span(buf),
                         hint=f"allocate {buf.name} with the block's {b} rows as its rows")
         for key, loop in self.loops.items():
             if self._is_row(("var", key)) and int_or_none(loop.extent) != b:
@@ -564,6 +555,14 @@ _COLUMN_WORDS = (
     (r"T\.Parallel\((\d+), \.\.\.\)", r"T.Parallel(..., \1)"),
     (r"\brow(s?)\b", r"column\1"),
 )
+
+
+def _flag(expr) -> bool:
+    """A transpose flag of a tile.gemm (a Python bool or a constant)."""
+    if isinstance(expr, bool):
+        return expr
+    value = getattr(expr, "value", None)
+    return bool(value) if value is not None else bool(int_or_none(expr))
 
 
 def _op(name: str) -> str:
