@@ -106,7 +106,7 @@ class RowSlots:
         return {rank - 1} if rank < 2 else {rank - 2, rank - 1}
 
     def has_row_blocks(self) -> bool:
-        """A block of ``b`` rows exists: a block buffer with the rows in its next-to-last (or
+        """A block of ``b`` rows exists: a block buffer with the rows in one of its last two (or
         only) dimension, a T.Parallel index over them (a nest over tensor elements, which
         A0.2 stages through blocks of the nest's shape) or a tensor-to-tensor T.copy of them.  Rows that only reach a leading
         dimension of a buffer of rank 3 or more are a batch index, not rows."""

@@ -11,11 +11,12 @@ row cannot be a circular buffer of tiles.  When every row of a block is computed
 ``32 / b`` consecutive blocks of ``b`` rows are one block of 32 rows running the same per-row
 operations, and that is what this pass makes of them.
 
-Columns are handled as rows (``RowSlots.kind``): an axis whose tensor accesses move the last
-dimension of every tensor of rank 2 or more (``A[by * 32 + i, bx * 16 + j]``, TileLang's
-``block_N = 16`` and 16x16 / 8x8 blocks) has blocks of ``b`` columns; the conditions below
-hold for columns with "last dimension" for "next-to-last", a GEMM's columns being C's and B's
-N (A's K refused), and the record is ``tt.col_coarsen`` (``{"axis", "columns", "factor"}``).
+Columns are handled as rows (``RowSlots.kind``, which only picks the words of the messages
+and the record): an axis whose tensor accesses move the last dimension of a tensor of rank 2
+or more (``A[by * 32 + i, bx * 16 + j]``, TileLang's ``block_N = 16`` and 16x16 / 8x8 blocks)
+has blocks of ``b`` columns; the conditions below hold for them word for word (a GEMM's
+columns are C's and B's N, as ``transpose_B`` places it), and the record is
+``tt.col_coarsen`` (``{"axis", "columns", "factor"}``).
 A 2-D block of 16x16 has both, each axis coarsened on its own.  Integer bindings of index
 expressions that use a block index (``idx_i = bx * block_M + i``) are substituted into their
 uses first (only when the kernel has some; the kernel is left as it was when no axis is
@@ -31,21 +32,24 @@ extent ``G``):
   them).  Otherwise the pass leaves the kernel alone.
 * **Row dimensions** are found by propagation from those tensor dimensions
   (``row_slots.RowSlots``): through ``T.copy`` (dimensions aligned from the right), reductions
-  (the dimensions kept), ``T.gemm`` (A's M dimension and C's rows) and ``T.Parallel`` nests (a
+  (the dimensions kept), ``T.gemm`` (A's M and C's rows; B's N and C's columns, as the
+  transpose flags place them) and ``T.Parallel`` nests (a
   loop variable that indexes a row dimension, or is the ``r`` of a tensor's ``g * b + r``, is
   a row variable; every dimension it indexes is a row dimension).  When no block buffer has
-  its rows in its next-to-last (or only) dimension and no ``T.Parallel`` index runs over rows,
+  its rows in one of its last two (or its only) dimension, no ``T.Parallel`` index runs over
+  rows and no tensor-to-tensor ``T.copy`` moves them,
   the pass leaves the kernel alone (a leading dimension of a rank-3 block is a batch).
-* **Rows stay apart.** No row dimension is reduced, a GEMM's K dimension or B operand, an
+* **Rows stay apart.** No row dimension is reduced, a GEMM's K dimension (of A or B), an
   operand of another tile op (a transpose), copied from or to a tensor dimension that does
   not move with ``g``, or indexed in a ``T.Parallel`` nest by anything but a row variable
   (with ``b = 1``, the constant 0 in a nest that has a row variable is that variable: it has
   the value 0 there); a row variable is used only as a whole index (or as the ``r`` of a
   tensor's ``g * b + r``); tile ops cover whole rows; a store in a nest depends on
   every row variable of the nest (else the rows would write one element: ``acc[j] +=
-  x[i, j]``); ``g`` appears only in those tensor indices (not in a scalar ``row = bx *
-  blk_m + k``); row dimensions and row variables have extent ``b``, row dimensions are block
-  buffers' next-to-last (or only) dimension; the grid covers a multiple of 32 rows
+  x[i, j]``); ``g`` appears only in those tensor indices and in guards comparing them
+  with a bound (a binding ``row = bx * blk_m + k`` is seen through, and ``k`` must then be a
+  row variable); row dimensions and row variables have extent ``b``, a block buffer has one row
+  dimension, one of its last two (or its only one); the grid covers a multiple of 32 rows
   (``G * b``), or every tensor whose rows move with ``g`` has at most ``G * b`` of them (the
   last 32-row block then reaches past their ends only: A0.3.1 pads them with zeros and the
   host crops them, as TileLang's grid simply has no block there).  A failed condition is a ``TTLayoutError`` naming the buffer or op, its line and
