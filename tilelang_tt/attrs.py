@@ -45,6 +45,9 @@ K_COARSEN = "tt.k_coarsen"
 # A0.0: the grid axes whose blocks of fewer than 32 rows were made blocks of 32 rows:
 # [{"axis": "blockIdx.x" | "y" | "z", "rows": rows of a block before, "factor": 32 / rows}, ...]
 ROW_COARSEN = "tt.row_coarsen"
+# A0.0: the grid axes whose blocks of fewer than 32 columns were made blocks of 32 columns:
+# [{"axis": "blockIdx.x" | "y" | "z", "columns": columns of a block before, "factor": 32 / columns}, ...]
+COL_COARSEN = "tt.col_coarsen"
 # A0.3.1: the tensors stored padded with zeros (dims not tile multiples, or the grid's blocks
 # reaching past them): [{"param": i, "logical": [dims], "padded": [device dims], "fill": the
 # padding's value (0.0, or the tensor's T.annotate_safe_value)}, ...]

@@ -1,7 +1,10 @@
-"""Which dimensions of a kernel's block buffers hold the rows of a grid axis (for A0.0).
+"""Which dimensions of a kernel's block buffers hold the rows (or columns) of a grid axis (A0.0).
 
 A grid axis ``g`` whose tensor accesses all index one dimension as ``g * b + r`` (``b`` a
-constant) hands each block ``b`` rows of those tensors.  :class:`RowSlots` follows those rows
+constant) hands each block ``b`` rows of those tensors, or ``b`` columns when that dimension
+is the last one of the tensors (``RowSlots.kind``: ``"rows"`` or ``"columns"``; the analysis is
+the same for both, only the tile dimension the slots must end in, the GEMM operands they may
+reach and the words of the messages differ; "rows" below means either).  :class:`RowSlots` follows those rows
 through the kernel, from its IR structure: a *slot* is a block buffer's dimension or a
 ``T.Parallel`` loop variable; slots that must hold the same rows are joined (union-find), the
 tensor dimensions that move with ``g`` seed the row class, and a slot an operation uses in a
@@ -12,6 +15,8 @@ statement's line.  Facts only: nothing is rewritten here.
 
 from __future__ import annotations
 
+import re
+
 import tvm
 from tvm import tirx
 from tvm.sym import detect_linear_equation
@@ -19,9 +24,11 @@ from tvm.sym import detect_linear_equation
 from ...errors import TTLayoutError
 from ..common import buffer_scope, buffer_shape, collect, int_or_none, tt_map, uses_var
 
-ROWS = 32  # rows of a Tensix tile
+ROWS = 32  # rows (and columns) of a Tensix tile
+ROW_KIND, COL_KIND = "rows", "columns"
 _ROW = ("row",)
 _BLOCK_SCOPES = ("shared", "local.fragment")
+COMPARISONS = (tirx.LT, tirx.LE, tirx.GT, tirx.GE, tirx.EQ, tirx.NE)
 _REDUCES = ("tirx.tile.sum", "tirx.tile.max", "tirx.tile.min")
 
 
@@ -47,8 +54,10 @@ class _Problem:
 class RowSlots:
     """The row slots of one grid axis (module docstring)."""
 
-    def __init__(self, body, launch, b):
+    def __init__(self, body, launch, b, kind=ROW_KIND):
         self.launch, self.g, self.b = launch, launch.node.var, b
+        self.kind = kind
+        self.noun = "row" if kind == ROW_KIND else "column"
         self.grid = int_or_none(launch.value)
         self.parent = {}
         self.bufs = {}  # chandle -> buffer
@@ -58,6 +67,7 @@ class RowSlots:
         self.consts = []  # (slot, value, nest vars, span): constant indices in nests
         self.stores = []  # (buffer, nest vars, index vars, constant-index slots, span)
         self.problems = []  # _Problem, in program order
+        self.staged_copies = 0  # tensor-to-tensor copies whose staged block holds the rows
         self._visit(launch.body, [], launch.span)
 
     # ---- construction ------------------------------------------------------------------------
@@ -67,7 +77,7 @@ class RowSlots:
         g, grid = launch.node.var, int_or_none(launch.value)
         if grid is None:
             return None
-        coefs = set()
+        coefs, places = set(), set()
         for buf, idx in _global_accesses(launch.body):
             dims = [k for k, e in enumerate(idx) if uses_var(e, g)]
             if len(dims) > 1:
@@ -76,24 +86,34 @@ class RowSlots:
                 continue
             coef, _ = linear_in(idx[dims[0]], g)
             coefs.add(int_or_none(coef) if coef is not None else None)
+            if len(idx) >= 2:  # (a 1-D tensor's only index fits rows and columns alike)
+                places.add(COL_KIND if dims[0] == len(idx) - 1 else ROW_KIND)
         if len(coefs) != 1:
             return None
         (b,) = coefs
         if b is None or not 0 < b < ROWS or ROWS % b:
             return None
-        facts = cls(body, launch, b)
+        # the columns when a tensor of rank 2 or more moves with g in its last dimension (a
+        # transpose_B GEMM's B moves its N columns in its first dimension)
+        kind = COL_KIND if COL_KIND in places else ROW_KIND
+        facts = cls(body, launch, b, kind)
         return facts if facts.has_row_blocks() else None
 
+    @staticmethod
+    def tile_dims(rank: int) -> set:
+        """The dimensions of a block buffer of ``rank`` that may hold the slots: one of its tile
+        dimensions (the last two, or the only one); a leading dimension is a batch."""
+        return {rank - 1} if rank < 2 else {rank - 2, rank - 1}
+
     def has_row_blocks(self) -> bool:
-        """A block of ``b`` rows exists: a block buffer with the rows in its next-to-last (or
-        only) dimension, or a T.Parallel index over them (a nest over tensor elements, which
-        A0.2 stages through blocks of the nest's shape).  Rows that only reach a leading
+        """A block of ``b`` rows exists: a block buffer with the rows in one of its last two (or
+        only) dimension, a T.Parallel index over them (a nest over tensor elements, which
+        A0.2 stages through blocks of the nest's shape) or a tensor-to-tensor T.copy of them.  Rows that only reach a leading
         dimension of a buffer of rank 3 or more are a batch index, not rows."""
         for buf in self.row_buffers().values():
-            shape = buffer_shape(buf)
-            if (len(shape) - 2 if len(shape) >= 2 else 0) in self.row_dims(buf):
+            if self.tile_dims(len(buffer_shape(buf))) & self.row_dims(buf):
                 return True
-        return any(self._is_row(("var", key)) for key in self.loops)
+        return self.staged_copies > 0 or any(self._is_row(("var", key)) for key in self.loops)
 
     # ---- union-find over slots ---------------------------------------------------------------
     def _find(self, s):
@@ -145,12 +165,12 @@ class RowSlots:
         elif isinstance(stmt, tirx.TilePrimitiveCall):
             self._tile(stmt, nest, span)
         elif isinstance(stmt, tirx.IfThenElse):
-            self._expr(stmt.condition, nest, span)
+            self._condition(stmt.condition, nest, span)
             self._visit(stmt.then_case, nest, span)
             if stmt.else_case is not None:
                 self._visit(stmt.else_case, nest, span)
         elif isinstance(stmt, (tirx.Bind, tirx.LetStmt)):
-            if uses_var(stmt.value, self.g):
+            if uses_var(_blank_indices(stmt.value, self.g), self.g):
                 self._problem(f"`{stmt.var.name} = {stmt.value}` names a row index of the "
                               f"block index {self.g.name}", span,
                               f"write the tensor index inline (`X[{self.g.name} * {self.b} + i, "
@@ -176,6 +196,32 @@ class RowSlots:
         # a nest variable outside a whole index, or the block index outside a tensor row
         # index, is a stray use: blank out the allowed positions and look at what is left
         self._strays(_blank_indices(expr, self.g), nest, span, shown=expr)
+
+    def guard_row(self, expr, nest):
+        """The T.Parallel index ``i`` of ``expr == g * b + i``, or None."""
+        coef, base = linear_in(expr, self.g)
+        if coef is None or int_or_none(coef) != self.b:
+            return None
+        return next((v for v in nest if base.same_as(v)), None)
+
+    def _condition(self, cond, nest, span):
+        """A branch condition.  A comparison of a tensor row index ``g * b + i`` with a bound
+        (TileLang's ``if idx_i < M`` guard) uses the row ``i`` as a tensor index does (A0.0
+        makes it ``g * 32 + i``); any other use of ``g`` or of a nest variable is a stray."""
+        for ld in collect(cond, tvm.ir.TensorLoad):
+            self._access(ld.source, list(ld.indices), nest, span)
+        zero = tvm.tirx.IntImm("int32", 0)
+
+        def side(e):
+            v = self.guard_row(e, nest) if uses_var(e, self.g) else None
+            if v is None:
+                return e
+            self._join(self._var_slot(v), _ROW)
+            return zero
+
+        blanked = tt_map(_blank_indices(cond, self.g),
+                         [(COMPARISONS, lambda c: type(c)(side(c.a), side(c.b)))])
+        self._strays(blanked, nest, span, shown=cond)
 
     def _strays(self, expr, nest, span, shown=None):
         """Flag the block index and the nest variables ``expr`` uses (``shown``: the expression
@@ -266,21 +312,47 @@ class RowSlots:
                 for kd, ks in zip(range(len(dst.region)), kept):
                     self._join(self._buf_slot(dst.source, kd), self._buf_slot(src.source, ks))
         elif op == "tirx.tile.gemm":
-            c, a, bm, c2 = regions[:4]
-            ta = bool(int_or_none(call.args[4]))
-            m_dim, k_dim = (1, 0) if ta else (0, 1)
-            self._join(self._buf_slot(a.source, m_dim), self._buf_slot(c.source, 0))
-            self._join(self._buf_slot(c2.source, 0), self._buf_slot(c.source, 0))
-            self._mark(self._buf_slot(a.source, k_dim), "the K dimension of a T.gemm", span)
-            for k in range(2):
-                self._mark(self._buf_slot(bm.source, k), "the B operand of a T.gemm", span)
-            self._mark(self._buf_slot(c.source, 1), "the N dimension of a T.gemm", span)
+            self._gemm(call, *regions[:4], span)
         elif op != "tirx.tile.fill":
             for r in regions:
                 if _is_block(r.source):
                     for k in range(len(r.region)):
                         self._mark(self._buf_slot(r.source, k), f"an operand of `{_op(op)}`",
                                    span)
+
+    def _gemm(self, call, c, a, bm, c2, span):
+        """``C += A @ B``: row m of C is row m of A times B, column n of C is A times column n
+        of B, so C's rows are A's M rows and C's columns B's N columns (as the transpose flags
+        place them); the K dimensions of A and B combine rows (or columns)."""
+        ta, tb = _flag(call.args[4]), _flag(call.args[5])
+        a_m, a_k = (1, 0) if ta else (0, 1)
+        b_n, b_k = (0, 1) if tb else (1, 0)
+        self._join(self._buf_slot(a.source, a_m), self._buf_slot(c.source, 0))
+        self._join(self._buf_slot(bm.source, b_n), self._buf_slot(c.source, 1))
+        for k in range(2):
+            self._join(self._buf_slot(c2.source, k), self._buf_slot(c.source, k))
+        self._mark(self._buf_slot(a.source, a_k), "the K dimension of a T.gemm", span)
+        self._mark(self._buf_slot(bm.source, b_k), "the K dimension of a T.gemm", span)
+
+    def _tensor_copy(self, dst, src, span):
+        """A tensor-to-tensor T.copy: A0.3 stages it through a block of the regions' shape (their
+        sliced dimensions), so its rows are that block's rows when both regions move with the
+        block index in the staged block's tile dimension."""
+        dims = [self.global_dim(r) for r in (dst, src)]
+        if all(d is None for d in dims):
+            return
+        if any(d is None for d in dims):
+            fixed = dst if dims[0] is None else src
+            self._problem(f"T.copy between {src.source.name} and {dst.source.name}: "
+                          f"{fixed.source.name}'s region does not move with the block index, so "
+                          "every block copies to or from the same rows", span,
+                          "move both regions with the block index")
+            return
+        for r, d in zip((dst, src), dims):
+            kept = [k for k, x in enumerate(r.region) if k == d or int_or_none(x.extent) != 1]
+            if kept.index(d) not in self.tile_dims(len(kept)):
+                return
+        self.staged_copies += 1
 
     def _global_region(self, r, span):
         d = self.global_dim(r)
@@ -310,7 +382,8 @@ class RowSlots:
             return
         blk, glb = (dst, src) if _is_block(dst.source) else (src, dst)
         if not _is_block(blk.source):
-            return  # tensor to tensor: A0.3 stages it through a block of its own shape
+            self._tensor_copy(dst, src, span)
+            return
         d = self.global_dim(glb)
         kept = [k for k, x in enumerate(glb.region) if k == d or int_or_none(x.extent) != 1]
         if len(kept) != len(blk.region):
@@ -373,7 +446,7 @@ class RowSlots:
         where = f"blocks of {rows} along {self.launch.node.thread_tag} ({g})"
         if self.problems:
             p = self.problems[0]
-            raise TTLayoutError(f"{where}: {p.message}", span=p.span, hint=p.hint)
+            raise self._error(f"{where}: {p.message}", span=p.span, hint=p.hint)
         for slot, (reason, span) in self.marks.items():
             if not self._is_row(slot):
                 continue
@@ -383,7 +456,7 @@ class RowSlots:
             else:
                 what = f"the T.Parallel index {self.loops[slot[1]].loop_var.name} runs over the " \
                        f"block's rows and is {reason}"
-            raise TTLayoutError(
+            raise self._error(
                 f"{where}: {what}; that combines or tells apart the rows of a block, so "
                 f"{ROWS // b} blocks cannot run as one block of {ROWS} rows (a Tensix tile has "
                 f"{ROWS} rows)", span=span,
@@ -391,25 +464,26 @@ class RowSlots:
                      "computation to that row")
         for key, buf in self.row_buffers().items():
             shape = buffer_shape(buf)
-            for k in self.row_dims(buf):
-                tile_row = len(shape) - 2 if len(shape) >= 2 else 0
-                if k != tile_row or shape[k] != b:
-                    raise TTLayoutError(
+            dims = sorted(self.row_dims(buf))
+            for k in dims:
+                if len(dims) > 1 or k not in self.tile_dims(len(shape)) or shape[k] != b:
+                    raise self._error(
                         f"{where}: {buf.name} {list(shape)} holds the block's rows in "
-                        f"dimension {k}; they must be its "
-                        f"{'next-to-last' if len(shape) >= 2 else 'only'} dimension, of extent "
-                        f"{b}", span=self._alloc_span(buf),
+                        f"dimension{'s' if len(dims) > 1 else ''} "
+                        f"{', '.join(str(d) for d in dims)}; they must be one of its "
+                        f"{'last two dimensions' if len(shape) >= 2 else 'only dimension'}, of "
+                        f"extent {b}", span=self._alloc_span(buf),
                         hint=f"allocate {buf.name} with the block's {b} rows as its rows")
         for key, loop in self.loops.items():
             if self._is_row(("var", key)) and int_or_none(loop.extent) != b:
-                raise TTLayoutError(
+                raise self._error(
                     f"{where}: the T.Parallel index {loop.loop_var.name} runs over the block's "
                     f"rows with extent {loop.extent}, not {b}", span=loop.span,
                     hint=f"iterate the rows as T.Parallel({b}, ...)")
         for slot, rng, span, op in self.regions:
             if self._is_row(slot) and (int_or_none(rng.min) != 0 or int_or_none(rng.extent) != b):
                 buf = self.bufs[slot[1]]
-                raise TTLayoutError(
+                raise self._error(
                     f"{where}: `{_op(op)}` covers rows {rng.min} .. + {rng.extent} of "
                     f"{buf.name}, not all {b}", span=span,
                     hint="operate on whole blocks")
@@ -419,7 +493,7 @@ class RowSlots:
                     continue
                 if b == 1 and any(self._is_row(c) for c in const_slots):
                     continue  # buf[0, ...] of a one-row block: the row (below)
-                raise TTLayoutError(
+                raise self._error(
                     f"{where}: the T.Parallel index {v.name} runs over the block's rows but the "
                     f"store to {buf.name}[...] does not depend on it: with {ROWS} rows in a "
                     "block, the rows would write the same element", span=span,
@@ -431,7 +505,7 @@ class RowSlots:
                 continue
             buf = self.bufs[slot[1]]
             if b != 1 or value != 0 or self.nest_row_var(nest) is None:
-                raise TTLayoutError(
+                raise self._error(
                     f"{where}: {buf.name} is indexed by the constant {value} in dimension "
                     f"{slot[2]}, which holds the block's rows; that reads one row for all",
                     span=span, hint=f"index {buf.name} by the T.Parallel row index")
@@ -443,7 +517,7 @@ class RowSlots:
                 d = self.global_index_dim(buf, idx)
                 size = buffer_shape(buf)[d] if d is not None else None
                 if d is not None and not (isinstance(size, int) and size <= self.grid * b):
-                    raise TTLayoutError(
+                    raise self._error(
                         f"{where}: the grid covers {self.grid} x {b} = {self.grid * b} rows, "
                         f"not a multiple of {ROWS}; blocks of {rows} run as blocks of {ROWS} "
                         f"rows (a Tensix tile), and the last one would reach rows of "
@@ -452,11 +526,43 @@ class RowSlots:
                         hint=f"launch a block for every row of {buf.name}, or pad the "
                              f"tensors' rows to a multiple of {ROWS}")
 
+    def _error(self, message, span=None, hint=None):
+        """A TTLayoutError; the messages are written for rows and say columns for columns."""
+        return TTLayoutError(self._say(message), span=span,
+                             hint=None if hint is None else self._say(hint))
+
+    def _say(self, text: str) -> str:
+        if self.kind == ROW_KIND:
+            return text
+        parts = text.split("`")  # the odd parts quote the user's code: left as written
+        for k in range(0, len(parts), 2):
+            t = parts[k]
+            for old, new in _COLUMN_WORDS:
+                t = re.sub(old, new, t)
+            parts[k] = t
+        return "`".join(parts)
+
     def _alloc_span(self, buf):
         for a in collect(self.launch.body, tirx.AllocBuffer):
             if a.buffer.same_as(buf):
                 return a.span
         return None
+
+
+_COLUMN_WORDS = (
+    (r"\bnext-to-last\b", "last"),
+    (r"blk_m = 32", "block_N = 32"),
+    (r"T\.Parallel\((\d+), \.\.\.\)", r"T.Parallel(..., \1)"),
+    (r"\brow(s?)\b", r"column\1"),
+)
+
+
+def _flag(expr) -> bool:
+    """A transpose flag of a tile.gemm (a Python bool or a constant)."""
+    if isinstance(expr, bool):
+        return expr
+    value = getattr(expr, "value", None)
+    return bool(value) if value is not None else bool(int_or_none(expr))
 
 
 def _op(name: str) -> str:

@@ -23,8 +23,15 @@ A loop is coarsened when, from its IR structure alone:
 
 ``f`` is the largest divisor of ``n`` that keeps a K block at most :data:`MAX_K_TILES` tiles
 and the estimated CB footprint (:func:`l1_estimate`, an upper bound of what D6 / F count)
-within the core's usable L1; ``f = 1`` leaves the loop alone.  The compile option
-``tt.k_coarsen=False`` (``pass_configs``) turns the pass off.
+within the core's usable L1, and whose K block ``f * block_K`` is whole tiles; ``f = 1``
+leaves the loop alone.  The compile option ``tt.k_coarsen=False`` (``pass_configs``), or a
+layout / L1-alias request, turns the optimisation off.  K steps narrower than a tile
+(``block_K = 16``, TileLang's ``[64, 16]`` operands) are merged in any case: ``f`` is then at
+least the fewest steps that make whole tiles (2 for 16), and when the trip count has no such
+divisor the loop is a ``TTLayoutError`` naming A's block and the loop's line.  Numerics: the
+matmul engine sums the 32 K products of a tile pair anyway, so two 16-wide K steps as one
+32-wide step add the same products; only the grouping of the float32 partial sums differs
+(per tile instead of per 16 columns).
 
 Guarantees: such a loop becomes ``for k in range(n / f)`` with the same annotations, whose
 copies read ``f * block_K`` wide K ranges (``k`` replaced by ``k * f``) into new buffers of
@@ -36,11 +43,14 @@ function attribute ``tt.k_coarsen`` lists each coarsened loop as ``{"factor": f,
 
 from __future__ import annotations
 
+import math
+
 import tvm
 from tvm import tirx
 from tvm.sym import Analyzer
 
 from ... import attrs
+from ...errors import TTLayoutError
 from ...target import profile_of
 from ..common import (
     DTYPE_BYTES,
@@ -224,22 +234,46 @@ def l1_estimate(body) -> int:
     return total
 
 
+def _legal(cand, f) -> bool:
+    """``f`` steps per iteration divide the trip count and make K blocks of whole tiles."""
+    return cand.trip % f == 0 and f * cand.k_extent % TILE == 0
+
+
 def _factor(cand, body, budget) -> int:
-    """The largest divisor f of the trip count with K blocks of at most MAX_K_TILES tiles whose
-    estimated footprint fits ``budget``."""
+    """The largest legal f (:func:`_legal`) with K blocks of at most MAX_K_TILES tiles whose
+    estimated footprint fits ``budget``; for K steps narrower than a tile, the smallest legal f
+    when none fits (the merge is then required, not an optimisation)."""
     if any(buffer_dtype(b) not in DTYPE_BYTES for b in cand.shared):
         return 1  # no tile size to budget (InferLayoutTT refuses the dtype, naming the buffer)
-    k_tiles = max(1, cand.k_extent // TILE)
     base = l1_estimate(body)
     depth = _stages(cand.loop)
     grow = sum(block_tiles(b)[0] * block_tiles(b)[1] * tile_bytes(buffer_dtype(b)) * depth
                for b in cand.shared)
     for f in range(cand.trip, 1, -1):
-        if cand.trip % f or f * k_tiles > MAX_K_TILES:
+        if not _legal(cand, f) or f * cand.k_extent > MAX_K_TILES * TILE:
             continue
         if base + (f - 1) * grow <= budget:
             return f
-    return 1
+    return _required_factor(cand)
+
+
+def _required_factor(cand) -> int:
+    """1 for K steps of whole tiles; else the fewest steps that make whole tiles (a K step of
+    16 columns is half a tile), or a TTLayoutError naming the operand and the loop."""
+    if cand.k_extent % TILE == 0:
+        return 1
+    f = next((f for f in range(2, cand.trip + 1) if _legal(cand, f)), None)
+    if f is None:
+        a = cand.shared[0]
+        need = TILE // math.gcd(cand.k_extent, TILE)
+        raise TTLayoutError(
+            f"the K loop takes {cand.trip} steps of {cand.k_extent} (block_K = "
+            f"{cand.k_extent}, {a.name} {list(buffer_shape(a))}); a Tensix tile is {TILE} wide, "
+            f"so {need} consecutive K steps must run as one, and {cand.trip} steps are no "
+            f"multiple of {need}", span=cand.loop.span,
+            hint=f"use block_K = {TILE} (or a multiple), or a K that is a multiple of "
+                 f"{need * cand.k_extent}")
+    return f
 
 
 def _coarsen(cand, f):
@@ -282,7 +316,7 @@ def coarsen_k_loops(body, budget):
         cand = _candidate(loop, body)
         if cand is None:
             continue
-        f = _factor(cand, body, budget)
+        f = _factor(cand, body, budget) if budget is not None else _required_factor(cand)
         if f > 1:
             plans.append((cand, f))
     if not plans:
@@ -292,7 +326,7 @@ def coarsen_k_loops(body, budget):
         new_loop, new_bufs = _coarsen(cand, f)
         swaps[cand.loop] = new_loop
         realloc.update(new_bufs)
-        records.append({"factor": f, "k_tiles": f * max(1, cand.k_extent // TILE),
+        records.append({"factor": f, "k_tiles": -(-f * cand.k_extent // TILE),
                         "steps": cand.trip // f})
 
     def on_for(node):
@@ -312,13 +346,12 @@ def coarsen_k_loops(body, budget):
 def CoarsenKLoopTT(func, mod, ctx):
     """Coarsen TileLang GEMM K loops (module docstring)."""
     options = to_py(get_attr(func, attrs.COMPILE_OPTIONS, {})) or {}
-    if not options.get(attrs.PC_K_COARSEN, True):
-        return func
-    if get_attr(func, attrs.LAYOUT_REQUEST) is not None or \
+    budget = profile_of(str(get_attr(func, attrs.TARGET))).l1_usable_bytes
+    if not options.get(attrs.PC_K_COARSEN, True) or \
+            get_attr(func, attrs.LAYOUT_REQUEST) is not None or \
             get_attr(func, attrs.L1_ALIAS_REQUEST) is not None:
-        return func
-    profile = profile_of(str(get_attr(func, attrs.TARGET)))
-    body, records = coarsen_k_loops(func.body, profile.l1_usable_bytes)
+        budget = None  # the optimisation is off: only K steps narrower than a tile are merged
+    body, records = coarsen_k_loops(func.body, budget)
     if not records:
         return func
     return func.with_body(body).with_attr(attrs.K_COARSEN, records)

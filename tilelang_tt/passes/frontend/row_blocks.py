@@ -1,4 +1,4 @@
-"""A0.0 CoarsenRowBlocksTT: blocks of fewer than 32 rows become blocks of 32 rows.
+"""A0.0 CoarsenRowBlocksTT: blocks of fewer than 32 rows (or columns) become blocks of 32.
 
 Requires: frontend TIR.  It runs first, so that no later stage (and no IR dump or round trip
 of one) sees a one-row block: TVMScript prints a one-element fragment as a scalar it cannot
@@ -11,6 +11,19 @@ row cannot be a circular buffer of tiles.  When every row of a block is computed
 ``32 / b`` consecutive blocks of ``b`` rows are one block of 32 rows running the same per-row
 operations, and that is what this pass makes of them.
 
+Columns are handled as rows (``RowSlots.kind``, which only picks the words of the messages
+and the record): an axis whose tensor accesses move the last dimension of a tensor of rank 2
+or more (``A[by * 32 + i, bx * 16 + j]``, TileLang's ``block_N = 16`` and 16x16 / 8x8 blocks)
+has blocks of ``b`` columns; the conditions below hold for them word for word (a GEMM's
+columns are C's and B's N, as ``transpose_B`` places it), and the record is
+``tt.col_coarsen`` (``{"axis", "columns", "factor"}``).
+A 2-D block of 16x16 has both, each axis coarsened on its own.  Integer bindings of index
+expressions that use a block index (``idx_i = bx * block_M + i``) are substituted into their
+uses first (only when the kernel has some; the kernel is left as it was when no axis is
+coarsened), and a comparison of a tensor index ``g * b + i`` with a bound in a branch
+condition (TileLang's ``if idx_i < M`` guard) is a use of the row ``i``, rewritten to
+``g * 32 + i < M``.
+
 Decided from the IR structure alone, per grid axis ``g`` (a ``blockIdx`` launch of constant
 extent ``G``):
 
@@ -19,21 +32,24 @@ extent ``G``):
   them).  Otherwise the pass leaves the kernel alone.
 * **Row dimensions** are found by propagation from those tensor dimensions
   (``row_slots.RowSlots``): through ``T.copy`` (dimensions aligned from the right), reductions
-  (the dimensions kept), ``T.gemm`` (A's M dimension and C's rows) and ``T.Parallel`` nests (a
+  (the dimensions kept), ``T.gemm`` (A's M and C's rows; B's N and C's columns, as the
+  transpose flags place them) and ``T.Parallel`` nests (a
   loop variable that indexes a row dimension, or is the ``r`` of a tensor's ``g * b + r``, is
   a row variable; every dimension it indexes is a row dimension).  When no block buffer has
-  its rows in its next-to-last (or only) dimension and no ``T.Parallel`` index runs over rows,
+  its rows in one of its last two (or its only) dimension, no ``T.Parallel`` index runs over
+  rows and no tensor-to-tensor ``T.copy`` moves them,
   the pass leaves the kernel alone (a leading dimension of a rank-3 block is a batch).
-* **Rows stay apart.** No row dimension is reduced, a GEMM's K dimension or B operand, an
+* **Rows stay apart.** No row dimension is reduced, a GEMM's K dimension (of A or B), an
   operand of another tile op (a transpose), copied from or to a tensor dimension that does
   not move with ``g``, or indexed in a ``T.Parallel`` nest by anything but a row variable
   (with ``b = 1``, the constant 0 in a nest that has a row variable is that variable: it has
   the value 0 there); a row variable is used only as a whole index (or as the ``r`` of a
   tensor's ``g * b + r``); tile ops cover whole rows; a store in a nest depends on
   every row variable of the nest (else the rows would write one element: ``acc[j] +=
-  x[i, j]``); ``g`` appears only in those tensor indices (not in a scalar ``row = bx *
-  blk_m + k``); row dimensions and row variables have extent ``b``, row dimensions are block
-  buffers' next-to-last (or only) dimension; the grid covers a multiple of 32 rows
+  x[i, j]``); ``g`` appears only in those tensor indices and in guards comparing them
+  with a bound (a binding ``row = bx * blk_m + k`` is seen through, and ``k`` must then be a
+  row variable); row dimensions and row variables have extent ``b``, a block buffer has one row
+  dimension, one of its last two (or its only one); the grid covers a multiple of 32 rows
   (``G * b``), or every tensor whose rows move with ``g`` has at most ``G * b`` of them (the
   last 32-row block then reaches past their ends only: A0.3.1 pads them with zeros and the
   host crops them, as TileLang's grid simply has no block there).  A failed condition is a ``TTLayoutError`` naming the buffer or op, its line and
@@ -52,9 +68,10 @@ from tvm import tirx
 
 from ... import attrs
 from ...errors import TTVerifyError
-from ..analysis.row_slots import ROWS, RowSlots, linear_in
+from ..analysis.row_slots import COL_KIND, COMPARISONS, ROWS, RowSlots, linear_in
+from .scalars import inline_index_binds, scalars_to_binds
 from ..common import (BLOCK_TAGS, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm,
-                      launch_attrs, replace_tile_call, substitute, tt_map, tt_pass)
+                      launch_attrs, replace_tile_call, substitute, tt_map, tt_pass, uses_var)
 
 
 def _coarsen_axis(body, launch):
@@ -130,13 +147,23 @@ def _coarsen_axis(body, launch):
                         loop.kind, loop.body, loop.thread_binding, loop.annotations, loop.step,
                         loop.span)
 
+    def on_compare(cmp):
+        # a guard on a tensor row index (RowSlots accepted only those uses of g here)
+        sides = [global_index(e) if uses_var(e, g) else e for e in (cmp.a, cmp.b)]
+        return type(cmp)(*sides)
+
+    def on_if(branch):
+        cond = tt_map(branch.condition, [(COMPARISONS, on_compare)])
+        return tirx.IfThenElse(cond, branch.then_case, branch.else_case, branch.span)
+
     def on_alloc(alloc):
         nb = new_bufs.get(alloc.buffer.__chandle__())
         return alloc if nb is None else tirx.AllocBuffer(nb, alloc.annotations, alloc.span)
 
     inner = tt_map(_const_rows(launch.body, facts), [
         (tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
-        (tirx.TilePrimitiveCall, on_call), (tirx.For, on_for), (tirx.AllocBuffer, on_alloc)])
+        (tirx.TilePrimitiveCall, on_call), (tirx.For, on_for), (tirx.AllocBuffer, on_alloc),
+        (tirx.IfThenElse, on_if)])
     if any(v.same_as(g) for v in collect(inner, tvm.ir.Var)):
         # RowSlots flags every use of g outside tensor row indices; one it missed is a bug
         raise TTVerifyError(f"CoarsenRowBlocksTT: {g.name} is left outside the tensor row "
@@ -148,7 +175,7 @@ def _coarsen_axis(body, launch):
                                inner, launch.span)
     body = tt_map(body, [(tirx.AttrStmt, lambda a: new_launch if a.same_as(launch) else a)],
                   order="pre")
-    return body, {"axis": str(launch.node.thread_tag), "rows": b, "factor": f}
+    return body, {"axis": str(launch.node.thread_tag), facts.kind: b, "factor": f}
 
 
 def _const_rows(body, facts):
@@ -177,8 +204,22 @@ def _const_rows(body, facts):
 
 
 def coarsen_row_blocks(body):
-    """(body, records): every grid axis with blocks of fewer than 32 rows coarsened (module
-    docstring)."""
+    """(body, records): every grid axis with blocks of fewer than 32 rows (or columns)
+    coarsened (module docstring).  Index bindings that use a block index (``idx_i = bx *
+    block_M + i``) are seen through: when the kernel has some, it is analysed (and, when an
+    axis is coarsened, rewritten) with them substituted into their uses."""
+    block_vars = [a.node.var for a in launch_attrs(body)]
+    binds = scalars_to_binds(body)
+    prepared = inline_index_binds(binds, block_vars)
+    if prepared is not binds:  # the kernel has index bindings
+        done, records = _coarsen_axes(prepared)
+        if records:
+            return done, records
+        return body, []
+    return _coarsen_axes(body)
+
+
+def _coarsen_axes(body):
     records = []
     for tag in BLOCK_TAGS:
         launch = next((a for a in launch_attrs(body) if str(a.node.thread_tag) == tag),
@@ -198,4 +239,11 @@ def CoarsenRowBlocksTT(func, mod, ctx):
     body, records = coarsen_row_blocks(func.body)
     if not records:
         return func
-    return func.with_body(body).with_attr(attrs.ROW_COARSEN, records)
+    func = func.with_body(body)
+    rows = [r for r in records if COL_KIND not in r]
+    cols = [r for r in records if COL_KIND in r]
+    if rows:
+        func = func.with_attr(attrs.ROW_COARSEN, rows)
+    if cols:
+        func = func.with_attr(attrs.COL_COARSEN, cols)
+    return func

@@ -21,7 +21,7 @@ import tvm
 from tvm import tirx
 
 from ...errors import TTUnsupportedError
-from ..common import buffer_scope, collect, seq, substitute, tt_map, tt_pass
+from ..common import buffer_scope, collect, seq, substitute, tt_map, tt_pass, uses_var
 
 
 def _is_scalar_local(buf) -> bool:
@@ -126,6 +126,25 @@ def inline_float_constants(body):
         if str(b.var.ty).startswith(("float", "bfloat")):
             value = substitute(b.value, values)
             if _reads_nothing(value):
+                values[b.var] = value
+    if not values:
+        return body
+    body = tt_map(body, [(tirx.Bind, lambda b: tirx.Evaluate(tirx.IntImm("int32", 0))
+                          if b.var in values else b)], order="post")
+    body = substitute(body, values)
+    return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+
+
+def inline_index_binds(body, block_vars):
+    """Substitute integer ``Bind``s of index expressions that use a block index and read no
+    buffer (``idx_i = bx * block_M + i``) into their uses, and drop them (A0.0 sees the
+    tensor index ``bx * block_M + i`` where the kernel wrote ``idx_i``)."""
+    values = {}
+    for b in collect(body, tirx.Bind):  # program order: a value may use an earlier binding
+        if str(b.var.ty).startswith(("int", "uint")):
+            value = substitute(b.value, values)
+            if not collect(value, tvm.ir.TensorLoad) and \
+                    any(uses_var(value, g) for g in block_vars):
                 values[b.var] = value
     if not values:
         return body
