@@ -1282,6 +1282,51 @@ def transpose(src, dst, annotations=None):
     return _insert(tirx.TilePrimitiveCall(dst_r, transposed, src_r, op=ops.op("tt.tile.expr")))
 
 
+def _scan_args(src, dst, dim, op_name):
+    """TileLang's scan operands: (src region, dst region, dim) with ``dst`` defaulting to
+    ``src`` (in place) and a negative ``dim`` counted from the end."""
+    src_r = _as_region(src, None, op_name)
+    dst_r = src_r if dst is None else _as_region(dst, None, op_name)
+    shape = [r.extent for r in src_r.region]
+    d = int(dim)
+    if not -len(shape) <= d < len(shape):
+        raise language_compat.note_error(TTCompileError(
+            f"T.{op_name}: dim {d} is out of bounds for {src_r.source.name} of rank {len(shape)}"))
+    d %= len(shape)
+    dst_shape = [r.extent for r in dst_r.region]
+    if len(dst_shape) != len(shape) or not all(
+            tvm_ffi.structural_equal(a, b) for a, b in zip(dst_shape, shape)):
+        raise language_compat.note_error(TTLayoutError(
+            f"T.{op_name}: dst {dst_r.source.name} has extents {[str(x) for x in dst_shape]} "
+            f"but src {src_r.source.name} has {[str(x) for x in shape]}; they must match"))
+    return src_r, dst_r, d
+
+
+def cumsum(src, dst=None, dim=0, reverse=False, annotations=None):
+    """TileLang ``T.cumsum(src, dst=None, dim=0, reverse=False)``: ``dst`` (``src`` when
+    omitted: in place) = the inclusive running sum of ``src`` along ``dim``, as
+    ``tt.tile.cumsum(dst, src, dim)`` (the vector engine's ``cumsum_tile``).  ``reverse=True``
+    is refused: the SDK's scan runs top to bottom only and nothing reverses a tile's rows."""
+    src_r, dst_r, d = _scan_args(src, dst, dim, "cumsum")
+    if bool(reverse):
+        raise language_compat.note_error(TTUnsupportedError(
+            "T.cumsum(reverse=True) is not supported by the Tenstorrent backend: the vector "
+            "engine's cumsum_tile sums each tile column top to bottom only, and TT-Metalium has no "
+            "operation that reverses the rows of a tile (a suffix sum computed as total - prefix "
+            "+ x would not be exact); write the scan with reverse=False on reversed data"))
+    return _insert(tirx.TilePrimitiveCall(dst_r, src_r, tirx.IntImm("int32", d),
+                                          op=ops.op("tt.tile.cumsum")))
+
+
+def cummax(src, dst=None, dim=0, reverse=False, annotations=None):
+    """TileLang ``T.cummax``: refused - TT-Metalium 0.81.1 has no running-maximum kernel."""
+    _scan_args(src, dst, dim, "cummax")
+    raise language_compat.note_error(TTUnsupportedError(
+        "T.cummax is not supported by the Tenstorrent backend: TT-Metalium 0.81.1 has no "
+        "running-maximum operation (its only scan, cumsum_tile, sums; the SFPU's max works "
+        "elementwise on whole tiles and cannot carry a maximum down a column)"))
+
+
 def fill(buffer, value, annotations=None, _reducer_call=False):
     """``T.fill(dst, value)``; a single element (a ``T.alloc_var`` variable, ``A[i, j]``) is
     stored as ``dst = value`` is, as TileLang fills a one-element region."""

@@ -285,6 +285,10 @@ _op("tile.expr", "tile", "void",
     "tt.expr.load(k) / load_t(k) / col(k) / row(k) of the source regions)",
     "dst:region expr:expr srcs:region", variadic=True)
 
+_op("tile.cumsum", "tile", "void",
+    "tile.cumsum(dst, src, dim): dst = the running sum of src along dimension dim (T.cumsum: "
+    "element i of a line is the sum of its elements 0..i)", "dst:region src:region dim:imm")
+
 _op("tile.index_mask", "tile", "void",
     "tile.index_mask(dst, cond, x, y): dst = x where `cond` holds, else y (float constants); "
     "`cond` is a condition of tt.mask.index(d) (the element's position in the block), block "
@@ -360,6 +364,12 @@ for _name in ("max", "sum"):
         engine="math",
         # accumulates: sums over several tiles in DST (an fp32 input needs an fp32 DST)
         props={"self_init": True, "pool": 1 if _name == "max" else 0, "accumulates": True})
+_op("scan.cumsum", "abstract", "void",
+    "scan.cumsum(cb_out, cb_in, mt, nt): the running sum of every column of the mt x nt block "
+    "from top to bottom (tile row 0 to mt - 1), the vector engine's cumsum_tile carrying the "
+    "column totals from one tile of a column to the next",
+    "out:cb.out src:cb.in mt:imm nt:imm", kernel="compute", engine="sfpu",
+    props={"self_init": True})
 _op("const_tile", "abstract", "void",
     "const_tile(cb, value, ntiles): a block of `ntiles` tiles of `value` pushed to cb "
     "(T.fill of a block buffer, the reduce scaler)", "cb:cb.out value:float ntiles:imm",
@@ -551,6 +561,13 @@ for _fn in FUNCTIONS.values():
              f"): DST[idst] = {_fn.name}(DST[idst])", _header,
              " ".join(["idst:dst"] + [f"{n}:imm" for n in _extra]), engine="sfpu", init=_fn.init,
              dst="math", template=_FUNCTION_TEMPLATE.get(_fn.name))
+_compute("cumsum_tile_init", "cumsum_tile_init(): configure the vector engine for cumsum_tile "
+         "(the running totals in its registers are kept)", "cumsum.h", engine="sfpu", sets="sfpu")
+_compute("cumsum_tile",
+         "cumsum_tile(idst, first): every column of DST[idst] replaced by its running sum from "
+         "the top, starting from the column totals the previous cumsum_tile left (first=0) or "
+         "from zero (first=1); no other SFPU op may run between the calls of one column",
+         "cumsum.h", "idst:dst first:imm", engine="sfpu", init="tt.cumsum_tile_init", dst="math")
 _compute("power_tile_init", "power_tile_init(): configure the vector engine for power_tile",
          "compute_kernel_api.h", engine="sfpu", sets="sfpu")
 _compute("power_tile", "power_tile(idst, bits): DST[idst] = DST[idst] ** (the float32 `bits`)",

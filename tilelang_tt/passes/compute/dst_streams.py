@@ -203,6 +203,54 @@ def _lower_reduce(cx: DstContext, call):
     return in_chunks(out, lines, chunk, group)
 
 
+def _lower_cumsum(cx: DstContext, call):
+    """``scan.cumsum``: each column of tiles top to bottom, ``chunk`` tiles per DST round (the
+    largest divisor of ``Mt`` DST holds); every tile is copied in, then ``cumsum_tile`` runs
+    on the round's tiles in order - ``first`` only for the column's top tile, so the SFPU
+    carries the column totals from tile to tile and round to round (between two calls of one
+    column only copies, packs and ``cumsum_tile_init``, no other SFPU op) - and each is packed
+    to its place in the reserved block (``pack_tile<true>`` when the block has more than one
+    column of tiles)."""
+    a = ops.named(call)
+    out, src, mt, nt = a.out, a.src, int(a.mt), int(a.nt)
+    chunk = largest_divisor(mt, cx.capacity)
+    rounds = mt // chunk
+    anywhere = int_imm(1 if nt > 1 else 0)
+
+    def group(col, r, first):
+        def tile(d):
+            return (r * chunk + d) * nt + col
+
+        calls = [ev("tt.tile_regs_acquire")] + cx.srca_cfg(src) + [
+            ev("tt.copy_init", src),
+            loop_nest([chunk], lambda d: ev("tt.copy_tile", src, tile(d), d), ["d"]),
+            ev("tt.cumsum_tile_init"),
+        ]
+        if first:
+            calls.append(ev("tt.cumsum_tile", int_imm(0), int_imm(1)))
+        if chunk > (1 if first else 0):
+            lo = 1 if first else 0
+            calls.append(loop_nest([chunk - lo], lambda d: ev("tt.cumsum_tile", d + lo,
+                                                              int_imm(0)), ["d"]))
+        calls += [ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait")] + cx.pack_cfg(out) + [
+            loop_nest([chunk], lambda d: ev("tt.pack_tile", d, out, tile(d), anywhere), ["d"]),
+            ev("tt.tile_regs_release"),
+        ]
+        return seq(calls)
+
+    def column(col):
+        body = [group(col, 0, True)]
+        if rounds > 1:
+            body.append(loop_nest([rounds - 1], lambda r: group(col, r + 1, False), ["r"]))
+        return seq(body)
+
+    return seq([
+        ev("tt.cb_reserve_back", out, int_imm(mt * nt)),
+        loop_nest([nt], column, ["col"]),
+        ev("tt.cb_push_back", out, int_imm(mt * nt)),
+    ])
+
+
 def _lower_const_tile(cx: DstContext, call):
     cb, value, n = call.args[0], call.args[1], int(call.args[2])
     chunk = largest_divisor(n, cx.capacity)
@@ -247,4 +295,6 @@ def lower_block_op(cx: DstContext, call):
         return _lower_reduce(cx, call)
     if name == "tt.const_tile":
         return _lower_const_tile(cx, call)
+    if name == "tt.scan.cumsum":
+        return _lower_cumsum(cx, call)
     return None

@@ -62,7 +62,7 @@ FpuOp fpu_op_of(const std::string& mode) {
 // Per-core tile op counters, found once per kind and then bumped through a pointer
 enum Counter : int {
     kCntMatmul, kCntAdd, kCntSub, kCntMul, kCntBcastAdd, kCntBcastSub, kCntBcastMul, kCntCopy,
-    kCntTranspose, kCntReduce, kCntPack, kCntWhere, kCntUnaryBcast, kCntSfpu = 16, kCntSfpuBinary = 64,  // room for every sfpu::Unary id
+    kCntTranspose, kCntReduce, kCntPack, kCntWhere, kCntUnaryBcast, kCntCumsum, kCntSfpu = 16, kCntSfpuBinary = 64,  // room for every sfpu::Unary id
     kCntEnd = 96,  // ComputeState::op_counter's size
 };
 void count(ComputeState& e, int slot, const char* name, const char* prefix = "",
@@ -555,7 +555,8 @@ void ttmock::reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32
 // sfpu_op: the init in force; unary functions by their sfpu::Unary id, the *_unary scalar ops
 // share binop_with_scalar_tile_init (kScalarInit), binary ops kBinaryBase + sfpu::Binary id.
 namespace {
-constexpr int kScalarInit = 1000, kBinaryBase = 2000, kWhereInit = 3000, kRoundingInit = 4000;
+constexpr int kScalarInit = 1000, kBinaryBase = 2000, kWhereInit = 3000, kRoundingInit = 4000,
+              kCumsumInit = 5000;
 bool is_scalar_op(sfpu::Unary u) {
     return u == sfpu::Unary::AddScalar || u == sfpu::Unary::SubScalar || u == sfpu::Unary::MulScalar ||
            u == sfpu::Unary::DivScalar || u == sfpu::Unary::RsubScalar;
@@ -574,6 +575,7 @@ void ttmock::sfpu_init(const char* op) {
         if (name == "binop_with_scalar") return kScalarInit;
         if (name == "where") return kWhereInit;
         if (name == "rounding_op") return kRoundingInit;
+        if (name == "cumsum") return kCumsumInit;
         if (name.size() > 7 && name.compare(name.size() - 7, 7, "_binary") == 0) {
             return kBinaryBase + static_cast<int>(sfpu::binary_from_name(name.substr(0, name.size() - 7).c_str()));
         }
@@ -600,6 +602,7 @@ void ttmock::sfpu_unary(const char* op, uint32_t idst, float param, int approx) 
                 (scalar ? "binop_with_scalar" : rounding ? "rounding_op" : op) + "_tile_init() first");
     }
     check_dst(e, idst, what, false);
+    e.cumsum_live = false;  // the function's registers overwrite cumsum_tile's running totals
     {
         TileMathTimer tile_math_timer(current_core());
         const bool fmod = f == sfpu::Unary::Fmod;  // fmod_tile reads its init's divisor and 1/divisor
@@ -624,6 +627,7 @@ void ttmock::sfpu_binary(const char* op, uint32_t i0, uint32_t i1, uint32_t odst
     check_dst(e, i0, what, false);
     check_dst(e, i1, what, false);
     check_dst(e, odst, what, false);
+    e.cumsum_live = false;
     {
         TileMathTimer tile_math_timer(current_core());
         sfpu::binary(f, e.dst[odst], e.dst[i0], e.dst[i1], e.fp32_dest_acc, e.approx);
@@ -649,12 +653,34 @@ void ttmock::sfpu_where(uint32_t icond, uint32_t i1, uint32_t i2, uint32_t odst,
                 (e.fp32_dest_acc ? "true" : "false") + ")");
     }
     for (uint32_t i : {icond, i1, i2, odst}) check_dst(e, i, what, false);
+    e.cumsum_live = false;
     {
         TileMathTimer tile_math_timer(current_core());
         sfpu::where(e.dst[odst], e.dst[icond], e.dst[i1], e.dst[i2], e.fp32_dest_acc);
     }
     e.dst_written[odst] = true;
     count(e, kCntWhere, "sfpu_where");
+}
+
+void ttmock::sfpu_cumsum(uint32_t idst, bool first) {
+    const Call what = call("cumsum_tile", {idst, static_cast<uint32_t>(first)});
+    ComputeState& e = started_engine(what);
+    if (e.sfpu_op != kCumsumInit) fail_at(what, ": call cumsum_tile_init() first");
+    if (!first && !e.cumsum_live) {
+        fail_at(what, ": first = false, but the running column totals are gone: no cumsum_tile ran "
+                      "before it, or another SFPU operation ran since the previous one (the totals "
+                      "live in SFPU registers; no other SFPU operation may run between the "
+                      "cumsum_tile calls of one column)");
+    }
+    check_dst(e, idst, what, false);
+    {
+        TileMathTimer tile_math_timer(current_core());
+        sfpu::cumsum(e.dst[idst], e.cumsum_carry, first, e.fp32_dest_acc);
+    }
+    e.cumsum_live = true;
+    e.dst_written[idst] = true;
+    count(e, kCntCumsum, "sfpu_cumsum");
+    timing::sfpu(current(), timing::sfpu_instructions("cumsum") * timing::profile().sfpu_instr);
 }
 
 // ---- pack -----------------------------------------------------------------------------------------
