@@ -821,7 +821,10 @@ def _register_tile_primitives() -> None:
             continue
 
         def build(*args, scope=None, _op=s.name, **_kwargs):
-            # our tile ops carry no execution scope (as A0 builds them)
+            # our tile ops carry no execution scope (as A0 builds them); an integer constant
+            # operand (tile.cumsum's dim) is an int32 IntImm, printed as a bare number
+            args = [tvm.tirx.IntImm("int32", a) if isinstance(a, int) and not isinstance(a, bool)
+                    else a for a in args]
             return builder_ffi.TilePrimitiveCall(TilePrimitiveCall(*args, op=op(_op)))
 
         for namespace in (tile_ns, builder_tile_ns):  # T.tile in user code / in the parser
