@@ -1305,16 +1305,11 @@ def _scan_args(src, dst, dim, op_name):
 def cumsum(src, dst=None, dim=0, reverse=False, annotations=None):
     """TileLang ``T.cumsum(src, dst=None, dim=0, reverse=False)``: ``dst`` (``src`` when
     omitted: in place) = the inclusive running sum of ``src`` along ``dim``, as
-    ``tt.tile.cumsum(dst, src, dim)`` (the vector engine's ``cumsum_tile``).  ``reverse=True``
-    is refused: the SDK's scan runs top to bottom only and nothing reverses a tile's rows."""
+    ``tt.tile.cumsum(dst, src, dim, reverse)`` (the vector engine's ``cumsum_tile``; with
+    ``reverse`` the block is turned upside down by ``reshuffle_rows_tile`` before and after)."""
     src_r, dst_r, d = _scan_args(src, dst, dim, "cumsum")
-    if bool(reverse):
-        raise language_compat.note_error(TTUnsupportedError(
-            "T.cumsum(reverse=True) is not supported by the Tenstorrent backend: the vector "
-            "engine's cumsum_tile sums each tile column top to bottom only, and TT-Metalium has no "
-            "operation that reverses the rows of a tile (a suffix sum computed as total - prefix "
-            "+ x would not be exact); write the scan with reverse=False on reversed data"))
     return _insert(tirx.TilePrimitiveCall(dst_r, src_r, tirx.IntImm("int32", d),
+                                          tirx.IntImm("int32", int(bool(reverse))),
                                           op=ops.op("tt.tile.cumsum")))
 
 

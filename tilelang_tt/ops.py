@@ -286,8 +286,9 @@ _op("tile.expr", "tile", "void",
     "dst:region expr:expr srcs:region", variadic=True)
 
 _op("tile.cumsum", "tile", "void",
-    "tile.cumsum(dst, src, dim): dst = the running sum of src along dimension dim (T.cumsum: "
-    "element i of a line is the sum of its elements 0..i)", "dst:region src:region dim:imm")
+    "tile.cumsum(dst, src, dim, reverse): dst = the running sum of src along dimension dim "
+    "(T.cumsum: element i of a line is the sum of its elements 0..i, or with reverse of its "
+    "elements i..end)", "dst:region src:region dim:imm reverse:imm")
 
 _op("tile.index_mask", "tile", "void",
     "tile.index_mask(dst, cond, x, y): dst = x where `cond` holds, else y (float constants); "
@@ -369,6 +370,16 @@ _op("scan.cumsum", "abstract", "void",
     "from top to bottom (tile row 0 to mt - 1), the vector engine's cumsum_tile carrying the "
     "column totals from one tile of a column to the next",
     "out:cb.out src:cb.in mt:imm nt:imm", kernel="compute", engine="sfpu",
+    props={"self_init": True})
+_op("row_order_to_cb", "abstract", "void",
+    "row_order_to_cb(cb): the reader writes the bytes 31, 30, ..., 0 at the start of one page "
+    "of cb: the destination rows with which reshuffle_rows_tile reverses a tile's rows",
+    "cb:cb.out", kernel="reader", engine="riscv")
+_op("scan.flip_rows", "abstract", "void",
+    "scan.flip_rows(cb_out, cb_in, cb_order, mt, nt): the mt x nt block upside down (tile row "
+    "r to mt - 1 - r, and each tile's rows reversed by reshuffle_rows_tile with the order "
+    "row_order_to_cb wrote into cb_order)",
+    "out:cb.out src:cb.in order:cb.in mt:imm nt:imm", kernel="compute", engine="sfpu",
     props={"self_init": True})
 _op("const_tile", "abstract", "void",
     "const_tile(cb, value, ntiles): a block of `ntiles` tiles of `value` pushed to cb "
@@ -568,6 +579,16 @@ _compute("cumsum_tile",
          "the top, starting from the column totals the previous cumsum_tile left (first=0) or "
          "from zero (first=1); no other SFPU op may run between the calls of one column",
          "cumsum.h", "idst:dst first:imm", engine="sfpu", init="tt.cumsum_tile_init", dst="math")
+_compute("reshuffle_rows_tile_init", "reshuffle_rows_tile_init()", "reshuffle.h",
+         engine="sfpu", sets="sfpu")
+_compute("reshuffle_rows_tile",
+         "reshuffle_rows_tile(idst, idx_addr): row r of DST[idst] added into row idx[r] of "
+         "DST[idst + 1] (idx: the 32 bytes at L1 address idx_addr + 16)", "reshuffle.h",
+         "idst:dst idx_addr:int", engine="sfpu", init="tt.reshuffle_rows_tile_init", dst="math")
+_op("get_tile_address", "compute", "uint32",
+    "get_tile_address(cb, index): the L1 byte address of tile `index` from the front of cb "
+    "(the same on the three compute threads)", "cb:cb index:int", kernel="compute",
+    engine="cb", cpp="get_tile_address", header=_COMPUTE + "cb_api.h")
 _compute("power_tile_init", "power_tile_init(): configure the vector engine for power_tile",
          "compute_kernel_api.h", engine="sfpu", sets="sfpu")
 _compute("power_tile", "power_tile(idst, bits): DST[idst] = DST[idst] ** (the float32 `bits`)",

@@ -251,6 +251,38 @@ def _lower_cumsum(cx: DstContext, call):
     ])
 
 
+def _lower_flip_rows(cx: DstContext, call):
+    """``scan.flip_rows``: the block upside down, a tile per DST round: the tile copied into
+    slot 0, slot 1 zeroed (``fill_tile``), ``reshuffle_rows_tile(0, addr)`` adding row ``r`` of
+    slot 0 into row ``idx[r] = 31 - r`` of slot 1 (``addr``: the order CB's tile address less
+    the 16 bytes the LLK skips), slot 1 packed to tile ``(Mt - 1 - r, c)`` of the output."""
+    a = ops.named(call)
+    out, src, order, mt, nt = a.out, a.src, a.order, int(a.mt), int(a.nt)
+    addr = tirx.Var(f"{str(order.name).removesuffix('_cb')}_addr", "uint32")
+    anywhere = int_imm(1 if mt > 1 else 0)
+
+    def tile(r, c):
+        return seq([ev("tt.tile_regs_acquire")] + cx.srca_cfg(src) + [
+            ev("tt.copy_init", src),
+            ev("tt.copy_tile", src, r * nt + c, int_imm(0)),
+            ev("tt.fill_tile_init"),
+            ev("tt.fill_tile", int_imm(1), tirx.FloatImm("float32", 0.0)),
+            ev("tt.reshuffle_rows_tile_init"),
+            ev("tt.reshuffle_rows_tile", int_imm(0), addr),
+            ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait")] + cx.pack_cfg(out) + [
+            ev("tt.pack_tile", int_imm(1), out, simplify((mt - 1 - r) * nt + c), anywhere),
+            ev("tt.tile_regs_release"),
+        ])
+
+    return seq([
+        tirx.Bind(addr, ops.call("tt.get_tile_address", order, int_imm(0))
+                  - tirx.IntImm("uint32", 16)),
+        ev("tt.cb_reserve_back", out, int_imm(mt * nt)),
+        loop_nest([mt, nt], tile, ["r", "c"]),
+        ev("tt.cb_push_back", out, int_imm(mt * nt)),
+    ])
+
+
 def _lower_const_tile(cx: DstContext, call):
     cb, value, n = call.args[0], call.args[1], int(call.args[2])
     chunk = largest_divisor(n, cx.capacity)
@@ -297,4 +329,6 @@ def lower_block_op(cx: DstContext, call):
         return _lower_const_tile(cx, call)
     if name == "tt.scan.cumsum":
         return _lower_cumsum(cx, call)
+    if name == "tt.scan.flip_rows":
+        return _lower_flip_rows(cx, call)
     return None

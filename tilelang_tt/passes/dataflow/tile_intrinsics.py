@@ -30,7 +30,11 @@ Guarantees (no DST handling, no init calls yet); the block buffers' allocations 
   or of a column vector becomes ``tt.scan.cumsum(cb_dst, cb_src, Mt, Nt)``; along the
   columns (``dim=1``, or a row vector: values in row 0 of its tiles) the source's tiles are
   transposed into a new CB (``tt.eltwise`` of ``tt.expr.load_t(0)``), scanned into another new
-  CB (``Nt x Mt`` tiles) and transposed back into ``cb_dst``;
+  CB (``Nt x Mt`` tiles) and transposed back into ``cb_dst``; with ``reverse`` the scanned
+  block is first turned upside down into a new CB (``tt.scan.flip_rows``: tile row ``r`` to
+  ``Mt - 1 - r``, each tile's rows reversed by ``reshuffle_rows_tile`` with the row order
+  ``tt.row_order_to_cb`` has the reader write into a one-page CB), scanned into another, and
+  turned back;
 * ``tt.tile.index_mask(dst, cond, x, y)`` becomes ``tt.mask_to_cb(cb_dst, Mt, Nt, cond, x,
   y)``: the reader computes the block;
 * any other tile op is a ``TTUnsupportedError`` naming the op and source line.
@@ -162,24 +166,43 @@ def LowerTTTileIntrinsics(func, mod, ctx):
         else:
             down = dim == 0
         src_cb, dst_cb = cb(src, what, span), cb(dst, what, span)
-        if down:
-            return ops.evaluate("tt.scan.cumsum", dst_cb, src_cb, int_imm(rows), int_imm(cols),
-                                span=span)
-        # along the columns: scan the transposed tiles (cols x rows of them) down their rows
-        made = []
-        for name, dtype in ((f"{src.name}_scan_in", buffer_dtype(src)),
-                            (f"{dst.name}_scan_out", buffer_dtype(dst))):
+        reverse = bool(int(call.args[3]))
+
+        def new_cb(name, r, c, dtype):
             var = tirx.Var(f"{name}_cb", "int32")
-            staged.append(tirx.Bind(var, alloc_cb_call(cols, rows, 1, dtype, name)))
-            made.append(var)
+            staged.append(tirx.Bind(var, alloc_cb_call(r, c, 1, dtype, name)))
+            return var
+
+        def scan(out, inp, mt, nt, name):
+            """The scan down the rows of an mt x nt block; reversed: of the block turned upside
+            down (reshuffle_rows_tile per tile, tile rows in reverse), turned back after."""
+            if not reverse:
+                return [ops.evaluate("tt.scan.cumsum", out, inp, int_imm(mt), int_imm(nt),
+                                     span=span)]
+            flipped = new_cb(f"{name}_flipped", mt, nt, buffer_dtype(src))
+            scanned = new_cb(f"{name}_flipped_scan", mt, nt, buffer_dtype(dst))
+            orders = [new_cb(f"{name}_row_order{k}", 1, 1, "bfloat16") for k in (0, 1)]
+            return [
+                ops.evaluate("tt.row_order_to_cb", orders[0], span=span),
+                ops.evaluate("tt.scan.flip_rows", flipped, inp, orders[0], int_imm(mt),
+                             int_imm(nt), span=span),
+                ops.evaluate("tt.scan.cumsum", scanned, flipped, int_imm(mt), int_imm(nt),
+                             span=span),
+                ops.evaluate("tt.row_order_to_cb", orders[1], span=span),
+                ops.evaluate("tt.scan.flip_rows", out, scanned, orders[1], int_imm(mt),
+                             int_imm(nt), span=span),
+            ]
+
+        if down:
+            return seq(scan(dst_cb, src_cb, rows, cols, dst.name))
+        # along the columns: scan the transposed tiles (cols x rows of them) down their rows
+        t_in = new_cb(f"{src.name}_scan_in", cols, rows, buffer_dtype(src))
+        t_out = new_cb(f"{dst.name}_scan_out", cols, rows, buffer_dtype(dst))
         n = int_imm(rows * cols)
         transposed = load_t(0)
-        return seq([
-            ops.evaluate("tt.eltwise", made[0], n, transposed, src_cb, span=span),
-            ops.evaluate("tt.scan.cumsum", made[1], made[0], int_imm(cols), int_imm(rows),
-                         span=span),
-            ops.evaluate("tt.eltwise", dst_cb, n, transposed, made[1], span=span),
-        ])
+        return seq([ops.evaluate("tt.eltwise", t_in, n, transposed, src_cb, span=span)]
+                   + scan(t_out, t_in, cols, rows, dst.name)
+                   + [ops.evaluate("tt.eltwise", dst_cb, n, transposed, t_out, span=span)])
 
     def lower_gemm(call, span):
         d, a, b, c, trans_a, trans_b, alpha, beta = call.args

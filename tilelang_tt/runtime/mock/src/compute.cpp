@@ -62,7 +62,7 @@ FpuOp fpu_op_of(const std::string& mode) {
 // Per-core tile op counters, found once per kind and then bumped through a pointer
 enum Counter : int {
     kCntMatmul, kCntAdd, kCntSub, kCntMul, kCntBcastAdd, kCntBcastSub, kCntBcastMul, kCntCopy,
-    kCntTranspose, kCntReduce, kCntPack, kCntWhere, kCntUnaryBcast, kCntCumsum, kCntSfpu = 16, kCntSfpuBinary = 64,  // room for every sfpu::Unary id
+    kCntTranspose, kCntReduce, kCntPack, kCntWhere, kCntUnaryBcast, kCntCumsum, kCntReshuffle, kCntSfpu = 16, kCntSfpuBinary = 64,  // room for every sfpu::Unary id
     kCntEnd = 96,  // ComputeState::op_counter's size
 };
 void count(ComputeState& e, int slot, const char* name, const char* prefix = "",
@@ -556,7 +556,7 @@ void ttmock::reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32
 // share binop_with_scalar_tile_init (kScalarInit), binary ops kBinaryBase + sfpu::Binary id.
 namespace {
 constexpr int kScalarInit = 1000, kBinaryBase = 2000, kWhereInit = 3000, kRoundingInit = 4000,
-              kCumsumInit = 5000;
+              kCumsumInit = 5000, kReshuffleInit = 6000;
 bool is_scalar_op(sfpu::Unary u) {
     return u == sfpu::Unary::AddScalar || u == sfpu::Unary::SubScalar || u == sfpu::Unary::MulScalar ||
            u == sfpu::Unary::DivScalar || u == sfpu::Unary::RsubScalar;
@@ -576,6 +576,7 @@ void ttmock::sfpu_init(const char* op) {
         if (name == "where") return kWhereInit;
         if (name == "rounding_op") return kRoundingInit;
         if (name == "cumsum") return kCumsumInit;
+        if (name == "reshuffle_rows") return kReshuffleInit;
         if (name.size() > 7 && name.compare(name.size() - 7, 7, "_binary") == 0) {
             return kBinaryBase + static_cast<int>(sfpu::binary_from_name(name.substr(0, name.size() - 7).c_str()));
         }
@@ -681,6 +682,32 @@ void ttmock::sfpu_cumsum(uint32_t idst, bool first) {
     e.dst_written[idst] = true;
     count(e, kCntCumsum, "sfpu_cumsum");
     timing::sfpu(current(), timing::sfpu_instructions("cumsum") * timing::profile().sfpu_instr);
+}
+
+void ttmock::sfpu_reshuffle_rows(uint32_t idst, uint32_t idx_addr) {
+    const Call what = call("reshuffle_rows_tile", {idst, idx_addr});
+    ComputeState& e = started_engine(what);
+    if (e.sfpu_op != kReshuffleInit) fail_at(what, ": call reshuffle_rows_tile_init() first");
+    check_dst(e, idst, what, false);
+    check_dst(e, idst + 1, what, false);  // the LLK writes the next DST tile
+    // the LLK reads the 32 destination rows (one byte each) at idx_addr + 16
+    const Core& core = current_core();
+    const uint64_t lo = reinterpret_cast<uintptr_t>(core.l1) + device().prof.l1_base;
+    const uint64_t hi = reinterpret_cast<uintptr_t>(core.l1) + device().prof.l1_bytes;
+    const uint64_t at = uint64_t(idx_addr) + 16;
+    if (at < lo || at + 32 > hi) {
+        fail_at(what, ": the row indices at idx_addr + 16 are not in this core's L1 (pass the "
+                      "address of a tile the kernel holds, e.g. get_tile_address(cb, 0) - 16)");
+    }
+    e.cumsum_live = false;
+    {
+        TileMathTimer tile_math_timer(current_core());
+        sfpu::reshuffle_rows(e.dst[idst], e.dst[idst + 1], reinterpret_cast<const uint8_t*>(uintptr_t(at)),
+                             e.fp32_dest_acc);
+    }
+    e.dst_written[idst + 1] = true;
+    count(e, kCntReshuffle, "sfpu_reshuffle_rows");
+    timing::sfpu(current(), timing::sfpu_instructions("reshuffle_rows") * timing::profile().sfpu_instr);
 }
 
 // ---- pack -----------------------------------------------------------------------------------------

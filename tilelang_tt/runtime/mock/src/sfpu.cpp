@@ -1448,6 +1448,24 @@ void cumsum(uint32_t* tile, float* carry, bool first, bool fp32_dst) {
     }
 }
 
+void reshuffle_rows(const uint32_t* in, uint32_t* out, const uint8_t* idx, bool fp32_dst) {
+    // ckernel_sfpu_reshuffle_rows.h: per input row r (in order) whose index is below 32, SFPLOAD
+    // the four-row groups holding input row r and output row idx[r], SFPTRANSP, SFPADD
+    // (1.0 * input + output: one rounding, denormals flushed), SFPTRANSP, SFPSTORE the output group
+    const uint32_t keep = fp32_dst ? 0xFFFFFFFFu : 0xFFFF0000u;
+    for (uint32_t r = 0; r < 32; ++r) {
+        const uint32_t d = idx[r];
+        if (d >= 32) continue;
+        for (uint32_t c = 0; c < 32; ++c) {
+            const uint32_t col = (c >> 4), cc = c & 15;
+            const float x = F(in[((r >> 4) * 2 + col) * 256 + (r & 15) * 16 + cc] & keep);
+            uint32_t& o = out[((d >> 4) * 2 + col) * 256 + (d & 15) * 16 + cc];
+            const uint32_t u = B(add(x, F(o & keep)));
+            o = ((u & 0x7F800000u) ? u : (u & 0x80000000u)) & keep;
+        }
+    }
+}
+
 SFPU_HOT void where(uint32_t* out, const uint32_t* cond, const uint32_t* a, const uint32_t* b, bool fp32_dst) {
     // ckernel_sfpu_where.h: SFPSETCC LREG_EQ0 on the condition, then the selected operand's bits
     // (SFPLOAD / SFPSTORE of the data format: INT32 for Float32, LO16 for Float16_b)

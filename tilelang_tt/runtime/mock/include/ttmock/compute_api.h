@@ -38,6 +38,9 @@ void sfpu_where(uint32_t icond, uint32_t idst1, uint32_t idst2, uint32_t odst, i
 // cumsum_tile(idst, first): the column-wise running sum of DST[idst], carried from the previous
 // call (first = false) in the engine's SFPU registers
 void sfpu_cumsum(uint32_t idst, bool first);
+// reshuffle_rows_tile(idst, idx_addr): DST[idst + 1] row idx[r] += DST[idst] row r (idx: 32 bytes
+// at L1 address idx_addr + 16; 32 or more: the row is skipped)
+void sfpu_reshuffle_rows(uint32_t idst, uint32_t idx_addr);
 void pack(uint32_t idst, uint32_t ocb, uint32_t out_index, bool out_of_order);
 void reconfig_srca(uint32_t cb);
 void reconfig_srcb(uint32_t cb);
