@@ -27,19 +27,19 @@ from tilelang_tt import TTCompileError, TTRuntimeError, TTUnsupportedError
 HERE = __file__
 
 
-def cumsum_smem_test(M, N, block_M, block_N, dim=0, dtype="float32"):
+def cumsum_smem_test(M, N, block_M, block_N, dim=0, reverse=False, dtype="float32"):
     @T.prim_func
     def cumsum(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
             A_shared = T.alloc_shared((block_M, block_N), dtype)
             T.copy(A[by * block_M, bx * block_N], A_shared)
-            T.cumsum(src=A_shared, dim=dim)
+            T.cumsum(src=A_shared, dim=dim, reverse=reverse)
             T.copy(A_shared, B[by * block_M, bx * block_N])
 
     return cumsum
 
 
-def cumsum_fragment_test(M, N, block_M, block_N, dim=0, dtype="float32"):
+def cumsum_fragment_test(M, N, block_M, block_N, dim=0, reverse=False, dtype="float32"):
     @T.prim_func
     def cumsum(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
@@ -47,38 +47,38 @@ def cumsum_fragment_test(M, N, block_M, block_N, dim=0, dtype="float32"):
             A_fragment = T.alloc_fragment((block_M, block_N), dtype)
             T.copy(A[by * block_M, bx * block_N], A_shared)
             T.copy(A_shared, A_fragment)
-            T.cumsum(src=A_fragment, dim=dim)
+            T.cumsum(src=A_fragment, dim=dim, reverse=reverse)
             T.copy(A_fragment, B[by * block_M, bx * block_N])
 
     return cumsum
 
 
-def cumsum_out_of_place_test(M, N, block_M, block_N, dim=0, dtype="float32"):
+def cumsum_out_of_place_test(M, N, block_M, block_N, dim=0, reverse=False, dtype="float32"):
     @T.prim_func
     def cumsum(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
             A_shared = T.alloc_shared((block_M, block_N), dtype)
             B_shared = T.alloc_shared((block_M, block_N), dtype)
             T.copy(A[by * block_M, bx * block_N], A_shared)
-            T.cumsum(src=A_shared, dst=B_shared, dim=dim)
+            T.cumsum(src=A_shared, dst=B_shared, dim=dim, reverse=reverse)
             T.copy(B_shared, B[by * block_M, bx * block_N])
 
     return cumsum
 
 
-def cumsum_smem_test_1d(N, block_N, dtype="float32"):
+def cumsum_smem_test_1d(N, block_N, reverse=False, dtype="float32"):
     @T.prim_func
     def cumsum(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), threads=block_N) as bx:
             A_shared = T.alloc_shared((block_N,), dtype)
             T.copy(A[bx * block_N], A_shared)
-            T.cumsum(src=A_shared, dim=0)
+            T.cumsum(src=A_shared, dim=0, reverse=reverse)
             T.copy(A_shared, B[bx * block_N])
 
     return cumsum
 
 
-def cumsum_fragment_test_1d(N, block_N, dtype="float32"):
+def cumsum_fragment_test_1d(N, block_N, reverse=False, dtype="float32"):
     @T.prim_func
     def cumsum(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), threads=block_N) as bx:
@@ -86,87 +86,108 @@ def cumsum_fragment_test_1d(N, block_N, dtype="float32"):
             A_fragment = T.alloc_fragment((block_N,), dtype)
             T.copy(A[bx * block_N], A_shared)
             T.copy(A_shared, A_fragment)
-            T.cumsum(src=A_fragment, dim=0)
+            T.cumsum(src=A_fragment, dim=0, reverse=reverse)
             T.copy(A_fragment, B[bx * block_N])
 
     return cumsum
 
 
-def blockwise_cumsum(a, block, dim):
-    """numpy's sequential float32 cumsum of every block (TileLang's reference, per block)."""
-    a = np.asarray(a, dtype=np.float32)
+def blockwise_cumsum(a, block, dim, reverse=False):
+    """numpy's sequential float32 cumsum of every block (TileLang's reference, per block);
+    ``reverse``: of the block flipped along ``dim``, flipped back.  A last block may be cut
+    short by the tensor's end (TileLang's tail cases)."""
+    a = np.asarray(a)
     out = np.empty_like(a)
     if a.ndim == 1:
-        for j in range(0, a.shape[0], block[0]):
-            out[j:j + block[0]] = np.cumsum(a[j:j + block[0]], dtype=np.float32)
-        return out
+        block, dim = (1, block[0]), 1
+        return blockwise_cumsum(a[None, :], block, dim, reverse)[0]
     bm, bn = block
     for i in range(0, a.shape[0], bm):
         for j in range(0, a.shape[1], bn):
-            out[i:i + bm, j:j + bn] = np.cumsum(a[i:i + bm, j:j + bn], axis=dim, dtype=np.float32)
+            blk = a[i:i + bm, j:j + bn]
+            if reverse:
+                blk = np.flip(blk, dim)
+            blk = np.cumsum(blk, axis=dim, dtype=a.dtype)
+            out[i:i + bm, j:j + bn] = np.flip(blk, dim) if reverse else blk
     return out
 
 
-def check(art, a, block, dim, dtype):
+def check(art, a, block, dim, dtype, reverse=False):
     got = as_f32(art(a))
-    want = blockwise_cumsum(as_f32(a), block, dim)
+    want = blockwise_cumsum(as_f32(a), block, dim, reverse)
     if dtype == "bfloat16":
         want = as_f32(pack_round_bf16(want))
     np.testing.assert_array_equal(got, want)
     # and within TileLang's own tolerance of the exact (float64) sums
-    exact = blockwise_cumsum(as_f32(a).astype(np.float64), block, dim)
+    exact = blockwise_cumsum(as_f32(a).astype(np.float64), block, dim, reverse)
     np.testing.assert_allclose(got, exact, atol=1e-3 if dtype == "float32" else 0.1,
                                rtol=1e-3 if dtype == "float32" else 2e-2)
 
 
-@pytest.mark.parametrize("M, N, bm, bn, dim", [
-    (128, 128, 64, 64, 0),
-    (128, 128, 64, 64, 1),
-    (192, 160, 64, 32, 0),
-    (192, 160, 64, 32, 1),
-    (256, 64, 128, 64, 0),  # four tiles per column: carried over two DST rounds
+@pytest.mark.parametrize("M, N, bm, bn, dim, reverse", [
+    (128, 128, 64, 64, 0, False),
+    (128, 128, 64, 64, 1, False),
+    (128, 128, 64, 64, 1, True),
+    (192, 160, 64, 32, 0, False),
+    (192, 160, 64, 32, 0, True),
+    (256, 64, 128, 64, 0, False),  # four tiles per column: carried over two DST rounds
+    (256, 64, 128, 64, 0, True),
 ])
-def test_cumsum_smem(M, N, bm, bn, dim):
-    art = tilelang_tt.compile(cumsum_smem_test(M, N, bm, bn, dim), out_idx=-1)
+def test_cumsum_smem(M, N, bm, bn, dim, reverse):
+    art = tilelang_tt.compile(cumsum_smem_test(M, N, bm, bn, dim, reverse), out_idx=-1)
     code = art.sources["compute.cpp"]
     assert "cumsum_tile_init();" in code and "cumsum_tile(0, 1);" in code
     assert (code.count("transpose_tile(") == 2) == (dim == 1)
-    check(art, rand((M, N), "float32", 1), (bm, bn), dim, "float32")
+    assert (code.count("reshuffle_rows_tile(") == 2) == reverse
+    check(art, rand((M, N), "float32", 1), (bm, bn), dim, "float32", reverse)
 
 
-@pytest.mark.parametrize("dim", [0, 1])
-def test_cumsum_fragment(dim):
-    art = tilelang_tt.compile(cumsum_fragment_test(128, 128, 64, 64, dim), out_idx=-1)
-    check(art, rand((128, 128), "float32", 2), (64, 64), dim, "float32")
+@pytest.mark.parametrize("dim, reverse", [(0, False), (1, False), (1, True)])
+def test_cumsum_fragment(dim, reverse):
+    art = tilelang_tt.compile(cumsum_fragment_test(128, 128, 64, 64, dim, reverse), out_idx=-1)
+    check(art, rand((128, 128), "float32", 2), (64, 64), dim, "float32", reverse)
 
 
-@pytest.mark.parametrize("dim", [0, 1])
-def test_cumsum_out_of_place(dim):
-    art = tilelang_tt.compile(cumsum_out_of_place_test(128, 96, 64, 32, dim), out_idx=-1)
-    check(art, rand((128, 96), "float32", 3), (64, 32), dim, "float32")
+@pytest.mark.parametrize("dim, reverse", [(0, False), (1, False), (0, True)])
+def test_cumsum_out_of_place(dim, reverse):
+    art = tilelang_tt.compile(cumsum_out_of_place_test(128, 96, 64, 32, dim, reverse),
+                              out_idx=-1)
+    check(art, rand((128, 96), "float32", 3), (64, 32), dim, "float32", reverse)
 
 
 @pytest.mark.parametrize("scope", ["smem", "fragment"])
-def test_cumsum_1d(scope):
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumsum_1d(scope, reverse):
     """A 1-D block copied from a 1-D tensor is a row vector (values in row 0 of its tiles): its
     tiles are transposed, scanned down column 0 from tile to tile, and transposed back."""
     make = cumsum_smem_test_1d if scope == "smem" else cumsum_fragment_test_1d
-    art = tilelang_tt.compile(make(512, 64), out_idx=-1)
-    check(art, rand((512,), "float32", 4), (64,), 0, "float32")
+    art = tilelang_tt.compile(make(512, 64, reverse), out_idx=-1)
+    check(art, rand((512,), "float32", 4), (64,), 0, "float32", reverse)
 
 
-@pytest.mark.parametrize("dim", [0, 1])
-def test_cumsum_bfloat16(dim):
-    art = tilelang_tt.compile(cumsum_smem_test(128, 128, 64, 64, dim, "bfloat16"), out_idx=-1)
+@pytest.mark.parametrize("N, block_N, reverse", [(250, 64, False), (250, 64, True),
+                                                 (384, 128, False)])
+def test_cumsum_1d_tail(N, block_N, reverse):
+    """TileLang's region test: a grid of T.ceildiv blocks, the last one past the tensor's end
+    (padded with zeros, which do not change the sums of the elements before them - nor, in
+    reverse, after them: the padding is at the end)."""
+    art = tilelang_tt.compile(cumsum_smem_test_1d(N, block_N, reverse), out_idx=-1)
+    check(art, rand((N,), "float32", 9), (block_N,), 0, "float32", reverse)
+
+
+@pytest.mark.parametrize("dim, reverse", [(0, False), (1, False), (1, True)])
+def test_cumsum_bfloat16(dim, reverse):
+    art = tilelang_tt.compile(cumsum_smem_test(128, 128, 64, 64, dim, reverse, "bfloat16"),
+                              out_idx=-1)
     assert compute_config(art)["fp32_dest_acc_en"]  # the sums are stored to DST in float32
-    check(art, rand((128, 128), "bfloat16", 5), (64, 64), dim, "bfloat16")
+    check(art, rand((128, 128), "bfloat16", 5), (64, 64), dim, "bfloat16", reverse)
 
 
 def test_cumsum_16bit_dst_truncates_each_stored_sum():
     """With a 16-bit DST, SFPSTORE truncates each running sum to bfloat16; the running total
     carried in the SFPU register stays float32, so later rows are not affected by earlier
     truncations."""
-    art = tilelang_tt.compile(cumsum_smem_test(128, 64, 64, 64, 0, "bfloat16"), out_idx=-1,
+    art = tilelang_tt.compile(cumsum_smem_test(128, 64, 64, 64, 0, False, "bfloat16"), out_idx=-1,
                               pass_configs={"tt.fp32_dest_acc_en": False})
     assert not compute_config(art)["fp32_dest_acc_en"]
     a = rand((128, 64), "bfloat16", 6)
@@ -198,19 +219,6 @@ def test_cumsum_column_vector_of_a_row_reduction():
     # max is exact (of the operands as the matrix engine reads fp32: TF32, truncated)
     xs = (x.view(np.uint32) & 0xFFFFE000).view(np.float32)
     np.testing.assert_array_equal(got, blockwise_cumsum(xs.max(axis=1), (64,), 0))
-
-
-def test_cumsum_reverse_is_refused_naming_the_line():
-    with pytest.raises(TTUnsupportedError) as info:
-        @T.prim_func
-        def k(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
-            with T.Kernel(1) as _:
-                A_shared = T.alloc_shared((64, 64), "float32")
-                T.copy(A, A_shared)
-                T.cumsum(src=A_shared, dim=1, reverse=True)
-                T.copy(A_shared, B)
-    msg = str(info.value)
-    assert "T.cumsum(reverse=True)" in msg and "reverses the rows" in msg and f"{HERE}:" in msg
 
 
 def test_cummax_is_refused_naming_the_line():
