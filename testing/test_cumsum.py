@@ -8,7 +8,9 @@ Bounds: ``cumsum_tile`` adds each element to its column's running float32 total,
 one SFPADD (fp32, rounded to nearest even) per element, carrying the totals from tile to tile;
 the compiler runs it with a 32-bit DST and moves float32 data (copies, transposes, packs)
 exactly.  So a float32 result is *bit for bit* numpy's sequential float32 ``cumsum`` (which
-adds in the same order): a far tighter check than TileLang's ``atol=rtol=1e-3``.  bfloat16
+adds in the same order; for ``reverse=True``, of the flipped block: the flips are exact
+moves) - a far tighter check than TileLang's ``atol=rtol=1e-3``, which every test also checks
+against the float64 sums.  bfloat16
 inputs are summed in float32 the same way and rounded once by the packer (half away from zero):
 bit for bit ``pack_round_bf16(cumsum(float32(x)))``.  With a 16-bit DST (``tt.fp32_dest_acc_en
 = False``) each stored sum is truncated to bfloat16 while the running total stays float32.
@@ -21,7 +23,7 @@ import pytest
 
 import tilelang_tt
 import tilelang_tt.language as T
-from helpers import as_f32, compute_config, pack_round_bf16, rand
+from helpers import BF16, as_f32, compute_config, pack_round_bf16, rand
 from tilelang_tt import TTCompileError, TTRuntimeError, TTUnsupportedError
 
 HERE = __file__
@@ -183,16 +185,17 @@ def test_cumsum_bfloat16(dim, reverse):
     check(art, rand((128, 128), "bfloat16", 5), (64, 64), dim, "bfloat16", reverse)
 
 
-def test_cumsum_16bit_dst_truncates_each_stored_sum():
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumsum_16bit_dst_truncates_each_stored_sum(reverse):
     """With a 16-bit DST, SFPSTORE truncates each running sum to bfloat16; the running total
     carried in the SFPU register stays float32, so later rows are not affected by earlier
-    truncations."""
-    art = tilelang_tt.compile(cumsum_smem_test(128, 64, 64, 64, 0, False, "bfloat16"), out_idx=-1,
-                              pass_configs={"tt.fp32_dest_acc_en": False})
+    truncations (the row reversals move bfloat16 values exactly)."""
+    art = tilelang_tt.compile(cumsum_smem_test(128, 64, 64, 64, 0, reverse, "bfloat16"),
+                              out_idx=-1, pass_configs={"tt.fp32_dest_acc_en": False})
     assert not compute_config(art)["fp32_dest_acc_en"]
     a = rand((128, 64), "bfloat16", 6)
     got = as_f32(art(a))
-    sums = blockwise_cumsum(as_f32(a), (64, 64), 0)
+    sums = blockwise_cumsum(as_f32(a), (64, 64), 0, reverse)
     want = (sums.view(np.uint32) & 0xFFFF0000).view(np.float32)
     np.testing.assert_array_equal(got, want)
     assert not np.array_equal(got, as_f32(pack_round_bf16(sums)))  # the mode is observable
@@ -219,6 +222,47 @@ def test_cumsum_column_vector_of_a_row_reduction():
     # max is exact (of the operands as the matrix engine reads fp32: TF32, truncated)
     xs = (x.view(np.uint32) & 0xFFFFE000).view(np.float32)
     np.testing.assert_array_equal(got, blockwise_cumsum(xs.max(axis=1), (64,), 0))
+
+
+def test_cumsum_of_a_gemm_accumulator():
+    """A scan of a T.gemm accumulator (chunked linear-attention style: prefix sums of a
+    product) reads it packed into a block and writes a new block."""
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16"),
+          C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            A_s = T.alloc_shared((64, 64), "bfloat16")
+            B_s = T.alloc_shared((64, 64), "bfloat16")
+            acc = T.alloc_fragment((64, 64), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.gemm(A_s, B_s, acc, clear_accum=True)
+            T.cumsum(acc, dim=0)
+            T.copy(acc, C)
+
+    art = tilelang_tt.compile(k, out_idx=-1)
+    rng = np.random.default_rng(10)
+    # small integers: the product and every prefix sum are exact in any precision used here
+    a, b = (rng.integers(-3, 4, (64, 64)).astype(np.float32).astype(BF16) for _ in range(2))
+    want = np.cumsum(as_f32(a) @ as_f32(b), axis=0)
+    np.testing.assert_array_equal(as_f32(art(a, b)), want)
+
+
+def test_emulator_refuses_row_indices_outside_l1():
+    """reshuffle_rows_tile reads its 32 row indices from L1 (at idx_addr + 16): an address
+    outside the core's L1 is refused, naming the call."""
+    from tilelang_tt import Artifact
+
+    art = tilelang_tt.compile(cumsum_smem_test(64, 32, 64, 32, 0, True), out_idx=-1)
+    src = art.sources["compute.cpp"]
+    assert src.count(", 0) - 16u);") == 2
+    sources = dict(art.sources)
+    sources["compute.cpp"] = src.replace(", 0) - 16u);", ", 0) - 4194304u);", 1)
+    faulty = Artifact(sources=sources, plan=art.plan, module=art.module, out_idx=art.out_idx)
+    with pytest.raises(TTRuntimeError) as info:
+        faulty(rand((64, 32), "float32", 8))
+    msg = str(info.value)
+    assert "reshuffle_rows_tile(0, " in msg and "not in this core's L1" in msg
 
 
 def test_cummax_is_refused_naming_the_line():
