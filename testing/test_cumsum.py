@@ -263,6 +263,13 @@ def test_emulator_refuses_row_indices_outside_l1():
         faulty(rand((64, 32), "float32", 8))
     msg = str(info.value)
     assert "reshuffle_rows_tile(0, " in msg and "not in this core's L1" in msg
+    # the row order's address is that of a tile the kernel waited for
+    sources["compute.cpp"] = src.replace("_cb, 0) - 16u);", "_cb, 1) - 16u);", 1)
+    faulty = Artifact(sources=sources, plan=art.plan, module=art.module, out_idx=art.out_idx)
+    with pytest.raises(TTRuntimeError) as info:
+        faulty(rand((64, 32), "float32", 8))
+    msg = str(info.value)
+    assert "get_tile_address(" in msg and "cb_wait_front guaranteed 1 page(s)" in msg
 
 
 def test_cummax_is_refused_naming_the_line():

@@ -684,6 +684,13 @@ void ttmock::sfpu_cumsum(uint32_t idst, bool first) {
     timing::sfpu(current(), timing::sfpu_instructions("cumsum") * timing::profile().sfpu_instr);
 }
 
+uint32_t ttmock::cb_tile_address(uint32_t cb, uint32_t tile_index) {
+    // api/compute/cb_api.h: the address of a front tile the compute kernel waited for
+    const Call what = call("get_tile_address", {cb, tile_index});
+    started_engine(what);
+    return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(front_page(cb, tile_index, what)));
+}
+
 void ttmock::sfpu_reshuffle_rows(uint32_t idst, uint32_t idx_addr) {
     const Call what = call("reshuffle_rows_tile", {idst, idx_addr});
     ComputeState& e = started_engine(what);

@@ -351,12 +351,6 @@ uint32_t ttmock::cb_read_ptr(uint32_t cb) {
     return l1_addr(c, cfg.offset + c.cb[cb].rd_page * cfg.page_bytes);
 }
 
-uint32_t ttmock::cb_tile_address(uint32_t cb, uint32_t tile_index) {
-    CBConfig& cfg = cfg_of(static_cast<int32_t>(cb), "get_tile_address");
-    const Core& c = current_core();
-    return l1_addr(c, cfg.offset + ((c.cb[cb].rd_page + tile_index) % cfg.pages()) * cfg.page_bytes);
-}
-
 uint32_t ttmock::cb_tile_size(uint32_t cb) {
     const CBConfig& cfg = cfg_of(static_cast<int32_t>(cb), "get_tile_size");
     const uint32_t bytes = tile_bytes(cfg.format);
