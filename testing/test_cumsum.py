@@ -224,6 +224,28 @@ def test_cumsum_column_vector_of_a_row_reduction():
     np.testing.assert_array_equal(got, blockwise_cumsum(xs.max(axis=1), (64,), 0))
 
 
+def scan_picked_as_a_value(op, dim, reverse):
+    """TileLang's scan tests pick the scan as a value inside the kernel."""
+    @T.prim_func
+    def main(A: T.Tensor((64, 96), "float32"), B: T.Tensor((64, 96), "float32")):
+        with T.Kernel(1, threads=128):
+            A_shared = T.alloc_shared((64, 96), "float32")
+            T.copy(A, A_shared)
+            scan = T.cumsum if op == "cumsum" else T.cummax
+            scan(src=A_shared, dim=dim, reverse=reverse)
+            T.copy(A_shared, B)
+
+    return main
+
+
+@pytest.mark.parametrize("dim, reverse", [(0, True), (1, False)])
+def test_scan_picked_as_a_value(dim, reverse):
+    art = tilelang_tt.compile(scan_picked_as_a_value("cumsum", dim, reverse), out_idx=-1)
+    check(art, rand((64, 96), "float32", 11), (64, 96), dim, "float32", reverse)
+    with pytest.raises(TTUnsupportedError, match="T.cummax is not supported"):
+        scan_picked_as_a_value("cummax", dim, reverse)
+
+
 def test_cumsum_of_a_gemm_accumulator():
     """A scan of a T.gemm accumulator (chunked linear-attention style: prefix sums of a
     product) reads it packed into a block and writes a new block."""

@@ -1302,7 +1302,7 @@ def _scan_args(src, dst, dim, op_name):
     return src_r, dst_r, d
 
 
-def cumsum(src, dst=None, dim=0, reverse=False, annotations=None):
+def _cumsum(src, dst=None, dim=0, reverse=False, annotations=None):
     """TileLang ``T.cumsum(src, dst=None, dim=0, reverse=False)``: ``dst`` (``src`` when
     omitted: in place) = the inclusive running sum of ``src`` along ``dim``, as
     ``tt.tile.cumsum(dst, src, dim, reverse)`` (the vector engine's ``cumsum_tile``; with
@@ -1313,13 +1313,35 @@ def cumsum(src, dst=None, dim=0, reverse=False, annotations=None):
                                           op=ops.op("tt.tile.cumsum")))
 
 
-def cummax(src, dst=None, dim=0, reverse=False, annotations=None):
+def _cummax(src, dst=None, dim=0, reverse=False, annotations=None):
     """TileLang ``T.cummax``: refused - TT-Metalium 0.81.1 has no running-maximum kernel."""
     _scan_args(src, dst, dim, "cummax")
     raise language_compat.note_error(TTUnsupportedError(
         "T.cummax is not supported by the Tenstorrent backend: TT-Metalium 0.81.1 has no "
         "running-maximum operation (its only scan, cumsum_tile, sums; the SFPU's max works "
         "elementwise on whole tiles and cannot carry a maximum down a column)"))
+
+
+class _ScanOp:
+    """``T.cumsum`` / ``T.cummax`` as a value a kernel may bind to a name (TileLang's scan tests
+    write ``scan = T.cumsum if op == "cumsum" else T.cummax``; TVMScript binds meta-class
+    objects as they are, so each access gives a fresh one)."""
+
+    _is_meta_class = True
+
+    def __init__(self, name, fn):
+        self.__name__ = name
+        self.__doc__ = fn.__doc__
+        self._fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"T.{self.__name__}"
+
+
+_SCANS = {"cumsum": _cumsum, "cummax": _cummax}
 
 
 def fill(buffer, value, annotations=None, _reducer_call=False):
@@ -1424,6 +1446,8 @@ def __getattr__(name):
         return _fast_math(name)
     if name == "__ldg":
         return globals()["__ldg"]
+    if name in _SCANS:
+        return _ScanOp(name, _SCANS[name])
     if name == "JITFunc":
         return _jit_func()
     found = language_compat.resolve(name)
