@@ -1282,6 +1282,68 @@ def transpose(src, dst, annotations=None):
     return _insert(tirx.TilePrimitiveCall(dst_r, transposed, src_r, op=ops.op("tt.tile.expr")))
 
 
+def _scan_args(src, dst, dim, op_name):
+    """TileLang's scan operands: (src region, dst region, dim) with ``dst`` defaulting to
+    ``src`` (in place) and a negative ``dim`` counted from the end."""
+    src_r = _as_region(src, None, op_name)
+    dst_r = src_r if dst is None else _as_region(dst, None, op_name)
+    shape = [r.extent for r in src_r.region]
+    d = int(dim)
+    if not -len(shape) <= d < len(shape):
+        raise language_compat.note_error(TTCompileError(
+            f"T.{op_name}: dim {d} is out of bounds for {src_r.source.name} of rank {len(shape)}"))
+    d %= len(shape)
+    dst_shape = [r.extent for r in dst_r.region]
+    if len(dst_shape) != len(shape) or not all(
+            tvm_ffi.structural_equal(a, b) for a, b in zip(dst_shape, shape)):
+        raise language_compat.note_error(TTLayoutError(
+            f"T.{op_name}: dst {dst_r.source.name} has extents {[str(x) for x in dst_shape]} "
+            f"but src {src_r.source.name} has {[str(x) for x in shape]}; they must match"))
+    return src_r, dst_r, d
+
+
+def _cumsum(src, dst=None, dim=0, reverse=False, annotations=None):
+    """TileLang ``T.cumsum(src, dst=None, dim=0, reverse=False)``: ``dst`` (``src`` when
+    omitted: in place) = the inclusive running sum of ``src`` along ``dim``, as
+    ``tt.tile.cumsum(dst, src, dim, reverse)`` (the vector engine's ``cumsum_tile``; with
+    ``reverse`` the block is turned upside down by ``reshuffle_rows_tile`` before and after)."""
+    src_r, dst_r, d = _scan_args(src, dst, dim, "cumsum")
+    return _insert(tirx.TilePrimitiveCall(dst_r, src_r, tirx.IntImm("int32", d),
+                                          tirx.IntImm("int32", int(bool(reverse))),
+                                          op=ops.op("tt.tile.cumsum")))
+
+
+def _cummax(src, dst=None, dim=0, reverse=False, annotations=None):
+    """TileLang ``T.cummax``: refused - TT-Metalium 0.81.1 has no running-maximum kernel."""
+    _scan_args(src, dst, dim, "cummax")
+    raise language_compat.note_error(TTUnsupportedError(
+        "T.cummax is not supported by the Tenstorrent backend: TT-Metalium 0.81.1 has no "
+        "running-maximum operation (its only scan, cumsum_tile, sums; the SFPU's max works "
+        "elementwise on whole tiles and cannot carry a maximum down a column)"))
+
+
+class _ScanOp:
+    """``T.cumsum`` / ``T.cummax`` as a value a kernel may bind to a name (TileLang's scan tests
+    write ``scan = T.cumsum if op == "cumsum" else T.cummax``; TVMScript binds meta-class
+    objects as they are, so each access gives a fresh one)."""
+
+    _is_meta_class = True
+
+    def __init__(self, name, fn):
+        self.__name__ = name
+        self.__doc__ = fn.__doc__
+        self._fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"T.{self.__name__}"
+
+
+_SCANS = {"cumsum": _cumsum, "cummax": _cummax}
+
+
 def fill(buffer, value, annotations=None, _reducer_call=False):
     """``T.fill(dst, value)``; a single element (a ``T.alloc_var`` variable, ``A[i, j]``) is
     stored as ``dst = value`` is, as TileLang fills a one-element region."""
@@ -1384,6 +1446,8 @@ def __getattr__(name):
         return _fast_math(name)
     if name == "__ldg":
         return globals()["__ldg"]
+    if name in _SCANS:
+        return _ScanOp(name, _SCANS[name])
     if name == "JITFunc":
         return _jit_func()
     found = language_compat.resolve(name)

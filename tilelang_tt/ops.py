@@ -285,6 +285,11 @@ _op("tile.expr", "tile", "void",
     "tt.expr.load(k) / load_t(k) / col(k) / row(k) of the source regions)",
     "dst:region expr:expr srcs:region", variadic=True)
 
+_op("tile.cumsum", "tile", "void",
+    "tile.cumsum(dst, src, dim, reverse): dst = the running sum of src along dimension dim "
+    "(T.cumsum: element i of a line is the sum of its elements 0..i, or with reverse of its "
+    "elements i..end)", "dst:region src:region dim:imm reverse:imm")
+
 _op("tile.index_mask", "tile", "void",
     "tile.index_mask(dst, cond, x, y): dst = x where `cond` holds, else y (float constants); "
     "`cond` is a condition of tt.mask.index(d) (the element's position in the block), block "
@@ -360,6 +365,22 @@ for _name in ("max", "sum"):
         engine="math",
         # accumulates: sums over several tiles in DST (an fp32 input needs an fp32 DST)
         props={"self_init": True, "pool": 1 if _name == "max" else 0, "accumulates": True})
+_op("scan.cumsum", "abstract", "void",
+    "scan.cumsum(cb_out, cb_in, mt, nt): the running sum of every column of the mt x nt block "
+    "from top to bottom (tile row 0 to mt - 1), the vector engine's cumsum_tile carrying the "
+    "column totals from one tile of a column to the next",
+    "out:cb.out src:cb.in mt:imm nt:imm", kernel="compute", engine="sfpu",
+    props={"self_init": True})
+_op("row_order_to_cb", "abstract", "void",
+    "row_order_to_cb(cb): the reader writes the bytes 31, 30, ..., 0 at the start of one page "
+    "of cb: the destination rows with which reshuffle_rows_tile reverses a tile's rows",
+    "cb:cb.out", kernel="reader", engine="riscv")
+_op("scan.flip_rows", "abstract", "void",
+    "scan.flip_rows(cb_out, cb_in, cb_order, mt, nt): the mt x nt block upside down (tile row "
+    "r to mt - 1 - r, and each tile's rows reversed by reshuffle_rows_tile with the order "
+    "row_order_to_cb wrote into cb_order)",
+    "out:cb.out src:cb.in order:cb.in mt:imm nt:imm", kernel="compute", engine="sfpu",
+    props={"self_init": True})
 _op("const_tile", "abstract", "void",
     "const_tile(cb, value, ntiles): a block of `ntiles` tiles of `value` pushed to cb "
     "(T.fill of a block buffer, the reduce scaler)", "cb:cb.out value:float ntiles:imm",
@@ -551,6 +572,23 @@ for _fn in FUNCTIONS.values():
              f"): DST[idst] = {_fn.name}(DST[idst])", _header,
              " ".join(["idst:dst"] + [f"{n}:imm" for n in _extra]), engine="sfpu", init=_fn.init,
              dst="math", template=_FUNCTION_TEMPLATE.get(_fn.name))
+_compute("cumsum_tile_init", "cumsum_tile_init(): configure the vector engine for cumsum_tile "
+         "(the running totals in its registers are kept)", "cumsum.h", engine="sfpu", sets="sfpu")
+_compute("cumsum_tile",
+         "cumsum_tile(idst, first): every column of DST[idst] replaced by its running sum from "
+         "the top, starting from the column totals the previous cumsum_tile left (first=0) or "
+         "from zero (first=1); no other SFPU op may run between the calls of one column",
+         "cumsum.h", "idst:dst first:imm", engine="sfpu", init="tt.cumsum_tile_init", dst="math")
+_compute("reshuffle_rows_tile_init", "reshuffle_rows_tile_init()", "reshuffle.h",
+         engine="sfpu", sets="sfpu")
+_compute("reshuffle_rows_tile",
+         "reshuffle_rows_tile(idst, idx_addr): row r of DST[idst] added into row idx[r] of "
+         "DST[idst + 1] (idx: the 32 bytes at L1 address idx_addr + 16)", "reshuffle.h",
+         "idst:dst idx_addr:int", engine="sfpu", init="tt.reshuffle_rows_tile_init", dst="math")
+_op("get_tile_address", "compute", "uint32",
+    "get_tile_address(cb, index): the L1 byte address of tile `index` from the front of cb "
+    "(the same on the three compute threads)", "cb:cb index:int", kernel="compute",
+    engine="cb", cpp="get_tile_address", header=_COMPUTE + "cb_api.h")
 _compute("power_tile_init", "power_tile_init(): configure the vector engine for power_tile",
          "compute_kernel_api.h", engine="sfpu", sets="sfpu")
 _compute("power_tile", "power_tile(idst, bits): DST[idst] = DST[idst] ** (the float32 `bits`)",
@@ -804,7 +842,10 @@ def _register_tile_primitives() -> None:
             continue
 
         def build(*args, scope=None, _op=s.name, **_kwargs):
-            # our tile ops carry no execution scope (as A0 builds them)
+            # our tile ops carry no execution scope (as A0 builds them); an integer constant
+            # operand (tile.cumsum's dim) is an int32 IntImm, printed as a bare number
+            args = [tvm.tirx.IntImm("int32", a) if isinstance(a, int) and not isinstance(a, bool)
+                    else a for a in args]
             return builder_ffi.TilePrimitiveCall(TilePrimitiveCall(*args, op=op(_op)))
 
         for namespace in (tile_ns, builder_tile_ns):  # T.tile in user code / in the parser

@@ -59,7 +59,10 @@ def needs_init(name) -> bool:
 
 
 def _keeps_intermediates(call) -> bool:
-    """An expression with intermediate values: it runs with a float32 DST."""
+    """An expression with intermediate values, or a running sum (each tile's sums are stored
+    to DST, so a 16-bit DST would truncate them to bfloat16): it runs with a float32 DST."""
+    if call.op.name == "tt.scan.cumsum":
+        return True
     return call.op.name == "tt.eltwise" and not is_single_function(ops.named(call).expr)
 
 

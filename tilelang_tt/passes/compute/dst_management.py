@@ -37,6 +37,10 @@ Capacity ``D`` = tiles one ``tile_regs_acquire`` gives (8 for 16-bit half-sync, 
 * **reductions**: ``reduce.<max|sum>`` reduces each row of tiles into one DST tile
   (``reduce_init`` / ``reduce_tile`` / ``reduce_uninit``), ``D`` rows per acquire;
   ``const_tile`` fills ``D`` tiles per acquire (``fill_tile``) and packs them;
+* **scans**: ``scan.cumsum`` walks each column of tiles top to bottom, ``cumsum_tile`` carrying
+  the column totals (``first`` for the top tile), as many tiles per acquire as DST holds;
+  ``scan.flip_rows`` turns a block upside down a tile per acquire (``reshuffle_rows_tile``
+  into a zeroed slot, packed to the mirrored tile);
 * ``pack_reconfig_data_format`` precedes each pack group when the kernel packs more than one
   data format; ``tt.dst_plan`` records capacity and sub-blocking per accumulator.
 """

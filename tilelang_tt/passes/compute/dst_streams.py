@@ -203,6 +203,86 @@ def _lower_reduce(cx: DstContext, call):
     return in_chunks(out, lines, chunk, group)
 
 
+def _lower_cumsum(cx: DstContext, call):
+    """``scan.cumsum``: each column of tiles top to bottom, ``chunk`` tiles per DST round (the
+    largest divisor of ``Mt`` DST holds); every tile is copied in, then ``cumsum_tile`` runs
+    on the round's tiles in order - ``first`` only for the column's top tile, so the SFPU
+    carries the column totals from tile to tile and round to round (between two calls of one
+    column only copies, packs and ``cumsum_tile_init``, no other SFPU op) - and each is packed
+    to its place in the reserved block (``pack_tile<true>`` when the block has more than one
+    column of tiles)."""
+    a = ops.named(call)
+    out, src, mt, nt = a.out, a.src, int(a.mt), int(a.nt)
+    chunk = largest_divisor(mt, cx.capacity)
+    rounds = mt // chunk
+    anywhere = int_imm(1 if nt > 1 else 0)
+
+    def group(col, r, first):
+        def tile(d):
+            return (r * chunk + d) * nt + col
+
+        calls = [ev("tt.tile_regs_acquire")] + cx.srca_cfg(src) + [
+            ev("tt.copy_init", src),
+            loop_nest([chunk], lambda d: ev("tt.copy_tile", src, tile(d), d), ["d"]),
+            ev("tt.cumsum_tile_init"),
+        ]
+        if first:
+            calls.append(ev("tt.cumsum_tile", int_imm(0), int_imm(1)))
+        if chunk > (1 if first else 0):
+            lo = 1 if first else 0
+            calls.append(loop_nest([chunk - lo], lambda d: ev("tt.cumsum_tile", d + lo,
+                                                              int_imm(0)), ["d"]))
+        calls += [ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait")] + cx.pack_cfg(out) + [
+            loop_nest([chunk], lambda d: ev("tt.pack_tile", d, out, tile(d), anywhere), ["d"]),
+            ev("tt.tile_regs_release"),
+        ]
+        return seq(calls)
+
+    def column(col):
+        body = [group(col, 0, True)]
+        if rounds > 1:
+            body.append(loop_nest([rounds - 1], lambda r: group(col, r + 1, False), ["r"]))
+        return seq(body)
+
+    return seq([
+        ev("tt.cb_reserve_back", out, int_imm(mt * nt)),
+        loop_nest([nt], column, ["col"]),
+        ev("tt.cb_push_back", out, int_imm(mt * nt)),
+    ])
+
+
+def _lower_flip_rows(cx: DstContext, call):
+    """``scan.flip_rows``: the block upside down, a tile per DST round: the tile copied into
+    slot 0, slot 1 zeroed (``fill_tile``), ``reshuffle_rows_tile(0, addr)`` adding row ``r`` of
+    slot 0 into row ``idx[r] = 31 - r`` of slot 1 (``addr``: the order CB's tile address less
+    the 16 bytes the LLK skips), slot 1 packed to tile ``(Mt - 1 - r, c)`` of the output."""
+    a = ops.named(call)
+    out, src, order, mt, nt = a.out, a.src, a.order, int(a.mt), int(a.nt)
+    addr = tirx.Var(f"{str(order.name).removesuffix('_cb')}_addr", "uint32")
+    anywhere = int_imm(1 if mt > 1 else 0)
+
+    def tile(r, c):
+        return seq([ev("tt.tile_regs_acquire")] + cx.srca_cfg(src) + [
+            ev("tt.copy_init", src),
+            ev("tt.copy_tile", src, r * nt + c, int_imm(0)),
+            ev("tt.fill_tile_init"),
+            ev("tt.fill_tile", int_imm(1), tirx.FloatImm("float32", 0.0)),
+            ev("tt.reshuffle_rows_tile_init"),
+            ev("tt.reshuffle_rows_tile", int_imm(0), addr),
+            ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait")] + cx.pack_cfg(out) + [
+            ev("tt.pack_tile", int_imm(1), out, simplify((mt - 1 - r) * nt + c), anywhere),
+            ev("tt.tile_regs_release"),
+        ])
+
+    return seq([
+        tirx.Bind(addr, ops.call("tt.get_tile_address", order, int_imm(0))
+                  - tirx.IntImm("uint32", 16)),
+        ev("tt.cb_reserve_back", out, int_imm(mt * nt)),
+        loop_nest([mt, nt], tile, ["r", "c"]),
+        ev("tt.cb_push_back", out, int_imm(mt * nt)),
+    ])
+
+
 def _lower_const_tile(cx: DstContext, call):
     cb, value, n = call.args[0], call.args[1], int(call.args[2])
     chunk = largest_divisor(n, cx.capacity)
@@ -247,4 +327,8 @@ def lower_block_op(cx: DstContext, call):
         return _lower_reduce(cx, call)
     if name == "tt.const_tile":
         return _lower_const_tile(cx, call)
+    if name == "tt.scan.cumsum":
+        return _lower_cumsum(cx, call)
+    if name == "tt.scan.flip_rows":
+        return _lower_flip_rows(cx, call)
     return None

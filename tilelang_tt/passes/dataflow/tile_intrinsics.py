@@ -26,6 +26,15 @@ Guarantees (no DST handling, no init calls yet); the block buffers' allocations 
   ``tt.reduce.<max|sum>(cb_R, cb_S, cb_scaler, Mt, Nt, d == 0)``, preceded by ``tt.const_tile(cb_scaler, 1.0)``: the scaler tile (ones) the
   reduction reads, one CB per dtype, made right before each reduction so its uses nest with
   every other buffer's;
+* ``tt.tile.cumsum(dst, src, dim)`` (``T.cumsum``) of a 2-D block along its rows (``dim=0``)
+  or of a column vector becomes ``tt.scan.cumsum(cb_dst, cb_src, Mt, Nt)``; along the
+  columns (``dim=1``, or a row vector: values in row 0 of its tiles) the source's tiles are
+  transposed into a new CB (``tt.eltwise`` of ``tt.expr.load_t(0)``), scanned into another new
+  CB (``Nt x Mt`` tiles) and transposed back into ``cb_dst``; with ``reverse`` the scanned
+  block is first turned upside down into a new CB (``tt.scan.flip_rows``: tile row ``r`` to
+  ``Mt - 1 - r``, each tile's rows reversed by ``reshuffle_rows_tile`` with the row order
+  ``tt.row_order_to_cb`` has the reader write into a one-page CB), scanned into another, and
+  turned back;
 * ``tt.tile.index_mask(dst, cond, x, y)`` becomes ``tt.mask_to_cb(cb_dst, Mt, Nt, cond, x,
   y)``: the reader computes the block;
 * any other tile op is a ``TTUnsupportedError`` naming the op and source line.
@@ -44,7 +53,7 @@ from ..common import (
 )
 from .shared_to_cb import alloc_cb_call
 from ..common import split_persistent, tt_map, with_persistent
-from ..frontend.eltwise_expr import load, transposed_operands
+from ..frontend.eltwise_expr import load, load_t, transposed_operands
 
 _ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mul"}
 _FPU_OPS = {"tirx.tile.add": "tt.fpu.add", "tirx.tile.sub": "tt.fpu.sub",
@@ -86,6 +95,10 @@ def LowerTTTileIntrinsics(func, mod, ctx):
         return cb_tiles[cb_of[buf]] if buf in cb_of else block_tiles(buf)
 
     scalers = {}  # dtype -> (CB var, its Bind): a tile of ones every reduction reads
+    vector_of = {a.buffer: to_py(a.annotations[attrs.CB_DESC]).get("vector", "none")
+                 for a in collect(func.body, tirx.AllocBuffer)
+                 if attrs.CB_DESC in (a.annotations or {})}
+    staged = []  # Binds of the CBs a scan along the columns transposes through
 
     def scaler_cb(dtype):
         if dtype not in scalers:
@@ -133,6 +146,63 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             ops.evaluate(_REDUCE_OPS[name], cb(dst, what, span), cb(src, what, span), scaler,
                          int_imm(mt), int_imm(nt), int_imm(0 if over_cols else 1), span=span),
         ])
+
+    def lower_cumsum(call, span):
+        what = "T.cumsum"
+        dst = _whole(call.args[0], what, span)
+        src = _whole(call.args[1], what, span)
+        dim = int(call.args[2])
+        shape = buffer_shape(src)
+        if len(shape) > 2:
+            raise TTUnsupportedError(
+                f"{what}({src.name}{shape}): only 1-D and 2-D blocks are scanned", span=span)
+        if tiles_of(src) != tiles_of(dst):
+            raise TTLayoutError(
+                f"{what}: {dst.name} and {src.name} hold their values in different tiles (a "
+                "vector used in the other orientation elsewhere); use two buffers", span=span)
+        rows, cols = tiles_of(src)
+        if len(shape) == 1:  # a column vector runs down its tiles' column 0
+            down = next((v for b, v in vector_of.items() if b.same_as(src)), "col") != "row"
+        else:
+            down = dim == 0
+        src_cb, dst_cb = cb(src, what, span), cb(dst, what, span)
+        reverse = bool(int(call.args[3]))
+
+        def new_cb(name, r, c, dtype):
+            var = tirx.Var(f"{name}_cb", "int32")
+            staged.append(tirx.Bind(var, alloc_cb_call(r, c, 1, dtype, name)))
+            return var
+
+        def scan(out, inp, mt, nt, name):
+            """The scan down the rows of an mt x nt block; reversed: of the block turned upside
+            down (reshuffle_rows_tile per tile, tile rows in reverse), turned back after."""
+            if not reverse:
+                return [ops.evaluate("tt.scan.cumsum", out, inp, int_imm(mt), int_imm(nt),
+                                     span=span)]
+            flipped = new_cb(f"{name}_flipped", mt, nt, buffer_dtype(src))
+            scanned = new_cb(f"{name}_flipped_scan", mt, nt, buffer_dtype(dst))
+            orders = [new_cb(f"{name}_row_order{k}", 1, 1, "bfloat16") for k in (0, 1)]
+            return [
+                ops.evaluate("tt.row_order_to_cb", orders[0], span=span),
+                ops.evaluate("tt.scan.flip_rows", flipped, inp, orders[0], int_imm(mt),
+                             int_imm(nt), span=span),
+                ops.evaluate("tt.scan.cumsum", scanned, flipped, int_imm(mt), int_imm(nt),
+                             span=span),
+                ops.evaluate("tt.row_order_to_cb", orders[1], span=span),
+                ops.evaluate("tt.scan.flip_rows", out, scanned, orders[1], int_imm(mt),
+                             int_imm(nt), span=span),
+            ]
+
+        if down:
+            return seq(scan(dst_cb, src_cb, rows, cols, dst.name))
+        # along the columns: scan the transposed tiles (cols x rows of them) down their rows
+        t_in = new_cb(f"{src.name}_scan_in", cols, rows, buffer_dtype(src))
+        t_out = new_cb(f"{dst.name}_scan_out", cols, rows, buffer_dtype(dst))
+        n = int_imm(rows * cols)
+        transposed = load_t(0)
+        return seq([ops.evaluate("tt.eltwise", t_in, n, transposed, src_cb, span=span)]
+                   + scan(t_out, t_in, cols, rows, dst.name)
+                   + [ops.evaluate("tt.eltwise", dst_cb, n, transposed, t_out, span=span)])
 
     def lower_gemm(call, span):
         d, a, b, c, trans_a, trans_b, alpha, beta = call.args
@@ -254,6 +324,8 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                                 int_imm(cols), *call.args[1:], span=span)
         if name in _REDUCE:
             return lower_reduce(call, name, span)
+        if name == "tt.tile.cumsum":
+            return lower_cumsum(call, span)
         raise TTUnsupportedError(f"tile op {name} is not supported by the Tenstorrent backend",
                                  span=span)
 
@@ -261,8 +333,9 @@ def LowerTTTileIntrinsics(func, mod, ctx):
     body = tt_map(body, [(tirx.AllocBuffer, lambda a: tirx.Evaluate(int_imm(0))
                           if attrs.CB in (a.annotations or {}) else a)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
-    if scalers:
+    if scalers or staged:
         prologue, persistent = split_persistent(body)
-        body = with_persistent([b for _, b in scalers.values()] + list(prologue), persistent)
+        body = with_persistent([b for _, b in scalers.values()] + staged + list(prologue),
+                               persistent)
 
     return func.with_body(body)

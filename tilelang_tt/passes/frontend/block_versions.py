@@ -12,7 +12,8 @@ updates of one buffer (``A_s[i, j] = A_s[i, j] + B_s[i, j]``, ``B_s = A_s * 2`` 
   a new buffer of the same name, shape and dtype, and later tile ops read the newest version;
   a copy of a buffer onto itself (``s = s * 1.0``) is dropped;
 * **accumulator reads** - an elementwise tile op (``tile.add/sub/mul``, ``tt.tile.expr``)
-  or a reduction (``tile.sum/max``: ``T.reduce_max(acc_s, m, dim=1)`` right after
+  or a scan (``tt.tile.cumsum``, which also writes a new version when its destination is the
+  accumulator) or a reduction (``tile.sum/max``: ``T.reduce_max(acc_s, m, dim=1)`` right after
   ``T.gemm(Q_s, K_s, acc_s)``) that reads a GEMM accumulator reads a new fragment instead, filled by
   ``tile.copy(new <- accumulator)`` (which C1 makes the accumulator's pack) right after the
   statement that last updates the accumulator (once per value of the accumulator: later
@@ -59,7 +60,7 @@ from ..common import (
 ELEMENTWISE = ("tirx.tile.add", "tirx.tile.sub", "tirx.tile.mul", "tt.tile.expr",
                "tt.tile.index_mask")
 # compute ops that read their block operands from CBs: an accumulator operand is packed first
-_READS_PACKED = ELEMENTWISE + ("tirx.tile.sum", "tirx.tile.max")
+_READS_PACKED = ELEMENTWISE + ("tirx.tile.sum", "tirx.tile.max", "tt.tile.cumsum")
 _NOOP = tirx.Evaluate(tirx.IntImm("int32", 0))
 
 
@@ -370,7 +371,8 @@ class _Versioner:
                 if not version.same_as(a.source):
                     args[k] = _on(a, version)
         dst = args[0].source if isinstance(args[0], tvm.ir.TensorRegion) else None
-        elementwise = call.op.name in ELEMENTWISE
+        # ops computed from CB operands into a CB: writing an accumulator makes a new version
+        elementwise = call.op.name in ELEMENTWISE + ("tt.tile.cumsum",)
         if call.op.name in _READS_PACKED or call.op.name == "tirx.tile.copy":
             # accumulator operands are packed into fragments first, once per value: a later
             # reader (a copy out included) in the same scope reads the same fragment

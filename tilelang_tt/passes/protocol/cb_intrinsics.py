@@ -14,6 +14,8 @@ Guarantees:
 * ``tt.shard_to_cb(cb, tensor, n)`` (reader) becomes ``cb_reserve_back`` + ``cb_push_back``
   and ``tt.cb_to_shard`` (writer) ``cb_wait_front`` + ``cb_pop_front``: the CB's ring is the
   core's L1 shard (PlaceL1ShardsTT), nothing is copied;
+* ``tt.row_order_to_cb(cb)`` (reader) becomes ``cb_reserve_back``, eight ``tt.l1_store_u32``
+  of the bytes 31 .. 0 at ``get_write_ptr``, ``cb_push_back``;
 * ``tt.mask_to_cb(cb, rows, cols, cond, x, y)`` (reader) becomes ``cb_reserve_back``,
   ``l1 = get_write_ptr(cb)``, a loop over the block's tiles, then ``cb_push_back`` (no NOC
   transfer).  Each tile is stored in 32-bit words (``tt.l1_store_u32``: two 16-bit elements,
@@ -257,6 +259,20 @@ def lower_mask(call, dtype: str):
             ops.evaluate("tt.cb_push_back", cb, n, span=call.span)]
 
 
+def lower_row_order(call):
+    """``row_order_to_cb(cb)``: one page of cb whose first 32 bytes are 31, 30, ..., 0 (row
+    ``r`` of a tile goes to row ``31 - r``: reshuffle_rows_tile's reversal), stored by the
+    reader's RISC-V core as eight little-endian words."""
+    cb = call.args[0]
+    l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
+    words = [sum((31 - (4 * k + j)) << (8 * j) for j in range(4)) for k in range(8)]
+    return ([ops.evaluate("tt.cb_reserve_back", cb, int_imm(1), span=call.span),
+             tirx.Bind(l1, ops.call("tt.get_write_ptr", cb))]
+            + [ops.evaluate("tt.l1_store_u32", l1 + 4 * k, tirx.IntImm("uint32", w),
+                            span=call.span) for k, w in enumerate(words)]
+            + [ops.evaluate("tt.cb_push_back", cb, int_imm(1), span=call.span)])
+
+
 def _lower_runs(body, lower_run):
     """Replace maximal runs of read_to_cb (or write_from_cb) statements in every SeqStmt."""
 
@@ -359,6 +375,8 @@ def LowerCBIntrinsics(func, mod, ctx):
                      if ops.tt_op_name(b.value) == "tt.alloc_cb"}
 
         def on_mask(ev):
+            if stmt_op_name(ev) == "tt.row_order_to_cb":
+                return seq(lower_row_order(ev.value))
             if stmt_op_name(ev) != "tt.mask_to_cb":
                 return ev
             return seq(lower_mask(ev.value, cb_dtypes[ev.value.args[0]]))

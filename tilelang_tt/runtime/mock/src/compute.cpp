@@ -62,7 +62,7 @@ FpuOp fpu_op_of(const std::string& mode) {
 // Per-core tile op counters, found once per kind and then bumped through a pointer
 enum Counter : int {
     kCntMatmul, kCntAdd, kCntSub, kCntMul, kCntBcastAdd, kCntBcastSub, kCntBcastMul, kCntCopy,
-    kCntTranspose, kCntReduce, kCntPack, kCntWhere, kCntUnaryBcast, kCntSfpu = 16, kCntSfpuBinary = 64,  // room for every sfpu::Unary id
+    kCntTranspose, kCntReduce, kCntPack, kCntWhere, kCntUnaryBcast, kCntCumsum, kCntReshuffle, kCntSfpu = 16, kCntSfpuBinary = 64,  // room for every sfpu::Unary id
     kCntEnd = 96,  // ComputeState::op_counter's size
 };
 void count(ComputeState& e, int slot, const char* name, const char* prefix = "",
@@ -555,7 +555,8 @@ void ttmock::reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32
 // sfpu_op: the init in force; unary functions by their sfpu::Unary id, the *_unary scalar ops
 // share binop_with_scalar_tile_init (kScalarInit), binary ops kBinaryBase + sfpu::Binary id.
 namespace {
-constexpr int kScalarInit = 1000, kBinaryBase = 2000, kWhereInit = 3000, kRoundingInit = 4000;
+constexpr int kScalarInit = 1000, kBinaryBase = 2000, kWhereInit = 3000, kRoundingInit = 4000,
+              kCumsumInit = 5000, kReshuffleInit = 6000;
 bool is_scalar_op(sfpu::Unary u) {
     return u == sfpu::Unary::AddScalar || u == sfpu::Unary::SubScalar || u == sfpu::Unary::MulScalar ||
            u == sfpu::Unary::DivScalar || u == sfpu::Unary::RsubScalar;
@@ -574,6 +575,8 @@ void ttmock::sfpu_init(const char* op) {
         if (name == "binop_with_scalar") return kScalarInit;
         if (name == "where") return kWhereInit;
         if (name == "rounding_op") return kRoundingInit;
+        if (name == "cumsum") return kCumsumInit;
+        if (name == "reshuffle_rows") return kReshuffleInit;
         if (name.size() > 7 && name.compare(name.size() - 7, 7, "_binary") == 0) {
             return kBinaryBase + static_cast<int>(sfpu::binary_from_name(name.substr(0, name.size() - 7).c_str()));
         }
@@ -600,6 +603,7 @@ void ttmock::sfpu_unary(const char* op, uint32_t idst, float param, int approx) 
                 (scalar ? "binop_with_scalar" : rounding ? "rounding_op" : op) + "_tile_init() first");
     }
     check_dst(e, idst, what, false);
+    e.cumsum_live = false;  // the function's registers overwrite cumsum_tile's running totals
     {
         TileMathTimer tile_math_timer(current_core());
         const bool fmod = f == sfpu::Unary::Fmod;  // fmod_tile reads its init's divisor and 1/divisor
@@ -624,6 +628,7 @@ void ttmock::sfpu_binary(const char* op, uint32_t i0, uint32_t i1, uint32_t odst
     check_dst(e, i0, what, false);
     check_dst(e, i1, what, false);
     check_dst(e, odst, what, false);
+    e.cumsum_live = false;
     {
         TileMathTimer tile_math_timer(current_core());
         sfpu::binary(f, e.dst[odst], e.dst[i0], e.dst[i1], e.fp32_dest_acc, e.approx);
@@ -649,12 +654,67 @@ void ttmock::sfpu_where(uint32_t icond, uint32_t i1, uint32_t i2, uint32_t odst,
                 (e.fp32_dest_acc ? "true" : "false") + ")");
     }
     for (uint32_t i : {icond, i1, i2, odst}) check_dst(e, i, what, false);
+    e.cumsum_live = false;
     {
         TileMathTimer tile_math_timer(current_core());
         sfpu::where(e.dst[odst], e.dst[icond], e.dst[i1], e.dst[i2], e.fp32_dest_acc);
     }
     e.dst_written[odst] = true;
     count(e, kCntWhere, "sfpu_where");
+}
+
+void ttmock::sfpu_cumsum(uint32_t idst, bool first) {
+    const Call what = call("cumsum_tile", {idst, static_cast<uint32_t>(first)});
+    ComputeState& e = started_engine(what);
+    if (e.sfpu_op != kCumsumInit) fail_at(what, ": call cumsum_tile_init() first");
+    if (!first && !e.cumsum_live) {
+        fail_at(what, ": first = false, but the running column totals are gone: no cumsum_tile ran "
+                      "before it, or another SFPU operation ran since the previous one (the totals "
+                      "live in SFPU registers; no other SFPU operation may run between the "
+                      "cumsum_tile calls of one column)");
+    }
+    check_dst(e, idst, what, false);
+    {
+        TileMathTimer tile_math_timer(current_core());
+        sfpu::cumsum(e.dst[idst], e.cumsum_carry, first, e.fp32_dest_acc);
+    }
+    e.cumsum_live = true;
+    e.dst_written[idst] = true;
+    count(e, kCntCumsum, "sfpu_cumsum");
+    timing::sfpu(current(), timing::sfpu_instructions("cumsum") * timing::profile().sfpu_instr);
+}
+
+uint32_t ttmock::cb_tile_address(uint32_t cb, uint32_t tile_index) {
+    // api/compute/cb_api.h: the address of a front tile the compute kernel waited for
+    const Call what = call("get_tile_address", {cb, tile_index});
+    started_engine(what);
+    return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(front_page(cb, tile_index, what)));
+}
+
+void ttmock::sfpu_reshuffle_rows(uint32_t idst, uint32_t idx_addr) {
+    const Call what = call("reshuffle_rows_tile", {idst, idx_addr});
+    ComputeState& e = started_engine(what);
+    if (e.sfpu_op != kReshuffleInit) fail_at(what, ": call reshuffle_rows_tile_init() first");
+    check_dst(e, idst, what, false);
+    check_dst(e, idst + 1, what, false);  // the LLK writes the next DST tile
+    // the LLK reads the 32 destination rows (one byte each) at idx_addr + 16
+    const Core& core = current_core();
+    const uint64_t lo = reinterpret_cast<uintptr_t>(core.l1) + device().prof.l1_base;
+    const uint64_t hi = reinterpret_cast<uintptr_t>(core.l1) + device().prof.l1_bytes;
+    const uint64_t at = uint64_t(idx_addr) + 16;
+    if (at < lo || at + 32 > hi) {
+        fail_at(what, ": the row indices at idx_addr + 16 are not in this core's L1 (pass the "
+                      "address of a tile the kernel holds, e.g. get_tile_address(cb, 0) - 16)");
+    }
+    e.cumsum_live = false;
+    {
+        TileMathTimer tile_math_timer(current_core());
+        sfpu::reshuffle_rows(e.dst[idst], e.dst[idst + 1], reinterpret_cast<const uint8_t*>(uintptr_t(at)),
+                             e.fp32_dest_acc);
+    }
+    e.dst_written[idst + 1] = true;
+    count(e, kCntReshuffle, "sfpu_reshuffle_rows");
+    timing::sfpu(current(), timing::sfpu_instructions("reshuffle_rows") * timing::profile().sfpu_instr);
 }
 
 // ---- pack -----------------------------------------------------------------------------------------

@@ -178,6 +178,9 @@ struct ComputeState {
     int fpu_op = 0;         // fpu_mode as compute.cpp's FpuOp (checked per tile without strings)
     int sfpu_op = -1;       // the last <op>_tile_init, as compute.cpp's SFPU op id
     float sfpu_init_param[2] = {0.0f, 0.0f};  // the scalars of an init that takes them (fmod)
+    float cumsum_carry[32] = {};  // cumsum_tile's running column totals (SFPU registers)
+    bool cumsum_live = false;     // cumsum_carry holds the last cumsum_tile's totals (no other
+                                  // SFPU operation ran since)
     uint64_t* op_counter[96] = {};  // this core's tile_ops counters, by compute.cpp's op id
     uint64_t* op_ticks[96] = {};    // this core's tile_op_ticks, by the same id
     std::pair<const char*, int> name_cache[4][8] = {};  // API name literal -> id (compute.cpp)

@@ -191,6 +191,7 @@ void sfpu_start(const char* call, uint32_t tile, const uint32_t* check, int nche
         sfpi_fail(call, std::string("called inside ") + e.sfpi.wrapper);
     }
     e.sfpi.wrapper = call;
+    e.cumsum_live = false;  // the kernel's own SFPI code may use any SFPU register
     e.sfpi.base_row = static_cast<int>(tile) * kRowsPerTile;
     e.sfpi.incr = 0;
     if (e.sfpi.counter == nullptr) e.sfpi.counter = &current_core().counters.tile_ops["sfpi"];

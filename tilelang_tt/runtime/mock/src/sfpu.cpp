@@ -1429,6 +1429,43 @@ void binary(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool
     binary_reference(op, out, a, b, fp32_dst, approx);
 }
 
+void cumsum(uint32_t* tile, float* carry, bool first, bool fp32_dst) {
+    // ckernel_sfpu_cumsum.h: SFPLOAD four rows of all 32 columns at a time, SFPTRANSP so that one
+    // register holds one row, then per row SFPADD (1.0 * previous row's total + this row) - a
+    // strict top-to-bottom chain per column through the 32 rows (faces 0, 1 then 2, 3) - and
+    // SFPSTORE back; the last row's totals stay in a register for the next call unless `first`
+    // clears them. SFPADD is SFPMAD (one rounding, denormals flushed); a 16-bit DST stores the
+    // truncated BF16 of each total while the register keeps the float32 total.
+    const uint32_t keep = fp32_dst ? 0xFFFFFFFFu : 0xFFFF0000u;
+    if (first) std::fill(carry, carry + 32, 0.0f);
+    for (uint32_t r = 0; r < 32; ++r) {
+        for (uint32_t c = 0; c < 32; ++c) {
+            uint32_t& d = tile[((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15)];
+            carry[c] = add(carry[c], F(d & keep));
+            const uint32_t u = B(carry[c]);
+            d = ((u & 0x7F800000u) ? u : (u & 0x80000000u)) & keep;
+        }
+    }
+}
+
+void reshuffle_rows(const uint32_t* in, uint32_t* out, const uint8_t* idx, bool fp32_dst) {
+    // ckernel_sfpu_reshuffle_rows.h: per input row r (in order) whose index is below 32, SFPLOAD
+    // the four-row groups holding input row r and output row idx[r], SFPTRANSP, SFPADD
+    // (1.0 * input + output: one rounding, denormals flushed), SFPTRANSP, SFPSTORE the output group
+    const uint32_t keep = fp32_dst ? 0xFFFFFFFFu : 0xFFFF0000u;
+    for (uint32_t r = 0; r < 32; ++r) {
+        const uint32_t d = idx[r];
+        if (d >= 32) continue;
+        for (uint32_t c = 0; c < 32; ++c) {
+            const uint32_t col = (c >> 4), cc = c & 15;
+            const float x = F(in[((r >> 4) * 2 + col) * 256 + (r & 15) * 16 + cc] & keep);
+            uint32_t& o = out[((d >> 4) * 2 + col) * 256 + (d & 15) * 16 + cc];
+            const uint32_t u = B(add(x, F(o & keep)));
+            o = ((u & 0x7F800000u) ? u : (u & 0x80000000u)) & keep;
+        }
+    }
+}
+
 SFPU_HOT void where(uint32_t* out, const uint32_t* cond, const uint32_t* a, const uint32_t* b, bool fp32_dst) {
     // ckernel_sfpu_where.h: SFPSETCC LREG_EQ0 on the condition, then the selected operand's bits
     // (SFPLOAD / SFPSTORE of the data format: INT32 for Float32, LO16 for Float16_b)

@@ -35,6 +35,13 @@ void unary_reference(Unary op, uint32_t* tile, float param, bool approx, bool fp
 void binary_reference(Binary op, uint32_t* out, const uint32_t* a, const uint32_t* b, bool fp32_dst,
                       bool approx = false);
 // where: out = cond != 0 ? a : b, per datum (16-bit DST: the BF16 half only)
+// cumsum (ckernel_sfpu_cumsum.h): each of the 32 columns summed top to bottom, one SFPADD per
+// datum, starting from carry[column] (zeros when first) and leaving the column totals in carry
+void cumsum(uint32_t* tile, float* carry, bool first, bool fp32_dst);
+// reshuffle_rows (ckernel_sfpu_reshuffle_rows.h): for r = 0..31 in order, out row idx[r] =
+// SFPADD(in row r, out row idx[r]) unless idx[r] >= 32
+void reshuffle_rows(const uint32_t* in, uint32_t* out, const uint8_t* idx, bool fp32_dst);
+// where
 void where(uint32_t* out, const uint32_t* cond, const uint32_t* a, const uint32_t* b, bool fp32_dst);
 
 }  // namespace ttmock::sfpu

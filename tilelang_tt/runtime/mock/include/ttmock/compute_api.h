@@ -35,6 +35,12 @@ void sfpu_unary(const char* op, uint32_t idst, float param, int approx = 0);
 void sfpu_binary(const char* op, uint32_t idst0, uint32_t idst1, uint32_t odst);
 // where_tile<format>: format is the DataFormat value of the template argument
 void sfpu_where(uint32_t icond, uint32_t idst1, uint32_t idst2, uint32_t odst, int format);
+// cumsum_tile(idst, first): the column-wise running sum of DST[idst], carried from the previous
+// call (first = false) in the engine's SFPU registers
+void sfpu_cumsum(uint32_t idst, bool first);
+// reshuffle_rows_tile(idst, idx_addr): DST[idst + 1] row idx[r] += DST[idst] row r (idx: 32 bytes
+// at L1 address idx_addr + 16; 32 or more: the row is skipped)
+void sfpu_reshuffle_rows(uint32_t idst, uint32_t idx_addr);
 void pack(uint32_t idst, uint32_t ocb, uint32_t out_index, bool out_of_order);
 void reconfig_srca(uint32_t cb);
 void reconfig_srcb(uint32_t cb);
