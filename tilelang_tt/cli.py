@@ -97,7 +97,7 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(0)
     inputs = []
     for t in art.plan["tensors"]:
-        inputs.append(rng.standard_normal(t["shape"]).astype(np.float32))
+        inputs.append(rng.standard_normal(host_shape(t)).astype(np.float32))
     try:
         art.run(*inputs, device=args.device, trace=args.trace)
     except tilelang_tt.TTRuntimeError as err:

@@ -52,6 +52,7 @@ from .errors import (TTArgumentError, TTAssertionError, TTCompileError, TTDtypeE
 from .language_compat import GemmWarpPolicy, LayoutHint  # noqa: F401
 from .language_reducer import (alloc_reducer, finalize_reducer, reducer_init,  # noqa: F401
                                reducer_update)
+from .language_reshape import reshape, view  # noqa: F401
 from .language_atomic import (atomic_add, atomic_load, atomic_max, atomic_min,  # noqa: F401
                               atomic_store)
 

@@ -119,7 +119,7 @@ _refuse("T.Persistent tile loops are not supported yet; the backend already runs
         "persistently (each core loops over its share of the T.Kernel grid), so launch "
         "T.Kernel over the tile grid instead", "Persistent", "BaseTileScheduler",
         "PersistentTileScheduler")
-_refuse(_NOT_YET, "gemm_sp", "im2col", "c2d_im2col", "reshape", "view",
+_refuse(_NOT_YET, "gemm_sp", "im2col", "c2d_im2col",
         "loop_break", "any_of", "all_of", "reduce_bitand", "reduce_bitor",
         "reduce_bitxor", "print", "device_assert", "rng_init", "rng_rand", "rng_rand_float",
         "ret", "ProducerLoad")

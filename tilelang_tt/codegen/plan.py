@@ -178,6 +178,8 @@ def build_plan(mod, pages: bool = False) -> dict:
             "num_pages": lay["tiles"][0] * lay["tiles"][1],
             "shard": lay.get("shard", {}),
         })
+        if "host_shape" in lay:  # T.reshape of the tensor: the caller's shape (row-major)
+            tensors[-1]["host_shape"] = list(lay["host_shape"])
 
     cbs = []
     for e in all_cbs(kernels):

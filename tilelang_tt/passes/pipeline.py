@@ -3,7 +3,10 @@
 Stages by phase (each a ``tvm.transform.Pass``; ours in one module each under the phase's
 folder, TVM's own where they do the job):
 
-    frontend   A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
+    frontend   A0.00 ResolveViewsTT            T.reshape / T.view: tensor views -> the
+                                               parameter's shape (host reshapes), tile-keeping
+                                               block views re-indexed
+               A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
                                                blocks (rows computed apart)
                A0.1 ScalarsToBindTT            scalar assignments -> Bind
                A0.1.0 DropTrueGuardsTT         bounds guards true for every block -> bodies
@@ -77,6 +80,7 @@ from .frontend.pad_tensors import PadTensorsTT
 from .frontend.parallel_to_tile import LowerParallelToTileTT
 from .frontend.reducers import LowerReducersTT
 from .frontend.row_blocks import CoarsenRowBlocksTT
+from .frontend.views import ResolveViewsTT
 from .frontend.scalars import ScalarsToBindTT
 from .layout.infer_layout import InferTTLayout
 from .layout.propagate_layout import PropagateTTLayout
@@ -91,6 +95,7 @@ from .verify.tile_program import VerifyTileProgramTT
 from .verify.verify_ttir import VerifyTTIR
 
 STAGES = [
+    ("A0.00", ResolveViewsTT),
     ("A0.0", CoarsenRowBlocksTT),
     ("A0.1", ScalarsToBindTT),
     ("A0.1.0", DropTrueGuardsTT),

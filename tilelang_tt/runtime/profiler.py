@@ -77,7 +77,7 @@ def _draw(kind: TensorSupplyType, rng: np.random.Generator, n: int):
 
 
 def supply(spec: dict, kind: TensorSupplyType, rng: np.random.Generator) -> np.ndarray:
-    shape = tuple(spec["shape"])
+    shape = tensors.host_shape(spec)
     want = tensors.NP_DTYPE[spec["dtype"]]
     is_float = spec["dtype"] in ("bfloat16", "float32", "float16")
     if kind == TensorSupplyType.Auto:

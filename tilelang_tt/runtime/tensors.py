@@ -22,10 +22,21 @@ class TTCallArgumentError(TTRuntimeError, ValueError):
     errors.TTArgumentError is the compile-time one)."""
 
 
+def host_shape(t: dict) -> tuple:
+    """The shape a caller passes the tensor in: ``shape`` unless the kernel views the tensor in
+    another (T.reshape: ``host_shape`` is the declared one, ``shape`` the device's)."""
+    return tuple(t.get("host_shape", t["shape"]))
+
+
+def _device(t: dict, arr: np.ndarray) -> np.ndarray:
+    """``arr`` (host-shaped, C-contiguous) seen in the shape main.cpp reads: a free reshape."""
+    return arr.reshape(tuple(t["shape"])) if "host_shape" in t else arr
+
+
 def _convert(t: dict, value, what: str) -> np.ndarray:
     want = NP_DTYPE[t["dtype"]]
     arr = np.asarray(value)
-    shape = tuple(t["shape"])
+    shape = host_shape(t)
     if arr.shape != shape:
         raise TTCallArgumentError(f"{what} {t['name']}: expected shape {shape}, got {arr.shape}")
     if arr.dtype == want:
@@ -50,7 +61,7 @@ def bind_arguments(tensor_specs: list, out_idx: list, args: tuple) -> dict:
                         f"tensor {t['name']}: got None, but the kernel "
                         f"{'reads' if t['role'] in ('input', 'inout') else 'writes'} it; "
                         "only a tensor the kernel never accesses may be None")
-                host[i] = np.zeros(tuple(t["shape"]), dtype=NP_DTYPE[t["dtype"]])
+                host[i] = np.zeros(host_shape(t), dtype=NP_DTYPE[t["dtype"]])
                 continue
             if t["role"] in ("output",) and not isinstance(a, np.ndarray):
                 raise TTCallArgumentError(f"output {t['name']} must be a numpy array to fill in place")
@@ -63,7 +74,7 @@ def bind_arguments(tensor_specs: list, out_idx: list, args: tuple) -> dict:
             host[i] = _convert(tensor_specs[i], a, "input")
         for i in out_idx:
             t = tensor_specs[i]
-            host[i] = np.zeros(tuple(t["shape"]), dtype=NP_DTYPE[t["dtype"]])
+            host[i] = np.zeros(host_shape(t), dtype=NP_DTYPE[t["dtype"]])
         return host
     names = [t["name"] for t in tensor_specs]
     expect = f"{n} tensors ({', '.join(names)})"
@@ -83,7 +94,7 @@ def write_inputs(tensor_specs: list, host: dict, directory: Path) -> list[Path]:
     for i, t in enumerate(tensor_specs):
         p = directory / f"{i}_{t['name']}.bin"
         if t["role"] in ("input", "inout", "unused"):
-            data = host[i]
+            data = _device(t, host[i])
             if _vector(t, data):  # row vectors: row 0 of a 32-row tile band, the rest zero
                 rows = data.reshape(-1, data.shape[-1])
                 band = np.zeros((rows.shape[0], 32, rows.shape[1]), dtype=data.dtype)
@@ -98,19 +109,19 @@ def read_outputs(tensor_specs: list, host: dict, paths: list) -> None:
     for i, t in enumerate(tensor_specs):
         if t["role"] not in ("output", "inout"):
             continue
-        target = host[i]
+        target = _device(t, host[i])
         if not _vector(t, target) and target.flags.c_contiguous and \
                 Path(paths[i]).stat().st_size == target.nbytes:
             with open(paths[i], "rb") as f:  # straight into the result: no second copy
                 f.readinto(memoryview(target.view(np.uint8).reshape(-1)))
             continue
         data = np.fromfile(paths[i], dtype=NP_DTYPE[t["dtype"]])
-        if _vector(t, host[i]) and data.size == 32 * host[i].size:  # row vectors: row 0
-            data = data.reshape(-1, 32, host[i].shape[-1])[:, 0]
-        if data.size != host[i].size:
+        if _vector(t, target) and data.size == 32 * target.size:  # row vectors: row 0
+            data = data.reshape(-1, 32, target.shape[-1])[:, 0]
+        if data.size != target.size:
             raise TTRuntimeError(f"output {t['name']}: the program wrote {data.size} values, "
-                                 f"expected {host[i].size}")
-        host[i][...] = data.reshape(host[i].shape)
+                                 f"expected {target.size}")
+        target[...] = data.reshape(target.shape)
 
 
 def results(tensor_specs: list, out_idx: list, host: dict):

@@ -1,0 +1,274 @@
+"""A0.00 ResolveViewsTT: ``T.reshape`` / ``T.view`` buffers resolved to one buffer per data.
+
+``T.reshape(src, shape)`` / ``T.view(src, shape, dtype)`` parse as a ``DeclBuffer`` of a new
+buffer over ``src.data``.  On Tensix a tensor and a block buffer are stored as 32x32 tiles of
+their last two dims (a 1-D one as a row vector: one row of tiles, values in row 0), so a view
+has a meaning only where it keeps the tiles:
+
+* a view of a kernel's tensor argument: the same row-major data, which the host lays out in
+  DRAM in any shape (numpy's reshape is free; ``main.cpp`` tilizes what it is given).  When
+  every access to the tensor goes through buffers of one shape, that shape becomes the
+  parameter's (the view's buffer replaces the parameter's) and ``tt.host_view`` records
+  ``{"param": i, "shape": the declared shape}``: the host takes and returns the tensor in its
+  declared shape and hands the device the view's (the runtime reshapes).
+* a view of a block buffer (shared / fragment) that keeps every 32x32 tile: same dtype, both
+  of rank >= 2, the same last dim, the second-to-last a multiple of 32 in both (leading dims
+  merged or split).  Nothing moves: one of the buffers is kept (the one accessed by element
+  or by tile ops other than ``tile.copy`` / ``tile.fill``; the source when none is) and the
+  regions of the others are re-indexed onto it (a region of whole rows that is a box there).
+
+Requires: nothing (the first frontend pass).  Guarantees: no ``DeclBuffer`` shares the data of
+a parameter or an allocation with another buffer.  Refused (``TTUnsupportedError`` naming the
+op, the shapes and the line): a view changing the dtype; a block-buffer view that moves
+elements across tiles (1-D <-> 2-D, a changed last dim, a second-to-last dim not a multiple
+of 32); a tensor argument accessed through two different shapes; a block buffer accessed by
+element or by reductions through two shapes; a region that is no box in the kept buffer;
+views of non-constant shapes.  Decided from the buffers' shapes and the IR's accesses only.
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import tirx
+from tvm.sym import Analyzer
+
+from ... import attrs
+from ...errors import TTUnsupportedError
+from ..common import TILE, buffer_dtype, buffer_shape, collect, substitute, tt_map, tt_pass
+
+_REGION_OPS = ("tirx.tile.copy", "tirx.tile.fill")
+_HINT_TILES = ("reshape the kernel's tensor argument instead (T.reshape of a T.Tensor "
+               "parameter is free: the host lays the tensor out in the new shape), or keep the "
+               "last dim and merge / split only leading dims, the second-to-last a multiple of 32")
+
+
+def _shape(buf) -> list:
+    return buffer_shape(buf)
+
+
+def _owner(decl):
+    """The buffer whose data a DeclBuffer views (its ``buffer_data(owner)``), else None."""
+    data = decl.data
+    if isinstance(data, tvm.ir.Call) and str(data.op.name) == "tirx.buffer_data":
+        return data.args[0]
+    return None
+
+
+def _op_name(view, src) -> str:
+    return "T.view" if buffer_dtype(view) != buffer_dtype(src) else "T.reshape / T.view"
+
+
+def _span_of(decl, body):
+    if decl.span is not None:
+        return decl.span
+    for c in collect(body, tirx.TilePrimitiveCall):
+        if any(isinstance(a, tvm.ir.TensorRegion) and a.source.same_as(decl.buffer)
+               for a in c.args):
+            return c.span
+    for st in collect(body, tirx.BufferStore):
+        if st.span is not None and (st.buffer.same_as(decl.buffer) or any(
+                ld.source.same_as(decl.buffer) for ld in collect(st.value, tvm.ir.TensorLoad))):
+            return st.span
+    return None
+
+
+def _tile_keeping(src_shape, new_shape) -> str | None:
+    """Why a block-buffer reshape moves elements across 32x32 tiles (None: it does not)."""
+    if len(src_shape) < 2 or len(new_shape) < 2:
+        return ("a 1-D block buffer is a row vector (its values in row 0 of one row of "
+                "tiles), so reshaping to or from 1-D moves elements between tiles")
+    if src_shape[-1] != new_shape[-1]:
+        return ("it changes the last dim, so rows of one tile land in others")
+    for s in (src_shape, new_shape):
+        if not isinstance(s[-2], int) or s[-2] % TILE:
+            return (f"the second-to-last dim {s[-2]} of {s} is not a multiple of 32, so merged "
+                    "leading dims split tiles")
+    return None
+
+
+def _uses(body):
+    """buffer -> span of an element access or a region in a tile op other than tile.copy /
+    tile.fill ("rich" uses); buffer -> its TensorRegions in tile.copy / tile.fill."""
+    rich, regions = {}, {}
+    for c in collect(body, tirx.TilePrimitiveCall):
+        plain = str(c.op.name) in _REGION_OPS
+        for a in c.args:
+            if isinstance(a, tvm.ir.TensorRegion):
+                if plain:
+                    regions.setdefault(a.source, []).append(a)
+                else:
+                    rich[a.source] = c.span
+    for ld in collect(body, tvm.ir.TensorLoad):
+        rich.setdefault(ld.source, None)
+    for st in collect(body, tirx.BufferStore):
+        rich.setdefault(st.buffer, st.span)
+    return rich, regions
+
+
+def _rows_to_box(lead, lo, n, ana):
+    """Ranges over the leading dims ``lead`` of a row interval [lo, lo + n) of the flattened
+    leading dims, or None when the interval is no box."""
+    inner = 1
+    for j in range(len(lead) - 1, -1, -1):
+        d = lead[j]
+        if n <= inner * d and n % inner == 0 and ana.can_prove(tirx.floormod(lo, inner) == 0):
+            q = n // inner
+            first = ana.simplify(tirx.floormod(tirx.floordiv(lo, inner), d))
+            if q != d and not ana.can_prove(first + q <= d):
+                return None
+            ranges, outer = [], tirx.floordiv(lo, inner * d)
+            for k in range(j - 1, -1, -1):
+                ranges.insert(0, tvm.ir.Range.from_min_extent(
+                    ana.simplify(tirx.floormod(outer, lead[k])), 1))
+                outer = tirx.floordiv(outer, lead[k])
+            ranges.append(tvm.ir.Range.from_min_extent(first if q != d else 0, q))
+            ranges += [tvm.ir.Range.from_min_extent(0, e) for e in lead[j + 1:]]
+            return ranges
+        inner *= d
+    return None
+
+
+def _remap_region(region, target, ana):
+    """``region`` (of a tile-keeping view of ``target``) as a region of ``target``."""
+    shape = _shape(region.source)
+    rng = list(region.region)
+    lead = shape[:-1]
+    # the region's rows must be contiguous: single points, then one range, then whole dims
+    p = 0
+    while p < len(lead) - 1 and ana.can_prove(rng[p].extent == 1):
+        p += 1
+    for k in range(p + 1, len(lead)):
+        if not (ana.can_prove(rng[k].min == 0) and ana.can_prove(rng[k].extent == lead[k])):
+            return None
+    if not isinstance(ana.simplify(rng[p].extent), tirx.IntImm):
+        return None
+    inner = 1
+    for d in lead[p + 1:]:
+        inner *= d
+    lo = 0
+    for k in range(p + 1):
+        lo = lo * lead[k] + rng[k].min
+    lo = ana.simplify(lo * inner)
+    n = int(ana.simplify(rng[p].extent)) * inner
+    box = _rows_to_box(_shape(target)[:-1], lo, n, ana)
+    if box is None:
+        return None
+    return target[tuple(slice(r.min, r.min + r.extent) for r in box + [rng[-1]])]
+
+
+@tt_pass("ResolveViewsTT")
+def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
+    body = func.body
+    params = list(func.params)
+    allocs = [a.buffer for a in collect(body, tirx.AllocBuffer)]
+
+    def root(buf):
+        for d in decls:
+            if d.buffer.same_as(buf):
+                up = _owner(d)
+                return buf if up is None else root(up)
+        return buf
+
+    decls = [d for d in collect(body, tirx.DeclBuffer) if _owner(d) is not None]
+    views = {}  # owner buffer -> [DeclBuffer]
+    for d in decls:
+        owner = root(d.buffer)
+        if owner.same_as(d.buffer) or not any(owner.same_as(b) for b in params + allocs):
+            continue
+        views.setdefault(owner, []).append(d)
+    if not views:
+        return func
+
+    ana = Analyzer()
+    rich, regions = _uses(body)
+    host_view, replace, remap, drop = [], {}, {}, []
+    for owner, group in views.items():
+        for d in group:
+            v = d.buffer
+            span = _span_of(d, body)
+            if buffer_dtype(v) != buffer_dtype(owner):
+                raise TTUnsupportedError(
+                    f"T.view({owner.name}, {_shape(v)}, dtype={buffer_dtype(v)}) reinterprets "
+                    f"{owner.name} ({_shape(owner)} {buffer_dtype(owner)}) as "
+                    f"{buffer_dtype(v)}: a Tensix tensor or block buffer is stored as 32x32 "
+                    "tiles in one data format (the unpacker and packer convert formats by "
+                    "value), so its bits cannot be read as another dtype", span=span,
+                    hint="convert by value (T.cast, or T.copy into a buffer of the other dtype)")
+            if not all(isinstance(s, int) for s in _shape(v) + _shape(owner)):
+                raise TTUnsupportedError(
+                    f"{_op_name(v, owner)} of {owner.name} {_shape(owner)} to {_shape(v)}: "
+                    "views of non-constant shapes are not supported", span=span,
+                    hint="give the shapes as constants")
+        family = [owner] + [d.buffer for d in group]
+        used = [b for b in family if b in rich or b in regions]
+        if any(owner.same_as(p) for p in params):
+            shapes = {tuple(_shape(b)) for b in used}
+            if len(shapes) > 1:
+                raise TTUnsupportedError(
+                    f"tensor {owner.name} {_shape(owner)} is accessed through {len(shapes)} "
+                    f"shapes ({', '.join(str(list(s)) for s in sorted(shapes))}, with "
+                    "T.reshape / T.view): the host lays a tensor out in DRAM as 32x32 tiles of "
+                    "one shape, and these shapes tile its elements differently",
+                    span=_span_of(group[0], body),
+                    hint="access the tensor through one shape (reshape it once and use the "
+                         "view everywhere)")
+            kept = owner if not used or tuple(_shape(owner)) in shapes else used[0]
+            if not kept.same_as(owner):
+                host_view.append({"param": params.index(owner), "shape": _shape(owner)})
+        else:
+            for d in group:
+                why = _tile_keeping(_shape(owner), _shape(d.buffer))
+                if why is not None:
+                    raise TTUnsupportedError(
+                        f"{_op_name(d.buffer, owner)} of the block buffer {owner.name} "
+                        f"{_shape(owner)} to {_shape(d.buffer)} moves elements across 32x32 "
+                        f"tiles: {why}", span=_span_of(d, body), hint=_HINT_TILES)
+            heavy = [b for b in family if b in rich]
+            if len({tuple(_shape(b)) for b in heavy}) > 1:
+                raise TTUnsupportedError(
+                    f"the block buffer {owner.name} {_shape(owner)} is accessed by element or "
+                    f"by tile ops other than T.copy / T.fill through {len(heavy)} shapes "
+                    f"({', '.join(str(_shape(b)) for b in heavy)}, with T.reshape / T.view); "
+                    "only its copies and fills are re-indexed onto one shape",
+                    span=_span_of(group[0], body),
+                    hint="use one shape for the element accesses and reductions")
+            kept = heavy[0] if heavy else owner
+            for b in family:
+                if tuple(_shape(b)) == tuple(_shape(kept)):
+                    continue
+                for r in regions.get(b, []):
+                    if _remap_region(r, kept, ana) is None:
+                        raise TTUnsupportedError(
+                            f"the region {b.name}[{', '.join(f'{x.min}:{x.min + x.extent}' for x in r.region)}] "
+                            f"of a view {_shape(b)} of the block buffer {owner.name} "
+                            f"{_shape(owner)} is no box of whole rows in {_shape(kept)}; views "
+                            "of block buffers are re-indexed by whole rows only",
+                            span=_span_of(group[0], body),
+                            hint="copy whole rows (the full trailing dims) of the view")
+                remap[b] = kept
+        for b in family:
+            if not b.same_as(kept):
+                replace[b] = kept
+        drop.extend(d.buffer for d in group)
+
+    def on_region(r):
+        target = remap.get(r.source)
+        return r if target is None else _remap_region(r, target, ana)
+
+    def on_decl(d):
+        if any(d.buffer.same_as(b) for b in drop):
+            return tirx.Evaluate(tirx.IntImm("int32", 0))
+        return d
+
+    def on_alloc(a):
+        t = replace.get(a.buffer)
+        return a if t is None else tirx.AllocBuffer(t, a.annotations, a.span)
+
+    body = tt_map(body, [(tvm.ir.TensorRegion, on_region), (tirx.DeclBuffer, on_decl),
+                         (tirx.AllocBuffer, on_alloc)])
+    body = substitute(body, replace)
+    params = [replace.get(p, p) for p in params]
+    out = tirx.PrimFunc(params, body, func.ret_type, func.attrs, func.span)
+    if host_view:
+        out = out.with_attr(attrs.HOST_VIEW, host_view)
+    return out
