@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import tvm
 from tvm import tirx
-from tvm.sym import Analyzer
 
 from ... import attrs
 from ...errors import TTUnsupportedError
+from .pad_tensors import _analyzer
 from ..common import TILE, buffer_dtype, buffer_shape, collect, substitute, tt_map, tt_pass
 
-_REGION_OPS = ("tirx.tile.copy", "tirx.tile.fill")
+_FILL = "tirx.tile.fill"
+_REGION_OPS = ("tirx.tile.copy", _FILL)
 _HINT_TILES = ("reshape the kernel's tensor argument instead (T.reshape of a T.Tensor "
                "parameter is free: the host lays the tensor out in the new shape), or keep the "
                "last dim and merge / split only leading dims, the second-to-last a multiple of 32")
@@ -95,7 +96,7 @@ def _uses(body):
         for a in c.args:
             if isinstance(a, tvm.ir.TensorRegion):
                 if plain:
-                    regions.setdefault(a.source, []).append(a)
+                    regions.setdefault(a.source, []).append((a, str(c.op.name) == _FILL))
                 else:
                     rich[a.source] = c.span
     for ld in collect(body, tvm.ir.TensorLoad):
@@ -103,6 +104,16 @@ def _uses(body):
     for st in collect(body, tirx.BufferStore):
         rich.setdefault(st.buffer, st.span)
     return rich, regions
+
+
+def _extents(region) -> list:
+    """The extents of a region other than 1 (a copy's operands agree on these)."""
+    out = []
+    for r in region.region:
+        e = r.extent
+        if not (isinstance(e, tirx.IntImm) and int(e) == 1):
+            out.append(int(e) if isinstance(e, tirx.IntImm) else str(e))
+    return out
 
 
 def _rows_to_box(lead, lo, n, ana):
@@ -179,7 +190,7 @@ def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
     if not views:
         return func
 
-    ana = Analyzer()
+    ana, _ = _analyzer(body)  # block indices and loop variables bounded
     rich, regions = _uses(body)
     host_view, replace, remap, drop = [], {}, {}, []
     for owner, group in views.items():
@@ -223,28 +234,31 @@ def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
                         f"{_op_name(d.buffer, owner)} of the block buffer {owner.name} "
                         f"{_shape(owner)} to {_shape(d.buffer)} moves elements across 32x32 "
                         f"tiles: {why}", span=_span_of(d, body), hint=_HINT_TILES)
-            heavy = [b for b in family if b in rich]
-            if len({tuple(_shape(b)) for b in heavy}) > 1:
-                raise TTUnsupportedError(
-                    f"the block buffer {owner.name} {_shape(owner)} is accessed by element or "
-                    f"by tile ops other than T.copy / T.fill through {len(heavy)} shapes "
-                    f"({', '.join(str(_shape(b)) for b in heavy)}, with T.reshape / T.view); "
-                    "only its copies and fills are re-indexed onto one shape",
-                    span=_span_of(group[0], body),
-                    hint="use one shape for the element accesses and reductions")
-            kept = heavy[0] if heavy else owner
+            # the lowest-rank buffer is kept (the backend's block forms are 2-D); the others
+            # are only copied or filled, by regions that are boxes of whole rows in it
+            kept = min(family, key=lambda b: len(_shape(b)))
             for b in family:
                 if tuple(_shape(b)) == tuple(_shape(kept)):
                     continue
-                for r in regions.get(b, []):
-                    if _remap_region(r, kept, ana) is None:
+                if b in rich:
+                    raise TTUnsupportedError(
+                        f"{b.name} {_shape(b)}, a view of the block buffer {owner.name} "
+                        f"{_shape(owner)} kept as {kept.name} {_shape(kept)}, is accessed by "
+                        "element or by a tile op other than T.copy / T.fill; only copies and "
+                        "fills of whole rows are re-indexed between the shapes",
+                        span=rich[b] or _span_of(group[0], body),
+                        hint=f"compute on {kept.name} {_shape(kept)} (the lower-rank shape)")
+                for r, fill in regions.get(b, []):
+                    mapped = _remap_region(r, kept, ana)
+                    # a copy's operands agree on their extents; a fill has no other operand
+                    if mapped is None or not fill and _extents(mapped) != _extents(r):
                         raise TTUnsupportedError(
                             f"the region {b.name}[{', '.join(f'{x.min}:{x.min + x.extent}' for x in r.region)}] "
-                            f"of a view {_shape(b)} of the block buffer {owner.name} "
-                            f"{_shape(owner)} is no box of whole rows in {_shape(kept)}; views "
-                            "of block buffers are re-indexed by whole rows only",
-                            span=_span_of(group[0], body),
-                            hint="copy whole rows (the full trailing dims) of the view")
+                            f"of {b.name} {_shape(b)} (a view of the block buffer {owner.name} "
+                            f"{_shape(owner)}) is no box of whole rows of the same extents in "
+                            f"{kept.name} {_shape(kept)}; views of block buffers are re-indexed "
+                            "by whole rows only", span=_span_of(group[0], body),
+                            hint="copy one leading index at a time (B_3d[k, :, :]), whole rows")
                 remap[b] = kept
         for b in family:
             if not b.same_as(kept):
