@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import tvm
 from tvm.sym import Analyzer
+from tvm.script.ir_builder import IRBuilder
 from tvm.script.ir_builder import tirx as _IB
 
 from . import language_compat
@@ -26,6 +27,10 @@ def _bits(shape, dtype):
     return Analyzer().simplify(total)
 
 
+def _show(expr):
+    return int(expr) if isinstance(expr, tvm.tirx.IntImm) else expr
+
+
 def _as_shape(shape):
     return list(shape) if isinstance(shape, (tuple, list, tvm.ir.Array)) else [shape]
 
@@ -38,9 +43,11 @@ def _make_view(op, src, shape, dtype):
         new_shape = [int(s) if isinstance(s, tvm.tirx.IntImm) else s for s in shape]
         raise language_compat.note_error(TTAssertionError(
             f"T.{op}({src.name}, {new_shape}): T.reshape/view shape check failed: "
-            f"{src.name} is {src_shape} {src.dtype} ({src_bits} bits), the new shape "
-            f"{new_shape} {dtype} holds {bits} bits; the element counts (times the dtype "
-            "widths) must agree"))
+            f"{src.name} is {src_shape} {src.dtype} ({_show(src_bits)} bits), the new "
+            f"shape {new_shape} {dtype} holds {_show(bits)} bits; the element counts (times the "
+            "dtype widths) must agree"))
+    if not IRBuilder.is_in_scope():  # outside a kernel: a buffer of the new shape and dtype
+        return tvm.tirx.decl_buffer(shape, dtype, name=str(src.name), scope=src.scope())
     return _IB.decl_buffer(shape, dtype, data=src.data, scope=src.scope())
 
 
