@@ -96,7 +96,7 @@ def _uses(body):
         for a in c.args:
             if isinstance(a, tvm.ir.TensorRegion):
                 if plain:
-                    regions.setdefault(a.source, []).append((a, str(c.op.name) == _FILL))
+                    regions.setdefault(a.source, []).append((a, str(c.op.name) == _FILL, c.span))
                 else:
                     rich[a.source] = c.span
     for ld in collect(body, tvm.ir.TensorLoad):
@@ -248,17 +248,19 @@ def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
                         "fills of whole rows are re-indexed between the shapes",
                         span=rich[b] or _span_of(group[0], body),
                         hint=f"compute on {kept.name} {_shape(kept)} (the lower-rank shape)")
-                for r, fill in regions.get(b, []):
+                for r, fill, span in regions.get(b, []):
                     mapped = _remap_region(r, kept, ana)
                     # a copy's operands agree on their extents; a fill has no other operand
                     if mapped is None or not fill and _extents(mapped) != _extents(r):
+                        where = ", ".join(f"{x.min}:{x.min + x.extent}" for x in r.region)
                         raise TTUnsupportedError(
-                            f"the region {b.name}[{', '.join(f'{x.min}:{x.min + x.extent}' for x in r.region)}] "
-                            f"of {b.name} {_shape(b)} (a view of the block buffer {owner.name} "
-                            f"{_shape(owner)}) is no box of whole rows of the same extents in "
-                            f"{kept.name} {_shape(kept)}; views of block buffers are re-indexed "
-                            "by whole rows only", span=_span_of(group[0], body),
-                            hint="copy one leading index at a time (B_3d[k, :, :]), whole rows")
+                            f"{b.name} {_shape(b)}, a view of the block buffer {owner.name} "
+                            f"{_shape(owner)}, is kept as {kept.name} {_shape(kept)} (the "
+                            f"lower rank); its region [{where}] here is no box of whole rows "
+                            f"of {kept.name} with the same extents, which the other operand "
+                            "of the copy needs", span=span or _span_of(group[0], body),
+                            hint=f"copy {kept.name} {_shape(kept)} instead, reshaping the "
+                                 "tensor operand to match (T.reshape of a kernel tensor is free)")
                 remap[b] = kept
         for b in family:
             if not b.same_as(kept):
