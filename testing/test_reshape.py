@@ -128,8 +128,8 @@ def gemm_into_2d_view(M, N, K, B):
 def test_reshape_accumulator_gemm():
     M, N, K = 64, 64, 64
     kernel = tilelang.compile(gemm_into_2d_view(M, N, K, 2), out_idx=-1)
-    kernel.get_profiler().assert_allclose(lambda A, W: A.astype(np.float32) @ W.astype(
-        np.float32), atol=5e-2, rtol=5e-2)
+    kernel.get_profiler().assert_allclose(lambda A, W: as_f32(A) @ as_f32(W), atol=5e-2,
+                                          rtol=5e-2)
 
 
 def copy_whole_3d_view(B, R, C):

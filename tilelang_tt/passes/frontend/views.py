@@ -34,7 +34,7 @@ from tvm import tirx
 from ... import attrs
 from ...errors import TTUnsupportedError
 from .pad_tensors import _analyzer
-from ..common import TILE, buffer_dtype, buffer_shape, collect, substitute, tt_map, tt_pass
+from ..common import TILE, buffer_dtype, buffer_scope, buffer_shape, collect, substitute, tt_map, tt_pass
 
 _FILL = "tirx.tile.fill"
 _REGION_OPS = ("tirx.tile.copy", _FILL)
@@ -225,7 +225,9 @@ def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
                          "view everywhere)")
             kept = owner if not used or tuple(_shape(owner)) in shapes else used[0]
             if not kept.same_as(owner):
-                host_view.append({"param": params.index(owner), "shape": _shape(owner)})
+                host_view.append({"param": next(i for i, p in enumerate(params)
+                                                 if p.same_as(owner)),
+                                  "shape": _shape(owner)})
         else:
             for d in group:
                 why = _tile_keeping(_shape(owner), _shape(d.buffer))
@@ -262,9 +264,16 @@ def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
                             hint=f"copy {kept.name} {_shape(kept)} instead, reshaping the "
                                  "tensor operand to match (T.reshape of a kernel tensor is free)")
                 remap[b] = kept
+        # a fresh buffer of the kept shape (a view's buffer carries its source's layout when
+        # the IR is printed and parsed); a parameter keeps its name
+        is_param = any(owner.same_as(p) for p in params)
+        fresh = tirx.decl_buffer(_shape(kept), buffer_dtype(kept),
+                                 str(owner.name if is_param else kept.name),
+                                 **({} if is_param else {"scope": buffer_scope(kept)}))
         for b in family:
-            if not b.same_as(kept):
-                replace[b] = kept
+            replace[b] = fresh
+            if b in remap:
+                remap[b] = fresh
         drop.extend(d.buffer for d in group)
 
     def on_region(r):
