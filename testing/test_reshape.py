@@ -11,7 +11,7 @@ import pytest
 
 import tilelang_tt as tilelang
 import tilelang_tt.language as T
-from helpers import as_f32
+from helpers import as_f32, src_operand
 from tilelang_tt.errors import TTAssertionError, TTUnsupportedError
 
 
@@ -277,3 +277,72 @@ def reshape_test_mismatch(N, M):
             T.copy(A_reshaped, B)
 
     return main
+
+
+# ---- reshapes across tiles that only whole-buffer copies see: the copies take the new shape
+def reshape_smem_2d_2_1d(N, M, dtype):
+    @T.prim_func
+    def main(A: T.Tensor((N // M, M), dtype), B: T.Tensor((N,), dtype)):
+        with T.Kernel(1) as _:
+            A_shared = T.alloc_shared((N // M, M), dtype)
+            for i, j in T.Parallel(N // M, M):
+                A_shared[i, j] = A[i, j]
+            A_smem_reshaped = T.reshape(A_shared, [N])
+            T.copy(A_smem_reshaped, B)
+
+    return main
+
+
+def reshape_fragment(N, M, dtype):
+    @T.prim_func
+    def main(A: T.Tensor((N // M, M), dtype), B: T.Tensor((N,), dtype)):
+        with T.Kernel(1, threads=32) as _:
+            A_shared = T.alloc_shared((N // M, M), dtype, scope="shared")
+            A_local = T.alloc_fragment((N // M, M), dtype)
+            B_shared = T.alloc_shared((N,), dtype, scope="shared")
+            T.copy(A, A_shared)
+            T.copy(A_shared, A_local)
+            A_local_reshape = T.reshape(A_local, [N])
+            T.copy(A_local_reshape, B_shared)
+            T.copy(B_shared, B)
+
+    return main
+
+
+@pytest.mark.parametrize("make", [reshape_smem_2d_2_1d, reshape_fragment])
+@pytest.mark.parametrize("N, M, dtype", [(1024, 32, "float32"), (2048, 64, "float16")])
+def test_reshape_2d_to_1d_copied_whole(make, N, M, dtype):
+    """TileLang's test_reshape_smem_2d_2_1d / test_reshape_fragment: the 1-D buffers (the view,
+    B_shared, the tensor B) are copied whole only, so they take the 2-D shape (B on the host)."""
+    kernel = tilelang.compile(make(N, M, dtype), out_idx=-1)
+    a = np.random.default_rng(2).uniform(-1, 1, (N // M, M)).astype(dtype)
+    b = kernel(a)
+    assert b.shape == (N,)
+    np.testing.assert_array_equal(as_f32(b), a.reshape(N).astype(np.float32))
+
+
+def reduce_after_reshape(N, M, dtype):
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N // M,), dtype)):
+        with T.Kernel(1, threads=32) as _:
+            A_shared = T.alloc_shared((N,), dtype, scope="shared")
+            A_local = T.alloc_fragment((N,), dtype)
+            B_local = T.alloc_fragment((N // M,), dtype)
+            T.copy(A, A_shared)
+            T.copy(A_shared, A_local)
+            A_local_reshape = T.reshape(A_local, [N // M, M])
+            T.reduce_max(A_local_reshape, B_local, dim=1)
+            T.copy(B_local, B)
+
+    return main
+
+
+@pytest.mark.parametrize("N, M, dtype", [(1024, 32, "float32"), (2048, 64, "float16")])
+def test_reduce_after_reshape_1d_to_2d(N, M, dtype):
+    """TileLang's test_reduce_after_reshape: A, A_shared and A_local are copied whole only, so
+    they take the 2-D shape of the reduction's operand (A on the host)."""
+    kernel = tilelang.compile(reduce_after_reshape(N, M, dtype), out_idx=-1)
+    a = np.random.default_rng(3).uniform(-1, 1, N).astype(dtype)
+    # max takes no rounding: the row maxima of the operands as the unpacker reads them
+    want = src_operand(a, fp32_dst=True).reshape(N // M, M).max(axis=1)
+    np.testing.assert_array_equal(as_f32(kernel(a)), want.astype(np.float32))

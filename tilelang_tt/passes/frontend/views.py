@@ -167,6 +167,64 @@ def _remap_region(region, target, ana):
     return target[tuple(slice(r.min, r.min + r.extent) for r in box + [rng[-1]])]
 
 
+def _whole(region) -> bool:
+    shape = _shape(region.source)
+    return all(isinstance(r.min, tirx.IntImm) and int(r.min) == 0 and
+               isinstance(r.extent, tirx.IntImm) and int(r.extent) == shape[k]
+               for k, r in enumerate(region.region))
+
+
+def _spread(family, copies, rich, regions, params, views):
+    """A reshape that moves elements across tiles, done by giving its other-shaped buffers the
+    target shape: (target shape, the buffers outside ``family`` that take it too) when every
+    buffer of the other shape is only copied (or filled) whole, to and from buffers of the
+    target shape or buffers of its own shape that are themselves only copied whole (tensors
+    among them take the target shape on the host), else None.  The target is the shape of
+    the family's element accesses and reductions, else the highest-rank one."""
+    rich_shapes = {tuple(_shape(b)) for b in family if b in rich}
+    if len(rich_shapes) > 1:
+        return None
+    target = next(iter(rich_shapes)) if rich_shapes else \
+        tuple(_shape(max(family, key=lambda b: len(_shape(b)))))
+    if len(target) < 2 or any(not isinstance(d, int) or d % TILE for d in target[-2:]):
+        return None  # the new shape must be whole tiles
+    todo = [b for b in family if tuple(_shape(b)) != target]
+    seen = list(todo)
+    others = []
+
+    def has(xs, b):
+        return any(b.same_as(x) for x in xs)
+
+    while todo:
+        b = todo.pop()
+        if b in rich or any(not _whole(r) for r, _fill, _span in regions.get(b, [])):
+            return None
+        for dst, src in copies:
+            for mine, other in ((dst, src), (src, dst)):
+                if not mine.source.same_as(b):
+                    continue
+                o = other.source
+                if not _whole(other):
+                    return None
+                if has(seen, o) or has(family, o) and tuple(_shape(o)) == target:
+                    continue
+                if tuple(_shape(o)) != tuple(_shape(b)) or has(views, o) or has(family, o):
+                    return None
+                seen.append(o)
+                others.append(o)
+                todo.append(o)
+    return target, others
+
+
+def _fresh(shape, like, family, params):
+    """A new buffer of ``shape`` for ``like`` (a parameter keeps its name and scope)."""
+    if any(like.same_as(p) for p in params):
+        return tirx.decl_buffer(list(shape), buffer_dtype(like), str(like.name))
+    named = next((b for b in family if tuple(_shape(b)) == tuple(shape)), like)
+    return tirx.decl_buffer(list(shape), buffer_dtype(like), str(named.name),
+                            scope=buffer_scope(like))
+
+
 @tt_pass("ResolveViewsTT")
 def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
     body = func.body
@@ -192,7 +250,9 @@ def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
 
     ana, _ = _analyzer(body)  # block indices and loop variables bounded
     rich, regions = _uses(body)
-    host_view, replace, remap, drop = [], {}, {}, []
+    host_view, replace, remap, drop, wholes = [], {}, {}, [], {}
+    copies = [(c.args[0], c.args[1]) for c in collect(body, tirx.TilePrimitiveCall)
+              if str(c.op.name) == "tirx.tile.copy"]
     for owner, group in views.items():
         for d in group:
             v = d.buffer
@@ -229,13 +289,32 @@ def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
                                                  if p.same_as(owner)),
                                   "shape": _shape(owner)})
         else:
-            for d in group:
-                why = _tile_keeping(_shape(owner), _shape(d.buffer))
-                if why is not None:
+            moving = [(d, _tile_keeping(_shape(owner), _shape(d.buffer))) for d in group]
+            moving = [(d, why) for d, why in moving if why is not None]
+            if moving:
+                spread = _spread(family, copies, rich, regions, params, views)
+                if spread is None:
+                    d, why = moving[0]
                     raise TTUnsupportedError(
                         f"{_op_name(d.buffer, owner)} of the block buffer {owner.name} "
                         f"{_shape(owner)} to {_shape(d.buffer)} moves elements across 32x32 "
-                        f"tiles: {why}", span=_span_of(d, body), hint=_HINT_TILES)
+                        f"tiles: {why}; it runs only when every buffer of the other shape is "
+                        "copied whole, from and to tensors copied whole (which then take the "
+                        "new shape on the host)", span=_span_of(d, body), hint=_HINT_TILES)
+                target, others = spread
+                fresh = _fresh(target, owner, family, params)
+                for b in family + others:
+                    new = fresh if any(b.same_as(f) for f in family) else \
+                        _fresh(target, b, [b], params)
+                    replace[b] = new
+                    if tuple(_shape(b)) != tuple(target):  # copied whole (checked)
+                        wholes[b] = new
+                    if any(b.same_as(p) for p in params):
+                        host_view.append({"param": next(i for i, p in enumerate(params)
+                                                         if p.same_as(b)),
+                                          "shape": _shape(b)})
+                drop.extend(d.buffer for d in group)
+                continue
             # the lowest-rank buffer is kept (the backend's block forms are 2-D); the others
             # are only copied or filled, by regions that are boxes of whole rows in it
             kept = min(family, key=lambda b: len(_shape(b)))
@@ -277,6 +356,9 @@ def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
         drop.extend(d.buffer for d in group)
 
     def on_region(r):
+        whole = wholes.get(r.source)
+        if whole is not None:  # a whole-buffer region of a buffer that took the new shape
+            return whole[tuple(slice(0, e) for e in _shape(whole))]
         target = remap.get(r.source)
         return r if target is None else _remap_region(r, target, ana)
 
