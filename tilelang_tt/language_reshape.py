@@ -48,6 +48,8 @@ def _make_view(op, src, shape, dtype):
             "dtype widths) must agree"))
     if not IRBuilder.is_in_scope():  # outside a kernel: a buffer of the new shape and dtype
         return tvm.tirx.decl_buffer(shape, dtype, name=str(src.name), scope=src.scope())
+    if dtype == str(src.dtype):  # TVMScript's own view (prints and parses back the same)
+        return src.view(*[int(d) if isinstance(d, tvm.tirx.IntImm) else d for d in shape])
     return _IB.decl_buffer(shape, dtype, data=src.data, scope=src.scope())
 
 

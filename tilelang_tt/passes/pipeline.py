@@ -3,10 +3,7 @@
 Stages by phase (each a ``tvm.transform.Pass``; ours in one module each under the phase's
 folder, TVM's own where they do the job):
 
-    frontend   A0.00 ResolveViewsTT            T.reshape / T.view: tensor views -> the
-                                               parameter's shape (host reshapes), tile-keeping
-                                               block views re-indexed
-               A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
+    frontend   A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
                                                blocks (rows computed apart)
                A0.1 ScalarsToBindTT            scalar assignments -> Bind
                A0.1.0 DropTrueGuardsTT         bounds guards true for every block -> bodies
@@ -17,6 +14,9 @@ folder, TVM's own where they do the job):
                A0.1.3 LowerReducersTT          reducer updates in T.Parallel -> tile
                                                reductions into the reducer (loop-carried)
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
+               A0.2.1 ResolveViewsTT           T.reshape / T.view: tensor views -> the
+                                               parameter's shape (host reshapes), block views
+                                               re-indexed or spread over whole copies
                A0.3 LegalizeTileOpsTT          engine forms (staged global copies, min/abs)
                A0.3.1 PadTensorsTT             tensors padded with zeros to whole tiles
                                                and to what the grid's blocks cover
@@ -95,7 +95,6 @@ from .verify.tile_program import VerifyTileProgramTT
 from .verify.verify_ttir import VerifyTTIR
 
 STAGES = [
-    ("A0.00", ResolveViewsTT),
     ("A0.0", CoarsenRowBlocksTT),
     ("A0.1", ScalarsToBindTT),
     ("A0.1.0", DropTrueGuardsTT),
@@ -103,6 +102,7 @@ STAGES = [
     ("A0.1.2", CollapseBlockSlicesTT),
     ("A0.1.3", LowerReducersTT),
     ("A0.2", LowerParallelToTileTT),
+    ("A0.2.1", ResolveViewsTT),
     ("A0.3", LegalizeTileOpsTT),
     ("A0.3.1", PadTensorsTT),
     ("A0.4", VersionBlockBuffersTT),

@@ -1,4 +1,4 @@
-"""A0.00 ResolveViewsTT: ``T.reshape`` / ``T.view`` buffers resolved to one buffer per data.
+"""A0.2.1 ResolveViewsTT: ``T.reshape`` / ``T.view`` buffers resolved to one buffer per data.
 
 ``T.reshape(src, shape)`` / ``T.view(src, shape, dtype)`` parse as a ``DeclBuffer`` of a new
 buffer over ``src.data``.  On Tensix a tensor and a block buffer are stored as 32x32 tiles of
@@ -13,17 +13,23 @@ has a meaning only where it keeps the tiles:
   declared shape and hands the device the view's (the runtime reshapes).
 * a view of a block buffer (shared / fragment) that keeps every 32x32 tile: same dtype, both
   of rank >= 2, the same last dim, the second-to-last a multiple of 32 in both (leading dims
-  merged or split).  Nothing moves: one of the buffers is kept (the one accessed by element
-  or by tile ops other than ``tile.copy`` / ``tile.fill``; the source when none is) and the
-  regions of the others are re-indexed onto it (a region of whole rows that is a box there).
+  merged or split).  Nothing moves: the lowest-rank buffer is kept (a fresh buffer of its
+  shape) and the fills and copies of the others are re-indexed onto its rows (a region of
+  whole rows that is a box there, a copy's extents unchanged).
+* a block-buffer view that moves elements across tiles (to or from 1-D, a changed last dim):
+  when every buffer of the other shape is only copied or filled whole, to and from buffers of
+  the new shape or whole-copied buffers of its own shape, all of those take the new shape
+  (the shape of the family's element accesses and reductions, else the higher-rank one; whole
+  tiles), tensors among them on the host (``tt.host_view``).
 
-Requires: nothing (the first frontend pass).  Guarantees: no ``DeclBuffer`` shares the data of
-a parameter or an allocation with another buffer.  Refused (``TTUnsupportedError`` naming the
-op, the shapes and the line): a view changing the dtype; a block-buffer view that moves
-elements across tiles (1-D <-> 2-D, a changed last dim, a second-to-last dim not a multiple
-of 32); a tensor argument accessed through two different shapes; a block buffer accessed by
-element or by reductions through two shapes; a region that is no box in the kept buffer;
-views of non-constant shapes.  Decided from the buffers' shapes and the IR's accesses only.
+Requires: LowerParallelToTileTT (``T.Parallel`` copies are ``tile.copy``, so they count as
+whole-buffer copies).  Guarantees: no ``DeclBuffer`` shares the data of a parameter or an
+allocation with another buffer.  Refused (``TTUnsupportedError`` naming the op, the shapes and
+the line): a view changing the dtype; a block-buffer view that moves elements across tiles
+other than as above; a tensor argument accessed through two different shapes; element
+accesses or reductions through a block view of higher rank than the kept buffer; a copy
+region that is no box of whole rows with the same extents in the kept buffer; views of
+non-constant shapes.  Decided from the buffers' shapes and the IR's accesses only.
 """
 
 from __future__ import annotations
@@ -225,7 +231,7 @@ def _fresh(shape, like, family, params):
                             scope=buffer_scope(like))
 
 
-@tt_pass("ResolveViewsTT")
+@tt_pass("ResolveViewsTT", requires=("LowerParallelToTileTT",))
 def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
     body = func.body
     params = list(func.params)
