@@ -94,6 +94,8 @@ def main(argv=None) -> int:
         out = art.save(args.output)
         print(f"wrote {', '.join(sorted(art.sources))} to {out}")
         return 0
+    from .runtime.tensors import host_shape
+
     rng = np.random.default_rng(0)
     inputs = []
     for t in art.plan["tensors"]:
