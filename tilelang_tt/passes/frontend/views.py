@@ -180,7 +180,7 @@ def _whole(region) -> bool:
                for k, r in enumerate(region.region))
 
 
-def _spread(family, copies, rich, regions, params, views):
+def _spread(family, copies, rich, regions, params, views, taken):
     """A reshape that moves elements across tiles, done by giving its other-shaped buffers the
     target shape: (target shape, the buffers outside ``family`` that take it too) when every
     buffer of the other shape is only copied (or filled) whole, to and from buffers of the
@@ -214,7 +214,8 @@ def _spread(family, copies, rich, regions, params, views):
                     return None
                 if has(seen, o) or has(family, o) and tuple(_shape(o)) == target:
                     continue
-                if tuple(_shape(o)) != tuple(_shape(b)) or has(views, o) or has(family, o):
+                if tuple(_shape(o)) != tuple(_shape(b)) or has(views, o) or has(family, o) \
+                        or has(taken, o):  # another family's reshape already took it
                     return None
                 seen.append(o)
                 others.append(o)
@@ -298,7 +299,7 @@ def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
             moving = [(d, _tile_keeping(_shape(owner), _shape(d.buffer))) for d in group]
             moving = [(d, why) for d, why in moving if why is not None]
             if moving:
-                spread = _spread(family, copies, rich, regions, params, views)
+                spread = _spread(family, copies, rich, regions, params, views, list(replace))
                 if spread is None:
                     d, why = moving[0]
                     raise TTUnsupportedError(
