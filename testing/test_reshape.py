@@ -221,22 +221,52 @@ def test_reshape_across_tiles_is_refused(make, args, text):
     assert f":{_line_of(make, text)}" in msg
 
 
-def view_dtype_test(N, M):
+def view_dtype_test(N, M, dtype, new_dtype, new_cols):
+    """TileLang's test_reshape_view with a dtype change: A's bytes read as another dtype."""
     @T.prim_func
-    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N // M, 2 * M), "float16")):
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N // M, new_cols), new_dtype)):
         with T.Kernel(1) as _:
-            A_viewed = T.view(A, [N // M, 2 * M], dtype="float16")
+            A_viewed = T.view(A, [N // M, new_cols], dtype=new_dtype)
             T.copy(A_viewed, B)
 
     return main
 
 
-def test_view_changing_dtype_is_refused():
+@pytest.mark.parametrize("N, M, dtype, new_dtype, new_cols", [
+    (1024, 32, "float32", "float16", 64), (2048, 64, "float16", "float32", 32),
+    (2048, 64, "bfloat16", "float32", 32)])
+def test_view_tensor_argument_changing_dtype(N, M, dtype, new_dtype, new_cols):
+    """A tensor argument's bytes: the host hands the device a numpy view of them (exact)."""
+    import ml_dtypes
+    np_dtype = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+    kernel = tilelang.compile(view_dtype_test(N, M, dtype, new_dtype, new_cols), out_idx=-1)
+    rng = np.random.default_rng(4)
+    a = rng.uniform(-1, 1, N).astype(np_dtype[dtype])
+    if dtype != "float32":  # no NaN / Inf bit patterns in the float32 words the pairs make
+        a = np.abs(a)
+    b = kernel(a)
+    want = a.view(np_dtype[new_dtype]).reshape(N // M, new_cols)
+    np.testing.assert_array_equal(b.view(np.uint8), np.asarray(want).view(np.uint8))
+
+
+def view_dtype_block(N, M):
+    @T.prim_func
+    def main(A: T.Tensor((N // M, M), "float32"), B: T.Tensor((N // M, 2 * M), "float16")):
+        with T.Kernel(1) as _:
+            A_shared = T.alloc_shared((N // M, M), "float32")
+            T.copy(A, A_shared)
+            A_half = T.view(A_shared, [N // M, 2 * M], dtype="float16")
+            T.copy(A_half, B)
+
+    return main
+
+
+def test_view_changing_dtype_of_a_block_is_refused():
     with pytest.raises(TTUnsupportedError) as err:
-        tilelang.compile(view_dtype_test(1024, 32), out_idx=-1)
+        tilelang.compile(view_dtype_block(1024, 32), out_idx=-1)
     msg = str(err.value)
-    assert "T.view(A, [32, 64], dtype=float16)" in msg and "float32" in msg
-    assert f":{_line_of(view_dtype_test, 'T.copy(A_viewed, B)')}" in msg
+    assert "T.view(A_shared, [32, 64], dtype=float16)" in msg and "float32" in msg
+    assert f":{_line_of(view_dtype_block, 'T.copy(A_half, B)')}" in msg
 
 
 def two_shapes(N, M):
@@ -308,7 +338,8 @@ def reshape_fragment(N, M, dtype):
     return main
 
 
-@pytest.mark.parametrize("make", [reshape_smem_2d_2_1d, reshape_fragment, reshape_smem_1d_2_2d])
+@pytest.mark.parametrize("make", [reshape_smem_2d_2_1d, reshape_fragment,
+                                  reshape_smem_1d_2_2d])
 @pytest.mark.parametrize("N, M, dtype", [(1024, 32, "float32"), (2048, 64, "float16")])
 def test_reshape_1d_2d_copied_whole(make, N, M, dtype):
     """TileLang's test_reshape_smem_2d_2_1d / test_reshape_fragment / test_reshape_smem_1d_2_2d:

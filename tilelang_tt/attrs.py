@@ -48,8 +48,9 @@ ROW_COARSEN = "tt.row_coarsen"
 # A0.0: the grid axes whose blocks of fewer than 32 columns were made blocks of 32 columns:
 # [{"axis": "blockIdx.x" | "y" | "z", "columns": columns of a block before, "factor": 32 / columns}, ...]
 COL_COARSEN = "tt.col_coarsen"
-# A0.2.1 ResolveViewsTT: [{"param": i, "shape": the shape the host passes}] for a tensor the
-# kernel accesses only through a T.reshape / T.view: the parameter has the view's shape
+# A0.2.1 ResolveViewsTT: [{"param": i, "shape": the shape the host passes, "dtype": its dtype}]
+# for a tensor the kernel accesses only through a T.reshape / T.view: the parameter has the
+# view's shape and dtype (the host reshapes and reinterprets the bytes)
 HOST_VIEW = "tt.host_view"
 # A0.3.1: the tensors stored padded with zeros (dims not tile multiples, or the grid's blocks
 # reaching past them): [{"param": i, "logical": [dims], "padded": [device dims], "fill": the
@@ -124,8 +125,9 @@ SCHEMAS: dict[str, dict[str, object]] = {
         "tile": list,
         "shape": list,  # the device shape (padded: A0.3.1 ``tt.padded``)
         "logical_shape": list,  # the data's shape on the host (equal to ``shape`` unless padded)
-        # (optional) the shape the caller passes, when the kernel views the tensor in
-        # ``logical_shape`` (T.reshape: A0.2.1 ``tt.host_view``; the host reshapes, row-major)
+        # (optional, with ``host_dtype``) the shape and dtype the caller passes, when the
+        # kernel views the tensor in ``logical_shape`` / ``dtype`` (T.reshape / T.view:
+        # A0.2.1 ``tt.host_view``; the host reshapes, row-major, and reinterprets the bytes)
         "pad_value": float,  # the value the host fills the padding with (A0.3.1's ``fill``)
         # the tensor's axes in the order of its device pages: the last two are the tiled
         # plane (the tensor's last two dims unless its copies slice two others), the rest

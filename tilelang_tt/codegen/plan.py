@@ -178,8 +178,9 @@ def build_plan(mod, pages: bool = False) -> dict:
             "num_pages": lay["tiles"][0] * lay["tiles"][1],
             "shard": lay.get("shard", {}),
         })
-        if "host_shape" in lay:  # T.reshape of the tensor: the caller's shape (row-major)
+        if "host_shape" in lay:  # T.reshape / T.view of the tensor: the caller's shape, dtype
             tensors[-1]["host_shape"] = list(lay["host_shape"])
+            tensors[-1]["host_dtype"] = str(lay["host_dtype"])
 
     cbs = []
     for e in all_cbs(kernels):

@@ -78,8 +78,8 @@ def _draw(kind: TensorSupplyType, rng: np.random.Generator, n: int):
 
 def supply(spec: dict, kind: TensorSupplyType, rng: np.random.Generator) -> np.ndarray:
     shape = tensors.host_shape(spec)
-    want = tensors.NP_DTYPE[spec["dtype"]]
-    is_float = spec["dtype"] in ("bfloat16", "float32", "float16")
+    want = tensors.NP_DTYPE[tensors.host_dtype(spec)]
+    is_float = tensors.host_dtype(spec) in ("bfloat16", "float32", "float16")
     if kind == TensorSupplyType.Auto:
         kind = TensorSupplyType.Uniform if is_float else TensorSupplyType.Integer
     if kind in (TensorSupplyType.Zero, TensorSupplyType.One):

@@ -28,13 +28,21 @@ def host_shape(t: dict) -> tuple:
     return tuple(t.get("host_shape", t["shape"]))
 
 
+def host_dtype(t: dict) -> str:
+    """The dtype a caller passes the tensor in (``dtype`` unless a T.view reinterprets it)."""
+    return t.get("host_dtype", t["dtype"])
+
+
 def _device(t: dict, arr: np.ndarray) -> np.ndarray:
-    """``arr`` (host-shaped, C-contiguous) seen in the shape main.cpp reads: a free reshape."""
-    return arr.reshape(tuple(t["shape"])) if "host_shape" in t else arr
+    """``arr`` (host-shaped, C-contiguous) seen in the shape and dtype main.cpp reads: a free
+    reshape (and view of its bytes)."""
+    if "host_shape" not in t:
+        return arr
+    return arr.view(NP_DTYPE[t["dtype"]]).reshape(tuple(t["shape"]))
 
 
 def _convert(t: dict, value, what: str) -> np.ndarray:
-    want = NP_DTYPE[t["dtype"]]
+    want = NP_DTYPE[host_dtype(t)]
     arr = np.asarray(value)
     shape = host_shape(t)
     if arr.shape != shape:
@@ -45,7 +53,7 @@ def _convert(t: dict, value, what: str) -> np.ndarray:
         # ml_dtypes converts to bfloat16 with round-to-nearest-even
         return np.ascontiguousarray(arr.astype(want))
     raise TTCallArgumentError(
-        f"{what} {t['name']}: expected {t['dtype']} (or a float array to convert), got "
+        f"{what} {t['name']}: expected {host_dtype(t)} (or a float array to convert), got "
         f"{arr.dtype}")
 
 
@@ -61,7 +69,7 @@ def bind_arguments(tensor_specs: list, out_idx: list, args: tuple) -> dict:
                         f"tensor {t['name']}: got None, but the kernel "
                         f"{'reads' if t['role'] in ('input', 'inout') else 'writes'} it; "
                         "only a tensor the kernel never accesses may be None")
-                host[i] = np.zeros(host_shape(t), dtype=NP_DTYPE[t["dtype"]])
+                host[i] = np.zeros(host_shape(t), dtype=NP_DTYPE[host_dtype(t)])
                 continue
             if t["role"] in ("output",) and not isinstance(a, np.ndarray):
                 raise TTCallArgumentError(f"output {t['name']} must be a numpy array to fill in place")
@@ -74,7 +82,7 @@ def bind_arguments(tensor_specs: list, out_idx: list, args: tuple) -> dict:
             host[i] = _convert(tensor_specs[i], a, "input")
         for i in out_idx:
             t = tensor_specs[i]
-            host[i] = np.zeros(host_shape(t), dtype=NP_DTYPE[t["dtype"]])
+            host[i] = np.zeros(host_shape(t), dtype=NP_DTYPE[host_dtype(t)])
         return host
     names = [t["name"] for t in tensor_specs]
     expect = f"{n} tensors ({', '.join(names)})"

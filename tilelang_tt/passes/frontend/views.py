@@ -40,9 +40,13 @@ from tvm import tirx
 from ... import attrs
 from ...errors import TTUnsupportedError
 from .pad_tensors import _analyzer
-from ..common import TILE, buffer_dtype, buffer_scope, buffer_shape, collect, substitute, tt_map, tt_pass
+from ..common import (TILE, buffer_dtype, buffer_scope, buffer_shape, collect, substitute,
+                      tt_map, tt_pass)
 
 _FILL = "tirx.tile.fill"
+# dtypes the host holds tensors in: a T.view of a tensor argument between two of them is a
+# numpy view of its bytes on the host (exact, free)
+_HOST_DTYPES = {"float32", "float16", "bfloat16"}
 _REGION_OPS = ("tirx.tile.copy", _FILL)
 _HINT_TILES = ("reshape the kernel's tensor argument instead (T.reshape of a T.Tensor "
                "parameter is free: the host lays the tensor out in the new shape), or keep the "
@@ -264,7 +268,9 @@ def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
         for d in group:
             v = d.buffer
             span = _span_of(d, body)
-            if buffer_dtype(v) != buffer_dtype(owner):
+            host_cast = any(owner.same_as(p) for p in params) and \
+                {buffer_dtype(v), buffer_dtype(owner)} <= _HOST_DTYPES
+            if buffer_dtype(v) != buffer_dtype(owner) and not host_cast:
                 raise TTUnsupportedError(
                     f"T.view({owner.name}, {_shape(v)}, dtype={buffer_dtype(v)}) reinterprets "
                     f"{owner.name} ({_shape(owner)} {buffer_dtype(owner)}) as "
@@ -280,21 +286,22 @@ def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
         family = [owner] + [d.buffer for d in group]
         used = [b for b in family if b in rich or b in regions]
         if any(owner.same_as(p) for p in params):
-            shapes = {tuple(_shape(b)) for b in used}
+            shapes = {(tuple(_shape(b)), buffer_dtype(b)) for b in used}
             if len(shapes) > 1:
                 raise TTUnsupportedError(
                     f"tensor {owner.name} {_shape(owner)} is accessed through {len(shapes)} "
-                    f"shapes ({', '.join(str(list(s)) for s in sorted(shapes))}, with "
+                    f"shapes ({', '.join(f'{list(s)} {t}' for s, t in sorted(shapes))}, with "
                     "T.reshape / T.view): the host lays a tensor out in DRAM as 32x32 tiles of "
                     "one shape, and these shapes tile its elements differently",
                     span=_span_of(group[0], body),
                     hint="access the tensor through one shape (reshape it once and use the "
                          "view everywhere)")
-            kept = owner if not used or tuple(_shape(owner)) in shapes else used[0]
-            if not kept.same_as(owner):
+            kept = owner if not used or (tuple(_shape(owner)), buffer_dtype(owner)) in shapes \
+                else used[0]
+            if not kept.same_as(owner):  # the host reshapes (and reinterprets: T.view dtype=)
                 host_view.append({"param": next(i for i, p in enumerate(params)
                                                  if p.same_as(owner)),
-                                  "shape": _shape(owner)})
+                                  "shape": _shape(owner), "dtype": buffer_dtype(owner)})
         else:
             moving = [(d, _tile_keeping(_shape(owner), _shape(d.buffer))) for d in group]
             moving = [(d, why) for d, why in moving if why is not None]
@@ -319,7 +326,7 @@ def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
                     if any(b.same_as(p) for p in params):
                         host_view.append({"param": next(i for i, p in enumerate(params)
                                                          if p.same_as(b)),
-                                          "shape": _shape(b)})
+                                          "shape": _shape(b), "dtype": buffer_dtype(b)})
                 drop.extend(d.buffer for d in group)
                 continue
             # the lowest-rank buffer is kept (the backend's block forms are 2-D); the others

@@ -159,8 +159,7 @@ def InferTTLayout(func, mod, ctx):
     """Attach ``tt.layout_desc`` to every buffer parameter (see module docstring)."""
     requested = to_py(get_attr(func, attrs.LAYOUT_REQUEST, {})) or {}
     padded = {int(e["param"]): e for e in to_py(get_attr(func, attrs.PADDED, [])) or []}
-    host_view = {int(e["param"]): list(e["shape"])
-                 for e in to_py(get_attr(func, attrs.HOST_VIEW, [])) or []}
+    host_view = {int(e["param"]): e for e in to_py(get_attr(func, attrs.HOST_VIEW, [])) or []}
     profile = profile_of(str(get_attr(func, attrs.TARGET, "wormhole_b0")))
     layouts = []
     for index, buf in enumerate(func.params):
@@ -243,8 +242,9 @@ def InferTTLayout(func, mod, ctx):
             "page_bytes": tile_bytes(dtype),
             "shard": {},
         }
-        if index in host_view:
-            entry["host_shape"] = host_view[index]
+        if index in host_view:  # T.reshape / T.view of the tensor: the caller's shape, dtype
+            entry["host_shape"] = list(host_view[index]["shape"])
+            entry["host_dtype"] = str(host_view[index]["dtype"])
         if layout == "sharded":
             entry["shard"] = shard_geometry(str(buf.name), memory, list(shape), user, profile)
             need = shard_bytes(entry)
