@@ -10,7 +10,8 @@ has a meaning only where it keeps the tiles:
   every access to the tensor goes through buffers of one shape, that shape becomes the
   parameter's (the view's buffer replaces the parameter's) and ``tt.host_view`` records
   ``{"param": i, "shape": the declared shape}``: the host takes and returns the tensor in its
-  declared shape and hands the device the view's (the runtime reshapes).
+  declared shape and hands the device the view's (the runtime reshapes); a ``T.view`` to
+  another of float32 / float16 / bfloat16 likewise (the host views the bytes).
 * a view of a block buffer (shared / fragment) that keeps every 32x32 tile: same dtype, both
   of rank >= 2, the same last dim, the second-to-last a multiple of 32 in both (leading dims
   merged or split).  Nothing moves: the lowest-rank buffer is kept (a fresh buffer of its
@@ -25,7 +26,7 @@ has a meaning only where it keeps the tiles:
 Requires: LowerParallelToTileTT (``T.Parallel`` copies are ``tile.copy``, so they count as
 whole-buffer copies).  Guarantees: no ``DeclBuffer`` shares the data of a parameter or an
 allocation with another buffer.  Refused (``TTUnsupportedError`` naming the op, the shapes and
-the line): a view changing the dtype; a block-buffer view that moves elements across tiles
+the line): a block-buffer view changing the dtype; a block-buffer view that moves elements across tiles
 other than as above; a tensor argument accessed through two different shapes; element
 accesses or reductions through a block view of higher rank than the kept buffer; a copy
 region that is no box of whole rows with the same extents in the kept buffer; views of
