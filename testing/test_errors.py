@@ -399,3 +399,28 @@ def test_an_exception_without_a_message_is_named_with_its_line():
         def k(A: T.Tensor((32, 32), "float32")):
             with T.Kernel(1):
                 _fails_without_a_message()
+
+
+def test_reduce_nan_propagate_refused_naming_the_line():
+    # TileLang's `T.reduce_max(src, dst, dim=1, nan_propagate=True)`: the matrix engine's
+    # max reduction does not promise a NaN row gives NaN, so the kernel is refused, not run
+    def kernel(reduce, **kw):
+        @T.prim_func
+        def k(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64,), "float16")):
+            with T.Kernel(1, threads=128):
+                src = T.alloc_fragment((64, 64), "float16")
+                dst = T.alloc_fragment((64,), "float16")
+                T.copy(A, src)
+                reduce(src, dst, dim=1, **kw)
+                T.copy(dst, B)
+        return k
+
+    for reduce, name in ((T.reduce_max, "T.reduce_max"), (T.reduce_min, "T.reduce_min"),
+                         (T.reduce_absmax, "T.reduce_absmax")):
+        with pytest.raises(TTUnsupportedError) as info:
+            kernel(reduce, nan_propagate=True)
+        msg = str(info.value)
+        assert f"{name}(nan_propagate=True)" in msg and "NaN" in msg
+        assert f"{HERE}:" in msg and "reduce(src, dst, dim=1, **kw)" in msg
+    # without it the kernel compiles
+    tilelang_tt.compile(kernel(T.reduce_max))

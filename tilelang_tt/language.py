@@ -1319,6 +1319,19 @@ def _batch(batch):
         raise ValueError(f"batch must be >= 1, got {batch}")
 
 
+def _nan_propagate(name, nan_propagate):
+    # TileLang's nan_propagate=True promises a NaN row gives NaN. The matrix engine's max / min
+    # reduction does not promise that (it compares NaN by its bits, and a 16-bit pack turns NaN
+    # into infinity, docs/MOCK.md "Numerics"), so the kernel is refused rather than run.
+    if isinstance(nan_propagate, tirx.IntImm):
+        nan_propagate = bool(nan_propagate.value)
+    if nan_propagate is not False and nan_propagate is not None and nan_propagate != 0:
+        raise language_compat.note_error(TTUnsupportedError(
+            f"{name}(nan_propagate=True): the Tensix matrix engine's max / min reduction does "
+            "not propagate NaN (it orders NaN by its bits, and a 16-bit pack turns NaN into "
+            "infinity); drop nan_propagate, or test the input for NaN in Python"))
+
+
 def reduce(src, dst, reduce_type, dim, clear, batch=1, nan_propagate=False, annotations=None):
     """TileLang's generic ``T.reduce(src, dst, "sum" | "max" | "min" | "abssum" | "absmax",
     dim, clear)``."""
@@ -1327,6 +1340,8 @@ def reduce(src, dst, reduce_type, dim, clear, batch=1, nan_propagate=False, anno
         raise language_compat.note_error(TTUnsupportedError(
             f"T.reduce(reduce_type={kind!r}) is not supported (sum, max, min, abssum, absmax)"))
     _batch(batch)
+    if kind in ("max", "min", "absmax"):
+        _nan_propagate(f"T.reduce({kind!r})", nan_propagate)
     return _reduce(kind, src, dst, dim, clear)
 
 
@@ -1337,11 +1352,13 @@ def reduce_sum(src, dst, dim=-1, clear=True, batch=1, annotations=None):
 
 def reduce_max(src, dst, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
     _batch(batch)
+    _nan_propagate("T.reduce_max", nan_propagate)
     return _reduce("max", src, dst, dim, clear)
 
 
 def reduce_min(src, dst, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
     _batch(batch)
+    _nan_propagate("T.reduce_min", nan_propagate)
     return _reduce("min", src, dst, dim, clear)
 
 
@@ -1352,6 +1369,7 @@ def reduce_abssum(src, dst, dim=-1, clear=True, batch=1, annotations=None):
 
 def reduce_absmax(src, dst, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
     _batch(batch)
+    _nan_propagate("T.reduce_absmax", nan_propagate)
     return _reduce("absmax", src, dst, dim, clear)
 
 
