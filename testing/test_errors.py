@@ -424,3 +424,22 @@ def test_reduce_nan_propagate_refused_naming_the_line():
         assert f"{HERE}:" in msg and "reduce(src, dst, dim=1, **kw)" in msg
     # without it the kernel compiles
     tilelang_tt.compile(kernel(T.reduce_max))
+
+
+def test_sblock_refused_naming_the_line():
+    # TVM's schedulable blocks inside a TileLang kernel (TileLang's copy test nests two to
+    # scope T.annotate_safe_value): refused naming T.sblock and the line, not TVM's
+    # well-formedness text
+    with pytest.raises(TTUnsupportedError) as info:
+        @T.prim_func
+        def k(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+            with T.Kernel(1, threads=128):
+                A_shared = T.alloc_shared((64, 64), "float32")
+                with T.sblock("outer"):
+                    T.reads()
+                    T.writes()
+                    T.copy(A, A_shared)
+                T.copy(A_shared, B)
+    msg = str(info.value)
+    assert "T.sblock" in msg and f"{HERE}:" in msg and 'with T.sblock("outer"):' in msg
+    assert "well-formed" not in msg
