@@ -443,3 +443,15 @@ def test_sblock_refused_naming_the_line():
     msg = str(info.value)
     assert "T.sblock" in msg and f"{HERE}:" in msg and 'with T.sblock("outer"):' in msg
     assert "well-formed" not in msg
+
+
+def test_buffer_slice_with_a_step_refused_naming_the_line():
+    # TileLang's frontend test `B[0:5:2] = A[0:10:2]`: our text, not TVM's C++ check
+    with pytest.raises(TTUnsupportedError) as info:
+        @T.prim_func
+        def k(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 32), "float32")):
+            with T.Kernel(1, threads=128):
+                B[0:64, 0:32] = A[0:64, 0:64:2]
+    msg = str(info.value)
+    assert "slice with a step other than 1" in msg and f"{HERE}:" in msg
+    assert "B[0:64, 0:32] = A[0:64, 0:64:2]" in msg and "Check failed" not in msg

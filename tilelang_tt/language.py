@@ -398,6 +398,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
         if cause is not None and re.search(r"error: *\n", text):  # TVMScript printed no text
             text = re.sub(r"error: *\n", f"error: {type(cause).__name__} (without a "
                           "message)\n", text, count=1)
+        cls, text = _tvm_parse_error_text(cls, text)
         raise cls(f"cannot parse kernel {fn.__name__!r}:\n{text}") from None
     finally:
         marked = list(_parallel_vars())
@@ -415,6 +416,26 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     for key, value in annotations.items():
         parsed = parsed.with_attr(key, value)
     return parsed
+
+
+# TVM's own checks that TileLang programs can reach while a kernel is parsed: its text (a C++
+# check's condition) replaced by what the construct is and what to write instead
+_TVM_PARSE_ERRORS = (
+    (re.compile(r"error: Check failed: .*Buffer slices with a non-unit step are not supported"),
+     TTUnsupportedError,
+     "error: a buffer slice with a step other than 1 (`A[0:10:2]`) is not supported: a region "
+     "of a tensor or block buffer is a contiguous box of elements (moved as 32x32 tiles); "
+     "slice with step 1"),
+)
+
+
+def _tvm_parse_error_text(cls, text):
+    """The class and text of a parse error whose message is one of TVM's known checks
+    (``_TVM_PARSE_ERRORS``), the source line (`-->`) kept; others unchanged."""
+    for pattern, new_cls, message in _TVM_PARSE_ERRORS:
+        if pattern.search(text):
+            return new_cls, pattern.sub(lambda _m: message, text, count=1)
+    return cls, text
 
 
 def _parse_cause(err):
