@@ -311,7 +311,51 @@ def _bind_python_values(tree):
                                          node)
             return node
 
+    class TupleStores(KernelBody):
+        """``a, b = b, a`` / ``A[0], A[1] = A[1], A[0]`` (a tuple of values stored into T.alloc_var
+        variables or elements; TileLang assigns them as Python does, TVMScript redefines
+        the names): every value is bound first (``__tt_tuple_<line>_<k> = b``), then stored
+        (``a = __tt_tuple_<line>_0``). Unpacking into plain names (``M, N = A.shape``) stays."""
+
+        def __init__(self, declared):
+            self.declared = declared
+
+        def visit_Assign(self, node):
+            target = node.targets[0] if len(node.targets) == 1 else None
+            if not (isinstance(target, (ast.Tuple, ast.List)) and
+                    isinstance(node.value, (ast.Tuple, ast.List)) and
+                    len(target.elts) == len(node.value.elts) and
+                    not any(isinstance(e, ast.Starred) for e in target.elts + node.value.elts) and
+                    any(isinstance(e, ast.Subscript) or
+                        (isinstance(e, ast.Name) and e.id in self.declared)
+                        for e in target.elts)):
+                return node
+            temps = [f"__tt_tuple_{node.lineno}_{node.col_offset}_{k}"
+                     for k in range(len(target.elts))]
+            out = [ast.copy_location(ast.Assign(targets=[ast.Name(id=t, ctx=ast.Store())],
+                                                value=v), node)
+                   for t, v in zip(temps, node.value.elts)]
+            out += [ast.copy_location(ast.Assign(targets=[e], value=ast.Name(id=t,
+                                                                             ctx=ast.Load())),
+                                      node) for e, t in zip(target.elts, temps)]
+            return out
+
+    def declared_variables(fdef):
+        names = set()
+        for n in ast.walk(fdef):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and \
+                    isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Call):
+                func = n.value.func
+                if (isinstance(func, ast.Attribute) and func.attr == "alloc_var") or \
+                        (isinstance(func, ast.Name) and func.id == "alloc_var"):
+                    names.add(n.targets[0].id)
+            elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and \
+                    n.value is not None:
+                names.add(n.target.id)
+        return names
+
     tree = ast.fix_missing_locations(PythonAnnotations().visit(Generators().visit(tree)))
+    tree = ast.fix_missing_locations(TupleStores(declared_variables(tree.body[0])).visit(tree))
     tree = ast.fix_missing_locations(Asserts().visit(
         RegionStores().visit(OneBlockIndex().visit(SplitChains().visit(tree)))))
     fdef = tree.body[0]
