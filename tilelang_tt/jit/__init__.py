@@ -197,13 +197,22 @@ class JITImpl:
 
     def compile(self, *args, **kwargs):
         """The compiled kernel for these arguments (cached)."""
+        return self.compile_with(args, kwargs)
+
+    def compile_with(self, args, kwargs, pass_configs=None):
+        """:meth:`compile` with ``pass_configs`` laid over the decorator's (an autotune
+        configuration's own ``"pass_configs"``, as TileLang's autotuner merges them)."""
         key = self._key(args, kwargs)
+        merged = self.pass_configs
+        if pass_configs:
+            merged = {**(self.pass_configs or {}), **pass_configs}
+            key = (key, _freeze(pass_configs))
         kernel = self._kernels.get(key)
         if kernel is None:
             func = self.get_tir(*args, **kwargs)
             idx = self.out_idx if self.mode == "lazy" else eager.out_idx(self._eager)
             kernel = compiler.compile(func, out_idx=idx, target=self.target,
-                                      pass_configs=self.pass_configs)
+                                      pass_configs=merged)
             if self.debug_root_path:
                 kernel.save(Path(self.debug_root_path) / kernel.name)
             self._kernels[key] = kernel
@@ -230,7 +239,10 @@ class JITImpl:
     def __call__(self, *args, **kwargs):
         if self.mode == "lazy":
             return self.compile(*args, **kwargs)
-        kernel = self.compile(*args, **kwargs)
+        return self.run_kernel(self.compile(*args, **kwargs), args, kwargs)
+
+    def run_kernel(self, kernel, args, kwargs):
+        """Run ``kernel`` (compiled for this eager call) on the call's tensors."""
         tensors, _, _ = self._bind(args, dict(kwargs))
         missing = [p for p in self._eager.tensor_params if p not in tensors]
         if missing:
