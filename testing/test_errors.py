@@ -455,3 +455,15 @@ def test_buffer_slice_with_a_step_refused_naming_the_line():
     msg = str(info.value)
     assert "slice with a step other than 1" in msg and f"{HERE}:" in msg
     assert "B[0:64, 0:32] = A[0:64, 0:64:2]" in msg and "Check failed" not in msg
+
+
+def test_refused_name_used_as_a_set_is_refused():
+    # TileLang's dialect test compares a set with a name of tilelang.language.tir.exports:
+    # the refusal, not Python's TypeError
+    from tilelang_tt.language import tir  # noqa: F401  (a TileLang module without counterpart)
+    from tilelang_tt.language.tir.exports import CLASSIFIED_VENDOR_TIR_EXPORTS as names
+
+    for use in (lambda: {"ptx_mma"} <= names, lambda: "ptx_mma" in names, lambda: len(names)):
+        with pytest.raises(TTUnsupportedError, match="CLASSIFIED_VENDOR_TIR_EXPORTS"):
+            use()
+    assert bool(names)

@@ -227,6 +227,21 @@ class Refused:
     def __iter__(self):
         raise self._error()
 
+    # used as a value (a set of names compared, searched or measured): refused the same way
+    def __contains__(self, _item):
+        raise self._error()
+
+    def __len__(self):
+        raise self._error()
+
+    def __bool__(self):  # truthy as any object (not through __len__)
+        return True
+
+    def __lt__(self, _other):
+        raise self._error()
+
+    __le__ = __gt__ = __ge__ = __lt__
+
     def __repr__(self):
         return f"<refused TileLang name {self._name}>"
 
