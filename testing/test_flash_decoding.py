@@ -140,3 +140,127 @@ def test_example_mha_inference(batch, heads, seqlen_q, seqlen_kv, dim, block_M, 
     # the first split's keys alone give other rows: the combine weighed every split
     first = ref_program(q, k[:, :seqlen_kv // 4], v[:, :seqlen_kv // 4])
     assert np.abs(first - ref).max() > 0.1
+
+
+# ---- fragments of fewer than 32 rows on their own ----------------------------------------------
+
+def reduce_rows(batch, n, L, W, op, clear, dtype="float16"):
+    """A [n, W] region of a [batch, n, L] tensor copied into a fragment of n rows, reduced over
+    its rows (dim=0) into a vector of W."""
+
+    @T.prim_func
+    def main(X: T.Tensor([batch, n, L], dtype), Out: T.Tensor([batch * L], "float32")):
+        with T.Kernel(T.ceildiv(L, W), batch) as (bx, by):
+            s = T.alloc_fragment([n, W], dtype)
+            r = T.alloc_fragment([W], "float32")
+            T.copy(X[by, :, bx * W:(bx + 1) * W], s)
+            if not clear:
+                T.fill(r, 1.5)
+            if op == "max":
+                T.reduce_max(s, r, dim=0, clear=clear)
+            elif op == "min":
+                T.reduce_min(s, r, dim=0, clear=clear)
+            elif op == "sum":
+                T.reduce_sum(s, r, dim=0, clear=clear)
+            else:
+                T.reduce_absmax(s, r, dim=0, clear=clear)
+            T.copy(r, Out[by * L + bx * W])
+
+    return main
+
+
+@pytest.mark.parametrize("op, clear, n", [("max", True, 4), ("min", True, 4), ("sum", True, 8),
+                                          ("absmax", True, 2), ("max", False, 4),
+                                          ("sum", False, 3)])
+def test_reduce_over_fewer_than_32_rows(op, clear, n):
+    batch, L, W = 2, 128, 64
+    kernel = tilelang_tt.compile(reduce_rows(batch, n, L, W, op, clear), out_idx=[1])
+    x = np.random.default_rng(1).standard_normal((batch, n, L)).astype(np.float16)
+    out = as_f32(kernel(x)).reshape(batch, L)
+    xf = x.astype(np.float32)
+    ref = {"max": xf.max(1), "min": xf.min(1), "sum": xf.sum(1),
+           "absmax": np.abs(xf).max(1)}[op]
+    if not clear:
+        ref = {"max": np.maximum(ref, 1.5), "sum": ref + 1.5}[op]
+    np.testing.assert_allclose(out, ref, rtol=1e-2, atol=1e-2)
+    if op in ("max", "min", "absmax"):  # exact: each value is one of the rows'
+        np.testing.assert_array_equal(out, ref)
+
+
+def select_rows(batch, n, L, W, dtype="float16"):
+    """Rows of a fragment of n rows selected by a loop index: by ``T.copy(s[k, :], v)``, by
+    ``v[i] = s[k, i]`` and inside an expression, folded in row order."""
+
+    @T.prim_func
+    def main(X: T.Tensor([batch, n, L], dtype), Y: T.Tensor([batch * L], "float32")):
+        with T.Kernel(T.ceildiv(L, W), batch) as (bx, by):
+            s = T.alloc_fragment([n, W], dtype)
+            v = T.alloc_fragment([W], "float32")
+            acc = T.alloc_fragment([W], "float32")
+            T.copy(X[by, :, bx * W:(bx + 1) * W], s)
+            T.clear(acc)
+            for k in T.Pipelined(n, num_stages=2):
+                T.copy(s[k, :], v)
+                for i in T.Parallel(W):
+                    acc[i] = acc[i] * 2.0 + v[i]
+            for k in T.serial(n):
+                for i in T.Parallel(W):
+                    v[i] = s[k, i]
+                for i in T.Parallel(W):
+                    acc[i] = acc[i] * 0.5 + v[i] * 3.0 - T.abs(s[k, i])
+            T.copy(acc, Y[by * L + bx * W])
+
+    return main
+
+
+@pytest.mark.parametrize("n", [4, 5])
+def test_rows_of_fewer_than_32_selected_by_a_loop_index(n):
+    batch, L, W = 2, 64, 32
+    kernel = tilelang_tt.compile(select_rows(batch, n, L, W), out_idx=[1])
+    x = np.random.default_rng(2).standard_normal((batch, n, L)).astype(np.float16)
+    xf = x.astype(np.float32)
+    acc = np.zeros((batch, L), np.float32)
+    for k in range(n):
+        acc = acc * 2.0 + xf[:, k]
+    for k in range(n):
+        acc = acc * 0.5 + xf[:, k] * 3.0 - np.abs(xf[:, k])
+    out = as_f32(kernel(x)).reshape(batch, L)
+    np.testing.assert_allclose(out, acc, rtol=1e-2, atol=1e-2)
+
+
+# ---- refusals ----------------------------------------------------------------------------------
+
+def short_fragment_kernel(case, n=4, L=64, W=32):
+    dtype = "float32" if case == "dtype" else "float16"
+
+    @T.prim_func
+    def main(X: T.Tensor([n, L], "float16"), Y: T.Tensor([L], "float32")):
+        with T.Kernel(T.ceildiv(L, W)) as bx:
+            s = T.alloc_fragment([n, W], dtype)
+            r = T.alloc_fragment([W], "float32")
+            if case == "computed":
+                for k, i in T.Parallel(n, W):
+                    s[k, i] = X[k, bx * W + i] * 2.0
+            else:
+                T.copy(X[:, bx * W:(bx + 1) * W], s)
+            if case == "dim1":
+                r2 = T.alloc_fragment([n], "float32")
+                T.reduce_max(s, r2, dim=1)
+            T.reduce_sum(s, r, dim=0)
+            T.copy(r, Y[bx * W])
+
+    return main
+
+
+@pytest.mark.parametrize("case, why", [
+    ("computed", "a T.Parallel store writes it"),
+    ("dtype", "it is float32 and the tensor X it is copied from float16"),
+    ("dim1", "T.reduce_max reduces it other than over dim=0"),
+])
+def test_fewer_than_32_rows_refused(case, why):
+    with pytest.raises(TTCompileError) as err:
+        tilelang_tt.compile(short_fragment_kernel(case), out_idx=[1])
+    text = str(err.value)
+    assert type(err.value).__name__ == "TTLayoutError"
+    assert "block buffer s has shape [4, 32]" in text and why in text, text
+    assert "test_flash_decoding.py:" in text  # names the line

@@ -77,7 +77,8 @@ def _op_name(call) -> str:
     name = call.op.name
     return {"tirx.tile.copy": "T.copy", "tirx.tile.max": "T.reduce_max",
             "tirx.tile.min": "T.reduce_min", "tirx.tile.sum": "T.reduce_sum",
-            "tirx.tile.fill": "T.fill", "tirx.tile.gemm": "T.gemm"}.get(name, name)
+            "tirx.tile.fill": "T.fill", "tirx.tile.gemm": "T.gemm",
+            "tt.tile.expr": "a T.Parallel store"}.get(name, name)
 
 
 class _Short:
