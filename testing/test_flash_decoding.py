@@ -264,3 +264,25 @@ def test_fewer_than_32_rows_refused(case, why):
     assert type(err.value).__name__ == "TTLayoutError"
     assert "block buffer s has shape [4, 32]" in text and why in text, text
     assert "test_flash_decoding.py:" in text  # names the line
+
+
+# ---- the real SDK ------------------------------------------------------------------------------
+
+from test_sdk_host_twin import sdk, sdkcheck  # noqa: E402,F401  (the sdkcheck fixture)
+from tilelang_tt.codegen.cmake import mock_dir  # noqa: E402
+
+
+def test_sdkcheck_flash_decoding_projects(sdk, tmp_path, monkeypatch):  # noqa: F811
+    """The saved projects of the example's kernel and of a short fragment's row selection:
+    main.cpp compiles and links against TT-Metalium 0.81.1, every kernel compiles cleanly."""
+    save = tmp_path / "saved"
+    monkeypatch.setenv("TILELANG_TT_SAVE_PROJECTS", str(save))
+    tilelang_tt.compile(flashattn(1, 2, 64, 256, 64, 64, 64), out_idx=[3])
+    tilelang_tt.compile(select_rows(2, 4, 64, 32), out_idx=[1])
+    proc = sdkcheck("--host-include", mock_dir() / "include", save)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = proc.stdout
+    assert " 0 error(s)" in text and " 0 warning(s)" in text, text
+    # two host programs and three launches' kernels
+    assert "4 project(s)" in text and text.count("host@link") == 2, text
+    assert text.count("compute@TRISC1/MATH") == 3, text
