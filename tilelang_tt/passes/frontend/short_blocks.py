@@ -29,8 +29,10 @@ tensor row into a new 1-D fragment and folding it into the destination (``max`` 
 ``+`` of the row or its ``abs``), in row order.  Values are those of the buffer: ``S`` has
 ``G``'s dtype, so the copy into it changed none.
 
-Any other use of a block buffer with fewer than 32 rows is a ``TTLayoutError`` naming the
-buffer, the op and its line.  Decided from the buffer's shape and the IR of its accesses only.
+A block buffer with fewer than 32 rows that some tile op reads by one row or reduces over
+``dim=0`` and that is not such a buffer is a ``TTLayoutError`` naming the buffer, the op and
+its line; one without such a use is left as it is (A0.5 pairs ``block_K = 16`` GEMM operands
+into 32 rows; A1 refuses the rest).  Decided from the buffer's shape and the IR of its accesses only.
 """
 
 from __future__ import annotations
@@ -240,11 +242,27 @@ def _rewrite(body, shorts):
     return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
 
 
+def _used_by_rows(body, buf) -> bool:
+    """Some tile op reads one row of ``buf`` or reduces it over its rows (``dim=0``): uses
+    only a buffer of its rows serves.  Buffers without such a use (a ``T.gemm`` operand of
+    ``block_K = 16`` rows, which A0.5 pairs into 32) are left to the later passes."""
+    for c in collect(body, tirx.TilePrimitiveCall):
+        regions = [a for a in c.args if isinstance(a, tvm.ir.TensorRegion)]
+        if not regions or regions[0].source.same_as(buf):
+            continue
+        if c.op.name in _REDUCTIONS and regions[1].source.same_as(buf) and \
+                [int(x) for x in c.args[2]] == [0]:
+            return True
+        if any(r.source.same_as(buf) and _ext(r.region[0]) == 1 for r in regions[1:]):
+            return True
+    return False
+
+
 def read_short_blocks(body):
     """``body`` with the short block buffers the module docstring describes read from their
     tensors."""
     shorts = [_Short(a.buffer, a, body) for a in collect(body, tirx.AllocBuffer)
-              if _short(a.buffer)]
+              if _short(a.buffer) and _used_by_rows(body, a.buffer)]
     return _rewrite(body, shorts) if shorts else body
 
 
