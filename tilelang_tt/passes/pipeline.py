@@ -14,6 +14,9 @@ folder, TVM's own where they do the job):
                A0.1.3 LowerReducersTT          reducer updates in T.Parallel -> tile
                                                reductions into the reducer (loop-carried)
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
+               A0.2.1 ReadShortBlocksFromTensorsTT
+                                               block buffers of fewer than 32 rows holding
+                                               a tensor region -> reads of the tensor
                A0.3 LegalizeTileOpsTT          engine forms (staged global copies, min/abs)
                A0.3.1 PadTensorsTT             tensors padded with zeros to whole tiles
                                                and to what the grid's blocks cover
@@ -78,6 +81,7 @@ from .frontend.parallel_to_tile import LowerParallelToTileTT
 from .frontend.reducers import LowerReducersTT
 from .frontend.row_blocks import CoarsenRowBlocksTT
 from .frontend.scalars import ScalarsToBindTT
+from .frontend.short_blocks import ReadShortBlocksFromTensorsTT
 from .layout.infer_layout import InferTTLayout
 from .layout.propagate_layout import PropagateTTLayout
 from .partition.grid_to_core import GridToCoreGrid
@@ -98,6 +102,7 @@ STAGES = [
     ("A0.1.2", CollapseBlockSlicesTT),
     ("A0.1.3", LowerReducersTT),
     ("A0.2", LowerParallelToTileTT),
+    ("A0.2.1", ReadShortBlocksFromTensorsTT),
     ("A0.3", LegalizeTileOpsTT),
     ("A0.3.1", PadTensorsTT),
     ("A0.4", VersionBlockBuffersTT),
