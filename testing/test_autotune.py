@@ -100,3 +100,30 @@ def test_autotune_skips_a_config_whose_result_is_wrong():
         tilelang.jit(out_idx=[-1])(matmul_factory))
     kernel = matmul(64, 64, 64)
     assert kernel.config == dict(block_M=32, block_N=32) and calls == [0, 1]
+
+
+def test_autotune_per_config_pass_configs():
+    # TileLang's example_gemm_autotune_pass_configs: a configuration's "pass_configs" are
+    # compiler options tuned along with its arguments (not an argument of the kernel), laid
+    # over the decorator's / set_compile_args' own
+    def fidelity(kernel):
+        return kernel.plan["kernels"]["compute"]["config"]["math_fidelity"]
+
+    configs = [dict(block_M=32, block_N=32, pass_configs={"tt.math_fidelity": f})
+               for f in ("LoFi", "HiFi4")]
+    times = {f: tilelang.compile(matmul_factory(64, 64, 64, block_M=32, block_N=32),
+                                 out_idx=[-1], pass_configs={"tt.math_fidelity": f})
+             .get_profiler().do_bench() for f in ("LoFi", "HiFi4")}
+    assert times["LoFi"] < times["HiFi4"]  # the choice is not a tie
+
+    matmul = tilelang.autotune(configs=configs)(
+        tilelang.jit(out_idx=[-1], pass_configs={"tt.math_fidelity": "HiFi2"})(matmul_factory))
+    kernel = matmul(64, 64, 64)
+    assert kernel.config["pass_configs"] == {"tt.math_fidelity": "LoFi"}
+    assert fidelity(kernel) == "LoFi" and kernel.latency == pytest.approx(times["LoFi"])
+
+    result = (AutoTuner.from_kernel(kernel=lambda block_M, block_N: matmul_factory(
+        64, 64, 64, block_M=block_M, block_N=block_N), configs=configs)
+        .set_compile_args(out_idx=[-1]).run())
+    assert result.config["pass_configs"] == {"tt.math_fidelity": "LoFi"}
+    assert fidelity(result.kernel) == "LoFi"

@@ -400,3 +400,71 @@ def test_an_exception_without_a_message_is_named_with_its_line():
         def k(A: T.Tensor((32, 32), "float32")):
             with T.Kernel(1):
                 _fails_without_a_message()
+
+
+def test_reduce_nan_propagate_refused_naming_the_line():
+    # TileLang's `T.reduce_max(src, dst, dim=1, nan_propagate=True)`: the matrix engine's
+    # max reduction does not promise a NaN row gives NaN, so the kernel is refused, not run
+    def kernel(reduce, **kw):
+        @T.prim_func
+        def k(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64,), "float16")):
+            with T.Kernel(1, threads=128):
+                src = T.alloc_fragment((64, 64), "float16")
+                dst = T.alloc_fragment((64,), "float16")
+                T.copy(A, src)
+                reduce(src, dst, dim=1, **kw)
+                T.copy(dst, B)
+        return k
+
+    for reduce, name in ((T.reduce_max, "T.reduce_max"), (T.reduce_min, "T.reduce_min"),
+                         (T.reduce_absmax, "T.reduce_absmax")):
+        with pytest.raises(TTUnsupportedError) as info:
+            kernel(reduce, nan_propagate=True)
+        msg = str(info.value)
+        assert f"{name}(nan_propagate=True)" in msg and "NaN" in msg
+        assert f"{HERE}:" in msg and "reduce(src, dst, dim=1, **kw)" in msg
+    # without it the kernel compiles
+    tilelang_tt.compile(kernel(T.reduce_max))
+
+
+def test_sblock_refused_naming_the_line():
+    # TVM's schedulable blocks inside a TileLang kernel (TileLang's copy test nests two to
+    # scope T.annotate_safe_value): refused naming T.sblock and the line, not TVM's
+    # well-formedness text
+    with pytest.raises(TTUnsupportedError) as info:
+        @T.prim_func
+        def k(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+            with T.Kernel(1, threads=128):
+                A_shared = T.alloc_shared((64, 64), "float32")
+                with T.sblock("outer"):
+                    T.reads()
+                    T.writes()
+                    T.copy(A, A_shared)
+                T.copy(A_shared, B)
+    msg = str(info.value)
+    assert "T.sblock" in msg and f"{HERE}:" in msg and 'with T.sblock("outer"):' in msg
+    assert "well-formed" not in msg
+
+
+def test_buffer_slice_with_a_step_refused_naming_the_line():
+    # TileLang's frontend test `B[0:5:2] = A[0:10:2]`: our text, not TVM's C++ check
+    with pytest.raises(TTUnsupportedError) as info:
+        @T.prim_func
+        def k(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 32), "float32")):
+            with T.Kernel(1, threads=128):
+                B[0:64, 0:32] = A[0:64, 0:64:2]
+    msg = str(info.value)
+    assert "slice with a step other than 1" in msg and f"{HERE}:" in msg
+    assert "B[0:64, 0:32] = A[0:64, 0:64:2]" in msg and "Check failed" not in msg
+
+
+def test_refused_name_used_as_a_set_is_refused():
+    # TileLang's dialect test compares a set with a name of tilelang.language.tir.exports:
+    # the refusal, not Python's TypeError
+    from tilelang_tt.language import tir  # noqa: F401  (a TileLang module without counterpart)
+    from tilelang_tt.language.tir.exports import CLASSIFIED_VENDOR_TIR_EXPORTS as names
+
+    for use in (lambda: {"ptx_mma"} <= names, lambda: "ptx_mma" in names, lambda: len(names)):
+        with pytest.raises(TTUnsupportedError, match="CLASSIFIED_VENDOR_TIR_EXPORTS"):
+            use()
+    assert bool(names)

@@ -306,3 +306,33 @@ def test_none_for_a_tensor_the_kernel_never_accesses():
     np.testing.assert_allclose(c, ref, rtol=1e-2, atol=0.05)  # operands read as TF32
     with pytest.raises(ValueError, match="tensor Bias: got None, but the kernel reads it"):
         tensor_null_test(64, 64, 96, 32, 32, 32, T.float32, with_bias=True)(a, b, c, None)
+
+
+def test_jit_func_is_the_users_function_and_refuses_tilelang_internals():
+    # TileLang's own jit tests reach into `kernel.func` (its JITFunc): the user's function is
+    # there, callable, with get_tir; TileLang's cache-key internals are refused by name
+    import inspect
+
+    from tilelang_tt import TTUnsupportedError
+
+    @tilelang.jit
+    def factory(hidden: int, token_stride: int, sf_only: bool = False):
+        @T.prim_func
+        def kernel(A: T.Tensor((32, hidden), "float32"), B: T.Tensor((32, hidden), "float32")):
+            with T.Kernel(1, threads=128):
+                T.copy(A, B)
+
+        return kernel
+
+    assert list(inspect.signature(factory.func).parameters) == ["hidden", "token_stride",
+                                                                  "sf_only"]
+    assert factory.func.__name__ == "factory" and factory.func.orig_func.__name__ == "factory"
+    assert isinstance(factory.func(64, 1), type(factory.func.get_tir(64, 1)))
+    for name in ("parse_args", "set_mode", "_parse_phase1_key"):
+        with pytest.raises(TTUnsupportedError, match=f"factory.func.{name}: TileLang's JITFunc"):
+            getattr(factory.func, name)
+    with pytest.raises(AttributeError):
+        factory.func.no_such_attribute
+    with pytest.raises(TTUnsupportedError, match="jit_phase"):
+        from tilelang_tt.jit.diagnostics import jit_phase
+        jit_phase("phase", enabled=True)

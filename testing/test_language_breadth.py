@@ -457,3 +457,23 @@ def test_round_ties_to_even_on_the_vector_engine(name, dtype):
     a[0, :8] = [0.5, 1.5, 2.5, -0.5, -2.5, 1e30, -3e9, 0.49]
     a = a.astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32)
     np.testing.assert_array_equal(kernel(a).astype(np.float32), np.rint(a.astype(np.float32)))
+
+
+def test_tuple_assignment_swaps_variables():
+    # TileLang's frontend test `a, b = b, a` on T.alloc_var variables: Python's tuple
+    # assignment (every value read before any is stored), so the two scalars swap; unpacking
+    # into plain names (`M, N = ...`) stays a Python binding
+    @T.prim_func
+    def kernel(A: T.Tensor((64, 64), T.float32), B: T.Tensor((64, 64), T.float32)):
+        with T.Kernel(2, threads=128) as bx:
+            a = T.alloc_var(T.float32, 1.0)
+            b = T.alloc_var(T.float32, 3.0)
+            a, b = b, a
+            rows, cols = 32, 64
+            for i, j in T.Parallel(rows, cols):
+                B[bx * 32 + i, j] = A[bx * 32 + i, j] * a + b
+
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    y = np.zeros_like(x)
+    tilelang.compile(kernel)(x, y)
+    np.testing.assert_allclose(y, x * 3.0 + 1.0, rtol=1e-6, atol=1e-6)

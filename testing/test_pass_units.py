@@ -93,12 +93,12 @@ def _cb_id(func, cb_var):
 
 # what each stage guarantees, checked on its output
 GUARANTEES = {
-    # no block of fewer than 32 rows is left to coarsen: coarsening again changes nothing
     # no buffer is declared over another's data (T.reshape / T.view resolved)
-    "A0.2.1": lambda m: not [d for f in _funcs(m) for d in collect(f.body, tirx.DeclBuffer)
-                            if isinstance(d.data, tvm.ir.Call)
-                            and str(d.data.op.name) == "tirx.buffer_data"
-                            and not d.data.args[0].same_as(d.buffer)],
+    "A0.2.0": lambda m: not [d for f in _funcs(m) for d in collect(f.body, tirx.DeclBuffer)
+                             if isinstance(d.data, tvm.ir.Call)
+                             and str(d.data.op.name) == "tirx.buffer_data"
+                             and not d.data.args[0].same_as(d.buffer)],
+    # no block of fewer than 32 rows is left to coarsen: coarsening again changes nothing
     "A0.0": lambda m: all(not coarsen_row_blocks(f.body)[1] for f in _funcs(m)),
     "A0.1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AllocBuffer)
                            if str(a.buffer.scope()) == "local"],

@@ -50,7 +50,8 @@ ONE_TILE_K = {"pass_configs": {"tt.k_coarsen": False}}
 def test_stage_list_is_complete():
     assert pipeline.stage_names() == [
         "CoarsenRowBlocksTT", "ScalarsToBindTT", "DropTrueGuardsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
-        "LowerReducersTT", "LowerParallelToTileTT", "LegalizeTileOpsTT", "PadTensorsTT",
+        "LowerReducersTT", "LowerParallelToTileTT", "ReadShortBlocksFromTensorsTT",
+        "LegalizeTileOpsTT", "PadTensorsTT",
         "VersionBlockBuffersTT",
         "CoarsenKLoopTT", "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
         "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",

@@ -1,4 +1,4 @@
-"""T.reshape / T.view on Tensix (tilelang_tt/passes/frontend/views.py, A0.2.1 ResolveViewsTT).
+"""T.reshape / T.view on Tensix (tilelang_tt/passes/frontend/views.py, A0.2.0 ResolveViewsTT).
 
 A tensor argument seen in another shape is laid out by the host in that shape (numpy's reshape
 is free); a block buffer reshaped by merging or splitting leading dims keeps every 32x32 tile

@@ -68,6 +68,9 @@ _ADAPTERS = ("TileLang's kernel adapters and ABI helpers (its NVRTC / CuTeDSL / 
 NESTED = {
     "jit.abi": _ADAPTERS, "jit.env": _CUDA,
     "jit.kernel": "TileLang's JITKernel internals; tilelang.JITKernel is the kernel class here",
+    "jit.diagnostics": "TileLang's logging of its JIT phases (lowering, NVCC / NVRTC builds) "
+                       "belongs to its GPU compile pipeline; tilelang-tt's compile errors are "
+                       "TTCompileError exceptions",
     "profiler.bench": "TileLang's CUDA-event / CUPTI timing; do_bench returns the emulator's "
                       "modelled device time here",
     "transform.simplify": "TileLang's TIR simplifier (a step of its CUDA/HIP compiler); "

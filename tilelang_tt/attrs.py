@@ -48,7 +48,7 @@ ROW_COARSEN = "tt.row_coarsen"
 # A0.0: the grid axes whose blocks of fewer than 32 columns were made blocks of 32 columns:
 # [{"axis": "blockIdx.x" | "y" | "z", "columns": columns of a block before, "factor": 32 / columns}, ...]
 COL_COARSEN = "tt.col_coarsen"
-# A0.2.1 ResolveViewsTT: [{"param": i, "shape": the shape the host passes, "dtype": its dtype}]
+# A0.2.0 ResolveViewsTT: [{"param": i, "shape": the shape the host passes, "dtype": its dtype}]
 # for a tensor the kernel accesses only through a T.reshape / T.view: the parameter has the
 # view's shape and dtype (the host reshapes and reinterprets the bytes)
 HOST_VIEW = "tt.host_view"
@@ -127,7 +127,7 @@ SCHEMAS: dict[str, dict[str, object]] = {
         "logical_shape": list,  # the data's shape on the host (equal to ``shape`` unless padded)
         # (optional, with ``host_dtype``) the shape and dtype the caller passes, when the
         # kernel views the tensor in ``logical_shape`` / ``dtype`` (T.reshape / T.view:
-        # A0.2.1 ``tt.host_view``; the host reshapes, row-major, and reinterprets the bytes)
+        # A0.2.0 ``tt.host_view``; the host reshapes, row-major, and reinterprets the bytes)
         "pad_value": float,  # the value the host fills the padding with (A0.3.1's ``fill``)
         # the tensor's axes in the order of its device pages: the last two are the tiled
         # plane (the tensor's last two dims unless its copies slice two others), the rest

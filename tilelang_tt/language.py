@@ -312,7 +312,51 @@ def _bind_python_values(tree):
                                          node)
             return node
 
+    class TupleStores(KernelBody):
+        """``a, b = b, a`` / ``A[0], A[1] = A[1], A[0]`` (a tuple of values stored into T.alloc_var
+        variables or elements; TileLang assigns them as Python does, TVMScript redefines
+        the names): every value is bound first (``__tt_tuple_<line>_<k> = b``), then stored
+        (``a = __tt_tuple_<line>_0``). Unpacking into plain names (``M, N = A.shape``) stays."""
+
+        def __init__(self, declared):
+            self.declared = declared
+
+        def visit_Assign(self, node):
+            target = node.targets[0] if len(node.targets) == 1 else None
+            if not (isinstance(target, (ast.Tuple, ast.List)) and
+                    isinstance(node.value, (ast.Tuple, ast.List)) and
+                    len(target.elts) == len(node.value.elts) and
+                    not any(isinstance(e, ast.Starred) for e in target.elts + node.value.elts) and
+                    any(isinstance(e, ast.Subscript) or
+                        (isinstance(e, ast.Name) and e.id in self.declared)
+                        for e in target.elts)):
+                return node
+            temps = [f"__tt_tuple_{node.lineno}_{node.col_offset}_{k}"
+                     for k in range(len(target.elts))]
+            out = [ast.copy_location(ast.Assign(targets=[ast.Name(id=t, ctx=ast.Store())],
+                                                value=v), node)
+                   for t, v in zip(temps, node.value.elts)]
+            out += [ast.copy_location(ast.Assign(targets=[e], value=ast.Name(id=t,
+                                                                             ctx=ast.Load())),
+                                      node) for e, t in zip(target.elts, temps)]
+            return out
+
+    def declared_variables(fdef):
+        names = set()
+        for n in ast.walk(fdef):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and \
+                    isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Call):
+                func = n.value.func
+                if (isinstance(func, ast.Attribute) and func.attr == "alloc_var") or \
+                        (isinstance(func, ast.Name) and func.id == "alloc_var"):
+                    names.add(n.targets[0].id)
+            elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and \
+                    n.value is not None:
+                names.add(n.target.id)
+        return names
+
     tree = ast.fix_missing_locations(PythonAnnotations().visit(Generators().visit(tree)))
+    tree = ast.fix_missing_locations(TupleStores(declared_variables(tree.body[0])).visit(tree))
     tree = ast.fix_missing_locations(Asserts().visit(
         RegionStores().visit(OneBlockIndex().visit(SplitChains().visit(tree)))))
     fdef = tree.body[0]
@@ -399,6 +443,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
         if cause is not None and re.search(r"error: *\n", text):  # TVMScript printed no text
             text = re.sub(r"error: *\n", f"error: {type(cause).__name__} (without a "
                           "message)\n", text, count=1)
+        cls, text = _tvm_parse_error_text(cls, text)
         raise cls(f"cannot parse kernel {fn.__name__!r}:\n{text}") from None
     finally:
         marked = list(_parallel_vars())
@@ -416,6 +461,26 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     for key, value in annotations.items():
         parsed = parsed.with_attr(key, value)
     return parsed
+
+
+# TVM's own checks that TileLang programs can reach while a kernel is parsed: its text (a C++
+# check's condition) replaced by what the construct is and what to write instead
+_TVM_PARSE_ERRORS = (
+    (re.compile(r"error: Check failed: .*Buffer slices with a non-unit step are not supported"),
+     TTUnsupportedError,
+     "error: a buffer slice with a step other than 1 (`A[0:10:2]`) is not supported: a region "
+     "of a tensor or block buffer is a contiguous box of elements (moved as 32x32 tiles); "
+     "slice with step 1"),
+)
+
+
+def _tvm_parse_error_text(cls, text):
+    """The class and text of a parse error whose message is one of TVM's known checks
+    (``_TVM_PARSE_ERRORS``), the source line (`-->`) kept; others unchanged."""
+    for pattern, new_cls, message in _TVM_PARSE_ERRORS:
+        if pattern.search(text):
+            return new_cls, pattern.sub(lambda _m: message, text, count=1)
+    return cls, text
 
 
 def _parse_cause(err):
@@ -1390,6 +1455,19 @@ def _batch(batch):
         raise ValueError(f"batch must be >= 1, got {batch}")
 
 
+def _nan_propagate(name, nan_propagate):
+    # TileLang's nan_propagate=True promises a NaN row gives NaN. The matrix engine's max / min
+    # reduction does not promise that (it compares NaN by its bits, and a 16-bit pack turns NaN
+    # into infinity, docs/MOCK.md "Numerics"), so the kernel is refused rather than run.
+    if isinstance(nan_propagate, tirx.IntImm):
+        nan_propagate = bool(nan_propagate.value)
+    if nan_propagate is not False and nan_propagate is not None and nan_propagate != 0:
+        raise language_compat.note_error(TTUnsupportedError(
+            f"{name}(nan_propagate=True): the Tensix matrix engine's max / min reduction does "
+            "not propagate NaN (it orders NaN by its bits, and a 16-bit pack turns NaN into "
+            "infinity); drop nan_propagate, or test the input for NaN in Python"))
+
+
 def reduce(src, dst, reduce_type, dim, clear, batch=1, nan_propagate=False, annotations=None):
     """TileLang's generic ``T.reduce(src, dst, "sum" | "max" | "min" | "abssum" | "absmax",
     dim, clear)``."""
@@ -1398,6 +1476,8 @@ def reduce(src, dst, reduce_type, dim, clear, batch=1, nan_propagate=False, anno
         raise language_compat.note_error(TTUnsupportedError(
             f"T.reduce(reduce_type={kind!r}) is not supported (sum, max, min, abssum, absmax)"))
     _batch(batch)
+    if kind in ("max", "min", "absmax"):
+        _nan_propagate(f"T.reduce({kind!r})", nan_propagate)
     return _reduce(kind, src, dst, dim, clear)
 
 
@@ -1408,11 +1488,13 @@ def reduce_sum(src, dst, dim=-1, clear=True, batch=1, annotations=None):
 
 def reduce_max(src, dst, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
     _batch(batch)
+    _nan_propagate("T.reduce_max", nan_propagate)
     return _reduce("max", src, dst, dim, clear)
 
 
 def reduce_min(src, dst, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
     _batch(batch)
+    _nan_propagate("T.reduce_min", nan_propagate)
     return _reduce("min", src, dst, dim, clear)
 
 
@@ -1423,6 +1505,7 @@ def reduce_abssum(src, dst, dim=-1, clear=True, batch=1, annotations=None):
 
 def reduce_absmax(src, dst, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
     _batch(batch)
+    _nan_propagate("T.reduce_absmax", nan_propagate)
     return _reduce("absmax", src, dst, dim, clear)
 
 

@@ -119,6 +119,10 @@ _refuse("T.Persistent tile loops are not supported yet; the backend already runs
         "persistently (each core loops over its share of the T.Kernel grid), so launch "
         "T.Kernel over the tile grid instead", "Persistent", "BaseTileScheduler",
         "PersistentTileScheduler")
+_refuse("TVM's schedulable blocks (T.sblock, with their T.reads / T.writes and block-scoped "
+        "annotations) are not supported: a kernel body is the T.Kernel scope itself; write the "
+        "statements there (an annotation such as T.annotate_safe_value then applies to the "
+        "whole kernel)", "sblock", "sblock_attr", "sblock_alloc_buffer")
 _refuse(_NOT_YET, "gemm_sp", "im2col", "c2d_im2col",
         "loop_break", "any_of", "all_of", "reduce_bitand", "reduce_bitor",
         "reduce_bitxor", "print", "device_assert", "rng_init", "rng_rand", "rng_rand_float",
@@ -222,6 +226,21 @@ class Refused:
 
     def __iter__(self):
         raise self._error()
+
+    # used as a value (a set of names compared, searched or measured): refused the same way
+    def __contains__(self, _item):
+        raise self._error()
+
+    def __len__(self):
+        raise self._error()
+
+    def __bool__(self):  # truthy as any object (not through __len__)
+        return True
+
+    def __lt__(self, _other):
+        raise self._error()
+
+    __le__ = __gt__ = __ge__ = __lt__
 
     def __repr__(self):
         return f"<refused TileLang name {self._name}>"

@@ -32,6 +32,7 @@ import collections
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -230,13 +231,19 @@ def run_one(kind: str, src: Path, root: Path, workdir: Path, timeout: float) -> 
     if result.exists():
         result.unlink()
     t0 = time.time()
+    # its own process group: at the time limit the program's emulator host processes (which
+    # the program's death would orphan, still running) are ended with it
+    proc = subprocess.Popen([sys.executable, str(runner), kind, str(dst), str(result)],
+                            cwd=dst.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
     try:
-        proc = subprocess.run([sys.executable, str(runner), kind, str(dst), str(result)],
-                              cwd=dst.parent, capture_output=True, text=True, timeout=timeout)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return [{"outcome": f"time limit ({timeout:.0f} s)"}]
     if not result.exists():
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        tail = (err or out).strip().splitlines()[-1:] or ["no output"]
         return [{"outcome": "crashed", "message": tail[0][:300]}]
     entries = json.loads(result.read_text())
     for e in entries:

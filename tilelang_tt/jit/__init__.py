@@ -22,6 +22,7 @@ sources, ``pass_configs`` is forwarded to :func:`tilelang_tt.compile`; ``executi
 
 from __future__ import annotations
 
+import functools
 import inspect
 from pathlib import Path
 
@@ -74,6 +75,44 @@ def _freeze(value):
         return ("id", id(value))
 
 
+# TileLang's JITFunc (``kernel.func``) methods that compute its own cache keys and tracing mode;
+# tilelang-tt keys kernels by its own binding (JITImpl._bind) and has no such object
+_JITFUNC_INTERNALS = ("parse_args", "set_mode", "_parse_phase1_key", "_is_lazy_style",
+                      "_build_tir_template", "p1_cache", "tensor_args", "tensor_args_defaults",
+                      "ir_gen", "arg_names")
+
+
+class JITFunction:
+    """``kernel.func`` of a ``@tilelang.jit`` kernel: the user's function (callable as it, its
+    attributes forwarded), as TileLang's JITFunc wraps it; ``get_tir`` and ``orig_func`` as
+    there; TileLang's cache-key and mode internals (``parse_args``, ``set_mode`` ...) raise
+    TTUnsupportedError naming them."""
+
+    def __init__(self, owner, fn):
+        functools.update_wrapper(self, fn)
+        self._owner = owner
+        self.orig_func = fn
+        self.signature = inspect.signature(fn)
+
+    def __call__(self, *args, **kwargs):
+        return self.orig_func(*args, **kwargs)
+
+    def get_tir(self, *args, **kwargs):
+        return self._owner.get_tir(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name in _JITFUNC_INTERNALS:
+            raise TTUnsupportedError(
+                f"{self.orig_func.__name__}.func.{name}: TileLang's JITFunc internals (its "
+                "argument cache keys and lazy / eager tracing mode) have no counterpart in "
+                "tilelang-tt, whose @tilelang.jit binds a call's arguments itself; call the "
+                "kernel (or kernel.compile / kernel.get_tir) instead")
+        if name.startswith("__") and name not in ("__code__", "__closure__", "__globals__",
+                                                  "__defaults__", "__kwdefaults__"):
+            raise AttributeError(name)
+        return getattr(self.orig_func, name)
+
+
 class JITImpl:
     """What ``@tilelang.jit`` returns (see the module docstring)."""
 
@@ -82,7 +121,7 @@ class JITImpl:
                  debug_root_path=None, compile_flags=None):
         if not inspect.isfunction(func):
             raise TTCompileError(f"@tilelang.jit expects a function, got {type(func).__name__}")
-        self.func = func
+        self.func = JITFunction(self, func)
         self.__name__ = func.__name__
         self.__doc__ = func.__doc__
         # no __wrapped__: pytest would collect a jit kernel named test_* as a test function
@@ -140,7 +179,7 @@ class JITImpl:
     def get_tir(self, *args, **kwargs):
         """The ``T.prim_func`` these arguments select."""
         if self.mode == "lazy":
-            func = self.func(*args, **kwargs)
+            func = self.func.orig_func(*args, **kwargs)
             if not isinstance(func, tvm.tirx.PrimFunc):
                 raise TTCompileError(
                     f"{self.__name__} returned {type(func).__name__}; a @tilelang.jit factory "
@@ -158,13 +197,22 @@ class JITImpl:
 
     def compile(self, *args, **kwargs):
         """The compiled kernel for these arguments (cached)."""
+        return self.compile_with(args, kwargs)
+
+    def compile_with(self, args, kwargs, pass_configs=None):
+        """:meth:`compile` with ``pass_configs`` laid over the decorator's (an autotune
+        configuration's own ``"pass_configs"``, as TileLang's autotuner merges them)."""
         key = self._key(args, kwargs)
+        merged = self.pass_configs
+        if pass_configs:
+            merged = {**(self.pass_configs or {}), **pass_configs}
+            key = (key, _freeze(pass_configs))
         kernel = self._kernels.get(key)
         if kernel is None:
             func = self.get_tir(*args, **kwargs)
             idx = self.out_idx if self.mode == "lazy" else eager.out_idx(self._eager)
             kernel = compiler.compile(func, out_idx=idx, target=self.target,
-                                      pass_configs=self.pass_configs)
+                                      pass_configs=merged)
             if self.debug_root_path:
                 kernel.save(Path(self.debug_root_path) / kernel.name)
             self._kernels[key] = kernel
@@ -191,7 +239,10 @@ class JITImpl:
     def __call__(self, *args, **kwargs):
         if self.mode == "lazy":
             return self.compile(*args, **kwargs)
-        kernel = self.compile(*args, **kwargs)
+        return self.run_kernel(self.compile(*args, **kwargs), args, kwargs)
+
+    def run_kernel(self, kernel, args, kwargs):
+        """Run ``kernel`` (compiled for this eager call) on the call's tensors."""
         tensors, _, _ = self._bind(args, dict(kwargs))
         missing = [p for p in self._eager.tensor_params if p not in tensors]
         if missing:

@@ -7,7 +7,9 @@ configuration, run each once on the emulator (TileLang's random inputs, or those
 deterministic, so ``warmup`` / ``rep`` need no repetition). A configuration that does not compile,
 or whose results miss ``ref_prog`` (when given), is skipped, as TileLang skips it; when none is
 left the error names each configuration and why. A call that gives every tuned argument
-runs that configuration without tuning, as TileLang does.
+runs that configuration without tuning, as TileLang does. A configuration's ``"pass_configs"``
+entry is not a kernel argument: its compile options are laid over the decorator's (or
+``set_compile_args``') for that configuration, as TileLang's autotuner reserves the key.
 
 The best kernel carries ``latency`` (ms), ``config`` and ``ref_latency`` (the reference
 program's modelled time: None, a reference runs no kernel).
@@ -69,6 +71,13 @@ def _configs(configs, args, kwargs) -> list[dict]:
         keys = list(cfgs)
         cfgs = [dict(zip(keys, vals)) for vals in itertools.product(*cfgs.values())]
     return [dict(c) for c in (cfgs or [])]
+
+
+def _split(cfg: dict):
+    """(the configuration's kernel arguments, its own ``"pass_configs"`` or None): TileLang's
+    autotuner reserves that key for compiler options tuned along with the arguments."""
+    args = dict(cfg)
+    return args, args.pop("pass_configs", None)
 
 
 def _tune(name: str, configs: list[dict], compile_one: Callable, profile: _Profile):
@@ -137,7 +146,7 @@ class AutoTuneImpl:
 
     def _tuned(self, args, kwargs):
         cfgs = _configs(self.configs, args, kwargs)
-        tuned = set().union(*(c.keys() for c in cfgs)) if cfgs else set()
+        tuned = set().union(*(_split(c)[0].keys() for c in cfgs)) if cfgs else set()
         # kwargs may also name an eager function's sizes (f.compile(M=..., N=...))
         given = set(list(self.jit_impl.signature.parameters)[:len(args)]) | set(kwargs)
         if cfgs and tuned <= given:  # every tuned argument given: run that configuration
@@ -145,7 +154,8 @@ class AutoTuneImpl:
         key = _call_key(args, kwargs)
         if key not in self._cache:
             self._cache[key] = _tune(self.__name__, cfgs,
-                                     lambda c: self.jit_impl.compile(*args, **{**kwargs, **c}),
+                                     lambda c: self.jit_impl.compile_with(
+                                         args, {**kwargs, **_split(c)[0]}, _split(c)[1]),
                                      self.profile)
         kernel, cfg, _ = self._cache[key]
         return kernel, cfg
@@ -157,7 +167,7 @@ class AutoTuneImpl:
         kernel, cfg = self._tuned(args, kwargs)
         if self.jit_impl.mode == "lazy":
             return kernel
-        return self.jit_impl(*args, **{**kwargs, **(cfg or {})})
+        return self.jit_impl.run_kernel(kernel, args, {**kwargs, **_split(cfg or {})[0]})
 
     def get_tir(self, *args, **kwargs):
         return self.jit_impl.get_tir(*args, **kwargs)
@@ -219,7 +229,12 @@ class AutoTuner:
         from .. import compiler
 
         def compile_one(cfg):
-            return compiler.compile(self.fn(**cfg), **self.compile_args)
+            params, pass_configs = _split(cfg)
+            compile_args = dict(self.compile_args)
+            if pass_configs:
+                compile_args["pass_configs"] = {**(compile_args.get("pass_configs") or {}),
+                                                **pass_configs}
+            return compiler.compile(self.fn(**params), **compile_args)
 
         name = getattr(self.fn, "__name__", "the kernel")
         kernel, cfg, latency = _tune(name, _configs(self.configs, (), {}), compile_one,

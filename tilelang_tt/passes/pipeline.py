@@ -14,9 +14,12 @@ folder, TVM's own where they do the job):
                A0.1.3 LowerReducersTT          reducer updates in T.Parallel -> tile
                                                reductions into the reducer (loop-carried)
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
-               A0.2.1 ResolveViewsTT           T.reshape / T.view: tensor views -> the
+               A0.2.0 ResolveViewsTT           T.reshape / T.view: tensor views -> the
                                                parameter's shape (host reshapes), block views
                                                re-indexed or spread over whole copies
+               A0.2.1 ReadShortBlocksFromTensorsTT
+                                               block buffers of fewer than 32 rows holding
+                                               a tensor region -> reads of the tensor
                A0.3 LegalizeTileOpsTT          engine forms (staged global copies, min/abs)
                A0.3.1 PadTensorsTT             tensors padded with zeros to whole tiles
                                                and to what the grid's blocks cover
@@ -82,6 +85,7 @@ from .frontend.reducers import LowerReducersTT
 from .frontend.row_blocks import CoarsenRowBlocksTT
 from .frontend.views import ResolveViewsTT
 from .frontend.scalars import ScalarsToBindTT
+from .frontend.short_blocks import ReadShortBlocksFromTensorsTT
 from .layout.infer_layout import InferTTLayout
 from .layout.propagate_layout import PropagateTTLayout
 from .partition.grid_to_core import GridToCoreGrid
@@ -102,7 +106,8 @@ STAGES = [
     ("A0.1.2", CollapseBlockSlicesTT),
     ("A0.1.3", LowerReducersTT),
     ("A0.2", LowerParallelToTileTT),
-    ("A0.2.1", ResolveViewsTT),
+    ("A0.2.0", ResolveViewsTT),
+    ("A0.2.1", ReadShortBlocksFromTensorsTT),
     ("A0.3", LegalizeTileOpsTT),
     ("A0.3.1", PadTensorsTT),
     ("A0.4", VersionBlockBuffersTT),

@@ -1,4 +1,4 @@
-"""A0.2.1 ResolveViewsTT: ``T.reshape`` / ``T.view`` buffers resolved to one buffer per data.
+"""A0.2.0 ResolveViewsTT: ``T.reshape`` / ``T.view`` buffers resolved to one buffer per data.
 
 ``T.reshape(src, shape)`` / ``T.view(src, shape, dtype)`` parse as a ``DeclBuffer`` of a new
 buffer over ``src.data``.  On Tensix a tensor and a block buffer are stored as 32x32 tiles of
