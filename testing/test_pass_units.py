@@ -23,6 +23,7 @@ from tilelang_tt.passes.frontend.guards import drop_true_guards
 from tilelang_tt.passes.frontend.k_coarsen import coarsen_k_loops
 from tilelang_tt.passes.frontend.pad_tensors import padding_needed
 from tilelang_tt.passes.frontend.row_blocks import coarsen_row_blocks
+from tilelang_tt.passes.frontend.short_blocks import read_short_blocks
 from tilelang_tt.target import profile_of
 
 KERNELS = {
@@ -114,6 +115,9 @@ GUARANTEES = {
                              if str(a.attr_key) == attrs.REDUCER_UPDATE],
     "A0.2": lambda m: not [lp for f in _funcs(m) for lp in collect(f.body, tirx.For)
                            if lp.kind == tirx.ForKind.PARALLEL],
+    # no short block buffer holding a tensor region is left: reading them again changes nothing
+    "A0.2.1": lambda m: all(tvm_ffi.structural_equal(read_short_blocks(f.body), f.body)
+                            for f in _funcs(m)),
     "A0.3": lambda m: "tirx.tile.min" not in _names(m),
     # every tensor has its device shape: padding again changes nothing
     "A0.3.1": lambda m: all(not padding_needed(f) for f in _funcs(m)),
