@@ -461,6 +461,12 @@ def host_source(plan: dict) -> str:
     w("    distributed::MeshWorkload workload;")
     w("    workload.add_program(distributed::MeshCoordinateRange(mesh->shape()), std::move(program));")
     w("    distributed::EnqueueMeshWorkload(cq, workload, false);")
+    return _finish(out, tensors)
+
+
+def _finish(out: list, tensors) -> str:
+    """The end of ``main.cpp``: wait for the queue, read the outputs, return."""
+    w = out.append
     w("    distributed::Finish(cq);")
     w("")
     _outputs(w, tensors)
@@ -506,9 +512,4 @@ def launches_host_source(plan: dict) -> str:
     w("    // in program order: the command queue starts a workload when the one before it is done")
     for i in range(len(plan["launches"])):
         w(f"    distributed::EnqueueMeshWorkload(cq, workload{i}, false);")
-    w("    distributed::Finish(cq);")
-    w("")
-    _outputs(w, tensors)
-    w("    return 0;")
-    w("}")
-    return "\n".join(out) + "\n"
+    return _finish(out, tensors)

@@ -119,13 +119,15 @@ def _reads_nothing(expr) -> bool:
     return not collect(expr, tvm.ir.TensorLoad) and not collect(expr, tvm.ir.Var)
 
 
-def inline_float_constants(body):
-    """Substitute floating-point ``Bind``s of constant expressions into their uses."""
+def _inline_binds(body, dtypes, wanted):
+    """``body`` with the ``Bind``s of a variable whose dtype starts with one of ``dtypes`` and
+    whose value (earlier such bindings substituted) satisfies ``wanted`` substituted into
+    their uses and dropped."""
     values = {}
     for b in collect(body, tirx.Bind):  # program order: a value may use an earlier binding
-        if str(b.var.ty).startswith(("float", "bfloat")):
+        if str(b.var.ty).startswith(dtypes):
             value = substitute(b.value, values)
-            if _reads_nothing(value):
+            if wanted(value):
                 values[b.var] = value
     if not values:
         return body
@@ -133,25 +135,19 @@ def inline_float_constants(body):
                           if b.var in values else b)], order="post")
     body = substitute(body, values)
     return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+
+
+def inline_float_constants(body):
+    """Substitute floating-point ``Bind``s of constant expressions into their uses."""
+    return _inline_binds(body, ("float", "bfloat"), _reads_nothing)
 
 
 def inline_index_binds(body, block_vars):
     """Substitute integer ``Bind``s of index expressions that use a block index and read no
     buffer (``idx_i = bx * block_M + i``) into their uses, and drop them (A0.0 sees the
     tensor index ``bx * block_M + i`` where the kernel wrote ``idx_i``)."""
-    values = {}
-    for b in collect(body, tirx.Bind):  # program order: a value may use an earlier binding
-        if str(b.var.ty).startswith(("int", "uint")):
-            value = substitute(b.value, values)
-            if not collect(value, tvm.ir.TensorLoad) and \
-                    any(uses_var(value, g) for g in block_vars):
-                values[b.var] = value
-    if not values:
-        return body
-    body = tt_map(body, [(tirx.Bind, lambda b: tirx.Evaluate(tirx.IntImm("int32", 0))
-                          if b.var in values else b)], order="post")
-    body = substitute(body, values)
-    return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    return _inline_binds(body, ("int", "uint"), lambda value: (
+        not collect(value, tvm.ir.TensorLoad) and any(uses_var(value, g) for g in block_vars)))
 
 
 def refuse_carried_scalars(body) -> None:
