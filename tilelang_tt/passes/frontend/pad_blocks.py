@@ -113,8 +113,9 @@ class _Padder:
         ranges, grown = [], {}
         for k, rng in enumerate(r.region):
             lo, ext = rng.min, rng.extent
-            if shape[k] != padded[k] and _int(ext) != 1:
-                if _int(lo) != 0 or _int(ext) != shape[k]:
+            whole = _int(lo) == 0 and _int(ext) == shape[k]
+            if shape[k] != padded[k] and (whole or _int(ext) != 1):
+                if not whole:
                     raise TTLayoutError(
                         f"block buffer {old.name} has shape {shape} and is held as whole 32x32 "
                         f"tiles, {padded}; {_op(call)}{_where(call)} uses `{lo}` + {ext} of its "
@@ -237,7 +238,8 @@ class _Padder:
                 if g:
                     grown[i] = g
                     blocks[i] = a
-        if not grown:
+        if all(a is c or getattr(a, "same_as", lambda _: False)(c)
+               for a, c in zip(args, call.args)):
             return call
         if call.op.name == "tirx.tile.copy":
             for i in (0, 1):
