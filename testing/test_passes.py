@@ -53,7 +53,7 @@ def test_stage_list_is_complete():
         "LowerReducersTT", "LowerParallelToTileTT", "ResolveViewsTT", "ReadShortBlocksFromTensorsTT",
         "LegalizeTileOpsTT", "PadTensorsTT",
         "VersionBlockBuffersTT",
-        "CoarsenKLoopTT", "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
+        "CoarsenKLoopTT", "PadShortBlocksTT", "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
         "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",
         "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "BuildTileDFGTT", "PlaceL1ShardsTT",
         "SplitDeviceKernel",
