@@ -139,8 +139,8 @@ class _Padder:
             if len(t_dims) != len(b_dims) or any(k not in b_dims for k in grown):
                 old = self.new[block.source.__chandle__()][0]
                 raise TTLayoutError(
-                    f"block buffer {old.name} (shape {buffer_shape(old)}) is held as whole 32x32 "
-                    f"tiles, and {_op(call)}{_where(call)} moves it from or to a region of "
+                    f"block buffer {old.name} has shape {buffer_shape(old)} and is held as whole "
+                    f"32x32 tiles, and {_op(call)}{_where(call)} moves it from or to a region of "
                     f"tensor {r.source.name} whose dims do not match the block's one for one",
                     span=call.span, hint="use block sizes that are multiples of 32")
             dim_of = {k: t_dims[b_dims.index(k)] for k in grown}
@@ -150,16 +150,17 @@ class _Padder:
         for k, (n, p) in grown.items():
             t = dim_of[k]
             start = self.ana.simplify(inline_binds(r.region[t].min, self.binds))
-            what = (f"block buffer {old.name} (shape {buffer_shape(old)}) is held as whole 32x32 "
-                    f"tiles, {buffer_shape(self.new[block.source.__chandle__()][1])}")
+            what = (f"block buffer {old.name} has shape {buffer_shape(old)} and is held as whole "
+                    f"32x32 tiles, {buffer_shape(self.new[block.source.__chandle__()][1])}")
             if not self.ana.can_prove(tvm.tirx.floormod(start, TILE) == 0):
                 raise TTLayoutError(
                     f"{what}; {_op(call)}{_where(call)} moves it {'to' if is_dst else 'from'} "
                     f"tensor {r.source.name} starting at `{start}` in its dim {t}, which is not "
                     "a multiple of 32, so the block is not tiles of the tensor",
                     span=call.span,
-                    hint="start the block at a multiple of 32 (block sizes of 32), or pad the "
-                         "tensor so that each block starts a tile")
+                    hint="choose block sizes that are multiples of 32 (the tensors need not "
+                         "be: they are padded to whole tiles), or blocks that start at multiples "
+                         "of 32")
             if is_dst and not self.ana.can_prove(start + n >= size[t]):
                 raise TTLayoutError(
                     f"{what}; {_op(call)}{_where(call)} stores it to tensor {r.source.name} at "
@@ -167,7 +168,8 @@ class _Padder:
                     "would overwrite elements of the tensor; only padding past the tensor's "
                     "end is dropped",
                     span=call.span,
-                    hint="use block sizes that are multiples of 32, or store the block where it "
+                    hint="choose block sizes that are multiples of 32 (the tensors need not "
+                         "be: they are padded to whole tiles), or store the block where it "
                          "reaches the tensor's end")
             ranges[t][1] = tirx.IntImm(str(ranges[t][1].ty.dtype), p)
         return r.source[tuple(slice(lo, lo + ext) for lo, ext in ranges)]
