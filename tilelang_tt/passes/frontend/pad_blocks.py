@@ -43,7 +43,7 @@ import tvm
 from tvm import tirx
 
 from ... import attrs, ops
-from ...errors import TTLayoutError, describe_span
+from ...errors import TTLayoutError
 from ..common import (
     TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, inline_binds,
     replace_tile_call, seq, to_py, tt_map, tt_pass, with_tile_span,
@@ -81,11 +81,6 @@ def _int(e):
     return int(e) if isinstance(e, tirx.IntImm) else None
 
 
-def _where(call) -> str:
-    at = describe_span(call.span)
-    return f" ({at})" if at else ""
-
-
 class _Padder:
     def __init__(self, func):
         self.func = func
@@ -118,7 +113,7 @@ class _Padder:
                 if not whole:
                     raise TTLayoutError(
                         f"block buffer {old.name} has shape {shape} and is held as whole 32x32 "
-                        f"tiles, {padded}; {_op(call)}{_where(call)} uses `{lo}` + {ext} of its "
+                        f"tiles, {padded}; {_op(call)} uses `{lo}` + {ext} of its "
                         f"dim {k} of {shape[k]}: neither one index nor the whole dim",
                         span=call.span,
                         hint="use block sizes that are multiples of 32, or use the whole dim")
@@ -140,7 +135,7 @@ class _Padder:
                 old = self.new[block.source.__chandle__()][0]
                 raise TTLayoutError(
                     f"block buffer {old.name} has shape {buffer_shape(old)} and is held as whole "
-                    f"32x32 tiles, and {_op(call)}{_where(call)} moves it from or to a region of "
+                    f"32x32 tiles, and {_op(call)} moves it from or to a region of "
                     f"tensor {r.source.name} whose dims do not match the block's one for one",
                     span=call.span, hint="use block sizes that are multiples of 32")
             dim_of = {k: t_dims[b_dims.index(k)] for k in grown}
@@ -154,7 +149,7 @@ class _Padder:
                     f"32x32 tiles, {buffer_shape(self.new[block.source.__chandle__()][1])}")
             if not self.ana.can_prove(tvm.tirx.floormod(start, TILE) == 0):
                 raise TTLayoutError(
-                    f"{what}; {_op(call)}{_where(call)} moves it {'to' if is_dst else 'from'} "
+                    f"{what}; {_op(call)} moves it {'to' if is_dst else 'from'} "
                     f"tensor {r.source.name} starting at `{start}` in its dim {t}, which is not "
                     "a multiple of 32, so the block is not tiles of the tensor",
                     span=call.span,
@@ -163,7 +158,7 @@ class _Padder:
                          "of 32")
             if is_dst and not self.ana.can_prove(start + n >= size[t]):
                 raise TTLayoutError(
-                    f"{what}; {_op(call)}{_where(call)} stores it to tensor {r.source.name} at "
+                    f"{what}; {_op(call)} stores it to tensor {r.source.name} at "
                     f"`{start}` in its dim {t} (of {size[t]}), so its padding ({p - n} more) "
                     "would overwrite elements of the tensor; only padding past the tensor's "
                     "end is dropped",
@@ -183,9 +178,9 @@ class _Padder:
         shape = buffer_shape(buf)
         if len(shape) != 2:
             raise TTLayoutError(
-                f"block buffer {buf.name} has shape {shape}, not whole 32x32 tiles; "
-                f"{_op(call)}{_where(call)} folds its dims {sorted(dims)} in, which is "
-                "supported for 2-D buffers only", span=call.span,
+                f"block buffer {buf.name} is held as whole 32x32 tiles, {shape}, and "
+                f"{_op(call)} folds its padded dims {sorted(dims)} in: the padding is masked "
+                "out for 2-D buffers only", span=call.span,
                 hint="use block sizes that are multiples of 32")
         mask = tirx.decl_buffer(shape, "bfloat16", self.fresh(f"{buf.name}_pad_mask"),
                                 scope="shared")
@@ -226,7 +221,7 @@ class _Padder:
                 return []
             if ka not in a or kb not in b:
                 raise TTLayoutError(
-                    f"T.gemm{_where(call)}: its K dim is padded to whole tiles in one operand "
+                    f"T.gemm: its K dim is padded to whole tiles in one operand "
                     f"({(args[1] if ka in a else args[2]).source.name}) and not in the other",
                     span=call.span, hint="use a block_K that is a multiple of 32")
             return [(1, {ka: a[ka][0]}, 0.0), (2, {kb: b[kb][0]}, 0.0)]
