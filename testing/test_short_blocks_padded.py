@@ -135,6 +135,31 @@ def matmul_k_slice(M, N, K, block_K):
     return main
 
 
+def reducer_two_sites(M, K1, K2):
+    """test_tilelang_language_reducer_v2.py's two update nests of (M, 4) and (M, 8) fragments
+    into one sum reducer."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((M, K1), "float32"), B: T.Tensor((M, K2), "float32"),
+               C: T.Tensor((M,), "float32")):
+        with T.Kernel(1, threads=128):
+            a_frag = T.alloc_fragment((M, K1), "float32")
+            b_frag = T.alloc_fragment((M, K2), "float32")
+            T.copy(A, a_frag)
+            T.copy(B, b_frag)
+            acc = T.alloc_reducer((M,), "float32", op="sum")
+            T.reducer_init(acc)
+            for i, k in T.Parallel(M, K1):
+                T.reducer_update(acc[i], a_frag[i, k])
+            for i, k in T.Parallel(M, K2):
+                T.reducer_update(acc[i], b_frag[i, k])
+            result = T.alloc_fragment((M,), "float32")
+            T.finalize_reducer(acc, result)
+            T.copy(result, C)
+
+    return kernel
+
+
 def tma_atomic_add(repeats=16):
     """test_tilelang_language_atomic.py's tma_atomic_add_program."""
 
@@ -204,6 +229,14 @@ def test_gemm_k_padding_is_masked():
     c = tilelang.compile(matmul_k_slice(M, N, K, block_K), out_idx=[2])(a, b)
     ref = a[:, :block_K].astype("float32") @ b[:block_K].astype("float32")
     np.testing.assert_allclose(c, ref, **TOL)
+
+
+@pytest.mark.parametrize("M", [32, 16])
+def test_reducer_over_narrow_fragments(M):
+    a = RNG.standard_normal((M, 4)).astype("float32")
+    b = RNG.standard_normal((M, 8)).astype("float32")
+    c = tilelang.compile(reducer_two_sites(M, 4, 8), out_idx=-1)(a, b)
+    np.testing.assert_allclose(c, a.sum(1) + b.sum(1), **TOL)
 
 
 def test_tma_atomic_add_shape():
