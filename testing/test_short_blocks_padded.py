@@ -175,11 +175,12 @@ def tma_atomic_add(repeats=16):
 
 
 # ---- runs --------------------------------------------------------------------------------------
-@pytest.mark.parametrize("op", ["sum", "max", "min", "absmax"])
+@pytest.mark.parametrize("op", ["sum", "max", "min", "absmax", "abssum"])
 def test_one_block_16x16_reduce(op):
     kernel = tilelang.compile(reduce_rows(16, 16, op), out_idx=[1])
     a = _negative(16, 16)
-    ref = {"sum": a.sum(1), "max": a.max(1), "min": a.min(1), "absmax": np.abs(a).max(1)}[op]
+    ref = {"sum": a.sum(1), "max": a.max(1), "min": a.min(1), "absmax": np.abs(a).max(1),
+           "abssum": np.abs(a).sum(1)}[op]
     np.testing.assert_allclose(kernel(a), ref, **TOL)
 
 
@@ -188,6 +189,24 @@ def test_padded_buffers_are_recorded():
     blocks = {r["buffer"]: r for r in to_py(f.attrs[attrs.PADDED_BLOCKS])}
     assert blocks["A_local"]["logical"] == [16, 16] and blocks["A_local"]["padded"] == [32, 32]
     assert blocks["B_local"]["logical"] == [16] and blocks["B_local"]["padded"] == [32]
+
+
+def _masks(func):
+    (f,) = tilelang.lower(func, stop_after="A0.5.1").functions.values()
+    return str(f).count("tt_index_mask")
+
+
+def test_padding_masked_only_where_not_already_the_identity():
+    # a sum of a block copied from a 16x16 tensor: its padding is the tensor's zero padding
+    assert _masks(reduce_rows(16, 16, "sum")) == 0
+    # a max needs -inf there
+    assert _masks(reduce_rows(16, 16, "max")) == 1
+    # a sum of a computed block (|x|) needs zeros there
+    assert _masks(reduce_rows(16, 16, "abssum")) == 1
+    # K = 16 operands copied from tensors of exactly K = 16: zero padding already
+    assert _masks(matmul(48, 64, 16)) == 0
+    # a 16-wide K step out of 64-wide tensors reads real elements: both operands masked
+    assert _masks(matmul_k_slice(32, 64, 64, 16)) == 2
 
 
 def test_whole_tile_kernels_are_unchanged():

@@ -25,7 +25,11 @@ device shape grows if the region now reaches past it: A0.3.1's ``tt.padded``).  
 the source is replaced by a new buffer holding it with the padding set to the op's identity
 (0 for sums and GEMM operands, ``-inf`` for max, ``inf`` for min): ``tt.tile.index_mask`` of
 ``mask.index(d) < logical`` into a new bfloat16 block, then ``tt.tile.expr(where(mask, x,
-identity))`` (A0.2's masks computed from indices).
+identity))`` (A0.2's masks computed from indices) - unless the identity is 0 and the padding
+already holds zeros: the source's one writer is a ``T.copy`` of a tensor region whose part
+past the block's logical extent lies past the tensor's end for every block index and loop
+value, the tensor's padding is filled with 0 (no ``T.annotate_safe_value``) and the launch
+writes nothing of the tensor.
 
 Refused (``TTLayoutError`` naming the buffer, the op's line and what to change): a tensor
 region a padded block is copied from or to that does not start at a multiple of 32 in a
@@ -93,6 +97,16 @@ class _Padder:
                    or []}
         self.logical = {p.__chandle__(): logical.get(i, buffer_shape(p))
                         for i, p in enumerate(func.params) if tirx.is_buffer_var(p)}
+        safe = to_py(get_attr(func, attrs.SAFE_VALUES, {})) or {}
+        fills = {r["param"]: r["fill"] for r in to_py(get_attr(func, attrs.PADDED, [])) or []}
+        self.fill = {p.__chandle__(): fills.get(i, safe.get(str(p.name), 0.0))
+                     for i, p in enumerate(func.params) if tirx.is_buffer_var(p)}
+        self.writers, self.stored = {}, set()  # buffer handle -> tile ops writing it
+        for c in collect(func.body, tirx.TilePrimitiveCall):
+            if c.args and isinstance(c.args[0], tvm.ir.TensorRegion):
+                self.writers.setdefault(c.args[0].source.__chandle__(), []).append(c)
+        for st in collect(func.body, tirx.BufferStore):
+            self.stored.add(st.buffer.__chandle__())
         self.names = {}
 
     def fresh(self, stem):
@@ -125,23 +139,16 @@ class _Padder:
     def _tensor_region(self, r, block, grown, call, is_dst):
         """The tensor region ``r`` a copy moves padded block ``block`` (its old region, dims
         ``grown``) from or to, covering the padding."""
-        t_rank, b_rank = len(r.region), len(block.region)
-        if t_rank == b_rank:
-            dim_of = {k: k for k in grown}
-        else:
-            t_dims = [k for k, x in enumerate(r.region) if _int(x.extent) != 1]
-            b_dims = [k for k, x in enumerate(block.region) if _int(x.extent) != 1]
-            if len(t_dims) != len(b_dims) or any(k not in b_dims for k in grown):
-                old = self.new[block.source.__chandle__()][0]
-                raise TTLayoutError(
-                    f"block buffer {old.name} has shape {buffer_shape(old)} and is held as whole "
-                    f"32x32 tiles, and {_op(call)} moves it from or to a region of "
-                    f"tensor {r.source.name} whose dims do not match the block's one for one",
-                    span=call.span, hint="use block sizes that are multiples of 32")
-            dim_of = {k: t_dims[b_dims.index(k)] for k in grown}
+        dim_of = _dim_map(r, block, grown)
+        old = self.new[block.source.__chandle__()][0]
+        if dim_of is None:
+            raise TTLayoutError(
+                f"block buffer {old.name} has shape {buffer_shape(old)} and is held as whole "
+                f"32x32 tiles, and {_op(call)} moves it from or to a region of "
+                f"tensor {r.source.name} whose dims do not match the block's one for one",
+                span=call.span, hint="use block sizes that are multiples of 32")
         ranges = [[x.min, x.extent] for x in r.region]
         size = self.logical.get(r.source.__chandle__(), buffer_shape(r.source))
-        old = self.new[block.source.__chandle__()][0]
         for k, (n, p) in grown.items():
             t = dim_of[k]
             start = self.ana.simplify(inline_binds(r.region[t].min, self.binds))
@@ -170,6 +177,36 @@ class _Padder:
         return r.source[tuple(slice(lo, lo + ext) for lo, ext in ranges)]
 
     # ---- masks -----------------------------------------------------------------------------
+    def _zero_padded(self, old, dims) -> bool:
+        """Block buffer ``old``'s padding along ``dims`` holds zeros: its one writer is a copy
+        of a tensor region whose part past the block's logical extent lies past the tensor's
+        end (every block index and loop value), in padding the host fills with 0, and the
+        launch writes nothing of that tensor."""
+        key = old.__chandle__()
+        writers = self.writers.get(key, [])
+        if len(writers) != 1 or key in self.stored:
+            return False
+        w = writers[0]
+        if w.op.name != "tirx.tile.copy" or not isinstance(w.args[1], tvm.ir.TensorRegion):
+            return False
+        src, shape = w.args[1], buffer_shape(old)
+        t = src.source
+        if buffer_scope(t) != "global" or self.fill.get(t.__chandle__()) != 0.0 or \
+                t.__chandle__() in self.stored or self.writers.get(t.__chandle__()):
+            return False
+        if not all(_int(x.min) == 0 and _int(x.extent) == n
+                   for x, n in zip(w.args[0].region, shape)):
+            return False
+        dim_of = _dim_map(src, w.args[0], dims)
+        if dim_of is None:
+            return False
+        size = self.logical.get(t.__chandle__(), buffer_shape(t))
+        for k in dims:
+            start = self.ana.simplify(inline_binds(src.region[dim_of[k]].min, self.binds))
+            if not self.ana.can_prove(start + shape[k] >= size[dim_of[k]]):
+                return False
+        return True
+
     def _masked(self, region, dims, identity, call):
         """(statements, region): a new buffer holding ``region`` (a whole padded 2-D buffer)
         with its elements at or past the logical extent of ``dims`` ({d: logical}) set to
@@ -249,6 +286,8 @@ class _Padder:
                     args[i] = self._tensor_region(r, blocks[j], grown[j], call, is_dst=i == 0)
         prologue = []
         for pos, dims, identity in self._folded_dims(call, args, grown):
+            if identity == 0.0 and self._zero_padded(blocks[pos].source, dims):
+                continue  # read from a tensor's zero padding: already the identity
             stmts, args[pos] = self._masked(args[pos], dims, identity, call)
             prologue += stmts
         return seq(prologue + [replace_tile_call(call, args=args)])
@@ -275,6 +314,19 @@ class _Padder:
                    "padded": buffer_shape(nb)} for old, nb in self.new.values()]
         func = self.func.with_body(body).with_attr(attrs.PADDED_BLOCKS, record)
         return pad_to_device_shapes(func)
+
+
+def _dim_map(tensor_region, block_region, dims):
+    """{block dim: tensor dim} for ``dims`` of a block copied from or to ``tensor_region``:
+    dim for dim when the ranks agree, else the dims of extent other than 1 in order (None
+    when they do not pair up)."""
+    if len(tensor_region.region) == len(block_region.region):
+        return {k: k for k in dims}
+    t_dims = [k for k, x in enumerate(tensor_region.region) if _int(x.extent) != 1]
+    b_dims = [k for k, x in enumerate(block_region.region) if _int(x.extent) != 1]
+    if len(t_dims) != len(b_dims) or any(k not in b_dims for k in dims):
+        return None
+    return {k: t_dims[b_dims.index(k)] for k in dims}
 
 
 def _op(call) -> str:
