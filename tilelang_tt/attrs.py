@@ -52,6 +52,12 @@ COL_COARSEN = "tt.col_coarsen"
 # for a tensor the kernel accesses only through a T.reshape / T.view: the parameter has the
 # view's shape and dtype (the host reshapes and reinterprets the bytes)
 HOST_VIEW = "tt.host_view"
+# A0.1.4 / A0.1.5: tensors the host hands the device in another format than the caller's:
+# [{"param": i, "shape": the caller's shape, "dtype": the caller's dtype, "axes": the device
+# tensor's dims as the caller's dims (the host transposes by them), "convert": the host
+# converts the values to the parameter's dtype (an integer / bool tensor read as values, held
+# exactly by bfloat16)}]
+HOST_FORMAT = "tt.host_format"
 # A0.3.1: the tensors stored padded with zeros (dims not tile multiples, or the grid's blocks
 # reaching past them): [{"param": i, "logical": [dims], "padded": [device dims], "fill": the
 # padding's value (0.0, or the tensor's T.annotate_safe_value)}, ...]
@@ -128,6 +134,9 @@ SCHEMAS: dict[str, dict[str, object]] = {
         # (optional, with ``host_dtype``) the shape and dtype the caller passes, when the
         # kernel views the tensor in ``logical_shape`` / ``dtype`` (T.reshape / T.view:
         # A0.2.0 ``tt.host_view``; the host reshapes, row-major, and reinterprets the bytes)
+        # (optional, A0.1.4 / A0.1.5 ``tt.host_format``, with ``host_shape`` / ``host_dtype``)
+        # ``host_axes``: the device tensor is the caller's transposed by them; ``host_convert``:
+        # its values converted to ``dtype`` (else its bytes reinterpreted)
         "pad_value": float,  # the value the host fills the padding with (A0.3.1's ``fill``)
         # the tensor's axes in the order of its device pages: the last two are the tiled
         # plane (the tensor's last two dims unless its copies slice two others), the rest

@@ -13,6 +13,10 @@ folder, TVM's own where they do the job):
                                                -> without that dimension
                A0.1.3 LowerReducersTT          reducer updates in T.Parallel -> tile
                                                reductions into the reducer (loop-carried)
+               A0.1.4 IntegerInputsToFloatTT   uint8 / int8 / bool tensors read as values
+                                               -> bfloat16 (the host converts)
+               A0.1.5 PermuteVectorTensorsTT   a tensor copied as 1-D slices along a dim
+                                               not its last -> that dim last (host transposes)
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
                A0.2.0 ResolveViewsTT           T.reshape / T.view: tensor views -> the
                                                parameter's shape (host reshapes), block views
@@ -74,6 +78,7 @@ from .dataflow.tile_dfg import BuildTileDFGTT
 from .dataflow.shard_in_place import PlaceL1ShardsTT
 from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
 from .frontend.atomics import LowerAtomicsTT
+from .frontend.host_formats import IntegerInputsToFloatTT, PermuteVectorTensorsTT
 from .frontend.block_slices import CollapseBlockSlicesTT
 from .frontend.guards import DropTrueGuardsTT
 from .frontend.block_versions import VersionBlockBuffersTT
@@ -105,6 +110,8 @@ STAGES = [
     ("A0.1.1", LowerAtomicsTT),
     ("A0.1.2", CollapseBlockSlicesTT),
     ("A0.1.3", LowerReducersTT),
+    ("A0.1.4", IntegerInputsToFloatTT),
+    ("A0.1.5", PermuteVectorTensorsTT),
     ("A0.2", LowerParallelToTileTT),
     ("A0.2.0", ResolveViewsTT),
     ("A0.2.1", ReadShortBlocksFromTensorsTT),

@@ -14,7 +14,9 @@ import numpy as np
 from ..errors import TTRuntimeError
 
 NP_DTYPE = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16),
-            "float32": np.dtype(np.float32)}
+            "float32": np.dtype(np.float32),
+            # host dtypes only: tensors the host converts to bfloat16 (A0.1.4)
+            "uint8": np.dtype(np.uint8), "int8": np.dtype(np.int8), "bool": np.dtype(np.bool_)}
 
 
 class TTCallArgumentError(TTRuntimeError, ValueError):
@@ -35,9 +37,15 @@ def host_dtype(t: dict) -> str:
 
 def _device(t: dict, arr: np.ndarray) -> np.ndarray:
     """``arr`` (host-shaped, C-contiguous) seen in the shape and dtype main.cpp reads: a free
-    reshape (and view of its bytes)."""
+    reshape (and view of its bytes); transposed by ``host_axes`` (a view: an output is written
+    through it) and its values converted (``host_convert``: an input only) for A0.1.4 / 5."""
     if "host_shape" not in t:
         return arr
+    if "host_axes" in t:
+        arr = arr.transpose(t["host_axes"])
+        if t.get("host_convert"):
+            return arr.astype(NP_DTYPE[t["dtype"]]).reshape(tuple(t["shape"]))
+        return arr.reshape(tuple(t["shape"])) if arr.ndim != len(t["shape"]) else arr
     return arr.view(NP_DTYPE[t["dtype"]]).reshape(tuple(t["shape"]))
 
 
@@ -49,6 +57,8 @@ def _convert(t: dict, value, what: str) -> np.ndarray:
         raise TTCallArgumentError(f"{what} {t['name']}: expected shape {shape}, got {arr.shape}")
     if arr.dtype == want:
         return np.ascontiguousarray(arr)
+    if want.kind in "biu" and arr.dtype.kind in "biu":  # an integer / bool tensor (A0.1.4)
+        return np.ascontiguousarray(arr.astype(want))
     if arr.dtype.kind == "f" or arr.dtype == NP_DTYPE["bfloat16"]:
         # ml_dtypes converts to bfloat16 with round-to-nearest-even
         return np.ascontiguousarray(arr.astype(want))

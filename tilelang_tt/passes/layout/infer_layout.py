@@ -160,6 +160,8 @@ def InferTTLayout(func, mod, ctx):
     requested = to_py(get_attr(func, attrs.LAYOUT_REQUEST, {})) or {}
     padded = {int(e["param"]): e for e in to_py(get_attr(func, attrs.PADDED, [])) or []}
     host_view = {int(e["param"]): e for e in to_py(get_attr(func, attrs.HOST_VIEW, [])) or []}
+    host_format = {int(e["param"]): e
+                   for e in to_py(get_attr(func, attrs.HOST_FORMAT, [])) or []}
     profile = profile_of(str(get_attr(func, attrs.TARGET, "wormhole_b0")))
     layouts = []
     for index, buf in enumerate(func.params):
@@ -245,6 +247,16 @@ def InferTTLayout(func, mod, ctx):
         if index in host_view:  # T.reshape / T.view of the tensor: the caller's shape, dtype
             entry["host_shape"] = list(host_view[index]["shape"])
             entry["host_dtype"] = str(host_view[index]["dtype"])
+        if index in host_format:  # A0.1.4 / A0.1.5: the host converts or transposes
+            fmt = host_format[index]
+            if index in host_view:
+                raise TTUnsupportedError(
+                    f"tensor {buf.name}: viewed with T.reshape / T.view and also handed to the "
+                    "device converted or transposed by the host; use one of the two")
+            entry["host_shape"] = list(fmt["shape"])
+            entry["host_dtype"] = str(fmt["dtype"])
+            entry["host_axes"] = [int(a) for a in fmt["axes"]]
+            entry["host_convert"] = bool(fmt["convert"])
         if layout == "sharded":
             entry["shard"] = shard_geometry(str(buf.name), memory, list(shape), user, profile)
             need = shard_bytes(entry)
