@@ -22,8 +22,8 @@ buffer along the same dim ``d`` that is not its last (``mask[bid, k * bn:(k + 1)
 into ``mask_local[bn]``), and otherwise only element accesses, gets its dims permuted so that
 ``d`` is last (``[batch, groups, seqlen_kv]``): the parameter's shape and every region and index
 of it are permuted, and the host transposes the caller's array (``tt.host_format`` ``axes``; an
-output back).  A rank-2 tensor so permuted gets a leading dim of 1 (A1 stores a rank >= 3 one as
-row vectors).
+output back).  A rank-2 tensor copied so (along either dim) also gets a leading dim of 1 (A1
+stores a rank >= 3 one as row vectors; the host reshapes).
 
 Requires: ScalarsToBindTT.  Guarantees: the parameters named in ``tt.host_format`` have the
 device's shape and dtype; no element of a converted buffer is read with its integer dtype.
@@ -219,7 +219,7 @@ def IntegerInputsToFloatTT(func, mod, ctx):
 # ---- A0.1.5 ----------------------------------------------------------------------------------
 def _vector_dim(body, param):
     """The one dim along which every copy of ``param`` moves a 1-D block buffer, when it is
-    not the last and there is no other tile access, else None."""
+    not the last (or the tensor has rank 2) and there is no other tile access, else None."""
     dims = set()
     for c in _tile_calls(body):
         regs = _regions(c)
@@ -239,7 +239,8 @@ def _vector_dim(body, param):
     if len(dims) != 1:
         return None
     (d,) = dims
-    return None if d == len(buffer_shape(param)) - 1 else d
+    rank = len(buffer_shape(param))
+    return None if d == rank - 1 and rank > 2 else d  # rank 2: a leading 1 makes row vectors
 
 
 @tt_pass("PermuteVectorTensorsTT", requires=("ScalarsToBindTT",))
