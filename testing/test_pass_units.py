@@ -20,6 +20,8 @@ from tilelang_tt.passes.common import collect, run_pass, to_py, tt_calls
 from tilelang_tt.passes.dataflow.copy_forwarding import forward_copies
 from tilelang_tt.passes.frontend.block_slices import collapse_block_slices
 from tilelang_tt.passes.frontend.guards import drop_true_guards
+from tilelang_tt.passes.frontend.host_formats import convertible as _convertible
+from tilelang_tt.passes.frontend.host_formats import permutable as _permutable
 from tilelang_tt.passes.frontend.k_coarsen import coarsen_k_loops
 from tilelang_tt.passes.frontend.pad_tensors import padding_needed
 from tilelang_tt.passes.frontend.row_blocks import coarsen_row_blocks
@@ -113,6 +115,10 @@ GUARANTEES = {
                             for f in _funcs(m)),
     "A0.1.3": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AttrStmt)
                              if str(a.attr_key) == attrs.REDUCER_UPDATE],
+    # no uint8 / int8 / bool tensor is left that the kernel reads only as values, and no
+    # tensor copied only as 1-D slices along a dim other than its last (running again: no-op)
+    "A0.1.4": lambda m: all(not _convertible(f) for f in _funcs(m)),
+    "A0.1.5": lambda m: all(not _permutable(f) for f in _funcs(m)),
     "A0.2": lambda m: not [lp for f in _funcs(m) for lp in collect(f.body, tirx.For)
                            if lp.kind == tirx.ForKind.PARALLEL],
     # no short block buffer holding a tensor region is left: reading them again changes nothing

@@ -181,6 +181,29 @@ def _is_float(dtype) -> bool:
     return str(dtype) in ("float32", "float16", "bfloat16", "float64")
 
 
+def _conversion(body, p):
+    """(family, new buffers, body with the family's element reads converted) when tensor
+    parameter ``p`` is one A0.1.4 hands the device as bfloat16, else None."""
+    if not tirx.is_buffer_var(p) or buffer_dtype(p) not in _EXACT_IN_BF16:
+        return None
+    family = _family(body, p)
+    if family is None:
+        return None
+    new = {b: tirx.decl_buffer(buffer_shape(b), "bfloat16", str(b.name),
+                               **({} if b.same_as(p) else {"scope": buffer_scope(b)}))
+           for b in family}
+    rewritten = _convert_loads(body, family, new)
+    if collect(rewritten, tvm.ir.TensorLoad, lambda x: any(x.source.same_as(b)
+                                                            for b in family)):
+        return None  # an element used other than as a value to compare or convert: left
+    return family, new, rewritten
+
+
+def convertible(func) -> bool:
+    """Some tensor parameter of ``func`` is one A0.1.4 converts."""
+    return any(_conversion(func.body, p) is not None for p in func.params)
+
+
 @tt_pass("IntegerInputsToFloatTT", requires=("ScalarsToBindTT",))
 def IntegerInputsToFloatTT(func, mod, ctx):
     params = list(func.params)
@@ -188,26 +211,17 @@ def IntegerInputsToFloatTT(func, mod, ctx):
     entries = _host_format(func)
     changed = False
     for index, p in enumerate(params):
-        if not tirx.is_buffer_var(p) or buffer_dtype(p) not in _EXACT_IN_BF16:
+        found = _conversion(body, p)
+        if found is None:
             continue
-        family = _family(body, p)
-        if family is None:
-            continue
-        new = {b: tirx.decl_buffer(buffer_shape(b), "bfloat16", str(b.name),
-                                   **({} if b.same_as(p) else {"scope": buffer_scope(b)}))
-               for b in family}
-        rewritten = _convert_loads(body, family, new)
-        if collect(rewritten, tvm.ir.TensorLoad, lambda x: any(x.source.same_as(b)
-                                                                for b in family)):
-            continue  # an element used other than as a value to compare or convert: left
+        _, new, rewritten = found
 
         def on_alloc(a, new=new):
             nb = next((v for k, v in new.items() if a.buffer.same_as(k)), None)
             return a if nb is None else tirx.AllocBuffer(nb, a.annotations, a.span)
 
         body = substitute(tt_map(rewritten, [(tirx.AllocBuffer, on_alloc)]), new)
-        e = _entry(func, entries, index)
-        e["convert"] = True
+        _entry(func, entries, index)["convert"] = True
         params[index] = new[p]
         changed = True
     if not changed:
@@ -243,6 +257,21 @@ def _vector_dim(body, param):
     return None if d == rank - 1 and rank > 2 else d  # rank 2: a leading 1 makes row vectors
 
 
+def _permutation(body, p):
+    """The dim A0.1.5 moves last in tensor parameter ``p``, else None."""
+    if not tirx.is_buffer_var(p):
+        return None
+    shape = buffer_shape(p)
+    if len(shape) < 2 or not all(isinstance(s, int) for s in shape):
+        return None
+    return _vector_dim(body, p)
+
+
+def permutable(func) -> bool:
+    """Some tensor parameter of ``func`` is one A0.1.5 permutes."""
+    return any(_permutation(func.body, p) is not None for p in func.params)
+
+
 @tt_pass("PermuteVectorTensorsTT", requires=("ScalarsToBindTT",))
 def PermuteVectorTensorsTT(func, mod, ctx):
     params = list(func.params)
@@ -250,14 +279,10 @@ def PermuteVectorTensorsTT(func, mod, ctx):
     entries = _host_format(func)
     changed = False
     for index, p in enumerate(params):
-        if not tirx.is_buffer_var(p):
-            continue
-        shape = buffer_shape(p)
-        if len(shape) < 2 or not all(isinstance(s, int) for s in shape):
-            continue
-        d = _vector_dim(body, p)
+        d = _permutation(body, p)
         if d is None:
             continue
+        shape = buffer_shape(p)
         axes = [k for k in range(len(shape)) if k != d] + [d]
         lead = [] if len(shape) >= 3 else [None]  # rank 2: a leading dim of 1
         new_shape = ([1] if lead else []) + [shape[k] for k in axes]
