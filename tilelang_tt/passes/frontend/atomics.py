@@ -9,16 +9,21 @@ tensor's initial value, in some order.  Tensix has no DRAM atomics the compute e
 use, so the blocks whose targets can overlap are serialised on one core and the target is
 read once and written once:
 
-* **Conflicting blocks, from the IR.** The target indices (bindings seen through) are
-  functions of the block indices and of the ``T.Parallel`` variables around the atomic.  A
-  block index none of the kernel's atomic targets uses (``bz`` of ``B[bx * bm + i, by * bn +
-  j]``) enumerates blocks that update the same elements: its ``blockIdx`` launch is replaced
-  by a serial loop around the kernel body, so one core runs the whole group in block order.
-  Blocks that still differ in the remaining indices are left to V0's dependency check, which
-  proves their targets disjoint or rejects the kernel (``B[bz % 2, ...]``).
+* **Conflicting blocks, from the IR** (``atomic_groups.py``). The target indices (bindings
+  seen through) are functions of the block indices and of the ``T.Parallel`` variables around
+  the atomic.  Per launch dimension, the blocks that may update the same elements are grouped:
+  a block index a target does not use (``bz`` of ``B[bx * bm + i, by * bn + j]``), or uses only
+  inside ``bx // g`` (GQA's ``dV[.., bx // groups, ..]``), enumerates blocks updating the same
+  elements.  The group of a dimension is the least common multiple over all targets; a whole
+  dimension's ``blockIdx`` launch is replaced by a serial loop around the kernel body, a group
+  of ``G`` splits it into a launched ``bx_o`` and a serial loop ``bx_i`` (``bx = bx_o * G +
+  bx_i`` in the body), so one core runs each group in block order.  Blocks that still differ
+  in the launched indices are left to V0's dependency check, which proves their targets
+  disjoint or rejects the kernel (``B[bz % 2, ...]``).
 * **One read, one write.** Each target gets a block buffer (``<B>_atomic``, shared scope, the
-  target's dtype, one element per ``T.Parallel`` iteration): before the loop it is copied from
-  the target region, each atomic becomes ``acc = acc op v``, after the loop it is copied back.
+  target's dtype, one element per ``T.Parallel`` iteration): before the serial loops the
+  target does not change with it is copied from the target region, each atomic becomes ``acc =
+  acc op v``, after them it is copied back (the loops it changes with run outside).
   This is the atomics' meaning exactly: the sum (max, min) of the group's contributions
   applied to the initial value, in block order (an ``atomic_add`` into bfloat16 rounds after
   every contribution, as the hardware atomic would).
@@ -41,8 +46,9 @@ not the only statement of its ``T.Parallel`` nest, or whose tensor another atomi
 a target tensor the kernel also reads or writes other than through its atomics, or updated by
 atomics of different kinds or regions.
 
-Guarantees: no ``tt.atomic`` marker is left; the launch has no ``blockIdx`` dimension the
-targets do not use (a kernel whose targets use none keeps one block); every
+Guarantees: no ``tt.atomic`` marker is left; the launch has no ``blockIdx`` dimension (or
+part of one) whose blocks a target does not separate (a kernel whose targets use none keeps one
+block); every
 ``tt.rmw_acquire`` is directly followed by the read of its block (a copy from the target) and
 every ``tt.rmw_release`` directly preceded by its write-back.
 """
