@@ -164,30 +164,30 @@ def test_integer_tensor_used_otherwise_is_left_to_the_dtype_check():
 
 @tilelang.jit(out_idx=[1])
 def columns_to_rows(M, N, block):
-    """Each block moves column c of A (1-D slices along A's first dim) into row c of B and,
-    doubled, into column c of C."""
+    """Each block moves column c of A[:, 1, :] (1-D slices along A's first dim) into B[1, c, :]
+    and, doubled, into column c of C[:, 1, :]."""
     @T.prim_func
-    def main(A: T.Tensor([M, N], T.float32), B: T.Tensor([N, M], T.float32),
-             C: T.Tensor([M, N], T.float32)):
+    def main(A: T.Tensor([M, 2, N], T.float32), B: T.Tensor([2, N, M], T.float32),
+             C: T.Tensor([M, 2, N], T.float32)):
         with T.Kernel(N) as c:
             v = T.alloc_fragment([block], T.float32)
             for k in T.serial(M // block):
-                T.copy(A[k * block:(k + 1) * block, c], v)
-                T.copy(v, B[c, k * block:(k + 1) * block])
+                T.copy(A[k * block:(k + 1) * block, 1, c], v)
+                T.copy(v, B[1, c, k * block:(k + 1) * block])
                 for i in T.Parallel(block):
                     v[i] = v[i] * 2.0
-                T.copy(v, C[k * block:(k + 1) * block, c])
+                T.copy(v, C[k * block:(k + 1) * block, 1, c])
 
     return main
 
 
 def test_float_tensor_sliced_along_its_first_dim():
-    """A and C are copied as 1-D slices along dim 0: the device holds them transposed (with a
-    leading dim of 1: row vectors), the host transposes A in and C back out."""
-    a = np.random.default_rng(3).standard_normal((64, 4)).astype(np.float32)
-    c = np.zeros_like(a)
+    """A and C are copied as 1-D slices along dim 0: the device holds them as [2, N, M] row
+    vectors, the host transposes A in and C back out."""
+    a = np.random.default_rng(3).standard_normal((64, 2, 4)).astype(np.float32)
+    b, c = np.zeros((2, 4, 64), np.float32), np.zeros_like(a)
     kernel = columns_to_rows(64, 4, 32)
-    b = np.zeros((4, 64), np.float32)
     kernel(a, b, c)
-    np.testing.assert_array_equal(b, a.T)
-    np.testing.assert_array_equal(c, 2 * a)
+    assert [t["host_axes"] for t in kernel.plan["tensors"] if t["name"] != "B"] == [[1, 2, 0]] * 2
+    np.testing.assert_array_equal(b[1], a[:, 1, :].T)
+    np.testing.assert_array_equal(c[:, 1, :], 2 * a[:, 1, :])

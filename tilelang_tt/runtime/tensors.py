@@ -43,9 +43,7 @@ def _device(t: dict, arr: np.ndarray) -> np.ndarray:
         return arr
     if "host_axes" in t:
         arr = arr.transpose(t["host_axes"])
-        if t.get("host_convert"):
-            return arr.astype(NP_DTYPE[t["dtype"]]).reshape(tuple(t["shape"]))
-        return arr.reshape(tuple(t["shape"])) if arr.ndim != len(t["shape"]) else arr
+        return arr.astype(NP_DTYPE[t["dtype"]]) if t.get("host_convert") else arr
     return arr.view(NP_DTYPE[t["dtype"]]).reshape(tuple(t["shape"]))
 
 

@@ -17,13 +17,12 @@ another tensor into its block buffers), ``int32`` and wider (not exact in bfloat
 
 A0.1.5 PermuteVectorTensorsTT.  A block buffer of rank 1 moves to and from global memory as a
 row vector: a 1-D tensor's elements, or the last dim of a tensor of rank >= 3 (A1 ``vector``).
-A tensor argument of rank >= 2 every access of which is a ``T.copy`` between it and a 1-D block
+A tensor argument of rank >= 3 every access of which is a ``T.copy`` between it and a 1-D block
 buffer along the same dim ``d`` that is not its last (``mask[bid, k * bn:(k + 1) * bn, head]``
 into ``mask_local[bn]``), and otherwise only element accesses, gets its dims permuted so that
 ``d`` is last (``[batch, groups, seqlen_kv]``): the parameter's shape and every region and index
 of it are permuted, and the host transposes the caller's array (``tt.host_format`` ``axes``; an
-output back).  A rank-2 tensor copied so (along either dim) also gets a leading dim of 1 (A1
-stores a rank >= 3 one as row vectors; the host reshapes).
+output back).  A rank-2 tensor stays a tiled matrix (its 1-D copies are refused in C1).
 
 Requires: ScalarsToBindTT.  Guarantees: the parameters named in ``tt.host_format`` have the
 device's shape and dtype; no element of a converted buffer is read with its integer dtype.
@@ -233,7 +232,7 @@ def IntegerInputsToFloatTT(func, mod, ctx):
 # ---- A0.1.5 ----------------------------------------------------------------------------------
 def _vector_dim(body, param):
     """The one dim along which every copy of ``param`` moves a 1-D block buffer, when it is
-    not the last (or the tensor has rank 2) and there is no other tile access, else None."""
+    not the last and there is no other tile access, else None."""
     dims = set()
     for c in _tile_calls(body):
         regs = _regions(c)
@@ -253,8 +252,7 @@ def _vector_dim(body, param):
     if len(dims) != 1:
         return None
     (d,) = dims
-    rank = len(buffer_shape(param))
-    return None if d == rank - 1 and rank > 2 else d  # rank 2: a leading 1 makes row vectors
+    return None if d == len(buffer_shape(param)) - 1 else d
 
 
 def _permutation(body, p):
@@ -262,8 +260,8 @@ def _permutation(body, p):
     if not tirx.is_buffer_var(p):
         return None
     shape = buffer_shape(p)
-    if len(shape) < 2 or not all(isinstance(s, int) for s in shape):
-        return None
+    if len(shape) < 3 or not all(isinstance(s, int) for s in shape):
+        return None  # rank 2 stays a tiled matrix (a vector into one of its rows: refused in C1)
     return _vector_dim(body, p)
 
 
@@ -284,28 +282,22 @@ def PermuteVectorTensorsTT(func, mod, ctx):
             continue
         shape = buffer_shape(p)
         axes = [k for k in range(len(shape)) if k != d] + [d]
-        lead = [] if len(shape) >= 3 else [None]  # rank 2: a leading dim of 1
-        new_shape = ([1] if lead else []) + [shape[k] for k in axes]
+        new_shape = [shape[k] for k in axes]
         nb = tirx.decl_buffer(new_shape, buffer_dtype(p), str(p.name))
-        zero = tirx.IntImm("int32", 0)
 
-        def on_region(r, p=p, nb=nb, axes=axes, lead=lead):
+        def on_region(r, p=p, nb=nb, axes=axes):
             if not r.source.same_as(p):
                 return r
-            ranges = [slice(r.region[k].min, r.region[k].min + r.region[k].extent)
-                      for k in axes]
-            return nb[tuple(([slice(zero, zero + 1)] if lead else []) + ranges)]
+            return nb[tuple(slice(r.region[k].min, r.region[k].min + r.region[k].extent)
+                            for k in axes)]
 
-        def on_load(x, p=p, nb=nb, axes=axes, lead=lead):
-            if not x.source.same_as(p):
-                return x
-            return nb[tuple(([zero] if lead else []) + [x.indices[k] for k in axes])]
+        def on_load(x, p=p, nb=nb, axes=axes):
+            return x if not x.source.same_as(p) else nb[tuple(x.indices[k] for k in axes)]
 
-        def on_store(s, p=p, nb=nb, axes=axes, lead=lead):
+        def on_store(s, p=p, nb=nb, axes=axes):
             if not s.buffer.same_as(p):
                 return s
-            idx = ([zero] if lead else []) + [s.indices[k] for k in axes]
-            return tirx.BufferStore(nb, s.value, idx, s.span)
+            return tirx.BufferStore(nb, s.value, [s.indices[k] for k in axes], s.span)
 
         body = tt_map(body, [(tvm.ir.TensorRegion, on_region), (tvm.ir.TensorLoad, on_load),
                              (tirx.BufferStore, on_store)])
