@@ -12,6 +12,7 @@ import pytest
 
 pytest.importorskip("tilelang_tt.runtime.mockbuild", reason="emulator driver not installed")
 
+import tilelang_tt
 import tilelang_tt as tilelang
 import tilelang_tt.language as T
 from tilelang_tt.errors import TTCompileError, TTUnsupportedError
@@ -69,12 +70,23 @@ def test_grouped_atomic_with_a_racing_write_is_rejected():
             T.copy(a_s, C[:, bx % 2, :])
 
     with pytest.raises(TTCompileError, match="blocks race on tensor C"):
-        tilelang_tt_compile(racy)
+        tilelang_tt.compile(racy)
 
 
-def tilelang_tt_compile(func):
-    import tilelang_tt
-    return tilelang_tt.compile(func)
+def test_atomic_targets_the_split_leaves_on_two_cores_are_rejected():
+    """B[bx // 2] groups bx by 2 (bx = bx_o * 2 + bx_i); C[bx % 2] is then C[bx_i], updated by
+    both cores (bx_o = 0, 1) - V0 reports it, as it reports ``B[bz % 2]`` without a split."""
+    @T.prim_func
+    def overlapping(A: T.Tensor([32, 4, 32], T.float32), B: T.Tensor([32, 2, 32], T.float32),
+                    C: T.Tensor([32, 2, 32], T.float32)):
+        with T.Kernel(4) as bx:
+            a_s = T.alloc_shared([32, 32], T.float32)
+            T.copy(A[:, bx, :], a_s)
+            T.atomic_add(B[:, bx // 2, :], a_s)
+            T.atomic_add(C[:, bx % 2, :], a_s)
+
+    with pytest.raises(TTCompileError, match="blocks race on tensor C"):
+        tilelang_tt.compile(overlapping)
 
 
 def test_grouped_atomic_refusals():
@@ -88,7 +100,7 @@ def test_grouped_atomic_refusals():
             T.atomic_add(B[:, bx // 4, :], a_s)
 
     with pytest.raises(TTUnsupportedError, match=r"T.atomic_add\(B\[...\]\).*not a multiple of 4"):
-        tilelang_tt_compile(ragged)
+        tilelang_tt.compile(ragged)
 
     @T.prim_func
     def mixed(A: T.Tensor([32, 8, 32], T.float32), B: T.Tensor([32, 4, 32], T.float32),
@@ -100,7 +112,7 @@ def test_grouped_atomic_refusals():
             T.atomic_add(C[:, bx // 4, :], a_s)
 
     with pytest.raises(TTUnsupportedError, match=r"T.atomic_add\(B\[...\]\).*bx // 2"):
-        tilelang_tt_compile(mixed)
+        tilelang_tt.compile(mixed)
 
 
 @tilelang.jit
