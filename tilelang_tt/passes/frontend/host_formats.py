@@ -111,17 +111,16 @@ def _convert_loads(body, family, new):
 
     def as_new(e):
         """A family load (possibly cast to an integer dtype) as a bfloat16 load, else None."""
-        if isinstance(e, tirx.Cast) and not _is_float(e.ty.dtype):
-            e = e.value
+        if isinstance(e, tirx.Cast) and is_member_load(e.value) and \
+                _widens(buffer_dtype(e.value.source), str(e.ty.dtype)):
+            e = e.value  # (int32)m[j]: the same value
         if is_member_load(e):
             nb = new[next(b for b in family if e.source.same_as(b))]
             return nb[tuple(e.indices)]
         return None
 
     def const(e):
-        if isinstance(e, tirx.Cast):
-            e = e.value
-        if isinstance(e, tirx.IntImm) and abs(int(e.value)) <= 256:
+        if isinstance(e, tirx.IntImm) and abs(int(e.value)) <= 256:  # exact in bfloat16
             return tirx.FloatImm("bfloat16", float(int(e.value)))
         return None
 
@@ -141,7 +140,7 @@ def _convert_loads(body, family, new):
         v = as_new(c.value)
         if v is None:
             return c
-        return v if c.ty.dtype == "bfloat16" else tirx.Cast(c.ty.dtype, v)
+        return v if str(c.ty.dtype) == "bfloat16" else tirx.Cast(str(c.ty.dtype), v)
 
     def truth(e):
         v = as_new(e) if str(getattr(getattr(e, "ty", None), "dtype", "")) == "bool" else None
@@ -161,6 +160,8 @@ def _convert_loads(body, family, new):
         return s if c.same_as(s.condition) else tirx.Select(c, s.true_value, s.false_value)
 
     def on_logic(e):
+        if isinstance(e, (tirx.BitwiseAnd, tirx.BitwiseOr)) and str(e.ty.dtype) != "bool":
+            return e  # integer bits, not a condition
         ops_ = [truth(x) for x in ((e.a, e.b) if hasattr(e, "b") else (e.a,))]
         if all(x.same_as(y) for x, y in zip(ops_, (e.a, getattr(e, "b", None)))):
             return e
@@ -172,8 +173,15 @@ def _convert_loads(body, family, new):
                                                                  s.span)
 
     return tt_map(body, [(_COMPARE, on_compare), (tirx.Cast, on_cast), (tvm.ir.Call, on_call),
-                         (tirx.Select, on_select), ((tirx.And, tirx.Or, tirx.Not), on_logic),
+                         (tirx.Select, on_select),
+                         ((tirx.And, tirx.Or, tirx.Not, tirx.BitwiseAnd, tirx.BitwiseOr), on_logic),
                          (tirx.IfThenElse, on_if)])
+
+
+def _widens(src: str, dst: str) -> bool:
+    """A cast from ``src`` to the integer dtype ``dst`` keeps every value."""
+    signed = ("int16", "int32", "int64")
+    return dst == src or dst in signed or (src in ("uint8", "bool") and dst.startswith("uint"))
 
 
 def _is_float(dtype) -> bool:
