@@ -84,6 +84,7 @@ from .frontend.parallel_to_tile import LowerParallelToTileTT
 from .frontend.reducers import LowerReducersTT
 from .frontend.row_blocks import CoarsenRowBlocksTT
 from .frontend.views import ResolveViewsTT
+from .frontend.wide_rows import StreamWideRowsTT
 from .frontend.scalars import ScalarsToBindTT
 from .frontend.short_blocks import ReadShortBlocksFromTensorsTT
 from .layout.infer_layout import InferTTLayout
@@ -105,6 +106,7 @@ STAGES = [
     ("A0.1.1", LowerAtomicsTT),
     ("A0.1.2", CollapseBlockSlicesTT),
     ("A0.1.3", LowerReducersTT),
+    ("A0.1.4", StreamWideRowsTT),
     ("A0.2", LowerParallelToTileTT),
     ("A0.2.0", ResolveViewsTT),
     ("A0.2.1", ReadShortBlocksFromTensorsTT),
