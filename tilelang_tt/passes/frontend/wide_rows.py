@@ -67,6 +67,7 @@ before (sums regrouped per chunk); ``tt.col_stream`` records ``{"cols": N, "chun
 from __future__ import annotations
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 
 from ... import attrs
@@ -94,8 +95,28 @@ def _tiles(shape) -> int:
     return -(-n // TILE) * -(-shape[-1] // TILE)
 
 
-def _footprint(bufs, width=None, wide=()) -> int:
-    """Bytes of one copy of every block buffer (wide ones ``width`` columns when given)."""
+def _definitions(body) -> dict:
+    """Buffer key -> how many statements write it (tile ops, outermost T.Parallel nests): A0.4
+    gives each its own version, a circular buffer of its own."""
+    count = {}
+    for call in collect(body, tirx.TilePrimitiveCall):
+        if call.args and isinstance(call.args[0], tvm.ir.TensorRegion):
+            k = _key(call.args[0].source)
+            count[k] = count.get(k, 0) + 1
+    inner = set()
+    for lp in collect(body, tirx.For):
+        if lp.kind == tirx.ForKind.PARALLEL:
+            inner.update(_key(x) for x in collect(lp.body, tirx.For))
+    for lp in collect(body, tirx.For):
+        if lp.kind == tirx.ForKind.PARALLEL and _key(lp) not in inner:
+            for k in {_key(st.buffer) for st in collect(lp.body, tirx.BufferStore)}:
+                count[k] = count.get(k, 0) + 1
+    return count
+
+
+def _footprint(bufs, width=None, wide=(), versions=None, depth=1) -> int:
+    """Bytes of the block buffers (wide ones ``width`` columns when given): ``depth`` copies of
+    each of their ``versions`` (one each when not given)."""
     total = 0
     for b in bufs:
         shape = buffer_shape(b)
@@ -103,8 +124,10 @@ def _footprint(bufs, width=None, wide=()) -> int:
             continue
         if width is not None and _key(b) in wide:
             shape = shape[:-1] + [width]
-        total += _tiles(shape) * tile_bytes(buffer_dtype(b) if buffer_dtype(b) in
-                                            ("bfloat16", "float16", "float32") else "float32")
+        n = max(1, (versions or {}).get(_key(b), 1))
+        dtype = buffer_dtype(b)
+        total += n * depth * _tiles(shape) * tile_bytes(
+            dtype if dtype in ("bfloat16", "float16", "float32") else "float32")
     return total
 
 
@@ -137,6 +160,7 @@ class _Kernel:
             self.narrow[k] = tirx.decl_buffer(shape, buffer_dtype(b), b.name,
                                               scope=buffer_scope(b))
         self.phases = []
+        self.emitted = set()  # nests emitted once: later copies get fresh variables
 
     # ---- classification ---------------------------------------------------------------------
     def touches_wide(self, node):
@@ -377,7 +401,7 @@ class _Kernel:
         if t.kind == "copy_in" and s.kind == "copy_out":
             src, dst = t.call.args[1], s.call.args[0]
             return src.source.same_as(dst.source) and all(
-                tvm.ir.structural_equal(a.min, b.min) for a, b in zip(src.region, dst.region))
+                tvm_ffi.structural_equal(a.min, b.min) for a, b in zip(src.region, dst.region))
         return False
 
     @staticmethod
@@ -514,8 +538,15 @@ class _Kernel:
                             loop.kind, loop.body, loop.thread_binding, loop.annotations,
                             loop.step, loop.span)
 
-        return tt_map(s.node, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
-                               (tirx.For, on_for)])
+        out = tt_map(s.node, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
+                              (tirx.For, on_for)])
+        if _key(s.node) in self.emitted:  # a rematerialised copy: variables of its own
+            defined = [lp.loop_var for lp in collect(out, tirx.For)] + \
+                [b.var for b in collect(out, tirx.Bind)]
+            from ..common import substitute
+            out = substitute(out, {v: tirx.Var(v.name, v.ty.dtype) for v in defined})
+        self.emitted.add(_key(s.node))
+        return out
 
 
 def _tile_call(name, *args):
@@ -554,7 +585,7 @@ def _shape_of(bufs):
     return cols, rows, wide, None
 
 
-def _chunk_width(cols, bufs, wide, budget, forced, span):
+def _chunk_width(cols, bufs, wide, versions, budget, forced, span):
     if cols % TILE:
         _refuse(f"the block's rows are {cols} columns wide, not a multiple of {TILE}; column "
                 "streaming splits them in whole tiles", span)
@@ -564,34 +595,41 @@ def _chunk_width(cols, bufs, wide, budget, forced, span):
                     f"{cols} columns (and fewer)", span, hint="pick a divisor of the width")
         return forced
     for w in range(cols // 2, TILE - 1, -TILE):
-        if cols % w == 0 and 2 * _footprint(bufs, w, wide) <= budget // 2:
+        if cols % w == 0 and _footprint(bufs, w, wide, versions, 2) <= budget * 3 // 4:
             return w
     return None
 
 
 def stream_wide_rows(func):
     """The kernel with its wide row blocks streamed by columns, or None to leave it alone."""
+    if get_attr(func, attrs.COL_STREAM) is not None:
+        return None  # streamed already
     options = to_py(get_attr(func, attrs.COMPILE_OPTIONS, {})) or {}
     forced = int(options.get(attrs.PC_STREAM_COLS, 0) or 0)
     budget = profile_of(str(get_attr(func, attrs.TARGET))).l1_usable_bytes
     allocs = [a for a in collect(func.body, tirx.AllocBuffer)
               if buffer_scope(a.buffer) in BLOCK_SCOPES]
     bufs = [a.buffer for a in allocs]
-    need = _footprint(bufs)
+    versions = _definitions(func.body)
+    need = _footprint(bufs, versions=versions, depth=2)
     if not forced and need <= budget:
         return None
+    # one copy of each buffer: beyond this F refuses the kernel whatever the later stages do
+    certain = _footprint(bufs) > budget
     span = allocs[0].span if allocs else None
     shape = _shape_of(bufs)
     if shape is None:
         return None
     cols, rows, wide, odd = shape
+    if odd is not None and not certain and not forced:
+        return None  # perhaps it fits after all: F's resource check decides
     if odd is not None:
         span = next((a.span for a in allocs if a.buffer.same_as(odd)), span)
         _refuse(f"the block buffers need {need // 1024} KiB of L1 ({budget // 1024} KiB usable) "
                 f"and `{odd.name}` {buffer_shape(odd)} is neither a [{rows}, {cols}] row block, "
                 f"a [{cols}] column vector nor a [{rows}] row vector, so the columns cannot be "
                 "streamed", span)
-    width = _chunk_width(cols, bufs, wide, budget, forced, span)
+    width = _chunk_width(cols, bufs, wide, versions, budget, forced, span)
     if width is None:
         _refuse(f"the block buffers need {need // 1024} KiB of L1 ({budget // 1024} KiB usable) "
                 f"and even {TILE} columns of them do not fit", span)
