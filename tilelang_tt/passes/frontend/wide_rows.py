@@ -315,9 +315,10 @@ class _Kernel:
                 return
             if len(indices) != len(want) or not all(
                     w is not None and x.same_as(w) for x, w in zip(indices, want)):
+                what = "wide buffers" if k in self.wide else "row vectors"
                 _refuse(f"`{buf.name}` is indexed [{', '.join(map(str, indices))}] in a "
                         f"T.Parallel nest over {self.cols} columns; column streaming needs "
-                        "wide buffers indexed by the nest's own variables", span)
+                        f"{what} indexed by the nest's own variables", span)
 
         for ld in collect(body, tvm.ir.TensorLoad):
             check(ld.source, list(ld.indices))
@@ -621,6 +622,8 @@ def stream_wide_rows(func):
     if shape is None:
         return None
     cols, rows, wide, odd = shape
+    if rows % TILE and not forced:
+        return None  # blocks of part of a tile's rows: later stages refuse or read them as rows
     if odd is not None and not certain and not forced:
         return None  # perhaps it fits after all: F's resource check decides
     if odd is not None:
