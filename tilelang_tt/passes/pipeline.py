@@ -13,6 +13,8 @@ folder, TVM's own where they do the job):
                                                -> without that dimension
                A0.1.3 LowerReducersTT          reducer updates in T.Parallel -> tile
                                                reductions into the reducer (loop-carried)
+               A0.1.4 StreamWideRowsTT         row blocks too wide for L1 -> loops over
+                                               column chunks, one per reduction level
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
                A0.2.0 ResolveViewsTT           T.reshape / T.view: tensor views -> the
                                                parameter's shape (host reshapes), block views
