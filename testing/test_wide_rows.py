@@ -147,16 +147,19 @@ def test_gemm_on_a_wide_buffer_is_refused():
         tilelang_tt.lower(k, stop_after="A0.1.4")
 
 
-def test_in_place_tensor_read_again_is_refused():
-    """A is overwritten in pass 0 and x, which pass 1 needs, would be re-read from it."""
+def _in_place(read_back):
+    """x = A; A = 2 x (in place); s = rowsum(x); B = x * s - pass 1 re-reads A for x.  With
+    ``read_back``, C = A (the doubled values) is also copied out after B."""
     M, N = 32, 8192
 
     @T.prim_func
-    def k(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+    def k(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"),
+          C: T.Tensor((M, N), "float32")):
         with T.Kernel(1) as bx:
             x = T.alloc_fragment((32, N), "float32")
             x2 = T.alloc_fragment((32, N), "float32")
             y = T.alloc_fragment((32, N), "float32")
+            w = T.alloc_fragment((32, N), "float32")
             s = T.alloc_fragment((32,), "float32")
             T.copy(A[0, 0], x)
             for i, j in T.Parallel(32, N):
@@ -166,9 +169,32 @@ def test_in_place_tensor_read_again_is_refused():
             for i, j in T.Parallel(32, N):
                 y[i, j] = x[i, j] * s[i]
             T.copy(y, B[0, 0])
+            if read_back:
+                T.copy(A[0, 0], w)
+                T.copy(w, C[0, 0])
 
+    return k
+
+
+def test_in_place_update_is_stored_in_the_last_pass():
+    """A's new values are written in pass 1, after pass 1 has re-read its old ones (chunk by
+    chunk), so x is recomputed from the old A."""
+    k = _in_place(False)
+    f = _lowered(k, "A0.1.4")
+    assert to_py(f.attrs[attrs.COL_STREAM])["phases"] == [2]
+    art = tilelang_tt.compile(k)
+    a = RNG.integers(-4, 5, (32, 8192)).astype(np.float32) / 4
+    b, c = np.zeros_like(a), np.zeros_like(a)
+    art(a_dev := a.copy(), b, c)
+    _allclose(b, a * a.sum(1, keepdims=True), rtol=1e-5, atol=1e-3)
+    np.testing.assert_array_equal(a_dev, 2 * a)
+
+
+def test_in_place_tensor_read_again_is_refused():
+    """As above, but A's new values are read back (into C) in pass 1 too: the store cannot
+    move after pass 1's re-read of the old values."""
     with pytest.raises(TTResourceError, match=r"computed again in column pass 1.*overwritten"):
-        tilelang_tt.lower(k, stop_after="A0.1.4")
+        tilelang_tt.lower(_in_place(True), stop_after="A0.1.4")
 
 
 def test_wide_buffer_carried_across_iterations_is_refused():

@@ -386,17 +386,37 @@ class ColumnPhases:
                         "reproduce it", self.span_of(s),
                         hint="write the updated values to another tensor or buffer")
 
-    # ---- the chunk loop ----------------------------------------------------------------------
-
     def plan(self, parsed):
         """(phase -> indices of the statements its chunk loop runs, last phase) of a list whose
-        levels are set; a statement repeated in a later phase is checked to read what it read."""
-        phase_stmts = [s for s in parsed if s.in_phase]
-        roots = [s for s in phase_stmts if self.is_root(s)]
-        last = max((s.level for s in roots), default=-1)
-        members = {}
+        levels are set; a statement repeated in a later phase is checked to read what it read.
+
+        A copy to a tensor that earlier copies of the list read (an in-place update) is stored
+        in the last phase that reads the tensor again (recomputing its value there), so every
+        such read sees the old values, chunk by chunk; when a later statement of the list needs
+        the new values before that phase, the copy stays in its own phase (and the re-read is
+        refused by ``check_replay``)."""
+        roots = [s for s in parsed if s.in_phase and self.is_root(s)]
+
+        def members_of():
+            out = {}
+            for s in roots:
+                out.setdefault(s.level, set()).update(self.closure(parsed, s))
+            return out
+
+        members = members_of()
+        moved = False
         for s in roots:
-            members.setdefault(s.level, set()).update(self.closure(parsed, s))
+            if s.kind != "copy_out":
+                continue
+            target = max([p for p, idxs in members.items() for i in idxs
+                          if i < s.idx and parsed[i].kind == "copy_in"
+                          and self.same_chunk(parsed[i], s)] + [s.level])
+            if target > s.level and all(
+                    t.level > target for t in parsed[s.idx + 1:] if self.conflict(s, t)):
+                s.level, moved = target, True
+        if moved:
+            members = members_of()
+        last = max(members, default=-1)
         for p, idxs in members.items():
             for i in idxs:
                 self.check_replay(parsed, parsed[i], p)

@@ -50,9 +50,12 @@ tensor operands indexed ``j + k * W``.  A reduction becomes ``clear=False`` over
 its destination filled with the identity before the loop when it cleared (``0``, ``-inf``,
 ``+inf``); ``max`` / ``min`` are exact, a sum is regrouped (the sum of per-chunk sums).  Row
 statements of level ``P`` run right before phase ``P``'s loop, those after the last phase
-after it.  A rematerialised statement must see what it saw: a row vector, scalar or tensor it
-reads may not be written between its first execution and the phase that repeats it (an
-in-place update of a tensor read again in a later phase), else ``TTResourceError``.
+after it.  A copy to a tensor that earlier copies of the list read (an in-place update) is
+stored in the last phase that re-reads the tensor, its value recomputed there, unless a later
+statement needs the new values before.  A rematerialised statement must see what it saw: a
+row vector, scalar or tensor it reads may not be written between its first execution and the
+phase that repeats it (other than by such a store after it in the same chunk), else
+``TTResourceError``.
 
 **Chunk width** ``W``: ``tt.stream_cols`` if given (a multiple of 32 dividing ``N``), else
 the widest multiple of 32 dividing ``N`` (at most ``N / 2``) whose block buffers, two copies
