@@ -223,3 +223,27 @@ def test_stream_cols_must_divide_the_width():
     with pytest.raises(TTCompileError, match="integer >= 0"):
         _lowered(RB.rms_norm.get_tir(M=64, N=2048, blk_m=1), "A0.1.4",
                  pass_configs={"tt.stream_cols": "512"})
+
+
+def test_column_index_in_values_and_tensor_stores():
+    """The column variable outside the wide buffers' own indices (a mask `j < 5000`, a tensor
+    store `B[i, j]` in the nest) is the tensor's column, `j + k * W`, in every chunk."""
+    M, N = 32, 8192
+
+    @T.prim_func
+    def k(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(1) as bx:
+            x = T.alloc_fragment((32, N), "float32")
+            xm = T.alloc_fragment((32, N), "float32")
+            s = T.alloc_fragment((32,), "float32")
+            T.copy(A[0, 0], x)
+            for i, j in T.Parallel(32, N):
+                xm[i, j] = T.if_then_else(j < 5000, x[i, j], 0.0)
+            T.reduce_sum(xm, s, dim=1)
+            for i, j in T.Parallel(32, N):
+                B[i, j] = x[i, j] * s[i]
+
+    art = tilelang_tt.compile(k, out_idx=-1)
+    a = RNG.integers(-4, 5, (M, N)).astype(np.float32) / 4
+    np.testing.assert_allclose(art(a), a * a[:, :5000].sum(1, keepdims=True), rtol=1e-5,
+                               atol=1e-3)

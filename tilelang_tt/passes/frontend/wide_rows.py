@@ -177,33 +177,32 @@ class _Streamer(ColumnPhases):
         return replace_tile_call(call, args=args)
 
     def narrow_nest(self, s, k):
+        """The nest over ``W`` columns: the column variable ``j`` is ``j + k * W`` everywhere
+        (tensor indices, values, conditions) but in the narrowed buffers' own ``[i, j]``."""
         j, w = s.col_var, self.width
 
-        def index(buf, idx):
-            key = key_of(buf)
-            if key in self.narrow:
-                return self.narrow[key], list(idx)
-            if buffer_scope(buf) in BLOCK_SCOPES:
-                return buf, list(idx)
-            return buf, [substitute(e, {j: j + k * w}) for e in idx]
+        def narrowed(buf, idx):
+            nb = self.narrow.get(key_of(buf))
+            return (buf, list(idx)) if nb is None else (nb, list(idx)[:-1] + [j])
 
         def on_load(ld):
-            buf, idx = index(ld.source, ld.indices)
+            buf, idx = narrowed(ld.source, ld.indices)
             return buf[tuple(idx)]
 
         def on_store(st):
-            buf, idx = index(st.buffer, st.indices)
+            buf, idx = narrowed(st.buffer, st.indices)
             return tirx.BufferStore(buf, st.value, idx, st.span)
 
         def on_for(loop):
-            if not loop.same_as(s.col_loop) and not loop.loop_var.same_as(j):
+            if not loop.same_as(s.col_loop):
                 return loop
+            inner = substitute(loop.body, {j: j + k * w})
+            inner = tt_map(inner, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)])
             return tirx.For(loop.loop_var, loop.min, int_imm(w, str(loop.extent.ty.dtype)),
-                            loop.kind, loop.body, loop.thread_binding, loop.annotations,
+                            loop.kind, inner, loop.thread_binding, loop.annotations,
                             loop.step, loop.span)
 
-        out = tt_map(s.node, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
-                              (tirx.For, on_for)])
+        out = tt_map(s.node, [(tirx.For, on_for)])
         if key_of(s.node) in self.emitted:  # a rematerialised copy: variables of its own
             defined = [lp.loop_var for lp in collect(out, tirx.For)] + \
                 [b.var for b in collect(out, tirx.Bind)]
