@@ -10,13 +10,17 @@ statement over such buffers is elementwise along the columns - except a reductio
 that depends on a reduction's result is computed in a later pass over the columns than the
 reduction itself.
 
-**When.** The kernel's block buffers (every ``shared`` / ``local.fragment`` allocation, one
-copy of each: ``tiles x tile bytes``) need more than the core's usable L1 (the number F's
-resource check uses, ``DeviceProfile.l1_usable_bytes``), or the compile option
-``tt.stream_cols`` asks for a chunk width.  Otherwise the kernel is returned unchanged.
+**When.** The kernel's block buffers would not fit the core's usable L1 (the number F's
+resource check uses, ``DeviceProfile.l1_usable_bytes``): every ``shared`` / ``local.fragment``
+allocation in ``tiles x tile bytes``, once per statement that writes it (A0.4 makes each a
+version, a circular buffer of its own) and double-buffered - or the compile option
+``tt.stream_cols`` asks for a chunk width.  Otherwise the kernel is returned unchanged (so
+is a kernel whose blocks have part of a tile's rows, which later stages refuse or read as
+rows).  A kernel of another shape is refused only when its buffers exceed L1 even counted
+once each; otherwise F's resource check, which sees the real circular buffers, decides.
 
 **Shape** (decided from the IR alone; else ``TTResourceError`` naming the buffer or op, its
-line and what to change).  ``N`` is the largest last dimension of the 2-D block buffers; the
+line and what to change; the facts are ``analysis/column_phases.py``'s).  ``N`` is the largest last dimension of the 2-D block buffers; the
 *wide* buffers are the 2-D block buffers ``[rows, N]`` (one ``rows`` for all) and the 1-D
 block buffers ``[N]`` (column vectors, layernorm's gamma / beta); the *row vectors* are 1-D
 block buffers ``[rows]``; no other block buffer may be in the kernel.  A wide buffer is used
@@ -57,10 +61,10 @@ row vector, scalar or tensor it reads may not be written between its first execu
 phase that repeats it (other than by such a store after it in the same chunk), else
 ``TTResourceError``.
 
-**Chunk width** ``W``: ``tt.stream_cols`` if given (a multiple of 32 dividing ``N``), else
-the widest multiple of 32 dividing ``N`` (at most ``N / 2``) whose block buffers, two copies
-each, fit in half the usable L1 (the other half for the compiler's temporaries).  ``N`` not a
-multiple of 32 is refused.
+**Chunk width** ``W``: ``tt.stream_cols`` if given (a multiple of 32 dividing ``N``, below
+it), else the widest multiple of 32 dividing ``N`` (at most ``N / 2``) whose block buffers,
+estimated as above, take at most three quarters of the usable L1 (the rest for the
+compiler's temporaries).  ``N`` not a multiple of 32 is refused.
 
 Guarantees: no block buffer wider than ``W`` columns; each row computes what it computed
 before (sums regrouped per chunk); ``tt.col_stream`` records ``{"cols": N, "chunk": W,
