@@ -1,9 +1,9 @@
 """TileLang's GQA decoding with a key mask, as ``examples/flash_decoding/example_gqa_decode.py``
 writes it (written here in the same idiom): ``mask: T.Tensor([batch, seqlen_kv, groups],
 "uint8")`` (or ``"bool"``), one 1-D slice per key block along its middle dim copied into a
-``uint8`` fragment, and ``T.if_then_else(mask_local[j] != 0, acc_s[i, j], -inf)``.  A0.1.4
+``uint8`` fragment, and ``T.if_then_else(mask_local[j] != 0, acc_s[i, j], -inf)``.  A0.1.5
 hands the device the mask as bfloat16 (every uint8 / int8 / bool value exactly; the host
-converts), A0.1.5 permutes its dims so the sliced one is last (the host transposes).  Checked
+converts), A0.1.6 permutes its dims so the sliced one is last (the host transposes).  Checked
 on the emulator against numpy; and a float tensor read and written as 1-D slices along its
 first dim."""
 

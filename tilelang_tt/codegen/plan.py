@@ -181,7 +181,7 @@ def build_plan(mod, pages: bool = False) -> dict:
         if "host_shape" in lay:  # T.reshape / T.view of the tensor: the caller's shape, dtype
             tensors[-1]["host_shape"] = list(lay["host_shape"])
             tensors[-1]["host_dtype"] = str(lay["host_dtype"])
-        if "host_axes" in lay:  # A0.1.4 / A0.1.5: the host transposes, converts the values
+        if "host_axes" in lay:  # A0.1.5 / A0.1.6: the host transposes, converts the values
             tensors[-1]["host_axes"] = [int(a) for a in lay["host_axes"]]
             tensors[-1]["host_convert"] = bool(lay["host_convert"])
 

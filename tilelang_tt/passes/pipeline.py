@@ -13,9 +13,11 @@ folder, TVM's own where they do the job):
                                                -> without that dimension
                A0.1.3 LowerReducersTT          reducer updates in T.Parallel -> tile
                                                reductions into the reducer (loop-carried)
-               A0.1.4 IntegerInputsToFloatTT   uint8 / int8 / bool tensors read as values
+               A0.1.4 StreamWideRowsTT         row blocks too wide for L1 -> loops over
+                                               column chunks, one per reduction level
+               A0.1.5 IntegerInputsToFloatTT   uint8 / int8 / bool tensors read as values
                                                -> bfloat16 (the host converts)
-               A0.1.5 PermuteVectorTensorsTT   a tensor copied as 1-D slices along a dim
+               A0.1.6 PermuteVectorTensorsTT   a tensor copied as 1-D slices along a dim
                                                not its last -> that dim last (host transposes)
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
                A0.2.0 ResolveViewsTT           T.reshape / T.view: tensor views -> the
@@ -89,6 +91,7 @@ from .frontend.parallel_to_tile import LowerParallelToTileTT
 from .frontend.reducers import LowerReducersTT
 from .frontend.row_blocks import CoarsenRowBlocksTT
 from .frontend.views import ResolveViewsTT
+from .frontend.wide_rows import StreamWideRowsTT
 from .frontend.scalars import ScalarsToBindTT
 from .frontend.short_blocks import ReadShortBlocksFromTensorsTT
 from .layout.infer_layout import InferTTLayout
@@ -110,8 +113,9 @@ STAGES = [
     ("A0.1.1", LowerAtomicsTT),
     ("A0.1.2", CollapseBlockSlicesTT),
     ("A0.1.3", LowerReducersTT),
-    ("A0.1.4", IntegerInputsToFloatTT),
-    ("A0.1.5", PermuteVectorTensorsTT),
+    ("A0.1.4", StreamWideRowsTT),
+    ("A0.1.5", IntegerInputsToFloatTT),
+    ("A0.1.6", PermuteVectorTensorsTT),
     ("A0.2", LowerParallelToTileTT),
     ("A0.2.0", ResolveViewsTT),
     ("A0.2.1", ReadShortBlocksFromTensorsTT),

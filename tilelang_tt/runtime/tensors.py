@@ -15,7 +15,7 @@ from ..errors import TTRuntimeError
 
 NP_DTYPE = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16),
             "float32": np.dtype(np.float32),
-            # host dtypes only: tensors the host converts to bfloat16 (A0.1.4)
+            # host dtypes only: tensors the host converts to bfloat16 (A0.1.5)
             "uint8": np.dtype(np.uint8), "int8": np.dtype(np.int8), "bool": np.dtype(np.bool_)}
 
 
@@ -38,7 +38,7 @@ def host_dtype(t: dict) -> str:
 def _device(t: dict, arr: np.ndarray) -> np.ndarray:
     """``arr`` (host-shaped, C-contiguous) seen in the shape and dtype main.cpp reads: a free
     reshape (and view of its bytes); transposed by ``host_axes`` (a view: an output is written
-    through it) and its values converted (``host_convert``: an input only) for A0.1.4 / 5."""
+    through it) and its values converted (``host_convert``: an input only) for A0.1.5 / 6."""
     if "host_shape" not in t:
         return arr
     if "host_axes" in t:
@@ -55,7 +55,7 @@ def _convert(t: dict, value, what: str) -> np.ndarray:
         raise TTCallArgumentError(f"{what} {t['name']}: expected shape {shape}, got {arr.shape}")
     if arr.dtype == want:
         return np.ascontiguousarray(arr)
-    if want.kind in "biu" and arr.dtype.kind in "biu":  # an integer / bool tensor (A0.1.4)
+    if want.kind in "biu" and arr.dtype.kind in "biu":  # an integer / bool tensor (A0.1.5)
         return np.ascontiguousarray(arr.astype(want))
     if arr.dtype.kind == "f" or arr.dtype == NP_DTYPE["bfloat16"]:
         # ml_dtypes converts to bfloat16 with round-to-nearest-even

@@ -1,6 +1,6 @@
 """Tensors the host hands the device in another format than the caller's (``tt.host_format``).
 
-A0.1.4 IntegerInputsToFloatTT.  Tensix tiles hold bfloat16, float16 and float32 data.  A
+A0.1.5 IntegerInputsToFloatTT.  Tensix tiles hold bfloat16, float16 and float32 data.  A
 ``uint8`` / ``int8`` / ``bool`` tensor argument (TileLang's attention masks:
 ``mask: T.Tensor([batch, seqlen_kv, groups], "uint8")``) whose values the kernel only reads -
 copied into block buffers of its dtype, those only copied on, and the elements of all of them
@@ -15,7 +15,7 @@ it and to the buffers holding its copies.  Left as they are (A1 then names the d
 the kernel writes, one with another use (a reduction, arithmetic on its elements, a copy from
 another tensor into its block buffers), ``int32`` and wider (not exact in bfloat16).
 
-A0.1.5 PermuteVectorTensorsTT.  A block buffer of rank 1 moves to and from global memory as a
+A0.1.6 PermuteVectorTensorsTT.  A block buffer of rank 1 moves to and from global memory as a
 row vector: a 1-D tensor's elements, or the last dim of a tensor of rank >= 3 (A1 ``vector``).
 A tensor argument of rank >= 3 every access of which is a ``T.copy`` between it and a 1-D block
 buffer along the same dim ``d`` that is not its last (``mask[bid, k * bn:(k + 1) * bn, head]``
@@ -66,7 +66,7 @@ def _entry(func, entries, index):
                                       "convert": False})
 
 
-# ---- A0.1.4 ----------------------------------------------------------------------------------
+# ---- A0.1.5 ----------------------------------------------------------------------------------
 def _family(body, param):
     """The parameter and the block buffers that hold its copies (transitively), or None when
     one of them is written otherwise (the parameter at all) or used by a tile op other than a
@@ -190,7 +190,7 @@ def _is_float(dtype) -> bool:
 
 def _conversion(body, p):
     """(family, new buffers, body with the family's element reads converted) when tensor
-    parameter ``p`` is one A0.1.4 hands the device as bfloat16, else None."""
+    parameter ``p`` is one A0.1.5 hands the device as bfloat16, else None."""
     if not tirx.is_buffer_var(p) or buffer_dtype(p) not in _EXACT_IN_BF16:
         return None
     family = _family(body, p)
@@ -207,7 +207,7 @@ def _conversion(body, p):
 
 
 def convertible(func) -> bool:
-    """Some tensor parameter of ``func`` is one A0.1.4 converts."""
+    """Some tensor parameter of ``func`` is one A0.1.5 converts."""
     return any(_conversion(func.body, p) is not None for p in func.params)
 
 
@@ -237,7 +237,7 @@ def IntegerInputsToFloatTT(func, mod, ctx):
     return _with_host_format(out, entries)
 
 
-# ---- A0.1.5 ----------------------------------------------------------------------------------
+# ---- A0.1.6 ----------------------------------------------------------------------------------
 def _vector_dim(body, param):
     """The one dim along which every copy of ``param`` moves a 1-D block buffer, when it is
     not the last and there is no other tile access, else None."""
@@ -264,7 +264,7 @@ def _vector_dim(body, param):
 
 
 def _permutation(body, p):
-    """The dim A0.1.5 moves last in tensor parameter ``p``, else None."""
+    """The dim A0.1.6 moves last in tensor parameter ``p``, else None."""
     if not tirx.is_buffer_var(p):
         return None
     shape = buffer_shape(p)
@@ -274,7 +274,7 @@ def _permutation(body, p):
 
 
 def permutable(func) -> bool:
-    """Some tensor parameter of ``func`` is one A0.1.5 permutes."""
+    """Some tensor parameter of ``func`` is one A0.1.6 permutes."""
     return any(_permutation(func.body, p) is not None for p in func.params)
 
 

@@ -247,7 +247,7 @@ def InferTTLayout(func, mod, ctx):
         if index in host_view:  # T.reshape / T.view of the tensor: the caller's shape, dtype
             entry["host_shape"] = list(host_view[index]["shape"])
             entry["host_dtype"] = str(host_view[index]["dtype"])
-        if index in host_format:  # A0.1.4 / A0.1.5: the host converts or transposes
+        if index in host_format:  # A0.1.5 / A0.1.6: the host converts or transposes
             fmt = host_format[index]
             if index in host_view:
                 raise TTUnsupportedError(
