@@ -141,6 +141,10 @@ SCHEMAS: dict[str, dict[str, object]] = {
         # sharded: {kind, projected_grid [Gy, Gx], projected_shard_tiles [Sm, Sn], nd};
         # otherwise {} (passes/layout/sharding.py)
         "shard": dict,
+        # (optional) True for a tensor read only as scalars in `if` conditions
+        # (passes/analysis/scalar_reads.py): not tiled; its elements are 32-bit words,
+        # row-major, ``page_bytes / 4`` to a DRAM page, ``tiles = [1, pages]``; ``dtype`` is
+        # the tensor's own (bool, int8 ... int32), which the host converts
     },
     CB_DESC: {
         "rows": int,  # block rows in tiles

@@ -22,7 +22,8 @@ the tensor: ``tt.safe_values``).  The device shape of a dim is the larger of its
 region of any ``tile.copy`` of the tensor (region start bounded over the launch extents and
 loop ranges, integer bindings inlined), rounded up to a multiple of 32 for the dims its
 tiles span (A1's tiled plane; the last dim of a tensor stored as row vectors).  A tensor
-whose shape already equals its device shape is unchanged, so is a kernel with none.
+whose shape already equals its device shape is unchanged, so is a kernel with none, and so
+is a tensor read only as scalars in branch conditions (``analysis/scalar_reads.py``).
 Refused (``TTUnsupportedError`` naming the tensor and line): a padded tensor whose region ends
 cannot be bounded (a region without a bound leaves its dim as it is: later stages check it); a region that can start before a tensor's start (TileLang reads the safe
 value there too, but padding adds elements only past the end); a padded tensor whose safe
@@ -41,6 +42,7 @@ from ..common import (
     TILE, buffer_dtype, buffer_shape, collect, get_attr, inline_binds, launch_attrs, substitute,
     to_py, tt_pass,
 )
+from ..analysis.scalar_reads import scalar_params
 from ..layout.infer_layout import is_vector_tensor, tiled_plane
 
 
@@ -136,8 +138,9 @@ def padding_needed(func) -> dict:
     their shape (empty after this pass)."""
     ana, binds = _analyzer(func.body)
     out = {}
+    scalars = scalar_params(func)  # not tiled: nothing to pad
     for i, p in enumerate(func.params):
-        if tirx.is_buffer_var(p) and str(p.scope()) == "global":
+        if tirx.is_buffer_var(p) and str(p.scope()) == "global" and i not in scalars:
             padded = device_shape(func, p, ana, binds)
             if padded != buffer_shape(p):
                 out[i] = padded

@@ -88,8 +88,14 @@ def extract(body, kind: str):
 
     out = tt_map(body, [(tirx.Evaluate, on_evaluate), (tirx.AllocBuffer, on_alloc)],
                  order="post")
-    out = tirx.transform.RemoveNoOp()(tvm.IRModule({"k": tirx.PrimFunc([], out)}))["k"].body
-    return _drop_unused_binds(tt_map(out, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))
+    out = _remove_no_op(out)
+    out = _drop_unused_binds(tt_map(out, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))
+    # a loop left holding only bindings nothing reads (a branch value) is empty now
+    return tt_map(_remove_no_op(out), [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+
+
+def _remove_no_op(body):
+    return tirx.transform.RemoveNoOp()(tvm.IRModule({"k": tirx.PrimFunc([], body)}))["k"].body
 
 
 @tt_module_pass("SplitDeviceKernel")
