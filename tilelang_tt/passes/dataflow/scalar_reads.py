@@ -25,6 +25,7 @@ The writer kernel reads nothing: a branch with writer work under it is a
 from __future__ import annotations
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 from tvm.sym import Analyzer
 
@@ -92,7 +93,7 @@ def LowerScalarReadsTT(func, mod, ctx):
                 hint="copy out after the branch (the blocks it computes go through a fragment)")
         before, values = [], []
         for load in loads:
-            same = next((v for ld, v in values if tvm.ir.structural_equal(ld, load)), None)
+            same = next((v for ld, v in values if tvm_ffi.structural_equal(ld, load)), None)
             if same is not None:
                 values.append((load, same))
                 continue
@@ -117,6 +118,8 @@ def LowerScalarReadsTT(func, mod, ctx):
             return e
 
         cond = tvm_ffi_map(node.condition, replace)
+        if str(cond.ty) != "bool":  # `if Mask[...]:` of an integer tensor: its truth
+            cond = tirx.NE(cond, tirx.const(0, str(cond.ty)))
         return seq(before + [tirx.IfThenElse(cond, node.then_case, node.else_case, node.span)])
 
     body = tt_map(func.body, [(tirx.IfThenElse, on_if)], order="post")
@@ -126,6 +129,4 @@ def LowerScalarReadsTT(func, mod, ctx):
 
 
 def tvm_ffi_map(expr, fn):
-    import tvm_ffi
-
     return tvm_ffi.structural_map(expr, [(tvm.ir.TensorLoad, fn)], order="post")

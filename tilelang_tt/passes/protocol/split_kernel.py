@@ -95,6 +95,16 @@ def extract(body, kind: str):
 
 
 def _remove_no_op(body):
+    """TVM's RemoveNoOp, and branches left empty whose condition calls an op (TVM keeps them:
+    ``tt.as_signed`` of a branch value has no side effect, but TVM cannot know)."""
+    body = tirx.transform.RemoveNoOp()(tvm.IRModule({"k": tirx.PrimFunc([], body)}))["k"].body
+    # RemoveNoOp keeps such a branch's condition as `T.evaluate(cond)`: a value, no call
+    dead = [s for s in collect(body, tirx.Evaluate)
+            if not isinstance(s.value, (tvm.ir.Call, tirx.IntImm))]
+    if not dead:
+        return body
+    body = tt_map(body, [(tirx.Evaluate, lambda s: _NOOP if any(s.same_as(e) for e in dead)
+                          else s)], order="post")
     return tirx.transform.RemoveNoOp()(tvm.IRModule({"k": tirx.PrimFunc([], body)}))["k"].body
 
 
