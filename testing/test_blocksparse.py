@@ -149,7 +149,7 @@ def test_refuses_element_as_index():
             T.copy(A[Idx[bx] * 32, 0], S)
             T.copy(S, C[bx * 32, 0])
 
-    _refused(main, "Idx", "test_blocksparse.py")
+    _refused(main, "element read of tensor Idx", "test_blocksparse.py")
 
 
 def test_refuses_element_as_loop_bound():
@@ -166,7 +166,7 @@ def test_refuses_element_as_loop_bound():
                     Acc[i, j] = Acc[i, j] + S[i, j]
             T.copy(Acc, C[0, 0])
 
-    _refused(main, "Lens", "test_blocksparse.py")
+    _refused(main, "element read of tensor Lens", "loop bound", "test_blocksparse.py")
 
 
 def test_refuses_element_in_parallel():
