@@ -88,24 +88,39 @@ def extract(body, kind: str):
 
     out = tt_map(body, [(tirx.Evaluate, on_evaluate), (tirx.AllocBuffer, on_alloc)],
                  order="post")
-    out = _remove_no_op(out)
+    out = _drop_empty(_remove_no_op(out))
     out = _drop_unused_binds(tt_map(out, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))
     # a loop left holding only bindings nothing reads (a branch value) is empty now
-    return tt_map(_remove_no_op(out), [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    return tt_map(_drop_empty(out), [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
 
 
 def _remove_no_op(body):
-    """TVM's RemoveNoOp, and branches left empty whose condition calls an op (TVM keeps them:
-    ``tt.as_signed`` of a branch value has no side effect, but TVM cannot know)."""
-    body = tirx.transform.RemoveNoOp()(tvm.IRModule({"k": tirx.PrimFunc([], body)}))["k"].body
-    # RemoveNoOp keeps such a branch's condition as `T.evaluate(cond)`: a value, no call
-    dead = [s for s in collect(body, tirx.Evaluate)
-            if not isinstance(s.value, (tvm.ir.Call, tirx.IntImm))]
-    if not dead:
-        return body
-    body = tt_map(body, [(tirx.Evaluate, lambda s: _NOOP if any(s.same_as(e) for e in dead)
-                          else s)], order="post")
     return tirx.transform.RemoveNoOp()(tvm.IRModule({"k": tirx.PrimFunc([], body)}))["k"].body
+
+
+def _is_no_op(stmt) -> bool:
+    if isinstance(stmt, tirx.SeqStmt):
+        return all(_is_no_op(s) for s in stmt.seq)
+    return isinstance(stmt, tirx.Evaluate) and not isinstance(stmt.value, tvm.ir.Call)
+
+
+def _drop_empty(body):
+    """Statements left with nothing to do once the unread bindings went: a value evaluated
+    for nothing (RemoveNoOp keeps an emptied branch's condition when it calls an op, as
+    ``tt.as_signed`` of a branch value does), a branch or loop of such (the persistent body's
+    marker stays)."""
+    def on_eval(s):
+        return _NOOP if _is_no_op(s) else s
+
+    def on_if(s):
+        return _NOOP if _is_no_op(s.then_case) and (s.else_case is None
+                                                     or _is_no_op(s.else_case)) else s
+
+    def on_for(s):
+        return _NOOP if _is_no_op(s.body) else s
+
+    return tt_map(body, [(tirx.Evaluate, on_eval), (tirx.IfThenElse, on_if),
+                         (tirx.For, on_for)], order="post")
 
 
 @tt_module_pass("SplitDeviceKernel")
