@@ -338,6 +338,10 @@ _op("scalar_value", "abstract", "int32",
     "scalar_value(cb, word): the 32-bit word `word` of the page scalar_to_cb pushed into cb "
     "(the compute kernel's copy of the value: read_tile_value; the reader reads it from the "
     "page it filled)", "cb:cb.in word:int", kernel="compute", engine="cb")
+_op("scalar_take", "abstract", "void",
+    "scalar_take(cb): the writer takes the page scalar_to_cb pushed into cb; a `v = "
+    "tt.scalar_value(...)` right before it is the writer's copy of the value, read from that "
+    "page", "cb:cb.in", kernel="writer", engine="cb")
 _op("consume.begin", "abstract", "void",
     "consume.begin(cb, ntiles): the compute kernel starts using one block of cb (it waits for "
     "the block)", "cb:cb ntiles:imm", kernel="compute", engine="cb")

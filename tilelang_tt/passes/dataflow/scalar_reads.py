@@ -18,8 +18,9 @@ element it reads (``T[i0, i1, ...]``, flat row-major index ``f``), right before 
   the page it waits for; the reader reads it from the page it filled, before the push);
 
 and the element in the condition is ``v != 0`` (bool) or ``v`` cast to the element's dtype.
-The writer kernel reads nothing: a branch with writer work under it is a
-``TTUnsupportedError`` naming the tensor and the line (the writer has no copy of the value).
+When the writer has work under the branch (a copy to a tensor), the reader also reads the page
+into a second CB (``<T>_value_w``, reader -> writer, pushed first) and ``tt.scalar_take(cb_w)``
+follows the binding: the writer waits for that page, reads the word from it and pops it.
 """
 
 from __future__ import annotations
@@ -85,12 +86,7 @@ def LowerScalarReadsTT(func, mod, ctx):
         kernels = {ops.spec(c.op.name).kernel for c in tt_calls(node.then_case)}
         if node.else_case is not None:
             kernels |= {ops.spec(c.op.name).kernel for c in tt_calls(node.else_case)}
-        if "writer" in kernels:
-            raise TTUnsupportedError(
-                f"a branch on an element of {loads[0].source.name} has writer work under it (a "
-                "copy to a tensor): only the reader and the compute kernel get the element "
-                "here", span=node.span,
-                hint="copy out after the branch (the blocks it computes go through a fragment)")
+        writer = "writer" in kernels
         before, values = [], []
         for load in loads:
             same = next((v for ld, v in values if tvm_ffi.structural_equal(ld, load)), None)
@@ -102,13 +98,20 @@ def LowerScalarReadsTT(func, mod, ctx):
             new_cbs.append(tirx.Bind(cb, alloc_cb_call(1, 1, DEPTH, WORD_DTYPE, f"{name}_value")))
             flat = ana.simplify(_flat(load))
             v = tirx.Var(f"{name}_value", "int32")
+            page = ana.simplify(tirx.FloorDiv(flat, int_imm(WORDS_PER_PAGE)))
+            if writer:  # the writer's own page of the element, pushed first
+                cb_w = tirx.Var(f"{name}_value_w_cb", "int32")
+                new_cbs.append(tirx.Bind(cb_w, alloc_cb_call(1, 1, DEPTH, WORD_DTYPE,
+                                                             f"{name}_value_w")))
+                before.append(ops.evaluate("tt.scalar_to_cb", cb_w, load.source, page,
+                                           span=node.span))
             before += [
-                ops.evaluate("tt.scalar_to_cb", cb, load.source,
-                             ana.simplify(tirx.FloorDiv(flat, int_imm(WORDS_PER_PAGE))),
-                             span=node.span),
+                ops.evaluate("tt.scalar_to_cb", cb, load.source, page, span=node.span),
                 tirx.Bind(v, ops.call("tt.scalar_value", cb, ana.simplify(
                     tirx.FloorMod(flat, int_imm(WORDS_PER_PAGE))), span=node.span)),
             ]
+            if writer:
+                before.append(ops.evaluate("tt.scalar_take", cb_w, span=node.span))
             values.append((load, v))
 
         def replace(e):

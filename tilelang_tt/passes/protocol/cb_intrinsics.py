@@ -35,6 +35,9 @@ Guarantees:
   ``noc_async_read_page`` of the scalar tensor's page into the CB's page, the read barrier
   and ``cb_push_back``; the reader's own ``v = tt.scalar_value(cb, word)`` right after it is
   the word loaded from that page (``tt.l1_load_u32``) before the push;
+* writer: ``v = tt.scalar_value(cb, word)`` and the ``tt.scalar_take(cb_w)`` after it become
+  ``cb_wait_front(cb_w)``, ``v`` = the word of the page at ``get_read_ptr(cb_w)``,
+  ``cb_pop_front(cb_w)``;
 * compute: ``tt.consume.begin`` becomes ``cb_wait_front`` and ``tt.consume.end``
   ``cb_pop_front`` (the pushes of compute-produced CBs come with packing, in
   InsertDSTManagementTT); ``v = tt.scalar_value(cb, word)`` becomes
@@ -321,6 +324,41 @@ def _lower_scalar_reads(body, accessors):
                           if stmt_op_name(ev) == "tt.scalar_to_cb" else ev)], order="post")
 
 
+def _lower_scalar_takes(body):
+    """Writer: ``v = tt.scalar_value(cb, word)`` followed by ``tt.scalar_take(cb_w)`` ->
+    wait for the page the reader pushed into ``cb_w``, ``v`` = its word (``tt.l1_load_u32``),
+    pop; a ``tt.scalar_take`` alone (the writer does not branch on it) waits and pops."""
+
+    def take(ev, bind):
+        cb = ev.value.args[0]
+        span = ev.value.span
+        out = [ops.evaluate("tt.cb_wait_front", cb, int_imm(1), span=span)]
+        if bind is not None:
+            l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
+            out += [tirx.Bind(l1, ops.call("tt.get_read_ptr", cb)),
+                    tirx.Bind(bind.var, ops.call("tt.l1_load_u32",
+                                                 l1 + bind.value.args[1] * 4))]
+        return out + [ops.evaluate("tt.cb_pop_front", cb, int_imm(1), span=span)]
+
+    def on_seq(s):
+        items, out, i = list(s.seq), [], 0
+        while i < len(items):
+            it, nxt = items[i], items[i + 1] if i + 1 < len(items) else None
+            if isinstance(it, tirx.Bind) and ops.tt_op_name(it.value) == "tt.scalar_value" \
+                    and stmt_op_name(nxt) == "tt.scalar_take":
+                out += take(nxt, it)
+                i += 2
+            elif stmt_op_name(it) == "tt.scalar_take":
+                out += take(it, None)
+                i += 1
+            else:
+                out.append(it)
+                i += 1
+        return seq(out)
+
+    return tt_map(body, [(tirx.SeqStmt, on_seq)], order="post")
+
+
 def _lower_scalar_values(body):
     """Compute: ``v = tt.scalar_value(cb, word)`` -> ``read_tile_value(cb, 0, word)`` (the
     consume window around it waits for the page and pops it)."""
@@ -419,6 +457,8 @@ def LowerCBIntrinsics(func, mod, ctx):
         body = _lower_runs(body, _Streams(func).lower_run)
         if kind == "reader":
             body = _lower_scalar_reads(body, _accessors(body))
+        else:
+            body = _lower_scalar_takes(body)
         if get_attr(func, attrs.MCAST_PLAN) is not None:  # the work unit's last multicasts
             prologue, persistent = split_persistent(body)
             body = with_persistent(prologue, persistent, seq([
