@@ -61,11 +61,12 @@ def _tiled_uses(func) -> set:
     return out
 
 
-def scalar_tensors(func, refuse: bool = True) -> dict:
+def scalar_tensors(func, refuse=True) -> dict:
     """``{tensor parameter: [its element loads]}`` for the scalar tensors of ``func`` (see the
     module docstring).  With ``refuse``, an element read of a tensor parameter that is neither
     copied as blocks nor read in a supported way is a ``TTUnsupportedError`` naming it and its
-    line (element reads of block-copied tensors are left to the other stages)."""
+    line (element reads of block-copied tensors are left to the other stages); with
+    ``refuse="placing"`` only one that is an index of another access or a loop bound."""
     body = func.body
     tiled = _tiled_uses(func)
     # the loads each condition holds (outside T.Parallel), by identity
@@ -80,6 +81,16 @@ def scalar_tensors(func, refuse: bool = True) -> dict:
         return True
 
     tvm_walk_pre(body, visit)
+    # loads that place other accesses or bound loops (data-dependent indices and extents)
+    nested = []
+    for node in collect(body, tvm.ir.TensorLoad) + collect(body, tirx.BufferStore):
+        for i in node.indices:
+            nested += _loads(i)
+    for region in collect(body, tvm.ir.TensorRegion):
+        for r in region.region:
+            nested += _loads(r.min) + _loads(r.extent)
+    for loop in collect(body, tirx.For):
+        nested += _loads(loop.min) + _loads(loop.extent)
     found = {}
     for load in _loads(body):
         buf = load.source
@@ -87,9 +98,12 @@ def scalar_tensors(func, refuse: bool = True) -> dict:
             continue
         span = getattr(load, "span", None) or _enclosing_span(body, load)
         why = None
-        if not any(load.same_as(a) for a in allowed):
-            why = ("it is used outside the condition of an `if` (as an index of another access, "
-                   "a loop bound, a value, or in a T.Parallel body)")
+        placing = any(load.same_as(n) for n in nested)
+        if placing:
+            why = "it is used as an index of another access or as a loop bound"
+        elif not any(load.same_as(a) for a in allowed):
+            why = ("it is used outside the condition of an `if` (as a value, or in a "
+                   "T.Parallel body)")
         elif any(_loads(i) for i in load.indices):
             why = "its indices read tensor elements themselves"
         if why is None and str(buf.dtype) not in DTYPES:
@@ -100,7 +114,7 @@ def scalar_tensors(func, refuse: bool = True) -> dict:
                 if not isinstance(d, int):
                     why = f"it has a symbolic shape {buffer_shape(buf)}"
         if why is not None:
-            if not refuse:
+            if not refuse or (refuse == "placing" and not placing):
                 continue
             raise TTUnsupportedError(
                 f"element read of tensor {buf.name}[...] is not supported: {why}", span=span,

@@ -152,7 +152,7 @@ def padding_needed(func) -> dict:
 @tt_pass("PadTensorsTT", requires=("LegalizeTileOpsTT",))
 def PadTensorsTT(func, mod, ctx):
     """Tensors padded to the device shape their tiles and accesses need (module docstring)."""
-    scalar_tensors(func)  # element reads of tensors other than in branch conditions: refused
+    scalar_tensors(func, refuse="placing")  # tensor elements as indices or loop bounds: refused
     safe = to_py(get_attr(func, attrs.SAFE_VALUES, {})) or {}
     mapping, record = {}, []
     for i, padded in padding_needed(func).items():

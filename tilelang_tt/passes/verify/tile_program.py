@@ -413,7 +413,8 @@ def _check_legal(body, scalar_loads=()):
 def VerifyTileProgramTT(func, mod, ctx):
     """Reject what the device cannot run: element accesses outside T.Parallel, other memory
     scopes, unordered dependencies through global memory (see module docstring)."""
-    _check_legal(func.body, [x for loads in scalar_tensors(func).values() for x in loads])
+    _check_legal(func.body, [x for loads in scalar_tensors(func, refuse=False).values()
+                             for x in loads])
     col = _Collector()
     col.visit(func.body, [], {})
     prover = _Prover([(v, e) for v, e in col.block_vars])
