@@ -210,3 +210,21 @@ def test_branch_with_writer_work(flags_dtype):
     taken = np.repeat(flags != 0, bm)
     # rows of blocks not taken are never written (TileLang's T.empty output: undefined there)
     np.testing.assert_array_equal(c[taken], 2 * as_f32(a)[taken])
+
+
+def test_tilelang_utils_tensor():
+    """What examples/blocksparse_gemm imports from tilelang.utils.tensor."""
+    from tilelang_tt.utils.tensor import TensorSupplyType, get_tensor_supply, torch_assert_close
+
+    assert TensorSupplyType is tilelang.TensorSupplyType and callable(torch_assert_close)
+
+    class Param:  # TileLang's KernelParam: a shape and a dtype
+        shape, dtype = (4, 8), "float16"
+
+    x = np.asarray(get_tensor_supply(TensorSupplyType.Uniform)(Param()))
+    assert x.shape == (4, 8) and x.dtype == np.float16 and (np.abs(x) <= 1).all() and x.any()
+    ints = np.asarray(get_tensor_supply()(np.zeros((3, 5), np.int32)))  # Integer by default
+    assert ints.dtype == np.int32 and set(np.unique(ints)) <= set(range(-2, 3))
+    with pytest.raises(TTUnsupportedError, match="tilelang.utils.tensor.map_torch_type"):
+        from tilelang_tt.utils.tensor import map_torch_type
+        map_torch_type("float16")
