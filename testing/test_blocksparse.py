@@ -178,7 +178,7 @@ def test_refuses_element_in_parallel():
                 C[by * 32 + i, bx * 32 + j] = T.if_then_else(
                     Flags[by * 32 + i] > 0, A[by * 32 + i, bx * 32 + j], 0)
 
-    _refused(main, "Flags")
+    _refused(main, "tensor Flags (int32) is read as blocks", "test_blocksparse.py")
 
 
 @pytest.mark.parametrize("flags_dtype", ["bool", "int32"])

@@ -40,6 +40,7 @@ from ...errors import TTLayoutError, TTUnsupportedError, describe_span
 from ...target import profile_of
 from .sharding import shard_bytes, shard_geometry
 from ..analysis.scalar_reads import PAGE_BYTES as SCALAR_PAGE_BYTES
+from ..analysis.scalar_reads import DTYPES as SCALAR_DTYPES
 from ..analysis.scalar_reads import WORDS_PER_PAGE, scalar_params
 from ..common import (
     DTYPE_BYTES, TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, tile_bytes,
@@ -156,6 +157,21 @@ def tiled_plane(func, buf) -> tuple[list, object]:
     return list(plane), (None if list(plane) == default else span)
 
 
+def _refuse_blocks_of_scalars(func, buf):
+    """An integer or bool tensor moved as blocks (a T.copy, an element read in T.Parallel):
+    no tiles of it here; name the first such use."""
+    span = next((call.span for call in collect(func.body, tirx.TilePrimitiveCall)
+                 if any(isinstance(a, tvm.ir.TensorRegion) and a.source.same_as(buf)
+                        for a in call.args)), None)
+    raise TTUnsupportedError(
+        f"tensor {buf.name} ({buffer_dtype(buf)}) is read as blocks of elements (a T.copy, or "
+        "an element read in a T.Parallel body); a tensor of this dtype is read only as scalars "
+        "in `if` conditions outside T.Parallel (docs/SUPPORT.md \"Branches on tensor "
+        "elements\")", span=span,
+        hint="branch on its elements outside T.Parallel (`if Mask[by, bx, k]:`), or make it "
+             "bfloat16 / float16 / float32")
+
+
 def scalars_layout(buf, user: dict) -> dict:
     """The layout of a tensor read only as scalars in conditions (analysis/scalar_reads.py):
     its elements as 32-bit words, row-major, ``WORDS_PER_PAGE`` to a DRAM page (``scalars``;
@@ -194,6 +210,8 @@ def InferTTLayout(func, mod, ctx):
         if index in scalars:
             layouts.append(scalars_layout(buf, requested.get(str(buf.name), {})))
             continue
+        if buffer_dtype(buf) in SCALAR_DTYPES:
+            _refuse_blocks_of_scalars(func, buf)
         dtype = _check_dtype(buf)
         vector = is_vector_tensor(func, buf)
         if vector and len(buffer_shape(buf)) > 1:
