@@ -50,7 +50,7 @@ ONE_TILE_K = {"pass_configs": {"tt.k_coarsen": False}}
 def test_stage_list_is_complete():
     assert pipeline.stage_names() == [
         "CoarsenRowBlocksTT", "ScalarsToBindTT", "DropTrueGuardsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
-        "LowerReducersTT", "LowerParallelToTileTT", "ResolveViewsTT", "ReadShortBlocksFromTensorsTT",
+        "LowerReducersTT", "StreamWideRowsTT", "LowerParallelToTileTT", "ResolveViewsTT", "ReadShortBlocksFromTensorsTT",
         "LegalizeTileOpsTT", "PadTensorsTT",
         "VersionBlockBuffersTT",
         "CoarsenKLoopTT", "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",

@@ -48,6 +48,7 @@ ROW_COARSEN = "tt.row_coarsen"
 # A0.0: the grid axes whose blocks of fewer than 32 columns were made blocks of 32 columns:
 # [{"axis": "blockIdx.x" | "y" | "z", "columns": columns of a block before, "factor": 32 / columns}, ...]
 COL_COARSEN = "tt.col_coarsen"
+COL_STREAM = "tt.col_stream"  # A0.1.4: {"cols": N, "chunk": W, "phases": [chunk loops per streamed list]}
 # A0.2.0 ResolveViewsTT: [{"param": i, "shape": the shape the host passes, "dtype": its dtype}]
 # for a tensor the kernel accesses only through a T.reshape / T.view: the parameter has the
 # view's shape and dtype (the host reshapes and reinterprets the bytes)
@@ -85,6 +86,7 @@ PC_L1_ALIAS = "tt.l1_alias"  # bool: D6 shares L1 between CBs automatically (def
 PC_K_COARSEN = "tt.k_coarsen"  # bool: A0.5 gives GEMM K loops K blocks of several tiles (True)
 PC_PACKER_L1_ACC = "tt.packer_l1_acc"  # bool: D5 accumulates fp32 GEMM partials in L1 (True)
 PC_MULTICAST = "tt.multicast"  # bool: D2.1 multicasts blocks several cores read (default True)
+PC_STREAM_COLS = "tt.stream_cols"  # int: A0.1.4 streams wide row blocks in chunks of this many columns (0: only when they do not fit L1)
 PASS_CONFIGS: dict[str, object] = {
     PC_MATH_FIDELITY: ("LoFi", "HiFi2", "HiFi3", "HiFi4"),
     PC_FP32_DEST_ACC_EN: bool,
@@ -92,6 +94,7 @@ PASS_CONFIGS: dict[str, object] = {
     PC_K_COARSEN: bool,
     PC_PACKER_L1_ACC: bool,
     PC_MULTICAST: bool,
+    PC_STREAM_COLS: int,
 }
 
 # ---- allocation annotations ----------------------------------------------------------------

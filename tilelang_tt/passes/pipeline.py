@@ -13,6 +13,8 @@ folder, TVM's own where they do the job):
                                                -> without that dimension
                A0.1.3 LowerReducersTT          reducer updates in T.Parallel -> tile
                                                reductions into the reducer (loop-carried)
+               A0.1.4 StreamWideRowsTT         row blocks too wide for L1 -> loops over
+                                               column chunks, one per reduction level
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
                A0.2.0 ResolveViewsTT           T.reshape / T.view: tensor views -> the
                                                parameter's shape (host reshapes), block views
@@ -87,6 +89,7 @@ from .frontend.parallel_to_tile import LowerParallelToTileTT
 from .frontend.reducers import LowerReducersTT
 from .frontend.row_blocks import CoarsenRowBlocksTT
 from .frontend.views import ResolveViewsTT
+from .frontend.wide_rows import StreamWideRowsTT
 from .frontend.scalars import ScalarsToBindTT
 from .frontend.short_blocks import ReadShortBlocksFromTensorsTT
 from .layout.infer_layout import InferTTLayout
@@ -108,6 +111,7 @@ STAGES = [
     ("A0.1.1", LowerAtomicsTT),
     ("A0.1.2", CollapseBlockSlicesTT),
     ("A0.1.3", LowerReducersTT),
+    ("A0.1.4", StreamWideRowsTT),
     ("A0.2", LowerParallelToTileTT),
     ("A0.2.0", ResolveViewsTT),
     ("A0.2.1", ReadShortBlocksFromTensorsTT),
