@@ -228,3 +228,49 @@ def test_tilelang_utils_tensor():
     with pytest.raises(TTUnsupportedError, match="tilelang.utils.tensor.map_torch_type"):
         from tilelang_tt.utils.tensor import map_torch_type
         map_torch_type("float16")
+
+
+@tilelang.jit(out_idx=[-1])
+def checkerboard_matmul(M, N, K, block_M, block_N, block_K, dtype="bfloat16",
+                        accum_dtype="float32"):
+    """A K step taken by a condition of indices alone: before, a spilled accumulator took its
+    first and last step from `k == 0` / `k == last` and deadlocked when those were skipped."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                if (bx + by + k) % 3 == 1:
+                    T.copy(A[by * block_M, k * block_K], A_shared)
+                    T.copy(B[k * block_K, bx * block_N], B_shared)
+                    T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+@pytest.mark.parametrize("accum_dtype", ["float32", "bfloat16"])
+def test_index_condition_spilled_accumulator(accum_dtype):
+    M, N, K, bm, bn, bk = 256, 256, 256, 128, 128, 32
+    kernel = checkerboard_matmul(M, N, K, bm, bn, bk, accum_dtype=accum_dtype)
+    (plan,) = kernel.plan["kernels"]["compute"]["dst_plan"]
+    assert plan["conditional"] and plan["spill_cb"] >= 0
+    a, b = rand((M, K), "bfloat16", 11), rand((K, N), "bfloat16", 12)
+    c = kernel(a, b)
+    mask = np.array([[[(j + i + k) % 3 == 1 for k in range(K // bk)] for j in range(N // bn)]
+                     for i in range(M // bm)])
+    if accum_dtype == "float32":
+        check_blocksparse(c, a, b, mask, bm, bn, bk, kernel)
+    else:  # bfloat16 partials round after every taken step: compare with that
+        ref = np.zeros((M, N), np.float32)
+        for i in range(M // bm):
+            for j in range(N // bn):
+                rows, cols = slice(i * bm, (i + 1) * bm), slice(j * bn, (j + 1) * bn)
+                for k in np.flatnonzero(mask[i, j]):
+                    ks = slice(k * bk, (k + 1) * bk)
+                    ref[rows, cols] += as_f32(a)[rows, ks] @ as_f32(b)[ks, cols]
+        np.testing.assert_allclose(as_f32(c), ref, rtol=2e-2, atol=2e-2 * np.abs(ref).max())
