@@ -72,6 +72,10 @@ class PageTracer:
                 return self.args.get(int(e.args[0]), 0)
             if name in ("tt.get_write_ptr", "tt.get_read_ptr", "tt.get_semaphore"):
                 return 0
+            if name == "tt.l1_load_u32":  # a tensor element a branch reads (C2.2)
+                raise TTVerifyError(
+                    "plan: the pages this kernel moves depend on tensor elements its branches "
+                    "read (a scalar tensor); they are known only when it runs")
         raise TTVerifyError(f"plan: cannot evaluate `{e}`")
 
     def run(self, s):
