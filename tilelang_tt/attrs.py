@@ -33,7 +33,10 @@ TILE_DFG = "tt.tile_dfg"  # C3: list of CB dicts (producer, consumers, id)
 KERNEL_KIND = "tt.kernel_kind"  # D1: "reader" | "compute" | "writer"
 KERNEL_SOURCE = "tt.kernel_source"  # D1: name of the PrimFunc the kernel was split from
 COMPUTE_CONFIG = "tt.compute_config"  # D4: ComputeConfig fields
-DST_PLAN = "tt.dst_plan"  # D5: DST capacity and sub-blocking chosen per accumulator
+# D5: DST capacity and sub-blocking chosen per accumulator: [{"acc", "tiles", "capacity",
+# "subblock", "spill_cb", ("l1_acc": True: partials accumulated by the packer), ("conditional":
+# True: K steps in a branch, every step reloads and packs back the partials)}, ...]
+DST_PLAN = "tt.dst_plan"
 RUNTIME_ARGS = "tt.runtime_args"  # E1: ordered list of runtime-arg dicts
 # D6: the CB regions (one CircularBufferConfig holding several CB indices each):
 # [{"name", "source": "auto" | "spec", "cbs": [ids], "bytes", "unaliased_bytes"}, ...]
