@@ -34,7 +34,15 @@ KERNELS = {
     "softmax": lambda: kernels.softmax(64, 128, 32, "float32"),
     "add_fragment": lambda: kernels.elementwise_add_fragment(64, 64, out_dtype="float32"),
     "reshape": lambda: _reshapes(),
+    "blocksparse": lambda: _blocksparse(),
 }
+
+
+def _blocksparse():
+    """TileLang's block-sparse GEMM: K steps skipped by a mask tensor's elements."""
+    from test_blocksparse import blocksparse_matmul
+
+    return blocksparse_matmul.get_tir(256, 256, 128, 128, 128, 32, dtype="bfloat16")
 
 
 def _reshapes():
@@ -149,6 +157,8 @@ GUARANTEES = {
     # no forwardable copy is left: forwarding again changes nothing
     "C2.1": lambda m: all(tvm_ffi.structural_equal(forward_copies(f.body), f.body)
                           for f in _funcs(m)),
+    # the tensor elements branch conditions read are each kernel's value now
+    "C2.2": lambda m: not any(collect(f.body, tvm.ir.TensorLoad) for f in _funcs(m)),
     "C3": lambda m: all(int(c.args[0]) >= 0 for c in _calls(m) if c.op.name == "tt.alloc_cb"),
     # a CB on an L1 shard is published / retired without copies, and only such CBs are
     "C4": lambda m: all(

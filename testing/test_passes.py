@@ -56,7 +56,7 @@ def test_stage_list_is_complete():
         "VersionBlockBuffersTT",
         "CoarsenKLoopTT", "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
         "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",
-        "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "BuildTileDFGTT", "PlaceL1ShardsTT",
+        "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "LowerScalarReadsTT", "BuildTileDFGTT", "PlaceL1ShardsTT",
         "SplitDeviceKernel",
         "ConfigureTensorAccessorTT", "PlanMulticastTT", "LowerCBIntrinsics", "InsertComputeInitTT",
         "InsertDSTManagementTT", "tirx.StmtSimplify", "PlanL1AliasTT", "LowerPersistentLoopTT",

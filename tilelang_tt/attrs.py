@@ -33,7 +33,10 @@ TILE_DFG = "tt.tile_dfg"  # C3: list of CB dicts (producer, consumers, id)
 KERNEL_KIND = "tt.kernel_kind"  # D1: "reader" | "compute" | "writer"
 KERNEL_SOURCE = "tt.kernel_source"  # D1: name of the PrimFunc the kernel was split from
 COMPUTE_CONFIG = "tt.compute_config"  # D4: ComputeConfig fields
-DST_PLAN = "tt.dst_plan"  # D5: DST capacity and sub-blocking chosen per accumulator
+# D5: DST capacity and sub-blocking chosen per accumulator: [{"acc", "tiles", "capacity",
+# "subblock", "spill_cb", ("l1_acc": True: partials accumulated by the packer), ("conditional":
+# True: K steps in a branch, every step reloads and packs back the partials)}, ...]
+DST_PLAN = "tt.dst_plan"
 RUNTIME_ARGS = "tt.runtime_args"  # E1: ordered list of runtime-arg dicts
 # D6: the CB regions (one CircularBufferConfig holding several CB indices each):
 # [{"name", "source": "auto" | "spec", "cbs": [ids], "bytes", "unaliased_bytes"}, ...]
@@ -153,6 +156,10 @@ SCHEMAS: dict[str, dict[str, object]] = {
         # sharded: {kind, projected_grid [Gy, Gx], projected_shard_tiles [Sm, Sn], nd};
         # otherwise {} (passes/layout/sharding.py)
         "shard": dict,
+        # (optional) True for a tensor read only as scalars in `if` conditions
+        # (passes/analysis/scalar_reads.py): not tiled; its elements are 32-bit words,
+        # row-major, ``page_bytes / 4`` to a DRAM page, ``tiles = [1, pages]``; ``dtype`` is
+        # the tensor's own (bool, int8 ... int32), which the host converts
     },
     CB_DESC: {
         "rows": int,  # block rows in tiles

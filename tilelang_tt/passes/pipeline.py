@@ -39,6 +39,8 @@ folder, TVM's own where they do the job):
     dataflow   C1   LowerSharedToCB            block buffers -> CBs; copies -> tile streams
                C2   LowerTTTileIntrinsics      gemm / eltwise -> tt.mm.mma / tt.fpu.* / tt.eltwise
                C2.1 ForwardBlockCopiesTT       block -> block copies forwarded (optimisation)
+               C2.2 LowerScalarReadsTT         tensor elements in branch conditions -> read
+                                               by the reader, handed to compute through a CB
                C3   BuildTileDFGTT             producer -> CB -> consumer graph, ids, windows
                C4   PlaceL1ShardsTT            L1 shards streamed in order used in place
     protocol   D1   SplitDeviceKernel          reader / compute / writer (TVM's RemoveNoOp,
@@ -75,6 +77,7 @@ from .compute.compute_init import InsertComputeInitTT
 from .compute.dst_management import InsertDSTManagementTT
 from .compute.l1_alias import PlanL1AliasTT
 from .dataflow.copy_forwarding import ForwardBlockCopiesTT
+from .dataflow.scalar_reads import LowerScalarReadsTT
 from .dataflow.shared_to_cb import LowerSharedToCB
 from .dataflow.tile_dfg import BuildTileDFGTT
 from .dataflow.shard_in_place import PlaceL1ShardsTT
@@ -131,6 +134,7 @@ STAGES = [
     ("C1", LowerSharedToCB),
     ("C2", LowerTTTileIntrinsics),
     ("C2.1", ForwardBlockCopiesTT),
+    ("C2.2", LowerScalarReadsTT),
     ("C3", BuildTileDFGTT),
     ("C4", PlaceL1ShardsTT),
     ("D1", SplitDeviceKernel),

@@ -15,8 +15,11 @@ from ..errors import TTRuntimeError
 
 NP_DTYPE = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16),
             "float32": np.dtype(np.float32),
-            # host dtypes only: tensors the host converts to bfloat16 (A0.1.5)
-            "uint8": np.dtype(np.uint8), "int8": np.dtype(np.int8), "bool": np.dtype(np.bool_)}
+            # integer / bool tensors: converted to bfloat16 by the host (A0.1.5), or read as
+            # scalars in branch conditions (their elements cross as 32-bit words)
+            "bool": np.dtype(np.bool_), "int8": np.dtype(np.int8), "uint8": np.dtype(np.uint8),
+            "int16": np.dtype(np.int16), "uint16": np.dtype(np.uint16),
+            "int32": np.dtype(np.int32), "uint32": np.dtype(np.uint32)}
 
 
 class TTCallArgumentError(TTRuntimeError, ValueError):
@@ -55,8 +58,10 @@ def _convert(t: dict, value, what: str) -> np.ndarray:
         raise TTCallArgumentError(f"{what} {t['name']}: expected shape {shape}, got {arr.shape}")
     if arr.dtype == want:
         return np.ascontiguousarray(arr)
-    if want.kind in "biu" and arr.dtype.kind in "biu":  # an integer / bool tensor (A0.1.5)
-        return np.ascontiguousarray(arr.astype(want))
+    if want.kind in "biu" and arr.dtype.kind in "biu":  # integers and bools convert exactly
+        if np.array_equal(arr.astype(want).astype(arr.dtype), arr):
+            return np.ascontiguousarray(arr.astype(want))
+        raise TTCallArgumentError(f"{what} {t['name']}: values do not fit {host_dtype(t)}")
     if arr.dtype.kind == "f" or arr.dtype == NP_DTYPE["bfloat16"]:
         # ml_dtypes converts to bfloat16 with round-to-nearest-even
         return np.ascontiguousarray(arr.astype(want))
@@ -109,7 +114,10 @@ def write_inputs(tensor_specs: list, host: dict, directory: Path) -> list[Path]:
     paths = []
     for i, t in enumerate(tensor_specs):
         p = directory / f"{i}_{t['name']}.bin"
-        if t["role"] in ("input", "inout", "unused"):
+        if t.get("scalars") and t["role"] in ("input", "inout", "unused"):
+            # one 32-bit word per element (main.cpp writes them into the tensor's pages)
+            np.ascontiguousarray(host[i]).astype(np.int32).tofile(p)
+        elif t["role"] in ("input", "inout", "unused"):
             data = _device(t, host[i])
             if _vector(t, data):  # row vectors: row 0 of a 32-row tile band, the rest zero
                 rows = data.reshape(-1, data.shape[-1])
