@@ -134,7 +134,7 @@ S_VALID = 88
 def test_integer_tensor_used_otherwise_is_left_to_the_dtype_check():
     """A uint8 tensor whose elements enter arithmetic is not converted (uint8 arithmetic
     wraps; bfloat16's would not): the expression is refused as before; int32 is not exact in
-    bfloat16 and is refused by its dtype."""
+    bfloat16: as blocks it is refused by its dtype."""
     @T.prim_func
     def arith(M: T.Tensor([32, 32], "uint8"), B: T.Tensor([32, 32], T.float32)):
         with T.Kernel(1):
@@ -158,7 +158,7 @@ def test_integer_tensor_used_otherwise_is_left_to_the_dtype_check():
                 b[i, j] = T.if_then_else(m[i, j] != 0, 1.0, 0.0)
             T.copy(b, B)
 
-    with pytest.raises(TTUnsupportedError, match="has dtype int32"):
+    with pytest.raises(TTUnsupportedError, match=r"tensor M \(int32\) is read as blocks"):
         tilelang_tt.compile(wide)
 
 

@@ -13,7 +13,9 @@ condition ``m[j]`` becomes ``m[j] != 0``; the host converts the caller's values
 (``tt.host_format`` ``convert``).  Decided from the IR: the tensor's dtype and every access to
 it and to the buffers holding its copies.  Left as they are (A1 then names the dtype): a tensor
 the kernel writes, one with another use (a reduction, arithmetic on its elements, a copy from
-another tensor into its block buffers), ``int32`` and wider (not exact in bfloat16).
+another tensor into its block buffers), ``int32`` and wider (not exact in bfloat16), and a
+tensor read only as scalars in ``if`` conditions (``analysis/scalar_reads.py``: the host gives
+it as 32-bit words, C2.2).
 
 A0.1.6 PermuteVectorTensorsTT.  A block buffer of rank 1 moves to and from global memory as a
 row vector: a 1-D tensor's elements, or the last dim of a tensor of rank >= 3 (A1 ``vector``).
@@ -34,6 +36,7 @@ import tvm
 from tvm import tirx
 
 from ... import attrs
+from ..analysis.scalar_reads import scalar_params
 from ..common import (buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, substitute,
                       to_py, tt_map, tt_pass)
 
@@ -208,7 +211,9 @@ def _conversion(body, p):
 
 def convertible(func) -> bool:
     """Some tensor parameter of ``func`` is one A0.1.5 converts."""
-    return any(_conversion(func.body, p) is not None for p in func.params)
+    scalars = scalar_params(func)
+    return any(_conversion(func.body, p) is not None
+               for i, p in enumerate(func.params) if i not in scalars)
 
 
 @tt_pass("IntegerInputsToFloatTT", requires=("ScalarsToBindTT",))
@@ -217,8 +222,9 @@ def IntegerInputsToFloatTT(func, mod, ctx):
     body = func.body
     entries = _host_format(func)
     changed = False
+    scalars = scalar_params(func)  # read only as scalars in `if` conditions: 32-bit words (C2.2)
     for index, p in enumerate(params):
-        found = _conversion(body, p)
+        found = None if index in scalars else _conversion(body, p)
         if found is None:
             continue
         _, new, rewritten = found
