@@ -6,7 +6,9 @@ sizes, or the factory form), at sizes an emulator runs in seconds.
 A Tensix tile has 32 rows, so a block of one row is no block of tiles.  Each row of these
 kernels is computed on its own, so the compiler runs 32 consecutive blocks as one block of 32
 rows (A0.0 CoarsenRowBlocksTT, docs/SUPPORT.md "Blocks of fewer than 32 rows"): the grid
-has ``M / 32`` blocks, every row computes what it computed before.
+has ``M / 32`` blocks, every row computes what it computed before.  At TileLang's own width
+(8192 columns) 32 rows exceed L1 and the columns are computed in chunks (A0.1.4
+StreamWideRowsTT, docs/SUPPORT.md "Rows too wide for L1").
 
     python examples/row_blocks.py
     tilelang-tt run examples/row_blocks.py:layernorm_kernel
@@ -215,3 +217,11 @@ if __name__ == "__main__":
     check("layernorm forward (blk_m = 1)", y, layernorm_reference(x, g, b)[0])
     xs = rng.standard_normal((64, 1024)).astype(np.float16)
     check("online softmax (BLOCK_M = 1, float16)", softmax_kernel(xs), softmax_reference(xs))
+    # TileLang's own width: 32 rows of 8192 columns exceed L1, so A0.1.4 streams the columns
+    # (docs/SUPPORT.md "Rows too wide for L1")
+    a = rng.standard_normal((64, 8192)).astype(np.float32)
+    check("rms_norm at 8192 columns", rms_norm.compile(M=64, N=8192, blk_m=1)(a),
+          rms_norm_reference(a))
+    xs = rng.standard_normal((32, 8192)).astype(np.float16)
+    check("online softmax at BLOCK_N = 8192", softmax_kernel(xs, BLOCK_N=8192),
+          softmax_reference(xs))

@@ -379,8 +379,14 @@ def test_gemm_warp_partition_is_refused_by_name():
 def test_cast_rounding_modifiers_are_checked_then_refused():
     x = tvm.tirx.Var("x", "float32")
     assert str(T.cast(x, T.float16).ty) == "float16"
-    with pytest.raises(ValueError, match="invalid round 'rq'"):
+    with pytest.raises(ValueError, match="Invalid round 'rq'"):
         T.cast(x, T.float16, round="rq")
+    with pytest.raises(ValueError, match="Invalid sat 'no'"):
+        T.cast(x, T.float16, sat="no")
+    with pytest.raises(ValueError, match="rbits is required with round='rs'"):
+        T.cast(x, T.float16, round="rs")
+    with pytest.raises(ValueError, match="rbits is only valid with round='rs'"):
+        T.cast(x, T.float16, round="rn", rbits=1)
     with pytest.raises(TTUnsupportedError) as info:
         @T.prim_func
         def k(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float16")):

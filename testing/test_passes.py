@@ -50,12 +50,13 @@ ONE_TILE_K = {"pass_configs": {"tt.k_coarsen": False}}
 def test_stage_list_is_complete():
     assert pipeline.stage_names() == [
         "CoarsenRowBlocksTT", "ScalarsToBindTT", "DropTrueGuardsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
-        "LowerReducersTT", "LowerParallelToTileTT", "ResolveViewsTT", "ReadShortBlocksFromTensorsTT",
+        "LowerReducersTT", "StreamWideRowsTT", "IntegerInputsToFloatTT", "PermuteVectorTensorsTT",
+        "LowerParallelToTileTT", "ResolveViewsTT", "ReadShortBlocksFromTensorsTT",
         "LegalizeTileOpsTT", "PadTensorsTT",
         "VersionBlockBuffersTT",
         "CoarsenKLoopTT", "PadShortBlocksTT", "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
         "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",
-        "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "BuildTileDFGTT", "PlaceL1ShardsTT",
+        "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "LowerScalarReadsTT", "BuildTileDFGTT", "PlaceL1ShardsTT",
         "SplitDeviceKernel",
         "ConfigureTensorAccessorTT", "PlanMulticastTT", "LowerCBIntrinsics", "InsertComputeInitTT",
         "InsertDSTManagementTT", "tirx.StmtSimplify", "PlanL1AliasTT", "LowerPersistentLoopTT",

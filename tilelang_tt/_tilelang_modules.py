@@ -32,8 +32,8 @@ MODULES = {
     "tools": "TileLang's CUDA analysis and plotting tools are not available here",
     "analysis": _CUDA, "cache": "TileLang's kernel cache; builds here are cached by content",
     "quantize": "TileLang's quantisation helpers are not supported yet",
-    "utils": "TileLang's utilities are not available here (tilelang_tt.testing has "
-             "torch_assert_close; tilelang_tt.TensorSupplyType the tensor supply types)",
+    "utils": "TileLang's utilities are not available here (tilelang.utils.tensor's "
+             "TensorSupplyType, get_tensor_supply and torch_assert_close are)",
     "layout": "TileLang layouts do not apply to Tensix tiles (T.annotate_layout is a no-op)",
     "intrinsics": _CUDA, "env": _CUDA, "libinfo": _CUDA, "autodd": _CUDA,
     "_ffi_api": "TileLang's C++ functions (layout inference, fragment algebra) are internals "
@@ -87,7 +87,11 @@ AVAILABLE = {"autotuner": {name: f"tilelang_tt.jit.autotune:{name}" for name in 
     # device probes answer that there is no such device
     "rocm.target": {"check_hip_availability": "tilelang_tt.tilelang_compat:no_gpu_available"},
     "jit.kernel": {"JITKernel": "tilelang_tt.jit:JITKernel"},
-    "transform.simplify": {"simplify_prim_func": "tilelang_tt.transform:simplify_prim_func"}}
+    "transform.simplify": {"simplify_prim_func": "tilelang_tt.transform:simplify_prim_func"},
+    # tilelang.utils.tensor: the tensor supply of TileLang's profiler
+    "utils.tensor": {"TensorSupplyType": "tilelang_tt.runtime.profiler:TensorSupplyType",
+                     "get_tensor_supply": "tilelang_tt.runtime.profiler:get_tensor_supply",
+                     "torch_assert_close": "tilelang_tt.testing:torch_assert_close"}}
 # top-level names (tilelang.autotune, tilelang.AutoTuner) taken from AVAILABLE
 TOP_LEVEL = {"autotune": "autotuner", "AutoTuner": "autotuner"}
 # what `from tilelang.<module> import *` brings in TileLang 0.1.14 (a star import reads __all__)

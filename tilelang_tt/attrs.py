@@ -33,7 +33,10 @@ TILE_DFG = "tt.tile_dfg"  # C3: list of CB dicts (producer, consumers, id)
 KERNEL_KIND = "tt.kernel_kind"  # D1: "reader" | "compute" | "writer"
 KERNEL_SOURCE = "tt.kernel_source"  # D1: name of the PrimFunc the kernel was split from
 COMPUTE_CONFIG = "tt.compute_config"  # D4: ComputeConfig fields
-DST_PLAN = "tt.dst_plan"  # D5: DST capacity and sub-blocking chosen per accumulator
+# D5: DST capacity and sub-blocking chosen per accumulator: [{"acc", "tiles", "capacity",
+# "subblock", "spill_cb", ("l1_acc": True: partials accumulated by the packer), ("conditional":
+# True: K steps in a branch, every step reloads and packs back the partials)}, ...]
+DST_PLAN = "tt.dst_plan"
 RUNTIME_ARGS = "tt.runtime_args"  # E1: ordered list of runtime-arg dicts
 # D6: the CB regions (one CircularBufferConfig holding several CB indices each):
 # [{"name", "source": "auto" | "spec", "cbs": [ids], "bytes", "unaliased_bytes"}, ...]
@@ -48,10 +51,17 @@ ROW_COARSEN = "tt.row_coarsen"
 # A0.0: the grid axes whose blocks of fewer than 32 columns were made blocks of 32 columns:
 # [{"axis": "blockIdx.x" | "y" | "z", "columns": columns of a block before, "factor": 32 / columns}, ...]
 COL_COARSEN = "tt.col_coarsen"
+COL_STREAM = "tt.col_stream"  # A0.1.4: {"cols": N, "chunk": W, "phases": [chunk loops per streamed list]}
 # A0.2.0 ResolveViewsTT: [{"param": i, "shape": the shape the host passes, "dtype": its dtype}]
 # for a tensor the kernel accesses only through a T.reshape / T.view: the parameter has the
 # view's shape and dtype (the host reshapes and reinterprets the bytes)
 HOST_VIEW = "tt.host_view"
+# A0.1.5 / A0.1.6: tensors the host hands the device in another format than the caller's:
+# [{"param": i, "shape": the caller's shape, "dtype": the caller's dtype, "axes": the device
+# tensor's dims as the caller's dims (the host transposes by them), "convert": the host
+# converts the values to the parameter's dtype (an integer / bool tensor read as values, held
+# exactly by bfloat16)}]
+HOST_FORMAT = "tt.host_format"
 # A0.3.1: the tensors stored padded with zeros (dims not tile multiples, or the grid's blocks
 # reaching past them): [{"param": i, "logical": [dims], "padded": [device dims], "fill": the
 # padding's value (0.0, or the tensor's T.annotate_safe_value)}, ...]
@@ -88,6 +98,7 @@ PC_L1_ALIAS = "tt.l1_alias"  # bool: D6 shares L1 between CBs automatically (def
 PC_K_COARSEN = "tt.k_coarsen"  # bool: A0.5 gives GEMM K loops K blocks of several tiles (True)
 PC_PACKER_L1_ACC = "tt.packer_l1_acc"  # bool: D5 accumulates fp32 GEMM partials in L1 (True)
 PC_MULTICAST = "tt.multicast"  # bool: D2.1 multicasts blocks several cores read (default True)
+PC_STREAM_COLS = "tt.stream_cols"  # int: A0.1.4 streams wide row blocks in chunks of this many columns (0: only when they do not fit L1)
 PASS_CONFIGS: dict[str, object] = {
     PC_MATH_FIDELITY: ("LoFi", "HiFi2", "HiFi3", "HiFi4"),
     PC_FP32_DEST_ACC_EN: bool,
@@ -95,6 +106,7 @@ PASS_CONFIGS: dict[str, object] = {
     PC_K_COARSEN: bool,
     PC_PACKER_L1_ACC: bool,
     PC_MULTICAST: bool,
+    PC_STREAM_COLS: int,
 }
 
 # ---- allocation annotations ----------------------------------------------------------------
@@ -131,6 +143,9 @@ SCHEMAS: dict[str, dict[str, object]] = {
         # (optional, with ``host_dtype``) the shape and dtype the caller passes, when the
         # kernel views the tensor in ``logical_shape`` / ``dtype`` (T.reshape / T.view:
         # A0.2.0 ``tt.host_view``; the host reshapes, row-major, and reinterprets the bytes)
+        # (optional, A0.1.5 / A0.1.6 ``tt.host_format``, with ``host_shape`` / ``host_dtype``)
+        # ``host_axes``: the device tensor is the caller's transposed by them; ``host_convert``:
+        # its values converted to ``dtype`` (else its bytes reinterpreted)
         "pad_value": float,  # the value the host fills the padding with (A0.3.1's ``fill``)
         # the tensor's axes in the order of its device pages: the last two are the tiled
         # plane (the tensor's last two dims unless its copies slice two others), the rest
@@ -144,6 +159,10 @@ SCHEMAS: dict[str, dict[str, object]] = {
         # sharded: {kind, projected_grid [Gy, Gx], projected_shard_tiles [Sm, Sn], nd};
         # otherwise {} (passes/layout/sharding.py)
         "shard": dict,
+        # (optional) True for a tensor read only as scalars in `if` conditions
+        # (passes/analysis/scalar_reads.py): not tiled; its elements are 32-bit words,
+        # row-major, ``page_bytes / 4`` to a DRAM page, ``tiles = [1, pages]``; ``dtype`` is
+        # the tensor's own (bool, int8 ... int32), which the host converts
     },
     CB_DESC: {
         "rows": int,  # block rows in tiles

@@ -76,6 +76,9 @@ def check_pass_configs(pass_configs) -> dict:
         if kind is bool:
             if not isinstance(val, bool):
                 raise TTCompileError(f"pass_configs[{key!r}] must be True or False, got {val!r}")
+        elif kind is int:
+            if isinstance(val, bool) or not isinstance(val, int) or val < 0:
+                raise TTCompileError(f"pass_configs[{key!r}] must be an integer >= 0, got {val!r}")
         elif val not in kind:
             raise TTCompileError(f"pass_configs[{key!r}] must be one of {list(kind)}, got {val!r}")
         options[key] = val

@@ -1053,15 +1053,17 @@ def cast(value, dtype, round: str = "", sat: bool = True, rbits=None, span=None)
     here: a rounding mode or ``sat=False`` is refused."""
     if round not in _CAST_ROUNDING:
         raise language_compat.note_error(TTArgumentError(
-            f"T.cast: invalid round {round!r}; must be one of {sorted(_CAST_ROUNDING)}"))
+            f"T.cast: Invalid round {round!r}; must be one of {sorted(_CAST_ROUNDING)}"))
     if not isinstance(sat, bool):
         raise language_compat.note_error(TTArgumentError(
-            f"T.cast: invalid sat {sat!r}; must be a bool (True for satfinite, False for no "
+            f"T.cast: Invalid sat {sat!r}; must be a bool (True for satfinite, False for no "
             "saturation)"))
-    if (round == "rs") != (rbits is not None):
+    if round == "rs" and rbits is None:
         raise language_compat.note_error(TTArgumentError(
-            "T.cast: rbits is required with, and only valid with, round='rs' (stochastic "
-            "rounding)"))
+            "T.cast: rbits is required with round='rs' (stochastic rounding)"))
+    if round != "rs" and rbits is not None:
+        raise language_compat.note_error(TTArgumentError(
+            f"T.cast: rbits is only valid with round='rs' (stochastic rounding), not {round!r}"))
     if round or not sat:
         raise language_compat.note_error(TTUnsupportedError(
             f"T.cast(round={round!r}, sat={sat}): PTX rounding and saturation modifiers of a "

@@ -327,6 +327,21 @@ _op("mask_to_cb", "abstract", "void",
     "(tt.mask.index(0) / (1): the element's row / column in the block) and y elsewhere, "
     "written into cb's L1 by the reader's RISC-V core in the tile's face layout",
     "cb:cb.out rows:imm cols:imm cond:cond x:float y:float", kernel="reader", engine="riscv")
+# a tensor read as scalars in `if` conditions (passes/dataflow/scalar_reads.py): the reader
+# reads the DRAM page holding the element into a CB page and pushes it; each kernel that
+# branches on it binds the element's word (compute: read_tile_value of the page it waited for)
+_op("scalar_to_cb", "abstract", "void",
+    "scalar_to_cb(cb, tensor, page): DRAM page `page` of a scalar tensor (32-bit words) into "
+    "one page of cb, pushed by the reader", "cb:cb.out tensor:tensor page:int",
+    kernel="reader", engine="noc")
+_op("scalar_value", "abstract", "int32",
+    "scalar_value(cb, word): the 32-bit word `word` of the page scalar_to_cb pushed into cb "
+    "(the compute kernel's copy of the value: read_tile_value; the reader reads it from the "
+    "page it filled)", "cb:cb.in word:int", kernel="compute", engine="cb")
+_op("scalar_take", "abstract", "void",
+    "scalar_take(cb): the writer takes the page scalar_to_cb pushed into cb; a `v = "
+    "tt.scalar_value(...)` right before it is the writer's copy of the value, read from that "
+    "page", "cb:cb.in", kernel="writer", engine="cb")
 _op("consume.begin", "abstract", "void",
     "consume.begin(cb, ntiles): the compute kernel starts using one block of cb (it waits for "
     "the block)", "cb:cb ntiles:imm", kernel="compute", engine="cb")
@@ -404,6 +419,10 @@ _op("l1_store_u32", "dataflow", "void",
     "l1_store_u32(addr, value): the 32-bit word at the core's L1 address `addr` = value (the "
     "RISC-V core's own store)", "addr:int value:int", kernel="any", engine="riscv",
     cpp="(*reinterpret_cast<volatile tt_l1_ptr uint32_t*>({0}) = {1})")
+_op("l1_load_u32", "dataflow", "int32",
+    "l1_load_u32(addr): the 32-bit word at the core's L1 address `addr` (the RISC-V core's own "
+    "load)", "addr:int", kernel="any", engine="riscv",
+    cpp="(*reinterpret_cast<volatile tt_l1_ptr uint32_t*>({0}))")
 _op("as_signed", "dataflow", "int32",
     "as_signed(x): the integer x as a signed 32-bit value (kernels compute indices in uint32_t: "
     "the operands of comparisons that may be negative)", "x:int", kernel="any",
@@ -589,6 +608,10 @@ _op("get_tile_address", "compute", "uint32",
     "get_tile_address(cb, index): the L1 byte address of tile `index` from the front of cb "
     "(the same on the three compute threads)", "cb:cb index:int", kernel="compute",
     engine="cb", cpp="get_tile_address", header=_COMPUTE + "cb_api.h")
+_op("read_tile_value", "compute", "int32",
+    "read_tile_value(cb, tile, word): the 32-bit word `word` of tile `tile` from the front of "
+    "cb (the same on the three compute threads)", "cb:cb.in tile:int word:int",
+    kernel="compute", engine="cb", cpp="read_tile_value", header=_COMPUTE + "cb_api.h")
 _compute("power_tile_init", "power_tile_init(): configure the vector engine for power_tile",
          "compute_kernel_api.h", engine="sfpu", sets="sfpu")
 _compute("power_tile", "power_tile(idst, bits): DST[idst] = DST[idst] ** (the float32 `bits`)",

@@ -387,6 +387,9 @@ def _inputs(w, tensors) -> None:
     w("    // inputs: row-major files -> tilized device pages (one host copy at a time: each is")
     w("    // written blocking and freed before the next is read)")
     for t in tensors:
+        if t.get("scalars"):
+            _scalar_input(w, t)
+            continue
         n, ctype = t["name"], HOST_TYPE[t["dtype"]]
         rows, cols = t["tiles"][0] * 32, t["tiles"][1] * 32
         if t["role"] in ("input", "inout"):
@@ -406,6 +409,22 @@ def _inputs(w, tensors) -> None:
             w(f"        distributed::EnqueueWriteMeshBuffer(cq, {n}_buffer, {n}_host, true);")
             w("    }")
     w("")
+
+
+def _scalar_input(w, t) -> None:
+    """A tensor read as scalars in conditions: its file holds one 32-bit word per element
+    (the runtime converts bool / int8 ... to int32), written row-major into its pages."""
+    if t["role"] not in ("input", "inout"):
+        return
+    n = t["name"]
+    count = _count(t["shape"])
+    w("    {")
+    w(f"        // {n}: {count} elements as 32-bit words, {t['page_bytes'] // 4} to a page")
+    w(f"        std::vector<uint32_t> {n}_host = read_tensor<uint32_t>(argv[{t['index'] + 1}], "
+      f"{count});")
+    w(f"        {n}_host.resize({t['page_bytes'] * t['num_pages'] // 4}, 0u);")
+    w(f"        distributed::EnqueueWriteMeshBuffer(cq, {n}_buffer, {n}_host, true);")
+    w("    }")
 
 
 def _outputs(w, tensors) -> None:

@@ -24,7 +24,7 @@ from tvm import tirx
 
 from .. import attrs, ops
 from ..errors import TTVerifyError
-from ..passes.common import DATA_FORMAT, get_attr, to_py
+from ..passes.common import CB_DATA_FORMAT, DATA_FORMAT, get_attr, to_py
 from ..passes.verify.verify_ttir import all_cbs, cb_footprint, kernels_of
 from ..target import SDK_NAME, SDK_VERSION
 
@@ -72,6 +72,10 @@ class PageTracer:
                 return self.args.get(int(e.args[0]), 0)
             if name in ("tt.get_write_ptr", "tt.get_read_ptr", "tt.get_semaphore"):
                 return 0
+            if name == "tt.l1_load_u32":  # a tensor element a branch reads (C2.2)
+                raise TTVerifyError(
+                    "plan: the pages this kernel moves depend on tensor elements its branches "
+                    "read (a scalar tensor); they are known only when it runs")
         raise TTVerifyError(f"plan: cannot evaluate `{e}`")
 
     def run(self, s):
@@ -172,21 +176,28 @@ def build_plan(mod, pages: bool = False) -> dict:
             "padded_shape": lay["shape"], "pad_value": float(lay.get("pad_value", 0.0)),
             "axes": lay["axes"],
             "dtype": lay["dtype"],
-            "data_format": DATA_FORMAT[lay["dtype"]], "role": role, "memory": lay["memory"],
+            # a scalar tensor's words are 32-bit (the host converts its elements)
+            "data_format": "UInt32" if lay.get("scalars") else DATA_FORMAT[lay["dtype"]],
+            "role": role, "memory": lay["memory"],
             "layout": lay["layout"], "page_bytes": lay["page_bytes"], "tiles": lay["tiles"],
             "vector": bool(lay.get("vector", len(lay["shape"]) == 1)),
             "num_pages": lay["tiles"][0] * lay["tiles"][1],
             "shard": lay.get("shard", {}),
         })
+        if lay.get("scalars"):  # read as scalars in conditions: 32-bit words, not tiles
+            tensors[-1]["scalars"] = True
         if "host_shape" in lay:  # T.reshape / T.view of the tensor: the caller's shape, dtype
             tensors[-1]["host_shape"] = list(lay["host_shape"])
             tensors[-1]["host_dtype"] = str(lay["host_dtype"])
+        if "host_axes" in lay:  # A0.1.5 / A0.1.6: the host transposes, converts the values
+            tensors[-1]["host_axes"] = [int(a) for a in lay["host_axes"]]
+            tensors[-1]["host_convert"] = bool(lay["host_convert"])
 
     cbs = []
     for e in all_cbs(kernels):
         cbs.append({
             "id": int(e["id"]), "name": e["name"], "role": e["role"], "dtype": e["dtype"],
-            "data_format": DATA_FORMAT[e["dtype"]], "page_bytes": int(e["page_bytes"]),
+            "data_format": CB_DATA_FORMAT[e["dtype"]], "page_bytes": int(e["page_bytes"]),
             "block": [int(e["rows"]), int(e["cols"])], "depth": int(e["depth"]),
             "num_pages": int(e["rows"]) * int(e["cols"]) * int(e["depth"]),
             "producer": e["producer"], "consumer": e["consumer"],

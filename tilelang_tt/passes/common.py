@@ -287,10 +287,15 @@ def with_span(stmt_or_none, fallback):
 # tile element types and their TT-Metalium DataFormat (Float16 is IEEE half; Float16_b is bf16)
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 DATA_FORMAT = {"bfloat16": "Float16_b", "float16": "Float16", "float32": "Float32"}
+# the circular buffers that carry a scalar tensor's words to the compute kernel (no tiles of
+# data: one page of 32-bit words, passes/dataflow/scalar_reads.py)
+WORD_DTYPE = "int32"
+CB_DTYPE_BYTES = {**DTYPE_BYTES, WORD_DTYPE: 4}
+CB_DATA_FORMAT = {**DATA_FORMAT, WORD_DTYPE: "Int32"}
 
 
 def tile_bytes(dtype: str) -> int:
-    return TILE * TILE * DTYPE_BYTES[dtype]
+    return TILE * TILE * CB_DTYPE_BYTES[dtype]
 
 
 def int_imm(v: int, dtype: str = "int32"):

@@ -13,6 +13,12 @@ folder, TVM's own where they do the job):
                                                -> without that dimension
                A0.1.3 LowerReducersTT          reducer updates in T.Parallel -> tile
                                                reductions into the reducer (loop-carried)
+               A0.1.4 StreamWideRowsTT         row blocks too wide for L1 -> loops over
+                                               column chunks, one per reduction level
+               A0.1.5 IntegerInputsToFloatTT   uint8 / int8 / bool tensors read as values
+                                               -> bfloat16 (the host converts)
+               A0.1.6 PermuteVectorTensorsTT   a tensor copied as 1-D slices along a dim
+                                               not its last -> that dim last (host transposes)
                A0.2 LowerParallelToTileTT      T.Parallel elementwise nests -> tile primitives
                A0.2.0 ResolveViewsTT           T.reshape / T.view: tensor views -> the
                                                parameter's shape (host reshapes), block views
@@ -35,6 +41,8 @@ folder, TVM's own where they do the job):
     dataflow   C1   LowerSharedToCB            block buffers -> CBs; copies -> tile streams
                C2   LowerTTTileIntrinsics      gemm / eltwise -> tt.mm.mma / tt.fpu.* / tt.eltwise
                C2.1 ForwardBlockCopiesTT       block -> block copies forwarded (optimisation)
+               C2.2 LowerScalarReadsTT         tensor elements in branch conditions -> read
+                                               by the reader, handed to compute through a CB
                C3   BuildTileDFGTT             producer -> CB -> consumer graph, ids, windows
                C4   PlaceL1ShardsTT            L1 shards streamed in order used in place
     protocol   D1   SplitDeviceKernel          reader / compute / writer (TVM's RemoveNoOp,
@@ -71,11 +79,13 @@ from .compute.compute_init import InsertComputeInitTT
 from .compute.dst_management import InsertDSTManagementTT
 from .compute.l1_alias import PlanL1AliasTT
 from .dataflow.copy_forwarding import ForwardBlockCopiesTT
+from .dataflow.scalar_reads import LowerScalarReadsTT
 from .dataflow.shared_to_cb import LowerSharedToCB
 from .dataflow.tile_dfg import BuildTileDFGTT
 from .dataflow.shard_in_place import PlaceL1ShardsTT
 from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
 from .frontend.atomics import LowerAtomicsTT
+from .frontend.host_formats import IntegerInputsToFloatTT, PermuteVectorTensorsTT
 from .frontend.block_slices import CollapseBlockSlicesTT
 from .frontend.guards import DropTrueGuardsTT
 from .frontend.block_versions import VersionBlockBuffersTT
@@ -87,6 +97,7 @@ from .frontend.parallel_to_tile import LowerParallelToTileTT
 from .frontend.reducers import LowerReducersTT
 from .frontend.row_blocks import CoarsenRowBlocksTT
 from .frontend.views import ResolveViewsTT
+from .frontend.wide_rows import StreamWideRowsTT
 from .frontend.scalars import ScalarsToBindTT
 from .frontend.short_blocks import ReadShortBlocksFromTensorsTT
 from .layout.infer_layout import InferTTLayout
@@ -108,6 +119,9 @@ STAGES = [
     ("A0.1.1", LowerAtomicsTT),
     ("A0.1.2", CollapseBlockSlicesTT),
     ("A0.1.3", LowerReducersTT),
+    ("A0.1.4", StreamWideRowsTT),
+    ("A0.1.5", IntegerInputsToFloatTT),
+    ("A0.1.6", PermuteVectorTensorsTT),
     ("A0.2", LowerParallelToTileTT),
     ("A0.2.0", ResolveViewsTT),
     ("A0.2.1", ReadShortBlocksFromTensorsTT),
@@ -124,6 +138,7 @@ STAGES = [
     ("C1", LowerSharedToCB),
     ("C2", LowerTTTileIntrinsics),
     ("C2.1", ForwardBlockCopiesTT),
+    ("C2.2", LowerScalarReadsTT),
     ("C3", BuildTileDFGTT),
     ("C4", PlaceL1ShardsTT),
     ("D1", SplitDeviceKernel),

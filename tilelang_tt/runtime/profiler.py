@@ -93,6 +93,24 @@ def supply(spec: dict, kind: TensorSupplyType, rng: np.random.Generator) -> np.n
     return out
 
 
+def get_tensor_supply(supply_type: TensorSupplyType = TensorSupplyType.Integer, seed: int = 0):
+    """TileLang's ``tilelang.utils.tensor.get_tensor_supply``: a function giving a random tensor
+    for a parameter (anything with ``shape`` and ``dtype``: TileLang's KernelParam, a torch
+    tensor, a numpy array), drawn as the profiler draws its inputs; a torch tensor when torch
+    is imported, else a numpy array."""
+    from ..dtypes import dtype_name
+
+    rng = np.random.default_rng(seed)
+
+    def get_tensor(param):
+        spec = {"name": getattr(param, "name", "tensor"),
+                "shape": [int(d) for d in param.shape], "dtype": dtype_name(param.dtype)}
+        out = supply(spec, supply_type, rng)
+        return torch_interop.from_numpy(out) if "torch" in sys.modules else out
+
+    return get_tensor
+
+
 def _sized(spec: dict, sizes: dict | None) -> dict:
     """``spec`` with its symbolic sizes (names in its shape) replaced by their ``sizes``."""
     if spec.get("scalar"):

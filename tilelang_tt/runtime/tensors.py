@@ -14,7 +14,12 @@ import numpy as np
 from ..errors import TTRuntimeError
 
 NP_DTYPE = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16),
-            "float32": np.dtype(np.float32)}
+            "float32": np.dtype(np.float32),
+            # integer / bool tensors: converted to bfloat16 by the host (A0.1.5), or read as
+            # scalars in branch conditions (their elements cross as 32-bit words)
+            "bool": np.dtype(np.bool_), "int8": np.dtype(np.int8), "uint8": np.dtype(np.uint8),
+            "int16": np.dtype(np.int16), "uint16": np.dtype(np.uint16),
+            "int32": np.dtype(np.int32), "uint32": np.dtype(np.uint32)}
 
 
 class TTCallArgumentError(TTRuntimeError, ValueError):
@@ -35,9 +40,13 @@ def host_dtype(t: dict) -> str:
 
 def _device(t: dict, arr: np.ndarray) -> np.ndarray:
     """``arr`` (host-shaped, C-contiguous) seen in the shape and dtype main.cpp reads: a free
-    reshape (and view of its bytes)."""
+    reshape (and view of its bytes); transposed by ``host_axes`` (a view: an output is written
+    through it) and its values converted (``host_convert``: an input only) for A0.1.5 / 6."""
     if "host_shape" not in t:
         return arr
+    if "host_axes" in t:
+        arr = arr.transpose(t["host_axes"])
+        return arr.astype(NP_DTYPE[t["dtype"]]) if t.get("host_convert") else arr
     return arr.view(NP_DTYPE[t["dtype"]]).reshape(tuple(t["shape"]))
 
 
@@ -49,6 +58,10 @@ def _convert(t: dict, value, what: str) -> np.ndarray:
         raise TTCallArgumentError(f"{what} {t['name']}: expected shape {shape}, got {arr.shape}")
     if arr.dtype == want:
         return np.ascontiguousarray(arr)
+    if want.kind in "biu" and arr.dtype.kind in "biu":  # integers and bools convert exactly
+        if np.array_equal(arr.astype(want).astype(arr.dtype), arr):
+            return np.ascontiguousarray(arr.astype(want))
+        raise TTCallArgumentError(f"{what} {t['name']}: values do not fit {host_dtype(t)}")
     if arr.dtype.kind == "f" or arr.dtype == NP_DTYPE["bfloat16"]:
         # ml_dtypes converts to bfloat16 with round-to-nearest-even
         return np.ascontiguousarray(arr.astype(want))
@@ -101,7 +114,10 @@ def write_inputs(tensor_specs: list, host: dict, directory: Path) -> list[Path]:
     paths = []
     for i, t in enumerate(tensor_specs):
         p = directory / f"{i}_{t['name']}.bin"
-        if t["role"] in ("input", "inout", "unused"):
+        if t.get("scalars") and t["role"] in ("input", "inout", "unused"):
+            # one 32-bit word per element (main.cpp writes them into the tensor's pages)
+            np.ascontiguousarray(host[i]).astype(np.int32).tofile(p)
+        elif t["role"] in ("input", "inout", "unused"):
             data = _device(t, host[i])
             if _vector(t, data):  # row vectors: row 0 of a 32-row tile band, the rest zero
                 rows = data.reshape(-1, data.shape[-1])

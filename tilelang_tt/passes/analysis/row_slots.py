@@ -337,7 +337,8 @@ class RowSlots:
     def _tensor_copy(self, dst, src, span):
         """A tensor-to-tensor T.copy: A0.3 stages it through a block of the regions' shape (their
         sliced dimensions), so its rows are that block's rows when both regions move with the
-        block index in the staged block's tile dimension."""
+        block index in the staged block's tile dimension (not when a region slices two other
+        dimensions: ``dQ[bz, bx * 64:(bx + 1) * 64, by, :]`` is a 2-D block per ``by``)."""
         dims = [self.global_dim(r) for r in (dst, src)]
         if all(d is None for d in dims):
             return
@@ -349,6 +350,9 @@ class RowSlots:
                           "move both regions with the block index")
             return
         for r, d in zip((dst, src), dims):
+            if len([k for k, x in enumerate(r.region)
+                    if k != d and int_or_none(x.extent) != 1]) >= 2:
+                return  # a 2-D block over two other dims: the block index is a batch index
             kept = [k for k, x in enumerate(r.region) if k == d or int_or_none(x.extent) != 1]
             if kept.index(d) not in self.tile_dims(len(kept)):
                 return

@@ -139,6 +139,10 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
                 "copy-out; only a single K loop is supported")
         first = tirx.EQ(k_var, int_imm(0))
         last = tirx.EQ(k_var, int_imm(k_ext - 1))
+        if any(any(c.same_as(m) for m in mmas for c in tt_calls(b))
+               for b in collect(x.body, tirx.IfThenElse)):
+            return _lower_conditional(cx, acc, mt, nt, kt, trans_b, a, b, out, items, home,
+                                      i_clear, i_x, i_pack, clears, packs, x, mmas)
     elif stmt_op_name(x) == "tt.mm.mma" or isinstance(x, (tirx.SeqStmt, tirx.AttrStmt)):
         k_ext, first, last = 1, None, None
     else:
@@ -215,6 +219,73 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
         ])
 
     return _replace(items, home, i_clear, i_x, i_pack, clears, packs, x, mmas, on_mma)
+
+
+def _lower_conditional(cx, acc, mt, nt, kt, trans_b, a, b, out, items, home, i_clear, i_x,
+                       i_pack, clears, packs, x, mmas):
+    """A spilled accumulator whose K steps sit in a branch (``if BlockMask[by, bx, k]:``, or
+    any condition): which step is the first or the last taken is known only when the kernel
+    runs, so every step is alike.  The clear packs a block of zero partials (each sub-block
+    packed from a freshly acquired, zeroed DST); every taken step reloads each sub-block's
+    partials into DST, accumulates its matmuls and packs them back; the copy-out after the
+    loop reloads each sub-block once more and packs it into its place in the output block.
+    The partials keep the accumulator's dtype (float32 partials are unpacked straight to DST,
+    exactly), so no step rounds what a single DST accumulation would not."""
+    sh, sw = subblock(mt, nt, cx.capacity)
+    sub = sh * sw
+    tiles = mt * nt
+    spill, spill_entry = cx.new_spill_cb(acc, mt, nt, buffer_dtype(acc))
+    if buffer_dtype(acc) == "float32" and spill_entry["id"] not in cx.config["unpack_to_dest_fp32"]:
+        cx.config["unpack_to_dest_fp32"] = sorted(cx.config["unpack_to_dest_fp32"]
+                                                   + [spill_entry["id"]])
+    cx.plan.append({"acc": acc.name, "tiles": tiles, "capacity": cx.capacity,
+                    "subblock": [sh, sw], "spill_cb": spill_entry["id"], "conditional": True})
+    n_sub = int_imm(sub)
+    restore = cx.srca_cfg(b) + [ev("tt.matmul_init", a, b, int_imm(trans_b))]
+
+    def reload():
+        return cx.srca_cfg(spill) + [
+            ev("tt.copy_init", spill),
+            ev("tt.cb_wait_front", spill, n_sub),
+            loop_nest([sub], lambda t: ev("tt.copy_tile", spill, t, t), ["t"]),
+            ev("tt.cb_pop_front", spill, n_sub),
+        ]
+
+    def to_spill():
+        return cx.pack_cfg(spill) + [
+            ev("tt.cb_reserve_back", spill, n_sub),
+            loop_nest([sub], lambda t: ev("tt.pack_tile", t, spill, t, int_imm(0)), ["t"]),
+            ev("tt.cb_push_back", spill, n_sub),
+        ]
+
+    def rounds(body):
+        return loop_nest([mt // sh, nt // sw], body, ["sb_m", "sb_n"])
+
+    zeros = rounds(lambda i, j: seq([ev("tt.tile_regs_acquire"), ev("tt.tile_regs_commit"),
+                                     ev("tt.tile_regs_wait")] + to_spill()
+                                    + [ev("tt.tile_regs_release")]))
+
+    def on_mma(m):
+        return rounds(lambda i, j: seq(
+            [ev("tt.tile_regs_acquire")] + reload() + restore + [
+                _matmul_loops(a, b, (i * sh, sh), (j * sw, sw), kt, nt, trans_b,
+                              lambda h, w: h * sw + w),
+                ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait")] + to_spill()
+            + [ev("tt.tile_regs_release")]))
+
+    copy_out = seq([ev("tt.cb_reserve_back", out, int_imm(tiles)), rounds(
+        lambda i, j: seq([ev("tt.tile_regs_acquire")] + reload() + [
+            ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait")] + cx.pack_cfg(out) + [
+            loop_nest([sh, sw], lambda h, w: ev("tt.pack_tile", h * sw + w, out,
+                                                (i * sh + h) * nt + j * sw + w, int_imm(1)),
+                      ["h", "w"]),
+            ev("tt.tile_regs_release")])),
+        ev("tt.cb_push_back", out, int_imm(tiles))] + restore)
+    new_items = list(items)
+    new_items[i_clear] = _replace_call(items[i_clear], clears[0], zeros)
+    new_items[i_x] = _replace_calls(x, mmas, on_mma)
+    new_items[i_pack] = _replace_call(items[i_pack], packs[0], copy_out)
+    return home, seq(new_items)
 
 
 def _replace(items, home, i_clear, i_x, i_pack, clears, packs, x, mmas, on_mma):

@@ -9,16 +9,21 @@ tensor's initial value, in some order.  Tensix has no DRAM atomics the compute e
 use, so the blocks whose targets can overlap are serialised on one core and the target is
 read once and written once:
 
-* **Conflicting blocks, from the IR.** The target indices (bindings seen through) are
-  functions of the block indices and of the ``T.Parallel`` variables around the atomic.  A
-  block index none of the kernel's atomic targets uses (``bz`` of ``B[bx * bm + i, by * bn +
-  j]``) enumerates blocks that update the same elements: its ``blockIdx`` launch is replaced
-  by a serial loop around the kernel body, so one core runs the whole group in block order.
-  Blocks that still differ in the remaining indices are left to V0's dependency check, which
-  proves their targets disjoint or rejects the kernel (``B[bz % 2, ...]``).
+* **Conflicting blocks, from the IR** (``atomic_groups.py``). The target indices (bindings
+  seen through) are functions of the block indices and of the ``T.Parallel`` variables around
+  the atomic.  Per launch dimension, the blocks that may update the same elements are grouped:
+  a block index a target does not use (``bz`` of ``B[bx * bm + i, by * bn + j]``), or uses only
+  inside ``bx // g`` (GQA's ``dV[.., bx // groups, ..]``), enumerates blocks updating the same
+  elements.  The group of a dimension is the least common multiple over all targets; a whole
+  dimension's ``blockIdx`` launch is replaced by a serial loop around the kernel body, a group
+  of ``G`` splits it into a launched ``bx_o`` and a serial loop ``bx_i`` (``bx = bx_o * G +
+  bx_i`` in the body), so one core runs each group in block order.  Blocks that still differ
+  in the launched indices are left to V0's dependency check, which proves their targets
+  disjoint or rejects the kernel (``B[bz % 2, ...]``).
 * **One read, one write.** Each target gets a block buffer (``<B>_atomic``, shared scope, the
-  target's dtype, one element per ``T.Parallel`` iteration): before the loop it is copied from
-  the target region, each atomic becomes ``acc = acc op v``, after the loop it is copied back.
+  target's dtype, one element per ``T.Parallel`` iteration): before the serial loops the
+  target does not change with it is copied from the target region, each atomic becomes ``acc =
+  acc op v``, after them it is copied back (the loops it changes with run outside).
   This is the atomics' meaning exactly: the sum (max, min) of the group's contributions
   applied to the initial value, in block order (an ``atomic_add`` into bfloat16 rounds after
   every contribution, as the hardware atomic would).
@@ -41,8 +46,9 @@ not the only statement of its ``T.Parallel`` nest, or whose tensor another atomi
 a target tensor the kernel also reads or writes other than through its atomics, or updated by
 atomics of different kinds or regions.
 
-Guarantees: no ``tt.atomic`` marker is left; the launch has no ``blockIdx`` dimension the
-targets do not use (a kernel whose targets use none keeps one block); every
+Guarantees: no ``tt.atomic`` marker is left; the launch has no ``blockIdx`` dimension (or
+part of one) whose blocks a target does not separate (a kernel whose targets use none keeps one
+block); every
 ``tt.rmw_acquire`` is directly followed by the read of its block (a copy from the target) and
 every ``tt.rmw_release`` directly preceded by its write-back.
 """
@@ -56,7 +62,8 @@ from tvm.sym import Analyzer
 from ... import attrs, ops
 from ...errors import TTUnsupportedError
 from ..common import (buffer_dtype, buffer_scope, collect, inline_binds, launch_attrs, seq,
-                      stmts_of, substitute, tt_map, tt_pass)
+                      stmts_of, substitute, tt_map, tt_pass, uses_var)
+from .atomic_groups import group_dims, serial_order, simplify_index
 
 
 def _kind(atom) -> str:
@@ -95,7 +102,7 @@ def _accesses(node, buf) -> int:
 class _Target:
     """One atomic target: tensor, kind, index per dim with the atomic's loop vars canonical."""
 
-    def __init__(self, atom, loops, binds, block_vars):
+    def __init__(self, atom, loops, binds):
         self.atom = atom
         store = atom.body
         name = _op_name(atom)
@@ -133,8 +140,6 @@ class _Target:
                 span=store.span or atom.span)
         self.acc_vars = used  # the acc's dims: the loop vars in the target's dim order
         self.acc_shape = [extents[v] for v in used]
-        self.block_vars_used = {v for i in self.index for v in tirx.analysis.undefined_vars(i)
-                                if any(v.same_as(b) for b in block_vars if b is not None)}
         # canonical form, to recognise atomics on the same region
         canon = {v: tirx.Var(f"c{k}", v.ty.dtype) for k, v in enumerate(used)}
         self.key_index = [substitute(i, canon) for i in self.index]
@@ -200,8 +205,6 @@ def LowerAtomicsTT(func, mod, ctx):
     binds = {b.var: b.value for b in collect(func.body, tirx.Bind)}
     atoms = list(_atoms_with_ancestors(func.body))
     launches = launch_attrs(func.body)
-    block_vars = [a.node.var for a in launches]
-    extents = {a.node.var: a.value for a in launches}
     innermost = launches[-1] if launches else None
     for a, b in zip(launches, launches[1:]):
         if not a.body.same_as(b):
@@ -227,7 +230,7 @@ def LowerAtomicsTT(func, mod, ctx):
                     "target and applies their updates once, so an atomic must be in the "
                     "kernel body, a serial loop or a T.Parallel nest, not in a branch",
                     span=atom.body.span or atom.span)
-        t = _Target(atom, loops, binds, block_vars)
+        t = _Target(atom, loops, binds)
         t.nest = loops[0] if loops else None  # the T.Parallel nest the atomic is the body of
         t.moving = [lp for lp in serial_loops if any(
             v.same_as(lp.loop_var) for i in t.index for v in tirx.analysis.undefined_vars(i))]
@@ -270,12 +273,12 @@ def LowerAtomicsTT(func, mod, ctx):
                 f"{t.buf.name} other than through atomics; the atomics' result is only defined "
                 "after the kernel", span=t.atom.body.span or t.atom.span)
 
-    used = set()
+    dims = group_dims(targets, launches, _describe)
+    order = serial_order(dims, [g[0] for g in groups], _describe)
     for t in targets:
-        used |= {v for v in block_vars if any(v.same_as(u) for u in t.block_vars_used)}
-    serial = [v for v in block_vars
-              if v not in used and not (isinstance(extents[v], tirx.IntImm)
-                                        and int(extents[v]) == 1)]
+        t.index = simplify_index(t.index, dims)
+    for g in groups:
+        _check_held_index(g[0], order)
 
     # rewrite: atomics -> acc updates; acc read before the group loop, written after
     accs, replace = [], {}
@@ -315,20 +318,39 @@ def LowerAtomicsTT(func, mod, ctx):
     inner = tt_map(innermost.body, [(tirx.For, rmw)], order="pre") if moving else \
         innermost.body
     inner = _map_stmts(inner, rewrite)
+    # a split launch dimension: v = v_o * G + v_i in the rest of the body
+    inner = substitute(inner, {d.var: d.value() for d in dims if d.split})
     body = stmts_of(inner)
     allocs = [s for s in body if isinstance(s, tirx.AllocBuffer)]
     rest = [s for s in body if not isinstance(s, tirx.AllocBuffer)]
+    # a held target is read before, and written after, the group loops it does not change with
+    reads = [[] for _ in range(len(order) + 1)]
+    writes = [[] for _ in range(len(order) + 1)]
+    for t0, acc in accs:
+        if not t0.moving:
+            read, write = _copy_stmts(t0, acc)
+            reads[t0.level].append(read)
+            writes[t0.level].append(write)
     loop = seq(rest)
-    for v in reversed(serial):
-        loop = tirx.For(v, tirx.IntImm(v.ty.dtype, 0), extents[v], tirx.ForKind.SERIAL, loop)
-    copies = [_copy_stmts(t0, acc) for t0, acc in accs if not t0.moving]
-    reads, writes = zip(*copies) if copies else ((), ())
+    for k in reversed(range(len(order))):
+        d = order[k]
+        loop = tirx.For(d.inner, tirx.IntImm(d.inner.ty.dtype, 0), d.inner_extent(),
+                        tirx.ForKind.SERIAL, seq(reads[k + 1] + [loop] + writes[k + 1]))
     # the accumulators' allocations carry their atomic's line (messages about the block name it)
     acc_allocs = [tirx.AllocBuffer(acc, None, t0.atom.body.span or t0.atom.span)
                   for t0, acc in accs]
-    new_inner = seq(allocs + acc_allocs + list(reads) + [loop] + list(writes))
+    new_inner = seq(allocs + acc_allocs + reads[0] + [loop] + writes[0])
 
-    kept = [a for a in launches if a.node.var not in serial]
+    kept = []
+    for d in dims:
+        a = d.launch
+        if d.inner is None:
+            kept.append(a)
+        elif d.split:
+            iv = tirx.IterVar(tvm.ir.Range(0, d.outer_extent()), d.outer, a.node.iter_type,
+                              a.node.thread_tag)
+            kept.append(tirx.AttrStmt(iv, a.attr_key, d.outer_extent(), tirx.Evaluate(0),
+                                      a.span))
     if not kept:  # every block updates the same target: one block runs them all
         var = tirx.Var(launches[0].node.var.name + "_0", "int32")
         iv = tirx.IterVar(tvm.ir.Range(0, 1), var, tirx.IterVar.ThreadIndex, "blockIdx.x")
@@ -343,6 +365,25 @@ def LowerAtomicsTT(func, mod, ctx):
         return new_launch if stmt.same_as(outer) else stmt
 
     return func.with_body(_map_stmts(func.body, swap))
+
+
+def _describe(t) -> str:
+    return f"{_op_name(t.atom)}({t.buf.name}[...])"
+
+
+def _check_held_index(t: _Target, order) -> None:
+    """A held target's index, the split variables substituted, uses no serial group variable
+    it was not grouped by (the read before its loops must see the block it writes after)."""
+    if t.moving:
+        return
+    inside = [d.inner for d in order[t.level:]]
+    for i in t.index:
+        for v in inside:
+            if uses_var(i, v):
+                raise TTUnsupportedError(
+                    f"{_describe(t)}: the target index {i} still changes with {v.name} within "
+                    "the group of blocks that update it; write the block index through "
+                    "`bx // g` alone", span=t.atom.body.span or t.atom.span)
 
 
 def _check_moving(t: _Target, name: str) -> None:

@@ -278,6 +278,15 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
         mask = index_mask(cond) if index_mask is not None else None
         if mask is not None:
             return load(operand(mask))
+        if _is_logical(cond):  # a & b, a | b of conditions (1.0 / 0.0): a * b, max(a, b)
+            parts = [condition(cond.a), condition(cond.b)]
+            if any(p is None for p in parts):
+                return None
+            return parts[0] * parts[1] if isinstance(cond, (tirx.And, tirx.BitwiseAnd)) \
+                else tirx.Max(parts[0], parts[1])
+        if isinstance(cond, tirx.Not):
+            inner = condition(cond.a)
+            return None if inner is None else apply("eqz", inner)
         if type(cond) not in COMPARISONS:
             return None
         a, b = side(cond.a), side(cond.b)
@@ -361,6 +370,15 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
     if tree is None or not operands:
         return None
     return tree, operands
+
+
+def _is_logical(e) -> bool:
+    """``a and b`` / ``a or b`` of conditions (TileLang writes ``(c1) & (c2)``, a bitwise
+    operation of two booleans)."""
+    if isinstance(e, (tirx.And, tirx.Or)):
+        return True
+    return isinstance(e, (tirx.BitwiseAnd, tirx.BitwiseOr)) and \
+        str(e.ty.dtype) == "bool" and all(str(x.ty.dtype) == "bool" for x in (e.a, e.b))
 
 
 def _is_float(e) -> bool:

@@ -22,7 +22,10 @@ the tensor: ``tt.safe_values``).  The device shape of a dim is the larger of its
 region of any ``tile.copy`` of the tensor (region start bounded over the launch extents and
 loop ranges, integer bindings inlined), rounded up to a multiple of 32 for the dims its
 tiles span (A1's tiled plane; the last dim of a tensor stored as row vectors).  A tensor
-whose shape already equals its device shape is unchanged, so is a kernel with none.
+whose shape already equals its device shape is unchanged, so is a kernel with none, and so
+is a tensor read only as scalars in branch conditions (``analysis/scalar_reads.py``); an
+element read of a tensor that is not copied as blocks anywhere else (an index of another
+access, a loop bound) is refused there, naming the tensor and line.
 Refused (``TTUnsupportedError`` naming the tensor and line): a padded tensor whose region ends
 cannot be bounded (a region without a bound leaves its dim as it is: later stages check it); a region that can start before a tensor's start (TileLang reads the safe
 value there too, but padding adds elements only past the end); a padded tensor whose safe
@@ -41,6 +44,7 @@ from ..common import (
     TILE, buffer_dtype, buffer_shape, collect, get_attr, inline_binds, launch_attrs, substitute,
     to_py, tt_pass,
 )
+from ..analysis.scalar_reads import scalar_params, scalar_tensors
 from ..layout.infer_layout import is_vector_tensor, tiled_plane
 
 
@@ -136,8 +140,9 @@ def padding_needed(func) -> dict:
     their shape (empty after this pass)."""
     ana, binds = _analyzer(func.body)
     out = {}
+    scalars = scalar_params(func)  # not tiled: nothing to pad
     for i, p in enumerate(func.params):
-        if tirx.is_buffer_var(p) and str(p.scope()) == "global":
+        if tirx.is_buffer_var(p) and str(p.scope()) == "global" and i not in scalars:
             padded = device_shape(func, p, ana, binds)
             if padded != buffer_shape(p):
                 out[i] = padded
@@ -181,4 +186,5 @@ def pad_to_device_shapes(func):
 @tt_pass("PadTensorsTT", requires=("LegalizeTileOpsTT",))
 def PadTensorsTT(func, mod, ctx):
     """Tensors padded to the device shape their tiles and accesses need (module docstring)."""
+    scalar_tensors(func, refuse="placing")  # tensor elements as indices or loop bounds: refused
     return pad_to_device_shapes(func)

@@ -39,6 +39,9 @@ from ... import attrs
 from ...errors import TTLayoutError, TTUnsupportedError, describe_span
 from ...target import profile_of
 from .sharding import shard_bytes, shard_geometry
+from ..analysis.scalar_reads import PAGE_BYTES as SCALAR_PAGE_BYTES
+from ..analysis.scalar_reads import DTYPES as SCALAR_DTYPES
+from ..analysis.scalar_reads import WORDS_PER_PAGE, scalar_params
 from ..common import (
     DTYPE_BYTES, TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, tile_bytes,
     to_py, tt_pass,
@@ -154,19 +157,63 @@ def tiled_plane(func, buf) -> tuple[list, object]:
     return list(plane), (None if list(plane) == default else span)
 
 
+def _refuse_blocks_of_scalars(func, buf):
+    """An integer or bool tensor moved as blocks (a T.copy, an element read in T.Parallel):
+    no tiles of it here; name the first such use."""
+    span = next((call.span for call in collect(func.body, tirx.TilePrimitiveCall)
+                 if any(isinstance(a, tvm.ir.TensorRegion) and a.source.same_as(buf)
+                        for a in call.args)), None)
+    raise TTUnsupportedError(
+        f"tensor {buf.name} ({buffer_dtype(buf)}) is read as blocks of elements (a T.copy, or "
+        "an element read in a T.Parallel body); a tensor of this dtype is read only as scalars "
+        "in `if` conditions outside T.Parallel (docs/SUPPORT.md \"Branches on tensor "
+        "elements\")", span=span,
+        hint="branch on its elements outside T.Parallel (`if Mask[by, bx, k]:`), or make it "
+             "bfloat16 / float16 / float32")
+
+
+def scalars_layout(buf, user: dict) -> dict:
+    """The layout of a tensor read only as scalars in conditions (analysis/scalar_reads.py):
+    its elements as 32-bit words, row-major, ``WORDS_PER_PAGE`` to a DRAM page (``scalars``;
+    ``tiles`` = ``[1, pages]``, ``dtype`` the tensor's own: the host converts)."""
+    if user and (str(user.get("memory", "DRAM")) != "DRAM"
+                 or str(user.get("layout", "interleaved")) != "interleaved"):
+        raise TTLayoutError(
+            f"{buf.name}: a tensor read only as scalars in conditions stays DRAM interleaved "
+            "(its elements as 32-bit words); drop its layout request")
+    shape = [int(d) for d in buffer_shape(buf)]
+    count = 1
+    for d in shape:
+        count *= d
+    pages = max(1, -(-count // WORDS_PER_PAGE))
+    return {"name": str(buf.name), "memory": "DRAM", "layout": "interleaved",
+            "dtype": buffer_dtype(buf), "tile": [TILE, TILE], "shape": shape,
+            "logical_shape": shape, "pad_value": 0.0, "axes": list(range(len(shape))),
+            "tiles": [1, pages], "vector": False, "page_bytes": SCALAR_PAGE_BYTES, "shard": {},
+            "scalars": True}
+
+
 @tt_pass("InferTTLayout")
 def InferTTLayout(func, mod, ctx):
     """Attach ``tt.layout_desc`` to every buffer parameter (see module docstring)."""
     requested = to_py(get_attr(func, attrs.LAYOUT_REQUEST, {})) or {}
     padded = {int(e["param"]): e for e in to_py(get_attr(func, attrs.PADDED, [])) or []}
     host_view = {int(e["param"]): e for e in to_py(get_attr(func, attrs.HOST_VIEW, [])) or []}
+    host_format = {int(e["param"]): e
+                   for e in to_py(get_attr(func, attrs.HOST_FORMAT, [])) or []}
     profile = profile_of(str(get_attr(func, attrs.TARGET, "wormhole_b0")))
     layouts = []
+    scalars = scalar_params(func)
     for index, buf in enumerate(func.params):
         if not tirx.is_buffer_var(buf):
             raise TTUnsupportedError(
                 f"scalar kernel parameter `{buf.name}` is not supported yet",
                 hint="make it a Python value the kernel closes over (a compile-time constant)")
+        if index in scalars:
+            layouts.append(scalars_layout(buf, requested.get(str(buf.name), {})))
+            continue
+        if buffer_dtype(buf) in SCALAR_DTYPES:
+            _refuse_blocks_of_scalars(func, buf)
         dtype = _check_dtype(buf)
         vector = is_vector_tensor(func, buf)
         if vector and len(buffer_shape(buf)) > 1:
@@ -245,6 +292,16 @@ def InferTTLayout(func, mod, ctx):
         if index in host_view:  # T.reshape / T.view of the tensor: the caller's shape, dtype
             entry["host_shape"] = list(host_view[index]["shape"])
             entry["host_dtype"] = str(host_view[index]["dtype"])
+        if index in host_format:  # A0.1.5 / A0.1.6: the host converts or transposes
+            fmt = host_format[index]
+            if index in host_view:
+                raise TTUnsupportedError(
+                    f"tensor {buf.name}: viewed with T.reshape / T.view and also handed to the "
+                    "device converted or transposed by the host; use one of the two")
+            entry["host_shape"] = list(fmt["shape"])
+            entry["host_dtype"] = str(fmt["dtype"])
+            entry["host_axes"] = [int(a) for a in fmt["axes"]]
+            entry["host_convert"] = bool(fmt["convert"])
         if layout == "sharded":
             entry["shard"] = shard_geometry(str(buf.name), memory, list(shape), user, profile)
             need = shard_bytes(entry)

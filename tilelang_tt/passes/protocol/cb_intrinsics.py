@@ -31,9 +31,17 @@ Guarantees:
   ``noc_async_write_barrier`` completes the previous batch's multicasts before this batch's
   (rings of two blocks or more; else this batch's before the pushes), and one ends each work
   unit;
+* reader: ``tt.scalar_to_cb(cb, T, page)`` (LowerScalarReadsTT) becomes ``cb_reserve_back``,
+  ``noc_async_read_page`` of the scalar tensor's page into the CB's page, the read barrier
+  and ``cb_push_back``; the reader's own ``v = tt.scalar_value(cb, word)`` right after it is
+  the word loaded from that page (``tt.l1_load_u32``) before the push;
+* writer: ``v = tt.scalar_value(cb, word)`` and the ``tt.scalar_take(cb_w)`` after it become
+  ``cb_wait_front(cb_w)``, ``v`` = the word of the page at ``get_read_ptr(cb_w)``,
+  ``cb_pop_front(cb_w)``;
 * compute: ``tt.consume.begin`` becomes ``cb_wait_front`` and ``tt.consume.end``
   ``cb_pop_front`` (the pushes of compute-produced CBs come with packing, in
-  InsertDSTManagementTT).
+  InsertDSTManagementTT); ``v = tt.scalar_value(cb, word)`` becomes
+  ``read_tile_value(cb, 0, word)``.
 
 Page ids are ``row * tiles_per_row + col`` in the tensor's tile grid.  Counts always match:
 every reserve has its push and every wait its pop with the same number of tiles.
@@ -273,6 +281,98 @@ def lower_row_order(call):
             + [ops.evaluate("tt.cb_push_back", cb, int_imm(1), span=call.span)])
 
 
+def _lower_scalar_reads(body, accessors):
+    """Reader: ``tt.scalar_to_cb(cb, T, page)`` -> reserve one page, read DRAM page ``page`` of
+    ``T`` into it, barrier, push; a ``v = tt.scalar_value(cb, word)`` right after it (the
+    reader branches on the value too) becomes a load of the word from the page, before the
+    push."""
+
+    def lower(ev, bind):
+        cb, buf, page = ev.value.args
+        if buf not in accessors:
+            raise TTVerifyError(f"no tensor accessor bound for {buf.name}")
+        span = ev.value.span
+        l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
+        out = [ops.evaluate("tt.cb_reserve_back", cb, int_imm(1), span=span),
+               tirx.Bind(l1, ops.call("tt.get_write_ptr", cb)),
+               ops.evaluate("tt.noc_async_read_page", page, accessors[buf], l1, span=span),
+               ops.evaluate("tt.noc_async_read_barrier", span=span)]
+        if bind is not None:
+            word = bind.value.args[1]
+            out.append(tirx.Bind(bind.var, ops.call("tt.l1_load_u32", l1 + word * 4)))
+        return out + [ops.evaluate("tt.cb_push_back", cb, int_imm(1), span=span)]
+
+    def on_seq(s):
+        items, out, i = list(s.seq), [], 0
+        while i < len(items):
+            it = items[i]
+            if stmt_op_name(it) != "tt.scalar_to_cb":
+                out.append(it)
+                i += 1
+                continue
+            nxt = items[i + 1] if i + 1 < len(items) else None
+            bind = None
+            if isinstance(nxt, tirx.Bind) and ops.tt_op_name(nxt.value) == "tt.scalar_value" \
+                    and nxt.value.args[0].same_as(it.value.args[0]):
+                bind = nxt
+            out += lower(it, bind)
+            i += 2 if bind is not None else 1
+        return seq(out)
+
+    body = tt_map(body, [(tirx.SeqStmt, on_seq)], order="post")
+    return tt_map(body, [(tirx.Evaluate, lambda ev: seq(lower(ev, None))
+                          if stmt_op_name(ev) == "tt.scalar_to_cb" else ev)], order="post")
+
+
+def _lower_scalar_takes(body):
+    """Writer: ``v = tt.scalar_value(cb, word)`` followed by ``tt.scalar_take(cb_w)`` ->
+    wait for the page the reader pushed into ``cb_w``, ``v`` = its word (``tt.l1_load_u32``),
+    pop; a ``tt.scalar_take`` alone (the writer does not branch on it) waits and pops."""
+
+    def take(ev, bind):
+        cb = ev.value.args[0]
+        span = ev.value.span
+        out = [ops.evaluate("tt.cb_wait_front", cb, int_imm(1), span=span)]
+        if bind is not None:
+            l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
+            out += [tirx.Bind(l1, ops.call("tt.get_read_ptr", cb)),
+                    tirx.Bind(bind.var, ops.call("tt.l1_load_u32",
+                                                 l1 + bind.value.args[1] * 4))]
+        return out + [ops.evaluate("tt.cb_pop_front", cb, int_imm(1), span=span)]
+
+    def on_seq(s):
+        items, out, i = list(s.seq), [], 0
+        while i < len(items):
+            it, nxt = items[i], items[i + 1] if i + 1 < len(items) else None
+            if isinstance(it, tirx.Bind) and ops.tt_op_name(it.value) == "tt.scalar_value" \
+                    and stmt_op_name(nxt) == "tt.scalar_take":
+                out += take(nxt, it)
+                i += 2
+            elif stmt_op_name(it) == "tt.scalar_take":
+                out += take(it, None)
+                i += 1
+            else:
+                out.append(it)
+                i += 1
+        return seq(out)
+
+    return tt_map(body, [(tirx.SeqStmt, on_seq)], order="post")
+
+
+def _lower_scalar_values(body):
+    """Compute: ``v = tt.scalar_value(cb, word)`` -> ``read_tile_value(cb, 0, word)`` (the
+    consume window around it waits for the page and pops it)."""
+
+    def on_bind(b):
+        if ops.tt_op_name(b.value) != "tt.scalar_value":
+            return b
+        cb, word = b.value.args
+        return tirx.Bind(b.var, ops.call("tt.read_tile_value", cb, int_imm(0), word,
+                                         span=b.value.span), b.span)
+
+    return tt_map(body, [(tirx.Bind, on_bind)], order="post")
+
+
 def _lower_runs(body, lower_run):
     """Replace maximal runs of read_to_cb (or write_from_cb) statements in every SeqStmt."""
 
@@ -355,6 +455,10 @@ def LowerCBIntrinsics(func, mod, ctx):
     if kind in ("reader", "writer"):
         func, body = _lower_rmw(func, mod, body)
         body = _lower_runs(body, _Streams(func).lower_run)
+        if kind == "reader":
+            body = _lower_scalar_reads(body, _accessors(body))
+        else:
+            body = _lower_scalar_takes(body)
         if get_attr(func, attrs.MCAST_PLAN) is not None:  # the work unit's last multicasts
             prologue, persistent = split_persistent(body)
             body = with_persistent(prologue, persistent, seq([
@@ -391,6 +495,7 @@ def LowerCBIntrinsics(func, mod, ctx):
             return ops.evaluate(protocol[name], *ev.value.args, span=ev.value.span)
 
         body = tt_map(body, [(tirx.Evaluate, on_eval)], order="post")
+        body = _lower_scalar_values(body)
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     return func.with_body(body)
 

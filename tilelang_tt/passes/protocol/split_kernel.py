@@ -88,8 +88,39 @@ def extract(body, kind: str):
 
     out = tt_map(body, [(tirx.Evaluate, on_evaluate), (tirx.AllocBuffer, on_alloc)],
                  order="post")
-    out = tirx.transform.RemoveNoOp()(tvm.IRModule({"k": tirx.PrimFunc([], out)}))["k"].body
-    return _drop_unused_binds(tt_map(out, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))
+    out = _drop_empty(_remove_no_op(out))
+    out = _drop_unused_binds(tt_map(out, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))
+    # a loop left holding only bindings nothing reads (a branch value) is empty now
+    return tt_map(_drop_empty(out), [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+
+
+def _remove_no_op(body):
+    return tirx.transform.RemoveNoOp()(tvm.IRModule({"k": tirx.PrimFunc([], body)}))["k"].body
+
+
+def _is_no_op(stmt) -> bool:
+    if isinstance(stmt, tirx.SeqStmt):
+        return all(_is_no_op(s) for s in stmt.seq)
+    return isinstance(stmt, tirx.Evaluate) and not isinstance(stmt.value, tvm.ir.Call)
+
+
+def _drop_empty(body):
+    """Statements left with nothing to do once the unread bindings went: a value evaluated
+    for nothing (RemoveNoOp keeps an emptied branch's condition when it calls an op, as
+    ``tt.as_signed`` of a branch value does), a branch or loop of such (the persistent body's
+    marker stays)."""
+    def on_eval(s):
+        return _NOOP if _is_no_op(s) else s
+
+    def on_if(s):
+        return _NOOP if _is_no_op(s.then_case) and (s.else_case is None
+                                                     or _is_no_op(s.else_case)) else s
+
+    def on_for(s):
+        return _NOOP if _is_no_op(s.body) else s
+
+    return tt_map(body, [(tirx.Evaluate, on_eval), (tirx.IfThenElse, on_if),
+                         (tirx.For, on_for)], order="post")
 
 
 @tt_module_pass("SplitDeviceKernel")

@@ -54,6 +54,7 @@ from tvm.sym import Analyzer
 from ... import ops
 from ...errors import TTCompileError, TTUnsupportedError, describe_span
 from ..common import buffer_scope, buffer_shape, collect, substitute, tt_pass
+from ..analysis.scalar_reads import scalar_tensors
 
 _ENUMERATE_BLOCKS = 16  # grids up to this many blocks are compared block by block
 
@@ -389,12 +390,14 @@ def _enclosing_span(body, node):
     return found
 
 
-def _check_legal(body):
+def _check_legal(body, scalar_loads=()):
     for store in collect(body, tirx.BufferStore):
         raise TTUnsupportedError(
             f"element assignment to {store.buffer.name} outside an elementwise T.Parallel "
             "nest is not supported", span=store.span)
     for element in collect(body, tvm.ir.TensorLoad):
+        if any(element.same_as(x) for x in scalar_loads):
+            continue  # a scalar tensor's element in a condition (analysis/scalar_reads.py)
         raise TTUnsupportedError(
             f"element read of {element.source.name}[...] in an index or control expression is not "
             "supported; use block indices and loop variables",
@@ -410,7 +413,8 @@ def _check_legal(body):
 def VerifyTileProgramTT(func, mod, ctx):
     """Reject what the device cannot run: element accesses outside T.Parallel, other memory
     scopes, unordered dependencies through global memory (see module docstring)."""
-    _check_legal(func.body)
+    _check_legal(func.body, [x for loads in scalar_tensors(func, refuse=False).values()
+                             for x in loads])
     col = _Collector()
     col.visit(func.body, [], {})
     prover = _Prover([(v, e) for v, e in col.block_vars])

@@ -32,7 +32,7 @@ from ... import attrs, ops
 from ...errors import TTResourceError, TTVerifyError
 from ...target import profile_of
 from ..layout.sharding import shard_bytes
-from ..common import DATA_FORMAT, collect, get_attr, require_attr, to_py, tt_calls, tt_module_pass
+from ..common import CB_DATA_FORMAT, collect, get_attr, require_attr, to_py, tt_calls, tt_module_pass
 from ..protocol.split_kernel import KINDS
 from ..analysis.protocol import protocol_problems
 
@@ -134,7 +134,7 @@ def VerifyTTIR(mod, ctx):
     if len(cbs) > profile.max_cbs:
         raise TTResourceError(f"{len(cbs)} circular buffers; a core has {profile.max_cbs}")
     for e in cbs:
-        if e["dtype"] not in DATA_FORMAT:
+        if e["dtype"] not in CB_DATA_FORMAT:
             raise TTVerifyError(f"CB {e['name']} has unsupported data format {e['dtype']}")
     # a CB used in place occupies its tensor's L1 shard, counted with the shards; the CBs of
     # one region (PlanL1AliasTT) share its bytes

@@ -691,6 +691,22 @@ uint32_t ttmock::cb_tile_address(uint32_t cb, uint32_t tile_index) {
     return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(front_page(cb, tile_index, what)));
 }
 
+uint32_t ttmock::cb_read_tile_value(uint32_t cb, uint32_t tile_index, uint32_t element_offset) {
+    // api/compute/cb_api.h: the 32-bit word `element_offset` of a front tile the compute kernel
+    // waited for (the SDK's UNPACK thread reads it from L1 and hands it to MATH and PACK)
+    const Call what = call("read_tile_value", {cb, tile_index, element_offset});
+    started_engine(what);
+    const uint8_t* page = front_page(cb, tile_index, what);
+    const uint32_t page_bytes = cb_cfg(cb, what).page_bytes;
+    if (uint64_t(element_offset) * 4 + 4 > page_bytes) {
+        fail_at(what, ": word " + std::to_string(element_offset) + " is past the end of the CB's " +
+                std::to_string(page_bytes) + "-byte page");
+    }
+    uint32_t value;
+    std::memcpy(&value, page + 4 * size_t(element_offset), 4);
+    return value;
+}
+
 void ttmock::sfpu_reshuffle_rows(uint32_t idst, uint32_t idx_addr) {
     const Call what = call("reshuffle_rows_tile", {idst, idx_addr});
     ComputeState& e = started_engine(what);

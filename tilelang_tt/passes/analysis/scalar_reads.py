@@ -1,0 +1,155 @@
+"""Tensors read element by element in branch conditions (an analysis; it never rewrites).
+
+TileLang's block-sparse GEMM skips a K step by a mask tensor: ``if BlockMask[by, bx, k]:``.
+A tensor parameter that the kernel only reads as single elements, each read sitting in the
+condition of an ``if`` outside ``T.Parallel`` with indices computed from block indices, loop
+variables and constants (no tensor element among them), is a *scalar tensor*: it is not
+tiled; the host gives the device its values as 32-bit words in a small DRAM buffer
+(:data:`PAGE_BYTES` a page) and the kernels read the element a condition needs
+(``dataflow/scalar_reads.py``).
+
+:func:`scalar_tensors` finds them and refuses, naming the tensor and the line, any other
+element read of a tensor that is not copied as blocks: as an index of another access, in a
+``T.Parallel`` body, as a loop bound or any other value.
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import tirx
+
+from ...errors import TTUnsupportedError
+from ..common import buffer_shape, collect
+
+# one DRAM page of a scalar tensor: 16 32-bit values (a multiple of the DRAM alignment of
+# Wormhole, 32 bytes, and Blackhole, 64)
+PAGE_BYTES = 64
+WORDS_PER_PAGE = PAGE_BYTES // 4
+# the dtypes a scalar tensor may have: the host converts each element to a 32-bit word
+DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32")
+
+
+def _loads(node) -> list:
+    return collect(node, tvm.ir.TensorLoad)
+
+
+def _tensor_params(func) -> list:
+    return [p for p in func.params if tirx.is_buffer_var(p)]
+
+
+def _is_param(func, buf) -> bool:
+    return any(buf.same_as(p) for p in _tensor_params(func))
+
+
+def _enclosing_span(body, node):
+    found = None
+    for stmt in collect(body, tirx.Stmt, lambda st: getattr(st, "span", None) is not None):
+        if any(x.same_as(node) for x in collect(stmt, type(node))):
+            found = stmt.span
+    return found
+
+
+def _tiled_uses(func) -> set:
+    """Tensor parameters moved as blocks (tile-primitive regions) or written element-wise."""
+    out = []
+    for call in collect(func.body, tirx.TilePrimitiveCall):
+        for arg in call.args:
+            if isinstance(arg, tvm.ir.TensorRegion):
+                out.append(arg.source)
+    for store in collect(func.body, tirx.BufferStore):
+        out.append(store.buffer)
+    return out
+
+
+def scalar_tensors(func, refuse=True) -> dict:
+    """``{tensor parameter: [its element loads]}`` for the scalar tensors of ``func`` (see the
+    module docstring).  With ``refuse``, an element read of a tensor parameter that is neither
+    copied as blocks nor read in a supported way is a ``TTUnsupportedError`` naming it and its
+    line (element reads of block-copied tensors are left to the other stages); with
+    ``refuse="placing"`` only one that is an index of another access or a loop bound."""
+    body = func.body
+    tiled = _tiled_uses(func)
+    # the loads each condition holds (outside T.Parallel), by identity
+    allowed = {}
+
+    def visit(node):
+        if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
+            return False  # a T.Parallel body: nothing in it is a condition of ours
+        if isinstance(node, tirx.IfThenElse):
+            for load in _loads(node.condition):
+                allowed[load] = node
+        return True
+
+    tvm_walk_pre(body, visit)
+    # loads that place other accesses or bound loops (data-dependent indices and extents)
+    nested = []
+    for node in collect(body, tvm.ir.TensorLoad) + collect(body, tirx.BufferStore):
+        for i in node.indices:
+            nested += _loads(i)
+    for region in collect(body, tvm.ir.TensorRegion):
+        for r in region.region:
+            nested += _loads(r.min) + _loads(r.extent)
+    for loop in collect(body, tirx.For):
+        nested += _loads(loop.min) + _loads(loop.extent)
+    found = {}
+    for load in _loads(body):
+        buf = load.source
+        if not _is_param(func, buf) or any(buf.same_as(t) for t in tiled):
+            continue
+        span = getattr(load, "span", None) or _enclosing_span(body, load)
+        why = None
+        placing = any(load.same_as(n) for n in nested)
+        if placing:
+            why = "it is used as an index of another access or as a loop bound"
+        elif not any(load.same_as(a) for a in allowed):
+            why = ("it is used outside the condition of an `if` (as a value, or in a "
+                   "T.Parallel body)")
+        elif any(_loads(i) for i in load.indices):
+            why = "its indices read tensor elements themselves"
+        if why is None and str(buf.dtype) not in DTYPES:
+            why = (f"it has dtype {buf.dtype}; a tensor read as scalars in conditions must be "
+                   f"one of {', '.join(DTYPES)}")
+        if why is None:
+            for d in buffer_shape(buf):
+                if not isinstance(d, int):
+                    why = f"it has a symbolic shape {buffer_shape(buf)}"
+        if why is not None:
+            if not refuse or (refuse == "placing" and not placing):
+                continue
+            raise TTUnsupportedError(
+                f"element read of tensor {buf.name}[...] is not supported: {why}", span=span,
+                hint="branch on a tensor element only in `if` conditions outside T.Parallel, "
+                     "indexed by block indices, loop variables and constants (TileLang's "
+                     "`if BlockMask[by, bx, k]:`)")
+        found.setdefault(buf, []).append(load)
+    # loads of a tensor moved as blocks are not ours: nested inside a condition that also
+    # reads a scalar tensor, they are refused by VerifyTileProgramTT
+    return found
+
+
+def tvm_walk_pre(node, visit):
+    """Pre-order walk over statements and expressions; ``visit(node)`` returning False skips
+    the node's children (TVM's structural walk visits everything)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, tirx.Stmt) and not visit(n):
+            continue
+        if isinstance(n, tirx.SeqStmt):
+            stack.extend(reversed(list(n.seq)))
+        elif isinstance(n, tirx.For):
+            stack.append(n.body)
+        elif isinstance(n, tirx.IfThenElse):
+            if n.else_case is not None:
+                stack.append(n.else_case)
+            stack.append(n.then_case)
+        elif isinstance(n, tirx.AttrStmt):
+            stack.append(n.body)
+        elif hasattr(n, "body") and isinstance(getattr(n, "body"), tirx.Stmt):
+            stack.append(n.body)
+
+
+def scalar_params(func) -> dict:
+    """``{parameter index: tensor}`` of the scalar tensors (no refusals)."""
+    found = scalar_tensors(func, refuse=False)
+    return {i: p for i, p in enumerate(func.params) if any(p.same_as(b) for b in found)}

@@ -1,0 +1,135 @@
+"""C2.2 LowerScalarReadsTT: branches on a tensor element get the element from the reader.
+
+Requires: ForwardBlockCopiesTT.
+
+A tensor the kernel reads only as scalars in ``if`` conditions (A1's ``scalars`` layout,
+:mod:`..analysis.scalar_reads`: TileLang's ``if BlockMask[by, bx, k]:``) is a DRAM buffer of
+32-bit words, 16 to a page.  Every kernel that has work under such a branch must take it as
+the others do, or their circular-buffer protocols would part (the reader pushes A and B only
+when the branch is taken, the compute kernel waits for them only then).
+
+Guarantees: for every ``if`` whose condition reads elements of scalar tensors, and for each
+element it reads (``T[i0, i1, ...]``, flat row-major index ``f``), right before the ``if``:
+
+* ``tt.scalar_to_cb(cb, T, f // 16)`` - the reader reads the page holding the element into
+  one page of a new CB (``<T>_value``, int32, one tile, depth 2, reader -> compute) and
+  pushes it;
+* ``v = tt.scalar_value(cb, f % 16)`` - the element's word (compute: ``read_tile_value`` of
+  the page it waits for; the reader reads it from the page it filled, before the push);
+
+and the element in the condition is ``v != 0`` (bool) or ``v`` cast to the element's dtype.
+When the writer has work under the branch (a copy to a tensor), the reader also reads the page
+into a second CB (``<T>_value_w``, reader -> writer, pushed first) and ``tt.scalar_take(cb_w)``
+follows the binding: the writer waits for that page, reads the word from it and pops it.
+"""
+
+from __future__ import annotations
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+from tvm.sym import Analyzer
+
+from ... import ops
+from ...errors import TTUnsupportedError
+from ..analysis.scalar_reads import WORDS_PER_PAGE
+from ..common import (
+    WORD_DTYPE, buffer_shape, collect, get_attr, int_imm, seq, split_persistent, to_py, tt_calls,
+    tt_map, tt_pass, with_persistent,
+)
+from ... import attrs
+from .shared_to_cb import alloc_cb_call
+
+# the depth of a value CB: the reader may fetch the next element while the compute kernel
+# still works under the branch of this one
+DEPTH = 2
+
+
+def _flat(load):
+    shape = buffer_shape(load.source)
+    flat = int_imm(0)
+    for i, d in zip(load.indices, shape):
+        flat = flat * int(d) + i
+    return flat
+
+
+def _as_condition_value(v, dtype: str):
+    """The element's value in the condition, from its 32-bit word ``v``."""
+    if dtype == "bool":
+        return tirx.NE(v, int_imm(0))
+    if dtype == "int32":
+        return ops.call("tt.as_signed", v)
+    if dtype == WORD_DTYPE:
+        return v
+    return tirx.Cast(dtype, ops.call("tt.as_signed", v) if dtype.startswith("int") else v)
+
+
+@tt_pass("LowerScalarReadsTT", requires=("ForwardBlockCopiesTT",))
+def LowerScalarReadsTT(func, mod, ctx):
+    """The elements that branch conditions read -> the reader's page reads and each kernel's
+    copy of the value (see module docstring)."""
+    layouts = to_py(get_attr(func, attrs.LAYOUT_DESC, [])) or []
+    scalars = [p for i, p in enumerate(func.params)
+               if i < len(layouts) and layouts[i].get("scalars")]
+    if not scalars:
+        return func
+    ana = Analyzer()
+    new_cbs = []
+
+    def is_scalar(buf):
+        return any(buf.same_as(p) for p in scalars)
+
+    def on_if(node):
+        loads = [x for x in collect(node.condition, tvm.ir.TensorLoad) if is_scalar(x.source)]
+        if not loads:
+            return node
+        kernels = {ops.spec(c.op.name).kernel for c in tt_calls(node.then_case)}
+        if node.else_case is not None:
+            kernels |= {ops.spec(c.op.name).kernel for c in tt_calls(node.else_case)}
+        writer = "writer" in kernels
+        before, values = [], []
+        for load in loads:
+            same = next((v for ld, v in values if tvm_ffi.structural_equal(ld, load)), None)
+            if same is not None:
+                values.append((load, same))
+                continue
+            name = str(load.source.name)
+            cb = tirx.Var(f"{name}_value_cb", "int32")
+            new_cbs.append(tirx.Bind(cb, alloc_cb_call(1, 1, DEPTH, WORD_DTYPE, f"{name}_value")))
+            flat = ana.simplify(_flat(load))
+            v = tirx.Var(f"{name}_value", "int32")
+            page = ana.simplify(tirx.FloorDiv(flat, int_imm(WORDS_PER_PAGE)))
+            if writer:  # the writer's own page of the element, pushed first
+                cb_w = tirx.Var(f"{name}_value_w_cb", "int32")
+                new_cbs.append(tirx.Bind(cb_w, alloc_cb_call(1, 1, DEPTH, WORD_DTYPE,
+                                                             f"{name}_value_w")))
+                before.append(ops.evaluate("tt.scalar_to_cb", cb_w, load.source, page,
+                                           span=node.span))
+            before += [
+                ops.evaluate("tt.scalar_to_cb", cb, load.source, page, span=node.span),
+                tirx.Bind(v, ops.call("tt.scalar_value", cb, ana.simplify(
+                    tirx.FloorMod(flat, int_imm(WORDS_PER_PAGE))), span=node.span)),
+            ]
+            if writer:
+                before.append(ops.evaluate("tt.scalar_take", cb_w, span=node.span))
+            values.append((load, v))
+
+        def replace(e):
+            for ld, v in values:
+                if e.same_as(ld):
+                    return _as_condition_value(v, str(ld.dtype))
+            return e
+
+        cond = tvm_ffi_map(node.condition, replace)
+        if str(cond.ty) != "bool":  # `if Mask[...]:` of an integer tensor: its truth
+            cond = tirx.NE(cond, tirx.const(0, str(cond.ty)))
+        return seq(before + [tirx.IfThenElse(cond, node.then_case, node.else_case, node.span)])
+
+    body = tt_map(func.body, [(tirx.IfThenElse, on_if)], order="post")
+    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    prologue, persistent = split_persistent(body)
+    return func.with_body(with_persistent(new_cbs + list(prologue), persistent))
+
+
+def tvm_ffi_map(expr, fn):
+    return tvm_ffi.structural_map(expr, [(tvm.ir.TensorLoad, fn)], order="post")
