@@ -41,6 +41,9 @@ RUNTIME_ARGS = "tt.runtime_args"  # E1: ordered list of runtime-arg dicts
 # D6: the CB regions (one CircularBufferConfig holding several CB indices each):
 # [{"name", "source": "auto" | "spec", "cbs": [ids], "bytes", "unaliased_bytes"}, ...]
 L1_REGIONS = "tt.l1_regions"
+# D6.1: the CBs single-buffered to fit L1, in the order they were: [{"cb": id, "name": str,
+# "depth": the depth it had, "saved_bytes": L1 it saved}, ...] (absent when the CBs fit as planned)
+L1_FIT = "tt.l1_fit"
 PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j} of the persistent loop
 # A0.5: the GEMM K loops taking several K steps per iteration:
 # [{"factor": f, "k_tiles": tiles of a K block, "steps": iterations}, ...]
