@@ -98,6 +98,7 @@ PC_L1_ALIAS = "tt.l1_alias"  # bool: D6 shares L1 between CBs automatically (def
 PC_K_COARSEN = "tt.k_coarsen"  # bool: A0.5 gives GEMM K loops K blocks of several tiles (True)
 PC_PACKER_L1_ACC = "tt.packer_l1_acc"  # bool: D5 accumulates fp32 GEMM partials in L1 (True)
 PC_MULTICAST = "tt.multicast"  # bool: D2.1 multicasts blocks several cores read (default True)
+PC_L1_FIT = "tt.l1_fit"  # bool: D6.1 single-buffers CBs that do not fit L1 (default True)
 PC_STREAM_COLS = "tt.stream_cols"  # int: A0.1.4 streams wide row blocks in chunks of this many columns (0: only when they do not fit L1)
 PASS_CONFIGS: dict[str, object] = {
     PC_MATH_FIDELITY: ("LoFi", "HiFi2", "HiFi3", "HiFi4"),
@@ -107,6 +108,7 @@ PASS_CONFIGS: dict[str, object] = {
     PC_PACKER_L1_ACC: bool,
     PC_MULTICAST: bool,
     PC_STREAM_COLS: int,
+    PC_L1_FIT: bool,
 }
 
 # ---- allocation annotations ----------------------------------------------------------------

@@ -22,6 +22,8 @@ given depth 1, the one saving the most L1 first, the regions planned again after
 the CBs fit or none is left (VerifyTTIR then refuses, naming every CB and its depth).  CBs on
 L1 shards keep their depth (their ring is the shard).
 
+The compile option ``tt.l1_fit = False`` turns this off.
+
 Guarantees: a module whose CBs fit is returned unchanged (byte-identical output); else the
 single-buffered CBs' ``tt.alloc_cb`` depth arguments and ``tt.tile_dfg`` entries are 1 in
 every kernel, ``tt.l1_regions`` is planned anew, and ``tt.l1_fit`` on every kernel lists
@@ -160,7 +162,8 @@ def FitL1TT(mod, ctx):
     budget = profile_of(target).l1_usable_bytes
     cbs = all_cbs(kernels)
     regions = to_py(get_attr(kernels["compute"], attrs.L1_REGIONS, [])) or []
-    if l1_need(kernels, cbs, regions) <= budget:
+    options = to_py(get_attr(kernels["compute"], attrs.COMPILE_OPTIONS, {})) or {}
+    if l1_need(kernels, cbs, regions) <= budget or not options.get(attrs.PC_L1_FIT, True):
         return mod
     cands = [e for e in cbs if int(e["depth"]) > 1 and single_bufferable(kernels, e)]
     depths, done = {}, []
