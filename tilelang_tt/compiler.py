@@ -163,7 +163,7 @@ def report_l1_fit(plan: dict, name: str) -> None:
             f"{name}: single-buffered " + ", ".join(f["name"] for f in fit)
             + f" to fit L1 ({sum(f['saved_bytes'] for f in fit) // 1024} KiB saved; their "
             "producer no longer fills the next block while their consumer works on the current "
-            "one - smaller blocks keep the overlap)", TTPerformanceWarning, stacklevel=3)
+            "one - smaller blocks keep the overlap)", TTPerformanceWarning, stacklevel=4)
 
 
 def generate(mod: tvm.IRModule) -> tuple[dict, dict]:

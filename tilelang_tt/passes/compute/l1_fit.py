@@ -18,7 +18,10 @@ found; a branch's arms agreeing), the first on every reserve / wait.
 
 When the CBs' L1 (VerifyTTIR's count: regions once, L1 shards used in place as the shards, plus
 L1-sharded tensors) exceeds the core's usable L1, the single-bufferable CBs of depth > 1 are
-given depth 1, the one saving the most L1 first, the regions planned again after each, until
+given depth 1 one at a time -- first the CBs one kernel both fills and drains (the compute
+kernel's intermediates: a second block of theirs overlaps nothing), then the others (a reader's
+prefetch, a writer's drain), each time the one saving the most L1 -- the regions planned again
+after each, until
 the CBs fit or none is left (VerifyTTIR then refuses, naming every CB and its depth).  CBs on
 L1 shards keep their depth (their ring is the shard).
 
@@ -174,7 +177,8 @@ def FitL1TT(mod, ctx):
             trial = [dict(c, depth=1) if c["id"] == e["id"] else c for c in cbs]
             saved = before - l1_need(kernels, trial, plan_regions(
                 _trial_kernels(kernels, {**depths, int(e["id"]): 1})))
-            key = (saved, cb_bytes(e), -int(e["id"]))
+            # a CB one kernel both fills and drains loses no overlap at depth 1: first those
+            key = (e["producer"] == e["consumer"], saved, cb_bytes(e), -int(e["id"]))
             if best is None or key > best[0]:
                 best = (key, e)
         e = best[1]
