@@ -87,6 +87,23 @@ def test_layernorm_intermediates_single_buffered_without_aliasing():
     np.testing.assert_allclose(as_f32(art(x)), ref, atol=5e-3, rtol=5e-3)
 
 
+def test_l1_shard_plus_single_buffered_cbs():
+    # A's one L1 shard (1280 KiB) leaves 84 KiB: the three 32 KiB double-buffered CBs (A's
+    # blocks read from the shard, B's and C's) do not fit; with A's single-buffered (the first
+    # of equals) they take 80 KiB
+    M, N = 2560, 256
+    func = kernels.elementwise_add_shared(M, N, block_M=32, block_N=256)
+    func = tilelang_tt.annotate_tt_layout(func, {"A": {"memory": "L1", "layout": "sharded",
+                                                      "shard_grid": [1, 1]}})
+    with pytest.warns(TTPerformanceWarning, match="single-buffered"):
+        art = tilelang_tt.compile(func, out_idx=-1)
+    assert [f["name"] for f in art.plan["l1"]["single_buffered"]] == ["A_shared"]
+    assert art.plan["l1"]["cb_bytes"] == 80 * 1024
+    assert depths(art) == {"A_shared": 1, "B_shared": 2, "C_shared": 2}
+    a, b = rand((M, N), "bfloat16", 7), rand((M, N), "bfloat16", 8)
+    np.testing.assert_allclose(as_f32(art(a, b)), as_f32(a) + as_f32(b), rtol=1e-2, atol=1e-2)
+
+
 def test_refused_when_single_buffering_is_not_enough():
     # fp32 256x512 blocks with K blocks of 256: 1792 KiB even with every ring of one block
     kern = kernels.matmul(256, 512, 1024, 256, 512, 256, dtype="float32",
