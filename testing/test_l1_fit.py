@@ -16,6 +16,7 @@ from helpers import as_f32, assert_matmul, rand
 from tilelang_tt import TTPerformanceWarning, TTResourceError
 from tilelang_tt.passes.compute.l1_fit import single_bufferable
 from tilelang_tt.passes.verify.verify_ttir import all_cbs, kernels_of
+from test_multicast import tilelang_gemm
 
 NO_FIT = {"tt.l1_fit": False}
 
@@ -112,6 +113,27 @@ def test_refused_when_single_buffering_is_not_enough():
                                               r"512 KiB \(8x16 tiles x 1\).*\(already "
                                               r"single-buffered to fit: B_shared, C_local_out, A_shared\)"):
         tilelang_tt.compile(kern, out_idx=-1)
+
+
+def test_multicast_operands_keep_their_rings():
+    # an 8x8 grid of 128x256 blocks with K blocks of 1024: A and B are multicast along core
+    # rows / columns; with one block of ring a sender would reserve a block its multicast may
+    # still be reading, so they keep two and the kernel is refused saying why; without
+    # multicast they are single-buffered and it runs
+    M, N, K = 1024, 2048, 1024
+    with pytest.raises(TTResourceError, match=r"(?s)circular buffers need 1600 KiB .*already "
+                       r"single-buffered to fit: C_shared\); A_shared keeps its 2 blocks: the "
+                       r"reader kernel's protocol needs a second block \(a multicast.*"
+                       r"tt.multicast': False"):
+        tilelang_tt.compile(tilelang_gemm(M, N, K, 128, 256, 1024), out_idx=-1)
+    with pytest.warns(TTPerformanceWarning, match="single-buffered"):
+        art = tilelang_tt.compile(tilelang_gemm(M, N, K, 128, 256, 1024), out_idx=-1,
+                                  pass_configs={"tt.multicast": False})
+    assert art.plan["multicast"]["groups"] == []
+    assert depths(art)["A_shared"] == 1 and depths(art)["B_shared"] == 1
+    a, b = rand((M, K), "bfloat16", 3), rand((N, K), "bfloat16", 4)
+    ref = as_f32(a).astype(np.float64) @ as_f32(b).astype(np.float64).T
+    np.testing.assert_allclose(as_f32(art(a, b)), ref, rtol=2e-2, atol=1.0)
 
 
 def test_gemm_partials_are_not_single_buffered():

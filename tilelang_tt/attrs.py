@@ -44,6 +44,9 @@ L1_REGIONS = "tt.l1_regions"
 # D6.1: the CBs single-buffered to fit L1, in the order they were: [{"cb": id, "name": str,
 # "depth": the depth it had, "saved_bytes": L1 it saved}, ...] (absent when the CBs fit as planned)
 L1_FIT = "tt.l1_fit"
+# D6.1, when the CBs do not fit even so: the CBs of depth > 1 that need their ring:
+# [{"cb": id, "name": str, "depth": int, "why": str}, ...]
+L1_FIT_KEPT = "tt.l1_fit_kept"
 PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j} of the persistent loop
 # A0.5: the GEMM K loops taking several K steps per iteration:
 # [{"factor": f, "k_tiles": tiles of a K block, "steps": iterations}, ...]

@@ -14,7 +14,10 @@ at most one block and, where one kernel both pushes and pops the CB (an intermed
 carried value, GEMM partials), which that kernel never holds two blocks of.  Such a CB is
 *single-bufferable*; this pass checks the second condition on the kernel's structured body
 (pages reserved + pushed and not yet popped, per path, each loop iteration leaving what it
-found; a branch's arms agreeing), the first on every reserve / wait.
+found; a branch's arms agreeing), the first on every reserve / wait; and F's protocol check
+(:mod:`..analysis.protocol`) must pass with the ring of one block (a multicast sender reserves
+a block only once no multicast of the ring's blocks may still be reading it: with one block,
+never while its multicast is in flight, which the reader's order does not give).
 
 When the CBs' L1 (VerifyTTIR's count: regions once, L1 shards used in place as the shards, plus
 L1-sharded tensors) exceeds the core's usable L1, the single-bufferable CBs of depth > 1 are
@@ -31,7 +34,8 @@ Guarantees: a module whose CBs fit is returned unchanged (byte-identical output)
 single-buffered CBs' ``tt.alloc_cb`` depth arguments and ``tt.tile_dfg`` entries are 1 in
 every kernel, ``tt.l1_regions`` is planned anew, and ``tt.l1_fit`` on every kernel lists
 ``{cb, name, depth, saved_bytes}`` of each single-buffered CB (depth: the one it had) in the
-order they were changed.
+order they were changed; when the CBs still do not fit, ``tt.l1_fit_kept`` lists
+``{cb, name, depth, why}`` of each CB of depth > 1 that must keep its ring, for F's refusal.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from tvm import tirx
 from ... import attrs, ops
 from ...target import profile_of
 from ..common import collect, get_attr, require_attr, to_py, tt_map, tt_module_pass
+from ..analysis.protocol import protocol_problems
 from ..layout.sharding import shard_bytes
 from ..verify.verify_ttir import all_cbs, cb_bytes, cb_footprint, kernels_of
 from .l1_alias import plan_regions
@@ -111,12 +116,20 @@ class _Occupancy:
         return st
 
 
-def single_bufferable(kernels: dict, entry) -> bool:
+def single_bufferable(kernels: dict, entry, profile=None) -> bool:
     """Whether the CB of ``entry`` (a ``tt.tile_dfg`` entry) works with a ring of one block."""
+    return why_double(kernels, entry, profile) is None
+
+
+def why_double(kernels: dict, entry, profile=None) -> str | None:
+    """Why the CB of ``entry`` needs more than one block (None: it does not): the occupancy
+    bound (module docstring), and, given the device ``profile``, F's protocol check of every
+    kernel with that ring (a multicast sender may not reserve a block while a multicast of
+    the ring's only block may still be reading it)."""
     if "in_place" in entry:
-        return False
+        return "it lies on an L1 shard"
     cap = int(entry["rows"]) * int(entry["cols"])
-    for func in kernels.values():
+    for kind, func in kernels.items():
         var = next((b.var for b in collect(func.body, tirx.Bind)
                     if ops.tt_op_name(b.value) == "tt.alloc_cb"
                     and int(b.value.args[0]) == int(entry["id"])), None)
@@ -127,10 +140,19 @@ def single_bufferable(kernels: dict, entry) -> bool:
         occ.both = _PUSH in names and _POP in names
         try:
             if occ.run(func.body, 0) != 0:
-                return False
+                raise _Unknown()
         except _Unknown:
-            return False
-    return True
+            return (f"the {kind} kernel may hold more than one block of it"
+                    if occ.both else f"the {kind} kernel reserves or waits for more than a block")
+    if profile is not None:
+        trial = _trial_kernels(kernels, {int(entry["id"]): 1})
+        for kind, func in kernels.items():
+            if protocol_problems(trial[kind], profile) and not protocol_problems(func, profile):
+                return (f"the {kind} kernel's protocol needs a second block (a multicast of a "
+                        "block may still read it when the next is reserved)"
+                        if (to_py(get_attr(func, attrs.MCAST_PLAN, {})) or {}).get("groups") else
+                        f"the {kind} kernel's protocol needs a second block")
+    return None
 
 
 def l1_need(kernels: dict, cbs: list, regions: list) -> int:
@@ -162,13 +184,15 @@ def FitL1TT(mod, ctx):
     """Single-buffer CBs, largest saving first, until they fit L1 (see module docstring)."""
     kernels = kernels_of(mod)
     target = str(require_attr(kernels["compute"], attrs.TARGET, "FitL1TT"))
-    budget = profile_of(target).l1_usable_bytes
+    profile = profile_of(target)
+    budget = profile.l1_usable_bytes
     cbs = all_cbs(kernels)
     regions = to_py(get_attr(kernels["compute"], attrs.L1_REGIONS, [])) or []
     options = to_py(get_attr(kernels["compute"], attrs.COMPILE_OPTIONS, {})) or {}
     if l1_need(kernels, cbs, regions) <= budget or not options.get(attrs.PC_L1_FIT, True):
         return mod
-    cands = [e for e in cbs if int(e["depth"]) > 1 and single_bufferable(kernels, e)]
+    why = {int(e["id"]): why_double(kernels, e, profile) for e in cbs if int(e["depth"]) > 1}
+    cands = [e for e in cbs if int(e["depth"]) > 1 and why[int(e["id"])] is None]
     depths, done = {}, []
     while cands and l1_need(kernels, cbs, regions) > budget:
         before = l1_need(kernels, cbs, regions)
@@ -189,12 +213,18 @@ def FitL1TT(mod, ctx):
         regions = plan_regions(kernels)
         done.append({"cb": int(e["id"]), "name": str(e["name"]), "depth": int(e["depth"]),
                      "saved_bytes": before - l1_need(kernels, cbs, regions)})
-    if not done:
+    kept = [{"cb": c, "name": str(e["name"]), "depth": int(e["depth"]), "why": why[c]}
+            for e in cbs for c in [int(e["id"])] if why.get(c)]
+    if l1_need(kernels, cbs, regions) <= budget:
+        kept = []  # they fit: nothing to explain
+    if not done and not kept:
         return mod
     out = {}
     for gv, func in mod.functions.items():
         kind = str(get_attr(func, attrs.KERNEL_KIND))
-        out[gv] = kernels[kind].with_attr(attrs.L1_REGIONS, regions).with_attr(attrs.L1_FIT, done)
+        f = kernels[kind].with_attr(attrs.L1_REGIONS, regions)
+        f = f.with_attr(attrs.L1_FIT, done) if done else f
+        out[gv] = f.with_attr(attrs.L1_FIT_KEPT, kept) if kept else f
     return tvm.IRModule(out)
 
 

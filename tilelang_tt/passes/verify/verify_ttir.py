@@ -160,12 +160,19 @@ def VerifyTTIR(mod, ctx):
         detail = ", ".join(f"{e['name']} {cb_bytes(e) // 1024} KiB "
                            f"({e['rows']}x{e['cols']} tiles x {e['depth']})" for e in cbs)
         fit = to_py(get_attr(kernels["compute"], attrs.L1_FIT, [])) or []
+        kept = to_py(get_attr(kernels["compute"], attrs.L1_FIT_KEPT, [])) or []
         done = (" (already single-buffered to fit: "
                 + ", ".join(f["name"] for f in fit) + ")") if fit else ""
+        if kept:
+            done += "; " + "; ".join(f"{k['name']} keeps its {k['depth']} blocks: {k['why']}"
+                                     for k in kept)
         raise TTResourceError(
             f"circular buffers need {footprint // 1024} KiB of L1 but a {profile.name} core has "
             f"{profile.l1_usable_bytes // 1024} KiB usable: {detail}{done}",
-            hint=_l1_hint(kernels["compute"]))
+            hint=_l1_hint(kernels["compute"]) + (
+                "; or pass_configs={'tt.multicast': False}: every core then reads its own "
+                "blocks, which one block of ring serves" if any("multicast" in k["why"]
+                                                                 for k in kept) else ""))
     return mod
 
 
