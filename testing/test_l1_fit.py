@@ -16,6 +16,7 @@ from helpers import as_f32, assert_matmul, rand
 from tilelang_tt import TTPerformanceWarning, TTResourceError
 from tilelang_tt.passes.compute.l1_fit import single_bufferable
 from tilelang_tt.passes.verify.verify_ttir import all_cbs, kernels_of
+from test_gqa_bwd import gqa_bwd, gqa_reference
 from test_multicast import tilelang_gemm
 
 NO_FIT = {"tt.l1_fit": False}
@@ -103,6 +104,36 @@ def test_l1_shard_plus_single_buffered_cbs():
     assert depths(art) == {"A_shared": 1, "B_shared": 2, "C_shared": 2}
     a, b = rand((M, N), "bfloat16", 7), rand((M, N), "bfloat16", 8)
     np.testing.assert_allclose(as_f32(art(a, b)), as_f32(a) + as_f32(b), rtol=1e-2, atol=1e-2)
+
+
+def test_gqa_backward_at_the_examples_blocks():
+    # TileLang's example_gqa_bwd blocks (block_M 128, block_N 32, dims 192 / 128): its CBs need
+    # more than L1 double-buffered; single-buffered -- the compute kernel's own buffers first,
+    # then the atomics' read-modify-write blocks and K / V -- they fit, and dQ / dK / dV match
+    B, H, G, S, DQK, DV, bm, bn = 1, 4, 2, 128, 192, 128, 128, 32
+    kern = gqa_bwd.get_tir(B, H, S, DQK, DV, bm, bn, G)
+    with pytest.raises(TTResourceError, match="circular buffers need"):
+        tilelang_tt.compile(kern, pass_configs=NO_FIT)
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((B, S, H, DQK)).astype(np.float16)
+    k = rng.standard_normal((B, S, H // G, DQK)).astype(np.float16)
+    v = rng.standard_normal((B, S, H // G, DV)).astype(np.float16)
+    do = rng.standard_normal((B, S, H, DV)).astype(np.float16)
+    lse, delta, dq_ref, dk_ref, dv_ref = gqa_reference(q, k, v, do, G)
+    dq = np.zeros((B, S, H, DQK), np.float32)
+    dk = np.zeros((B, S, H // G, DQK), np.float32)
+    dv = np.zeros((B, S, H // G, DV), np.float32)
+    with pytest.warns(TTPerformanceWarning, match=r"single-buffered .*dK_atomic \(\d versions\)"):
+        art = tilelang_tt.compile(kern)
+    l1 = art.plan["l1"]
+    assert l1["cb_bytes"] <= 1364 * 1024 and len(l1["single_buffered"]) > 1
+    roles = {cb["name"]: cb["role"] for cb in art.plan["circular_buffers"]}
+    first_cross = next(i for i, f in enumerate(l1["single_buffered"])
+                       if roles[f["name"]] != "intermediate")
+    assert all(roles[f["name"]] != "intermediate" for f in l1["single_buffered"][first_cross:])
+    art(q, k, v, do, lse.astype(np.float32), delta.astype(np.float32), dq, dk, dv)
+    for got, want in ((dq, dq_ref), (dk, dk_ref), (dv, dv_ref)):
+        np.testing.assert_allclose(got, want, rtol=1e-2, atol=2e-2)
 
 
 def test_refused_when_single_buffering_is_not_enough():

@@ -159,8 +159,12 @@ def report_l1_fit(plan: dict, name: str) -> None:
     """Warn (``TTPerformanceWarning``) when D6.1 single-buffered CBs to fit L1."""
     fit = plan["l1"].get("single_buffered", [])
     if fit:
+        counts = {}
+        for f in fit:  # versions of one buffer (A0.4) share its name
+            counts[f["name"]] = counts.get(f["name"], 0) + 1
         warnings.warn(
-            f"{name}: single-buffered " + ", ".join(f["name"] for f in fit)
+            f"{name}: single-buffered " + ", ".join(
+                n + (f" ({k} versions)" if k > 1 else "") for n, k in counts.items())
             + f" to fit L1 ({sum(f['saved_bytes'] for f in fit) // 1024} KiB saved; their "
             "producer no longer fills the next block while their consumer works on the current "
             "one - smaller blocks keep the overlap)", TTPerformanceWarning, stacklevel=4)
