@@ -162,7 +162,7 @@ def VerifyTTIR(mod, ctx):
         fit = to_py(get_attr(kernels["compute"], attrs.L1_FIT, [])) or []
         kept = to_py(get_attr(kernels["compute"], attrs.L1_FIT_KEPT, [])) or []
         done = (" (already single-buffered to fit: "
-                + ", ".join(f["name"] for f in fit) + ")") if fit else ""
+                + ", ".join(dict.fromkeys(f["name"] for f in fit)) + ")") if fit else ""
         if kept:
             done += "; " + "; ".join(f"{k['name']} keeps its {k['depth']} blocks: {k['why']}"
                                      for k in kept)
