@@ -208,6 +208,13 @@ GUARANTEES = {
             len(r["cbs"]) >= 2 and all(e["role"] == "intermediate" for e in to_py(
                 f.attrs[attrs.TILE_DFG]) if int(e["id"]) in {int(c) for c in r["cbs"]})
             for r in to_py(f.attrs[attrs.L1_REGIONS])) for f in _funcs(m)),
+    # every CB D6.1 single-buffered has depth 1 in every kernel's tt.tile_dfg and tt.alloc_cb
+    "D6.1": lambda m: all(
+        all(int(e["depth"]) == 1 for e in to_py(f.attrs[attrs.TILE_DFG])
+            if int(e["id"]) in fit) and all(
+            int(c.args[3]) == 1 for c in tt_calls(f.body, "tt.alloc_cb") if int(c.args[0]) in fit)
+        for f in _funcs(m)
+        for fit in [{int(x["cb"]) for x in to_py(f.attrs.get(attrs.L1_FIT, []) or [])}]),
     "E1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AttrStmt)
                          if str(a.attr_key) == attrs.PERSISTENT_BODY],
     "F": lambda m: True,

@@ -56,7 +56,7 @@ try:
                            lower_launches)
     from .errors import (TTAliasError, TTArgumentError, TTAssertionError, TTCompileError,
                          TTDtypeError,
-                         TTLayoutError, TTResourceError,
+                         TTLayoutError, TTPerformanceWarning, TTResourceError,
                          TTRuntimeError, TTUnsupportedError, TTVerifyError)
     from .jit import JITKernel, jit, par_compile
     from .runtime.artifact import Artifact
@@ -76,7 +76,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Artifact", "DataType", "JITKernel", "PassConfigKey", "TTAliasError", "TTArgumentError",
     "TTAssertionError", "TTCompileError", "TTDtypeError", "TTLayoutError",
-    "TTResourceError", "TTRuntimeError", "TTUnsupportedError", "TTVerifyError",
+    "TTPerformanceWarning", "TTResourceError", "TTRuntimeError", "TTUnsupportedError",
+    "TTVerifyError",
     "TensorSupplyType", "annotate_tt_layout", "annotate_tt_schedule", "cdiv", "compile",
     "disable_cache", "enable_cache", "generate", "is_cache_enabled", "jit", "lower",
     "lower_launches",

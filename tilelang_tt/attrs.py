@@ -41,6 +41,12 @@ RUNTIME_ARGS = "tt.runtime_args"  # E1: ordered list of runtime-arg dicts
 # D6: the CB regions (one CircularBufferConfig holding several CB indices each):
 # [{"name", "source": "auto" | "spec", "cbs": [ids], "bytes", "unaliased_bytes"}, ...]
 L1_REGIONS = "tt.l1_regions"
+# D6.1: the CBs single-buffered to fit L1, in the order they were: [{"cb": id, "name": str,
+# "depth": the depth it had, "saved_bytes": L1 it saved}, ...] (absent when the CBs fit as planned)
+L1_FIT = "tt.l1_fit"
+# D6.1, when the CBs do not fit even so: the CBs of depth > 1 that need their ring:
+# [{"cb": id, "name": str, "depth": int, "why": str}, ...]
+L1_FIT_KEPT = "tt.l1_fit_kept"
 PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j} of the persistent loop
 # A0.5: the GEMM K loops taking several K steps per iteration:
 # [{"factor": f, "k_tiles": tiles of a K block, "steps": iterations}, ...]
@@ -98,6 +104,7 @@ PC_L1_ALIAS = "tt.l1_alias"  # bool: D6 shares L1 between CBs automatically (def
 PC_K_COARSEN = "tt.k_coarsen"  # bool: A0.5 gives GEMM K loops K blocks of several tiles (True)
 PC_PACKER_L1_ACC = "tt.packer_l1_acc"  # bool: D5 accumulates fp32 GEMM partials in L1 (True)
 PC_MULTICAST = "tt.multicast"  # bool: D2.1 multicasts blocks several cores read (default True)
+PC_L1_FIT = "tt.l1_fit"  # bool: D6.1 single-buffers CBs that do not fit L1 (default True)
 PC_STREAM_COLS = "tt.stream_cols"  # int: A0.1.4 streams wide row blocks in chunks of this many columns (0: only when they do not fit L1)
 PASS_CONFIGS: dict[str, object] = {
     PC_MATH_FIDELITY: ("LoFi", "HiFi2", "HiFi3", "HiFi4"),
@@ -107,6 +114,7 @@ PASS_CONFIGS: dict[str, object] = {
     PC_PACKER_L1_ACC: bool,
     PC_MULTICAST: bool,
     PC_STREAM_COLS: int,
+    PC_L1_FIT: bool,
 }
 
 # ---- allocation annotations ----------------------------------------------------------------

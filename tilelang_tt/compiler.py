@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
 import tvm
@@ -18,7 +19,7 @@ from .codegen.host import host_source, launches_host_source
 from .codegen.kernels import kernel_source
 from .codegen.launch_plan import combine_plans
 from .codegen.plan import build_plan
-from .errors import TTArgumentError, TTCompileError, TTUnsupportedError
+from .errors import TTArgumentError, TTCompileError, TTPerformanceWarning, TTUnsupportedError
 from .passes import pipeline
 from .passes.frontend.launches import split_launches
 from .passes.verify.verify_ttir import kernels_of
@@ -138,6 +139,8 @@ def generate_launches(func, launches, mods) -> tuple[dict, dict]:
     kernels and plan under ``launch<i>/``, one ``main.cpp`` running them in order
     (``codegen/launch_plan.py``)."""
     plans = [build_plan(mod) for mod in mods]
+    for launch, p in zip(launches, plans):
+        report_l1_fit(p, launch.name)
     params = [str(p.name) for p in func.params if tirx.is_buffer_var(p)]
     plan = combine_plans(pipeline.kernel_name(func), params, launches, plans)
     sources = {}
@@ -152,10 +155,26 @@ def generate_launches(func, launches, mods) -> tuple[dict, dict]:
     return sources, plan
 
 
+def report_l1_fit(plan: dict, name: str) -> None:
+    """Warn (``TTPerformanceWarning``) when D6.1 single-buffered CBs to fit L1."""
+    fit = plan["l1"].get("single_buffered", [])
+    if fit:
+        counts = {}
+        for f in fit:  # versions of one buffer (A0.4) share its name
+            counts[f["name"]] = counts.get(f["name"], 0) + 1
+        warnings.warn(
+            f"{name}: single-buffered " + ", ".join(
+                n + (f" ({k} versions)" if k > 1 else "") for n, k in counts.items())
+            + f" to fit L1 ({sum(f['saved_bytes'] for f in fit) // 1024} KiB saved; their "
+            "producer no longer fills the next block while their consumer works on the current "
+            "one - smaller blocks keep the overlap)", TTPerformanceWarning, stacklevel=4)
+
+
 def generate(mod: tvm.IRModule) -> tuple[dict, dict]:
     """(sources, plan) of a lowered module."""
     kernels = kernels_of(mod)
     plan = build_plan(mod)
+    report_l1_fit(plan, plan["kernel"])
     sources = {f"{kind}.cpp": kernel_source(kernels[kind])
                for kind in ("reader", "compute", "writer")}
     sources["main.cpp"] = host_source(plan)

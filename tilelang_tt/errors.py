@@ -53,6 +53,12 @@ class TTResourceError(TTCompileError):
     """A resource limit of the device is exceeded (L1, circular buffers, DST, runtime args)."""
 
 
+class TTPerformanceWarning(UserWarning):
+    """The kernel compiled, but with a measure that costs speed (the compile-time report):
+    circular buffers single-buffered to fit L1 (their producer and consumer no longer
+    overlap)."""
+
+
 class TTAliasError(TTCompileError):
     """An L1 alias spec (``T.annotate_l1_alias``) that cannot hold: a bad nesting of reuse
     groups, a group mixing memory kinds, a member that does not fit a sized spec, or buffers

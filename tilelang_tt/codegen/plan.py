@@ -151,6 +151,17 @@ def core_ranges(cores) -> list[tuple[int, int, int, int]]:
     return ranges
 
 
+def _single_buffered(compute) -> dict:
+    """``{"single_buffered": [...]}``: the CBs D6.1 single-buffered to fit L1 (name, id, the
+    depth each had, L1 saved), or ``{}`` when none was (the plan of a kernel that fits is
+    unchanged)."""
+    fit = to_py(get_attr(compute, attrs.L1_FIT, [])) or []
+    if not fit:
+        return {}
+    return {"single_buffered": [{"name": f["name"], "cb": int(f["cb"]), "depth": int(f["depth"]),
+                                 "saved_bytes": int(f["saved_bytes"])} for f in fit]}
+
+
 def build_plan(mod, pages: bool = False) -> dict:
     """The plan of a lowered module; ``pages`` adds each core's DRAM page lists."""
     kernels = kernels_of(mod)
@@ -248,7 +259,7 @@ def build_plan(mod, pages: bool = False) -> dict:
         "circular_buffers": cbs,
         # L1 of the circular buffers per core: with and without the regions' sharing
         "l1": {"cb_bytes": footprint, "cb_bytes_unaliased": own, "saved_bytes": own - footprint,
-               "regions": l1_regions},
+               "regions": l1_regions, **_single_buffered(kernels["compute"])},
         "kernels": {kind: _kernel_entry(kind, f) for kind, f in kernels.items()},
         "cores": cores,
         "multicast": multicast,

@@ -55,6 +55,8 @@ folder, TVM's own where they do the job):
                D5   InsertDSTManagementTT      acquire/commit/wait/pack/release, sub-blocking
                D5.1 StmtSimplify (TVM)         index arithmetic simplified
                D6   PlanL1AliasTT              CBs with disjoint lifetimes share L1 regions
+               D6.1 FitL1TT                    CBs over L1: single-buffered, largest saving
+                                               first, until they fit
     protocol   E1   LowerPersistentLoopTT      runtime args; the persistent loop in the IR
     verify     F    VerifyTTIR                 completeness, device limits, protocol on every path
 
@@ -78,6 +80,7 @@ from .common import collect, run_pass
 from .compute.compute_init import InsertComputeInitTT
 from .compute.dst_management import InsertDSTManagementTT
 from .compute.l1_alias import PlanL1AliasTT
+from .compute.l1_fit import FitL1TT
 from .dataflow.copy_forwarding import ForwardBlockCopiesTT
 from .dataflow.scalar_reads import LowerScalarReadsTT
 from .dataflow.shared_to_cb import LowerSharedToCB
@@ -149,6 +152,7 @@ STAGES = [
     ("D5", InsertDSTManagementTT),
     ("D5.1", tvm.tirx.transform.StmtSimplify()),
     ("D6", PlanL1AliasTT),
+    ("D6.1", FitL1TT),
     ("E1", LowerPersistentLoopTT),
     ("F", VerifyTTIR),
 ]

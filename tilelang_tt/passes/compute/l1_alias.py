@@ -320,6 +320,15 @@ def PlanL1AliasTT(mod, ctx):
         from ...errors import TTVerifyError
 
         raise TTVerifyError("PlanL1AliasTT requires InsertDSTManagementTT to have run first")
+    table = plan_regions(kernels)
+    return tvm.IRModule({gv: func.with_attr(attrs.L1_REGIONS, table)
+                         for gv, func in mod.functions.items()})
+
+
+def plan_regions(kernels: dict) -> list:
+    """The ``tt.l1_regions`` table of the kernels (kind -> PrimFunc) as their CBs stand:
+    the alias specs' regions, checked, then the automatic ones (module docstring)."""
+    compute = kernels["compute"]
     planner = _Planner(kernels)
     names = {}
     for cid, e in planner.entries.items():
@@ -336,9 +345,7 @@ def PlanL1AliasTT(mod, ctx):
     auto = planner.auto_regions(taken) if options.get(attrs.PC_L1_ALIAS, True) else []
     for k, r in enumerate(auto):
         regions.append((f"auto{k}", "auto", r))
-    table = [{"name": name, "source": source, "cbs": sorted(r),
-              "bytes": planner.region_bytes(r),
-              "unaliased_bytes": sum(_ring_bytes(planner.entries[c]) for c in r)}
-             for name, source, r in regions]
-    return tvm.IRModule({gv: func.with_attr(attrs.L1_REGIONS, table)
-                         for gv, func in mod.functions.items()})
+    return [{"name": name, "source": source, "cbs": sorted(r),
+             "bytes": planner.region_bytes(r),
+             "unaliased_bytes": sum(_ring_bytes(planner.entries[c]) for c in r)}
+            for name, source, r in regions]

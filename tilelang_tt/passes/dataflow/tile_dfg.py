@@ -168,8 +168,18 @@ def BuildTileDFGTT(func, mod, ctx):
         by_var[var] = entries[-1]
 
     if len(entries) > MAX_CBS:
+        versions = {}
+        for e in entries:
+            versions[e["name"]] = versions.get(e["name"], 0) + 1
+        listing = ", ".join(f"{n}" + (f" ({k} versions)" if k > 1 else "")
+                            for n, k in versions.items())
         raise TTResourceError(
-            f"the kernel needs {len(entries)} circular buffers; a Tensix core has {MAX_CBS}")
+            f"the kernel needs {len(entries)} circular buffers; a Tensix core has {MAX_CBS}: "
+            f"{listing}",
+            hint="each block buffer the kernel keeps is a circular buffer (a buffer written by "
+            "several statements, one per version): reuse a dead block buffer of the same shape "
+            "and dtype instead of allocating another, compute an elementwise chain into one "
+            "fragment, or split the kernel into two launches")
     for e in entries:
         free = [i for i in ID_RANGES[e["role"]] if i not in used_ids] or \
             [i for i in range(MAX_CBS) if i not in used_ids]

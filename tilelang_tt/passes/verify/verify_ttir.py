@@ -132,7 +132,12 @@ def VerifyTTIR(mod, ctx):
         _check_kernel(kind, func, profile)
     cbs = all_cbs(kernels)
     if len(cbs) > profile.max_cbs:
-        raise TTResourceError(f"{len(cbs)} circular buffers; a core has {profile.max_cbs}")
+        raise TTResourceError(
+            f"{len(cbs)} circular buffers; a core has {profile.max_cbs}: "
+            + ", ".join(f"{e['name']} ({e['role']})" for e in cbs),
+            hint="each block buffer (and each version of one updated in place) is a circular "
+            "buffer: compute into fewer block buffers (reuse one whose value is dead), or split "
+            "the kernel into two launches")
     for e in cbs:
         if e["dtype"] not in CB_DATA_FORMAT:
             raise TTVerifyError(f"CB {e['name']} has unsupported data format {e['dtype']}")
@@ -154,10 +159,20 @@ def VerifyTTIR(mod, ctx):
     if footprint > profile.l1_usable_bytes:
         detail = ", ".join(f"{e['name']} {cb_bytes(e) // 1024} KiB "
                            f"({e['rows']}x{e['cols']} tiles x {e['depth']})" for e in cbs)
+        fit = to_py(get_attr(kernels["compute"], attrs.L1_FIT, [])) or []
+        kept = to_py(get_attr(kernels["compute"], attrs.L1_FIT_KEPT, [])) or []
+        done = (" (already single-buffered to fit: "
+                + ", ".join(dict.fromkeys(f["name"] for f in fit)) + ")") if fit else ""
+        if kept:
+            done += "; " + "; ".join(f"{k['name']} keeps its {k['depth']} blocks: {k['why']}"
+                                     for k in kept)
         raise TTResourceError(
             f"circular buffers need {footprint // 1024} KiB of L1 but a {profile.name} core has "
-            f"{profile.l1_usable_bytes // 1024} KiB usable: {detail}",
-            hint=_l1_hint(kernels["compute"]))
+            f"{profile.l1_usable_bytes // 1024} KiB usable: {detail}{done}",
+            hint=_l1_hint(kernels["compute"]) + (
+                "; or pass_configs={'tt.multicast': False}: every core then reads its own "
+                "blocks, which one block of ring serves" if any("multicast" in k["why"]
+                                                                 for k in kept) else ""))
     return mod
 
 
