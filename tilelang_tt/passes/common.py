@@ -389,3 +389,13 @@ def with_tile_span(call, span):
 def replace_tile_call(call, **changes):
     """``call.replace(**changes)`` keeping the call's source span."""
     return with_tile_span(call.replace(**changes), call.span)
+
+
+def reduction_identity(kind: str, absolute: bool, dtype: str):
+    """The value a ``T.reduce_*`` (tile op ``kind``; ``absolute`` for abssum / absmax) starts
+    from: -inf for max, inf for min, 0 for sums and absolute maxima."""
+    if kind == "tirx.tile.max" and not absolute:
+        return tirx.const(float("-inf"), dtype)
+    if kind == "tirx.tile.min":
+        return tirx.const(float("inf"), dtype)
+    return tirx.const(0.0, dtype)

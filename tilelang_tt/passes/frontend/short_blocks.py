@@ -44,8 +44,8 @@ from tvm import tirx
 
 from ... import attrs, ops
 from ...errors import TTLayoutError, describe_span
-from ..common import (buffer_dtype, buffer_scope, buffer_shape, collect, seq, tt_map, tt_pass,
-                      with_tile_span)
+from ..common import (buffer_dtype, buffer_scope, buffer_shape, collect, reduction_identity, seq,
+                      tt_map, tt_pass, with_tile_span)
 from .eltwise_expr import apply, load
 
 _SCOPES = ("shared", "shared.dyn", "local.fragment")
@@ -172,14 +172,6 @@ class _Short:
         return self.src.source[tuple(out)]
 
 
-def _identity(kind: str, absolute: bool, dtype: str):
-    if kind == "tirx.tile.max" and not absolute:
-        return tirx.const(float("-inf"), dtype)
-    if kind == "tirx.tile.min":
-        return tirx.const(float("inf"), dtype)
-    return tirx.const(0.0, dtype)
-
-
 def _rewrite(body, shorts):
     counter = itertools.count()
 
@@ -209,7 +201,7 @@ def _rewrite(body, shorts):
         out = []
         if not bool(call.args[3]):  # clear: start from the identity
             out.append(with_tile_span(_tile_call(
-                "Fill", dst, _identity(name, absolute, buffer_dtype(dst.source))), call.span))
+                "Fill", dst, reduction_identity(name, absolute, buffer_dtype(dst.source))), call.span))
         return seq(out + [loop])
 
     def visit(call):

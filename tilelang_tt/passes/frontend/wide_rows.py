@@ -82,8 +82,8 @@ from ...target import profile_of
 from ..analysis.column_phases import (BLOCK_SCOPES, ColumnPhases, Stmt, definitions,
                                       footprint, key_of, refuse, shape_of)
 from ..common import (TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, int_imm,
-                      launch_attrs, replace_tile_call, seq, stmts_of, substitute, to_py, tt_map,
-                      tt_pass, with_tile_span)
+                      launch_attrs, reduction_identity, replace_tile_call, seq, stmts_of,
+                      substitute, to_py, tt_map, tt_pass, with_tile_span)
 
 
 class _Streamer(ColumnPhases):
@@ -150,7 +150,7 @@ class _Streamer(ColumnPhases):
                 if not bool(call.args[3]):
                     dst = call.args[0]
                     absolute = bool((call.config or {}).get(attrs.REDUCE_ABS, False))
-                    fill = _tile_call("Fill", dst, _identity(call.op.name, absolute,
+                    fill = _tile_call("Fill", dst, reduction_identity(call.op.name, absolute,
                                                              buffer_dtype(dst.source)))
                     fills.append(with_tile_span(fill, call.span))
                 body.append(self.narrow_call(s.call, k, accum=True))
@@ -219,14 +219,6 @@ def _tile_call(name, *args):
     import tvm.tirx.operator as tirx_op
 
     return getattr(tirx_op, name)(*args, workspace={}, config={}, dispatch=None, scope=None)
-
-
-def _identity(kind: str, absolute: bool, dtype: str):
-    if kind == "tirx.tile.max" and not absolute:
-        return tirx.const(float("-inf"), dtype)
-    if kind == "tirx.tile.min":
-        return tirx.const(float("inf"), dtype)
-    return tirx.const(0.0, dtype)
 
 
 def _chunk_width(cols, bufs, wide, versions, budget, forced, span):
