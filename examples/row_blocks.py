@@ -263,6 +263,16 @@ def layernorm_reference(x, g, b, eps=1e-5):
     return (x - mean[:, None]) * rstd[:, None] * g + b, mean, rstd
 
 
+def layernorm_bwd_reference(dy, x, g, mean, rstd):
+    """dx, dgamma, dbeta of y = (x - mean) * rstd * g + b (TileLang's checks use torch autograd)."""
+    dy, x, g = (np.asarray(v).astype(np.float32) for v in (dy, x, g))
+    x_hat = (x - mean[:, None]) * rstd[:, None]
+    dx_hat = dy * g
+    c1 = (dx_hat * x_hat).mean(1, keepdims=True)
+    c2 = dx_hat.mean(1, keepdims=True)
+    return rstd[:, None] * (dx_hat - c2 - x_hat * c1), (dy * x_hat).sum(0), dy.sum(0)
+
+
 def softmax_reference(x):
     x = np.asarray(x).astype(np.float32)
     e = np.exp(x - x.max(1, keepdims=True))

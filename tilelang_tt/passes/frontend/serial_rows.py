@@ -144,6 +144,16 @@ class _RowWalk:
             raise self.error(f"it walks {self.n} rows, not a multiple of {ROWS}: the rows are "
                              "computed as one block of whole tiles", None,
                              f"use a row block (blk_m) that is a multiple of {ROWS}")
+        for call in collect(self.loop.body, tirx.TilePrimitiveCall):
+            if call.op.name in _REDUCES:
+                src = _regions(call)[1].source
+                if _is_block(src) and buffer_shape(src)[0] == 1 and \
+                        0 in [int(d) for d in call.args[2]]:
+                    raise self.error(
+                        f"`{_op(call.op.name)}` reduces {src.name} over its rows (dimension "
+                        "0): the rows meet", call.span,
+                        "fold per-row values into a sum with `acc[j] += ...` in a "
+                        "T.Parallel nest")
         writes = {}  # buffer -> [(kind, span)]
         for st in collect(self.loop.body, tirx.BufferStore):
             if _is_block(st.buffer):
@@ -169,8 +179,8 @@ class _RowWalk:
                     "carried across the rows (`acc[j] += ...` alone)", ws[0][1],
                     f"give {buf.name} a first dimension of 1 (one row), or only fold "
                     "values into it")
-        self._check_outside()
         self._check_order()
+        self._check_outside()
 
     def _check_outside(self):
         outside = tt_map(self.body, [(tirx.For, lambda lp: tirx.Evaluate(int_imm(0))
@@ -179,8 +189,8 @@ class _RowWalk:
             used = [a for a in _accesses(outside) if a[0].same_as(buf)]
             if used:
                 raise self.error(
-                    f"the one-row buffer {buf.name} is used outside the loop (it would hold "
-                    "the last row only)", self._span_of(outside, buf),
+                    f"the one-row buffer {buf.name} is used outside the loop (there it holds "
+                    "one row: which one depends on the walk)", self._span_of(outside, buf),
                     f"use {buf.name} only inside the loop, or give it a row per row")
         for acc in self.accs:
             reads = [ld for ld in collect(self.loop.body, tvm.ir.TensorLoad)
@@ -256,6 +266,13 @@ class _RowWalk:
                                  getattr(s, "span", None),
                                  "keep the loop body to those statements")
         stmt = seq(self.allocs + out)
+        for var in self.vectors:
+            if any(v.same_as(var) for v in collect(stmt, tvm.ir.Var)):
+                user = next((c for c in collect(stmt, tirx.TilePrimitiveCall)
+                             if uses_var(c, var)), None)
+                raise self.error(f"the per-row scalar {var.name} is used outside a T.Parallel "
+                                 "nest", getattr(user, "span", None),
+                                 f"use {var.name} inside a T.Parallel nest over the row")
         left = [v for v in collect(stmt, tvm.ir.Var) if v.same_as(self.k)]
         if left:
             raise self.error(f"the row index {self.k.name} is used outside tensor row indices",
