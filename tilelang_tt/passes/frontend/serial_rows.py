@@ -22,8 +22,9 @@ Its iterations are independent but for the sums they carry (``acc[j] += ...``), 
 same computation as the block processed as ``n`` rows at once, which is what a Tensix core can
 run (a block of one row is no block of tiles).  Decided from the IR structure alone: a serial
 loop ``k`` (from 0, constant extent ``n``) inside a launch of axis ``g`` is a *row walk* when a
-tensor access in its body indexes a dimension with ``g * n + k`` (integer bindings of block
-indices seen through).  Then:
+``T.copy`` in its body moves one row ``g * n + k`` of a tensor (integer bindings of block
+indices seen through) to or from a block buffer whose first dimension is 1.  Other loops are
+left alone.  Then:
 
 * **One-row buffers** - block buffers the body writes (not by a fold, below) whose first
   dimension is 1 - become ``(n, ...)`` buffers (same names): dimension 0 holds the row.  Each
@@ -453,6 +454,19 @@ def _op(name: str) -> str:
     return name.split(".")[-1]
 
 
+def _moves_a_row(walk, call) -> bool:
+    """``call`` copies the loop's row of a tensor (``g * n + k``, one row) to or from a block
+    buffer of one row (first dimension 1): what makes the loop a walk over the block's rows."""
+    if call.op.name != "tirx.tile.copy":
+        return False
+    regions = _regions(call)
+    tensor_row = any(not _is_block(r.source) and any(
+        walk.is_row_index(x.min) and int_or_none(x.extent) == 1 for x in r.region)
+        for r in regions)
+    one_row = any(_is_block(r.source) and buffer_shape(r.source)[0] == 1 for r in regions)
+    return tensor_row and one_row
+
+
 def _row_walks(body):
     """(launch, loop, n) of every serial loop over a block's rows."""
     found = []
@@ -466,9 +480,8 @@ def _row_walks(body):
                     or n < 2:
                 continue
             walk = _RowWalk(launch.body, loop, g, n)
-            if any(not _is_block(buf) and idx is not None and
-                   any(walk.is_row_index(e) for e in idx)
-                   for buf, idx in _accesses(loop.body)):
+            if any(_moves_a_row(walk, call)
+                   for call in collect(loop.body, tirx.TilePrimitiveCall)):
                 found.append(walk)
     return found
 
