@@ -204,3 +204,52 @@ def test_row_walks_refused(kind, words):
     assert "a serial loop over the rows of a block" in text, text
     for w in words:
         assert w in text, text
+
+
+def test_row_walk_of_48_rows_refused():
+    """A walk over 48 rows would make blocks of a tile and a half: refused, saying what to
+    change (a walk over fewer than 32 rows is A0.0's: its blocks' rows are not whole)."""
+    M, N = 96, 128
+
+    @T.prim_func
+    def k(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(M // 48) as bx:
+            x = T.alloc_shared((1, N), "float32")
+            for r in T.serial(48):
+                T.copy(X[bx * 48 + r, 0], x)
+                T.copy(x, Y[bx * 48 + r, 0])
+
+    with pytest.raises(TTLayoutError) as err:
+        tilelang_tt.lower(k, stop_after="A0.0.1")
+    assert "walks 48 rows, not a multiple of 32" in str(err.value)
+    assert "test_serial_rows.py:" in str(err.value)
+
+
+def test_row_walk_max_fold_on_the_emulator():
+    """A running column max over the rows (``m[j] = T.max(m[j], x[i, j])``) and a per-row scale
+    read as a scalar: the max is exact, the rows scaled apart."""
+    M, N = 64, 64
+
+    @T.prim_func
+    def k(X: T.Tensor((M, N), "float32"), S: T.Tensor((M,), "float32"),
+          Y: T.Tensor((M, N), "float32"), C: T.Tensor((M // 32 * N,), "float32")):
+        with T.Kernel(M // 32) as bx:
+            x = T.alloc_shared((1, N), "float32")
+            y = T.alloc_shared((1, N), "float32")
+            m = T.alloc_fragment((N,), "float32")
+            T.fill(m, -T.infinity("float32"))
+            for r in T.serial(32):
+                T.copy(X[bx * 32 + r, 0], x)
+                s = S[bx * 32 + r]
+                for i, j in T.Parallel(1, N):
+                    y[i, j] = x[i, j] * s
+                    m[j] = T.max(m[j], x[i, j])
+                T.copy(y, Y[bx * 32 + r, 0])
+            T.copy(m, C[bx * N])
+
+    art = tilelang_tt.compile(k, out_idx=[-2, -1])
+    x = RNG.integers(-8, 9, (M, N)).astype(np.float32)
+    s = RNG.integers(1, 4, M).astype(np.float32)
+    y, c = art(x, s)
+    np.testing.assert_array_equal(y, x * s[:, None])
+    np.testing.assert_array_equal(c, x.reshape(M // 32, 32, N).max(1).reshape(-1))

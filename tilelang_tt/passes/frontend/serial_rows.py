@@ -428,13 +428,13 @@ class _RowWalk:
         return folds + [nest] + after
 
     def _terms(self, acc, op_name, after, span, folds):
-        key = ("terms", acc)
-        found = getattr(self, "_made", {}).get(key)
-        if found is not None and any(a.buffer.same_as(found) for a in folds):
-            return found
+        """A new ``[n, len(acc)]`` fragment of the nest's terms for ``acc`` (allocated before
+        the nest) and its ``dim=0`` reduction into ``acc`` (after it)."""
+        if any(a.buffer.name == f"{acc.name}_terms" for a in folds):
+            raise self.error(f"{acc.name} is folded twice in one T.Parallel nest", span,
+                             f"fold the sum of the terms into {acc.name} once")
         terms = tirx.decl_buffer([self.n, buffer_shape(acc)[0]], buffer_dtype(acc),
                                  f"{acc.name}_terms", scope="local.fragment")
-        self._made = {**getattr(self, "_made", {}), key: terms}
         import tvm.tirx.operator as tirx_op
 
         m = buffer_shape(acc)[0]
