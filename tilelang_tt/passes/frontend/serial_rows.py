@@ -332,9 +332,9 @@ class _RowWalk:
         name = call.op.name
         touches = any(r.source in self.row_bufs for r in _regions(call))
         if touches and name not in _ROW_OPS:
-            raise self.error(f"`{_op(name)}` on the one-row buffer "
-                             f"{next(r.source.name for r in _regions(call) if r.source in self.row_bufs)}"
-                             " is not a copy, a fill or a reduction", call.span,
+            row = next(r.source.name for r in _regions(call) if r.source in self.row_bufs)
+            raise self.error(f"`{_op(name)}` on the one-row buffer {row} is not a copy, a "
+                             "fill or a reduction", call.span,
                              "compute it elementwise in a T.Parallel nest")
         if name in _REDUCES:
             src = _regions(call)[1].source
