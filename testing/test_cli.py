@@ -39,7 +39,7 @@ def test_compile_factory_and_errors(tmp_path):
         "@T.prim_func\n"
         "def k(A: T.Tensor((64, 48), 'bfloat16'), B: T.Tensor((64, 48), 'bfloat16')):\n"
         "    with T.Kernel(1, 1) as (bx, by):\n"
-        "        s = T.alloc_shared((64, 48), 'bfloat16')\n"
+        "        s = T.alloc_shared((64, 16), 'bfloat16')\n"
         "        T.copy(A[0, 0], s)\n"
         "        T.copy(s, B[0, 0])\n")
     proc = run_cli("compile", f"{bad}:k", "-o", str(out))

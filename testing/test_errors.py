@@ -42,7 +42,10 @@ def test_strided_parallel_access():
 def test_block_not_multiple_of_32():
     # the tensor's 48 columns are padded to 64 (testing/test_pad_shapes.py); blocks of 24
     # columns are not whole tiles, and 24 does not divide 32 (blocks of 16 columns run as
-    # blocks of 32: testing/test_col_blocks.py)
+    # blocks of 32: testing/test_col_blocks.py); held as 32-column tiles (A0.5.1) the second
+    # block would start at column 24, inside a tile
+    assert "not a multiple of 32" in compile_error(kernels.elementwise_add(64, 48, 32, 24),
+                                                   TTLayoutError)
     msg = compile_error(kernels.elementwise_add(64, 48, 32, 24), TTLayoutError)
     assert "multiples of 32" in msg and "A_tile has shape [32, 24]" in msg
     assert "the tensors need not be" in msg

@@ -24,6 +24,7 @@ from tilelang_tt.passes.frontend.host_formats import convertible as _convertible
 from tilelang_tt.passes.frontend.host_formats import permutable as _permutable
 from tilelang_tt.passes.frontend.k_coarsen import coarsen_k_loops
 from tilelang_tt.passes.frontend.pad_tensors import padding_needed
+from tilelang_tt.passes.frontend.pad_blocks import short_block_buffers
 from tilelang_tt.passes.frontend.row_blocks import coarsen_row_blocks
 from tilelang_tt.passes.frontend.serial_rows import serial_rows_to_block
 from tilelang_tt.passes.frontend.short_blocks import read_short_blocks
@@ -35,8 +36,27 @@ KERNELS = {
     "softmax": lambda: kernels.softmax(64, 128, 32, "float32"),
     "add_fragment": lambda: kernels.elementwise_add_fragment(64, 64, out_dtype="float32"),
     "reshape": lambda: _reshapes(),
+    "short_blocks": lambda: _short_blocks(),
     "blocksparse": lambda: _blocksparse(),
 }
+
+
+def _short_blocks():
+    """A GEMM of 16 rows and K = 16 over two column blocks (A0.5.1 pads its blocks; A's K
+    padding would read A's columns 16..31, so it is masked; B's is B's zero padding)."""
+    @T.prim_func
+    def short_blocks(A: T.Tensor((16, 64), "bfloat16"), B: T.Tensor((16, 64), "bfloat16"),
+                     C: T.Tensor((16, 64), "float32")):
+        with T.Kernel(2) as bx:
+            A_s = T.alloc_shared((16, 16), "bfloat16")
+            B_s = T.alloc_shared((16, 32), "bfloat16")
+            C_l = T.alloc_fragment((16, 32), "float32")
+            T.copy(A[0, 0], A_s)
+            T.copy(B[0, bx * 32], B_s)
+            T.gemm(A_s, B_s, C_l, clear_accum=True)
+            T.copy(C_l, C[0, bx * 32])
+
+    return short_blocks
 
 
 def _blocksparse():
@@ -147,6 +167,8 @@ GUARANTEES = {
     # no coarsenable K loop is left: coarsening again changes nothing
     "A0.5": lambda m: all(not coarsen_k_loops(f.body, profile_of(
         str(f.attrs[attrs.TARGET])).l1_usable_bytes)[1] for f in _funcs(m)),
+    # every block buffer is whole tiles: padding again changes nothing
+    "A0.5.1": lambda m: all(not short_block_buffers(f.body) for f in _funcs(m)),
     "V0": lambda m: True,
     "A1": lambda m: all(len(to_py(f.attrs[attrs.LAYOUT_DESC])) == len(f.params) for f in _funcs(m)),
     "A2": lambda m: all(attrs.CB_DESC in (a.annotations or {}) or attrs.ACC_DESC in

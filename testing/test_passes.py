@@ -54,7 +54,7 @@ def test_stage_list_is_complete():
         "LowerParallelToTileTT", "ResolveViewsTT", "ReadShortBlocksFromTensorsTT",
         "LegalizeTileOpsTT", "PadTensorsTT",
         "VersionBlockBuffersTT",
-        "CoarsenKLoopTT", "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
+        "CoarsenKLoopTT", "PadShortBlocksTT", "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
         "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",
         "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "LowerScalarReadsTT", "BuildTileDFGTT", "PlaceL1ShardsTT",
         "SplitDeviceKernel",
@@ -76,7 +76,7 @@ def test_pipeline_is_registered_with_tvm():
 
 def test_stop_after_a_phase_tag_covers_its_sub_stages():
     f = only(upto(kernels.elementwise_add(64, 64), "A0"))
-    assert to_py(f.attrs[attrs.STAGE]) == "CoarsenKLoopTT"
+    assert to_py(f.attrs[attrs.STAGE]) == "PadShortBlocksTT"
     with pytest.raises(tilelang_tt.TTCompileError, match="unknown stage 'Z9'"):
         upto(kernels.elementwise_add(64, 64), "Z9")
 

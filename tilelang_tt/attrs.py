@@ -72,6 +72,9 @@ PADDED = "tt.padded"
 # T.annotate_safe_value: {tensor name: the value read past its end (float, or the text of an
 # expression)}; A0.3.1 fills a padded tensor's padding with it (a constant)
 SAFE_VALUES = "tt.safe_values"
+# A0.5.1: the block buffers held as whole 32x32 tiles though their last two dims (the dim of a
+# 1-D buffer) are not multiples of 32: [{"buffer": name, "logical": [dims], "padded": [dims]}]
+PADDED_BLOCKS = "tt.padded_blocks"
 # D2.1 (reader): blocks read once per group of cores and multicast to the others:
 # {"semaphores": n, "groups": [{"cb": id, "param": i, "axis": "x" | "y", "ready_sem": s,
 #   "valid_sem": s, "receivers": n, "bytes": b, "cores": [[x, y, sender, sx, sy, x0, y0, x1,

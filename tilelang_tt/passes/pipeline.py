@@ -33,6 +33,8 @@ folder, TVM's own where they do the job):
                                                and to what the grid's blocks cover
                A0.4 VersionBlockBuffersTT      block buffers in single-assignment form
                A0.5 CoarsenKLoopTT             GEMM K loops: K blocks of several tiles
+               A0.5.1 PadShortBlocksTT         block buffers that are not whole tiles ->
+                                               padded tiles (padding masked where folded)
     verify     V0   VerifyTileProgramTT        element accesses, scopes, dependencies via DRAM
     layout     A1   InferTTLayout              tt.layout_desc per tensor parameter
                A2   PropagateTTLayout          tt.cb_desc / tt.acc_desc on block buffers
@@ -91,6 +93,7 @@ from .frontend.guards import DropTrueGuardsTT
 from .frontend.block_versions import VersionBlockBuffersTT
 from .frontend.k_coarsen import CoarsenKLoopTT
 from .frontend.legalize import LegalizeTileOpsTT
+from .frontend.pad_blocks import PadShortBlocksTT
 from .frontend.pad_tensors import PadTensorsTT
 from .frontend.parallel_to_tile import LowerParallelToTileTT
 from .frontend.reducers import LowerReducersTT
@@ -130,6 +133,7 @@ STAGES = [
     ("A0.3.1", PadTensorsTT),
     ("A0.4", VersionBlockBuffersTT),
     ("A0.5", CoarsenKLoopTT),
+    ("A0.5.1", PadShortBlocksTT),
     ("V0", VerifyTileProgramTT),
     ("A1", InferTTLayout),
     ("A2", PropagateTTLayout),

@@ -149,12 +149,14 @@ def padding_needed(func) -> dict:
     return out
 
 
-@tt_pass("PadTensorsTT", requires=("LegalizeTileOpsTT",))
-def PadTensorsTT(func, mod, ctx):
-    """Tensors padded to the device shape their tiles and accesses need (module docstring)."""
-    scalar_tensors(func, refuse="placing")  # tensor elements as indices or loop bounds: refused
+def pad_to_device_shapes(func):
+    """``func`` with every tensor parameter whose device shape differs from its shape replaced
+    by a buffer of the device shape, ``tt.padded`` recording each (an entry already there keeps
+    its ``logical`` shape and gets the new ``padded`` one).  Also used by A0.5.1, whose padded
+    block buffers can make tensor regions reach further."""
     safe = to_py(get_attr(func, attrs.SAFE_VALUES, {})) or {}
-    mapping, record = {}, []
+    record = [dict(r) for r in (to_py(get_attr(func, attrs.PADDED, [])) or [])]
+    mapping = {}
     for i, padded in padding_needed(func).items():
         p = func.params[i]
         shape = buffer_shape(p)
@@ -167,11 +169,22 @@ def PadTensorsTT(func, mod, ctx):
                 f"T.annotate_safe_value gives `{value}`",
                 hint="give T.annotate_safe_value a number")
         mapping[p] = tirx.decl_buffer(padded, buffer_dtype(p), str(p.name))
-        record.append({"param": i, "logical": list(shape), "padded": list(padded),
-                       "fill": float(value)})
+        known = next((r for r in record if r["param"] == i), None)
+        if known is not None:
+            known["padded"] = list(padded)
+        else:
+            record.append({"param": i, "logical": list(shape), "padded": list(padded),
+                           "fill": float(value)})
     if not mapping:
         return func
     params = [mapping.get(p, p) for p in func.params]
     body = substitute(func.body, mapping)  # a tensor parameter is a variable of its buffer type
     out = tirx.PrimFunc(params, body, func.ret_type, func.attrs, func.span)
-    return out.with_attr(attrs.PADDED, record)
+    return out.with_attr(attrs.PADDED, sorted(record, key=lambda r: r["param"]))
+
+
+@tt_pass("PadTensorsTT", requires=("LegalizeTileOpsTT",))
+def PadTensorsTT(func, mod, ctx):
+    """Tensors padded to the device shape their tiles and accesses need (module docstring)."""
+    scalar_tensors(func, refuse="placing")  # tensor elements as indices or loop bounds: refused
+    return pad_to_device_shapes(func)

@@ -29,10 +29,10 @@ tensor row into a new 1-D fragment and folding it into the destination (``max`` 
 ``+`` of the row or its ``abs``), in row order.  Values are those of the buffer: ``S`` has
 ``G``'s dtype, so the copy into it changed none.
 
-A block buffer with fewer than 32 rows that some tile op reads by one row or reduces over
-``dim=0`` and that is not such a buffer is a ``TTLayoutError`` naming the buffer, the op and
-its line; one without such a use is left as it is (A0.5 pairs ``block_K = 16`` GEMM operands
-into 32 rows; A1 refuses the rest).  Decided from the buffer's shape and the IR of its accesses only.
+A block buffer with fewer than 32 rows that some tile op reads by one row and that is not
+such a buffer is a ``TTLayoutError`` naming the buffer, the op and its line; one without such
+a use is left as it is (A0.5 pairs ``block_K = 16`` GEMM operands into 32 rows; A0.5.1 holds
+the rest as padded tiles, the padding masked out of reductions over the rows).  Decided from the buffer's shape and the IR of its accesses only.
 """
 
 from __future__ import annotations
@@ -258,11 +258,30 @@ def _used_by_rows(body, buf) -> bool:
     return False
 
 
+def _read_by_row(body, buf) -> bool:
+    """Some tile op reads one row of ``buf`` (other than by writing it)."""
+    for c in collect(body, tirx.TilePrimitiveCall):
+        regions = [a for a in c.args if isinstance(a, tvm.ir.TensorRegion)]
+        if regions and not regions[0].source.same_as(buf) and any(
+                r.source.same_as(buf) and _ext(r.region[0]) == 1 for r in regions[1:]):
+            return True
+    return False
+
+
 def read_short_blocks(body):
     """``body`` with the short block buffers the module docstring describes read from their
-    tensors."""
-    shorts = [_Short(a.buffer, a, body) for a in collect(body, tirx.AllocBuffer)
-              if _short(a.buffer) and _used_by_rows(body, a.buffer)]
+    tensors.  One that is not such a buffer but that no op reads by one row (it is only
+    reduced over its rows) is left as it is: A0.5.1 holds it as padded tiles, the padded rows
+    masked out of the reduction."""
+    shorts = []
+    for a in collect(body, tirx.AllocBuffer):
+        if not (_short(a.buffer) and _used_by_rows(body, a.buffer)):
+            continue
+        try:
+            shorts.append(_Short(a.buffer, a, body))
+        except TTLayoutError:
+            if _read_by_row(body, a.buffer):
+                raise
     return _rewrite(body, shorts) if shorts else body
 
 
