@@ -26,6 +26,7 @@ from tilelang_tt.passes.frontend.k_coarsen import coarsen_k_loops
 from tilelang_tt.passes.frontend.pad_tensors import padding_needed
 from tilelang_tt.passes.frontend.pad_blocks import short_block_buffers
 from tilelang_tt.passes.frontend.row_blocks import coarsen_row_blocks
+from tilelang_tt.passes.frontend.serial_rows import serial_rows_to_block
 from tilelang_tt.passes.frontend.short_blocks import read_short_blocks
 from tilelang_tt.passes.frontend.wide_rows import stream_wide_rows
 from tilelang_tt.target import profile_of
@@ -132,6 +133,8 @@ GUARANTEES = {
                              and not d.data.args[0].same_as(d.buffer)],
     # no block of fewer than 32 rows is left to coarsen: coarsening again changes nothing
     "A0.0": lambda m: all(not coarsen_row_blocks(f.body)[1] for f in _funcs(m)),
+    # no serial loop over a block's rows is left: rewriting again changes nothing
+    "A0.0.1": lambda m: all(not serial_rows_to_block(f.body)[1] for f in _funcs(m)),
     "A0.1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AllocBuffer)
                            if str(a.buffer.scope()) == "local"],
     # no always-true guard is left: dropping again changes nothing
@@ -225,12 +228,27 @@ def test_every_stage_has_a_guarantee_check():
     assert sorted(GUARANTEES) == sorted(tag for tag, _ in pipeline.STAGES)
 
 
+def test_serial_rows_stage_output_parses_back():
+    """A0.0.1's output (TileLang's layernorm backward, its row walk as a 32-row block) prints
+    and parses back to the same module, which has no row walk left.  (Its input cannot: the
+    one-element fragments print as scalars, which is why A0.0 / A0.0.1 run first.)"""
+    import row_blocks as RB
+
+    mod = pipeline.prepare(RB.layernorm_bwd.get_tir(64, 128), "tenstorrent")
+    for tag, p in pipeline.STAGES[:2]:
+        mod = run_pass(p, mod)
+    assert attrs.SERIAL_ROWS in _funcs(mod)[0].attrs
+    parsed = tvm.script.from_source(mod.script())
+    assert tvm_ffi.structural_equal(parsed, mod)
+    assert GUARANTEES["A0.0.1"](parsed)
+
+
 def test_atomics_stage_from_parsed_ir():
     """A0.1.1 from the text of its input: the ``tt.atomic`` markers print and parse back.
     (Later stages are not compared here: A0.4's versions share the user's name, which the
     printer disambiguates, so CB names made from them differ after a parse.)"""
     mod = pipeline.prepare(_atomic_add(), "tenstorrent")
-    for tag, p in pipeline.STAGES[:4]:  # A0.0 (nothing to do here), A0.1, A0.1.0, A0.1.1
+    for tag, p in pipeline.STAGES[:5]:  # A0.0, A0.0.1 (nothing to do here), A0.1, A0.1.0, A0.1.1
         parsed = tvm.script.from_source(mod.script())
         out_parsed = run_pass(p, parsed)
         mod = run_pass(p, mod)

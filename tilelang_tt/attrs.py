@@ -57,6 +57,9 @@ ROW_COARSEN = "tt.row_coarsen"
 # A0.0: the grid axes whose blocks of fewer than 32 columns were made blocks of 32 columns:
 # [{"axis": "blockIdx.x" | "y" | "z", "columns": columns of a block before, "factor": 32 / columns}, ...]
 COL_COARSEN = "tt.col_coarsen"
+# A0.0.1: the serial loops over a block's rows computed as the block's rows at once:
+# [{"axis": "blockIdx.x" | "y" | "z", "rows": the loop's extent (the block's rows)}, ...]
+SERIAL_ROWS = "tt.serial_rows"
 COL_STREAM = "tt.col_stream"  # A0.1.4: {"cols": N, "chunk": W, "phases": [chunk loops per streamed list]}
 # A0.2.0 ResolveViewsTT: [{"param": i, "shape": the shape the host passes, "dtype": its dtype}]
 # for a tensor the kernel accesses only through a T.reshape / T.view: the parameter has the

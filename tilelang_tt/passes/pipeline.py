@@ -5,6 +5,8 @@ folder, TVM's own where they do the job):
 
     frontend   A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
                                                blocks (rows computed apart)
+               A0.0.1 SerialRowsToBlockTT      a serial loop over a block's rows -> the
+                                               rows at once (folds -> dim=0 reductions)
                A0.1 ScalarsToBindTT            scalar assignments -> Bind
                A0.1.0 DropTrueGuardsTT         bounds guards true for every block -> bodies
                A0.1.1 LowerAtomicsTT           atomics: conflicting blocks serialised, one
@@ -99,6 +101,7 @@ from .frontend.pad_tensors import PadTensorsTT
 from .frontend.parallel_to_tile import LowerParallelToTileTT
 from .frontend.reducers import LowerReducersTT
 from .frontend.row_blocks import CoarsenRowBlocksTT
+from .frontend.serial_rows import SerialRowsToBlockTT
 from .frontend.views import ResolveViewsTT
 from .frontend.wide_rows import StreamWideRowsTT
 from .frontend.scalars import ScalarsToBindTT
@@ -117,6 +120,7 @@ from .verify.verify_ttir import VerifyTTIR
 
 STAGES = [
     ("A0.0", CoarsenRowBlocksTT),
+    ("A0.0.1", SerialRowsToBlockTT),
     ("A0.1", ScalarsToBindTT),
     ("A0.1.0", DropTrueGuardsTT),
     ("A0.1.1", LowerAtomicsTT),
