@@ -55,14 +55,18 @@ def vector_orientations(body) -> dict:
                    f"T.reduce over dim={axis}")
         if name == "tt.tile.expr":
             for m, orient in vector_operands(call.args[1]):
-                decide(call.args[2 + m].source, orient, "a broadcast operand")
+                if orient != "scalar":  # s[0] of a [1] buffer: element (0, 0) either way
+                    decide(call.args[2 + m].source, orient, "a broadcast operand")
     def propagate():
         """Elementwise ops (and copies) between block vectors keep the orientation."""
         changed = True
         while changed:
             changed = False
             for call in calls:
-                vectors = [r.source for r in _regions(call) if len(buffer_shape(r.source)) == 1
+                scalars = {m for m, o in vector_operands(call.args[1]) if o == "scalar"} \
+                    if call.op.name == "tt.tile.expr" else set()
+                vectors = [r.source for k, r in enumerate(_regions(call))
+                           if len(buffer_shape(r.source)) == 1 and k - 1 not in scalars
                            and buffer_scope(r.source) != "global"]
                 if len(vectors) < 2 or call.op.name in ("tirx.tile.sum", "tirx.tile.max"):
                     continue

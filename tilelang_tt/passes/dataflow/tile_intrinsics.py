@@ -56,7 +56,7 @@ from ..common import (
 )
 from .shared_to_cb import alloc_cb_call
 from ..common import split_persistent, tt_map, with_persistent
-from ..frontend.eltwise_expr import load, load_t, transposed_operands
+from ..frontend.eltwise_expr import load, load_t, transposed_operands, vector_operands
 
 _ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mul"}
 _FPU_OPS = {"tirx.tile.add": "tt.fpu.add", "tirx.tile.sub": "tt.fpu.sub",
@@ -339,10 +339,11 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             dst = _whole(call.args[0], "elementwise expression", span)
             srcs = [_whole(r, "elementwise expression", span) for r in call.args[2:]]
             transposed = transposed_operands(call.args[1])
+            scalars = {m for m, o in vector_operands(call.args[1]) if o == "scalar"}
             for k, src in enumerate(srcs):
                 vector = len(buffer_shape(src)) == 1 and len(buffer_shape(dst)) == 2
                 rows, cols = tiles_of(dst)
-                want = {(rows, 1), (1, cols)} if vector else \
+                want = {(1, 1)} if k in scalars else {(rows, 1), (1, cols)} if vector else \
                     {(cols, rows)} if k in transposed else {(rows, cols)}
                 if tiles_of(src) not in want:
                     raise TTLayoutError(
