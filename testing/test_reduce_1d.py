@@ -149,6 +149,29 @@ def test_nan_follows_the_matrix_engine_order():
                                                 out_idx=-1)(b)[0]))
 
 
+def reduce_into_seeded(length, dtype="float32"):
+    """reduce_maxmin_nan's clear=False kernel, the seed written by T.fill."""
+
+    @T.prim_func
+    def kernel(a: T.Tensor((length,), dtype), out: T.Tensor((1,), dtype)):
+        with T.Kernel(1, threads=32):
+            frag = T.alloc_fragment((length,), dtype)
+            out_frag = T.alloc_fragment((1,), dtype)
+            T.copy(a, frag)
+            T.fill(out_frag, -1.0)
+            T.reduce_max(frag, out_frag, clear=False)
+            T.copy(out_frag, out)
+
+    return kernel
+
+
+@pytest.mark.parametrize("shift", [-2.0, 2.0])
+def test_reduce_vector_clear_false(shift):
+    a = (-np.abs(RNG.standard_normal(100)) + shift).astype("float32")
+    out = tilelang.compile(reduce_into_seeded(100), out_idx=-1)(a)
+    np.testing.assert_allclose(out[0], max(-1.0, a.max()), **TOL)
+
+
 # ---- refusals ----------------------------------------------------------------------------------
 def reduce_into(length, out_len, dim=0):
     @T.prim_func
