@@ -15,6 +15,9 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
   functions (``T.exp``, ``T.log``, ``T.sqrt``, ``T.rsqrt``, ``T.sigmoid``, ``T.tanh``,
   ``T.abs``, ``T.max(a, 0)``, ``-a``, ``1 / a``): ``tt.tile.expr(dst, tree, *operands)`` with
   the expression as a tree (see :mod:`.eltwise_expr`), evaluated in DST as one fused op;
+  ``s[0]`` of a one-element block buffer (``T.alloc_fragment((1,), ...)``, a 1-D block reduced
+  to one value) in a nest of one or two loops is operand region ``s[0:1]`` read as
+  ``tt.expr.scalar`` (every element reads that value);
 * ``T.if_then_else(cond, x, y)`` of two float constants where ``cond`` reads no buffer
   element (integer arithmetic of the nest's indices, block indices, loop variables and
   bindings: TileLang's causal mask) is ``tt.tile.index_mask(dst, cond, x, y)``, the nest's
