@@ -172,6 +172,30 @@ def test_reduce_vector_clear_false(shift):
     np.testing.assert_allclose(out[0], max(-1.0, a.max()), **TOL)
 
 
+def total_of_row_maxima(rows, cols):
+    """A row reduction's column vector reduced to one value (REDUCE_COL of its tiles)."""
+
+    @T.prim_func
+    def kernel(x: T.Tensor((rows, cols), "float32"), out: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=128):
+            x_frag = T.alloc_fragment((rows, cols), "float32")
+            r = T.alloc_fragment((rows,), "float32")
+            t = T.alloc_fragment((1,), "float32")
+            T.copy(x, x_frag)
+            T.reduce_max(x_frag, r, dim=1)
+            T.reduce_sum(r, t, dim=0)
+            T.copy(t, out)
+
+    return kernel
+
+
+@pytest.mark.parametrize("rows", [64, 48])
+def test_column_vector_reduced_to_one_value(rows):
+    x = RNG.standard_normal((rows, 64)).astype("float32")
+    out = tilelang.compile(total_of_row_maxima(rows, 64), out_idx=-1)(x)
+    np.testing.assert_allclose(out[0], x.max(1).sum(), **TOL)
+
+
 # ---- refusals ----------------------------------------------------------------------------------
 def reduce_into(length, out_len, dim=0):
     @T.prim_func
