@@ -269,7 +269,11 @@ _op("expr.where", "expr", "float32",
     "expr.where(c, x, y): x where c is not 0, else y (c: a comparison, 1.0 or 0.0)",
     "c:expr x:expr y:expr")
 FUNCTION_OPS = {fn: f.expr_op for fn, f in FUNCTIONS.items()}
-VECTOR_OPS = {"col": "tt.expr.col", "row": "tt.expr.row"}
+_op("expr.scalar", "expr", "float32",
+    "expr.scalar(k): operand k, a one-element 1-D buffer (its value at element (0, 0) of its "
+    "one tile: a 1-D block reduced to one value), broadcast to every element (s[0]); on "
+    "Tensix unary_bcast<BroadcastType::SCALAR> into a DST slot of its own", "k:imm")
+VECTOR_OPS = {"col": "tt.expr.col", "row": "tt.expr.row", "scalar": "tt.expr.scalar"}
 
 # --- index masks (A0-D3) ----------------------------------------------------------------------
 # A condition of element and block indices (TileLang's causal mask `bx * BM + i >= k * BN + j`)

@@ -6,7 +6,8 @@ A 1-D block buffer holds one value per row or per column of a 2-D block, in tile
 tiles, values in row 0) is what a column reduction (``dim=0``) makes and what ``R[j]``
 broadcasts down the columns.  The orientation comes from the reductions that write a vector
 and the broadcasts (``tt.expr.col`` / ``tt.expr.row`` leaves of expression trees) that read
-it, and flows through
+it (a 1-D block reduced to one value decides neither: its one value is element (0, 0) of a
+one-tile vector of either orientation), and flows through
 elementwise ops between vectors (ops whose destination is a vector; an expression computing a
 2-D block reads each of its vectors as a broadcast of its own; global tensors excluded: a copy between a 1-D tensor and a
 vector of either orientation is possible, C1 transposes the tiles of a column vector); a vector
@@ -47,20 +48,25 @@ def vector_orientations(body) -> dict:
     calls = collect(body, tirx.TilePrimitiveCall)
     for call in calls:
         name = call.op.name
-        if name in ("tirx.tile.sum", "tirx.tile.max") and len(buffer_shape(call.args[0].source)) == 1:
+        if name in ("tirx.tile.sum", "tirx.tile.max") and len(buffer_shape(call.args[0].source)) == 1 \
+                and len(buffer_shape(call.args[1].source)) == 2:
             axis = int(call.args[2][0]) % 2
             decide(call.args[0].source, "col" if axis == 1 else "row",
                    f"T.reduce over dim={axis}")
         if name == "tt.tile.expr":
             for m, orient in vector_operands(call.args[1]):
-                decide(call.args[2 + m].source, orient, "a broadcast operand")
+                if orient != "scalar":  # s[0] of a [1] buffer: element (0, 0) either way
+                    decide(call.args[2 + m].source, orient, "a broadcast operand")
     def propagate():
         """Elementwise ops (and copies) between block vectors keep the orientation."""
         changed = True
         while changed:
             changed = False
             for call in calls:
-                vectors = [r.source for r in _regions(call) if len(buffer_shape(r.source)) == 1
+                scalars = {m for m, o in vector_operands(call.args[1]) if o == "scalar"} \
+                    if call.op.name == "tt.tile.expr" else set()
+                vectors = [r.source for k, r in enumerate(_regions(call))
+                           if len(buffer_shape(r.source)) == 1 and k - 1 not in scalars
                            and buffer_scope(r.source) != "global"]
                 if len(vectors) < 2 or call.op.name in ("tirx.tile.sum", "tirx.tile.max"):
                     continue

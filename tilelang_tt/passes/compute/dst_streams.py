@@ -67,8 +67,9 @@ def _lower_expr(cx: DstContext, call):
                 r = ins[m]
                 cols = n // cx.tiles(r) if orient == "col" else cx.tiles(r)
                 tile_of = (lambda t, cols=cols: tirx.floordiv(t, cols)) if orient == "col" else \
+                    (lambda t: int_imm(0)) if orient == "scalar" else \
                     (lambda t, cols=cols: tirx.floormod(t, cols))
-                bcast = int_imm(1 if orient == "col" else 2)
+                bcast = int_imm({"col": 1, "row": 2, "scalar": 3}[orient])
                 body += cx.srcb_cfg(r) + [
                     ev("tt.unary_bcast_init", r, bcast),
                     each(lambda d, r=r, s=top, tile_of=tile_of, bcast=bcast: ev(

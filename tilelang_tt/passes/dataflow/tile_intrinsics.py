@@ -25,7 +25,10 @@ Guarantees (no DST handling, no init calls yet); the block buffers' allocations 
   into a 1-D fragment (a column vector for ``d = 1``, a row vector for ``d = 0``) becomes
   ``tt.reduce.<max|sum>(cb_R, cb_S, cb_scaler, Mt, Nt, d == 0)``, preceded by ``tt.const_tile(cb_scaler, 1.0)``: the scaler tile (ones) the
   reduction reads, one CB per dtype, made right before each reduction so its uses nest with
-  every other buffer's;
+  every other buffer's; a 1-D block reduced to one value (``dim=0`` of an ``[N]`` buffer into
+  ``[1]``, one tile) is the row reduction of a row vector (``Mt = 1``, REDUCE_ROW) or the
+  column reduction of a column vector (``Nt = 1``, REDUCE_COL): the value lands at element
+  (0, 0), element 0 of a vector of either orientation;
 * ``tt.tile.cumsum(dst, src, dim)`` (``T.cumsum``) of a 2-D block along its rows (``dim=0``)
   or of a column vector becomes ``tt.scan.cumsum(cb_dst, cb_src, Mt, Nt)``; along the
   columns (``dim=1``, or a row vector: values in row 0 of its tiles) the source's tiles are
@@ -53,7 +56,7 @@ from ..common import (
 )
 from .shared_to_cb import alloc_cb_call
 from ..common import split_persistent, tt_map, with_persistent
-from ..frontend.eltwise_expr import load, load_t, transposed_operands
+from ..frontend.eltwise_expr import load, load_t, transposed_operands, vector_operands
 
 _ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mul"}
 _FPU_OPS = {"tirx.tile.add": "tt.fpu.add", "tirx.tile.sub": "tt.fpu.sub",
@@ -113,13 +116,16 @@ def LowerTTTileIntrinsics(func, mod, ctx):
         src = _whole(call.args[1], what, span)
         axes = [int(a) for a in call.args[2]]
         src_shape, dst_shape = buffer_shape(src), buffer_shape(dst)
-        if len(src_shape) != 2 or len(dst_shape) != 1:
+        if len(src_shape) not in (1, 2) or len(dst_shape) != 1:
             raise TTUnsupportedError(
                 f"{what}({src.name}{src_shape} -> {dst.name}{dst_shape}): only 2-D blocks reduced "
-                "into 1-D fragments are supported", span=span)
+                "into 1-D fragments, and 1-D blocks reduced to one value, are supported",
+                span=span)
         if len(axes) != 1:
             raise TTUnsupportedError(f"{what} over several dims at once is not supported",
                                      span=span)
+        if len(src_shape) == 1:
+            return lower_full_reduce(call, name, src, dst, span)
         over_cols = axes[0] % 2 == 1  # dim=1: one value per row (a column vector)
         lines = "rows" if over_cols else "columns"
         if dst_shape[0] != src_shape[0 if over_cols else 1]:
@@ -145,6 +151,35 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                          span=span),
             ops.evaluate(_REDUCE_OPS[name], cb(dst, what, span), cb(src, what, span), scaler,
                          int_imm(mt), int_imm(nt), int_imm(0 if over_cols else 1), span=span),
+        ])
+
+    def lower_full_reduce(call, name, src, dst, span):
+        """A 1-D block reduced to one value (A0.3 checked ``dst`` is ``[1]``, held as one
+        tile): a row vector (``1 x Nt`` tiles, values in row 0) by rows (REDUCE_ROW of the
+        ``[1, N]`` view: row 0's total in column 0), a column vector (``Mt x 1``, values in
+        column 0) by columns (REDUCE_COL: column 0's total in row 0); either way the value is
+        element (0, 0) of ``dst``'s one tile, which is its element 0 in either orientation."""
+        what = _REDUCE[name]
+        if bool(call.args[3]):
+            raise TTUnsupportedError(
+                f"{what}(..., clear=False) (accumulating into {dst.name}) is not supported yet",
+                span=span)
+        if buffer_dtype(src) != buffer_dtype(dst):
+            raise TTUnsupportedError(
+                f"{what}: {src.name} is {buffer_dtype(src)} but {dst.name} is "
+                f"{buffer_dtype(dst)}; reduce into a fragment of the same dtype", span=span)
+        if tiles_of(dst) != (1, 1):
+            raise TTLayoutError(
+                f"{what}: {dst.name}{buffer_shape(dst)} is not one tile; a 1-D block reduces "
+                "to one value", span=span)
+        mt, nt = tiles_of(src)
+        row = next((v for b, v in vector_of.items() if b.same_as(src)), "col") == "row"
+        scaler = scaler_cb(buffer_dtype(src))
+        return seq([
+            ops.evaluate("tt.const_tile", scaler, tirx.FloatImm("float32", 1.0), int_imm(1),
+                         span=span),
+            ops.evaluate(_REDUCE_OPS[name], cb(dst, what, span), cb(src, what, span), scaler,
+                         int_imm(mt), int_imm(nt), int_imm(0 if row else 1), span=span),
         ])
 
     def lower_cumsum(call, span):
@@ -304,10 +339,11 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             dst = _whole(call.args[0], "elementwise expression", span)
             srcs = [_whole(r, "elementwise expression", span) for r in call.args[2:]]
             transposed = transposed_operands(call.args[1])
+            scalars = {m for m, o in vector_operands(call.args[1]) if o == "scalar"}
             for k, src in enumerate(srcs):
                 vector = len(buffer_shape(src)) == 1 and len(buffer_shape(dst)) == 2
                 rows, cols = tiles_of(dst)
-                want = {(rows, 1), (1, cols)} if vector else \
+                want = {(1, 1)} if k in scalars else {(rows, 1), (1, cols)} if vector else \
                     {(cols, rows)} if k in transposed else {(rows, cols)}
                 if tiles_of(src) not in want:
                     raise TTLayoutError(
@@ -319,7 +355,7 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                 call.args[1], *[cb(s, "elementwise expression", span) for s in srcs], span=span)
         if name == "tt.tile.index_mask":  # the reader writes the block (LowerCBIntrinsics)
             dst = _whole(call.args[0], "index mask", span)
-            rows, cols = block_tiles(dst)
+            rows, cols = tiles_of(dst)
             return ops.evaluate("tt.mask_to_cb", cb(dst, "index mask", span), int_imm(rows),
                                 int_imm(cols), *call.args[1:], span=span)
         if name in _REDUCE:

@@ -14,7 +14,8 @@ classifies them), D4 and D5 (which evaluate them in DST).  A tree is a float32 P
   engine's column broadcast, straight into a DST slot; ``tt.expr.row(m)`` is a row vector
   (``R[j]``) broadcast down the columns;
 * ``tt.expr.col(m)`` / ``tt.expr.row(m)`` anywhere else - the vector broadcast into a DST slot
-  of its own (``unary_bcast``, through SrcB like the broadcasts above);
+  of its own (``unary_bcast``, through SrcB like the broadcasts above); ``tt.expr.scalar(m)``
+  (``s[0]`` of a ``[1]`` buffer) always so (``unary_bcast<SCALAR>``);
 * ``a + b``, ``a - b``, ``a * b``, ``a / b`` of two trees;
 * ``tt.expr.<fn>(x)`` - an SFPU function (``exp``, ``relu``, ... - :data:`ops.FUNCTIONS`).
 
@@ -259,6 +260,8 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
         op = BINARY[type(e)]
         la, lb = block_load(e.a), block_load(e.b)
         va, vb = as_vector(e.a), as_vector(e.b)
+        if any(v is not None and v.orient == "scalar" for v in (va, vb)):
+            return None  # a one-value operand is broadcast into a DST slot of its own
         if la is not None and vb is not None:
             if op == "div":
                 vb, op = vb.then("recip"), "mul"
@@ -518,7 +521,7 @@ def matrix_engine_operands(tree) -> list[int]:
 
 
 def vector_operands(tree) -> list[tuple[int, str]]:
-    """(operand, "col" | "row") of every vector leaf."""
+    """(operand, "col" | "row" | "scalar") of every vector leaf."""
     return [(v[2], v[3]) if kind == "bcast" else v for kind, v in postfix(tree)
             if kind in ("bcast", "load_bcast")]
 

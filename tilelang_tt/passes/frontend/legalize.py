@@ -10,6 +10,9 @@ Guarantees:
 * the engines reduce by sum or max only: ``T.reduce_min`` becomes ``-max(-x)`` and
   ``T.reduce_abssum`` / ``absmax`` reduce a new fragment holding ``|x|``
   (``tt.tile.expr`` of ``negative`` / ``abs``);
+* a reduction of a 1-D block (``T.reduce_*(x, out, dim=0)`` of an ``[N]`` buffer: its full
+  reduction, C2's row reduction of the row vector) has a destination of one element, ``[1]``
+  (TileLang's shape for it), else a ``TTLayoutError`` naming both buffers and the line;
 * ``T.reduce_*(..., clear=False)`` reduces into a new fragment and folds it into the
   destination with an elementwise ``+`` / ``max`` / ``min`` (``tt.tile.expr``);
 * the matrix engine transposes only B's tiles: ``T.gemm(A, B, C, transpose_A=True)`` (A a
@@ -30,7 +33,7 @@ import tvm
 from tvm import tirx
 
 from ... import attrs, ops
-from ...errors import TTUnsupportedError
+from ...errors import TTLayoutError, TTUnsupportedError
 from ..common import (buffer_dtype, buffer_scope, buffer_shape, replace_tile_call, seq, tt_map,
                       tt_pass, with_tile_span)
 from .eltwise_expr import apply, load, load_t
@@ -166,6 +169,28 @@ def _reduction_on_engines(call, fresh):
     return seq(stmts)
 
 
+_REDUCE_NAMES = {"tirx.tile.sum": "T.reduce_sum", "tirx.tile.max": "T.reduce_max",
+                 "tirx.tile.min": "T.reduce_min"}
+
+
+def _check_vector_reduction(call):
+    """A 1-D source reduces fully (its one dim, ``dim=0`` or ``-1``) into a ``[1]`` buffer."""
+    name = call.op.name
+    if name not in _REDUCE_NAMES or len(buffer_shape(call.args[1].source)) != 1:
+        return
+    src, dst = call.args[1].source, call.args[0].source
+    dims = [int(d) for d in call.args[2]]
+    what = f"{_REDUCE_NAMES[name]}({src.name}{buffer_shape(src)}, {dst.name}{buffer_shape(dst)})"
+    if any(d not in (0, -1) for d in dims):
+        raise TTLayoutError(f"{what}: dim={dims[0] if len(dims) == 1 else dims} is not a dim of "
+                            f"the 1-D buffer {src.name}", span=call.span,
+                            hint="use dim=0 (the whole buffer reduced to one value)")
+    if buffer_shape(dst) != [1]:
+        raise TTLayoutError(
+            f"{what}: a 1-D buffer reduces to one value, so {dst.name} must have shape [1]",
+            span=call.span, hint=f"allocate {dst.name} as T.alloc_fragment((1,), dtype)")
+
+
 _COMBINE = {"tirx.tile.sum": lambda a, b: a + b, "tirx.tile.max": tirx.Max,
             "tirx.tile.min": tirx.Min}
 
@@ -202,6 +227,7 @@ def LegalizeTileOpsTT(func, mod, ctx):
             return _spanned(_staged_global_copy(call, fresh), call.span)
         if call.op.name == "tt.tile.expr":
             return _spanned(_staged_expr(call, fresh), call.span)
+        _check_vector_reduction(call)
         transposed = _transposed_gemm_operand(call, fresh)
         if transposed is not None:
             return _spanned(transposed, call.span)

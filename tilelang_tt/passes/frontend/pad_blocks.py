@@ -24,7 +24,8 @@ device shape grows if the region now reaches past it: A0.3.1's ``tt.padded``).  
 
 the source is replaced by a new buffer holding it with the padding set to the op's identity
 (0 for sums and GEMM operands, ``-inf`` for max, ``inf`` for min): ``tt.tile.index_mask`` of
-``mask.index(d) < logical`` into a new bfloat16 block, then ``tt.tile.expr(where(mask, x,
+``mask.index(d) < logical`` (a 1-D buffer: ``mask.index(0) + mask.index(1) < logical``, its
+element's index in either vector orientation) into a new bfloat16 block, then ``tt.tile.expr(where(mask, x,
 identity))`` (A0.2's masks computed from indices) - unless the identity is 0 and the padding
 already holds zeros: the source's one writer is a ``T.copy`` of a tensor region whose part
 past the block's logical extent lies past the tensor's end for every block index and loop
@@ -37,7 +38,7 @@ padded dim (the block would not be tiles of the tensor); a store whose padding w
 overwrite elements of the tensor (a ``[16, 16]`` block stored at row 16 of a 64-row tensor:
 the padding must fall past the tensor's end, which the host crops); a tile op reading or
 writing part of a padded dim (neither one index nor the whole extent); a reduction or GEMM
-over a padded dim of a buffer of rank other than 2.  Kernels without such buffers are
+over a padded dim of a buffer of rank 3 or more.  Kernels without such buffers are
 unchanged.  Decided from buffer shapes and the ops' regions only.
 """
 
@@ -208,25 +209,32 @@ class _Padder:
         return True
 
     def _masked(self, region, dims, identity, call):
-        """(statements, region): a new buffer holding ``region`` (a whole padded 2-D buffer)
-        with its elements at or past the logical extent of ``dims`` ({d: logical}) set to
-        ``identity``."""
+        """(statements, region): a new buffer holding ``region`` (a whole padded 1-D or 2-D
+        buffer) with its elements at or past the logical extent of ``dims`` ({d: logical}) set
+        to ``identity``."""
         buf = region.source
         shape = buffer_shape(buf)
-        if len(shape) != 2:
+        if len(shape) not in (1, 2):
             raise TTLayoutError(
                 f"block buffer {buf.name} is held as whole 32x32 tiles, {shape}, and "
                 f"{_op(call)} folds its padded dims {sorted(dims)} in: the padding is masked "
-                "out for 2-D buffers only", span=call.span,
+                "out for 1-D and 2-D buffers only", span=call.span,
                 hint="use block sizes that are multiples of 32")
         mask = tirx.decl_buffer(shape, "bfloat16", self.fresh(f"{buf.name}_pad_mask"),
                                 scope="shared")
         out = tirx.decl_buffer(shape, buffer_dtype(buf), self.fresh(f"{buf.name}_padded"),
                                scope=buffer_scope(buf))
         full = tuple(slice(0, s) for s in shape)
+        def index(d):
+            return ops.call("tt.mask.index", tirx.IntImm("int32", d))
+
         cond = None
         for d, n in sorted(dims.items()):
-            c = ops.call("tt.mask.index", tirx.IntImm("int32", d)) < tirx.IntImm("int32", n)
+            # a 1-D buffer's element k is at row k of a column vector's tiles (column 0) or
+            # column k of a row vector's (row 0), an orientation A2 decides later: row + column
+            # is k in either
+            at = index(0) + index(1) if len(shape) == 1 else index(d)
+            c = at < tirx.IntImm("int32", n)
             cond = c if cond is None else tirx.And(cond, c)
         fill = tirx.TilePrimitiveCall(mask[full], cond, tirx.FloatImm("float32", 1.0),
                                       tirx.FloatImm("float32", 0.0),

@@ -15,6 +15,9 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
   functions (``T.exp``, ``T.log``, ``T.sqrt``, ``T.rsqrt``, ``T.sigmoid``, ``T.tanh``,
   ``T.abs``, ``T.max(a, 0)``, ``-a``, ``1 / a``): ``tt.tile.expr(dst, tree, *operands)`` with
   the expression as a tree (see :mod:`.eltwise_expr`), evaluated in DST as one fused op;
+  ``s[0]`` of a one-element block buffer (``T.alloc_fragment((1,), ...)``, a 1-D block reduced
+  to one value) in a nest of one or two loops is operand region ``s[0:1]`` read as
+  ``tt.expr.scalar`` (every element reads that value);
 * ``T.if_then_else(cond, x, y)`` of two float constants where ``cond`` reads no buffer
   element (integer arithmetic of the nest's indices, block indices, loop variables and
   bindings: TileLang's causal mask) is ``tt.tile.index_mask(dst, cond, x, y)``, the nest's
@@ -174,6 +177,14 @@ def _transposed(indices, nest: _Nest) -> bool:
     return dims[0] > dims[1]
 
 
+def _one_value(buf, indices, nest: _Nest) -> bool:
+    """``buf[indices]`` is the one element of a one-element 1-D block buffer (``s[0]`` of a
+    ``T.alloc_fragment((1,), ...)``, a 1-D block reduced to one value), read by every element
+    of the nest: a scalar broadcast."""
+    return buffer_scope(buf) != "global" and buffer_shape(buf) == [1] and len(indices) == 1 \
+        and _free_of(indices[0], nest.vars)
+
+
 def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
     """Region of ``buf`` touched by ``buf[indices]`` over the nest, or a clear error.  A
     transposed access (:func:`_transposed`) is the region of the same access in the swapped
@@ -181,6 +192,8 @@ def _access_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
     if _transposed(indices, nest):
         nest = nest.swapped()
     n = len(nest.vars)
+    if what == "operand" and _one_value(buf, indices, nest):  # s[0]: broadcast to every element
+        return buf[0:1]
     if len(indices) == 1 and n == 2 and what == "operand":
         # a 1-D buffer read as R[i] (a column vector broadcast along the rows) or as R[j]
         # (a row vector broadcast down the columns); a 1-D tensor is staged into a 1-D block
@@ -302,7 +315,10 @@ def _lower_nest(nest: _Nest, fresh):
         value = value.value
 
     def is_vector(load):
-        """"col" for R[i] (indexed by the row), "row" for R[j], None for a block element."""
+        """"col" for R[i] (indexed by the row), "row" for R[j], "scalar" for the one element
+        of a ``[1]`` block buffer (``s[0]``), None for a block element."""
+        if _one_value(load.source, list(load.indices), nest):
+            return "scalar"
         if len(load.indices) != 1 or len(nest.vars) != 2:
             return None
         return "col" if not _free_of(load.indices[0], [nest.vars[0]]) else "row"
