@@ -132,14 +132,7 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             raise TTLayoutError(
                 f"{what}: {dst.name} has {dst_shape[0]} elements but {src.name} has "
                 f"{src_shape[0 if over_cols else 1]} {lines}", span=span)
-        if bool(call.args[3]):
-            raise TTUnsupportedError(
-                f"{what}(..., clear=False) (accumulating into {dst.name}) is not supported yet",
-                span=span)
-        if buffer_dtype(src) != buffer_dtype(dst):
-            raise TTUnsupportedError(
-                f"{what}: {src.name} is {buffer_dtype(src)} but {dst.name} is "
-                f"{buffer_dtype(dst)}; reduce into a fragment of the same dtype", span=span)
+        check_reduce_operands(call, what, src, dst, span)
         mt, nt = block_tiles(src)
         if tiles_of(dst) != ((mt, 1) if over_cols else (1, nt)):
             raise TTLayoutError(
@@ -153,13 +146,8 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                          int_imm(mt), int_imm(nt), int_imm(0 if over_cols else 1), span=span),
         ])
 
-    def lower_full_reduce(call, name, src, dst, span):
-        """A 1-D block reduced to one value (A0.3 checked ``dst`` is ``[1]``, held as one
-        tile): a row vector (``1 x Nt`` tiles, values in row 0) by rows (REDUCE_ROW of the
-        ``[1, N]`` view: row 0's total in column 0), a column vector (``Mt x 1``, values in
-        column 0) by columns (REDUCE_COL: column 0's total in row 0); either way the value is
-        element (0, 0) of ``dst``'s one tile, which is its element 0 in either orientation."""
-        what = _REDUCE[name]
+    def check_reduce_operands(call, what, src, dst, span):
+        """A reduction clearing its destination, of one dtype in and out."""
         if bool(call.args[3]):
             raise TTUnsupportedError(
                 f"{what}(..., clear=False) (accumulating into {dst.name}) is not supported yet",
@@ -168,6 +156,15 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             raise TTUnsupportedError(
                 f"{what}: {src.name} is {buffer_dtype(src)} but {dst.name} is "
                 f"{buffer_dtype(dst)}; reduce into a fragment of the same dtype", span=span)
+
+    def lower_full_reduce(call, name, src, dst, span):
+        """A 1-D block reduced to one value (A0.3 checked ``dst`` is ``[1]``, held as one
+        tile): a row vector (``1 x Nt`` tiles, values in row 0) by rows (REDUCE_ROW of the
+        ``[1, N]`` view: row 0's total in column 0), a column vector (``Mt x 1``, values in
+        column 0) by columns (REDUCE_COL: column 0's total in row 0); either way the value is
+        element (0, 0) of ``dst``'s one tile, which is its element 0 in either orientation."""
+        what = _REDUCE[name]
+        check_reduce_operands(call, what, src, dst, span)
         if tiles_of(dst) != (1, 1):
             raise TTLayoutError(
                 f"{what}: {dst.name}{buffer_shape(dst)} is not one tile; a 1-D block reduces "

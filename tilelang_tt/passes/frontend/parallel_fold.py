@@ -40,9 +40,9 @@ from ..common import (
 _COMBINE = ((tirx.Add, "Sum"), (tirx.Max, "Max"), (tirx.Min, "Min"))
 
 
-def fold_of(store: tirx.BufferStore, var):
+def fold_of(store: tirx.BufferStore, var=None):
     """(reduction operator name, folded value) when ``store`` is ``d[I] = d[I] op e`` with
-    ``e`` using ``var`` and not reading ``d``; else None."""
+    ``e`` not reading ``d`` (and using ``var``, when given); else None."""
     for kind, name in _COMBINE:
         v = store.value
         if not isinstance(v, kind):
@@ -50,7 +50,7 @@ def fold_of(store: tirx.BufferStore, var):
         for own, other in ((v.a, v.b), (v.b, v.a)):
             if isinstance(own, tvm.ir.TensorLoad) and own.source.same_as(store.buffer) and \
                     tvm_ffi.structural_equal(list(own.indices), list(store.indices)) and \
-                    uses_var(other, var) and not any(
+                    (var is None or uses_var(other, var)) and not any(
                         ld.source.same_as(store.buffer)
                         for ld in collect(other, tvm.ir.TensorLoad)):
                 return name, other

@@ -71,10 +71,10 @@ from ..analysis.row_slots import ROWS, linear_in
 from ..common import (buffer_dtype, buffer_scope, buffer_shape, collect, int_imm, int_or_none,
                       launch_attrs, replace_tile_call, seq, simplify, stmts_of, tile_dst_buffer,
                       tt_map, tt_pass, uses_var, with_tile_span)
+from .parallel_fold import fold_of
 from .scalars import inline_index_binds, scalars_to_binds
 
 _BLOCK_SCOPES = ("shared", "local.fragment")
-_COMBINE = ((tirx.Add, "Sum"), (tirx.Max, "Max"), (tirx.Min, "Min"))
 _REDUCES = ("tirx.tile.sum", "tirx.tile.max", "tirx.tile.min")
 _ROW_OPS = ("tirx.tile.copy", "tirx.tile.fill") + _REDUCES
 
@@ -85,21 +85,6 @@ def _is_block(buf) -> bool:
 
 def _regions(call):
     return [a for a in call.args if isinstance(a, tvm.ir.TensorRegion)]
-
-
-def _fold(store):
-    """(reduction name, term) when ``store`` is ``d[I] = d[I] op e``, ``e`` not reading ``d``."""
-    for kind, name in _COMBINE:
-        v = store.value
-        if not isinstance(v, kind):
-            continue
-        for own, other in ((v.a, v.b), (v.b, v.a)):
-            if isinstance(own, tvm.ir.TensorLoad) and own.source.same_as(store.buffer) and \
-                    tvm_ffi.structural_equal(list(own.indices), list(store.indices)) and \
-                    not any(ld.source.same_as(store.buffer)
-                            for ld in collect(other, tvm.ir.TensorLoad)):
-                return name, other
-    return None
 
 
 def _accesses(node):
@@ -158,7 +143,7 @@ class _RowWalk:
         writes = {}  # buffer -> [(kind, span)]
         for st in collect(self.loop.body, tirx.BufferStore):
             if _is_block(st.buffer):
-                kind = "fold" if _fold(st) is not None and len(buffer_shape(st.buffer)) == 1 \
+                kind = "fold" if fold_of(st) is not None and len(buffer_shape(st.buffer)) == 1 \
                     and buffer_shape(st.buffer)[0] != 1 else "store"
                 writes.setdefault(st.buffer, []).append((kind, st.span))
         for call in collect(self.loop.body, tirx.TilePrimitiveCall):
@@ -403,7 +388,7 @@ class _RowWalk:
         def on_store(st):
             buf = st.buffer
             if buf in self.accs:
-                folded = _fold(st)
+                folded = fold_of(st)
                 cols = [lp for lp in loops if not lp.loop_var.same_as(rv)]
                 if folded is None or len(st.indices) != 1 or len(cols) != 1 or \
                         not st.indices[0].same_as(cols[0].loop_var) or \
