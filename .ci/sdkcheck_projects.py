@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tilelang_tt.codegen import accessor_args  # noqa: E402
 MOCK_INCLUDE = ROOT / "tilelang_tt" / "runtime" / "mock" / "include"
-TAIL_SECONDS = 150
+TAIL_SECONDS = 60
 
 
 def run(sdkcheck: Path, args: list[str], report: Path, jobs: int = 2) -> tuple[int, dict]:
