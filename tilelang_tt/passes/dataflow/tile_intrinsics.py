@@ -138,12 +138,17 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             raise TTLayoutError(
                 f"{what}: {dst.name} is used as a vector of the other orientation elsewhere",
                 span=span)
+        return emit_reduce(name, what, src, dst, mt, nt, 0 if over_cols else 1, span)
+
+    def emit_reduce(name, what, src, dst, mt, nt, dim, span):
+        """The scaler tile of ones, then the reduction of ``src``'s ``mt x nt`` tiles into
+        ``dst`` (``dim`` 0: by columns, 1: by rows)."""
         scaler = scaler_cb(buffer_dtype(src))
         return seq([
             ops.evaluate("tt.const_tile", scaler, tirx.FloatImm("float32", 1.0), int_imm(1),
                          span=span),
             ops.evaluate(_REDUCE_OPS[name], cb(dst, what, span), cb(src, what, span), scaler,
-                         int_imm(mt), int_imm(nt), int_imm(0 if over_cols else 1), span=span),
+                         int_imm(mt), int_imm(nt), int_imm(dim), span=span),
         ])
 
     def check_reduce_operands(call, what, src, dst, span):
@@ -171,13 +176,7 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                 "to one value", span=span)
         mt, nt = tiles_of(src)
         row = next((v for b, v in vector_of.items() if b.same_as(src)), "col") == "row"
-        scaler = scaler_cb(buffer_dtype(src))
-        return seq([
-            ops.evaluate("tt.const_tile", scaler, tirx.FloatImm("float32", 1.0), int_imm(1),
-                         span=span),
-            ops.evaluate(_REDUCE_OPS[name], cb(dst, what, span), cb(src, what, span), scaler,
-                         int_imm(mt), int_imm(nt), int_imm(0 if row else 1), span=span),
-        ])
+        return emit_reduce(name, what, src, dst, mt, nt, 0 if row else 1, span)
 
     def lower_cumsum(call, span):
         what = "T.cumsum"
