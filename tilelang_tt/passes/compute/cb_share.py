@@ -182,6 +182,17 @@ def _leaves(tree):
             yield m
 
 
+def _why_not(entries, why_not: dict) -> str:
+    """``name (k versions: why)`` of the CBs that cannot share an index, one per reason."""
+    counts = {}
+    for e in entries:
+        if int(e["id"]) in why_not:
+            key = (str(e["name"]), why_not[int(e["id"])])
+            counts[key] = counts.get(key, 0) + 1
+    return "; ".join(f"{n} ({k} versions: {w})" if k > 1 else f"{n} ({w})"
+                     for (n, w), k in counts.items())
+
+
 def _ring(e) -> int:
     return int(e["rows"]) * int(e["cols"]) * int(e["depth"]) * int(e["page_bytes"])
 
@@ -240,9 +251,7 @@ def ShareCBIdsTT(mod, ctx):
             f"lifetimes do not overlap share one: {cb_listing(kept + [g[0] for g in groups])}"
             + ("" if not shared else " (sharing: " + "; ".join(
                 " + ".join(str(e["name"]) for e in g) for g in shared) + ")")
-            + ("" if not why_not else "; not shared: " + "; ".join(
-                f"{e['name']} ({why_not[int(e['id'])]})" for e in moving
-                if int(e["id"]) in why_not)),
+            + ("" if not why_not else "; not shared: " + _why_not(moving, why_not)),
             hint=CB_HINT)
     used = {int(e["id"]) for e in kept}
     free = [i for i in _FIRST if i not in used] + \
