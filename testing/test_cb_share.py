@@ -162,3 +162,20 @@ def test_still_over_32_is_refused_naming_the_cbs(monkeypatch):
                                               r"core has 32, and \d+ remain when .*: x \(\d+ "
                                               r"versions\), .*not shared: .*m \(9 versions: a loop carries"):
         tilelang_tt.compile(stacked_softmax(64, 64, 32, 9), out_idx=-1)
+
+
+def test_sharing_from_parsed_ir_and_its_output_parses_back():
+    """D5.2 from the text of its input gives the module it gives from the module itself, and
+    its output prints and parses back to the same module (TT_DUMP_IR's dumps)."""
+    import tvm
+    import tvm_ffi
+
+    from tilelang_tt.passes.common import run_pass
+
+    mod = tilelang_tt.lower(stacked_softmax(64, 64, 32, 9), stop_after="D5.1")
+    out = run_pass(cb_share.ShareCBIdsTT, mod)
+    parsed = run_pass(cb_share.ShareCBIdsTT, tvm.script.from_source(mod.script()))
+    assert tvm_ffi.structural_equal(parsed, out)
+    assert tvm_ffi.structural_equal(tvm.script.from_source(out.script()), out)
+    assert not cb_share.share_problems(kernels_of(out))
+    assert len(kernels_of(out)["compute"].attrs["tt.cb_share"]) == 3
