@@ -153,7 +153,9 @@ def _groups(compute, entries, why_not: dict) -> list:
     life, why = lifetimes(compute, list(var_of.values()))
     for e in entries:
         v = var_of.get(int(e["id"]))
-        if str(e["name"]) in aliased:
+        if e["role"] != "intermediate":
+            why_not[int(e["id"])] = f"it is not an intermediate (its role is {e['role']})"
+        elif str(e["name"]) in aliased:
             why_not[int(e["id"])] = "a T.annotate_l1_alias spec names it"
         elif v is None or v not in life:
             why_not[int(e["id"])] = why.get(v, "the compute kernel does not allocate it once")
