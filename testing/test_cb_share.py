@@ -160,7 +160,8 @@ def test_still_over_32_is_refused_naming_the_cbs(monkeypatch):
     monkeypatch.setattr(cb_share, "lifetimes", nothing_shares)
     with pytest.raises(TTResourceError, match=r"the kernel needs \d+ circular buffers; a Tensix "
                                               r"core has 32, and \d+ remain when .*: x \(\d+ "
-                                              r"versions\), .*not shared: .*m \(9 versions: a loop carries"):
+                                              r"versions\), .*not shared: .*m \(9 versions: "
+                                              r"a loop carries"):
         tilelang_tt.compile(stacked_softmax(64, 64, 32, 9), out_idx=-1)
 
 
