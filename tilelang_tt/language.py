@@ -126,7 +126,16 @@ def macro(*args, hygienic: bool = True):
             return None
 
     def decorate(func):
+        import ast
+
         source, closure_vars = scan_macro(func, utils.inspect_function_capture(func))
+        # the body reads as a kernel's does (Python values stay Python values, `assert` on
+        # them is checked now ...): the same rewrite, the macro's parameters kept as they are
+        # (a T.alloc_var variable passed in is stored into)
+        tree = _bind_python_values(ast.parse(source.source),
+                                   keep=set(inspect.signature(func).parameters))
+        source = _rewritten_source(tree, func)(func)
+        closure_vars = {**closure_vars, **_rewrite_helpers()}
         obj = Macro(source, closure_vars, func, hygienic)
 
         def wrapper(*a, **k):
@@ -188,11 +197,18 @@ def read_variable(value):
     return getattr(value, "scalar", value)
 
 
-def python_value(value):
+def python_value(value, unpacked=False):
     """TileLang keeps Python values assigned in a kernel (``dtype = T.float``, ``scale =
     1.44 / d``, ``n = T.ceildiv(N, 64)``) as Python values; TVMScript would store them in a
-    scalar variable.  Assignments go through this function (see :func:`_bind_python_values`)."""
+    scalar variable.  Assignments go through this function (see :func:`_bind_python_values`).
+    ``unpacked``: the value is unpacked into several names (``M, N = A.shape``): each element
+    that is a constant or a size variable stays that value (an int, the shape's own variable),
+    as TileLang's ``M, N = A.shape`` gives the tensor's sizes."""
     from tvm.script.ir_builder import ir as _I
+
+    if unpacked and isinstance(value, (tuple, list, tvm.ir.Array)):
+        return tuple(_I.meta_var(v) if isinstance(v, tirx.Var) else python_value(v)
+                     for v in value)
 
     if isinstance(value, tirx.IntImm) and str(value.ty) == "int32":
         return _I.meta_var(int(value.value))
@@ -221,9 +237,11 @@ def python_assert(cond, msg=None):
     return None
 
 
-def _bind_python_values(tree):
+def _bind_python_values(tree, keep=()):
     """Wrap the value of every assignment in the kernel (not in nested functions) in
-    ``__tt_bind(...)``; the nodes keep their source locations."""
+    ``__tt_bind(...)``; the nodes keep their source locations.  ``keep``: names whose
+    assignments stay as TVMScript reads them (a macro's parameters: a T.alloc_var variable
+    passed in is stored into)."""
     import ast
     import copy
 
@@ -385,9 +403,13 @@ def _bind_python_values(tree):
                 elif child.targets[0].id in variables:
                     visit(child)  # a store into the variable: TVMScript converts the value
                     continue
-            if isinstance(child, ast.Assign) and not isinstance(child.targets[0], ast.Subscript):
+            if isinstance(child, ast.Assign) and not isinstance(child.targets[0], ast.Subscript) \
+                    and not (isinstance(child.targets[0], ast.Name) and
+                             child.targets[0].id in keep):
                 # a name's binding (a store `A[i] = v` takes v as TVMScript converts it)
-                call = ast.Call(func=ast.Name(id=_BIND, ctx=ast.Load()), args=[child.value],
+                unpacked = isinstance(child.targets[0], (ast.Tuple, ast.List))
+                call = ast.Call(func=ast.Name(id=_BIND, ctx=ast.Load()),
+                                args=[child.value] + ([ast.Constant(True)] if unpacked else []),
                                 keywords=[])
                 child.value = ast.copy_location(call, child.value)
                 ast.fix_missing_locations(child)
@@ -414,6 +436,12 @@ def _bind_python_values(tree):
     return tree
 
 
+def _rewrite_helpers() -> dict:
+    """The functions the code :func:`_bind_python_values` writes calls."""
+    return {_BIND: python_value, _READ: read_variable, _REGION_STORE: region_store,
+            _ASSERT: python_assert}
+
+
 def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     import ast
 
@@ -422,11 +450,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     if tree is None:
         tree = ast.parse(diagnostics.Source(fn).source)
     tree = _bind_python_values(tree)
-    extra_vars = dict(extra_vars)
-    extra_vars[_BIND] = python_value
-    extra_vars[_READ] = read_variable
-    extra_vars[_REGION_STORE] = region_store
-    extra_vars[_ASSERT] = python_assert
+    extra_vars = {**extra_vars, **_rewrite_helpers()}
     _parallel_vars().clear()
     _alias_specs().clear()
     _func_annotations().clear()
