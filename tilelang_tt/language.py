@@ -759,7 +759,44 @@ class _TensorProxy:
     __ror__ = __or__
 
 
+class _StridedTensorProxy(_TensorProxy):
+    """``T.StridedTensor[shape, strides, dtype]`` / ``T.StridedTensor(shape, strides, dtype)``:
+    a tensor parameter of an eager ``@tilelang.jit`` function that the caller passes as a
+    strided view (``A[:, 0, :, 0]`` of a torch tensor).  Tenstorrent tensors are interleaved
+    DRAM buffers of 32x32 tiles, so the kernel sees a tensor of ``shape`` like any other: the
+    host copies the view into a contiguous array before the run and an output back into the
+    view after it.  The strides are checked against the arguments (tilelang_tt.jit.eager);
+    sizes named in them (``T.const``) take the argument's strides, in elements.  Anywhere else
+    (a ``@T.prim_func`` signature, whose caller's strides nothing checks) it is refused."""
+
+    def __call__(self, shape, strides=None, dtype="float32", **kwargs):
+        if not _STATE.__dict__.get("strided_ok", False):
+            raise language_compat.note_error(TTUnsupportedError(
+                "T.StridedTensor: a strided tensor parameter is supported in an eager "
+                "@tilelang.jit function (the host copies the view to and from a contiguous "
+                "array: Tenstorrent tensors are interleaved DRAM buffers of 32x32 tiles); in a "
+                "@T.prim_func annotate it T.Tensor(shape, dtype) and pass a contiguous array"))
+        return super().__call__(shape, dtype, **kwargs)
+
+    def __getitem__(self, keys):
+        if not isinstance(keys, tuple):
+            keys = (keys,)
+        return self(*keys)
+
+
+@contextlib.contextmanager
+def strided_tensors_allowed():
+    """Within: ``T.StridedTensor`` annotations make tensors (an eager @tilelang.jit build)."""
+    prev = _STATE.__dict__.get("strided_ok", False)
+    _STATE.strided_ok = True
+    try:
+        yield
+    finally:
+        _STATE.strided_ok = prev
+
+
 Tensor = _TensorProxy()
+StridedTensor = _StridedTensorProxy()
 Buffer = Tensor
 SharedBuffer = _TensorProxy("shared")
 FragmentBuffer = _TensorProxy("local.fragment")

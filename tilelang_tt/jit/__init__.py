@@ -243,7 +243,8 @@ class JITImpl:
 
     def run_kernel(self, kernel, args, kwargs):
         """Run ``kernel`` (compiled for this eager call) on the call's tensors."""
-        tensors, _, _ = self._bind(args, dict(kwargs))
+        tensors, values, sizes = self._bind(args, dict(kwargs))
+        eager.check_strides(self._eager, tensors, values, sizes)
         missing = [p for p in self._eager.tensor_params if p not in tensors]
         if missing:
             raise TTCompileError(f"{self.__name__}: pass the tensor {', '.join(missing)} (or "

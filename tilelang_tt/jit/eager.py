@@ -55,6 +55,9 @@ class EagerFunction:
     sizes: dict = field(default_factory=dict)                # python name -> T.const name
     size_kinds: dict = field(default_factory=dict)           # T.const name -> "const"/"dynamic"
     matcher: dict = field(default_factory=dict)              # T.const name -> (param, dim)
+    stride_matcher: dict = field(default_factory=dict)       # T.const name -> (param, dim)
+    strides: dict = field(default_factory=dict)              # param -> T.StridedTensor's
+    # strides (an ast node) and the annotation's line
     outputs: list[str] = field(default_factory=list)         # T.empty targets, in order
     returns: list[str] = field(default_factory=list)
 
@@ -119,6 +122,24 @@ def _shape_node(annot):
                 not isinstance(sl.elts[1], (ast.Tuple, ast.List)):
             return sl.elts[0]
         return sl
+    return None
+
+
+def _strides_node(annot, env):
+    """The strides expression of ``T.StridedTensor(shape, strides, dtype)`` /
+    ``T.StridedTensor[shape, strides, dtype]``, or None for other annotations."""
+    head = annot.func if isinstance(annot, ast.Call) else \
+        annot.value if isinstance(annot, ast.Subscript) else annot
+    if not isinstance(_lookup(head, env), T._StridedTensorProxy):
+        return None
+    if isinstance(annot, ast.Call):
+        for kw in annot.keywords:
+            if kw.arg == "strides":
+                return kw.value
+        return annot.args[1] if len(annot.args) > 1 else None
+    if isinstance(annot, ast.Subscript) and isinstance(annot.slice, ast.Tuple) and \
+            len(annot.slice.elts) > 1:
+        return annot.slice.elts[1]
     return None
 
 
@@ -246,6 +267,13 @@ def analyse(fn) -> EagerFunction:
         for d, dim in enumerate(dims):
             if isinstance(dim, ast.Name) and dim.id in size_names:
                 info.matcher.setdefault(size_names[dim.id], (param, d))
+        strides = _strides_node(annot, env)
+        if strides is not None:
+            info.strides[param] = (strides, source.start_line + annot.lineno - 1)
+            elts = strides.elts if isinstance(strides, (ast.Tuple, ast.List)) else [strides]
+            for d, st in enumerate(elts):
+                if isinstance(st, ast.Name) and st.id in size_names:
+                    info.stride_matcher.setdefault(size_names[st.id], (param, d))
     return info
 
 
@@ -289,7 +317,8 @@ def size_values(info: EagerFunction, tensors: dict, given: dict,
     """T.const name -> int, from keyword values or the tensors' shapes."""
     values = {}
     matcher = dict(info.matcher)
-    if any(n not in matcher and n not in given for n in info.sizes.values()):
+    if any(n not in matcher and n not in given and n not in info.stride_matcher
+           for n in info.sizes.values()):
         for name, where in _evaluated_matcher(info, compile_values or {}).items():
             matcher.setdefault(name, where)
     for name in dict.fromkeys(info.sizes.values()):
@@ -302,12 +331,67 @@ def size_values(info: EagerFunction, tensors: dict, given: dict,
                 raise TTCompileError(f"tensor {param} has rank {len(shape)}; its annotation "
                                      f"gives {name} as dimension {dim}")
             values[name] = int(shape[dim])
+        elif name in info.stride_matcher and info.stride_matcher[name][0] in tensors:
+            param, dim = info.stride_matcher[name]
+            strides = tensor_strides(tensors[param])
+            if dim >= len(strides):
+                raise TTCompileError(f"tensor {param} has rank {len(strides)}; its annotation "
+                                     f"gives {name} as stride {dim}")
+            values[name] = int(strides[dim])
         else:
             hint = (f" or the tensor {matcher[name][0]}" if name in matcher else
                     f"; {name} is not a dimension of any annotated tensor")
             raise TTCompileError(f"{info.fn.__name__}: no value for size {name}: pass "
                                  f"{name}=...{hint}")
     return values
+
+
+def tensor_strides(value) -> tuple:
+    """A tensor argument's strides in elements (a torch tensor's ``stride()``, a numpy array's
+    byte strides over its item size; a placeholder ``T.Tensor(shape)`` is contiguous)."""
+    stride = getattr(value, "stride", None)
+    if callable(stride):  # torch
+        return tuple(int(s) for s in stride())
+    if hasattr(value, "strides") and hasattr(value, "itemsize") and \
+            not isinstance(value, Buffer):
+        return tuple(int(s) // int(value.itemsize) for s in value.strides)
+    shape = tensor_shape(value)
+    out, step = [], 1
+    for extent in reversed(shape):
+        out.append(step)
+        step *= int(extent)
+    return tuple(reversed(out))
+
+
+def check_strides(info: EagerFunction, tensors: dict, compile_values: dict, sizes: dict):
+    """Each ``T.StridedTensor`` argument has the strides its annotation gives (a dimension
+    of extent 1 has any stride), else a TTCallArgumentError naming the tensor and line."""
+    from ..runtime.tensors import TTCallArgumentError
+
+    if not info.strides:
+        return
+    env = _env(info.fn)
+    env.update(compile_values)
+    env.update({py: sizes[name] for py, name in info.sizes.items() if name in sizes})
+    for param, (node, line) in info.strides.items():
+        if param not in tensors:
+            continue
+        try:
+            expected = eval(compile(ast.Expression(node), "<strides>", "eval"), env)
+        except Exception as err:  # noqa: BLE001  (the user's expression)
+            raise TTCompileError(f"{info.source.source_name}:{line}: the strides of "
+                                 f"T.StridedTensor {param} do not evaluate: {err}") from None
+        expected = [int(e) for e in (expected if isinstance(expected, (tuple, list))
+                                     else [expected])]
+        actual = tensor_strides(tensors[param])
+        shape = tensor_shape(tensors[param])
+        if len(expected) != len(actual) or any(
+                e != a for e, a, n in zip(expected, actual, shape) if int(n) != 1):
+            raise TTCallArgumentError(
+                f"{info.source.source_name}:{line}: tensor {param}: T.StridedTensor strides "
+                f"{tuple(expected)} (in elements), but the argument has strides "
+                f"{tuple(actual)}; pass a view with those strides or annotate them as sizes "
+                "(T.const) to take the argument's")
 
 
 def tensor_shape(value) -> tuple:
@@ -388,7 +472,7 @@ def build(info: EagerFunction, compile_values: dict, sizes: dict):
     extra.update(compile_values)
     extra.update({py: sizes[name] for py, name in info.sizes.items()})
     extra.update({_HANDLE: T.handle, _MATCH: _match, _OUTPUT: _output, _PRIM_FUNC: T.prim_func})
-    with T.binding_sizes(sizes):
+    with T.binding_sizes(sizes), T.strided_tensors_allowed():
         return T.prim_func_from_tree(info.fn, extra, tree)
 
 
@@ -405,6 +489,13 @@ def build_prim_func(fn):
             f"T.{'/T.'.join(kinds)} ({', '.join(info.sizes)}) need values at compile time; "
             "decorate the function with @tilelang.jit instead (sizes come from the arrays "
             "passed or from f.compile(M=..., ...))")
+    if info.strides:
+        param, (_, line) = next(iter(info.strides.items()))
+        raise TTUnsupportedError(
+            f"{info.source.source_name}:{line}: @T.prim_func {fn.__name__}: T.StridedTensor "
+            f"{param}: a strided tensor parameter is supported in a @tilelang.jit function, "
+            "which checks the argument's strides and copies the view to and from a "
+            "contiguous array; decorate the function with @tilelang.jit")
     scalars = [p for p in info.params if p not in info.tensor_params]
     if scalars:
         raise TTCompileError(
