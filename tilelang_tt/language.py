@@ -1079,8 +1079,24 @@ def dynamic(name: str, dtype="int32"):
 symbolic = dynamic
 
 
+@contextlib.contextmanager
+def making_outputs(make):
+    """Within (an eager @tilelang.jit build): ``T.empty(...)`` is ``make(shape, dtype)``."""
+    prev = _STATE.__dict__.get("make_output")
+    _STATE.make_output = make
+    try:
+        yield
+    finally:
+        _STATE.make_output = prev
+
+
 def empty(*shape, dtype="float32"):
-    """``C = T.empty(shape, dtype)``: an output of a ``@tilelang.jit`` function (eager form)."""
+    """``C = T.empty(shape, dtype)``: an output of a ``@tilelang.jit`` function (eager form),
+    declared in its body or in a macro it calls (and returned)."""
+    make = _STATE.__dict__.get("make_output")
+    if make is not None:
+        shape, dtype = empty_args(*shape, dtype=dtype)
+        return make(shape, dtype)
     raise TTCompileError(
         "T.empty declares an output of a @tilelang.jit function: write `C = T.empty(shape, "
         "dtype)` as a statement of the function body and `return C`")

@@ -40,6 +40,7 @@ _HANDLE = "__tt_handle"
 _MATCH = "__tt_match"
 _OUTPUT = "__tt_output"
 _PRIM_FUNC = "__tt_prim_func"
+_RETURN = "__tt_return"
 
 
 @dataclass
@@ -59,7 +60,9 @@ class EagerFunction:
     strides: dict = field(default_factory=dict)              # param -> T.StridedTensor's
     # strides (an ast node) and the annotation's line
     outputs: list[str] = field(default_factory=list)         # T.empty targets, in order
-    returns: list[str] = field(default_factory=list)
+    returns: list[str] | None = field(default_factory=list)  # None: known when built
+    # (``return copy_impl(A)`` of a T.empty made in a macro)
+    has_return: bool = False
 
 
 def _error(source, node, message, cls=TTCompileError):
@@ -243,14 +246,18 @@ def analyse(fn) -> EagerFunction:
             annotations[stmt.target.id] = stmt.annotation
         if isinstance(stmt, ast.Return) and stmt.value is not None:
             names = _names(stmt.value)
-            if names is None or any(n not in info.outputs for n in names):
+            info.has_return = True
+            if names is not None and any(n in info.params for n in names):
                 raise _error(source, stmt, "a @tilelang.jit function returns only tensors "
-                             "declared with T.empty (`C = T.empty(shape, dtype)`)")
-            info.returns = names
+                             "declared with T.empty (`C = T.empty(shape, dtype)`), not its "
+                             "parameters")
+            # names of T.empty outputs, or an expression whose tensors the build checks
+            info.returns = names if names is not None and \
+                all(n in info.outputs for n in names) else None
 
     info.tensor_params = [p for p in info.params
                           if p in signature_tensors or p in info.body_tensor_params]
-    for out in info.outputs:
+    for out in info.outputs if info.returns is not None else ():
         if out not in info.returns:
             raise _error(source, fdef, f"output {out} = T.empty(...) is not returned; "
                          f"`return {', '.join(info.outputs)}`")
@@ -404,9 +411,66 @@ def _match(handle, buffer):
     return _IB.match_buffer(handle, list(buffer.shape), str(buffer.dtype))
 
 
-def _output(handle, *shape, dtype="float32"):
-    shape, dtype = T.empty_args(*shape, dtype=dtype)
-    return _IB.match_buffer(handle, list(shape), str(dtype))
+class _Outputs:
+    """The outputs of one build: each ``T.empty`` (a top-level ``C = T.empty(...)``, whose
+    handle parameter the rewrite declares, or one in a macro the function calls, which adds
+    its parameter when TVMScript evaluates it) and what the function returns."""
+
+    def __init__(self, info: EagerFunction):
+        self.info = info
+        self.made = []        # (handle var, buffer), in the order they were made
+        self.returned = None  # the buffers `return` gives, in order
+
+    def output(self, handle, *shape, dtype="float32"):
+        shape, dtype = T.empty_args(*shape, dtype=dtype)
+        buf = _IB.match_buffer(handle, list(shape), str(dtype))
+        self.made.append((handle, buf))
+        return buf
+
+    def empty(self, shape, dtype):
+        """``T.empty(...)`` evaluated while the function is parsed (in a macro)."""
+        handle = T.handle()
+        try:
+            _IB.arg(f"out{len(self.made)}", handle)
+        except Exception:  # noqa: BLE001  (TVM's "must be called at the top of a PrimFunc")
+            raise TTCompileError(
+                f"T.empty{tuple(shape)!r} in {self.info.fn.__name__}: an output is a kernel "
+                "parameter, so T.empty must run before the T.Kernel launch (at the top of the "
+                "function or of a macro called there)") from None
+        return self.output(handle, *shape, dtype=dtype)
+
+    def give(self, value, line):
+        """``return value`` of the function: a T.empty output or a tuple of them."""
+        values = list(value) if isinstance(value, (tuple, list)) else [value]
+        made = [b for _, b in self.made]
+        for v in values:
+            if not any(v.same_as(b) for b in made if isinstance(v, Buffer)):
+                what = f"tensor {v.name}" if isinstance(v, Buffer) else type(v).__name__
+                raise TTCompileError(
+                    f"{self.info.source.source_name}:{line}: {self.info.fn.__name__} returns "
+                    f"{what}; a @tilelang.jit function returns only tensors declared with "
+                    "T.empty (`C = T.empty(shape, dtype)`, in the function or a macro it "
+                    "calls)")
+        self.returned = values
+
+    def out_idx(self, func) -> list[int]:
+        """Parameter indices of the returned outputs, counted from the end (``[-1]`` for one
+        output, as TileLang records them); every output must be returned."""
+        if self.returned is None:
+            self.returned = []
+        for _, buf in self.made:
+            if not any(buf.same_as(r) for r in self.returned):
+                raise TTCompileError(
+                    f"{self.info.source.source_name}:{self.info.source.start_line}: output "
+                    f"{buf.name} = T.empty(...) of {self.info.fn.__name__} is not returned; "
+                    "return every output the function declares")
+        params = list(func.params)
+        idx = []
+        for r in self.returned:
+            buf = next(b for _, b in self.made if b.same_as(r))
+            param = next(i for i, p in enumerate(params) if p.same_as(buf))
+            idx.append(param - len(params))
+        return idx
 
 
 def build(info: EagerFunction, compile_values: dict, sizes: dict):
@@ -454,6 +518,13 @@ def build(info: EagerFunction, compile_values: dict, sizes: dict):
                 body.append(ast.copy_location(new, stmt))
             continue  # a scalar parameter's annotation: its value is bound
         if isinstance(stmt, ast.Return):
+            if stmt.value is not None:
+                call = ast.Call(func=ast.Name(id=_RETURN, ctx=ast.Load()),
+                                args=[stmt.value, ast.Constant(info.source.start_line +
+                                                               stmt.lineno - 1)],
+                                keywords=[])
+                body.append(ast.copy_location(ast.Expr(value=ast.copy_location(call, stmt)),
+                                              stmt))
             continue
         body.append(stmt)
     if not body:
@@ -471,9 +542,13 @@ def build(info: EagerFunction, compile_values: dict, sizes: dict):
     extra = utils.inspect_function_capture(info.fn)
     extra.update(compile_values)
     extra.update({py: sizes[name] for py, name in info.sizes.items()})
-    extra.update({_HANDLE: T.handle, _MATCH: _match, _OUTPUT: _output, _PRIM_FUNC: T.prim_func})
-    with T.binding_sizes(sizes), T.strided_tensors_allowed():
-        return T.prim_func_from_tree(info.fn, extra, tree)
+    outputs = _Outputs(info)
+    extra.update({_HANDLE: T.handle, _MATCH: _match, _OUTPUT: outputs.output,
+                  _RETURN: outputs.give, _PRIM_FUNC: T.prim_func})
+    with T.binding_sizes(sizes), T.strided_tensors_allowed(), T.making_outputs(outputs.empty):
+        func = T.prim_func_from_tree(info.fn, extra, tree)
+    idx = outputs.out_idx(func)
+    return func.with_attr(attrs.OUT_IDX, idx) if idx else func
 
 
 def build_prim_func(fn):
@@ -503,13 +578,4 @@ def build_prim_func(fn):
             "annotated as a tensor; a kernel in the eager form (T.empty outputs, `return`) "
             "takes tensors annotated in the signature or the body (`A: T.Tensor[(M, N), "
             "dtype]`); for compile-time values decorate it with @tilelang.jit")
-    func = build(info, {}, {})
-    if info.returns:
-        func = func.with_attr(attrs.OUT_IDX, out_idx(info))
-    return func
-
-
-def out_idx(info: EagerFunction) -> list[int]:
-    """Parameter indices of the returned outputs, in return order, counted from the end (the
-    outputs are the last parameters): ``[-1]`` for one output, as TileLang records them."""
-    return [info.outputs.index(r) - len(info.outputs) for r in info.returns]
+    return build(info, {}, {})
