@@ -115,6 +115,24 @@ def test_strided_torch_views_in_and_out():
     assert (b[:, 1] == 0).all() and (b[:, 0, :, 0] == 0).all()
 
 
+@tilelang.jit
+def affine_strided_signature(
+    A: T.StridedTensor[[32, 64], [256, 2], T.float32],
+    B: T.Tensor[[32, 64], T.float32],
+):
+    affine_impl(A, B)
+
+
+def test_strided_tensor_annotated_in_the_signature():
+    a = _rand(32, 2, 64, 2)
+    b = np.zeros((32, 64), np.float32)
+    affine_strided_signature(a[:, 1, :, 1], b)
+    np.testing.assert_allclose(b, 2 * a[:, 1, :, 1] + 1, rtol=1e-6)
+    with pytest.raises(TTCallArgumentError, match=r"tensor A: T\.StridedTensor strides "
+                                                  r"\(256, 2\)"):
+        affine_strided_signature(np.ascontiguousarray(a[:, 1, :, 1]), b)
+
+
 def test_strides_other_than_annotated_are_refused():
     @tilelang.jit
     def rows_of_pairs(A, B):

@@ -92,6 +92,7 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
 
         if not inspect.isfunction(fn):
             raise TypeError(f"@T.prim_func expects a function, got {fn!r}")
+        _refuse_strided_signature(fn)
         if _is_eager_form(fn):
             from .jit import eager
 
@@ -456,6 +457,8 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     _func_annotations().clear()
     language_reducer.reset()
     language_compat.take_noted_error()
+    parsing = _STATE.__dict__.get("parsing", False)
+    _STATE.parsing = True
     try:
         parsed = parse_function(fn, extra_vars, check_well_formed=check_well_formed, tree=tree)
     except tvm.error.DiagnosticError as err:
@@ -470,6 +473,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
         cls, text = _tvm_parse_error_text(cls, text)
         raise cls(f"cannot parse kernel {fn.__name__!r}:\n{text}") from None
     finally:
+        _STATE.parsing = parsing
         marked = list(_parallel_vars())
         _parallel_vars().clear()
         specs = list(_alias_specs())
@@ -766,17 +770,36 @@ class _StridedTensorProxy(_TensorProxy):
     DRAM buffers of 32x32 tiles, so the kernel sees a tensor of ``shape`` like any other: the
     host copies the view into a contiguous array before the run and an output back into the
     view after it.  The strides are checked against the arguments (tilelang_tt.jit.eager);
-    sizes named in them (``T.const``) take the argument's strides, in elements.  Anywhere else
-    (a ``@T.prim_func`` signature, whose caller's strides nothing checks) it is refused."""
+    sizes named in them (``T.const``) take the argument's strides, in elements.  In any other
+    kernel (a ``@T.prim_func`` signature, whose caller's strides nothing checks) it is refused
+    when the kernel is parsed; Python's own evaluation of a signature annotation when the
+    function is defined gives the tensor of ``shape``."""
+
+    REFUSAL = ("T.StridedTensor: a strided tensor parameter is supported in an eager "
+               "@tilelang.jit function (the host copies the view to and from a contiguous "
+               "array: Tenstorrent tensors are interleaved DRAM buffers of 32x32 tiles); in a "
+               "@T.prim_func annotate it T.Tensor(shape, dtype) and pass a contiguous array")
 
     def __call__(self, shape, strides=None, dtype="float32", **kwargs):
-        if not _STATE.__dict__.get("strided_ok", False):
-            raise language_compat.note_error(TTUnsupportedError(
-                "T.StridedTensor: a strided tensor parameter is supported in an eager "
-                "@tilelang.jit function (the host copies the view to and from a contiguous "
-                "array: Tenstorrent tensors are interleaved DRAM buffers of 32x32 tiles); in a "
-                "@T.prim_func annotate it T.Tensor(shape, dtype) and pass a contiguous array"))
-        return super().__call__(shape, dtype, **kwargs)
+        allowed = _STATE.__dict__.get("strided_ok", False)
+        if _STATE.__dict__.get("parsing", False) and not allowed:
+            raise language_compat.note_error(TTUnsupportedError(self.REFUSAL))
+        buf = super().__call__(shape, dtype, **kwargs)
+        if not allowed:  # a signature annotation Python evaluates: @T.prim_func refuses it
+            _STRIDED_ANNOTATIONS[id(buf)] = buf
+        return buf
+
+
+_STRIDED_ANNOTATIONS: dict = {}  # id -> buffer made by T.StridedTensor outside a build
+
+
+def _refuse_strided_signature(fn) -> None:
+    """A ``@T.prim_func`` whose signature annotates a parameter ``T.StridedTensor``."""
+    for name, ann in getattr(fn, "__annotations__", {}).items():
+        if _STRIDED_ANNOTATIONS.get(id(ann)) is ann:
+            where = f"{inspect.getsourcefile(fn)}:{fn.__code__.co_firstlineno}"
+            raise TTUnsupportedError(f"{where}: @T.prim_func {fn.__name__}, parameter {name}: "
+                                     f"{_StridedTensorProxy.REFUSAL}")
 
     def __getitem__(self, keys):
         if not isinstance(keys, tuple):
