@@ -15,7 +15,13 @@ an ordinary ``T.prim_func`` for one binding of its compile-time values: tensor p
 annotated in the body become ``T.handle`` parameters matched against their annotation
 (``A = match(A_handle, T.Tensor(...))``), each ``T.empty`` adds an output parameter after them,
 ``T.const`` / ``T.dynamic`` statements and scalar annotations disappear (their values are
-bound as names), ``return`` goes.  Other parameters (block sizes, dtypes, flags) are
+bound as names), ``return x`` becomes a call that records the tensors it gives (a
+``T.empty`` made in a macro the function calls adds its own output parameter when it is
+evaluated, see :class:`_Outputs`; the kernel records the returned outputs' indices as
+``tilelang_out_idx``).  ``T.StridedTensor[shape, strides, dtype]`` annotations make ordinary
+tensors of ``shape`` (the host copies a strided view to and from a contiguous array); their
+strides bind ``T.const`` sizes or are checked against the arguments (:func:`check_strides`).
+Other parameters (block sizes, dtypes, flags) are
 compile-time values; scalar parameters annotated with a dtype (``x: T.float32 = 1``), runtime
 scalars in TileLang, are compile-time values here too (one kernel per value).  The rewritten
 nodes keep the user's line numbers, so parse errors point at the user's source.
