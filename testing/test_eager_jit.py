@@ -241,3 +241,33 @@ def test_macro_outputs_misused_are_errors():
         def kernel(A: T.StridedTensor[[32, 32], [64, 1], T.float32]):
             with T.Kernel(1):
                 pass
+
+
+# a module-level name that a macro's parameter also takes (TileLang's notebooks define the
+# arrays `A`, `B` next to macros of parameters `A`, `B`)
+X = np.ones((32, 32), np.float32)
+
+
+@T.macro
+def add_ones(X, n):
+    """X += 1, n times: a macro that expands itself (n is a Python int)."""
+    if n > 0:
+        for i, j in T.Parallel(32, 32):
+            X[i, j] = X[i, j] + 1.0
+        add_ones(X, n - 1)
+
+
+@tilelang.jit
+def add_three(A):
+    A: T.Tensor[[32, 32], T.float32]
+    B = T.empty((32, 32), T.float32)
+    with T.Kernel(1):
+        tile = T.alloc_fragment((32, 32), T.float32)
+        T.copy(A, tile)
+        add_ones(tile, 3)
+        T.copy(tile, B)
+    return B
+
+
+def test_macro_parameter_named_like_a_global_and_recursive_macro():
+    np.testing.assert_allclose(add_three(2 * X), 2 * X + 3)

@@ -129,17 +129,26 @@ def macro(*args, hygienic: bool = True):
     def decorate(func):
         import ast
 
-        source, closure_vars = scan_macro(func, utils.inspect_function_capture(func))
+        source, _ = scan_macro(func, {})
+        params = set(inspect.signature(func).parameters)
         # the body reads as a kernel's does (Python values stay Python values, `assert` on
         # them is checked now ...): the same rewrite, the macro's parameters kept as they are
         # (a T.alloc_var variable passed in is stored into)
-        tree = _bind_python_values(ast.parse(source.source),
-                                   keep=set(inspect.signature(func).parameters))
+        tree = _bind_python_values(ast.parse(source.source), keep=params)
         source = _rewritten_source(tree, func)(func)
-        closure_vars = {**closure_vars, **_rewrite_helpers()}
-        obj = Macro(source, closure_vars, func, hygienic)
+
+        def closure_vars():
+            """The macro's globals and nonlocals when it is expanded (so it may call itself or
+            a function defined after it, as in Python), less the names its parameters take (a
+            global `A` next to a parameter `A`: TVMScript would see it defined twice)."""
+            captured = utils.inspect_function_capture(func)
+            return {**{k: v for k, v in captured.items() if k not in params},
+                    **_rewrite_helpers()}
+
+        obj = Macro(source, closure_vars(), func, hygienic)
 
         def wrapper(*a, **k):
+            obj.closure_vars = closure_vars()
             return obj(*a, **k)
 
         return wrapper
