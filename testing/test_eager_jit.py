@@ -271,3 +271,46 @@ def add_three(A):
 
 def test_macro_parameter_named_like_a_global_and_recursive_macro():
     np.testing.assert_allclose(add_three(2 * X), 2 * X + 3)
+
+
+@T.macro
+def relu_into(y: T.Ref, v):
+    y = T.max(v, 0.0)
+
+
+@T.macro
+def scale_by(s: T.Ref, factor):
+    s *= factor
+
+
+@tilelang.jit
+def relu_scaled(A, factor: float = 3.0):
+    M, N = T.const("M, N")
+    A: T.Tensor[[M, N], T.float32]
+    B = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(M, 32), T.ceildiv(N, 32)) as (bx, by):
+        a = T.alloc_fragment((32, 32), T.float32)
+        b = T.alloc_fragment((32, 32), T.float32)
+        s = T.alloc_var(T.float32, init=0.5)
+        scale_by(s, factor)  # s = 1.5
+        T.copy(A[bx * 32, by * 32], a)
+        for i, j in T.Parallel(32, 32):
+            relu_into(b[i, j], a[i, j] * s)
+        T.copy(b, B[bx * 32, by * 32])
+    return B
+
+
+def test_ref_macro_parameters_store_into_elements_and_variables():
+    a = _rand(64, 32)
+    np.testing.assert_allclose(relu_scaled(a), np.maximum(a * 1.5, 0), rtol=1e-6)
+
+    @T.macro
+    def set_one(x: T.Ref):
+        x = 1.0
+
+    with pytest.raises(TTCompileError, match=r"(?s)a T.Ref macro parameter refers to the "
+                                             r"buffer A of shape.*test_eager_jit.py:\d+"):
+        @T.prim_func
+        def bad(A: T.Tensor((32, 32), T.float32)):
+            with T.Kernel(1):
+                set_one(A)

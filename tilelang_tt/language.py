@@ -130,11 +130,16 @@ def macro(*args, hygienic: bool = True):
         import ast
 
         source, _ = scan_macro(func, {})
-        params = set(inspect.signature(func).parameters)
+        signature = inspect.signature(func)
+        params = set(signature.parameters)
+        refs = {n for n, p in signature.parameters.items()
+                if p.annotation is Ref or (isinstance(p.annotation, str) and
+                                           p.annotation.split(".")[-1] == "Ref")}
         # the body reads as a kernel's does (Python values stay Python values, `assert` on
         # them is checked now ...): the same rewrite, the macro's parameters kept as they are
-        # (a T.alloc_var variable passed in is stored into)
-        tree = _bind_python_values(ast.parse(source.source), keep=params)
+        # (a T.alloc_var variable passed in is stored into); `x = v` of a T.Ref parameter
+        # stores v where x refers
+        tree = _bind_python_values(_ref_stores(ast.parse(source.source), refs), keep=params)
         source = _rewritten_source(tree, func)(func)
 
         def closure_vars():
@@ -161,6 +166,66 @@ def macro(*args, hygienic: bool = True):
 
 
 macro.dispatch_token = "tir.macro"
+
+
+class Ref:
+    """TileLang's ``x: T.Ref`` annotation of a ``@T.macro`` parameter: the argument is an
+    element (``A[i]``, ``x[idx]``) or a ``T.alloc_var`` variable, and ``x = v`` / ``x += v``
+    in the macro store into it (rather than rebinding the name)."""
+
+
+_REF_STORE = "__tt_ref_store"
+
+
+def ref_store(target, value):
+    """``x = value`` of a ``T.Ref`` macro parameter bound to ``target``."""
+    load = getattr(target, "scalar", target)
+    if isinstance(load, tvm.ir.TensorLoad):
+        _IB.buffer_store(load.source, value, list(load.indices))
+        return None
+    if is_buffer_var(load) and len(load.shape) == 1 and int(load.shape[0]) == 1:
+        _IB.buffer_store(load, value, [0])
+        return None
+    what = f"the buffer {load.name} of shape {list(load.shape)}" if is_buffer_var(load) else \
+        f"{type(target).__name__} {target}"
+    raise language_compat.note_error(TTCompileError(
+        f"a T.Ref macro parameter refers to {what}; pass an element (A[i]) or a T.alloc_var "
+        "variable, which `x = v` in the macro stores into"))
+
+
+def _ref_stores(tree, refs):
+    """``x = v`` / ``x op= v`` of a ``T.Ref`` parameter ``x`` in a macro's body (not in
+    functions nested in it) -> ``__tt_ref_store(x, v)`` (``x op v``)."""
+    import ast
+
+    if not refs:
+        return tree
+    fdef = tree.body[0]
+
+    class Stores(ast.NodeTransformer):
+        def visit_FunctionDef(self, node):
+            return node if node is not fdef else self.generic_visit(node)
+
+        def store(self, node, name, value):
+            call = ast.Call(func=ast.Name(id=_REF_STORE, ctx=ast.Load()),
+                            args=[ast.Name(id=name, ctx=ast.Load()), value], keywords=[])
+            return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
+
+        def visit_Assign(self, node):
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                    node.targets[0].id in refs:
+                return self.store(node, node.targets[0].id, node.value)
+            return node
+
+        def visit_AugAssign(self, node):
+            if isinstance(node.target, ast.Name) and node.target.id in refs:
+                value = ast.copy_location(ast.BinOp(
+                    left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op,
+                    right=node.value), node)
+                return self.store(node, node.target.id, value)
+            return node
+
+    return ast.fix_missing_locations(Stores().visit(tree))
 
 
 def _is_eager_form(fn) -> bool:
@@ -449,7 +514,7 @@ def _bind_python_values(tree, keep=()):
 def _rewrite_helpers() -> dict:
     """The functions the code :func:`_bind_python_values` writes calls."""
     return {_BIND: python_value, _READ: read_variable, _REGION_STORE: region_store,
-            _ASSERT: python_assert}
+            _ASSERT: python_assert, _REF_STORE: ref_store}
 
 
 def _parse_kernel(fn, extra_vars, tree, check_well_formed):

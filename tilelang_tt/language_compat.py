@@ -110,7 +110,7 @@ _refuse("vector (multi-lane) values and indices are not supported: a block's ele
         "computed by tile operations; write the lanes as a T.Parallel loop over the elements",
         "Ramp", "Broadcast")
 _refuse(_PACKED, "add2", "sub2", "mul2", "fma2", "max2", "min2", "abs2", "dp4a")
-_refuse(_META, "Ref", "inline", "meta_class", "has_let_value", "get_let_value")
+_refuse(_META, "inline", "meta_class", "has_let_value", "get_let_value")
 _refuse("CUDA source kernels cannot run on Tensix; write the kernel in TileLang",
         "CUDASourceCodeKernel", "import_source")
 _refuse("T.Persistent tile loops are not supported yet; the backend already runs blocks "
