@@ -52,6 +52,7 @@ from .errors import (TTArgumentError, TTAssertionError, TTCompileError, TTDtypeE
 from .language_compat import GemmWarpPolicy, LayoutHint  # noqa: F401
 from .language_reducer import (alloc_reducer, finalize_reducer, reducer_init,  # noqa: F401
                                reducer_update)
+from .language_ref import _REF_STORE, Ref, ref_store, ref_stores  # noqa: F401
 from .language_reshape import reshape, view  # noqa: F401
 from .language_atomic import (atomic_add, atomic_load, atomic_max, atomic_min,  # noqa: F401
                               atomic_store)
@@ -139,7 +140,7 @@ def macro(*args, hygienic: bool = True):
         # them is checked now ...): the same rewrite, the macro's parameters kept as they are
         # (a T.alloc_var variable passed in is stored into); `x = v` of a T.Ref parameter
         # stores v where x refers
-        tree = _bind_python_values(_ref_stores(ast.parse(source.source), refs), keep=params)
+        tree = _bind_python_values(ref_stores(ast.parse(source.source), refs), keep=params)
         source = _rewritten_source(tree, func)(func)
 
         def closure_vars():
@@ -166,66 +167,6 @@ def macro(*args, hygienic: bool = True):
 
 
 macro.dispatch_token = "tir.macro"
-
-
-class Ref:
-    """TileLang's ``x: T.Ref`` annotation of a ``@T.macro`` parameter: the argument is an
-    element (``A[i]``, ``x[idx]``) or a ``T.alloc_var`` variable, and ``x = v`` / ``x += v``
-    in the macro store into it (rather than rebinding the name)."""
-
-
-_REF_STORE = "__tt_ref_store"
-
-
-def ref_store(target, value):
-    """``x = value`` of a ``T.Ref`` macro parameter bound to ``target``."""
-    load = getattr(target, "scalar", target)
-    if isinstance(load, tvm.ir.TensorLoad):
-        _IB.buffer_store(load.source, value, list(load.indices))
-        return None
-    if is_buffer_var(load) and len(load.shape) == 1 and int(load.shape[0]) == 1:
-        _IB.buffer_store(load, value, [0])
-        return None
-    what = f"the buffer {load.name} of shape {list(load.shape)}" if is_buffer_var(load) else \
-        f"{type(target).__name__} {target}"
-    raise language_compat.note_error(TTCompileError(
-        f"a T.Ref macro parameter refers to {what}; pass an element (A[i]) or a T.alloc_var "
-        "variable, which `x = v` in the macro stores into"))
-
-
-def _ref_stores(tree, refs):
-    """``x = v`` / ``x op= v`` of a ``T.Ref`` parameter ``x`` in a macro's body (not in
-    functions nested in it) -> ``__tt_ref_store(x, v)`` (``x op v``)."""
-    import ast
-
-    if not refs:
-        return tree
-    fdef = tree.body[0]
-
-    class Stores(ast.NodeTransformer):
-        def visit_FunctionDef(self, node):
-            return node if node is not fdef else self.generic_visit(node)
-
-        def store(self, node, name, value):
-            call = ast.Call(func=ast.Name(id=_REF_STORE, ctx=ast.Load()),
-                            args=[ast.Name(id=name, ctx=ast.Load()), value], keywords=[])
-            return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
-
-        def visit_Assign(self, node):
-            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
-                    node.targets[0].id in refs:
-                return self.store(node, node.targets[0].id, node.value)
-            return node
-
-        def visit_AugAssign(self, node):
-            if isinstance(node.target, ast.Name) and node.target.id in refs:
-                value = ast.copy_location(ast.BinOp(
-                    left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op,
-                    right=node.value), node)
-                return self.store(node, node.target.id, value)
-            return node
-
-    return ast.fix_missing_locations(Stores().visit(tree))
 
 
 def _is_eager_form(fn) -> bool:
