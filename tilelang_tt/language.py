@@ -812,7 +812,7 @@ def _refuse_strided_signature(fn) -> None:
     """A ``@T.prim_func`` whose signature annotates a parameter ``T.StridedTensor``."""
     for name, ann in getattr(fn, "__annotations__", {}).items():
         if _STRIDED_ANNOTATIONS.get(id(ann)) is ann:
-            where = f"{inspect.getsourcefile(fn)}:{fn.__code__.co_firstlineno}"
+            where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
             raise TTUnsupportedError(f"{where}: @T.prim_func {fn.__name__}, parameter {name}: "
                                      f"{_StridedTensorProxy.REFUSAL}")
 
