@@ -1,0 +1,331 @@
+"""A0.1.0.1 BoundLoopExtentsTT: loop extents that are not literals, made constant or masked.
+
+Requires: ScalarsToBindTT (scalar assignments are ``Bind``s, seen through here).
+
+TileLang lets a loop's extent be any integer expression: a name bound before the loop
+(``span = T.min(valid_len, max_len)``), a scalar parameter (specialised to its value per call
+here: docs/SUPPORT.md "``tilelang.jit``"), ``T.min`` / ``T.max`` of them, or block indices
+(``T.min(block_M, M - by * block_M)``).  Iterations past the extent do nothing.  A Tensix
+elementwise op covers whole 32x32 tiles, so a ``T.Parallel`` nest must have constant extents
+(A0.2) and a store must not overwrite elements the nest does not write.
+
+Guarantees: every loop extent that is not an integer literal has the integer bindings it uses
+inlined and is simplified; a ``T.serial`` / ``T.Pipelined`` loop whose extent becomes a
+constant takes it (others keep their expression: a loop bound computed at run time).  For a
+``T.Parallel`` nest with such a loop (starting at 0):
+
+* an extent that is a constant ``c``, or has a constant upper bound ``c`` over the launch
+  extents and loop ranges (``T.min(x, 512)`` is at most 512), runs ``U`` iterations: ``c``
+  rounded up to a multiple of 32 when every block buffer the loop variable indexes (as ``v`` or
+  ``v + offset``) holds that many elements (tensors are padded: A0.3.1), else ``c``;
+* a nest with an extent that is at most 0 is removed (it does nothing);
+* when ``U`` exceeds the extent ``e`` (a run-time value, or a constant not a multiple of 32),
+  every element store ``dst[idx] = v`` of the body becomes ``dst[idx] = T.if_then_else(v_k < e,
+  v, old)``: the iterations past the extent keep ``dst``'s value (A0.2 computes the condition
+  as an index mask).  ``old`` is ``dst[idx]`` itself, unless an earlier statement of the same
+  statement list last wrote ``dst``: a ``T.Parallel`` nest of constant extents storing one
+  value ``dst[w + off] = v'`` whose elements cover ``idx`` for every iteration, and whose value
+  reads nothing written since; then ``old`` is ``v'`` at those elements (so a tensor is not
+  read back after the kernel wrote it: TileLang's "zeros, then a prefix" stays in L1).
+
+Refused (``TTCompileError`` naming the loop and its line, saying what to change): an extent
+without a constant upper bound; a masked nest whose body is not element assignments and
+bindings; a masked store to a tensor that an earlier statement wrote in a way the value cannot
+be taken from.  Decided from the extents' and indices' arithmetic only.
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import tirx
+
+from ...errors import TTCompileError
+from ..common import (
+    TILE, buffer_scope, buffer_shape, collect, inline_binds, launch_attrs, seq, stmts_of,
+    substitute, tile_dst_buffer, tt_map, tt_pass, uses_var,
+)
+
+_INT32 = 1 << 31
+
+
+def _round_up(n: int) -> int:
+    return (n + TILE - 1) // TILE * TILE
+
+
+def _is_int(e) -> bool:
+    return isinstance(e, tirx.IntImm)
+
+
+def _loop_text(loop) -> str:
+    kind = "T.Parallel" if loop.kind == tirx.ForKind.PARALLEL else "T.serial"
+    return f"for {loop.loop_var.name} in {kind}({loop.extent})"
+
+
+def _parallel_chain(loop) -> tuple[list, tirx.Stmt]:
+    loops, body = [], loop
+    while isinstance(body, tirx.For) and body.kind == tirx.ForKind.PARALLEL:
+        loops.append(body)
+        body = body.body
+    return loops, body
+
+
+def _written(stmt) -> list:
+    """Buffers a statement writes (element stores, tile-op destinations)."""
+    out = [s.buffer for s in collect(stmt, tirx.BufferStore)]
+    for c in collect(stmt, tirx.TilePrimitiveCall):
+        if c.args and isinstance(c.args[0], tvm.ir.TensorRegion):
+            out.append(tile_dst_buffer(c))
+    return out
+
+
+def _writes(stmt, buf) -> bool:
+    return any(b.same_as(buf) for b in _written(stmt))
+
+
+class _Rewriter:
+    def __init__(self, func):
+        self.binds = {b.var: b.value for b in collect(func.body, tirx.Bind)
+                      if str(b.var.ty).startswith(("int", "uint"))}
+        self.ana = tvm.sym.Analyzer()
+        for a in launch_attrs(func.body):
+            self.ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0),
+                                                                     a.value))
+        self.masked = []  # (new nest, [(store, loop vars, extents)])
+
+    def simplify(self, e):
+        return self.ana.simplify(inline_binds(e, self.binds))
+
+    def bind_loop(self, lp, extent):
+        """Bind a loop variable to every value it takes (over-approximated by bounds)."""
+        lo = self.ana.const_int_bound(self.simplify(lp.min)).min_value
+        hi = self.ana.const_int_bound(self.simplify(lp.min + extent - 1)).max_value
+        if -_INT32 < lo <= hi < _INT32:
+            dtype = str(lp.loop_var.ty.dtype)
+            self.ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(
+                tirx.IntImm(dtype, int(lo)), tirx.IntImm(dtype, int(hi - lo + 1))))
+
+    # ---- loops -----------------------------------------------------------------------------
+    def on_for(self, lp):
+        if lp.kind == tirx.ForKind.PARALLEL:
+            return self.on_parallel(lp)
+        if _is_int(lp.extent):
+            self.bind_loop(lp, lp.extent)
+            return lp
+        e = self.simplify(lp.extent)
+        self.bind_loop(lp, e)
+        if not _is_int(e):
+            return lp
+        return tirx.For(lp.loop_var, lp.min, e, lp.kind, lp.body, lp.thread_binding,
+                        lp.annotations, lp.step, lp.span)
+
+    def on_parallel(self, head):
+        loops, body = _parallel_chain(head)
+        if all(_is_int(lp.extent) for lp in loops):
+            for lp in loops:
+                self.bind_loop(lp, lp.extent)
+            return head
+        extents = [self.simplify(lp.extent) for lp in loops]
+        if any(not _is_int(self.simplify(lp.min)) or int(self.simplify(lp.min)) != 0
+               for lp in loops):
+            return head  # A0.2 names a loop that does not start at 0
+        bounds = []
+        for lp, e in zip(loops, extents):
+            hi = self.ana.const_int_bound(e).max_value
+            if hi >= _INT32:
+                raise TTCompileError(
+                    f"`{_loop_text(lp)}`: the extent `{e}` has no constant upper bound; a "
+                    "T.Parallel nest runs over a block of constant size with the iterations "
+                    "past the extent masked off", span=lp.span,
+                    hint=f"bound it by the block size: T.Parallel(T.min({lp.extent}, N)) with "
+                         "N a constant (the size of the buffers it indexes)")
+            bounds.append(int(hi))
+        if min(bounds) <= 0:
+            return tirx.Evaluate(tirx.IntImm("int32", 0))  # no iteration runs
+        sizes = [self.iterations(lp.loop_var, e, c, body)
+                 for lp, e, c in zip(loops, extents, bounds)]
+        conds = [lp.loop_var < e for lp, e, u in zip(loops, extents, sizes)
+                 if not (_is_int(e) and int(e) >= u)]
+        for lp, u in zip(loops, sizes):
+            self.ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(
+                tirx.IntImm(str(lp.loop_var.ty.dtype), 0),
+                tirx.IntImm(str(lp.loop_var.ty.dtype), u)))
+        stores = []
+        if conds:
+            body, stores = self.mask_body(head, body, conds)
+        nest = body
+        for lp, u in reversed(list(zip(loops, sizes))):
+            nest = tirx.For(lp.loop_var, lp.min, tirx.IntImm(str(lp.extent.ty.dtype), u),
+                            lp.kind, nest, lp.thread_binding, lp.annotations, lp.step, lp.span)
+        if stores:
+            self.masked.append((nest, stores, [lp.loop_var for lp in loops], sizes))
+        return nest
+
+    def iterations(self, var, extent, bound, body) -> int:
+        """The iterations a nest loop runs: its bound rounded up to whole tiles when every
+        block buffer ``var`` indexes holds them (module docstring)."""
+        if bound % TILE == 0:
+            return bound
+        want = _round_up(bound)
+        accesses = [(s.buffer, s.indices) for s in collect(body, tirx.BufferStore)] + \
+            [(ld.source, ld.indices) for ld in collect(body, tvm.ir.TensorLoad)]
+        for buf, indices in accesses:
+            if buffer_scope(buf) == "global":
+                continue
+            for ix, dim in zip(indices, buffer_shape(buf)):
+                if not uses_var(ix, var):
+                    continue
+                if not isinstance(dim, int):
+                    return bound
+                off = self.simplify(ix - var)
+                if uses_var(off, var) or not self.ana.can_prove(off + want <= dim):
+                    return bound
+        return want
+
+    def mask_body(self, head, body, conds):
+        """The body with every element store keeping its old value past the extents."""
+        cond = conds[0]
+        for c in conds[1:]:
+            cond = tirx.And(cond, c)
+        out, stores = [], []
+        for st in stmts_of(body):
+            if isinstance(st, tirx.Bind):
+                out.append(st)
+                continue
+            if not isinstance(st, tirx.BufferStore):
+                what = type(st).__name__
+                if isinstance(st, tirx.For):
+                    what = f"a loop `{_loop_text(st)}`"
+                elif isinstance(st, tirx.IfThenElse):
+                    what = f"a branch `if {st.condition}:`"
+                raise TTCompileError(
+                    f"`{_loop_text(head)}`: its extent is not a constant multiple of 32, so the "
+                    "nest runs over whole tiles with the iterations past the extent masked off, "
+                    f"which needs a body of element assignments; it holds {what}",
+                    span=head.span,
+                    hint="use a constant extent, or move that statement out of the T.Parallel "
+                         "nest (select values with T.if_then_else(cond, value, dst[...]))")
+            old = st.buffer[tuple(st.indices)]
+            new = tirx.BufferStore(st.buffer, tirx.if_then_else(cond, st.value, old),
+                                   st.indices, st.span)
+            out.append(new)
+            stores.append(new)
+        return seq(out), stores
+
+    # ---- the value a masked store keeps ------------------------------------------------------
+    def on_seq(self, s):
+        children = list(s.seq)
+        changed = False
+        for k, child in enumerate(children):
+            hit = next((m for m in self.masked if m[0].same_as(child)), None)
+            if hit is None:
+                continue
+            new = self.forward(hit, children[:k])
+            if new is not child:
+                children[k] = new
+                changed = True
+        return tirx.SeqStmt(children, s.span) if changed else s
+
+    def forward(self, masked, before):
+        nest, stores, loop_vars, sizes = masked
+        mapping = {}
+        for st in stores:
+            old = self.old_value(nest, st, before)
+            if old is not None:
+                mapping[st] = old
+        if not mapping:
+            return nest
+
+        def on_store(st):
+            for orig, old in mapping.items():
+                if st.same_as(orig):
+                    v = st.value
+                    return tirx.BufferStore(st.buffer, tirx.if_then_else(v.args[0], v.args[1],
+                                                                         old),
+                                            st.indices, st.span)
+            return st
+
+        return tt_map(nest, [(tirx.BufferStore, on_store)])
+
+    def old_value(self, nest, st, before):
+        """The value ``dst`` holds at the store's elements when an earlier sibling last wrote
+        it, as an expression (None: read ``dst`` itself)."""
+        dst = st.buffer
+        last = next((k for k in range(len(before) - 1, -1, -1) if _writes(before[k], dst)),
+                    None)
+        if last is None:
+            return None
+        value = self.stored_value(before[last], st, before[last + 1:])
+        if value is None and buffer_scope(dst) == "global":
+            writer = before[last]
+            line = f" (line {writer.span.line})" if getattr(writer, "span", None) else ""
+            raise TTCompileError(
+                f"`{_loop_text(nest)}` stores to tensor {dst.name} under a mask (its extent is "
+                f"not a constant multiple of 32), so the iterations past the extent keep "
+                f"{dst.name}'s elements; an earlier statement{line} wrote them, and a kernel "
+                "cannot read back what it wrote to a tensor", span=nest.span,
+                hint=f"write {dst.name} once: compute the earlier values into a fragment and "
+                     "store the fragment after the masked nest, or write them with a "
+                     "T.Parallel nest of constant extents storing one value")
+        return value
+
+    def stored_value(self, writer, st, between):
+        """``v'`` at ``st``'s elements when ``writer`` is a constant-extent ``T.Parallel`` nest
+        storing ``dst[w + off] = v'`` once, covering every element ``st`` writes."""
+        if not isinstance(writer, tirx.For) or writer.kind != tirx.ForKind.PARALLEL:
+            return None
+        loops, body = _parallel_chain(writer)
+        if not all(_is_int(lp.extent) and _is_int(lp.min) and int(lp.min) == 0
+                   for lp in loops):
+            return None
+        items = stmts_of(body)
+        local = {}
+        for b in items[:-1]:
+            if not isinstance(b, tirx.Bind):
+                return None
+            local[b.var] = substitute(b.value, local)
+        w = items[-1] if items else None
+        if not isinstance(w, tirx.BufferStore) or not w.buffer.same_as(st.buffer):
+            return None
+        at = {}
+        for ix_w, ix in zip(w.indices, st.indices):
+            ix_w = self.simplify(substitute(ix_w, local))
+            used = [lp for lp in loops if uses_var(ix_w, lp.loop_var)]
+            if not used:
+                if not self.ana.can_prove(ix_w == self.simplify(ix)):
+                    return None
+                continue
+            if len(used) > 1 or used[0].loop_var in at:
+                return None
+            lp = used[0]
+            off = self.simplify(ix_w - lp.loop_var)
+            if uses_var(off, lp.loop_var):
+                return None
+            j = self.simplify(ix - off)
+            if not (self.ana.can_prove(j >= 0) and self.ana.can_prove(j < lp.extent)):
+                return None
+            at[lp.loop_var] = j
+        if len(at) != len(loops):
+            return None
+        value = substitute(substitute(w.value, local), at)
+        read = [ld.source for ld in collect(value, tvm.ir.TensorLoad)]
+        later = [b for s in [writer] + list(between) for b in _written(s)]
+        if any(r.same_as(b) for r in read for b in later):
+            return None
+        return value
+
+    def run(self, body):
+        # outer loops first (a nest is rewritten from its head; the analyzer learns outer
+        # ranges before inner extents), then the statement lists holding masked nests
+        body = tt_map(body, [(tirx.For, self.on_for)], order="pre")
+        if not self.masked:
+            return body
+        return tt_map(body, [(tirx.SeqStmt, self.on_seq)], order="post")
+
+
+@tt_pass("BoundLoopExtentsTT", requires=("ScalarsToBindTT",))
+def BoundLoopExtentsTT(func, mod, ctx):
+    """Loop extents that are not literals: constants, or a masked T.Parallel nest over a
+    constant bound (module docstring)."""
+    if not collect(func.body, tirx.For, lambda lp: not _is_int(lp.extent)):
+        return func
+    return func.with_body(_Rewriter(func).run(func.body))
