@@ -15,9 +15,11 @@ constant takes it (others keep their expression: a loop bound computed at run ti
 ``T.Parallel`` nest with such a loop (starting at 0):
 
 * an extent that is a constant ``c``, or has a constant upper bound ``c`` over the launch
-  extents and loop ranges (``T.min(x, 512)`` is at most 512), runs ``U`` iterations: ``c``
-  rounded up to a multiple of 32 when every block buffer the loop variable indexes (as ``v`` or
-  ``v + offset``) holds that many elements (tensors are padded: A0.3.1), else ``c``;
+  extents and loop ranges (``T.min(x, 512)`` is at most 512), runs ``U`` iterations: the
+  dim of the block buffers the loop variable indexes (as ``v + offset``, a constant offset;
+  all the same size, at least ``c``: elementwise tile ops use whole buffers), or, when it
+  indexes only tensors, ``c`` rounded up to a multiple of 32 (tensors are padded past their
+  ends: A0.3.1); otherwise ``c``;
 * a nest with an extent that is at most 0 is removed (it does nothing);
 * when ``U`` exceeds the extent ``e`` (a run-time value, or a constant not a multiple of 32),
   every element store ``dst[idx] = v`` of the body becomes ``dst[idx] = T.if_then_else(v_k < e,
@@ -131,7 +133,7 @@ class _Rewriter:
         bounds = []
         for lp, e in zip(loops, extents):
             hi = self.ana.const_int_bound(e).max_value
-            if hi >= _INT32:
+            if hi >= _INT32 - 1:  # the int32 range itself: no bound found
                 raise TTCompileError(
                     f"`{_loop_text(lp)}`: the extent `{e}` has no constant upper bound; a "
                     "T.Parallel nest runs over a block of constant size with the iterations "
@@ -141,7 +143,7 @@ class _Rewriter:
             bounds.append(int(hi))
         if min(bounds) <= 0:
             return tirx.Evaluate(tirx.IntImm("int32", 0))  # no iteration runs
-        sizes = [self.iterations(lp.loop_var, e, c, body)
+        sizes = [self.iterations(lp.loop_var, c, body)
                  for lp, e, c in zip(loops, extents, bounds)]
         conds = [lp.loop_var < e for lp, e, u in zip(loops, extents, sizes)
                  if not (_is_int(e) and int(e) >= u)]
@@ -160,26 +162,26 @@ class _Rewriter:
             self.masked.append((nest, stores, [lp.loop_var for lp in loops], sizes))
         return nest
 
-    def iterations(self, var, extent, bound, body) -> int:
-        """The iterations a nest loop runs: its bound rounded up to whole tiles when every
-        block buffer ``var`` indexes holds them (module docstring)."""
-        if bound % TILE == 0:
-            return bound
-        want = _round_up(bound)
+    def iterations(self, var, bound, body) -> int:
+        """The iterations a nest loop runs (module docstring): the whole dim of the block
+        buffers ``var`` indexes (tile ops use whole buffers), else ``bound`` rounded up to
+        whole tiles (tensors are padded past their ends)."""
         accesses = [(s.buffer, s.indices) for s in collect(body, tirx.BufferStore)] + \
             [(ld.source, ld.indices) for ld in collect(body, tvm.ir.TensorLoad)]
+        dims = set()
         for buf, indices in accesses:
             if buffer_scope(buf) == "global":
                 continue
             for ix, dim in zip(indices, buffer_shape(buf)):
                 if not uses_var(ix, var):
                     continue
-                if not isinstance(dim, int):
-                    return bound
                 off = self.simplify(ix - var)
-                if uses_var(off, var) or not self.ana.can_prove(off + want <= dim):
+                if not isinstance(dim, int) or not _is_int(off):
                     return bound
-        return want
+                dims.add(dim - int(off))
+        if dims:
+            return dims.pop() if len(dims) == 1 and min(dims) >= bound else bound
+        return _round_up(bound)
 
     def mask_body(self, head, body, conds):
         """The body with every element store keeping its old value past the extents."""

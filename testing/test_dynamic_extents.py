@@ -1,0 +1,215 @@
+"""Loop extents that are not literals (TileLang issue 8's ``T.Parallel(span)``): a name bound
+before the loop, a scalar parameter (specialised per value), ``T.min`` / ``T.max`` of them, or
+block indices.  Iterations past the extent do nothing: the nest runs over a constant bound
+(whole tiles) with its stores masked (A0.1.0.1 BoundLoopExtentsTT, docs/SUPPORT.md "Loop
+extents that are not literals").  Each kernel runs on the emulator against numpy."""
+
+import numpy as np
+import pytest
+
+import tilelang_tt
+import tilelang_tt as tilelang
+import tilelang_tt.language as T
+from tilelang_tt import TTCompileError
+
+
+@tilelang.jit(out_idx=[1])
+def parallel_elementwise_dynamic(max_len=512, threads=256, dtype=T.float32):
+    # TileLang 0.1.14's testing/python/language/test_tilelang_language_parallel.py
+    @T.prim_func
+    def main(
+        A: T.Tensor((max_len,), dtype),
+        B: T.Tensor((max_len,), dtype),
+        valid_len: T.int32,
+    ):
+        with T.Kernel(1, threads=threads) as _:
+            for i in T.Parallel(max_len):
+                B[i] = 0.0
+            span = T.min(valid_len, max_len)
+            for i in T.Parallel(span):
+                B[i] = A[i] - 1.0
+
+    return main
+
+
+@pytest.mark.parametrize("valid_len", [0, 13, 200, 512, 600])
+def test_parallel_dynamic_extent_1d(valid_len):
+    kernel = parallel_elementwise_dynamic(max_len=512, threads=256)
+    a = np.random.default_rng(valid_len).standard_normal(512).astype(np.float32)
+    out = kernel(a, valid_len)
+    ref = np.zeros_like(a)
+    clip = min(valid_len, 512)
+    ref[:clip] = a[:clip] - 1.0
+    np.testing.assert_allclose(out, ref, atol=1e-5, rtol=1e-5)
+
+
+@tilelang.jit(out_idx=[1])
+def rows_then_prefix(M=128, N=64, dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), valid_rows: T.int32,
+             valid_cols: T.int32):
+        with T.Kernel(1, threads=128) as _:
+            for i, j in T.Parallel(M, N):
+                B[i, j] = -2.0
+            rows = T.min(valid_rows, M)
+            cols = T.max(T.min(valid_cols, N), 1)
+            for i, j in T.Parallel(rows, cols):
+                B[i, j] = A[i, j] * 2.0 + 1.0
+
+    return main
+
+
+@pytest.mark.parametrize("valid_rows, valid_cols", [(13, 64), (70, 40), (128, 1), (0, 64),
+                                                    (200, 100)])
+def test_parallel_dynamic_extent_2d(valid_rows, valid_cols):
+    kernel = rows_then_prefix()
+    a = np.random.default_rng(1).standard_normal((128, 64)).astype(np.float32)
+    out = kernel(a, valid_rows, valid_cols)
+    ref = np.full_like(a, -2.0)
+    r, c = min(valid_rows, 128), max(min(valid_cols, 64), 1)
+    ref[:r, :c] = a[:r, :c] * 2.0 + 1.0
+    np.testing.assert_allclose(out, ref, atol=1e-5, rtol=1e-5)
+
+
+def tail_rows(M, N, limit, block_M=32, dtype=T.float32):
+    # the extent depends on the block index: known only at run time, bounded by block_M
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as by:
+            rows = T.min(block_M, limit - by * block_M)
+            for i, j in T.Parallel(rows, N):
+                B[by * block_M + i, j] = T.exp(A[by * block_M + i, j])
+
+    return main
+
+
+def test_parallel_extent_of_block_index_keeps_the_rest():
+    # B is updated in place: the rows at or past `limit` keep what the caller passed
+    kernel = tilelang.compile(tail_rows(128, 64, 70))
+    rng = np.random.default_rng(2)
+    a = rng.uniform(-1, 1, (128, 64)).astype(np.float32)
+    b = rng.uniform(-1, 1, (128, 64)).astype(np.float32)
+    ref = b.copy()
+    ref[:70] = np.exp(a[:70])
+    kernel(a, b)
+    np.testing.assert_allclose(b, ref, rtol=1e-3, atol=1e-3)
+
+
+def fragment_prefix(N=256, dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype), n: T.int32):
+        with T.Kernel(1, threads=128) as _:
+            acc = T.alloc_fragment((N,), dtype)
+            T.fill(acc, 3.0)
+            span = T.min(n, N)
+            for i in T.Parallel(span):
+                acc[i] = A[i] * A[i]
+            T.copy(acc, B)
+
+    return main
+
+
+@pytest.mark.parametrize("n", [5, 100])
+def test_parallel_dynamic_extent_into_fragment(n):
+    kernel = tilelang.compile(fragment_prefix(), out_idx=[1])
+    a = np.random.default_rng(3).uniform(-2, 2, 256).astype(np.float32)
+    ref = np.full_like(a, 3.0)
+    ref[:n] = a[:n] * a[:n]
+    np.testing.assert_allclose(kernel(a, n), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_let_bound_extent_is_constant_after_a0101():
+    # specialised: the extent is the constant 100; the nest runs over the whole fragment
+    func = fragment_prefix()
+    f = tilelang_tt.lower(func.specialize({func.params[2]: 100}), stop_after="A0.1.0.1")["main"]
+    assert [int(lp.extent) for lp in _loops(f.body)] == [256]
+    assert "if_then_else(i < 100, A[i] * A[i], acc[i])" in str(f).replace("T.", "")
+    # the tensors alone: 13 rounded up to whole tiles, the old value taken from the zeros
+    func = parallel_elementwise_dynamic.get_tir()
+    f = tilelang_tt.lower(func.specialize({func.params[2]: 13}), stop_after="A0.1.0.1")["main"]
+    assert [int(lp.extent) for lp in _loops(f.body)] == [512, 32]
+    assert "if_then_else(i < 13, A[i] - float32(1.0), float32(0.0))" in str(f).replace("T.", "")
+
+
+@tilelang.jit(out_idx=[1])
+def serial_steps(N=64, dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((N, N), dtype), B: T.Tensor((N, N), dtype), steps: T.int32):
+        with T.Kernel(1, threads=128) as _:
+            acc = T.alloc_fragment((N, N), dtype)
+            a_s = T.alloc_shared((N, N), dtype)
+            T.copy(A, a_s)
+            T.fill(acc, 0.0)
+            n = T.min(steps, 4)
+            for k in T.serial(n):
+                for i, j in T.Parallel(N, N):
+                    acc[i, j] = acc[i, j] + a_s[i, j]
+            T.copy(acc, B)
+
+    return main
+
+
+def test_serial_let_bound_extent():
+    kernel = serial_steps()
+    a = np.random.default_rng(4).uniform(-1, 1, (64, 64)).astype(np.float32)
+    for steps in (3, 9):
+        np.testing.assert_allclose(kernel(a, steps), min(steps, 4) * a, rtol=1e-5, atol=1e-5)
+
+
+def _loops(stmt):
+    from tvm import tirx
+    from tilelang_tt.passes.common import collect
+    return collect(stmt, tirx.For)
+
+
+def unbounded(dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((64,), dtype), B: T.Tensor((64,), dtype), n: T.int32):
+        with T.Kernel(1, threads=128) as _:
+            for i in T.Parallel(n):
+                B[i] = A[i] + 1.0
+
+    return main
+
+
+def test_extent_without_upper_bound_is_refused():
+    with pytest.raises(TTCompileError, match=r"T.Parallel\(n\).*no constant upper bound") as e:
+        tilelang_tt.lower(unbounded(), stop_after="A0.1.0.1")
+    assert "T.min(n, N)" in str(e.value)
+
+
+def copied_then_prefix(dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((64,), dtype), B: T.Tensor((64,), dtype), n: T.int32):
+        with T.Kernel(1, threads=128) as _:
+            s = T.alloc_shared((64,), dtype)
+            T.copy(A, s)
+            T.copy(s, B)
+            span = T.min(n, 64)
+            for i in T.Parallel(span):
+                B[i] = A[i] + 1.0
+
+    return main
+
+
+def test_masked_store_after_a_tensor_copy_is_refused():
+    with pytest.raises(TTCompileError, match=r"stores to tensor B under a mask.*line \d+") as e:
+        tilelang_tt.lower(copied_then_prefix(), stop_after="A0.1.0.1")
+    assert "write B once" in str(e.value)
+
+
+def nested_loop_body(dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), dtype), B: T.Tensor((64,), dtype), n: T.int32):
+        with T.Kernel(1, threads=128) as _:
+            span = T.min(n, 64)
+            for i in T.Parallel(span):
+                for j in T.serial(64):
+                    B[i] = B[i] + A[i, j]
+
+    return main
+
+
+def test_masked_nest_with_a_loop_in_its_body_is_refused():
+    with pytest.raises(TTCompileError, match=r"T.Parallel\(span\).*a loop `for j in"):
+        tilelang_tt.lower(nested_loop_body(), stop_after="A0.1.0.1")
