@@ -213,3 +213,25 @@ def nested_loop_body(dtype=T.float32):
 def test_masked_nest_with_a_loop_in_its_body_is_refused():
     with pytest.raises(TTCompileError, match=r"T.Parallel\(span\).*a loop `for j in"):
         tilelang_tt.lower(nested_loop_body(), stop_after="A0.1.0.1")
+
+
+@tilelang.jit(out_idx=[1])
+def prefix_of_parameter(N=256, dtype=T.float32):
+    # the scalar parameter is the extent itself: specialised, a literal extent
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype), n: T.int32):
+        with T.Kernel(1, threads=128) as _:
+            for i in T.Parallel(N):
+                B[i] = 7.0
+            for i in T.Parallel(n):
+                B[i] = T.abs(A[i])
+
+    return main
+
+
+@pytest.mark.parametrize("n", [1, 31, 33, 256])
+def test_parallel_extent_is_the_scalar_parameter(n):
+    a = np.random.default_rng(n).uniform(-2, 2, 256).astype(np.float32)
+    ref = np.full_like(a, 7.0)
+    ref[:n] = np.abs(a[:n])
+    np.testing.assert_allclose(prefix_of_parameter()(a, n), ref, rtol=1e-6, atol=1e-6)

@@ -71,6 +71,12 @@ def _parallel_chain(loop) -> tuple[list, tirx.Stmt]:
     return loops, body
 
 
+def _accesses(body) -> list:
+    """(buffer, indices) of every element store and load of ``body``."""
+    return [(s.buffer, s.indices) for s in collect(body, tirx.BufferStore)] + \
+        [(ld.source, ld.indices) for ld in collect(body, tvm.ir.TensorLoad)]
+
+
 def _written(stmt) -> list:
     """Buffers a statement writes (element stores, tile-op destinations)."""
     out = [s.buffer for s in collect(stmt, tirx.BufferStore)]
@@ -122,7 +128,8 @@ class _Rewriter:
 
     def on_parallel(self, head):
         loops, body = _parallel_chain(head)
-        if all(_is_int(lp.extent) for lp in loops):
+        literal = all(_is_int(lp.extent) for lp in loops)
+        if literal and not self.partial_literal(loops, body):
             for lp in loops:
                 self.bind_loop(lp, lp.extent)
             return head
@@ -162,14 +169,38 @@ class _Rewriter:
             self.masked.append((nest, stores, [lp.loop_var for lp in loops], sizes))
         return nest
 
+    def partial_literal(self, loops, body) -> bool:
+        """A nest of literal extents (a scalar parameter specialised to its value:
+        ``T.Parallel(valid_len)``) that covers part of a block buffer it indexes, or whose
+        stores, rounded up to whole tiles, would land on elements of their tensor (a body of
+        element assignments only: other bodies are A0.2's to lower or name)."""
+        if not all(isinstance(st, (tirx.BufferStore, tirx.Bind)) for st in stmts_of(body)):
+            return False
+        for lp in loops:
+            c = int(lp.extent)
+            if c <= 0:
+                return True
+            if self.iterations(lp.loop_var, c, body) <= c:
+                continue
+            for st in collect(body, tirx.BufferStore):
+                if buffer_scope(st.buffer) != "global":
+                    continue
+                for ix, dim in zip(st.indices, buffer_shape(st.buffer)):
+                    if uses_var(ix, lp.loop_var) and not (isinstance(dim, int) and (
+                            self.ana.can_prove(substitute(ix, {lp.loop_var: c}) >= dim))):
+                        return True
+            if any(buffer_scope(buf) != "global" and
+                   any(uses_var(ix, lp.loop_var) for ix in indices)
+                   for buf, indices in _accesses(body)):
+                return True
+        return False
+
     def iterations(self, var, bound, body) -> int:
         """The iterations a nest loop runs (module docstring): the whole dim of the block
         buffers ``var`` indexes (tile ops use whole buffers), else ``bound`` rounded up to
         whole tiles (tensors are padded past their ends)."""
-        accesses = [(s.buffer, s.indices) for s in collect(body, tirx.BufferStore)] + \
-            [(ld.source, ld.indices) for ld in collect(body, tvm.ir.TensorLoad)]
         dims = set()
-        for buf, indices in accesses:
+        for buf, indices in _accesses(body):
             if buffer_scope(buf) == "global":
                 continue
             for ix, dim in zip(indices, buffer_shape(buf)):
@@ -324,10 +355,14 @@ class _Rewriter:
         return tt_map(body, [(tirx.SeqStmt, self.on_seq)], order="post")
 
 
+def bound_loop_extents(func):
+    """``func``'s body with its loop extents bounded (module docstring)."""
+    return _Rewriter(func).run(func.body)
+
+
 @tt_pass("BoundLoopExtentsTT", requires=("ScalarsToBindTT",))
 def BoundLoopExtentsTT(func, mod, ctx):
     """Loop extents that are not literals: constants, or a masked T.Parallel nest over a
     constant bound (module docstring)."""
-    if not collect(func.body, tirx.For, lambda lp: not _is_int(lp.extent)):
-        return func
-    return func.with_body(_Rewriter(func).run(func.body))
+    body = bound_loop_extents(func)
+    return func if body.same_as(func.body) else func.with_body(body)
