@@ -1,4 +1,5 @@
-"""A0.1.0.1 BoundLoopExtentsTT: loop extents that are not literals, made constant or masked.
+"""A0.1.0.1 BoundLoopExtentsTT: loop extents that are not literals (or not whole tiles), made
+constant or masked.
 
 Requires: ScalarsToBindTT (scalar assignments are ``Bind``s, seen through here).
 
@@ -11,8 +12,12 @@ elementwise op covers whole 32x32 tiles, so a ``T.Parallel`` nest must have cons
 
 Guarantees: every loop extent that is not an integer literal has the integer bindings it uses
 inlined and is simplified; a ``T.serial`` / ``T.Pipelined`` loop whose extent becomes a
-constant takes it (others keep their expression: a loop bound computed at run time).  For a
-``T.Parallel`` nest with such a loop (starting at 0):
+constant takes it (others keep their expression: a loop bound computed at run time).  A
+``T.Parallel`` nest (starting at 0) is rewritten when a loop's extent is not a literal, or
+when its extents are literals (a scalar parameter specialised to its value:
+``T.Parallel(valid_len)``), its body is element assignments, and a loop covers part of a
+block buffer it indexes or its stores, rounded up to whole tiles, would land on elements of
+their tensor (A0.5.1 would refuse those); other literal nests are unchanged.  Rewritten:
 
 * an extent that is a constant ``c``, or has a constant upper bound ``c`` over the launch
   extents and loop ranges (``T.min(x, 512)`` is at most 512), runs ``U`` iterations: the
@@ -27,8 +32,9 @@ constant takes it (others keep their expression: a loop bound computed at run ti
   as an index mask).  ``old`` is ``dst[idx]`` itself, unless an earlier statement of the same
   statement list last wrote ``dst``: a ``T.Parallel`` nest of constant extents storing one
   value ``dst[w + off] = v'`` whose elements cover ``idx`` for every iteration, and whose value
-  reads nothing written since; then ``old`` is ``v'`` at those elements (so a tensor is not
-  read back after the kernel wrote it: TileLang's "zeros, then a prefix" stays in L1).
+  reads nothing written since; then ``old`` is ``v'`` at those elements (so the kernel does
+  not read back a tensor it wrote: TileLang's "zeros, then a prefix" selects between the
+  prefix and the zeros).
 
 Refused (``TTCompileError`` naming the loop and its line, saying what to change): an extent
 without a constant upper bound; a masked nest whose body is not element assignments and
