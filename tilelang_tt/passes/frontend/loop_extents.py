@@ -32,9 +32,10 @@ their tensor (A0.5.1 would refuse those); other literal nests are unchanged.  Re
   as an index mask).  ``old`` is ``dst[idx]`` itself, unless an earlier statement of the same
   statement list last wrote ``dst``: a ``T.Parallel`` nest of constant extents storing one
   value ``dst[w + off] = v'`` whose elements cover ``idx`` for every iteration, and whose value
-  reads nothing written since; then ``old`` is ``v'`` at those elements (so the kernel does
-  not read back a tensor it wrote: TileLang's "zeros, then a prefix" selects between the
-  prefix and the zeros).
+  reads nothing written since, or a ``T.copy(src, dst[...])`` of a block buffer covering them
+  (``src`` not written since); then ``old`` is ``v'`` (``src``) at those elements (so the
+  kernel does not read back a tensor it wrote: TileLang's "zeros, then a prefix" selects
+  between the prefix and the zeros).
 
 Refused (``TTCompileError`` naming the loop and its line, saying what to change): an extent
 without a constant upper bound; a masked nest whose body is not element assignments and
@@ -83,6 +84,26 @@ def _accesses(body) -> list:
         [(ld.source, ld.indices) for ld in collect(body, tvm.ir.TensorLoad)]
 
 
+def _innermost(nest, depth):
+    body = nest
+    for _ in range(depth):
+        body = body.body
+    return body
+
+
+def _rebuild(nest, body, sizes):
+    """``nest``'s loops (``len(sizes)`` of them) around ``body``, with extents ``sizes``."""
+    loops = []
+    lp = nest
+    for _ in sizes:
+        loops.append(lp)
+        lp = lp.body
+    for lp, u in reversed(list(zip(loops, sizes))):
+        body = tirx.For(lp.loop_var, lp.min, tirx.IntImm(str(lp.extent.ty.dtype), u), lp.kind,
+                        body, lp.thread_binding, lp.annotations, lp.step, lp.span)
+    return body
+
+
 def _written(stmt) -> list:
     """Buffers a statement writes (element stores, tile-op destinations)."""
     out = [s.buffer for s in collect(stmt, tirx.BufferStore)]
@@ -116,7 +137,8 @@ class _Rewriter:
         if -_INT32 < lo <= hi < _INT32:
             dtype = str(lp.loop_var.ty.dtype)
             self.ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(
-                tirx.IntImm(dtype, int(lo)), tirx.IntImm(dtype, int(hi - lo + 1))))
+                tirx.IntImm(dtype, int(lo)), tirx.IntImm(dtype, int(hi - lo + 1))),
+                allow_override=True)
 
     # ---- loops -----------------------------------------------------------------------------
     def on_for(self, lp):
@@ -160,10 +182,7 @@ class _Rewriter:
                  for lp, e, c in zip(loops, extents, bounds)]
         conds = [lp.loop_var < e for lp, e, u in zip(loops, extents, sizes)
                  if not (_is_int(e) and int(e) >= u)]
-        for lp, u in zip(loops, sizes):
-            self.ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(
-                tirx.IntImm(str(lp.loop_var.ty.dtype), 0),
-                tirx.IntImm(str(lp.loop_var.ty.dtype), u)))
+        self.bind_sizes([lp.loop_var for lp in loops], sizes)
         stores = []
         if conds:
             body, stores = self.mask_body(head, body, conds)
@@ -265,25 +284,43 @@ class _Rewriter:
         return tirx.SeqStmt(children, s.span) if changed else s
 
     def forward(self, masked, before):
+        """The masked nest with each store's old value taken from an earlier sibling where one
+        last wrote it; the nest widened to the whole block buffers those values read."""
         nest, stores, loop_vars, sizes = masked
-        mapping = {}
-        for st in stores:
-            old = self.old_value(nest, st, before)
-            if old is not None:
-                mapping[st] = old
-        if not mapping:
+        self.bind_sizes(loop_vars, sizes)
+        mapping = {st: self.old_value(nest, st, before) for st in stores}
+        if all(v is None for v in mapping.values()):
             return nest
+        body = _innermost(nest, len(loop_vars))
+        forwarded = seq([body] + [tirx.Evaluate(v) for v in mapping.values() if v is not None])
+        wider = [self.iterations(v, u, forwarded) for v, u in zip(loop_vars, sizes)]
+        if wider != sizes:
+            self.bind_sizes(loop_vars, wider)
+            again = {st: self.old_value(nest, st, before) for st in stores}
+            if all((a is None) == (b is None) for a, b in zip(again.values(),
+                                                               mapping.values())):
+                mapping, sizes = again, wider
+            else:
+                self.bind_sizes(loop_vars, sizes)
 
         def on_store(st):
             for orig, old in mapping.items():
-                if st.same_as(orig):
+                if old is not None and st.same_as(orig):
                     v = st.value
                     return tirx.BufferStore(st.buffer, tirx.if_then_else(v.args[0], v.args[1],
                                                                          old),
                                             st.indices, st.span)
             return st
 
-        return tt_map(nest, [(tirx.BufferStore, on_store)])
+        body = tt_map(body, [(tirx.BufferStore, on_store)])
+        return _rebuild(nest, body, sizes)
+
+    def bind_sizes(self, loop_vars, sizes):
+        for v, u in zip(loop_vars, sizes):
+            dtype = str(v.ty.dtype)
+            self.ana.bind(v, tvm.ir.Range.from_min_extent(tirx.IntImm(dtype, 0),
+                                                          tirx.IntImm(dtype, u)),
+                          allow_override=True)
 
     def old_value(self, nest, st, before):
         """The value ``dst`` holds at the store's elements when an earlier sibling last wrote
@@ -307,9 +344,43 @@ class _Rewriter:
                      "T.Parallel nest of constant extents storing one value")
         return value
 
+    def copied_value(self, writer, st, between):
+        """``src[...]`` at ``st``'s elements when ``writer`` is ``T.copy(src, dst[...])`` of a
+        block buffer ``src`` of the region's shape, covering every element ``st`` writes, and
+        nothing wrote ``src`` since."""
+        call = writer
+        if call.op.name != "tirx.tile.copy" or len(call.args) < 2:
+            return None
+        dst, src = call.args[0], call.args[1]
+        if not isinstance(dst, tvm.ir.TensorRegion) or not isinstance(src, tvm.ir.TensorRegion) \
+                or not dst.source.same_as(st.buffer) or buffer_scope(src.source) == "global":
+            return None
+        d_dims = [k for k, r in enumerate(dst.region) if not (_is_int(r.extent)
+                                                              and int(r.extent) == 1)]
+        s_dims = [k for k, r in enumerate(src.region) if not (_is_int(r.extent)
+                                                              and int(r.extent) == 1)]
+        if len(d_dims) != len(s_dims):
+            return None
+        index = [r.min for r in src.region]
+        for k, (ix, r) in enumerate(zip(st.indices, dst.region)):
+            j = self.simplify(ix - r.min)
+            if not (self.ana.can_prove(j >= 0) and self.ana.can_prove(j < r.extent)):
+                return None
+            if k in d_dims:
+                t = s_dims[d_dims.index(k)]
+                if not self.ana.can_prove(src.region[t].extent == r.extent):
+                    return None
+                index[t] = self.simplify(src.region[t].min + j)
+        if any(b.same_as(src.source) for s in between for b in _written(s)):
+            return None
+        return src.source[tuple(index)]
+
     def stored_value(self, writer, st, between):
         """``v'`` at ``st``'s elements when ``writer`` is a constant-extent ``T.Parallel`` nest
-        storing ``dst[w + off] = v'`` once, covering every element ``st`` writes."""
+        storing ``dst[w + off] = v'`` once, covering every element ``st`` writes (or a
+        ``T.copy`` of a block buffer into ``dst``: :meth:`copied_value`)."""
+        if isinstance(writer, tirx.TilePrimitiveCall):
+            return self.copied_value(writer, st, between)
         if not isinstance(writer, tirx.For) or writer.kind != tirx.ForKind.PARALLEL:
             return None
         loops, body = _parallel_chain(writer)
