@@ -264,3 +264,30 @@ def test_parallel_extent_is_the_scalar_parameter(n):
     ref = np.full_like(a, 7.0)
     ref[:n] = np.abs(a[:n])
     np.testing.assert_allclose(prefix_of_parameter()(a, n), ref, rtol=1e-6, atol=1e-6)
+
+
+def literal_short(start, length):
+    @T.prim_func
+    def main(A: T.Tensor((length,), "float32"), B: T.Tensor((length,), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            for i in T.Parallel(13):
+                B[start + i] = A[start + i] + 1.0
+
+    return main
+
+
+def test_literal_short_nest_reaching_the_tensor_end_is_unchanged():
+    # its padding lands past the tensor's end (cropped): no mask needed, A0.1.0.1 leaves it
+    func = literal_short(0, 13)
+    f = tilelang_tt.lower(func, stop_after="A0.1.0.1")["main"]
+    assert [int(lp.extent) for lp in _loops(f.body)] == [13]
+    assert "if_then_else" not in str(f)
+    a = np.random.default_rng(9).uniform(-1, 1, 13).astype(np.float32)
+    np.testing.assert_allclose(tilelang.compile(func, out_idx=[1])(a), a + 1.0, rtol=1e-6)
+
+
+def test_literal_short_nest_off_a_tile_boundary_keeps_its_refusal():
+    # 13 elements from element 5: whole tiles of the tensor would not start at 5
+    with pytest.raises(TTCompileError, match=r"starting at `5` in its dim 0, which is not a "
+                                             r"multiple of 32"):
+        tilelang.compile(literal_short(5, 64), out_idx=[1])

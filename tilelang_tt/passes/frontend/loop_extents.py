@@ -84,6 +84,10 @@ def _accesses(body) -> list:
         [(ld.source, ld.indices) for ld in collect(body, tvm.ir.TensorLoad)]
 
 
+def _imm(loop, value: int):
+    return tirx.IntImm(str(loop.loop_var.ty.dtype), value)
+
+
 def _innermost(nest, depth):
     body = nest
     for _ in range(depth):
@@ -211,9 +215,13 @@ class _Rewriter:
                 if buffer_scope(st.buffer) != "global":
                     continue
                 for ix, dim in zip(st.indices, buffer_shape(st.buffer)):
-                    if uses_var(ix, lp.loop_var) and not (isinstance(dim, int) and (
-                            self.ana.can_prove(substitute(ix, {lp.loop_var: c}) >= dim))):
-                        return True
+                    if not uses_var(ix, lp.loop_var) or isinstance(dim, int) and \
+                            self.ana.can_prove(substitute(ix, {lp.loop_var: _imm(lp, c)}) >= dim):
+                        continue
+                    # whole tiles of the tensor only from a tile boundary (else A0.5.1 names
+                    # the misaligned block)
+                    start = self.simplify(substitute(ix, {lp.loop_var: _imm(lp, 0)}))
+                    return self.ana.can_prove(tirx.floormod(start, TILE) == 0)
             if any(buffer_scope(buf) != "global" and
                    any(uses_var(ix, lp.loop_var) for ix in indices)
                    for buf, indices in _accesses(body)):
