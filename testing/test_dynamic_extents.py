@@ -152,7 +152,7 @@ def serial_steps(N=64, dtype=T.float32):
 def test_serial_let_bound_extent():
     kernel = serial_steps()
     a = np.random.default_rng(4).uniform(-1, 1, (64, 64)).astype(np.float32)
-    for steps in (3, 9):
+    for steps in (3, 9, 0):
         np.testing.assert_allclose(kernel(a, steps), min(steps, 4) * a, rtol=1e-5, atol=1e-5)
 
 
@@ -291,3 +291,24 @@ def test_literal_short_nest_off_a_tile_boundary_keeps_its_refusal():
     with pytest.raises(TTCompileError, match=r"starting at `5` in its dim 0, which is not a "
                                              r"multiple of 32"):
         tilelang.compile(literal_short(5, 64), out_idx=[1])
+
+
+def uninitialised_prefix(dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((64,), dtype), B: T.Tensor((64,), dtype), n: T.int32):
+        with T.Kernel(1, threads=128) as _:
+            acc = T.alloc_fragment((64,), dtype)
+            span = T.min(n, 64)
+            for i in T.Parallel(span):
+                acc[i] = A[i] * 2.0
+            T.copy(acc, B)
+
+    return main
+
+
+def test_prefix_of_a_fragment_never_written_before():
+    # the elements past the extent are whatever the fragment held (TileLang: undefined); the
+    # prefix is right
+    kernel = tilelang.compile(uninitialised_prefix(), out_idx=[1])
+    a = np.random.default_rng(11).uniform(-1, 1, 64).astype(np.float32)
+    np.testing.assert_allclose(kernel(a, 20)[:20], a[:20] * 2.0, rtol=1e-6)

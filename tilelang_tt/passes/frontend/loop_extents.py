@@ -35,7 +35,9 @@ their tensor (A0.5.1 would refuse those); other literal nests are unchanged.  Re
   reads nothing written since, or a ``T.copy(src, dst[...])`` of a block buffer covering them
   (``src`` not written since); then ``old`` is ``v'`` (``src``) at those elements (so the
   kernel does not read back a tensor it wrote: TileLang's "zeros, then a prefix" selects
-  between the prefix and the zeros).
+  between the prefix and the zeros).  A block buffer allocated in that statement list and
+  not written since holds nothing to keep (TileLang leaves those elements undefined): its
+  store stays unmasked.
 
 Refused (``TTCompileError`` naming the loop and its line, saying what to change): an extent
 without a constant upper bound; a masked nest whose body is not element assignments and
@@ -117,6 +119,15 @@ def _written(stmt) -> list:
     return out
 
 
+# the old value of a block buffer no statement wrote since its allocation: TileLang leaves
+# those elements undefined, so the store needs no mask
+_UNDEFINED = object()
+
+
+def _allocates(stmt, buf) -> bool:
+    return isinstance(stmt, tirx.AllocBuffer) and stmt.buffer.same_as(buf)
+
+
 def _writes(stmt, buf) -> bool:
     return any(b.same_as(buf) for b in _written(stmt))
 
@@ -129,7 +140,7 @@ class _Rewriter:
         for a in launch_attrs(func.body):
             self.ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0),
                                                                      a.value))
-        self.masked = []  # (new nest, [(store, loop vars, extents)])
+        self.masked = []  # (new nest, its masked stores, its loop vars, its extents)
 
     def simplify(self, e):
         return self.ana.simplify(inline_binds(e, self.binds))
@@ -300,7 +311,8 @@ class _Rewriter:
         if all(v is None for v in mapping.values()):
             return nest
         body = _innermost(nest, len(loop_vars))
-        forwarded = seq([body] + [tirx.Evaluate(v) for v in mapping.values() if v is not None])
+        forwarded = seq([body] + [tirx.Evaluate(v) for v in mapping.values()
+                                  if v is not None and v is not _UNDEFINED])
         wider = [self.iterations(v, u, forwarded) for v, u in zip(loop_vars, sizes)]
         if wider != sizes:
             self.bind_sizes(loop_vars, wider)
@@ -315,6 +327,8 @@ class _Rewriter:
             for orig, old in mapping.items():
                 if old is not None and st.same_as(orig):
                     v = st.value
+                    if old is _UNDEFINED:  # nothing to keep: the unmasked store
+                        return tirx.BufferStore(st.buffer, v.args[1], st.indices, st.span)
                     return tirx.BufferStore(st.buffer, tirx.if_then_else(v.args[0], v.args[1],
                                                                          old),
                                             st.indices, st.span)
@@ -334,10 +348,12 @@ class _Rewriter:
         """The value ``dst`` holds at the store's elements when an earlier sibling last wrote
         it, as an expression (None: read ``dst`` itself)."""
         dst = st.buffer
-        last = next((k for k in range(len(before) - 1, -1, -1) if _writes(before[k], dst)),
-                    None)
+        last = next((k for k in range(len(before) - 1, -1, -1)
+                     if _writes(before[k], dst) or _allocates(before[k], dst)), None)
         if last is None:
             return None
+        if _allocates(before[last], dst):
+            return _UNDEFINED
         value = self.stored_value(before[last], st, before[last + 1:])
         if value is None and buffer_scope(dst) == "global":
             writer = before[last]
