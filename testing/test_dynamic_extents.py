@@ -312,3 +312,37 @@ def test_prefix_of_a_fragment_never_written_before():
     kernel = tilelang.compile(uninitialised_prefix(), out_idx=[1])
     a = np.random.default_rng(11).uniform(-1, 1, 64).astype(np.float32)
     np.testing.assert_allclose(kernel(a, 20)[:20], a[:20] * 2.0, rtol=1e-6)
+
+
+@tilelang.jit(out_idx=[2])
+def gemm_first_k_blocks(M=64, N=64, K=128, block_M=32, block_N=32, block_K=32,
+                        dtype=T.bfloat16, accum_dtype=T.float32):
+    # a T.Pipelined K loop over the first `k_blocks` K blocks (a let-bound T.min of a scalar)
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+             C: T.Tensor((M, N), accum_dtype), k_blocks: T.int32):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_local)
+            steps = T.min(k_blocks, T.ceildiv(K, block_K))
+            for k in T.Pipelined(steps, num_stages=2):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+@pytest.mark.parametrize("k_blocks", [1, 3, 9])
+def test_pipelined_let_bound_extent(k_blocks):
+    import ml_dtypes
+
+    rng = np.random.default_rng(k_blocks)
+    a = rng.uniform(-1, 1, (64, 128)).astype(ml_dtypes.bfloat16)
+    b = rng.uniform(-1, 1, (128, 64)).astype(ml_dtypes.bfloat16)
+    kk = min(k_blocks, 4) * 32
+    ref = a[:, :kk].astype(np.float64) @ b[:kk, :].astype(np.float64)
+    np.testing.assert_allclose(gemm_first_k_blocks()(a, b, k_blocks), ref, rtol=1e-2, atol=1e-2)
