@@ -193,8 +193,7 @@ class _Rewriter:
             bounds.append(int(hi))
         if min(bounds) <= 0:
             return tirx.Evaluate(tirx.IntImm("int32", 0))  # no iteration runs
-        sizes = [self.iterations(lp.loop_var, c, body)
-                 for lp, e, c in zip(loops, extents, bounds)]
+        sizes = [self.iterations(lp.loop_var, c, body) for lp, c in zip(loops, bounds)]
         conds = [lp.loop_var < e for lp, e, u in zip(loops, extents, sizes)
                  if not (_is_int(e) and int(e) >= u)]
         self.bind_sizes([lp.loop_var for lp in loops], sizes)
