@@ -24,6 +24,7 @@ from tilelang_tt.passes.frontend.guards import drop_true_guards
 from tilelang_tt.passes.frontend.host_formats import convertible as _convertible
 from tilelang_tt.passes.frontend.host_formats import permutable as _permutable
 from tilelang_tt.passes.frontend.k_coarsen import coarsen_k_loops
+from tilelang_tt.passes.frontend.loop_extents import bound_loop_extents
 from tilelang_tt.passes.frontend.pad_tensors import padding_needed
 from tilelang_tt.passes.frontend.pad_blocks import short_block_buffers
 from tilelang_tt.passes.frontend.row_blocks import coarsen_row_blocks
@@ -142,6 +143,11 @@ GUARANTEES = {
     # no always-true guard is left: dropping again changes nothing
     "A0.1.0": lambda m: all(tvm_ffi.structural_equal(drop_true_guards(f.body), f.body)
                             for f in _funcs(m)),
+    # every T.Parallel extent is a literal, and bounding again changes nothing
+    "A0.1.0.1": lambda m: all(
+        all(isinstance(lp.extent, tirx.IntImm) for lp in collect(f.body, tirx.For)
+            if lp.kind == tirx.ForKind.PARALLEL)
+        and tvm_ffi.structural_equal(bound_loop_extents(f), f.body) for f in _funcs(m)),
     "A0.1.1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AttrStmt)
                              if str(a.attr_key) == attrs.ATOMIC],
     # no collapsible block buffer is left: collapsing again changes nothing
@@ -253,7 +259,8 @@ def test_atomics_stage_from_parsed_ir():
     (Later stages are not compared here: A0.4's versions share the user's name, which the
     printer disambiguates, so CB names made from them differ after a parse.)"""
     mod = pipeline.prepare(_atomic_add(), "tenstorrent")
-    for tag, p in pipeline.STAGES[:5]:  # A0.0, A0.0.1 (nothing to do here), A0.1, A0.1.0, A0.1.1
+    for tag, p in pipeline.STAGES[:6]:  # A0.0, A0.0.1 (nothing to do here), A0.1, A0.1.0,
+        # A0.1.0.1 (nothing to do here), A0.1.1
         parsed = tvm.script.from_source(mod.script())
         out_parsed = run_pass(p, parsed)
         mod = run_pass(p, mod)

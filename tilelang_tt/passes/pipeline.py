@@ -9,6 +9,9 @@ folder, TVM's own where they do the job):
                                                rows at once (folds -> dim=0 reductions)
                A0.1 ScalarsToBindTT            scalar assignments -> Bind
                A0.1.0 DropTrueGuardsTT         bounds guards true for every block -> bodies
+               A0.1.0.1 BoundLoopExtentsTT     loop extents that are not literals ->
+                                               constants, or T.Parallel over a constant
+                                               bound with the stores masked past the extent
                A0.1.1 LowerAtomicsTT           atomics: conflicting blocks serialised, one
                                                read-modify-write of the target per group
                A0.1.2 CollapseBlockSlicesTT    a block buffer used one slice per iteration
@@ -96,6 +99,7 @@ from .frontend.atomics import LowerAtomicsTT
 from .frontend.host_formats import IntegerInputsToFloatTT, PermuteVectorTensorsTT
 from .frontend.block_slices import CollapseBlockSlicesTT
 from .frontend.guards import DropTrueGuardsTT
+from .frontend.loop_extents import BoundLoopExtentsTT
 from .frontend.block_versions import VersionBlockBuffersTT
 from .frontend.k_coarsen import CoarsenKLoopTT
 from .frontend.legalize import LegalizeTileOpsTT
@@ -126,6 +130,7 @@ STAGES = [
     ("A0.0.1", SerialRowsToBlockTT),
     ("A0.1", ScalarsToBindTT),
     ("A0.1.0", DropTrueGuardsTT),
+    ("A0.1.0.1", BoundLoopExtentsTT),
     ("A0.1.1", LowerAtomicsTT),
     ("A0.1.2", CollapseBlockSlicesTT),
     ("A0.1.3", LowerReducersTT),

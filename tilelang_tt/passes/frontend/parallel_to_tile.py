@@ -24,8 +24,10 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
   indices in ``cond`` replaced by ``tt.mask.index(d)`` (the reader writes the values); any
   other expression with such a condition gets a new bfloat16 block buffer and
   ``tt.tile.index_mask(mask, cond, 1.0, 0.0)`` before its op, and the tree reads the mask as
-  an operand.  Equal conditions of one statement share one mask; other nodes in such a condition,
-  or such a condition in a 1-D nest, are a ``TTUnsupportedError`` naming the statement.
+  an operand (a 1-D nest's index is ``mask.index(0) + mask.index(1)``: its element's index in
+  either vector orientation).  Equal conditions of one statement share one mask; other nodes
+  in such a condition, or such a condition in a nest of three loops, are a
+  ``TTUnsupportedError`` naming the statement.
 
 A nest of ``T.serial`` / ``T.vectorized`` loops, alone or inside ``T.Parallel`` loops, that is
 an elementwise assignment (``for i in T.serial(M): for j in T.serial(N): B[i, j] = A[i, j] *
@@ -461,8 +463,16 @@ def _constant_select(value):
 
 def _index_mask_call(region, cond, nest, x, y):
     """``tt.tile.index_mask(region, cond, x, y)``, the nest's indices in ``cond`` read as the
-    element's position in the block."""
-    at = {v: ops.call("tt.mask.index", tirx.IntImm("int32", d)) for d, v in enumerate(nest.vars)}
+    element's position in the block.  A 1-D nest's element ``k`` is at row ``k`` of a column
+    vector's tiles (column 0) or column ``k`` of a row vector's (row 0), an orientation A2
+    decides later: row + column is ``k`` in either."""
+    def index(d):
+        return ops.call("tt.mask.index", tirx.IntImm("int32", d))
+
+    if len(nest.vars) == 1:
+        at = {nest.vars[0]: index(0) + index(1)}
+    else:
+        at = {v: index(d) for d, v in enumerate(nest.vars)}
     return tirx.TilePrimitiveCall(region, substitute(cond, at), tirx.FloatImm("float32", x),
                                   tirx.FloatImm("float32", y), op=ops.op("tt.tile.index_mask"))
 
@@ -503,10 +513,10 @@ def _check_index_condition(cond, nest, dst_buf, span):
             f"from indices, but `{bad[0]}` is not integer arithmetic (+, -, *, //, %, min, max, "
             "comparisons, and / or / not of block indices, loop variables and the T.Parallel "
             "indices)", span=span)
-    if len(nest.vars) != 2:
+    if len(nest.vars) not in (1, 2):
         raise TTUnsupportedError(
             f"T.Parallel body `{dst_buf.name}[...] = ...`: a condition computed from indices "
-            f"(`{cond}`) needs a 2-D T.Parallel nest over a block (rows x columns)", span=span)
+            f"(`{cond}`) needs a 1-D or 2-D T.Parallel nest over a block", span=span)
     # kernels compute indices as unsigned integers: `//` and `%` only of values that cannot be
     # negative (every variable an index: the nest's within its extents, the others >= 0)
     ana = Analyzer()

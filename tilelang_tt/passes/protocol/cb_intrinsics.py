@@ -24,7 +24,7 @@ Guarantees:
   (row-major within the tile and inside each face), or - when ``cond`` is and / or / not of
   orderings of affine functions of the row and column, and the tile's corners show it uniform
   on the tile when the kernel runs - one word everywhere.  The operands of the condition's
-  comparisons are compared as signed integers (``tt.as_signed``);
+  comparisons, ``min`` and ``max`` are compared as signed integers (``tt.as_signed``);
 * reader: ``tt.mcast_read_to_cb`` (PlanMulticastTT) is part of the batch: its page reads only
   on the group's sender; receivers signal the sender before the reads, senders multicast
   after the read barrier, receivers then wait for the data (``multicast_lower.py``); one
@@ -138,6 +138,7 @@ class _Streams:
 
 
 _COMPARISONS = (tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE)
+_ORDERS = (tirx.Min, tirx.Max)
 
 
 def _element_bits(value: float, dtype: str) -> int:
@@ -164,11 +165,14 @@ def _at(cond, row, col):
 
 
 def _signed(cond):
-    """``cond`` with the operands of its comparisons compared as signed values."""
+    """``cond`` with the operands of its comparisons, ``min`` and ``max`` compared as signed
+    values (``T.min(block_M, M - by * block_M)`` is negative past the end: the unsigned
+    difference would win the min)."""
     def signed(e):
         return type(e)(ops.call("tt.as_signed", e.a), ops.call("tt.as_signed", e.b))
 
-    return tvm_ffi.structural_map(cond, [(t, signed) for t in _COMPARISONS], order="post")
+    return tvm_ffi.structural_map(cond, [(t, signed) for t in _COMPARISONS + _ORDERS],
+                                  order="post")
 
 
 def _uniform(cond, r0, c0):

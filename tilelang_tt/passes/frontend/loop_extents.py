@@ -1,0 +1,468 @@
+"""A0.1.0.1 BoundLoopExtentsTT: loop extents that are not literals (or not whole tiles), made
+constant or masked.
+
+Requires: ScalarsToBindTT (scalar assignments are ``Bind``s, seen through here).
+
+TileLang lets a loop's extent be any integer expression: a name bound before the loop
+(``span = T.min(valid_len, max_len)``), a scalar parameter (specialised to its value per call
+here: docs/SUPPORT.md "``tilelang.jit``"), ``T.min`` / ``T.max`` of them, or block indices
+(``T.min(block_M, M - by * block_M)``).  Iterations past the extent do nothing.  A Tensix
+elementwise op covers whole 32x32 tiles, so a ``T.Parallel`` nest must have constant extents
+(A0.2) and a store must not overwrite elements the nest does not write.
+
+Guarantees: every loop extent that is not an integer literal has the integer bindings it uses
+inlined and is simplified; a ``T.serial`` / ``T.Pipelined`` loop whose extent becomes a
+constant takes it (others keep their expression: a loop bound computed at run time).  A
+``T.Parallel`` nest (starting at 0) is rewritten when a loop's extent is not a literal, or
+when its extents are literals (a scalar parameter specialised to its value:
+``T.Parallel(valid_len)``), its body is element assignments, and a loop covers part of a
+block buffer it indexes or its stores, rounded up to whole tiles, would land on elements of
+their tensor (A0.5.1 would refuse those); other literal nests are unchanged.  Rewritten:
+
+* an extent that is a constant ``c``, or has a constant upper bound ``c`` over the launch
+  extents and loop ranges (``T.min(x, 512)`` is at most 512), runs ``U`` iterations: the
+  dim of the block buffers the loop variable indexes (as ``v + offset``, a constant offset;
+  all the same size, at least ``c``: elementwise tile ops use whole buffers), or, when it
+  indexes only tensors, ``c`` rounded up to a multiple of 32 (tensors are padded past their
+  ends: A0.3.1); otherwise ``c``;
+* a nest with an extent that is at most 0 is removed (it does nothing);
+* when ``U`` exceeds the extent ``e`` (a run-time value, or a constant not a multiple of 32),
+  every element store ``dst[idx] = v`` of the body becomes ``dst[idx] = T.if_then_else(v_k < e,
+  v, old)``: the iterations past the extent keep ``dst``'s value (A0.2 computes the condition
+  as an index mask).  ``old`` is ``dst[idx]`` itself, unless an earlier statement of the same
+  statement list last wrote ``dst``: a ``T.Parallel`` nest of constant extents storing one
+  value ``dst[w + off] = v'`` whose elements cover ``idx`` for every iteration, and whose value
+  reads nothing written since, or a ``T.copy(src, dst[...])`` of a block buffer covering them
+  (``src`` not written since); then ``old`` is ``v'`` (``src``) at those elements (so the
+  kernel does not read back a tensor it wrote: TileLang's "zeros, then a prefix" selects
+  between the prefix and the zeros).  A block buffer allocated in that statement list and
+  not written since holds nothing to keep (TileLang leaves those elements undefined): its
+  store stays unmasked.
+
+Refused (``TTCompileError`` naming the loop and its line, saying what to change): an extent
+without a constant upper bound; a masked nest whose body is not element assignments and
+bindings; a masked store to a tensor that an earlier statement wrote in a way the value cannot
+be taken from.  Decided from the extents' and indices' arithmetic only.
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import tirx
+
+from ...errors import TTCompileError
+from ..common import (
+    TILE, buffer_scope, buffer_shape, collect, inline_binds, launch_attrs, seq, stmts_of,
+    substitute, tile_dst_buffer, tt_map, tt_pass, uses_var,
+)
+
+_INT32 = 1 << 31
+
+
+def _round_up(n: int) -> int:
+    return (n + TILE - 1) // TILE * TILE
+
+
+def _is_int(e) -> bool:
+    return isinstance(e, tirx.IntImm)
+
+
+def _loop_text(loop) -> str:
+    kind = "T.Parallel" if loop.kind == tirx.ForKind.PARALLEL else "T.serial"
+    return f"for {loop.loop_var.name} in {kind}({loop.extent})"
+
+
+def _parallel_chain(loop) -> tuple[list, tirx.Stmt]:
+    loops, body = [], loop
+    while isinstance(body, tirx.For) and body.kind == tirx.ForKind.PARALLEL:
+        loops.append(body)
+        body = body.body
+    return loops, body
+
+
+def _accesses(body) -> list:
+    """(buffer, indices) of every element store and load of ``body``."""
+    return [(s.buffer, s.indices) for s in collect(body, tirx.BufferStore)] + \
+        [(ld.source, ld.indices) for ld in collect(body, tvm.ir.TensorLoad)]
+
+
+def _imm(loop, value: int):
+    return tirx.IntImm(str(loop.loop_var.ty.dtype), value)
+
+
+def _innermost(nest, depth):
+    body = nest
+    for _ in range(depth):
+        body = body.body
+    return body
+
+
+def _rebuild(nest, body, sizes):
+    """``nest``'s loops (``len(sizes)`` of them) around ``body``, with extents ``sizes``."""
+    loops = []
+    lp = nest
+    for _ in sizes:
+        loops.append(lp)
+        lp = lp.body
+    for lp, u in reversed(list(zip(loops, sizes))):
+        body = tirx.For(lp.loop_var, lp.min, tirx.IntImm(str(lp.extent.ty.dtype), u), lp.kind,
+                        body, lp.thread_binding, lp.annotations, lp.step, lp.span)
+    return body
+
+
+def _written(stmt) -> list:
+    """Buffers a statement writes (element stores, tile-op destinations)."""
+    out = [s.buffer for s in collect(stmt, tirx.BufferStore)]
+    for c in collect(stmt, tirx.TilePrimitiveCall):
+        if c.args and isinstance(c.args[0], tvm.ir.TensorRegion):
+            out.append(tile_dst_buffer(c))
+    return out
+
+
+# the old value of a block buffer no statement wrote since its allocation: TileLang leaves
+# those elements undefined, so the store needs no mask
+_UNDEFINED = object()
+
+
+def _allocates(stmt, buf) -> bool:
+    return isinstance(stmt, tirx.AllocBuffer) and stmt.buffer.same_as(buf)
+
+
+def _writes(stmt, buf) -> bool:
+    return any(b.same_as(buf) for b in _written(stmt))
+
+
+class _Rewriter:
+    def __init__(self, func):
+        self.binds = {b.var: b.value for b in collect(func.body, tirx.Bind)
+                      if str(b.var.ty).startswith(("int", "uint"))}
+        self.ana = tvm.sym.Analyzer()
+        for a in launch_attrs(func.body):
+            self.ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0),
+                                                                     a.value))
+        self.masked = []  # (new nest, its masked stores, its loop vars, its extents)
+
+    def simplify(self, e):
+        return self.ana.simplify(inline_binds(e, self.binds))
+
+    def bind_loop(self, lp, extent):
+        """Bind a loop variable to every value it takes (over-approximated by bounds)."""
+        lo = self.ana.const_int_bound(self.simplify(lp.min)).min_value
+        hi = self.ana.const_int_bound(self.simplify(lp.min + extent - 1)).max_value
+        if -_INT32 < lo <= hi < _INT32:
+            dtype = str(lp.loop_var.ty.dtype)
+            self.ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(
+                tirx.IntImm(dtype, int(lo)), tirx.IntImm(dtype, int(hi - lo + 1))),
+                allow_override=True)
+
+    # ---- loops -----------------------------------------------------------------------------
+    def on_for(self, lp):
+        if lp.kind == tirx.ForKind.PARALLEL:
+            return self.on_parallel(lp)
+        if _is_int(lp.extent):
+            self.bind_loop(lp, lp.extent)
+            return lp
+        e = self.simplify(lp.extent)
+        self.bind_loop(lp, e)
+        if not _is_int(e):
+            return lp
+        return tirx.For(lp.loop_var, lp.min, e, lp.kind, lp.body, lp.thread_binding,
+                        lp.annotations, lp.step, lp.span)
+
+    def on_parallel(self, head):
+        loops, body = _parallel_chain(head)
+        literal = all(_is_int(lp.extent) for lp in loops)
+        if literal and not self.partial_literal(loops, body):
+            for lp in loops:
+                self.bind_loop(lp, lp.extent)
+            return head
+        extents = [self.simplify(lp.extent) for lp in loops]
+        if any(not _is_int(self.simplify(lp.min)) or int(self.simplify(lp.min)) != 0
+               for lp in loops):
+            return head  # A0.2 names a loop that does not start at 0
+        bounds = []
+        for lp, e in zip(loops, extents):
+            hi = self.ana.const_int_bound(e).max_value
+            if hi >= _INT32 - 1:  # the int32 range itself: no bound found
+                raise TTCompileError(
+                    f"`{_loop_text(lp)}`: the extent `{e}` has no constant upper bound; a "
+                    "T.Parallel nest runs over a block of constant size with the iterations "
+                    "past the extent masked off", span=lp.span,
+                    hint=f"bound it by the block size: T.Parallel(T.min({lp.extent}, N)) with "
+                         "N a constant (the size of the buffers it indexes)")
+            bounds.append(int(hi))
+        if min(bounds) <= 0:
+            return tirx.Evaluate(tirx.IntImm("int32", 0))  # no iteration runs
+        sizes = [self.iterations(lp.loop_var, c, body) for lp, c in zip(loops, bounds)]
+        conds = [lp.loop_var < e for lp, e, u in zip(loops, extents, sizes)
+                 if not (_is_int(e) and int(e) >= u)]
+        self.bind_sizes([lp.loop_var for lp in loops], sizes)
+        stores = []
+        if conds:
+            body, stores = self.mask_body(head, body, conds)
+        nest = body
+        for lp, u in reversed(list(zip(loops, sizes))):
+            nest = tirx.For(lp.loop_var, lp.min, tirx.IntImm(str(lp.extent.ty.dtype), u),
+                            lp.kind, nest, lp.thread_binding, lp.annotations, lp.step, lp.span)
+        if stores:
+            self.masked.append((nest, stores, [lp.loop_var for lp in loops], sizes))
+        return nest
+
+    def partial_literal(self, loops, body) -> bool:
+        """A nest of literal extents (a scalar parameter specialised to its value:
+        ``T.Parallel(valid_len)``) that covers part of a block buffer it indexes, or whose
+        stores, rounded up to whole tiles, would land on elements of their tensor (a body of
+        element assignments only: other bodies are A0.2's to lower or name)."""
+        if not all(isinstance(st, (tirx.BufferStore, tirx.Bind)) for st in stmts_of(body)):
+            return False
+        for lp in loops:
+            c = int(lp.extent)
+            if c <= 0:
+                return True
+            if self.iterations(lp.loop_var, c, body) <= c:
+                continue
+            for st in collect(body, tirx.BufferStore):
+                if buffer_scope(st.buffer) != "global":
+                    continue
+                for ix, dim in zip(st.indices, buffer_shape(st.buffer)):
+                    if not uses_var(ix, lp.loop_var) or isinstance(dim, int) and \
+                            self.ana.can_prove(substitute(ix, {lp.loop_var: _imm(lp, c)}) >= dim):
+                        continue
+                    # whole tiles of the tensor only from a tile boundary (else A0.5.1 names
+                    # the misaligned block)
+                    start = self.simplify(substitute(ix, {lp.loop_var: _imm(lp, 0)}))
+                    return self.ana.can_prove(tirx.floormod(start, TILE) == 0)
+            if any(buffer_scope(buf) != "global" and
+                   any(uses_var(ix, lp.loop_var) for ix in indices)
+                   for buf, indices in _accesses(body)):
+                return True
+        return False
+
+    def iterations(self, var, bound, body) -> int:
+        """The iterations a nest loop runs (module docstring): the whole dim of the block
+        buffers ``var`` indexes (tile ops use whole buffers), else ``bound`` rounded up to
+        whole tiles (tensors are padded past their ends)."""
+        dims = set()
+        for buf, indices in _accesses(body):
+            if buffer_scope(buf) == "global":
+                continue
+            for ix, dim in zip(indices, buffer_shape(buf)):
+                if not uses_var(ix, var):
+                    continue
+                off = self.simplify(ix - var)
+                if not isinstance(dim, int) or not _is_int(off):
+                    return bound
+                dims.add(dim - int(off))
+        if dims:
+            return dims.pop() if len(dims) == 1 and min(dims) >= bound else bound
+        return _round_up(bound)
+
+    def mask_body(self, head, body, conds):
+        """The body with every element store keeping its old value past the extents."""
+        cond = conds[0]
+        for c in conds[1:]:
+            cond = tirx.And(cond, c)
+        out, stores = [], []
+        for st in stmts_of(body):
+            if isinstance(st, tirx.Bind):
+                out.append(st)
+                continue
+            if not isinstance(st, tirx.BufferStore):
+                what = type(st).__name__
+                if isinstance(st, tirx.For):
+                    what = f"a loop `{_loop_text(st)}`"
+                elif isinstance(st, tirx.IfThenElse):
+                    what = f"a branch `if {st.condition}:`"
+                raise TTCompileError(
+                    f"`{_loop_text(head)}`: its extent is not a constant multiple of 32, so the "
+                    "nest runs over whole tiles with the iterations past the extent masked off, "
+                    f"which needs a body of element assignments; it holds {what}",
+                    span=head.span,
+                    hint="use a constant extent, or move that statement out of the T.Parallel "
+                         "nest (select values with T.if_then_else(cond, value, dst[...]))")
+            old = st.buffer[tuple(st.indices)]
+            new = tirx.BufferStore(st.buffer, tirx.if_then_else(cond, st.value, old),
+                                   st.indices, st.span)
+            out.append(new)
+            stores.append(new)
+        return seq(out), stores
+
+    # ---- the value a masked store keeps ------------------------------------------------------
+    def on_seq(self, s):
+        children = list(s.seq)
+        changed = False
+        for k, child in enumerate(children):
+            hit = next((m for m in self.masked if m[0].same_as(child)), None)
+            if hit is None:
+                continue
+            new = self.forward(hit, children[:k])
+            if new is not child:
+                children[k] = new
+                changed = True
+        return tirx.SeqStmt(children, s.span) if changed else s
+
+    def forward(self, masked, before):
+        """The masked nest with each store's old value taken from an earlier sibling where one
+        last wrote it; the nest widened to the whole block buffers those values read."""
+        nest, stores, loop_vars, sizes = masked
+        self.bind_sizes(loop_vars, sizes)
+        mapping = {st: self.old_value(nest, st, before) for st in stores}
+        if all(v is None for v in mapping.values()):
+            return nest
+        body = _innermost(nest, len(loop_vars))
+        forwarded = seq([body] + [tirx.Evaluate(v) for v in mapping.values()
+                                  if v is not None and v is not _UNDEFINED])
+        wider = [self.iterations(v, u, forwarded) for v, u in zip(loop_vars, sizes)]
+        if wider != sizes:
+            self.bind_sizes(loop_vars, wider)
+            again = {st: self.old_value(nest, st, before) for st in stores}
+            if all((a is None) == (b is None) for a, b in zip(again.values(),
+                                                               mapping.values())):
+                mapping, sizes = again, wider
+            else:
+                self.bind_sizes(loop_vars, sizes)
+
+        def on_store(st):
+            for orig, old in mapping.items():
+                if old is not None and st.same_as(orig):
+                    v = st.value
+                    if old is _UNDEFINED:  # nothing to keep: the unmasked store
+                        return tirx.BufferStore(st.buffer, v.args[1], st.indices, st.span)
+                    return tirx.BufferStore(st.buffer, tirx.if_then_else(v.args[0], v.args[1],
+                                                                         old),
+                                            st.indices, st.span)
+            return st
+
+        body = tt_map(body, [(tirx.BufferStore, on_store)])
+        return _rebuild(nest, body, sizes)
+
+    def bind_sizes(self, loop_vars, sizes):
+        for v, u in zip(loop_vars, sizes):
+            dtype = str(v.ty.dtype)
+            self.ana.bind(v, tvm.ir.Range.from_min_extent(tirx.IntImm(dtype, 0),
+                                                          tirx.IntImm(dtype, u)),
+                          allow_override=True)
+
+    def old_value(self, nest, st, before):
+        """The value ``dst`` holds at the store's elements when an earlier sibling last wrote
+        it, as an expression (None: read ``dst`` itself)."""
+        dst = st.buffer
+        last = next((k for k in range(len(before) - 1, -1, -1)
+                     if _writes(before[k], dst) or _allocates(before[k], dst)), None)
+        if last is None:
+            return None
+        if _allocates(before[last], dst):
+            return _UNDEFINED
+        value = self.stored_value(before[last], st, before[last + 1:])
+        if value is None and buffer_scope(dst) == "global":
+            writer = before[last]
+            line = f" (line {writer.span.line})" if getattr(writer, "span", None) else ""
+            raise TTCompileError(
+                f"`{_loop_text(nest)}` stores to tensor {dst.name} under a mask (its extent is "
+                f"not a constant multiple of 32), so the iterations past the extent keep "
+                f"{dst.name}'s elements; an earlier statement{line} wrote them, and a kernel "
+                "cannot read back what it wrote to a tensor", span=nest.span,
+                hint=f"write {dst.name} once: compute the earlier values into a fragment and "
+                     "store the fragment after the masked nest, or write them with a "
+                     "T.Parallel nest of constant extents storing one value")
+        return value
+
+    def copied_value(self, writer, st, between):
+        """``src[...]`` at ``st``'s elements when ``writer`` is ``T.copy(src, dst[...])`` of a
+        block buffer ``src`` of the region's shape, covering every element ``st`` writes, and
+        nothing wrote ``src`` since."""
+        call = writer
+        if call.op.name != "tirx.tile.copy" or len(call.args) < 2:
+            return None
+        dst, src = call.args[0], call.args[1]
+        if not isinstance(dst, tvm.ir.TensorRegion) or not isinstance(src, tvm.ir.TensorRegion) \
+                or not dst.source.same_as(st.buffer) or buffer_scope(src.source) == "global":
+            return None
+        d_dims = [k for k, r in enumerate(dst.region) if not (_is_int(r.extent)
+                                                              and int(r.extent) == 1)]
+        s_dims = [k for k, r in enumerate(src.region) if not (_is_int(r.extent)
+                                                              and int(r.extent) == 1)]
+        if len(d_dims) != len(s_dims):
+            return None
+        index = [r.min for r in src.region]
+        for k, (ix, r) in enumerate(zip(st.indices, dst.region)):
+            j = self.simplify(ix - r.min)
+            if not (self.ana.can_prove(j >= 0) and self.ana.can_prove(j < r.extent)):
+                return None
+            if k in d_dims:
+                t = s_dims[d_dims.index(k)]
+                if not self.ana.can_prove(src.region[t].extent == r.extent):
+                    return None
+                index[t] = self.simplify(src.region[t].min + j)
+        if any(b.same_as(src.source) for s in between for b in _written(s)):
+            return None
+        return src.source[tuple(index)]
+
+    def stored_value(self, writer, st, between):
+        """``v'`` at ``st``'s elements when ``writer`` is a constant-extent ``T.Parallel`` nest
+        storing ``dst[w + off] = v'`` once, covering every element ``st`` writes (or a
+        ``T.copy`` of a block buffer into ``dst``: :meth:`copied_value`)."""
+        if isinstance(writer, tirx.TilePrimitiveCall):
+            return self.copied_value(writer, st, between)
+        if not isinstance(writer, tirx.For) or writer.kind != tirx.ForKind.PARALLEL:
+            return None
+        loops, body = _parallel_chain(writer)
+        if not all(_is_int(lp.extent) and _is_int(lp.min) and int(lp.min) == 0
+                   for lp in loops):
+            return None
+        items = stmts_of(body)
+        local = {}
+        for b in items[:-1]:
+            if not isinstance(b, tirx.Bind):
+                return None
+            local[b.var] = substitute(b.value, local)
+        w = items[-1] if items else None
+        if not isinstance(w, tirx.BufferStore) or not w.buffer.same_as(st.buffer):
+            return None
+        at = {}
+        for ix_w, ix in zip(w.indices, st.indices):
+            ix_w = self.simplify(substitute(ix_w, local))
+            used = [lp for lp in loops if uses_var(ix_w, lp.loop_var)]
+            if not used:
+                if not self.ana.can_prove(ix_w == self.simplify(ix)):
+                    return None
+                continue
+            if len(used) > 1 or used[0].loop_var in at:
+                return None
+            lp = used[0]
+            off = self.simplify(ix_w - lp.loop_var)
+            if uses_var(off, lp.loop_var):
+                return None
+            j = self.simplify(ix - off)
+            if not (self.ana.can_prove(j >= 0) and self.ana.can_prove(j < lp.extent)):
+                return None
+            at[lp.loop_var] = j
+        if len(at) != len(loops):
+            return None
+        value = substitute(substitute(w.value, local), at)
+        read = [ld.source for ld in collect(value, tvm.ir.TensorLoad)]
+        later = [b for s in [writer] + list(between) for b in _written(s)]
+        if any(r.same_as(b) for r in read for b in later):
+            return None
+        return value
+
+    def run(self, body):
+        # outer loops first (a nest is rewritten from its head; the analyzer learns outer
+        # ranges before inner extents), then the statement lists holding masked nests
+        body = tt_map(body, [(tirx.For, self.on_for)], order="pre")
+        if not self.masked:
+            return body
+        return tt_map(body, [(tirx.SeqStmt, self.on_seq)], order="post")
+
+
+def bound_loop_extents(func):
+    """``func``'s body with its loop extents bounded (module docstring)."""
+    return _Rewriter(func).run(func.body)
+
+
+@tt_pass("BoundLoopExtentsTT", requires=("ScalarsToBindTT",))
+def BoundLoopExtentsTT(func, mod, ctx):
+    """Loop extents that are not literals: constants, or a masked T.Parallel nest over a
+    constant bound (module docstring)."""
+    body = bound_loop_extents(func)
+    return func if body.same_as(func.body) else func.with_body(body)
