@@ -147,6 +147,30 @@ def test_blocksparse_attention(causal, dtype, mask_dtype):
                                    err_msg=name)
 
 
+def test_carried_sum_under_an_index_branch():
+    """A sum carried over the loop and updated only in the steps a branch on the loop variable
+    takes (every kernel takes the same branch; before, refused as "written inside a branch")."""
+    M, N, bn = 64, 256, 32
+
+    @T.prim_func
+    def odd_blocks(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, bn), "float32")):
+        with T.Kernel(1) as _bx:
+            X_s = T.alloc_shared((M, bn), "float32")
+            S = T.alloc_fragment((M, bn), "float32")
+            T.clear(S)
+            for ko in T.serial(N // bn):
+                T.copy(X[0, ko * bn], X_s)
+                if ko % 2 == 1:
+                    for i, j in T.Parallel(M, bn):
+                        S[i, j] = S[i, j] + X_s[i, j]
+            T.copy(S, Y[0, 0])
+
+    art = tilelang.compile(odd_blocks, target="tenstorrent", out_idx=-1)
+    x = rand((M, N), "float32", 5)
+    want = sum(x[:, k * bn:(k + 1) * bn] for k in range(1, N // bn, 2))
+    np.testing.assert_allclose(art(x), want, rtol=1e-6, atol=1e-6)
+
+
 def test_carried_value_read_outside_the_branch_is_refused():
     """A running max updated under the branch and also read after it in the same iteration:
     the carry would be consumed on iterations that do not refill it."""
