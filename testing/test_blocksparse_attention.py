@@ -171,6 +171,39 @@ def test_carried_sum_under_an_index_branch():
     np.testing.assert_allclose(art(x), want, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("mask_dtype", ["bool", "int32"])
+def test_mask_row_copied_in_the_loop(mask_dtype):
+    """The mask row copied into a fragment inside the K loop, read by element after it in the
+    same iteration: each read is the tensor's element of that iteration's row."""
+    M, N, bn, steps = 64, 256, 64, 4
+
+    @T.prim_func
+    def masked_sum(X: T.Tensor((M, N), "float32"), Mask: T.Tensor((steps, 8), mask_dtype),
+                   Y: T.Tensor((M, bn), "float32")):
+        with T.Kernel(1) as _bx:
+            X_s = T.alloc_shared((M, bn), "float32")
+            S = T.alloc_fragment((M, bn), "float32")
+            row = T.alloc_fragment((8,), mask_dtype)
+            T.clear(S)
+            for ko in T.serial(steps):
+                T.copy(Mask[ko, :], row)
+                if row[ko + 1] != 0:
+                    T.copy(X[0, ko * bn], X_s)
+                    for i, j in T.Parallel(M, bn):
+                        S[i, j] = S[i, j] + X_s[i, j]
+            T.copy(S, Y[0, 0])
+
+    art = tilelang.compile(masked_sum, target="tenstorrent", out_idx=-1)
+    assert {t["name"]: t for t in art.plan["tensors"]}["Mask"]["scalars"]
+    x = rand((M, N), "float32", 6)
+    rng = np.random.default_rng(7)
+    for mask in (rng.integers(-2, 3, (steps, 8)), np.zeros((steps, 8), int)):
+        mask = mask.astype(mask_dtype)
+        want = sum((x[:, k * bn:(k + 1) * bn] for k in range(steps) if mask[k, k + 1]),
+                   np.zeros((M, bn), np.float32))
+        np.testing.assert_allclose(art(x, mask), want, rtol=1e-6, atol=1e-6)
+
+
 def test_carried_value_read_outside_the_branch_is_refused():
     """A running max updated under the branch and also read after it in the same iteration:
     the carry would be consumed on iterations that do not refill it."""

@@ -15,9 +15,11 @@ Guarantees: a shared or fragment buffer ``S`` (not a parameter) that
 
 * is written once, by a ``T.copy`` of the whole of ``S`` from a region ``G[..]`` of a tensor
   parameter ``G`` of ``S``'s dtype, whose dims of extent other than 1 have, in order, the
-  extents of ``S``'s dims other than 1; the copy outside every loop and branch;
+  extents of ``S``'s dims other than 1;
 * is read only by element, every read in the condition of an ``if`` outside ``T.Parallel``
-  that comes after the copy in program order, its indices reading no block buffer;
+  that comes after the copy in program order, inside every loop body and branch arm the copy
+  is in (the same iteration reads what it copied; the region's indices are in scope), its
+  indices reading no tensor or block buffer element;
 * belongs to a launch that writes no element of ``G``
 
 is removed with its copy, and each read ``S[i0, ..]`` reads ``G`` at the copy's region start
@@ -92,8 +94,13 @@ def _candidates(func) -> list:
     params = [p for p in func.params if tirx.is_buffer_var(p)]
     calls = collect(body, tirx.TilePrimitiveCall)
     stores = collect(body, tirx.BufferStore)
-    nested = [c for n in collect(body, (tirx.For, tirx.IfThenElse))
-              for c in collect(n, tirx.TilePrimitiveCall)]
+    # the statements loops and branch arms run: the copy's must all run the reads too
+    arms = [x for n in collect(body, (tirx.For, tirx.IfThenElse))
+            for x in ([n.body] if isinstance(n, tirx.For) else [n.then_case, n.else_case])
+            if x is not None]
+
+    def holds(stmt, node):
+        return any(node.same_as(x) for x in collect(stmt, type(node)))
     cond_loads, order = _condition_loads(body)
 
     def position(stmt):
@@ -120,7 +127,7 @@ def _candidates(func) -> list:
             continue
         G = regions[1].source
         if not any(G.same_as(p) for p in params) or buffer_dtype(G) != buffer_dtype(S) or \
-                writes(G) or any(copy.same_as(c) for c in nested):
+                writes(G):
             continue
         # no other tile op reads S (the copy writes it)
         if any(r.source.same_as(S) for c in calls for r in _regions(c)[1:]):
@@ -133,6 +140,8 @@ def _candidates(func) -> list:
         in_conds = [(ld, n) for ld, n in cond_loads if ld.source.same_as(S)]
         if len(in_conds) != len(loads) or any(position(n) < at for _, n in in_conds):
             continue
+        if any(holds(a, copy) and not holds(a, n) for a in arms for _, n in in_conds):
+            continue  # a read the copy's loop iteration or branch arm does not run
         if any(collect(i, tvm.ir.TensorLoad) for ld in loads for i in ld.indices):
             continue
         out.append(cand)
