@@ -23,11 +23,19 @@ checks the same, while the tests still write projects: new distinct programs are
 batches of at most 24 on one core as they appear (the test run leaves the other core busy),
 until DONE_FILE exists; then what is left is checked on two cores for at most TAIL_SECONDS
 (the device programs still pending after that are counted and reported, not checked).
+
+Programs verified by an earlier run: .ci/sdkcheck_verified.txt lists the keys of the distinct
+programs (device_shape / host_shape, hashed with the checker's own files, so any change to
+sdkcheck or to its flags invalidates them) that an earlier run checked clean; those are not
+checked again. With SDKCHECK_RECORD=FILE the run writes the keys it knows to be clean (read
+and checked) to FILE; SDKCHECK_TAIL_SECONDS overrides TAIL_SECONDS.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -39,7 +47,27 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tilelang_tt.codegen import accessor_args  # noqa: E402
 MOCK_INCLUDE = ROOT / "tilelang_tt" / "runtime" / "mock" / "include"
-TAIL_SECONDS = 60
+TAIL_SECONDS = int(os.environ.get("SDKCHECK_TAIL_SECONDS", "60"))
+VERIFIED = ROOT / ".ci" / "sdkcheck_verified.txt"
+DEVICE_FLAGS = ["--device-only", "--werror", "--syntax-only"]
+HOST_FLAGS = ["--host-only", "--host-include"]
+
+
+def tool_digest(sdkcheck: Path) -> str:
+    """The checker's own files and the flags this script passes it."""
+    h = hashlib.sha256(repr((DEVICE_FLAGS, HOST_FLAGS)).encode())
+    for f in sorted(q for q in sdkcheck.resolve().parent.rglob("*")
+                    if q.is_file() and q.suffix in (".sh", ".py", ".h", ".hpp", ".txt", "")
+                    and "__pycache__" not in q.parts):
+        h.update(f.name.encode() + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def shape_key(kind: str, shape) -> str:
+    """A digest of a device_shape / host_shape that is the same in every process (a frozenset's
+    order follows the process's string hashing)."""
+    canonical = sorted(shape) if isinstance(shape, frozenset) else shape
+    return kind + ":" + hashlib.sha256(repr(canonical).encode()).hexdigest()[:32]
 
 
 def run(sdkcheck: Path, args: list[str], report: Path, jobs: int = 2) -> tuple[int, dict]:
@@ -98,6 +126,15 @@ class Checker:
         self.pending_device: list[Path] = []
         self.n_projects = self.n_explicit = self.runs = 0
         self.failed: set[str] = set()
+        self.tool = tool_digest(sdkcheck)
+        self.known: set[str] = set()   # verified earlier, same checker
+        self.clean: set[str] = set()   # checked clean in this run
+        self.key: dict = {}            # project -> shape key
+        self.n_known = {"device": 0, "host": 0}
+        if VERIFIED.exists():
+            lines = VERIFIED.read_text().split()
+            if lines[:2] == ["tool", self.tool]:
+                self.known = set(lines[2:])
 
     def scan(self) -> None:
         """Take in the projects saved since the last scan (they appear complete: saved under a
@@ -123,12 +160,30 @@ class Checker:
                 host = host_shape((p / "main.cpp").read_text())
                 if host not in self.by_host:
                     self.by_host[host] = p
-                    self.pending_host.append(p)
+                    self._pend("host", host, p, self.pending_host)
             if plan.get("kernels"):
                 device = device_shape(p)
                 if device not in self.by_device:
                     self.by_device[device] = p
-                    self.pending_device.append(p)
+                    self._pend("device", device, p, self.pending_device)
+
+    def _pend(self, kind: str, shape, project: Path, pending: list) -> None:
+        key = shape_key(kind, shape)
+        if key in self.known:
+            self.n_known[kind] += 1
+            return
+        self.key[(kind, project)] = key
+        pending.append(project)
+
+    def _ran(self, kind: str, batch: list, code: int) -> None:
+        if code in (0, 3):
+            self.clean.update(self.key[(kind, p)] for p in batch)
+        else:
+            self.failed.add(kind)
+
+    def record(self, path: Path) -> None:
+        path.write_text("tool " + self.tool + "\n" +
+                        "".join(k + "\n" for k in sorted(self.known | self.clean)))
 
     def check(self, jobs: int, at_least: int = 1, most: int | None = None) -> None:
         """Check the pending programs when there are ``at_least`` of a kind (device programs
@@ -140,23 +195,23 @@ class Checker:
             # -fsyntax-only: every SDK declaration, type, template instantiation and deprecation
             # is checked as in a full build; only code generation is skipped (40% of the time;
             # the generated kernels hold no assembly); the tests that run sdkcheck themselves build in full.
-            code, _ = run(self.sdkcheck, ["--device-only", "--werror", "--syntax-only",
-                                          *map(str, batch)],
+            code, _ = run(self.sdkcheck, [*DEVICE_FLAGS, *map(str, batch)],
                           self.projects_dir.parent / f"sdkcheck-device-{self.runs}.json", jobs)
-            if code not in (0, 3):
-                self.failed.add("device")
+            self._ran("device", batch, code)
         if len(self.pending_host) >= at_least:
             batch, self.pending_host = self.pending_host, []
-            code, _ = run(self.sdkcheck, ["--host-only", "--host-include", str(MOCK_INCLUDE),
-                                          *map(str, batch)],
+            code, _ = run(self.sdkcheck, [*HOST_FLAGS, str(MOCK_INCLUDE), *map(str, batch)],
                           self.projects_dir.parent / f"sdkcheck-host-{self.runs}.json", jobs)
-            if code not in (0, 3):
-                self.failed.add("host")
+            self._ran("host", batch, code)
 
     def summary(self) -> int:
         print(f"sdkcheck_projects: {self.n_projects} projects ({self.n_explicit} with sharded "
               f"accessors spelled out), {len(self.by_device)} distinct device programs, "
-              f"{len(self.by_host)} distinct host programs")
+              f"{len(self.by_host)} distinct host programs; verified by an earlier run of the same "
+              f"checker (.ci/sdkcheck_verified.txt): {self.n_known['device']} device, "
+              f"{self.n_known['host']} host")
+        if os.environ.get("SDKCHECK_RECORD"):
+            self.record(Path(os.environ["SDKCHECK_RECORD"]))
         if self.failed:
             print(f"sdkcheck_projects: FAILED ({', '.join(sorted(self.failed))} check)")
             return 1

@@ -210,7 +210,7 @@ def gqa_reference(q, k, v, do, groups, causal=False):
     return lse, delta, bshd(dq), bshd(dk), bshd(dv)
 
 
-@pytest.mark.parametrize("causal", [False])  # causal: 33 circular buffers (32 on a core)
+@pytest.mark.parametrize("causal", [False, True])  # causal: 33 CBs, 32 once D5.2 shares ids
 def test_gqa_backward(causal):
     """Batch 1, 4 heads in 2 groups, 128 tokens, dims 64 / 64: the grid is (2 groups, 1, 1)
     - per core the key blocks (by: dQ's blocks are shared by them) and in each the group's

@@ -10,6 +10,7 @@ import tvm
 import kernels
 import tilelang_tt.language as T
 from tilelang_tt.passes import pipeline
+from test_cb_share import stacked_softmax
 
 KERNELS = {
     "gemm": lambda: kernels.matmul(256, 256, 128),
@@ -24,6 +25,8 @@ KERNELS = {
     "rmsnorm": lambda: kernels.rmsnorm(64, 64),
     "layernorm": lambda: kernels.layernorm(64, 64),
     "reduce_min": lambda: kernels.row_reduce_broadcast(64, 64, kind="min"),
+    # 38 circular buffers: D5.2 shares CB indices between intermediates
+    "cb_share": lambda: stacked_softmax(64, 64, 32, 9, tail=True),
 }
 
 

@@ -106,12 +106,15 @@ def test_l1_shard_plus_single_buffered_cbs():
     np.testing.assert_allclose(as_f32(art(a, b)), as_f32(a) + as_f32(b), rtol=1e-2, atol=1e-2)
 
 
-def test_gqa_backward_at_the_examples_blocks():
+@pytest.mark.parametrize("causal", [False, True])
+def test_gqa_backward_at_the_examples_blocks(causal):
     # TileLang's example_gqa_bwd blocks (block_M 128, block_N 32, dims 192 / 128): its CBs need
     # more than L1 double-buffered; single-buffered -- the compute kernel's own buffers first,
-    # then the atomics' read-modify-write blocks and K / V -- they fit, and dQ / dK / dV match
+    # then the atomics' read-modify-write blocks and K / V -- they fit, and dQ / dK / dV match.
+    # Causal: 33 CBs, which D5.2 first gives 27 indices (docs/SUPPORT.md "More than 32 circular
+    # buffers"), then D6.1 single-buffers the shared rings as any other
     B, H, G, S, DQK, DV, bm, bn = 1, 4, 2, 128, 192, 128, 128, 32
-    kern = gqa_bwd.get_tir(B, H, S, DQK, DV, bm, bn, G)
+    kern = gqa_bwd.get_tir(B, H, S, DQK, DV, bm, bn, G, causal)
     with pytest.raises(TTResourceError, match="circular buffers need"):
         tilelang_tt.compile(kern, pass_configs=NO_FIT)
     rng = np.random.default_rng(3)
@@ -119,18 +122,19 @@ def test_gqa_backward_at_the_examples_blocks():
     k = rng.standard_normal((B, S, H // G, DQK)).astype(np.float16)
     v = rng.standard_normal((B, S, H // G, DV)).astype(np.float16)
     do = rng.standard_normal((B, S, H, DV)).astype(np.float16)
-    lse, delta, dq_ref, dk_ref, dv_ref = gqa_reference(q, k, v, do, G)
+    lse, delta, dq_ref, dk_ref, dv_ref = gqa_reference(q, k, v, do, G, causal)
     dq = np.zeros((B, S, H, DQK), np.float32)
     dk = np.zeros((B, S, H // G, DQK), np.float32)
     dv = np.zeros((B, S, H // G, DV), np.float32)
     with pytest.warns(TTPerformanceWarning, match=r"single-buffered .*dK_atomic \(\d versions\)"):
         art = tilelang_tt.compile(kern)
+    assert causal == any("shared" in cb for cb in art.plan["circular_buffers"])
     l1 = art.plan["l1"]
     assert l1["cb_bytes"] <= 1364 * 1024 and len(l1["single_buffered"]) > 1
-    roles = {cb["name"]: cb["role"] for cb in art.plan["circular_buffers"]}
+    roles = {cb["id"]: cb["role"] for cb in art.plan["circular_buffers"]}  # (versions share names)
     first_cross = next(i for i, f in enumerate(l1["single_buffered"])
-                       if roles[f["name"]] != "intermediate")
-    assert all(roles[f["name"]] != "intermediate" for f in l1["single_buffered"][first_cross:])
+                       if roles[f["cb"]] != "intermediate")
+    assert all(roles[f["cb"]] != "intermediate" for f in l1["single_buffered"][first_cross:])
     art(q, k, v, do, lse.astype(np.float32), delta.astype(np.float32), dq, dk, dv)
     for got, want in ((dq, dq_ref), (dk, dk_ref), (dv, dv_ref)):
         np.testing.assert_allclose(got, want, rtol=1e-2, atol=2e-2)

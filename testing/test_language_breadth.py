@@ -8,6 +8,7 @@ import pytest
 import tilelang_tt as tilelang
 import tilelang_tt.language as T
 from tilelang_tt import TTCompileError, TTUnsupportedError
+from tilelang_tt.runtime.tensors import TTCallArgumentError
 
 
 def test_prim_func_eager_form_records_outputs_and_pass_configs():
@@ -122,7 +123,7 @@ def test_torch_dtypes_and_scalar_initialisers():
         T.Tensor((32, 32), None)
 
 
-def test_pointers_and_strided_tensors_are_refused_by_name():
+def test_pointers_are_refused_and_strides_checked_by_name():
     with pytest.raises(TTUnsupportedError, match=r"T\.ptr: raw pointers"):
         T.Tensor([4], T.ptr)
 
@@ -133,9 +134,17 @@ def test_pointers_and_strided_tensors_are_refused_by_name():
         with T.Kernel(1):
             pass
 
-    with pytest.raises(TTUnsupportedError, match=r"test_language_breadth.py:\d+: "
-                                                 r"T\.StridedTensor"):
+    # a contiguous (32, 32) array has strides (32, 1), not the annotation's (64, 1)
+    with pytest.raises(TTCallArgumentError, match=r"test_language_breadth.py:\d+: tensor x: "
+                                                  r"T\.StridedTensor strides \(64, 1\)"):
         strided(np.zeros((32, 32), np.float32))
+
+    with pytest.raises(TTUnsupportedError, match=r"T\.StridedTensor: a strided tensor "
+                                                 r"parameter is supported in an eager"):
+        @T.prim_func
+        def kernel(x: T.StridedTensor[[32, 32], [64, 1], T.float32]):
+            with T.Kernel(1):
+                pass
 
 
 @tilelang.jit

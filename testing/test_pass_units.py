@@ -17,6 +17,7 @@ import tilelang_tt.language as T
 from tilelang_tt import attrs, ops
 from tilelang_tt.passes import pipeline
 from tilelang_tt.passes.common import collect, run_pass, to_py, tt_calls
+from tilelang_tt.passes.compute.cb_share import share_problems
 from tilelang_tt.passes.dataflow.copy_forwarding import forward_copies
 from tilelang_tt.passes.frontend.block_slices import collapse_block_slices
 from tilelang_tt.passes.frontend.condition_fragments import read_condition_fragments
@@ -30,6 +31,7 @@ from tilelang_tt.passes.frontend.row_blocks import coarsen_row_blocks
 from tilelang_tt.passes.frontend.serial_rows import serial_rows_to_block
 from tilelang_tt.passes.frontend.short_blocks import read_short_blocks
 from tilelang_tt.passes.frontend.wide_rows import stream_wide_rows
+from tilelang_tt.passes.verify.verify_ttir import kernels_of
 from tilelang_tt.target import profile_of
 
 KERNELS = {
@@ -215,6 +217,9 @@ GUARANTEES = {
     "D4": lambda m: "tt.compute_kernel_hw_startup" in _names(m),
     "D5": lambda m: "abstract" not in _families(m),
     "D5.1": lambda m: True,
+    # every CB index is a core's, and an index several CBs share passes F's check
+    "D5.2": lambda m: all(int(c.args[0]) < 32 for c in _calls(m) if c.op.name == "tt.alloc_cb")
+    and not share_problems(kernels_of(m)),
     # every kernel lists the same regions, each of two or more compute-only CBs
     "D6": lambda m: all(
         to_py(f.attrs[attrs.L1_REGIONS]) == to_py(_funcs(m)[0].attrs[attrs.L1_REGIONS]) and all(

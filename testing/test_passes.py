@@ -59,7 +59,7 @@ def test_stage_list_is_complete():
         "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "LowerScalarReadsTT", "BuildTileDFGTT", "PlaceL1ShardsTT",
         "SplitDeviceKernel",
         "ConfigureTensorAccessorTT", "PlanMulticastTT", "LowerCBIntrinsics", "InsertComputeInitTT",
-        "InsertDSTManagementTT", "tirx.StmtSimplify", "PlanL1AliasTT", "FitL1TT", "LowerPersistentLoopTT",
+        "InsertDSTManagementTT", "tirx.StmtSimplify", "ShareCBIdsTT", "PlanL1AliasTT", "FitL1TT", "LowerPersistentLoopTT",
         "VerifyTTIR"]
     for _, p in pipeline.STAGES:
         assert isinstance(p, tvm.transform.Pass)

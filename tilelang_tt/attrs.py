@@ -47,6 +47,10 @@ L1_FIT = "tt.l1_fit"
 # D6.1, when the CBs do not fit even so: the CBs of depth > 1 that need their ring:
 # [{"cb": id, "name": str, "depth": int, "why": str}, ...]
 L1_FIT_KEPT = "tt.l1_fit_kept"
+# D5.2: the CB indices intermediates of disjoint lifetimes share (more CBs than a core has):
+# [{"cb": id, "names": [the members' names, in order of first use], "bytes": the shared ring,
+# "unshared_bytes": the members' rings added up}, ...] (absent when every CB kept its own)
+CB_SHARE = "tt.cb_share"
 PERSISTENT = "tt.persistent"  # E1: {"start_slot": i, "count_slot": j} of the persistent loop
 # A0.5: the GEMM K loops taking several K steps per iteration:
 # [{"factor": f, "k_tiles": tiles of a K block, "steps": iterations}, ...]

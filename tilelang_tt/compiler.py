@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -156,7 +157,14 @@ def generate_launches(func, launches, mods) -> tuple[dict, dict]:
 
 
 def report_l1_fit(plan: dict, name: str) -> None:
-    """Warn (``TTPerformanceWarning``) when D6.1 single-buffered CBs to fit L1."""
+    """Warn (``TTPerformanceWarning``) when D6.1 single-buffered CBs to fit L1; log (info, the
+    ``tilelang_tt`` logger) the CB indices D5.2 shared to fit a core's 32."""
+    shared = [cb for cb in plan["circular_buffers"] if "shared" in cb]
+    if shared:
+        logging.getLogger("tilelang_tt").info(
+            "%s: %d circular buffers share %d of the core's indices (lifetimes that do not "
+            "overlap): %s", name, sum(len(cb["shared"]) for cb in shared), len(shared),
+            "; ".join(f"c_{cb['id']}: " + ", ".join(cb["shared"]) for cb in shared))
     fit = plan["l1"].get("single_buffered", [])
     if fit:
         counts = {}

@@ -52,6 +52,7 @@ from .errors import (TTArgumentError, TTAssertionError, TTCompileError, TTDtypeE
 from .language_compat import GemmWarpPolicy, LayoutHint  # noqa: F401
 from .language_reducer import (alloc_reducer, finalize_reducer, reducer_init,  # noqa: F401
                                reducer_update)
+from .language_ref import _REF_STORE, Ref, ref_store, ref_stores  # noqa: F401
 from .language_reshape import reshape, view  # noqa: F401
 from .language_atomic import (atomic_add, atomic_load, atomic_max, atomic_min,  # noqa: F401
                               atomic_store)
@@ -92,6 +93,7 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
 
         if not inspect.isfunction(fn):
             raise TypeError(f"@T.prim_func expects a function, got {fn!r}")
+        _refuse_strided_signature(fn)
         if _is_eager_form(fn):
             from .jit import eager
 
@@ -126,10 +128,33 @@ def macro(*args, hygienic: bool = True):
             return None
 
     def decorate(func):
-        source, closure_vars = scan_macro(func, utils.inspect_function_capture(func))
-        obj = Macro(source, closure_vars, func, hygienic)
+        import ast
+
+        source, _ = scan_macro(func, {})
+        signature = inspect.signature(func)
+        params = set(signature.parameters)
+        refs = {n for n, p in signature.parameters.items()
+                if p.annotation is Ref or (isinstance(p.annotation, str) and
+                                           p.annotation.split(".")[-1] == "Ref")}
+        # the body reads as a kernel's does (Python values stay Python values, `assert` on
+        # them is checked now ...): the same rewrite, the macro's parameters kept as they are
+        # (a T.alloc_var variable passed in is stored into); `x = v` of a T.Ref parameter
+        # stores v where x refers
+        tree = _bind_python_values(ref_stores(ast.parse(source.source), refs), keep=params)
+        source = _rewritten_source(tree, func)(func)
+
+        def closure_vars():
+            """The macro's globals and nonlocals when it is expanded (so it may call itself or
+            a function defined after it, as in Python), less the names its parameters take (a
+            global `A` next to a parameter `A`: TVMScript would see it defined twice)."""
+            captured = utils.inspect_function_capture(func)
+            return {**{k: v for k, v in captured.items() if k not in params},
+                    **_rewrite_helpers()}
+
+        obj = Macro(source, closure_vars(), func, hygienic)
 
         def wrapper(*a, **k):
+            obj.closure_vars = closure_vars()
             return obj(*a, **k)
 
         return wrapper
@@ -188,11 +213,18 @@ def read_variable(value):
     return getattr(value, "scalar", value)
 
 
-def python_value(value):
+def python_value(value, unpacked=False):
     """TileLang keeps Python values assigned in a kernel (``dtype = T.float``, ``scale =
     1.44 / d``, ``n = T.ceildiv(N, 64)``) as Python values; TVMScript would store them in a
-    scalar variable.  Assignments go through this function (see :func:`_bind_python_values`)."""
+    scalar variable.  Assignments go through this function (see :func:`_bind_python_values`).
+    ``unpacked``: the value is unpacked into several names (``M, N = A.shape``): each element
+    that is a constant or a size variable stays that value (an int, the shape's own variable),
+    as TileLang's ``M, N = A.shape`` gives the tensor's sizes."""
     from tvm.script.ir_builder import ir as _I
+
+    if unpacked and isinstance(value, (tuple, list, tvm.ir.Array)):
+        return tuple(_I.meta_var(v) if isinstance(v, tirx.Var) else python_value(v)
+                     for v in value)
 
     if isinstance(value, tirx.IntImm) and str(value.ty) == "int32":
         return _I.meta_var(int(value.value))
@@ -221,9 +253,11 @@ def python_assert(cond, msg=None):
     return None
 
 
-def _bind_python_values(tree):
+def _bind_python_values(tree, keep=()):
     """Wrap the value of every assignment in the kernel (not in nested functions) in
-    ``__tt_bind(...)``; the nodes keep their source locations."""
+    ``__tt_bind(...)``; the nodes keep their source locations.  ``keep``: names whose
+    assignments stay as TVMScript reads them (a macro's parameters: a T.alloc_var variable
+    passed in is stored into)."""
     import ast
     import copy
 
@@ -385,9 +419,13 @@ def _bind_python_values(tree):
                 elif child.targets[0].id in variables:
                     visit(child)  # a store into the variable: TVMScript converts the value
                     continue
-            if isinstance(child, ast.Assign) and not isinstance(child.targets[0], ast.Subscript):
+            if isinstance(child, ast.Assign) and not isinstance(child.targets[0], ast.Subscript) \
+                    and not (isinstance(child.targets[0], ast.Name) and
+                             child.targets[0].id in keep):
                 # a name's binding (a store `A[i] = v` takes v as TVMScript converts it)
-                call = ast.Call(func=ast.Name(id=_BIND, ctx=ast.Load()), args=[child.value],
+                unpacked = isinstance(child.targets[0], (ast.Tuple, ast.List))
+                call = ast.Call(func=ast.Name(id=_BIND, ctx=ast.Load()),
+                                args=[child.value] + ([ast.Constant(True)] if unpacked else []),
                                 keywords=[])
                 child.value = ast.copy_location(call, child.value)
                 ast.fix_missing_locations(child)
@@ -414,6 +452,12 @@ def _bind_python_values(tree):
     return tree
 
 
+def _rewrite_helpers() -> dict:
+    """The functions the code :func:`_bind_python_values` writes calls."""
+    return {_BIND: python_value, _READ: read_variable, _REGION_STORE: region_store,
+            _ASSERT: python_assert, _REF_STORE: ref_store}
+
+
 def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     import ast
 
@@ -422,16 +466,14 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     if tree is None:
         tree = ast.parse(diagnostics.Source(fn).source)
     tree = _bind_python_values(tree)
-    extra_vars = dict(extra_vars)
-    extra_vars[_BIND] = python_value
-    extra_vars[_READ] = read_variable
-    extra_vars[_REGION_STORE] = region_store
-    extra_vars[_ASSERT] = python_assert
+    extra_vars = {**extra_vars, **_rewrite_helpers()}
     _parallel_vars().clear()
     _alias_specs().clear()
     _func_annotations().clear()
     language_reducer.reset()
     language_compat.take_noted_error()
+    parsing = _STATE.__dict__.get("parsing", False)
+    _STATE.parsing = True
     try:
         parsed = parse_function(fn, extra_vars, check_well_formed=check_well_formed, tree=tree)
     except tvm.error.DiagnosticError as err:
@@ -446,6 +488,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
         cls, text = _tvm_parse_error_text(cls, text)
         raise cls(f"cannot parse kernel {fn.__name__!r}:\n{text}") from None
     finally:
+        _STATE.parsing = parsing
         marked = list(_parallel_vars())
         _parallel_vars().clear()
         specs = list(_alias_specs())
@@ -735,7 +778,63 @@ class _TensorProxy:
     __ror__ = __or__
 
 
+class _StridedTensorProxy(_TensorProxy):
+    """``T.StridedTensor[shape, strides, dtype]`` / ``T.StridedTensor(shape, strides, dtype)``:
+    a tensor parameter of an eager ``@tilelang.jit`` function that the caller passes as a
+    strided view (``A[:, 0, :, 0]`` of a torch tensor).  Tenstorrent tensors are interleaved
+    DRAM buffers of 32x32 tiles, so the kernel sees a tensor of ``shape`` like any other: the
+    host copies the view into a contiguous array before the run and an output back into the
+    view after it.  The strides are checked against the arguments (tilelang_tt.jit.eager);
+    sizes named in them (``T.const``) take the argument's strides, in elements.  In any other
+    kernel (a ``@T.prim_func`` signature, whose caller's strides nothing checks) it is refused
+    when the kernel is parsed; Python's own evaluation of a signature annotation when the
+    function is defined gives the tensor of ``shape``."""
+
+    REFUSAL = ("T.StridedTensor: a strided tensor parameter is supported in an eager "
+               "@tilelang.jit function (the host copies the view to and from a contiguous "
+               "array: Tenstorrent tensors are interleaved DRAM buffers of 32x32 tiles); in a "
+               "@T.prim_func annotate it T.Tensor(shape, dtype) and pass a contiguous array")
+
+    def __call__(self, shape, strides=None, dtype="float32", **kwargs):
+        allowed = _STATE.__dict__.get("strided_ok", False)
+        if _STATE.__dict__.get("parsing", False) and not allowed:
+            raise language_compat.note_error(TTUnsupportedError(self.REFUSAL))
+        buf = super().__call__(shape, dtype, **kwargs)
+        if not allowed:  # a signature annotation Python evaluates: @T.prim_func refuses it
+            _STRIDED_ANNOTATIONS[id(buf)] = buf
+        return buf
+
+
+_STRIDED_ANNOTATIONS: dict = {}  # id -> buffer made by T.StridedTensor outside a build
+
+
+def _refuse_strided_signature(fn) -> None:
+    """A ``@T.prim_func`` whose signature annotates a parameter ``T.StridedTensor``."""
+    for name, ann in getattr(fn, "__annotations__", {}).items():
+        if _STRIDED_ANNOTATIONS.get(id(ann)) is ann:
+            where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
+            raise TTUnsupportedError(f"{where}: @T.prim_func {fn.__name__}, parameter {name}: "
+                                     f"{_StridedTensorProxy.REFUSAL}")
+
+    def __getitem__(self, keys):
+        if not isinstance(keys, tuple):
+            keys = (keys,)
+        return self(*keys)
+
+
+@contextlib.contextmanager
+def strided_tensors_allowed():
+    """Within: ``T.StridedTensor`` annotations make tensors (an eager @tilelang.jit build)."""
+    prev = _STATE.__dict__.get("strided_ok", False)
+    _STATE.strided_ok = True
+    try:
+        yield
+    finally:
+        _STATE.strided_ok = prev
+
+
 Tensor = _TensorProxy()
+StridedTensor = _StridedTensorProxy()
 Buffer = Tensor
 SharedBuffer = _TensorProxy("shared")
 FragmentBuffer = _TensorProxy("local.fragment")
@@ -1018,8 +1117,24 @@ def dynamic(name: str, dtype="int32"):
 symbolic = dynamic
 
 
+@contextlib.contextmanager
+def making_outputs(make):
+    """Within (an eager @tilelang.jit build): ``T.empty(...)`` is ``make(shape, dtype)``."""
+    prev = _STATE.__dict__.get("make_output")
+    _STATE.make_output = make
+    try:
+        yield
+    finally:
+        _STATE.make_output = prev
+
+
 def empty(*shape, dtype="float32"):
-    """``C = T.empty(shape, dtype)``: an output of a ``@tilelang.jit`` function (eager form)."""
+    """``C = T.empty(shape, dtype)``: an output of a ``@tilelang.jit`` function (eager form),
+    declared in its body or in a macro it calls (and returned)."""
+    make = _STATE.__dict__.get("make_output")
+    if make is not None:
+        shape, dtype = empty_args(*shape, dtype=dtype)
+        return make(shape, dtype)
     raise TTCompileError(
         "T.empty declares an output of a @tilelang.jit function: write `C = T.empty(shape, "
         "dtype)` as a statement of the function body and `return C`")

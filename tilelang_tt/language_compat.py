@@ -110,11 +110,9 @@ _refuse("vector (multi-lane) values and indices are not supported: a block's ele
         "computed by tile operations; write the lanes as a T.Parallel loop over the elements",
         "Ramp", "Broadcast")
 _refuse(_PACKED, "add2", "sub2", "mul2", "fma2", "max2", "min2", "abs2", "dp4a")
-_refuse(_META, "Ref", "inline", "meta_class", "has_let_value", "get_let_value")
+_refuse(_META, "inline", "meta_class", "has_let_value", "get_let_value")
 _refuse("CUDA source kernels cannot run on Tensix; write the kernel in TileLang",
         "CUDASourceCodeKernel", "import_source")
-_refuse("strided (non-contiguous) tensors are not supported: tensors are interleaved DRAM "
-        "buffers of 32x32 tiles; pass a contiguous array", "StridedTensor")
 _refuse("T.Persistent tile loops are not supported yet; the backend already runs blocks "
         "persistently (each core loops over its share of the T.Kernel grid), so launch "
         "T.Kernel over the tile grid instead", "Persistent", "BaseTileScheduler",

@@ -213,6 +213,8 @@ def build_plan(mod, pages: bool = False) -> dict:
             "num_pages": int(e["rows"]) * int(e["cols"]) * int(e["depth"]),
             "producer": e["producer"], "consumer": e["consumer"],
         })
+        if "shared" in e:  # D5.2: intermediates of disjoint lifetimes use this one index in turn
+            cbs[-1]["shared"] = [str(n) for n in e["shared"]]
         if "in_place" in e:  # the ring is this tensor's L1 shard (set_globally_allocated_address)
             cbs[-1]["in_place"] = str(reader.params[int(e["in_place"])].name)
     regions = to_py(get_attr(kernels["compute"], attrs.L1_REGIONS, [])) or []

@@ -210,7 +210,8 @@ class JITImpl:
         kernel = self._kernels.get(key)
         if kernel is None:
             func = self.get_tir(*args, **kwargs)
-            idx = self.out_idx if self.mode == "lazy" else eager.out_idx(self._eager)
+            # an eager function's outputs are recorded on the kernel (tilelang_out_idx)
+            idx = self.out_idx if self.mode == "lazy" else None
             kernel = compiler.compile(func, out_idx=idx, target=self.target,
                                       pass_configs=merged)
             if self.debug_root_path:
@@ -243,13 +244,14 @@ class JITImpl:
 
     def run_kernel(self, kernel, args, kwargs):
         """Run ``kernel`` (compiled for this eager call) on the call's tensors."""
-        tensors, _, _ = self._bind(args, dict(kwargs))
+        tensors, values, sizes = self._bind(args, dict(kwargs))
+        eager.check_strides(self._eager, tensors, values, sizes)
         missing = [p for p in self._eager.tensor_params if p not in tensors]
         if missing:
             raise TTCompileError(f"{self.__name__}: pass the tensor {', '.join(missing)} (or "
                                  "use .compile(...) to get the kernel without running it)")
         result = kernel(*(tensors[p] for p in self._eager.tensor_params))
-        return result if self._eager.returns else None
+        return result if self._eager.has_return else None
 
     def __repr__(self):
         return f"<tilelang_tt.jit {self.mode} {self.__name__}>"

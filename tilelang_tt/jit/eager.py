@@ -15,7 +15,13 @@ an ordinary ``T.prim_func`` for one binding of its compile-time values: tensor p
 annotated in the body become ``T.handle`` parameters matched against their annotation
 (``A = match(A_handle, T.Tensor(...))``), each ``T.empty`` adds an output parameter after them,
 ``T.const`` / ``T.dynamic`` statements and scalar annotations disappear (their values are
-bound as names), ``return`` goes.  Other parameters (block sizes, dtypes, flags) are
+bound as names), ``return x`` becomes a call that records the tensors it gives (a
+``T.empty`` made in a macro the function calls adds its own output parameter when it is
+evaluated, see :class:`_Outputs`; the kernel records the returned outputs' indices as
+``tilelang_out_idx``).  ``T.StridedTensor[shape, strides, dtype]`` annotations make ordinary
+tensors of ``shape`` (the host copies a strided view to and from a contiguous array); their
+strides bind ``T.const`` sizes or are checked against the arguments (:func:`check_strides`).
+Other parameters (block sizes, dtypes, flags) are
 compile-time values; scalar parameters annotated with a dtype (``x: T.float32 = 1``), runtime
 scalars in TileLang, are compile-time values here too (one kernel per value).  The rewritten
 nodes keep the user's line numbers, so parse errors point at the user's source.
@@ -40,6 +46,7 @@ _HANDLE = "__tt_handle"
 _MATCH = "__tt_match"
 _OUTPUT = "__tt_output"
 _PRIM_FUNC = "__tt_prim_func"
+_RETURN = "__tt_return"
 
 
 @dataclass
@@ -55,8 +62,13 @@ class EagerFunction:
     sizes: dict = field(default_factory=dict)                # python name -> T.const name
     size_kinds: dict = field(default_factory=dict)           # T.const name -> "const"/"dynamic"
     matcher: dict = field(default_factory=dict)              # T.const name -> (param, dim)
+    stride_matcher: dict = field(default_factory=dict)       # T.const name -> (param, dim)
+    strides: dict = field(default_factory=dict)              # param -> T.StridedTensor's
+    # strides (an ast node) and the annotation's line
     outputs: list[str] = field(default_factory=list)         # T.empty targets, in order
-    returns: list[str] = field(default_factory=list)
+    returns: list[str] | None = field(default_factory=list)  # None: known when built
+    # (``return copy_impl(A)`` of a T.empty made in a macro)
+    has_return: bool = False
 
 
 def _error(source, node, message, cls=TTCompileError):
@@ -119,6 +131,24 @@ def _shape_node(annot):
                 not isinstance(sl.elts[1], (ast.Tuple, ast.List)):
             return sl.elts[0]
         return sl
+    return None
+
+
+def _strides_node(annot, env):
+    """The strides expression of ``T.StridedTensor(shape, strides, dtype)`` /
+    ``T.StridedTensor[shape, strides, dtype]``, or None for other annotations."""
+    head = annot.func if isinstance(annot, ast.Call) else \
+        annot.value if isinstance(annot, ast.Subscript) else annot
+    if not isinstance(_lookup(head, env), T._StridedTensorProxy):
+        return None
+    if isinstance(annot, ast.Call):
+        for kw in annot.keywords:
+            if kw.arg == "strides":
+                return kw.value
+        return annot.args[1] if len(annot.args) > 1 else None
+    if isinstance(annot, ast.Subscript) and isinstance(annot.slice, ast.Tuple) and \
+            len(annot.slice.elts) > 1:
+        return annot.slice.elts[1]
     return None
 
 
@@ -222,14 +252,18 @@ def analyse(fn) -> EagerFunction:
             annotations[stmt.target.id] = stmt.annotation
         if isinstance(stmt, ast.Return) and stmt.value is not None:
             names = _names(stmt.value)
-            if names is None or any(n not in info.outputs for n in names):
+            info.has_return = True
+            if names is not None and any(n in info.params for n in names):
                 raise _error(source, stmt, "a @tilelang.jit function returns only tensors "
-                             "declared with T.empty (`C = T.empty(shape, dtype)`)")
-            info.returns = names
+                             "declared with T.empty (`C = T.empty(shape, dtype)`), not its "
+                             "parameters")
+            # names of T.empty outputs, or an expression whose tensors the build checks
+            info.returns = names if names is not None and \
+                all(n in info.outputs for n in names) else None
 
     info.tensor_params = [p for p in info.params
                           if p in signature_tensors or p in info.body_tensor_params]
-    for out in info.outputs:
+    for out in info.outputs if info.returns is not None else ():
         if out not in info.returns:
             raise _error(source, fdef, f"output {out} = T.empty(...) is not returned; "
                          f"`return {', '.join(info.outputs)}`")
@@ -246,6 +280,13 @@ def analyse(fn) -> EagerFunction:
         for d, dim in enumerate(dims):
             if isinstance(dim, ast.Name) and dim.id in size_names:
                 info.matcher.setdefault(size_names[dim.id], (param, d))
+        strides = _strides_node(annot, env)
+        if strides is not None:
+            info.strides[param] = (strides, source.start_line + annot.lineno - 1)
+            elts = strides.elts if isinstance(strides, (ast.Tuple, ast.List)) else [strides]
+            for d, st in enumerate(elts):
+                if isinstance(st, ast.Name) and st.id in size_names:
+                    info.stride_matcher.setdefault(size_names[st.id], (param, d))
     return info
 
 
@@ -289,7 +330,8 @@ def size_values(info: EagerFunction, tensors: dict, given: dict,
     """T.const name -> int, from keyword values or the tensors' shapes."""
     values = {}
     matcher = dict(info.matcher)
-    if any(n not in matcher and n not in given for n in info.sizes.values()):
+    if any(n not in matcher and n not in given and n not in info.stride_matcher
+           for n in info.sizes.values()):
         for name, where in _evaluated_matcher(info, compile_values or {}).items():
             matcher.setdefault(name, where)
     for name in dict.fromkeys(info.sizes.values()):
@@ -302,12 +344,67 @@ def size_values(info: EagerFunction, tensors: dict, given: dict,
                 raise TTCompileError(f"tensor {param} has rank {len(shape)}; its annotation "
                                      f"gives {name} as dimension {dim}")
             values[name] = int(shape[dim])
+        elif name in info.stride_matcher and info.stride_matcher[name][0] in tensors:
+            param, dim = info.stride_matcher[name]
+            strides = tensor_strides(tensors[param])
+            if dim >= len(strides):
+                raise TTCompileError(f"tensor {param} has rank {len(strides)}; its annotation "
+                                     f"gives {name} as stride {dim}")
+            values[name] = int(strides[dim])
         else:
             hint = (f" or the tensor {matcher[name][0]}" if name in matcher else
                     f"; {name} is not a dimension of any annotated tensor")
             raise TTCompileError(f"{info.fn.__name__}: no value for size {name}: pass "
                                  f"{name}=...{hint}")
     return values
+
+
+def tensor_strides(value) -> tuple:
+    """A tensor argument's strides in elements (a torch tensor's ``stride()``, a numpy array's
+    byte strides over its item size; a placeholder ``T.Tensor(shape)`` is contiguous)."""
+    stride = getattr(value, "stride", None)
+    if callable(stride):  # torch
+        return tuple(int(s) for s in stride())
+    if hasattr(value, "strides") and hasattr(value, "itemsize") and \
+            not isinstance(value, Buffer):
+        return tuple(int(s) // int(value.itemsize) for s in value.strides)
+    shape = tensor_shape(value)
+    out, step = [], 1
+    for extent in reversed(shape):
+        out.append(step)
+        step *= int(extent)
+    return tuple(reversed(out))
+
+
+def check_strides(info: EagerFunction, tensors: dict, compile_values: dict, sizes: dict):
+    """Each ``T.StridedTensor`` argument has the strides its annotation gives (a dimension
+    of extent 1 has any stride), else a TTCallArgumentError naming the tensor and line."""
+    from ..runtime.tensors import TTCallArgumentError
+
+    if not info.strides:
+        return
+    env = _env(info.fn)
+    env.update(compile_values)
+    env.update({py: sizes[name] for py, name in info.sizes.items() if name in sizes})
+    for param, (node, line) in info.strides.items():
+        if param not in tensors:
+            continue
+        try:
+            expected = eval(compile(ast.Expression(node), "<strides>", "eval"), env)
+        except Exception as err:  # noqa: BLE001  (the user's expression)
+            raise TTCompileError(f"{info.source.source_name}:{line}: the strides of "
+                                 f"T.StridedTensor {param} do not evaluate: {err}") from None
+        expected = [int(e) for e in (expected if isinstance(expected, (tuple, list))
+                                     else [expected])]
+        actual = tensor_strides(tensors[param])
+        shape = tensor_shape(tensors[param])
+        if len(expected) != len(actual) or any(
+                e != a for e, a, n in zip(expected, actual, shape) if int(n) != 1):
+            raise TTCallArgumentError(
+                f"{info.source.source_name}:{line}: tensor {param}: T.StridedTensor strides "
+                f"{tuple(expected)} (in elements), but the argument has strides "
+                f"{tuple(actual)}; pass a view with those strides or annotate them as sizes "
+                "(T.const) to take the argument's")
 
 
 def tensor_shape(value) -> tuple:
@@ -320,9 +417,66 @@ def _match(handle, buffer):
     return _IB.match_buffer(handle, list(buffer.shape), str(buffer.dtype))
 
 
-def _output(handle, *shape, dtype="float32"):
-    shape, dtype = T.empty_args(*shape, dtype=dtype)
-    return _IB.match_buffer(handle, list(shape), str(dtype))
+class _Outputs:
+    """The outputs of one build: each ``T.empty`` (a top-level ``C = T.empty(...)``, whose
+    handle parameter the rewrite declares, or one in a macro the function calls, which adds
+    its parameter when TVMScript evaluates it) and what the function returns."""
+
+    def __init__(self, info: EagerFunction):
+        self.info = info
+        self.made = []        # (handle var, buffer), in the order they were made
+        self.returned = None  # the buffers `return` gives, in order
+
+    def output(self, handle, *shape, dtype="float32"):
+        shape, dtype = T.empty_args(*shape, dtype=dtype)
+        buf = _IB.match_buffer(handle, list(shape), str(dtype))
+        self.made.append((handle, buf))
+        return buf
+
+    def empty(self, shape, dtype):
+        """``T.empty(...)`` evaluated while the function is parsed (in a macro)."""
+        handle = T.handle()
+        try:
+            _IB.arg(f"out{len(self.made)}", handle)
+        except Exception:  # noqa: BLE001  (TVM's "must be called at the top of a PrimFunc")
+            raise TTCompileError(
+                f"T.empty{tuple(shape)!r} in {self.info.fn.__name__}: an output is a kernel "
+                "parameter, so T.empty must run before the T.Kernel launch (at the top of the "
+                "function or of a macro called there)") from None
+        return self.output(handle, *shape, dtype=dtype)
+
+    def give(self, value, line):
+        """``return value`` of the function: a T.empty output or a tuple of them."""
+        values = list(value) if isinstance(value, (tuple, list)) else [value]
+        made = [b for _, b in self.made]
+        for v in values:
+            if not any(v.same_as(b) for b in made if isinstance(v, Buffer)):
+                what = f"tensor {v.name}" if isinstance(v, Buffer) else type(v).__name__
+                raise TTCompileError(
+                    f"{self.info.source.source_name}:{line}: {self.info.fn.__name__} returns "
+                    f"{what}; a @tilelang.jit function returns only tensors declared with "
+                    "T.empty (`C = T.empty(shape, dtype)`, in the function or a macro it "
+                    "calls)")
+        self.returned = values
+
+    def out_idx(self, func) -> list[int]:
+        """Parameter indices of the returned outputs, counted from the end (``[-1]`` for one
+        output, as TileLang records them); every output must be returned."""
+        if self.returned is None:
+            self.returned = []
+        for _, buf in self.made:
+            if not any(buf.same_as(r) for r in self.returned):
+                raise TTCompileError(
+                    f"{self.info.source.source_name}:{self.info.source.start_line}: output "
+                    f"{buf.name} = T.empty(...) of {self.info.fn.__name__} is not returned; "
+                    "return every output the function declares")
+        params = list(func.params)
+        idx = []
+        for r in self.returned:
+            buf = next(b for _, b in self.made if b.same_as(r))
+            param = next(i for i, p in enumerate(params) if p.same_as(buf))
+            idx.append(param - len(params))
+        return idx
 
 
 def build(info: EagerFunction, compile_values: dict, sizes: dict):
@@ -370,6 +524,13 @@ def build(info: EagerFunction, compile_values: dict, sizes: dict):
                 body.append(ast.copy_location(new, stmt))
             continue  # a scalar parameter's annotation: its value is bound
         if isinstance(stmt, ast.Return):
+            if stmt.value is not None:
+                call = ast.Call(func=ast.Name(id=_RETURN, ctx=ast.Load()),
+                                args=[stmt.value, ast.Constant(info.source.start_line +
+                                                               stmt.lineno - 1)],
+                                keywords=[])
+                body.append(ast.copy_location(ast.Expr(value=ast.copy_location(call, stmt)),
+                                              stmt))
             continue
         body.append(stmt)
     if not body:
@@ -387,9 +548,13 @@ def build(info: EagerFunction, compile_values: dict, sizes: dict):
     extra = utils.inspect_function_capture(info.fn)
     extra.update(compile_values)
     extra.update({py: sizes[name] for py, name in info.sizes.items()})
-    extra.update({_HANDLE: T.handle, _MATCH: _match, _OUTPUT: _output, _PRIM_FUNC: T.prim_func})
-    with T.binding_sizes(sizes):
-        return T.prim_func_from_tree(info.fn, extra, tree)
+    outputs = _Outputs(info)
+    extra.update({_HANDLE: T.handle, _MATCH: _match, _OUTPUT: outputs.output,
+                  _RETURN: outputs.give, _PRIM_FUNC: T.prim_func})
+    with T.binding_sizes(sizes), T.strided_tensors_allowed(), T.making_outputs(outputs.empty):
+        func = T.prim_func_from_tree(info.fn, extra, tree)
+    idx = outputs.out_idx(func)
+    return func.with_attr(attrs.OUT_IDX, idx) if idx else func
 
 
 def build_prim_func(fn):
@@ -405,6 +570,13 @@ def build_prim_func(fn):
             f"T.{'/T.'.join(kinds)} ({', '.join(info.sizes)}) need values at compile time; "
             "decorate the function with @tilelang.jit instead (sizes come from the arrays "
             "passed or from f.compile(M=..., ...))")
+    if info.strides:
+        param, (_, line) = next(iter(info.strides.items()))
+        raise TTUnsupportedError(
+            f"{info.source.source_name}:{line}: @T.prim_func {fn.__name__}: T.StridedTensor "
+            f"{param}: a strided tensor parameter is supported in a @tilelang.jit function, "
+            "which checks the argument's strides and copies the view to and from a "
+            "contiguous array; decorate the function with @tilelang.jit")
     scalars = [p for p in info.params if p not in info.tensor_params]
     if scalars:
         raise TTCompileError(
@@ -412,13 +584,4 @@ def build_prim_func(fn):
             "annotated as a tensor; a kernel in the eager form (T.empty outputs, `return`) "
             "takes tensors annotated in the signature or the body (`A: T.Tensor[(M, N), "
             "dtype]`); for compile-time values decorate it with @tilelang.jit")
-    func = build(info, {}, {})
-    if info.returns:
-        func = func.with_attr(attrs.OUT_IDX, out_idx(info))
-    return func
-
-
-def out_idx(info: EagerFunction) -> list[int]:
-    """Parameter indices of the returned outputs, in return order, counted from the end (the
-    outputs are the last parameters): ``[-1]`` for one output, as TileLang records them."""
-    return [info.outputs.index(r) - len(info.outputs) for r in info.returns]
+    return build(info, {}, {})

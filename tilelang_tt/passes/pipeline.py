@@ -60,6 +60,8 @@ folder, TVM's own where they do the job):
     compute    D4   InsertComputeInitTT        hw start-up, per-op init, format reconfiguration
                D5   InsertDSTManagementTT      acquire/commit/wait/pack/release, sub-blocking
                D5.1 StmtSimplify (TVM)         index arithmetic simplified
+               D5.2 ShareCBIdsTT               more than 32 CBs: intermediates of disjoint
+                                               lifetimes share one CB index
                D6   PlanL1AliasTT              CBs with disjoint lifetimes share L1 regions
                D6.1 FitL1TT                    CBs over L1: single-buffered, largest saving
                                                first, until they fit
@@ -83,6 +85,7 @@ from .. import attrs, ops
 from ..errors import TTCompileError, TTVerifyError
 from ..target import resolve_target
 from .common import collect, run_pass
+from .compute.cb_share import ShareCBIdsTT
 from .compute.compute_init import InsertComputeInitTT
 from .compute.dst_management import InsertDSTManagementTT
 from .compute.l1_alias import PlanL1AliasTT
@@ -161,6 +164,7 @@ STAGES = [
     ("D4", InsertComputeInitTT),
     ("D5", InsertDSTManagementTT),
     ("D5.1", tvm.tirx.transform.StmtSimplify()),
+    ("D5.2", ShareCBIdsTT),
     ("D6", PlanL1AliasTT),
     ("D6.1", FitL1TT),
     ("E1", LowerPersistentLoopTT),

@@ -130,20 +130,12 @@ def why_double(kernels: dict, entry, profile=None) -> str | None:
         return "it lies on an L1 shard"
     cap = int(entry["rows"]) * int(entry["cols"])
     for kind, func in kernels.items():
-        var = next((b.var for b in collect(func.body, tirx.Bind)
+        for var in (b.var for b in collect(func.body, tirx.Bind)  # several: D5.2 shared it
                     if ops.tt_op_name(b.value) == "tt.alloc_cb"
-                    and int(b.value.args[0]) == int(entry["id"])), None)
-        if var is None:
-            continue
-        occ = _Occupancy(var, cap, True)
-        names = {n for n, _ in occ.ops_of(func.body)}
-        occ.both = _PUSH in names and _POP in names
-        try:
-            if occ.run(func.body, 0) != 0:
-                raise _Unknown()
-        except _Unknown:
-            return (f"the {kind} kernel may hold more than one block of it"
-                    if occ.both else f"the {kind} kernel reserves or waits for more than a block")
+                    and int(b.value.args[0]) == int(entry["id"])):
+            problem = _occupancy_problem(kind, func, var, cap)
+            if problem:
+                return problem
     if profile is not None:
         trial = _trial_kernels(kernels, {int(entry["id"]): 1})
         for kind, func in kernels.items():
@@ -152,6 +144,21 @@ def why_double(kernels: dict, entry, profile=None) -> str | None:
                         "block may still read it when the next is reserved)"
                         if (to_py(get_attr(func, attrs.MCAST_PLAN, {})) or {}).get("groups") else
                         f"the {kind} kernel's protocol needs a second block")
+    return None
+
+
+def _occupancy_problem(kind, func, var, cap) -> str | None:
+    """Why the ``kind`` kernel's uses of the CB variable ``var`` exceed ``cap`` pages (None:
+    they do not)."""
+    occ = _Occupancy(var, cap, True)
+    names = {n for n, _ in occ.ops_of(func.body)}
+    occ.both = _PUSH in names and _POP in names
+    try:
+        if occ.run(func.body, 0) != 0:
+            raise _Unknown()
+    except _Unknown:
+        return (f"the {kind} kernel may hold more than one block of it"
+                if occ.both else f"the {kind} kernel reserves or waits for more than a block")
     return None
 
 

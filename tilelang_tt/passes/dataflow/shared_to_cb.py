@@ -35,7 +35,7 @@ from tvm import tirx
 from tvm.sym import Analyzer
 
 from ... import attrs, ops
-from ...errors import TTLayoutError, TTUnsupportedError
+from ...errors import TTLayoutError, TTUnsupportedError, source_span
 from ..common import (
     TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, int_imm, require_attr,
     seq, split_persistent, stmts_of, to_py, tt_calls, tt_pass,
@@ -332,7 +332,7 @@ def LowerSharedToCB(func, mod, ctx):
         if not any(alloc.buffer.same_as(b) for b in still_used):
             return tirx.Evaluate(int_imm(0))
         ann[attrs.CB] = cb_of[alloc.buffer]
-        return tirx.AllocBuffer(alloc.buffer, ann, alloc.span)
+        return tirx.AllocBuffer(alloc.buffer, ann, source_span(alloc.span))
 
     body = tt_map(body, [(tirx.AllocBuffer, to_cb)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")

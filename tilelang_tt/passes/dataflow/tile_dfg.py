@@ -14,8 +14,12 @@ Guarantees:
   (reader -> compute), ``output`` (compute -> writer), ``intermediate`` (compute -> compute) or
   ``passthrough`` (reader -> writer);
 * CB ids follow the TT-Metalium convention: inputs from ``c_0``, outputs from ``c_16``,
-  intermediates from ``c_24`` (falling back to any free index); more than 32 CBs is a
-  ``TTResourceError``; every ``tt.alloc_cb`` carries its id;
+  intermediates from ``c_24`` (falling back to any free index); every ``tt.alloc_cb``
+  carries its id.  More than 32 CBs: the others get their ids as above and the intermediates
+  (compute -> compute) ids from 32 on, which D5.2 ShareCBIdsTT (``compute/cb_share.py``)
+  shares between intermediates whose lifetimes do not overlap and renumbers below 32 (or
+  refuses); a ``TTResourceError`` here when even one id per kind of intermediate (data
+  format, page size, block shape) leaves more than 32;
 * compute-side consumption is explicit: ``tt.consume.begin(cb, tiles)`` comes right before
   the first statement after the producing statement that uses the pushed block, and
   ``tt.consume.end(cb, tiles)`` right after the last one before the next production, in the
@@ -36,6 +40,32 @@ from ..common import tt_map
 ID_RANGES = {"input": range(0, 16), "output": range(16, 24), "intermediate": range(24, 32),
              "passthrough": range(0, 16)}
 MAX_CBS = 32
+
+
+CB_HINT = ("each block buffer the kernel keeps is a circular buffer (a buffer written by several "
+           "statements, one per version): reuse a dead block buffer of the same shape and dtype "
+           "instead of allocating another, compute an elementwise chain into one fragment, or "
+           "split the kernel into two launches")
+
+
+def cb_listing(entries) -> str:
+    """The CBs' buffer names, with how many versions (A0.4) each has."""
+    versions = {}
+    for e in entries:
+        versions[e["name"]] = versions.get(e["name"], 0) + 1
+    return ", ".join(f"{n}" + (f" ({k} versions)" if k > 1 else "") for n, k in versions.items())
+
+
+def share_key(e) -> tuple:
+    """What two CBs must agree on to share one id: data format, page size and block shape."""
+    return (str(e["dtype"]), int(e["page_bytes"]), int(e["rows"]), int(e["cols"]))
+
+
+def _least_cbs(entries) -> int:
+    """A lower bound on the CBs left when the intermediates share ids: the others, plus one
+    per kind of intermediate (``share_key``)."""
+    inter = [e for e in entries if e["role"] == "intermediate"]
+    return len(entries) - len(inter) + len({share_key(e) for e in inter})
 
 
 def cb_binds(body) -> list:
@@ -177,24 +207,24 @@ def BuildTileDFGTT(func, mod, ctx):
         })
         by_var[var] = entries[-1]
 
-    if len(entries) > MAX_CBS:
-        versions = {}
-        for e in entries:
-            versions[e["name"]] = versions.get(e["name"], 0) + 1
-        listing = ", ".join(f"{n}" + (f" ({k} versions)" if k > 1 else "")
-                            for n, k in versions.items())
+    overflow = len(entries) > MAX_CBS
+    if overflow and _least_cbs(entries) > MAX_CBS:
         raise TTResourceError(
-            f"the kernel needs {len(entries)} circular buffers; a Tensix core has {MAX_CBS}: "
-            f"{listing}",
-            hint="each block buffer the kernel keeps is a circular buffer (a buffer written by "
-            "several statements, one per version): reuse a dead block buffer of the same shape "
-            "and dtype instead of allocating another, compute an elementwise chain into one "
-            "fragment, or split the kernel into two launches")
+            f"the kernel needs {len(entries)} circular buffers; a Tensix core has {MAX_CBS}, and "
+            f"sharing the compute kernel's intermediates leaves at least {_least_cbs(entries)}: "
+            f"{cb_listing(entries)}",
+            hint=CB_HINT)
     for e in entries:
+        if overflow and e["role"] == "intermediate":
+            continue
         free = [i for i in ID_RANGES[e["role"]] if i not in used_ids] or \
             [i for i in range(MAX_CBS) if i not in used_ids]
         e["id"] = free[0]
         used_ids.add(e["id"])
+    # more CBs than a core has: the intermediates take ids from MAX_CBS on, for now; D5.2
+    # ShareCBIdsTT gives those whose lifetimes do not overlap one id and renumbers them
+    for n, e in enumerate(x for x in entries if overflow and x["role"] == "intermediate"):
+        e["id"] = MAX_CBS + n
 
     # compute-side consumption ranges
     seqs = collect(body, tirx.SeqStmt)

@@ -50,7 +50,7 @@ from tvm import tirx
 from tvm.sym import Analyzer
 
 from ... import attrs
-from ...errors import TTLayoutError
+from ...errors import TTLayoutError, source_span
 from ...target import profile_of
 from ..common import (
     DTYPE_BYTES,
@@ -335,7 +335,7 @@ def coarsen_k_loops(body, budget):
 
     def on_alloc(alloc):
         hit = next((new for old, new in realloc.items() if old.same_as(alloc.buffer)), None)
-        return alloc if hit is None else tirx.AllocBuffer(hit, alloc.annotations, alloc.span)
+        return alloc if hit is None else tirx.AllocBuffer(hit, alloc.annotations, source_span(alloc.span))
 
     body = tt_map(body, [(tirx.For, on_for)], order="pre")
     body = tt_map(body, [(tirx.AllocBuffer, on_alloc)], order="post")

@@ -66,7 +66,7 @@ import tvm_ffi
 from tvm import tirx
 
 from ... import attrs
-from ...errors import TTLayoutError
+from ...errors import TTLayoutError, source_span
 from ..analysis.row_slots import ROWS, linear_in
 from ..common import (buffer_dtype, buffer_scope, buffer_shape, collect, int_imm, int_or_none,
                       launch_attrs, replace_tile_call, seq, simplify, stmts_of, tile_dst_buffer,
@@ -280,7 +280,7 @@ class _RowWalk:
         frag = tirx.decl_buffer([self.n], buffer_dtype(v.source), b.var.name,
                                 scope="local.fragment")
         self.vectors[b.var] = frag
-        self.allocs.append(tirx.AllocBuffer(frag, span=b.span))
+        self.allocs.append(tirx.AllocBuffer(frag, span=source_span(b.span)))
         src = v.source[self.base:self.base + self.n]
         import tvm.tirx.operator as tirx_op
 
@@ -425,7 +425,7 @@ class _RowWalk:
         m = buffer_shape(acc)[0]
         reduce = getattr(tirx_op, op_name)(acc[0:m], terms[0:self.n, 0:m], (0,), True,
                                            workspace={}, config={}, dispatch=None, scope=None)
-        folds.append(tirx.AllocBuffer(terms, span=span))
+        folds.append(tirx.AllocBuffer(terms, span=source_span(span)))
         after.append(with_tile_span(reduce, span))
         return terms
 
@@ -487,7 +487,7 @@ def serial_rows_to_block(body):
 
         def on_alloc(a, walk=walk):
             nb = walk.row_bufs.get(a.buffer)
-            return a if nb is None else tirx.AllocBuffer(nb, a.annotations, a.span)
+            return a if nb is None else tirx.AllocBuffer(nb, a.annotations, source_span(a.span))
 
         prepared = tt_map(prepared, [(tirx.For, lambda lp, walk=walk, new=new:
                                       new if lp.same_as(walk.loop) else lp),

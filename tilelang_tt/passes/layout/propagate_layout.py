@@ -22,6 +22,7 @@ from __future__ import annotations
 from tvm import tirx
 
 from ... import attrs
+from ...errors import source_span
 from ..common import (
     block_tiles,
     buffer_dtype,
@@ -87,7 +88,7 @@ def PropagateTTLayout(func, mod, ctx):
             ann[attrs.ACC_DESC] = {"rows": rows, "cols": cols, "dtype": dtype}
         else:
             return alloc
-        return tirx.AllocBuffer(buf, ann, alloc.span)
+        return tirx.AllocBuffer(buf, ann, source_span(alloc.span))
 
     body = tt_map(func.body, [(tirx.AllocBuffer, annotate)], order="post")
     return func.with_body(body)

@@ -8,7 +8,9 @@ Checks (``TTResourceError`` for device limits, ``TTVerifyError`` for broken inva
 * every kernel carries the attributes codegen needs and they match their schemas;
 * no abstract op (``tt.read_to_cb``, ``tt.mm.mma``, ``tt.fpu.*`` ...), tile primitive or
   element access is left;
-* CB ids are unique, at most 32, and every CB used by a call is allocated in its kernel;
+* CB ids are below 32 and every CB used by a call is allocated in its kernel; an id several
+  ``tt.alloc_cb`` share (D5.2) is the compute kernel's, its CBs of one block shape and format
+  with lifetimes that do not overlap (``compute/cb_share.py``'s ``share_problems``);
 * the CBs' L1 footprint (pages x page size; the CBs of one ``tt.l1_regions`` region share its
   bytes) plus the core's shards of L1-sharded tensors fits the core's usable L1 (the error
   names the tensors, bytes needed and available); each CB is in at most one region, which
@@ -138,6 +140,16 @@ def VerifyTTIR(mod, ctx):
             hint="each block buffer (and each version of one updated in place) is a circular "
             "buffer: compute into fewer block buffers (reuse one whose value is dead), or split "
             "the kernel into two launches")
+    high = [e for e in cbs if not 0 <= int(e["id"]) < profile.max_cbs]
+    if high:
+        raise TTVerifyError("CB ids past the core's " f"{profile.max_cbs}: "
+                            + ", ".join(f"{e['name']} ({e['id']})" for e in high))
+    from ..compute.cb_share import share_problems  # (it imports this module)
+
+    shared = share_problems(kernels)
+    if shared:
+        raise TTVerifyError("circular buffers share an index unsafely:\n  "
+                            + "\n  ".join(shared))
     for e in cbs:
         if e["dtype"] not in CB_DATA_FORMAT:
             raise TTVerifyError(f"CB {e['name']} has unsupported data format {e['dtype']}")
