@@ -236,3 +236,31 @@ def test_carried_value_read_outside_the_branch_is_refused():
     with pytest.raises(TTUnsupportedError, match=r"m carries its value .* branch") as err:
         tilelang.compile(row_max, target="tenstorrent", out_idx=-1)
     assert "test_blocksparse_attention.py" in str(err.value)
+
+
+def test_mask_row_read_before_its_copy_is_refused():
+    """A mask fragment read in an iteration before that iteration's copy holds the previous
+    row: not the tensor's element at the read, so it stays a fragment and is refused, naming
+    it and the line."""
+    M, N, bn, steps = 64, 256, 64, 4
+
+    @T.prim_func
+    def stale_row(X: T.Tensor((M, N), "float32"), Mask: T.Tensor((steps, 8), "bool"),
+                  Y: T.Tensor((M, bn), "float32")):
+        with T.Kernel(1) as _bx:
+            X_s = T.alloc_shared((M, bn), "float32")
+            S = T.alloc_fragment((M, bn), "float32")
+            row = T.alloc_fragment((8,), "bool")
+            T.clear(S)
+            T.copy(Mask[0, :], row)
+            for ko in T.serial(steps):
+                if row[ko] != 0:
+                    T.copy(X[0, ko * bn], X_s)
+                    for i, j in T.Parallel(M, bn):
+                        S[i, j] = S[i, j] + X_s[i, j]
+                T.copy(Mask[ko, :], row)
+            T.copy(S, Y[0, 0])
+
+    with pytest.raises(TTUnsupportedError, match=r"row\[") as err:
+        tilelang.compile(stale_row, target="tenstorrent", out_idx=-1)
+    assert "test_blocksparse_attention.py" in str(err.value)

@@ -37,8 +37,14 @@ updates of one buffer (``A_s[i, j] = A_s[i, j] + B_s[i, j]``, ``B_s = A_s * 2`` 
   ``C = C + fresh`` (``C = fresh`` with ``clear_accum`` or after a ``T.clear``); so is an
   accumulator a ``T.gemm`` updates inside a loop whose bounds are not constants.
 
+* **carried values updated under a branch** - a carried value whose updates are in the
+  ``then`` arm of an ``if`` (no ``else``) directly in the carrying loop's body, every read and
+  update of it in the body inside that arm, has its carry refilled as the arm's last
+  statement(s) (not at the end of the iteration): an iteration that skips the branch leaves
+  the carry as it was (TileLang's block-sparse attention under ``if block_mask[k] != 0:``).
+
 Any other version made inside a loop or a branch is only valid there: a later use outside
-it, or a carried value last updated in a branch of the loop body, is a
+it, or a carried value last updated in a branch of the loop body otherwise, is a
 ``TTUnsupportedError`` naming the buffer and the source lines.
 
 Guarantees: no tile op reads and writes one block buffer, every block buffer has one
