@@ -250,24 +250,6 @@ def test_loop_carried_read_before_written_rejected():
     assert f"{HERE}:" in msg
 
 
-def test_loop_carried_update_in_branch_rejected():
-    @T.prim_func
-    def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
-        with T.Kernel(1) as _bx:
-            X_s = T.alloc_shared((64, 32), "float32")
-            S = T.alloc_fragment((64, 32), "float32")
-            T.clear(S)
-            for ko in T.serial(2):
-                T.copy(X[0, ko * 32], X_s)
-                if ko > 0:
-                    for i, j in T.Parallel(64, 32):
-                        S[i, j] = S[i, j] + X_s[i, j]
-            T.copy(S, Y[0, 0])
-
-    msg = compile_error(k, TTUnsupportedError)
-    assert "S is written inside a branch of an if" in msg and f"{HERE}:" in msg
-
-
 def test_vector_copied_to_a_2d_tensor_rejected():
     @T.prim_func
     def k(X: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 32), "float32")):

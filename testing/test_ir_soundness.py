@@ -27,7 +27,14 @@ KERNELS = {
     "reduce_min": lambda: kernels.row_reduce_broadcast(64, 64, kind="min"),
     # 38 circular buffers: D5.2 shares CB indices between intermediates
     "cb_share": lambda: stacked_softmax(64, 64, 32, 9, tail=True),
+    # a mask fragment read from its tensor (a scalar tensor), carries refilled under a branch
+    "blocksparse_attention": lambda: _blocksparse_attention(),
 }
+
+
+def _blocksparse_attention():
+    from test_blocksparse_attention import blocksparse_flashattn
+    return blocksparse_flashattn.get_tir(1, 1, 256, 64, 4, True)
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))

@@ -20,6 +20,7 @@ from tilelang_tt.passes.common import collect, run_pass, to_py, tt_calls
 from tilelang_tt.passes.compute.cb_share import share_problems
 from tilelang_tt.passes.dataflow.copy_forwarding import forward_copies
 from tilelang_tt.passes.frontend.block_slices import collapse_block_slices
+from tilelang_tt.passes.frontend.condition_fragments import read_condition_fragments
 from tilelang_tt.passes.frontend.guards import drop_true_guards
 from tilelang_tt.passes.frontend.host_formats import convertible as _convertible
 from tilelang_tt.passes.frontend.host_formats import permutable as _permutable
@@ -67,6 +68,13 @@ def _blocksparse():
     from test_blocksparse import blocksparse_matmul
 
     return blocksparse_matmul.get_tir(256, 256, 128, 128, 128, 32, dtype="bfloat16")
+
+
+def _blocksparse_attention():
+    """TileLang's block-sparse flash attention: a mask row copied into a fragment, K steps
+    skipped by its elements, the running max / sum / output carried under the branch."""
+    from test_blocksparse_attention import blocksparse_flashattn
+    return blocksparse_flashattn.get_tir(1, 1, 256, 64, 4, True)
 
 
 def _reshapes():
@@ -157,6 +165,8 @@ GUARANTEES = {
                              if str(a.attr_key) == attrs.REDUCER_UPDATE],
     # no row block left too wide for L1: streaming again changes nothing
     "A0.1.4": lambda m: all(stream_wide_rows(f) is None for f in _funcs(m)),
+    # no block buffer copied from a tensor and read only in conditions is left: again no-op
+    "A0.1.4.1": lambda m: all(read_condition_fragments(f).same_as(f) for f in _funcs(m)),
     # no uint8 / int8 / bool tensor is left that the kernel reads only as values, and no
     # tensor copied only as 1-D slices along a dim other than its last (running again: no-op)
     "A0.1.5": lambda m: all(not _convertible(f) for f in _funcs(m)),
@@ -304,6 +314,29 @@ def test_each_stage_from_parsed_ir(name):
         mod = run_pass(p, mod)
         assert tvm_ffi.structural_equal(out_parsed, mod), (name, tag)
         assert GUARANTEES[tag](out_parsed), (name, tag)
+
+
+def test_blocksparse_attention_frontend_from_parsed_ir():
+    """The frontend stages of block-sparse attention (its mask fragment read from the tensor,
+    its carries refilled under the branch), each from parsed IR.  (From C1 on, parsing back
+    renames the versions' CBs, as for any kernel with versions: not compared.)"""
+    mod = pipeline.prepare(_blocksparse_attention(), "tenstorrent")
+    for tag, p in pipeline.STAGES:
+        parsed = tvm.script.from_source(mod.script())
+        out_parsed = run_pass(p, parsed)
+        mod = run_pass(p, mod)
+        assert tvm_ffi.structural_equal(out_parsed, mod), tag
+        assert GUARANTEES[tag](out_parsed), tag
+        if tag == "V0":
+            break
+    func = _funcs(mod)[0]
+    assert not [a for a in collect(func.body, tirx.AllocBuffer) if a.buffer.name == "block_mask"]
+    branch = collect(func.body, tirx.IfThenElse)[0]
+    assert [ld.source.name for ld in collect(branch.condition, tvm.ir.TensorLoad)] == \
+        ["BlockSparseMask"]
+    # the branch's then arm ends refilling the three carries
+    last = list(branch.then_case.seq)[-3:]
+    assert [c.args[0].source.name for c in last] == ["scores_max", "logsum", "acc_o"]
 
 
 # --- hand-written IR ----------------------------------------------------------------------

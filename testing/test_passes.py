@@ -50,7 +50,7 @@ ONE_TILE_K = {"pass_configs": {"tt.k_coarsen": False}}
 def test_stage_list_is_complete():
     assert pipeline.stage_names() == [
         "CoarsenRowBlocksTT", "SerialRowsToBlockTT", "ScalarsToBindTT", "DropTrueGuardsTT", "BoundLoopExtentsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
-        "LowerReducersTT", "StreamWideRowsTT", "IntegerInputsToFloatTT", "PermuteVectorTensorsTT",
+        "LowerReducersTT", "StreamWideRowsTT", "ReadConditionFragmentsFromTensorsTT", "IntegerInputsToFloatTT", "PermuteVectorTensorsTT",
         "LowerParallelToTileTT", "ResolveViewsTT", "ReadShortBlocksFromTensorsTT",
         "LegalizeTileOpsTT", "PadTensorsTT",
         "VersionBlockBuffersTT",

@@ -20,6 +20,10 @@ folder, TVM's own where they do the job):
                                                reductions into the reducer (loop-carried)
                A0.1.4 StreamWideRowsTT         row blocks too wide for L1 -> loops over
                                                column chunks, one per reduction level
+               A0.1.4.1 ReadConditionFragmentsFromTensorsTT
+                                               a block buffer copied from a tensor and read
+                                               only by element in `if` conditions -> the
+                                               tensor's elements
                A0.1.5 IntegerInputsToFloatTT   uint8 / int8 / bool tensors read as values
                                                -> bfloat16 (the host converts)
                A0.1.6 PermuteVectorTensorsTT   a tensor copied as 1-D slices along a dim
@@ -101,6 +105,7 @@ from .frontend.block_slices import CollapseBlockSlicesTT
 from .frontend.guards import DropTrueGuardsTT
 from .frontend.loop_extents import BoundLoopExtentsTT
 from .frontend.block_versions import VersionBlockBuffersTT
+from .frontend.condition_fragments import ReadConditionFragmentsFromTensorsTT
 from .frontend.k_coarsen import CoarsenKLoopTT
 from .frontend.legalize import LegalizeTileOpsTT
 from .frontend.pad_blocks import PadShortBlocksTT
@@ -135,6 +140,7 @@ STAGES = [
     ("A0.1.2", CollapseBlockSlicesTT),
     ("A0.1.3", LowerReducersTT),
     ("A0.1.4", StreamWideRowsTT),
+    ("A0.1.4.1", ReadConditionFragmentsFromTensorsTT),
     ("A0.1.5", IntegerInputsToFloatTT),
     ("A0.1.6", PermuteVectorTensorsTT),
     ("A0.2", LowerParallelToTileTT),

@@ -120,7 +120,7 @@ def LowerScalarReadsTT(func, mod, ctx):
                     return _as_condition_value(v, str(ld.dtype))
             return e
 
-        cond = tvm_ffi_map(node.condition, replace)
+        cond = _fold_bool_compares(tvm_ffi_map(node.condition, replace))
         if str(cond.ty) != "bool":  # `if Mask[...]:` of an integer tensor: its truth
             cond = tirx.NE(cond, tirx.const(0, str(cond.ty)))
         return seq(before + [tirx.IfThenElse(cond, node.then_case, node.else_case, node.span)])
@@ -129,6 +129,22 @@ def LowerScalarReadsTT(func, mod, ctx):
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     prologue, persistent = split_persistent(body)
     return func.with_body(with_persistent(new_cbs + list(prologue), persistent))
+
+
+def _fold_bool_compares(expr):
+    """``b != False`` / ``b == True`` -> ``b``, ``b == False`` / ``b != True`` -> ``!b`` for a
+    bool ``b`` (a bool element compared with 0, ``if Mask[...] != 0:``, is ``(v != 0) !=
+    False`` once its word ``v`` stands in; TVMScript would print that as a chained comparison,
+    which parses back as another expression)."""
+
+    def fold(e):
+        for x, c in ((e.a, e.b), (e.b, e.a)):
+            if isinstance(c, tirx.IntImm) and str(c.ty) == "bool" and str(x.ty) == "bool":
+                keep = bool(c.value) == isinstance(e, tirx.EQ)
+                return x if keep else tirx.Not(x)
+        return e
+
+    return tvm_ffi.structural_map(expr, [(tirx.NE, fold), (tirx.EQ, fold)], order="post")
 
 
 def tvm_ffi_map(expr, fn):

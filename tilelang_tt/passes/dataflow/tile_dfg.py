@@ -141,6 +141,16 @@ def _carried_body(loop, producer_calls, consumer_calls, name, span):
     stmts = list(body.seq)
     prods = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in producer_calls)]
     cons = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in consumer_calls)]
+    while len(prods) == 1 and cons == prods and isinstance(stmts[prods[0]], tirx.IfThenElse) \
+            and stmts[prods[0]].else_case is None \
+            and isinstance(stmts[prods[0]].then_case, tirx.SeqStmt):
+        # a carry updated only under a branch (VersionBlockBuffersTT refills it as the last
+        # statement of the then arm): the arm consumes it and produces the next value; an
+        # iteration that does not take the branch leaves the block in force
+        body = stmts[prods[0]].then_case
+        stmts = list(body.seq)
+        prods = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in producer_calls)]
+        cons = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in consumer_calls)]
     if len(prods) != 1 or not cons or max(cons) >= prods[0]:
         raise TTUnsupportedError(
             f"the loop carrying buffer {name} must read it and then produce its next value "

@@ -37,8 +37,14 @@ updates of one buffer (``A_s[i, j] = A_s[i, j] + B_s[i, j]``, ``B_s = A_s * 2`` 
   ``C = C + fresh`` (``C = fresh`` with ``clear_accum`` or after a ``T.clear``); so is an
   accumulator a ``T.gemm`` updates inside a loop whose bounds are not constants.
 
+* **carried values updated under a branch** - a carried value whose updates are in the
+  ``then`` arm of an ``if`` (no ``else``) directly in the carrying loop's body, every read and
+  update of it in the body inside that arm, has its carry refilled as the arm's last
+  statement(s) (not at the end of the iteration): an iteration that skips the branch leaves
+  the carry as it was (TileLang's block-sparse attention under ``if block_mask[k] != 0:``).
+
 Any other version made inside a loop or a branch is only valid there: a later use outside
-it, or a carried value last updated in a branch of the loop body, is a
+it, or a carried value last updated in a branch of the loop body otherwise, is a
 ``TTUnsupportedError`` naming the buffer and the source lines.
 
 Guarantees: no tile op reads and writes one block buffer, every block buffer has one
@@ -267,8 +273,10 @@ class _Versioner:
         if isinstance(s, tirx.For):
             return self.loop(s)
         if isinstance(s, tirx.IfThenElse):
+            before = dict(self.current)
             self.scopes.append((s, 0))
             then = self.stmt(s.then_case)
+            then = self.refill_in_branch(s, then, before)
             self.scopes.pop()
             other = None
             if s.else_case is not None:
@@ -281,6 +289,45 @@ class _Versioner:
         if isinstance(s, tirx.TilePrimitiveCall):
             return self.call(s)
         return s
+
+    def refill_in_branch(self, branch, then, before):
+        """Carried values a branch directly in their carrying loop's body updates: the
+        branch refills the carry itself, as the last statements of its ``then`` arm, so an
+        iteration that does not take it leaves the carry (its circular buffer) untouched and
+        the value flows on unchanged.  Every read and update of such a buffer in the
+        iteration must be in that arm (the carry is consumed and refilled there only)."""
+        if len(self.scopes) < 2 or not isinstance(self.scopes[-2][0], tirx.For):
+            return then
+        loop = self.scopes[-2][0]
+        refills = []
+        for lp, buf in self.carried:
+            if not lp.same_as(loop):
+                continue
+            d0, d1 = _find(before, buf), _find(self.current, buf)
+            if d0 is None or d1 is None or d1.buf.same_as(d0.buf):
+                continue
+            carry = d0.buf
+            outside = [c for c in collect(loop.body, tirx.TilePrimitiveCall)
+                       if not any(c.same_as(x) for x in collect(
+                           branch.then_case, tirx.TilePrimitiveCall))
+                       and any(r.source.same_as(buf) for r in _regions(c))]
+            if outside or branch.else_case is not None or not any(
+                    carry.same_as(v) for v, u in self.versions if u.same_as(buf)):
+                where = outside[0].span if outside else branch.span
+                raise TTUnsupportedError(
+                    f"{buf.name} carries its value from one iteration of the loop at "
+                    f"{_line(loop.span)} to the next and is updated under the branch at "
+                    f"{_line(branch.span)}, and also read or written at {_line(where)} "
+                    "(outside that branch, or in its else arm); a value carried through a "
+                    "data-dependent branch is supported only when all its reads and updates "
+                    "in the loop body are in the branch's then arm",
+                    span=branch.span,
+                    hint=f"move every use of {buf.name} in the loop into the branch")
+            last = self.read(buf, branch)
+            copy = _copy(_full(carry), _full(last), branch.span)
+            refills.append(copy)
+            self.current[buf] = _Def(carry, d0.scope, copy)
+        return seq([then] + refills) if refills else then
 
     def acc_chain(self, buf, calls) -> bool:
         """``buf`` is an accumulator that only ``T.gemm`` updates in ``calls``."""
@@ -315,10 +362,17 @@ class _Versioner:
         refill = []
         for buf, carry in carries:
             last = self.read(buf, s)
+            if last.same_as(carry):  # refilled under a branch (refill_in_branch)
+                refill.append(None)
+                continue
             refill.append(_copy(_full(carry), _full(last), s.span))
         self.scopes.pop()
         for (buf, carry), copy in zip(carries, refill):
-            self.current[buf] = _Def(carry, outer, copy)
+            if copy is not None:
+                self.current[buf] = _Def(carry, outer, copy)
+            else:
+                self.current[buf] = _Def(carry, outer, _find(self.current, buf).call)
+        refill = [c for c in refill if c is not None]
         loop = tirx.For(s.loop_var, s.min, s.extent, s.kind, seq([body] + refill),
                         s.thread_binding, s.annotations, s.step, s.span)
         return seq(pre + [loop]) if pre else loop
