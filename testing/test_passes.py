@@ -52,7 +52,7 @@ def test_stage_list_is_complete():
         "CoarsenRowBlocksTT", "SerialRowsToBlockTT", "ScalarsToBindTT", "DropTrueGuardsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
         "LowerReducersTT", "StreamWideRowsTT", "IntegerInputsToFloatTT", "PermuteVectorTensorsTT",
         "LowerParallelToTileTT", "ResolveViewsTT", "ReadShortBlocksFromTensorsTT",
-        "LegalizeTileOpsTT", "PadTensorsTT",
+        "LegalizeTileOpsTT", "DropDeadBlockWritesTT", "PadTensorsTT",
         "VersionBlockBuffersTT",
         "CoarsenKLoopTT", "PadShortBlocksTT", "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
         "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",

@@ -29,6 +29,8 @@ folder, TVM's own where they do the job):
                                                block buffers of fewer than 32 rows holding
                                                a tensor region -> reads of the tensor
                A0.3 LegalizeTileOpsTT          engine forms (staged global copies, min/abs)
+               A0.3.0 DropDeadBlockWritesTT    tile ops whose results nothing reads ->
+                                               dropped (a warning names them)
                A0.3.1 PadTensorsTT             tensors padded with zeros to whole tiles
                                                and to what the grid's blocks cover
                A0.4 VersionBlockBuffersTT      block buffers in single-assignment form
@@ -92,6 +94,7 @@ from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
 from .frontend.atomics import LowerAtomicsTT
 from .frontend.host_formats import IntegerInputsToFloatTT, PermuteVectorTensorsTT
 from .frontend.block_slices import CollapseBlockSlicesTT
+from .frontend.dead_blocks import DropDeadBlockWritesTT
 from .frontend.guards import DropTrueGuardsTT
 from .frontend.block_versions import VersionBlockBuffersTT
 from .frontend.k_coarsen import CoarsenKLoopTT
@@ -133,6 +136,7 @@ STAGES = [
     ("A0.2.0", ResolveViewsTT),
     ("A0.2.1", ReadShortBlocksFromTensorsTT),
     ("A0.3", LegalizeTileOpsTT),
+    ("A0.3.0", DropDeadBlockWritesTT),
     ("A0.3.1", PadTensorsTT),
     ("A0.4", VersionBlockBuffersTT),
     ("A0.5", CoarsenKLoopTT),
