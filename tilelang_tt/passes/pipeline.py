@@ -7,6 +7,8 @@ folder, TVM's own where they do the job):
                                                blocks (rows computed apart)
                A0.0.1 SerialRowsToBlockTT      a serial loop over a block's rows -> the
                                                rows at once (folds -> dim=0 reductions)
+               A0.0.2 LocalBuffersToBlocksTT   local buffers tile ops use -> fragments; their
+                                               one element stored to a tensor -> T.copy
                A0.1 ScalarsToBindTT            scalar assignments -> Bind
                A0.1.0 DropTrueGuardsTT         bounds guards true for every block -> bodies
                A0.1.1 LowerAtomicsTT           atomics: conflicting blocks serialised, one
@@ -97,6 +99,7 @@ from .frontend.block_slices import CollapseBlockSlicesTT
 from .frontend.dead_blocks import DropDeadBlockWritesTT
 from .frontend.guards import DropTrueGuardsTT
 from .frontend.block_versions import VersionBlockBuffersTT
+from .frontend.local_blocks import LocalBuffersToBlocksTT
 from .frontend.k_coarsen import CoarsenKLoopTT
 from .frontend.legalize import LegalizeTileOpsTT
 from .frontend.pad_blocks import PadShortBlocksTT
@@ -124,6 +127,7 @@ from .verify.verify_ttir import VerifyTTIR
 STAGES = [
     ("A0.0", CoarsenRowBlocksTT),
     ("A0.0.1", SerialRowsToBlockTT),
+    ("A0.0.2", LocalBuffersToBlocksTT),
     ("A0.1", ScalarsToBindTT),
     ("A0.1.0", DropTrueGuardsTT),
     ("A0.1.1", LowerAtomicsTT),
