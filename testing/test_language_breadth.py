@@ -7,7 +7,7 @@ import pytest
 
 import tilelang_tt as tilelang
 import tilelang_tt.language as T
-from tilelang_tt import TTCompileError, TTUnsupportedError
+from tilelang_tt import TTCompileError, TTLayoutError, TTUnsupportedError
 
 
 def test_prim_func_eager_form_records_outputs_and_pass_configs():
@@ -152,16 +152,22 @@ def test_jit_kernel_named_like_a_test_is_not_a_test_function():
     assert list(inspect.signature(test_named_jit_kernel).parameters) == ["A"]
 
 
-def test_reduce_into_a_scalar_variable_names_the_operand():
-    with pytest.raises(TTCompileError, match=r"T\.reduce_sum: operand dst\[\.\.\.\] is a single "
-                                             r"element.*T\.alloc_fragment"):
-        @T.prim_func
-        def main(A: T.Tensor((32, 32), T.float32)):
-            with T.Kernel(1):
-                src = T.alloc_fragment((32, 32), T.float32)
-                dst = T.alloc_var(T.float32)
-                T.copy(A, src)
-                T.reduce_sum(src, dst, dim=0)
+def test_reduce_of_a_block_into_a_scalar_variable_names_both_buffers():
+    # a variable is a one-element destination (testing/test_reduce_1d.py reduces vectors
+    # into one); a 2-D block reduced along dim 0 leaves one value per column
+    @T.prim_func
+    def main(A: T.Tensor((32, 32), T.float32), B: T.Tensor((1,), T.float32)):
+        with T.Kernel(1):
+            src = T.alloc_fragment((32, 32), T.float32)
+            dst = T.alloc_var(T.float32)
+            T.copy(A, src)
+            T.reduce_sum(src, dst, dim=0)
+            B[0] = dst
+
+    with pytest.raises(TTLayoutError, match=r"T\.reduce_sum\(src\[32, 32\], dst\[1\], dim=0\): "
+                                            r"reducing along dim 0 leaves 32 values .* dst must "
+                                            r"have shape \[32\]"):
+        tilelang.compile(main)
 
 
 @T.macro

@@ -191,6 +191,29 @@ def _check_vector_reduction(call):
             span=call.span, hint=f"allocate {dst.name} as T.alloc_fragment((1,), dtype)")
 
 
+def _check_matrix_reduction(call):
+    """A 2-D source reduced along ``dim`` into a 1-D buffer: the buffer holds one value per
+    index of the other dim (``dim=1``: one per row), so its extent is that dim's."""
+    name = call.op.name
+    if name not in _REDUCE_NAMES:
+        return
+    src, dst = call.args[1].source, call.args[0].source
+    shape, dst_shape = buffer_shape(src), buffer_shape(dst)
+    dims = [int(d) for d in call.args[2]]
+    if len(shape) != 2 or len(dst_shape) != 1 or len(dims) != 1 or dims[0] not in (0, 1, -1, -2):
+        return
+    kept = shape[1] if dims[0] in (0, -2) else shape[0]
+    if isinstance(kept, int) and isinstance(dst_shape[0], int) and dst_shape[0] != kept:
+        what = (f"{_REDUCE_NAMES[name]}({src.name}{shape}, {dst.name}{dst_shape}, "
+                f"dim={dims[0]})")
+        raise TTLayoutError(
+            f"{what}: reducing along dim {dims[0]} leaves {kept} values (one per "
+            f"{'column' if dims[0] in (0, -2) else 'row'}), so {dst.name} must have shape "
+            f"[{kept}]", span=call.span,
+            hint=f"allocate {dst.name} as T.alloc_fragment(({kept},), dtype), or reduce a 1-D "
+            "buffer to reach one value")
+
+
 _COMBINE = {"tirx.tile.sum": lambda a, b: a + b, "tirx.tile.max": tirx.Max,
             "tirx.tile.min": tirx.Min}
 
@@ -228,6 +251,7 @@ def LegalizeTileOpsTT(func, mod, ctx):
         if call.op.name == "tt.tile.expr":
             return _spanned(_staged_expr(call, fresh), call.span)
         _check_vector_reduction(call)
+        _check_matrix_reduction(call)
         transposed = _transposed_gemm_operand(call, fresh)
         if transposed is not None:
             return _spanned(transposed, call.span)
