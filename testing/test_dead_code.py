@@ -161,3 +161,27 @@ def test_read_of_a_buffer_nothing_writes_is_still_an_error():
 
     with pytest.raises(TTCompileError, match="s is read but never written"):
         tilelang.compile(main, out_idx=[1])
+
+
+def test_issue_1719_layout_6_value_read_and_discarded():
+    """Issue 1719's sixth kernel: a one-element fragment set by an element store, reduced, and
+    its result read on a line of its own (`tmp2[0]`, a value discarded): nothing is written,
+    so it compiles to kernels that do nothing."""
+
+    @tilelang.jit
+    def discarded():
+        with T.Kernel():
+            tmp1 = T.alloc_fragment((1,), dtype=T.float32)
+            tmp2 = T.alloc_fragment((1,), dtype=T.float32)
+            tmp1[0] = 1
+            T.reduce_sum(tmp1, tmp2)
+            tmp2[0]
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kernel = discarded.compile()
+    dead = [str(w.message) for w in caught if issubclass(w.category, TTDeadCodeWarning)]
+    assert any("tmp2 is written but never read" in m for m in dead), dead
+    assert any("tmp1 is read only by statements dropped" in m and "tmp1[0] = 1" in m
+               for m in dead), dead
+    assert "reduce" not in kernel.sources["compute.cpp"]

@@ -254,6 +254,37 @@ def test_variable_reduction_read_in_parallel(length):
     np.testing.assert_allclose(out, a - a.max(), **TOL)
 
 
+def seeded_by_element_store(length, var):
+    """The seed of a `clear=False` reduction stored as an element (`s[0] = 1.0`) or given as
+    a variable's initial value (`T.alloc_var(dtype, 1.0)`): `T.fill` of the one-element
+    block."""
+
+    @T.prim_func
+    def main(A: T.Tensor((length,), "float32"), B: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=128):
+            x = T.alloc_fragment((length,), "float32")
+            if var:
+                s = T.alloc_var(T.float32, 1.0)
+            else:
+                s = T.alloc_fragment((1,), "float32")
+                s[0] = 1.0
+            T.copy(A, x)
+            T.reduce_sum(x, s, clear=False)
+            if var:
+                B[0] = s
+            else:
+                B[0] = s[0]
+
+    return main
+
+
+@pytest.mark.parametrize("var", [True, False])
+def test_reduction_seeded_by_element_store(var):
+    a = RNG.standard_normal(100).astype("float32")
+    out = tilelang.compile(seeded_by_element_store(100, var), out_idx=-1)(a)
+    np.testing.assert_allclose(out[0], a.sum() + 1.0, **TOL)
+
+
 # ---- refusals ----------------------------------------------------------------------------------
 def reduce_into(length, out_len, dim=0):
     @T.prim_func

@@ -17,7 +17,9 @@ accumulator never copied out - are dead too):
   or store: left as it is for later stages);
 * a tile primitive writing a live block buffer is live.
 
-Guarantees: every tile primitive writing a block buffer that is not live is removed, with the
+Guarantees: an expression statement without calls (``tmp[0]`` alone: a value read and
+discarded) is removed first; every tile primitive writing a block buffer that is not live is
+removed, with the
 allocation of that buffer, and a ``TTDeadCodeWarning`` per buffer names it and the source
 lines of the statements dropped; loops and branches left empty are removed.  A kernel left
 with nothing to compute compiles to kernels that do nothing (as TileLang's does).  Kernels
@@ -170,8 +172,23 @@ def _warn(kernel, body, dead_calls, dead_bufs):
         warnings.warn_explicit(message, TTDeadCodeWarning, filename, lineno)
 
 
+def _drop_discarded_values(body):
+    """Expression statements without calls (``tmp[0]`` alone on a line: a value computed and
+    discarded) are no-ops."""
+
+    def on_eval(s):
+        if isinstance(s.value, tirx.IntImm) or collect(s.value, tvm.ir.Call):
+            return s
+        return _NOOP
+
+    return tt_map(body, [(tirx.Evaluate, on_eval)])
+
+
 def drop_dead_block_writes(body, kernel: str = "kernel"):
     """``body`` without its dead block writes (module docstring)."""
+    pruned = _drop_discarded_values(body)
+    if not pruned.same_as(body):
+        body = _prune(pruned)
     dead_calls, dead_bufs = dead_block_writes(body)
     if not dead_calls:
         return body

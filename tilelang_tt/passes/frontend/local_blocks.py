@@ -17,7 +17,9 @@ Guarantees:
 * a store of a tensor element outside any ``T.Parallel`` loop whose value is the one element
   of a one-element fragment (``B[0] = dst`` / ``B[0] = dst[0]``, converted to ``B``'s dtype
   or not) is ``T.copy(dst, B[0:1])``: the block's value copied to that element (A0.5.1 pads
-  the one-element block, the host crops).
+  the one-element block, the host crops);
+* a store of a constant into a one-element block buffer outside any ``T.Parallel`` loop
+  (``tmp[0] = 1``, a variable's ``init``) is ``T.fill(tmp, constant)``.
 """
 
 from __future__ import annotations
@@ -86,21 +88,35 @@ def _element_of_one_element_block(value):
     return None
 
 
+def _constant(value) -> bool:
+    if isinstance(value, tirx.Cast):
+        value = value.value
+    return isinstance(value, (tirx.IntImm, tirx.FloatImm))
+
+
 def stores_to_copies(body):
     """Tensor element stores of a one-element block's value outside ``T.Parallel`` ->
-    ``T.copy`` (module docstring)."""
+    ``T.copy``; constants stored into a one-element block -> ``T.fill`` (module
+    docstring)."""
     in_parallel = [st for lp in collect(body, tirx.For,
                                         lambda f: f.kind == tirx.ForKind.PARALLEL)
                    for st in collect(lp.body, tirx.BufferStore)]
 
     def rewrite(st):
-        if buffer_scope(st.buffer) != "global" or any(st.same_as(x) for x in in_parallel):
+        if any(st.same_as(x) for x in in_parallel):
+            return st
+        import tvm.tirx.operator as tirx_op
+
+        if buffer_scope(st.buffer) in ("shared", "local.fragment") and \
+                _one_element(st.buffer) and _constant(st.value):
+            whole = st.buffer[tuple(slice(0, 1) for _ in buffer_shape(st.buffer))]
+            return with_tile_span(tirx_op.Fill(whole, st.value, workspace={}, config={},
+                                               dispatch=None, scope=None), st.span)
+        if buffer_scope(st.buffer) != "global":
             return st
         src = _element_of_one_element_block(st.value)
         if src is None:
             return st
-        import tvm.tirx.operator as tirx_op
-
         dst = st.buffer[tuple(slice(i, i + 1) for i in st.indices)]
         whole = src[tuple(slice(0, 1) for _ in buffer_shape(src))]
         return with_tile_span(tirx_op.Copy(dst, whole, workspace={}, config={}, dispatch=None,
