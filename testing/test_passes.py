@@ -49,7 +49,7 @@ ONE_TILE_K = {"pass_configs": {"tt.k_coarsen": False}}
 
 def test_stage_list_is_complete():
     assert pipeline.stage_names() == [
-        "LocalBuffersToBlocksTT", "CoarsenRowBlocksTT", "SerialRowsToBlockTT", "ScalarsToBindTT", "DropTrueGuardsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
+        "CoarsenRowBlocksTT", "SerialRowsToBlockTT", "LocalBuffersToBlocksTT", "ScalarsToBindTT", "DropTrueGuardsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
         "LowerReducersTT", "StreamWideRowsTT", "IntegerInputsToFloatTT", "PermuteVectorTensorsTT",
         "LowerParallelToTileTT", "ResolveViewsTT", "ReadShortBlocksFromTensorsTT",
         "LegalizeTileOpsTT", "DropDeadBlockWritesTT", "PadTensorsTT",

@@ -3,12 +3,12 @@
 Stages by phase (each a ``tvm.transform.Pass``; ours in one module each under the phase's
 folder, TVM's own where they do the job):
 
-    frontend   A0.0.0 LocalBuffersToBlocksTT   local buffers tile ops use -> fragments; their
-                                               one element stored to a tensor -> T.copy
-               A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
+    frontend   A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
                                                blocks (rows computed apart)
                A0.0.1 SerialRowsToBlockTT      a serial loop over a block's rows -> the
                                                rows at once (folds -> dim=0 reductions)
+               A0.0.2 LocalBuffersToBlocksTT   local buffers tile ops use -> fragments; their
+                                               one element stored to a tensor -> T.copy
                A0.1 ScalarsToBindTT            scalar assignments -> Bind
                A0.1.0 DropTrueGuardsTT         bounds guards true for every block -> bodies
                A0.1.1 LowerAtomicsTT           atomics: conflicting blocks serialised, one
@@ -125,9 +125,9 @@ from .verify.tile_program import VerifyTileProgramTT
 from .verify.verify_ttir import VerifyTTIR
 
 STAGES = [
-    ("A0.0.0", LocalBuffersToBlocksTT),
     ("A0.0", CoarsenRowBlocksTT),
     ("A0.0.1", SerialRowsToBlockTT),
+    ("A0.0.2", LocalBuffersToBlocksTT),
     ("A0.1", ScalarsToBindTT),
     ("A0.1.0", DropTrueGuardsTT),
     ("A0.1.1", LowerAtomicsTT),

@@ -1,6 +1,7 @@
-"""A0.0.0 LocalBuffersToBlocksTT: local buffers that tile ops use are block buffers.
+"""A0.0.2 LocalBuffersToBlocksTT: local buffers that tile ops use are block buffers.
 
-Requires: frontend TIR (it runs first, so the row analyses of A0.0 see the copies it makes).
+Requires: frontend TIR (after A0.0.1, whose input it would change: one-row blocks it
+walks are whole).
 
 TileLang's ``T.alloc_local(shape)`` / ``T.alloc_var(dtype)`` are per-thread storage.  A kernel
 here has no thread index (``T.get_thread_binding`` is refused), so every thread's copy would
@@ -125,7 +126,7 @@ def stores_to_copies(body):
     return tt_map(body, [(tirx.BufferStore, rewrite)], order="post")
 
 
-@tt_pass("LocalBuffersToBlocksTT")
+@tt_pass("LocalBuffersToBlocksTT", requires=("SerialRowsToBlockTT",))
 def LocalBuffersToBlocksTT(func, mod, ctx):
     """Local buffers tile ops use -> fragments; their one element stored to a tensor ->
     ``T.copy`` (module docstring)."""
