@@ -483,3 +483,39 @@ def test_tuple_assignment_swaps_variables():
     y = np.zeros_like(x)
     tilelang.compile(kernel)(x, y)
     np.testing.assert_allclose(y, x * 3.0 + 1.0, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [T.float16, T.bfloat16, T.float32])
+def test_fill_of_a_tensor_with_infinity(dtype):
+    """TileLang's test_infinity: `T.fill` of a whole tensor (a staged block of constant tiles
+    the writer stores), `T.infinity` of each float dtype bfloat16 included."""
+
+    @tilelang.jit(out_idx=-1)
+    def get_inf_kernel(dtype):
+        @T.prim_func
+        def main(A: T.Tensor((32,), dtype)):
+            with T.Kernel(1, threads=32):
+                T.fill(A, T.infinity(dtype))
+
+        return main
+
+    out = np.asarray(get_inf_kernel(dtype)(), dtype=np.float32)
+    assert out.shape == (32,) and np.all(out == np.inf)
+
+
+def test_fill_with_negative_infinity_seeds_a_running_max():
+    """TileLang's test_reduce_clear (max): the seed `-T.infinity(dtype)` is a constant
+    expression (TVM leaves `inf * -1` unfolded), folded to the constant fill."""
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), T.float16), B: T.Tensor((64,), T.float16)):
+        with T.Kernel(1, threads=128):
+            src = T.alloc_fragment((64, 64), T.float16)
+            dst = T.alloc_fragment((64,), T.float16)
+            T.copy(A, src)
+            T.fill(dst, -T.infinity(T.float16))
+            T.reduce_max(src, dst, dim=1, clear=False)
+            T.copy(dst, B)
+
+    a = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float16)
+    out = tilelang.compile(main, out_idx=-1)(a)
+    np.testing.assert_array_equal(out, a.max(axis=1))  # the max of float16 values is exact

@@ -1533,6 +1533,15 @@ def __ldg(x):  # noqa: N807 - TileLang's name; a read-only-cache load is a plain
     return x
 
 
+def infinity(dtype, span=None):
+    """``T.infinity(dtype)``: positive infinity of a float dtype, bfloat16 included (TVM's own
+    knows float16 / float32 / float64 only); other dtypes as TVM decides."""
+    name = dtype_name(dtype)
+    if name in ("bfloat16", "float16", "float32", "float64"):
+        return tirx.const(float("inf"), name)
+    return _T.infinity(name)
+
+
 def __getattr__(name):
     """TileLang dtypes, fast-math spellings, no-ops and refusals; everything else is
     TVMScript's own (``T.exp``, ``T.max``, ``T.if_then_else``, ...)."""
