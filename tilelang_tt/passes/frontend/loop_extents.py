@@ -51,6 +51,7 @@ import tvm
 from tvm import tirx
 
 from ...errors import TTCompileError
+from .if_convert import has_branches, if_convert, masked, with_old, without_old
 from ..common import (
     TILE, buffer_scope, buffer_shape, collect, inline_binds, launch_attrs, seq, stmts_of,
     substitute, tile_dst_buffer, tt_map, tt_pass, uses_var,
@@ -171,11 +172,20 @@ class _Rewriter:
 
     def on_parallel(self, head):
         loops, body = _parallel_chain(head)
+        branched = []
+        if has_branches(body):  # if-converted: element stores of selects (if_convert.py)
+            body, branched = if_convert(head, body)
         literal = all(_is_int(lp.extent) for lp in loops)
         if literal and not self.partial_literal(loops, body):
             for lp in loops:
                 self.bind_loop(lp, lp.extent)
-            return head
+            if not branched:
+                return head
+            sizes = [int(lp.extent) for lp in loops]
+            nest = _rebuild(head, body, sizes)
+            self.masked.append((nest, _first_stores(body, branched),
+                                [lp.loop_var for lp in loops], sizes, True, False))
+            return nest
         extents = [self.simplify(lp.extent) for lp in loops]
         if any(not _is_int(self.simplify(lp.min)) or int(self.simplify(lp.min)) != 0
                for lp in loops):
@@ -204,8 +214,11 @@ class _Rewriter:
         for lp, u in reversed(list(zip(loops, sizes))):
             nest = tirx.For(lp.loop_var, lp.min, tirx.IntImm(str(lp.extent.ty.dtype), u),
                             lp.kind, nest, lp.thread_binding, lp.annotations, lp.step, lp.span)
+        if branched:  # the conditions differ per store: only a buffer's first store forwards
+            stores = _first_stores(body, stores if stores else branched)
         if stores:
-            self.masked.append((nest, stores, [lp.loop_var for lp in loops], sizes))
+            self.masked.append((nest, stores, [lp.loop_var for lp in loops], sizes,
+                                bool(branched), bool(conds)))
         return nest
 
     def partial_literal(self, loops, body) -> bool:
@@ -280,9 +293,7 @@ class _Rewriter:
                     span=head.span,
                     hint="use a constant extent, or move that statement out of the T.Parallel "
                          "nest (select values with T.if_then_else(cond, value, dst[...]))")
-            old = st.buffer[tuple(st.indices)]
-            new = tirx.BufferStore(st.buffer, tirx.if_then_else(cond, st.value, old),
-                                   st.indices, st.span)
+            new = masked(cond, st)  # a select of a branch: conditions conjoined
             out.append(new)
             stores.append(new)
         return seq(out), stores
@@ -304,18 +315,25 @@ class _Rewriter:
     def forward(self, masked, before):
         """The masked nest with each store's old value taken from an earlier sibling where one
         last wrote it; the nest widened to the whole block buffers those values read."""
-        nest, stores, loop_vars, sizes = masked
+        nest, stores, loop_vars, sizes, branch, widen = masked
         self.bind_sizes(loop_vars, sizes)
-        mapping = {st: self.old_value(nest, st, before) for st in stores}
+        mapping = {st: self.old_value(nest, st, before, branch) for st in stores}
+        if branch:  # a block buffer written before keeps its old value (read in place)
+            mapping = {st: v if v is _UNDEFINED or buffer_scope(st.buffer) == "global" else None
+                       for st, v in mapping.items()}
         if all(v is None for v in mapping.values()):
             return nest
         body = _innermost(nest, len(loop_vars))
         forwarded = seq([body] + [tirx.Evaluate(v) for v in mapping.values()
                                   if v is not None and v is not _UNDEFINED])
-        wider = [self.iterations(v, u, forwarded) for v, u in zip(loop_vars, sizes)]
+        wider = [self.iterations(v, u, forwarded) if widen else u
+                 for v, u in zip(loop_vars, sizes)]
         if wider != sizes:
             self.bind_sizes(loop_vars, wider)
-            again = {st: self.old_value(nest, st, before) for st in stores}
+            again = {st: self.old_value(nest, st, before, branch) for st in stores}
+            if branch:
+                again = {st: v if v is _UNDEFINED or buffer_scope(st.buffer) == "global"
+                         else None for st, v in again.items()}
             if all((a is None) == (b is None) for a, b in zip(again.values(),
                                                                mapping.values())):
                 mapping, sizes = again, wider
@@ -325,6 +343,8 @@ class _Rewriter:
         def on_store(st):
             for orig, old in mapping.items():
                 if old is not None and st.same_as(orig):
+                    if branch:  # every read of the element's old value (merged selects too)
+                        return without_old(st) if old is _UNDEFINED else with_old(st, old)
                     v = st.value
                     if old is _UNDEFINED:  # nothing to keep: the unmasked store
                         return tirx.BufferStore(st.buffer, v.args[1], st.indices, st.span)
@@ -343,7 +363,7 @@ class _Rewriter:
                                                           tirx.IntImm(dtype, u)),
                           allow_override=True)
 
-    def old_value(self, nest, st, before):
+    def old_value(self, nest, st, before, branch=False):
         """The value ``dst`` holds at the store's elements when an earlier sibling last wrote
         it, as an expression (None: read ``dst`` itself)."""
         dst = st.buffer
@@ -357,9 +377,11 @@ class _Rewriter:
         if value is None and buffer_scope(dst) == "global":
             writer = before[last]
             line = f" (line {writer.span.line})" if getattr(writer, "span", None) else ""
+            why = ("under a condition (an `if` in its body), so the elements where it fails keep"
+                   if branch else "under a mask (its extent is not a constant multiple of 32), "
+                   "so the iterations past the extent keep")
             raise TTCompileError(
-                f"`{_loop_text(nest)}` stores to tensor {dst.name} under a mask (its extent is "
-                f"not a constant multiple of 32), so the iterations past the extent keep "
+                f"`{_loop_text(nest)}` stores to tensor {dst.name} {why} "
                 f"{dst.name}'s elements; an earlier statement{line} wrote them, and a kernel "
                 "cannot read back what it wrote to a tensor", span=nest.span,
                 hint=f"write {dst.name} once: compute the earlier values into a fragment and "
@@ -453,6 +475,20 @@ class _Rewriter:
         if not self.masked:
             return body
         return tt_map(body, [(tirx.SeqStmt, self.on_seq)], order="post")
+
+
+def _first_stores(body, candidates) -> list:
+    """The stores of ``candidates`` that are the first store to their buffer in ``body``:
+    only there is the element's old value the one an earlier statement left."""
+    seen, out = [], []
+    for st in stmts_of(body):
+        if not isinstance(st, tirx.BufferStore):
+            continue
+        if not any(st.buffer.same_as(b) for b in seen) and \
+                any(st.same_as(c) for c in candidates):
+            out.append(st)
+        seen.append(st.buffer)
+    return out
 
 
 def bound_loop_extents(func):

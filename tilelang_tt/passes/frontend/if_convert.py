@@ -1,0 +1,215 @@
+"""If-conversion of the branches in a ``T.Parallel`` body (used by A0.1.0.1 BoundLoopExtentsTT).
+
+A Tensix elementwise op computes every element of a tile: a ``T.Parallel`` body cannot
+branch per element.  TileLang kernels branch on element values (``if A_s[i, j] > 0:``,
+``if x[i] > thr: ... else: ...``), on indices, or on both (``and`` / ``or``, nested ``if``).
+An element store under a condition is the same as a store of a select:
+
+    if c:                         dst[I] = T.if_then_else(c, v, dst[I])
+        dst[I] = v         ==>
+    else:                         dst2[J] = T.if_then_else(not c, w, dst2[J])
+        dst2[J] = w
+
+(conditions of nested branches conjoined, in order), evaluated store by store in program order:
+the stores before a store see what the branch stored, as in the branched program, and a
+condition must still read what it read where the branch was (below).  The old value
+``dst[I]`` is then replaced where A0.1.0.1's forwarding knows it better (``loop_extents``:
+a block buffer never written since its allocation holds nothing to keep, so the select goes;
+a tensor an earlier statement wrote is not read back but takes that statement's value).
+
+:func:`if_convert` guarantees: the body is bindings and element stores only, in the order of
+the original statements (bindings of a branch arm hoisted in place: they are pure); every
+store under a branch is ``dst[I] = T.if_then_else(cond, v, dst[I])``; stores to one tensor
+element in the body are merged into one store at the last one's place (the earlier value in
+place of the tensor's old element: the kernel cannot read back a tensor element it wrote), so
+``if c: B[..] = x else: B[..] = y`` is ``B[..] = T.if_then_else(not c, y,
+T.if_then_else(c, x, B[..]))``.
+
+Refused (``TTUnsupportedError`` naming the statement and its line, saying what to change): a
+branch arm holding anything but bindings, element stores and branches (a loop, a tile op);
+a condition that reads a buffer the branch writes before a later store under that
+condition (the select would see the new value); stores to one tensor element that cannot be
+merged (a statement between reads that element, or writes a buffer the earlier value reads).
+Decided from the IR's structure only.
+"""
+
+from __future__ import annotations
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from ...errors import TTUnsupportedError
+from ..common import buffer_scope, collect, seq, stmts_of, substitute, tt_map
+from .parallel_diagnose import not_elementwise
+
+_SELECT_OPS = ("tirx.if_then_else", "prim.if_then_else")
+
+
+def has_branches(body) -> bool:
+    """The body of a ``T.Parallel`` nest holds an ``if``."""
+    return bool(collect(body, tirx.IfThenElse))
+
+
+def select_parts(value):
+    """(cond, x, y) when ``value`` is ``T.if_then_else(cond, x, y)``, else None."""
+    if isinstance(value, tvm.ir.Call) and isinstance(value.op, tvm.ir.Op) and \
+            value.op.name in _SELECT_OPS and len(value.args) == 3:
+        return tuple(value.args)
+    return None
+
+
+def self_load(store):
+    """``dst[I]`` of the store ``dst[I] = ...``: its element's old value."""
+    return store.buffer[tuple(store.indices)]
+
+
+def keeps_old(store) -> bool:
+    """``dst[I] = T.if_then_else(c, v, dst[I])``: the store keeps its element where ``c``
+    fails."""
+    parts = select_parts(store.value)
+    return parts is not None and _same_load(parts[2], store)
+
+
+def _same_load(expr, store) -> bool:
+    return isinstance(expr, tvm.ir.TensorLoad) and expr.source.same_as(store.buffer) and \
+        tvm_ffi.structural_equal(list(expr.indices), list(store.indices))
+
+
+def masked(cond, store):
+    """``store`` kept where ``cond`` fails: its condition conjoined with ``cond`` when it is
+    already such a store, else a select of its value."""
+    old = self_load(store)
+    parts = select_parts(store.value)
+    if parts is not None and _same_load(parts[2], store):
+        value = tirx.if_then_else(tirx.And(cond, parts[0]), parts[1], old)
+    else:
+        value = tirx.if_then_else(cond, store.value, old)
+    return tirx.BufferStore(store.buffer, value, store.indices, store.span)
+
+
+def without_old(store):
+    """The store with its old value dropped (the element held nothing defined): each select
+    whose false value is the element's old value is its true value."""
+    def strip(value):
+        parts = select_parts(value)
+        if parts is None:
+            return value
+        if _same_load(parts[2], store):
+            return parts[1]
+        return tirx.if_then_else(parts[0], parts[1], strip(parts[2]))
+
+    return tirx.BufferStore(store.buffer, strip(store.value), store.indices, store.span)
+
+
+def with_old(store, old):
+    """The store with every read of its element's old value reading ``old`` instead."""
+    def swap(ld):
+        return old if _same_load(ld, store) else ld
+
+    value = tt_map(store.value, [(tvm.ir.TensorLoad, swap)])
+    return tirx.BufferStore(store.buffer, value, store.indices, store.span)
+
+
+def _line(node) -> str:
+    span = getattr(node, "span", None)
+    return f" (line {span.line})" if span is not None and getattr(span, "line", None) else ""
+
+
+def _reads(expr, binds) -> list:
+    """Buffers ``expr`` reads, through the bindings it uses."""
+    return [ld.source for ld in collect(substitute(expr, binds), tvm.ir.TensorLoad)]
+
+
+def if_convert(head, body):
+    """(body, stores): ``body`` (of the ``T.Parallel`` nest ``head``) with its branches
+    converted to selects (module docstring), and the stores made conditional."""
+    flat = []  # (statement, [(condition, index in flat where its branch started, if)])
+
+    def walk(stmt, path):
+        for st in stmts_of(stmt):
+            if isinstance(st, (tirx.Bind, tirx.BufferStore)):
+                flat.append((st, path))
+            elif isinstance(st, tirx.IfThenElse):
+                start = len(flat)
+                walk(st.then_case, path + [(st.condition, start, st)])
+                if st.else_case is not None:
+                    walk(st.else_case, path + [(tirx.Not(st.condition), start, st)])
+            elif isinstance(st, tirx.Evaluate) and isinstance(st.value, tirx.IntImm):
+                continue  # a no-op
+            else:
+                raise TTUnsupportedError(
+                    "T.Parallel body: a branch arm holds "
+                    f"{not_elementwise(st)}; only bindings, element assignments and nested "
+                    "`if`s are converted to selects", span=getattr(st, "span", None) or head.span,
+                    hint="move that statement out of the T.Parallel nest")
+
+    walk(body, [])
+    binds = {}
+    out = []  # (statement, conditional?)
+    for k, (st, path) in enumerate(flat):
+        if isinstance(st, tirx.Bind):
+            binds[st.var] = substitute(st.value, binds)
+            out.append((st, False))
+            continue
+        if not path:
+            out.append((st, False))
+            continue
+        for cond, start, branch in path:
+            read = _reads(cond, binds)
+            for prev, _ in flat[start:k]:
+                if isinstance(prev, tirx.BufferStore) and \
+                        any(prev.buffer.same_as(b) for b in read):
+                    raise TTUnsupportedError(
+                        f"T.Parallel body: the condition `{branch.condition}` of the branch "
+                        f"at{_line(branch)} reads {prev.buffer.name}, which the branch stores "
+                        f"to{_line(prev)} before its store to {st.buffer.name}{_line(st)}; a "
+                        "branch becomes one select per store, and that select would see the "
+                        f"new {prev.buffer.name}", span=getattr(branch, "span", None) or head.span,
+                        hint="compute the condition into a fragment first (`c[i, j] = "
+                             "T.if_then_else(cond, 1.0, 0.0)`) and branch on `c[i, j] > 0`, or "
+                             f"store to {prev.buffer.name} last")
+        cond = path[0][0]
+        for c, _, _ in path[1:]:
+            cond = tirx.And(cond, c)
+        out.append((masked(cond, st), True))
+    out = _merge_tensor_stores(head, out)
+    return seq([st for st, _ in out]), [st for st, cond in out if cond]
+
+
+def _merge_tensor_stores(head, out):
+    """Stores to one tensor element merged into the last one (module docstring)."""
+    k = 0
+    while k < len(out):
+        st, cond = out[k]
+        if not isinstance(st, tirx.BufferStore) or buffer_scope(st.buffer) != "global":
+            k += 1
+            continue
+        later = next((m for m in range(k + 1, len(out))
+                      if isinstance(out[m][0], tirx.BufferStore)
+                      and out[m][0].buffer.same_as(st.buffer)), None)
+        if later is None:
+            k += 1
+            continue
+        nxt, nxt_cond = out[later]
+        if not tvm_ffi.structural_equal(list(nxt.indices), list(st.indices)):
+            k += 1  # A0.2 names the two indices of one buffer
+            continue
+        read = [ld.source for ld in collect(st.value, tvm.ir.TensorLoad)]
+        for between, _ in out[k + 1:later]:
+            written = [between.buffer] if isinstance(between, tirx.BufferStore) else []
+            value = between.value
+            if any(ld.source.same_as(st.buffer) for ld in collect(value, tvm.ir.TensorLoad)) \
+                    or any(w.same_as(r) for w in written for r in read):
+                raise TTUnsupportedError(
+                    f"T.Parallel body: tensor {st.buffer.name} is stored to{_line(st)} and "
+                    f"again{_line(nxt)}, and the statement{_line(between)} between them "
+                    f"{'reads it' if not written else 'changes what the first value reads'}; "
+                    "stores to one tensor element are merged into one (a kernel cannot read "
+                    "back a tensor element it wrote), which this order prevents",
+                    span=getattr(nxt, "span", None) or head.span,
+                    hint=f"compute {st.buffer.name}'s value into a fragment and store it once")
+        merged = with_old(nxt, st.value)
+        out[later] = (merged, cond or nxt_cond)
+        del out[k]
+    return out
