@@ -34,8 +34,8 @@ def scale_positive(M, N, block_M=32, block_N=32, dtype=T.float32):
             T.copy(A[by * block_M, bx * block_N], A_s)
             T.clear(B_l)
             for i, j in T.Parallel(block_M, block_N):
-                if A_s[i, j] > 0:
-                    B_l[i, j] = A_s[i, j] * 2
+                if A_s[i, j] > 0.0:
+                    B_l[i, j] = A_s[i, j] * 2.0
             T.copy(B_l, B[by * block_M, bx * block_N])
 
     return main
@@ -90,7 +90,7 @@ def nested_two_buffers(M, N, block=32, dtype=T.float32):
                     C_l[i, j] = A_s[i, j]
                     D_l[i, j] = B_s[i, j] * 2.0
                 else:
-                    if A_s[i, j] < 0 or j < 4:
+                    if A_s[i, j] < 0.0 or j < 4:
                         C_l[i, j] = 0.0
                     else:
                         C_l[i, j] = B_s[i, j]
@@ -130,7 +130,7 @@ def leaky_relu_1d(N, block=256, dtype=T.float32):
             y_l = T.alloc_fragment((block,), dtype)
             T.copy(X[bx * block], x_s)
             for i in T.Parallel(block):
-                if x_s[i] > 0:
+                if x_s[i] > 0.0:
                     y_l[i] = x_s[i]
                 else:
                     y_l[i] = x_s[i] * 0.125
@@ -155,7 +155,7 @@ def relu_in_place(N, block=256, dtype=T.float32):
     def main(A: T.Tensor((N,), dtype)):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
-                if A[bx * block + i] < 0:
+                if A[bx * block + i] < 0.0:
                     A[bx * block + i] = 0.0
 
     return main

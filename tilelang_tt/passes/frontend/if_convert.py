@@ -169,12 +169,41 @@ def if_convert(head, body):
                         hint="compute the condition into a fragment first (`c[i, j] = "
                              "T.if_then_else(cond, 1.0, 0.0)`) and branch on `c[i, j] > 0`, or "
                              f"store to {prev.buffer.name} last")
-        cond = path[0][0]
-        for c, _, _ in path[1:]:
-            cond = tirx.And(cond, c)
+        cond = _conjoin([c for c, _, _ in path])
         out.append((masked(cond, st), True))
     out = _merge_tensor_stores(head, out)
     return seq([st for st, _ in out]), [st for st, cond in out if cond]
+
+
+def _conjuncts(cond) -> list:
+    """``a and b and c`` as ``[a, b, c]`` (the order :func:`if_convert` conjoins them in)."""
+    return _conjuncts(cond.a) + [cond.b] if isinstance(cond, tirx.And) else [cond]
+
+
+def _conjoin(conds):
+    out = conds[0]
+    for c in conds[1:]:
+        out = tirx.And(out, c)
+    return out
+
+
+def _complementary(store):
+    """The merged select of an ``if`` / ``else`` pair, ``ite(P and not c, y, ite(P and c, x,
+    old))``, as ``ite(P, ite(c, x, y), old)`` (``ite(c, x, y)`` without ``P``): one condition
+    computed once, fewer DST tiles."""
+    outer = select_parts(store.value)
+    inner = select_parts(outer[2]) if outer is not None else None
+    if inner is None:
+        return store
+    a, b = _conjuncts(outer[0]), _conjuncts(inner[0])
+    if len(a) != len(b) or not isinstance(a[-1], tirx.Not) or \
+            not tvm_ffi.structural_equal(a[-1].a, b[-1]) or \
+            not all(tvm_ffi.structural_equal(x, y) for x, y in zip(a[:-1], b[:-1])):
+        return store
+    value = tirx.if_then_else(b[-1], inner[1], outer[1])
+    if len(b) > 1:
+        value = tirx.if_then_else(_conjoin(b[:-1]), value, inner[2])
+    return tirx.BufferStore(store.buffer, value, store.indices, store.span)
 
 
 def _merge_tensor_stores(head, out):
@@ -209,7 +238,7 @@ def _merge_tensor_stores(head, out):
                     "back a tensor element it wrote), which this order prevents",
                     span=getattr(nxt, "span", None) or head.span,
                     hint=f"compute {st.buffer.name}'s value into a fragment and store it once")
-        merged = with_old(nxt, st.value)
+        merged = _complementary(with_old(nxt, st.value))
         out[later] = (merged, cond or nxt_cond)
         del out[k]
     return out
