@@ -191,6 +191,35 @@ def test_old_value_of_a_tensor_forwarded_from_the_earlier_nest():
     np.testing.assert_allclose(kernel(a), np.where(a >= 0.5, a + 1, -1.0), rtol=1e-6)
 
 
+@tilelang.jit(out_idx=[1])
+def positive_prefix(max_len=512, dtype=T.float32):
+    # a branch in a nest of a dynamic extent (TileLang's test_parallel_dynamic_extent with a
+    # data condition): the extent's mask and the branch's condition conjoined
+    @T.prim_func
+    def main(A: T.Tensor((max_len,), dtype), B: T.Tensor((max_len,), dtype),
+             valid_len: T.int32):
+        with T.Kernel(1, threads=128) as _:
+            for i in T.Parallel(max_len):
+                B[i] = 0.0
+            span = T.min(valid_len, max_len)
+            for i in T.Parallel(span):
+                if A[i] > 0.0:
+                    B[i] = A[i] - 1.0
+                else:
+                    B[i] = A[i] * 2.0
+
+    return main
+
+
+@pytest.mark.parametrize("valid_len", [13, 512])
+def test_branch_in_a_nest_of_a_dynamic_extent(valid_len):
+    kernel = positive_prefix()
+    a = np.random.default_rng(6).standard_normal(512).astype(np.float32)
+    ref = np.zeros_like(a)
+    ref[:valid_len] = np.where(a > 0, a - 1, a * 2)[:valid_len]
+    np.testing.assert_allclose(kernel(a, valid_len), ref, rtol=1e-6, atol=1e-6)
+
+
 # ---- lowering: what the branch becomes -------------------------------------------------------
 def test_branch_into_a_cleared_fragment_is_one_select_reading_it():
     f = tilelang_tt.lower(scale_positive(64, 64), stop_after="A0.1.0.1")["main"]

@@ -1,5 +1,5 @@
 """A0.1.0.1 BoundLoopExtentsTT: loop extents that are not literals (or not whole tiles), made
-constant or masked.
+constant or masked; branches in ``T.Parallel`` bodies converted to selects.
 
 Requires: ScalarsToBindTT (scalar assignments are ``Bind``s, seen through here).
 
@@ -39,10 +39,21 @@ their tensor (A0.5.1 would refuse those); other literal nests are unchanged.  Re
   not written since holds nothing to keep (TileLang leaves those elements undefined): its
   store stays unmasked.
 
+Branches: before any of this, a ``T.Parallel`` body holding ``if`` statements (those A0.1.0
+did not drop) is if-converted (:mod:`.if_convert`): each store under conditions ``c`` becomes
+``dst[idx] = T.if_then_else(c, v, dst[idx])`` and the nest is handled as above (a masked
+extent's condition is conjoined with ``c``).  The old value is forwarded as for a masked
+extent, but only into the first store to ``dst`` in the body (the conditions differ per
+store), only for a tensor (never read back) or a block buffer allocated and not written since
+(the select goes; every select whose false value is the old element takes its true value);
+a block buffer written before keeps its element, read in place, and the nest is never widened
+for a branch alone.
+
 Refused (``TTCompileError`` naming the loop and its line, saying what to change): an extent
-without a constant upper bound; a masked nest whose body is not element assignments and
-bindings; a masked store to a tensor that an earlier statement wrote in a way the value cannot
-be taken from.  Decided from the extents' and indices' arithmetic only.
+without a constant upper bound; a masked nest whose body is not element assignments,
+bindings and branches of them (:mod:`.if_convert` names what else a branch holds); a
+masked or branched store to a tensor that an earlier statement wrote in a way the value
+cannot be taken from.  Decided from the extents' and indices' arithmetic only.
 """
 
 from __future__ import annotations
