@@ -25,8 +25,10 @@ place of the tensor's old element: the kernel cannot read back a tensor element 
 ``if c: B[..] = x else: B[..] = y`` is ``B[..] = T.if_then_else(not c, y,
 T.if_then_else(c, x, B[..]))``.
 
-Refused (``TTUnsupportedError`` naming the statement and its line, saying what to change): a
-branch arm holding anything but bindings, element stores and branches (a loop, a tile op);
+A body holding another statement (an atomic, a tile op, a loop outside the branches: a
+fold A0.2 lowers as a reduction) is left as it is (A0.1.1 and A0.2 name
+it).  Refused (``TTUnsupportedError`` naming the statement and its line, saying what to
+change): a branch arm holding a loop;
 a condition that reads a buffer the branch writes before a later store under that
 condition (the select would see the new value); stores to one tensor element that cannot be
 merged (a statement between reads that element, or writes a buffer the earlier value reads).
@@ -44,6 +46,11 @@ from ..common import buffer_scope, collect, seq, stmts_of, substitute, tt_map
 from .parallel_diagnose import not_elementwise
 
 _SELECT_OPS = ("tirx.if_then_else", "prim.if_then_else")
+
+
+class _Unchanged(Exception):
+    """The body holds a statement other than bindings, stores, branches and loops (an
+    atomic's marker, a tile op): it is left as it is, for the stage that handles it."""
 
 
 def has_branches(body) -> bool:
@@ -137,6 +144,8 @@ def if_convert(head, body):
                     walk(st.else_case, path + [(tirx.Not(st.condition), start, st)])
             elif isinstance(st, tirx.Evaluate) and isinstance(st.value, tirx.IntImm):
                 continue  # a no-op
+            elif not isinstance(st, tirx.For) or not path:
+                raise _Unchanged()  # an atomic, a tile op: the later stages name it
             else:
                 raise TTUnsupportedError(
                     "T.Parallel body: a branch arm holds "
@@ -144,7 +153,10 @@ def if_convert(head, body):
                     "`if`s are converted to selects", span=getattr(st, "span", None) or head.span,
                     hint="move that statement out of the T.Parallel nest")
 
-    walk(body, [])
+    try:
+        walk(body, [])
+    except _Unchanged:
+        return body, []
     binds = {}
     out = []  # (statement, conditional?)
     for k, (st, path) in enumerate(flat):
