@@ -72,6 +72,42 @@ def test_if_else_into_a_tensor_on_its_own_elements():
     np.testing.assert_allclose(kernel(a), np.where(a > 0.25, a * 2, -a), rtol=1e-6, atol=1e-6)
 
 
+@tilelang.jit(out_idx=[1])
+def clamp_chain(M, N, block=32, dtype=T.float32):
+    # if / elif / else into a tensor: one store of nested selects
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block, block), dtype)
+            T.copy(A[by * block, bx * block], A_s)
+            for i, j in T.Parallel(block, block):
+                if A_s[i, j] > 1.0:
+                    B[by * block + i, bx * block + j] = 1.0
+                elif A_s[i, j] > 0.0:
+                    B[by * block + i, bx * block + j] = A_s[i, j]
+                else:
+                    B[by * block + i, bx * block + j] = A_s[i, j] * 0.5
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_if_elif_else_into_a_tensor(dtype):
+    kernel = clamp_chain(64, 64, dtype=dtype)
+    (a,) = _inputs(np.random.default_rng(7), (64, 64), dtype)
+    out = _f32(kernel(a))
+    a = _f32(a)
+    np.testing.assert_array_equal(out, np.where(a > 1, 1.0, np.where(a > 0, a, a * 0.5)))
+
+
+def test_if_elif_else_is_one_store_of_nested_selects():
+    f = tilelang_tt.lower(clamp_chain.get_tir(64, 64), stop_after="A0.1.0.1")["main"]
+    stores = [line.strip() for line in f.script().splitlines() if line.strip().startswith("B[")]
+    assert len(stores) == 1 and stores[0].count("T.if_then_else") == 2, stores
+    assert "if_then_else(A_s[i, j] > T.float32(1.0), T.float32(1.0), T.if_then_else(A_s[i, j] > " \
+        "T.float32(0.0), A_s[i, j], A_s[i, j] * T.float32(0.5)))" in stores[0], stores
+
+
 @tilelang.jit(out_idx=[2, 3])
 def nested_two_buffers(M, N, block=32, dtype=T.float32):
     # nested ifs, several stores per arm, conditions on two buffers mixed with indices

@@ -158,14 +158,11 @@ def if_convert(head, body):
     except _Unchanged:
         return body, []
     binds = {}
-    out = []  # (statement, conditional?)
+    out = []  # (statement, its branch conditions: [] when it is not under a branch)
     for k, (st, path) in enumerate(flat):
         if isinstance(st, tirx.Bind):
             binds[st.var] = substitute(st.value, binds)
-            out.append((st, False))
-            continue
-        if not path:
-            out.append((st, False))
+            out.append((st, []))
             continue
         for cond, start, branch in path:
             read = _reads(cond, binds)
@@ -181,15 +178,18 @@ def if_convert(head, body):
                         hint="compute the condition into a fragment first (`c[i, j] = "
                              "T.if_then_else(cond, 1.0, 0.0)`) and branch on `c[i, j] > 0`, or "
                              f"store to {prev.buffer.name} last")
-        cond = _conjoin([c for c, _, _ in path])
-        out.append((masked(cond, st), True))
+        out.append((st, [c for c, _, _ in path]))
     out = _merge_tensor_stores(head, out)
-    return seq([st for st, _ in out]), [st for st, cond in out if cond]
-
-
-def _conjuncts(cond) -> list:
-    """``a and b and c`` as ``[a, b, c]`` (the order :func:`if_convert` conjoins them in)."""
-    return _conjuncts(cond.a) + [cond.b] if isinstance(cond, tirx.And) else [cond]
+    stmts, conditional = [], []
+    for st, conds in out:
+        if isinstance(st, tirx.BufferStore) and conds:
+            st = masked(_conjoin(conds), st)
+            conditional.append(st)
+        elif isinstance(st, tirx.BufferStore) and select_parts(st.value) is not None and \
+                any(_same_load(ld, st) for ld in collect(st.value, tvm.ir.TensorLoad)):
+            conditional.append(st)  # merged stores of a tensor element keeping its old value
+        stmts.append(st)
+    return seq(stmts), conditional
 
 
 def _conjoin(conds):
@@ -199,58 +199,72 @@ def _conjoin(conds):
     return out
 
 
-def _complementary(store):
-    """The merged select of an ``if`` / ``else`` pair, ``ite(P and not c, y, ite(P and c, x,
-    old))``, as ``ite(P, ite(c, x, y), old)`` (``ite(c, x, y)`` without ``P``): one condition
-    computed once, fewer DST tiles."""
-    outer = select_parts(store.value)
-    inner = select_parts(outer[2]) if outer is not None else None
-    if inner is None:
-        return store
-    a, b = _conjuncts(outer[0]), _conjuncts(inner[0])
-    if len(a) != len(b) or not isinstance(a[-1], tirx.Not) or \
-            not tvm_ffi.structural_equal(a[-1].a, b[-1]) or \
-            not all(tvm_ffi.structural_equal(x, y) for x, y in zip(a[:-1], b[:-1])):
-        return store
-    value = tirx.if_then_else(b[-1], inner[1], outer[1])
-    if len(b) > 1:
-        value = tirx.if_then_else(_conjoin(b[:-1]), value, inner[2])
-    return tirx.BufferStore(store.buffer, value, store.indices, store.span)
+def _negates(a, b) -> bool:
+    """``a`` is ``not b``."""
+    return isinstance(a, tirx.Not) and tvm_ffi.structural_equal(a.a, b)
+
+
+def _value(store, conds):
+    """The element's value after ``store`` under ``conds``."""
+    if not conds:
+        return store.value
+    return tirx.if_then_else(_conjoin(conds), store.value, self_load(store))
+
+
+def _merge(first, second):
+    """Two stores to one tensor element (``(store, conditions)``, ``first`` earlier) as one at
+    ``second``'s place: ``second``'s reads of the element read ``first``'s value.  An
+    ``if`` / ``else`` pair (conditions ``P + [c]`` and ``P + [not c]``) is ``P``'s store of
+    ``T.if_then_else(c, x, y)``: one condition computed once, fewer DST tiles."""
+    (s1, c1), (s2, c2) = first, second
+    reads_old = any(_same_load(ld, s2) for ld in collect(s2.value, tvm.ir.TensorLoad))
+    if c1 and c2 and len(c1) == len(c2) and not reads_old and \
+            all(tvm_ffi.structural_equal(x, y) for x, y in zip(c1[:-1], c2[:-1])):
+        if _negates(c2[-1], c1[-1]):
+            value = tirx.if_then_else(c1[-1], s1.value, s2.value)
+        elif _negates(c1[-1], c2[-1]):
+            value = tirx.if_then_else(c2[-1], s2.value, s1.value)
+        else:
+            value = None
+        if value is not None:
+            return tirx.BufferStore(s2.buffer, value, s2.indices, s2.span), c1[:-1]
+    merged = with_old(tirx.BufferStore(s2.buffer, _value(s2, c2), s2.indices, s2.span),
+                      _value(s1, c1))
+    return merged, []
 
 
 def _merge_tensor_stores(head, out):
-    """Stores to one tensor element merged into the last one (module docstring)."""
-    k = 0
-    while k < len(out):
-        st, cond = out[k]
+    """Stores to one tensor element merged into the last one, from the last pair back
+    (module docstring): an ``if`` / ``elif`` / ``else`` chain nests its selects."""
+    k = len(out) - 1
+    while k >= 0:
+        st, _ = out[k]
         if not isinstance(st, tirx.BufferStore) or buffer_scope(st.buffer) != "global":
-            k += 1
+            k -= 1
             continue
-        later = next((m for m in range(k + 1, len(out))
-                      if isinstance(out[m][0], tirx.BufferStore)
-                      and out[m][0].buffer.same_as(st.buffer)), None)
-        if later is None:
-            k += 1
+        prev = next((m for m in range(k - 1, -1, -1)
+                     if isinstance(out[m][0], tirx.BufferStore)
+                     and out[m][0].buffer.same_as(st.buffer)), None)
+        if prev is None or not tvm_ffi.structural_equal(list(out[prev][0].indices),
+                                                        list(st.indices)):
+            k -= 1  # (two indices of one buffer: A0.2 names them)
             continue
-        nxt, nxt_cond = out[later]
-        if not tvm_ffi.structural_equal(list(nxt.indices), list(st.indices)):
-            k += 1  # A0.2 names the two indices of one buffer
-            continue
-        read = [ld.source for ld in collect(st.value, tvm.ir.TensorLoad)]
-        for between, _ in out[k + 1:later]:
+        first = out[prev][0]
+        read = [ld.source for ld in collect(_value(first, out[prev][1]), tvm.ir.TensorLoad)]
+        for between, _ in out[prev + 1:k]:
             written = [between.buffer] if isinstance(between, tirx.BufferStore) else []
-            value = between.value
-            if any(ld.source.same_as(st.buffer) for ld in collect(value, tvm.ir.TensorLoad)) \
+            if any(ld.source.same_as(st.buffer)
+                   for ld in collect(between.value, tvm.ir.TensorLoad)) \
                     or any(w.same_as(r) for w in written for r in read):
                 raise TTUnsupportedError(
-                    f"T.Parallel body: tensor {st.buffer.name} is stored to{_line(st)} and "
-                    f"again{_line(nxt)}, and the statement{_line(between)} between them "
+                    f"T.Parallel body: tensor {st.buffer.name} is stored to{_line(first)} and "
+                    f"again{_line(st)}, and the statement{_line(between)} between them "
                     f"{'reads it' if not written else 'changes what the first value reads'}; "
                     "stores to one tensor element are merged into one (a kernel cannot read "
                     "back a tensor element it wrote), which this order prevents",
-                    span=getattr(nxt, "span", None) or head.span,
+                    span=getattr(st, "span", None) or head.span,
                     hint=f"compute {st.buffer.name}'s value into a fragment and store it once")
-        merged = _complementary(with_old(nxt, st.value))
-        out[later] = (merged, cond or nxt_cond)
-        del out[k]
+        out[k] = _merge(out[prev], out[k])
+        del out[prev]
+        k -= 1
     return out

@@ -183,19 +183,20 @@ class _Rewriter:
 
     def on_parallel(self, head):
         loops, body = _parallel_chain(head)
-        branched = []
+        branched, original = [], body
         if has_branches(body):  # if-converted: element stores of selects (if_convert.py)
             body, branched = if_convert(head, body)
         literal = all(_is_int(lp.extent) for lp in loops)
         if literal and not self.partial_literal(loops, body):
             for lp in loops:
                 self.bind_loop(lp, lp.extent)
-            if not branched:
+            if body.same_as(original):
                 return head
             sizes = [int(lp.extent) for lp in loops]
             nest = _rebuild(head, body, sizes)
-            self.masked.append((nest, _first_stores(body, branched),
-                                [lp.loop_var for lp in loops], sizes, True, False))
+            if branched:
+                self.masked.append((nest, _first_stores(body, branched),
+                                    [lp.loop_var for lp in loops], sizes, True, False))
             return nest
         extents = [self.simplify(lp.extent) for lp in loops]
         if any(not _is_int(self.simplify(lp.min)) or int(self.simplify(lp.min)) != 0
