@@ -264,8 +264,9 @@ def test_branch_into_a_cleared_fragment_is_one_select_reading_it():
         in text, text
 
 
-# ---- refused ---------------------------------------------------------------------------------
 def condition_overwritten(M=64, N=64, block=32, dtype=T.float32):
+    # the branch stores to the buffer its condition reads, then stores again under it: the
+    # condition is computed into a block first (if_cond), as it was where the branch was
     @T.prim_func
     def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
@@ -277,16 +278,48 @@ def condition_overwritten(M=64, N=64, block=32, dtype=T.float32):
                 if A_s[i, j] > 0:
                     A_s[i, j] = 0.0
                     B_l[i, j] = 1.0
+                else:
+                    B_l[i, j] = A_s[i, j]
+            for i, j in T.Parallel(block, block):
+                B_l[i, j] = B_l[i, j] + A_s[i, j]
             T.copy(B_l, B[by * block, bx * block])
 
     return main
 
 
-def test_condition_reading_what_its_branch_wrote_is_refused():
-    with pytest.raises(TTCompileError, match=r"condition `A_s\[i, j\] > .*reads A_s, which the "
+def test_condition_of_a_branch_storing_what_it_reads_is_computed_first():
+    f = tilelang_tt.lower(condition_overwritten(), stop_after="A0.1.0.1")["main"]
+    assert "if_cond_0[i, j] = T.if_then_else(A_s[i, j] > T.float32(0.0), T.bfloat16(1.0), " \
+        "T.bfloat16(0.0))" in f.script()
+    kernel = tilelang.compile(condition_overwritten(), out_idx=[1])
+    a = np.random.default_rng(8).standard_normal((64, 64)).astype(np.float32)
+    np.testing.assert_array_equal(kernel(a), np.where(a > 0, 1.0, a + a))
+
+
+# ---- refused ---------------------------------------------------------------------------------
+def condition_overwritten_dynamic(N=256, dtype=T.float32):
+    @T.prim_func
+    def main(X: T.Tensor((N,), dtype), Y: T.Tensor((N,), dtype), n: T.int32):
+        with T.Kernel(1, threads=128) as _:
+            x_s = T.alloc_shared((N,), dtype)
+            y_l = T.alloc_fragment((N,), dtype)
+            T.copy(X[0], x_s)
+            T.clear(y_l)
+            for i in T.Parallel(T.min(n, N)):
+                if x_s[i] > 0:
+                    x_s[i] = 0.0
+                    y_l[i] = 1.0
+            T.copy(y_l, Y[0])
+
+    return main
+
+
+def test_condition_overwritten_in_a_nest_of_a_dynamic_extent_is_refused():
+    func = condition_overwritten_dynamic()  # `n` not specialised: a run-time extent
+    with pytest.raises(TTCompileError, match=r"condition `x_s\[i\] > .*reads x_s, which the "
                                              r"branch stores to \(line \d+\) before its store "
-                                             r"to B_l") as e:
-        tilelang_tt.lower(condition_overwritten(), stop_after="A0.1.0.1")
+                                             r"to y_l") as e:
+        tilelang_tt.lower(func, stop_after="A0.1.0.1")
     assert "branch on `c[i, j] > 0`" in str(e.value)
 
 

@@ -128,9 +128,11 @@ def _reads(expr, binds) -> list:
     return [ld.source for ld in collect(substitute(expr, binds), tvm.ir.TensorLoad)]
 
 
-def if_convert(head, body):
-    """(body, stores): ``body`` (of the ``T.Parallel`` nest ``head``) with its branches
-    converted to selects (module docstring), and the stores made conditional."""
+def if_convert(head, body, loop_vars=None, extents=None, fresh=None):
+    """(body, stores, allocations): ``body`` (of the ``T.Parallel`` nest ``head``) with its
+    branches converted to selects (module docstring), the stores made conditional, and the
+    condition blocks to allocate before the nest (``fresh(stem)`` names them; ``extents`` are
+    the nest's constant extents, None when they are not constants)."""
     flat = []  # (statement, [(condition, index in flat where its branch started, if)])
 
     def walk(stmt, path):
@@ -156,20 +158,24 @@ def if_convert(head, body):
     try:
         walk(body, [])
     except _Unchanged:
-        return body, []
+        return body, [], []
     binds = {}
-    out = []  # (statement, its branch conditions: [] when it is not under a branch)
+    stale = []  # branches whose condition is computed into a block first
     for k, (st, path) in enumerate(flat):
         if isinstance(st, tirx.Bind):
             binds[st.var] = substitute(st.value, binds)
-            out.append((st, []))
             continue
         for cond, start, branch in path:
             read = _reads(cond, binds)
             for prev, _ in flat[start:k]:
-                if isinstance(prev, tirx.BufferStore) and \
-                        any(prev.buffer.same_as(b) for b in read):
-                    raise TTUnsupportedError(
+                if not isinstance(prev, tirx.BufferStore) or \
+                        not any(prev.buffer.same_as(b) for b in read):
+                    continue
+                if extents is not None and fresh is not None:
+                    if not any(branch.same_as(b) for b in stale):
+                        stale.append(branch)
+                    break
+                raise TTUnsupportedError(
                         f"T.Parallel body: the condition `{branch.condition}` of the branch "
                         f"at{_line(branch)} reads {prev.buffer.name}, which the branch stores "
                         f"to{_line(prev)} before its store to {st.buffer.name}{_line(st)}; a "
@@ -178,7 +184,33 @@ def if_convert(head, body):
                         hint="compute the condition into a fragment first (`c[i, j] = "
                              "T.if_then_else(cond, 1.0, 0.0)`) and branch on `c[i, j] > 0`, or "
                              f"store to {prev.buffer.name} last")
-        out.append((st, [c for c, _, _ in path]))
+    allocs, flags = [], {}
+    for branch in stale:  # c[i, j] = T.if_then_else(cond, 1.0, 0.0) where the branch was
+        block = tirx.decl_buffer(list(extents), "bfloat16", fresh("if_cond"),
+                                 scope="local.fragment")
+        allocs.append(tirx.AllocBuffer(block))
+        element = block[tuple(loop_vars)]
+        flags[branch] = (tirx.BufferStore(block, tirx.if_then_else(
+            branch.condition, tirx.const(1.0, "bfloat16"), tirx.const(0.0, "bfloat16")),
+            list(loop_vars), branch.span), element != tirx.const(0.0, "bfloat16"))
+    out, placed = [], []  # (statement, its branch conditions: [] when not under a branch)
+    for k, (st, path) in enumerate(flat):
+        for _, start, branch in path:
+            flag = next((f for b, f in flags.items() if b.same_as(branch)), None)
+            if flag is not None and start == k and not any(branch.same_as(b) for b in placed):
+                placed.append(branch)
+                out.append((flag[0], []))
+        if isinstance(st, tirx.Bind):
+            out.append((st, []))
+            continue
+        conds = []
+        for cond, _, branch in path:
+            flag = next((f for b, f in flags.items() if b.same_as(branch)), None)
+            if flag is not None:
+                cond = tirx.Not(flag[1]) if isinstance(cond, tirx.Not) and \
+                    cond.a.same_as(branch.condition) else flag[1]
+            conds.append(cond)
+        out.append((st, conds))
     out = _merge_tensor_stores(head, out)
     stmts, conditional = [], []
     for st, conds in out:
@@ -189,7 +221,7 @@ def if_convert(head, body):
                 any(_same_load(ld, st) for ld in collect(st.value, tvm.ir.TensorLoad)):
             conditional.append(st)  # merged stores of a tensor element keeping its old value
         stmts.append(st)
-    return seq(stmts), conditional
+    return seq(stmts), conditional, allocs
 
 
 def _conjoin(conds):

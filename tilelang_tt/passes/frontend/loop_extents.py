@@ -152,7 +152,14 @@ class _Rewriter:
         for a in launch_attrs(func.body):
             self.ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0),
                                                                      a.value))
-        self.masked = []  # (new nest, its masked stores, its loop vars, its extents)
+        # (new nest, its masked stores, its loop vars, its extents, branched?, may widen?)
+        self.masked = []
+        self.flatten = False  # a nest came with allocations: flatten statement lists
+        self.names = 0
+
+    def fresh(self, stem):
+        self.names += 1
+        return f"{stem}_{self.names - 1}"
 
     def simplify(self, e):
         return self.ana.simplify(inline_binds(e, self.binds))
@@ -183,9 +190,12 @@ class _Rewriter:
 
     def on_parallel(self, head):
         loops, body = _parallel_chain(head)
-        branched, original = [], body
+        branched, original, allocs = [], body, []
         if has_branches(body):  # if-converted: element stores of selects (if_convert.py)
-            body, branched = if_convert(head, body)
+            literal = all(_is_int(lp.extent) for lp in loops)
+            body, branched, allocs = if_convert(
+                head, body, [lp.loop_var for lp in loops],
+                [int(lp.extent) for lp in loops] if literal else None, self.fresh)
         literal = all(_is_int(lp.extent) for lp in loops)
         if literal and not self.partial_literal(loops, body):
             for lp in loops:
@@ -197,6 +207,9 @@ class _Rewriter:
             if branched:
                 self.masked.append((nest, _first_stores(body, branched),
                                     [lp.loop_var for lp in loops], sizes, True, False))
+            if allocs:  # condition blocks (if_convert.py), allocated before the nest
+                self.flatten = True
+                return seq(allocs + [nest])
             return nest
         extents = [self.simplify(lp.extent) for lp in loops]
         if any(not _is_int(self.simplify(lp.min)) or int(self.simplify(lp.min)) != 0
@@ -231,6 +244,15 @@ class _Rewriter:
         if stores:
             self.masked.append((nest, stores, [lp.loop_var for lp in loops], sizes,
                                 bool(branched), bool(conds)))
+        if allocs:  # condition blocks of the literal extents (if_convert.py)
+            if sizes != [int(lp.extent) for lp in loops]:
+                raise TTCompileError(
+                    f"`{_loop_text(head)}`: a branch condition in its body must be computed "
+                    "into a block before the branch (its branch stores to a buffer it reads), "
+                    f"and the nest runs {sizes} iterations, not its extents", span=head.span,
+                    hint="compute the condition into a fragment of the nest's shape first")
+            self.flatten = True
+            return seq(allocs + [nest])
         return nest
 
     def partial_literal(self, loops, body) -> bool:
@@ -484,6 +506,8 @@ class _Rewriter:
         # outer loops first (a nest is rewritten from its head; the analyzer learns outer
         # ranges before inner extents), then the statement lists holding masked nests
         body = tt_map(body, [(tirx.For, self.on_for)], order="pre")
+        if self.flatten:
+            body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
         if not self.masked:
             return body
         return tt_map(body, [(tirx.SeqStmt, self.on_seq)], order="post")
