@@ -12,7 +12,10 @@ An element store under a condition is the same as a store of a select:
 
 (conditions of nested branches conjoined, in order), evaluated store by store in program order:
 the stores before a store see what the branch stored, as in the branched program, and a
-condition must still read what it read where the branch was (below).  The old value
+condition must still read what it read where the branch was: when the branch stores to a
+buffer its condition reads before a later store under it, the condition is first computed
+into a new ``bfloat16`` block of the nest's shape, ``if_cond[i, j] = T.if_then_else(c, 1.0,
+0.0)``, where the branch was, and the stores select on ``if_cond[i, j] != 0``.  The old value
 ``dst[I]`` is then replaced where A0.1.0.1's forwarding knows it better (``loop_extents``:
 a block buffer never written since its allocation holds nothing to keep, so the select goes;
 a tensor an earlier statement wrote is not read back but takes that statement's value).
@@ -28,9 +31,8 @@ T.if_then_else(c, x, B[..]))``.
 A body holding another statement (an atomic, a tile op, a loop outside the branches: a
 fold A0.2 lowers as a reduction) is left as it is (A0.1.1 and A0.2 name
 it).  Refused (``TTUnsupportedError`` naming the statement and its line, saying what to
-change): a branch arm holding a loop;
-a condition that reads a buffer the branch writes before a later store under that
-condition (the select would see the new value); stores to one tensor element that cannot be
+change): a branch arm holding a loop; a condition that needs a block (above) in a nest whose
+extents are not constants; stores to one tensor element that cannot be
 merged (a statement between reads that element, or writes a buffer the earlier value reads).
 Decided from the IR's structure only.
 """
