@@ -24,13 +24,14 @@ a tensor an earlier statement wrote is not read back but takes that statement's 
 the original statements (bindings of a branch arm hoisted in place: they are pure); every
 store under a branch is ``dst[I] = T.if_then_else(cond, v, dst[I])``; stores to one tensor
 element in the body are merged into one store at the last one's place (the earlier value in
-place of the tensor's old element: the kernel cannot read back a tensor element it wrote), so
-``if c: B[..] = x else: B[..] = y`` is ``B[..] = T.if_then_else(not c, y,
-T.if_then_else(c, x, B[..]))``.
+place of the tensor's old element: the kernel cannot read back a tensor element it wrote),
+from the last pair back; an ``if`` / ``else`` pair under the same outer conditions ``P`` is
+one select, ``if c: B[..] = x else: B[..] = y`` is ``B[..] = T.if_then_else(c, x, y)`` (under
+``P``: ``T.if_then_else(P, T.if_then_else(c, x, y), B[..])``), so ``if`` / ``elif`` / ``else``
+nests its selects; other pairs select the later value over the earlier one.
 
-A body holding another statement (an atomic, a tile op, a loop outside the branches: a
-fold A0.2 lowers as a reduction) is left as it is (A0.1.1 and A0.2 name
-it).  Refused (``TTUnsupportedError`` naming the statement and its line, saying what to
+A body holding another statement (an atomic, a tile op, a loop outside the branches: a fold
+A0.2 lowers as a reduction) is left as it is (A0.1.1 and A0.2 name it).  Refused (``TTUnsupportedError`` naming the statement and its line, saying what to
 change): a branch arm holding a loop; a condition that needs a block (above) in a nest whose
 extents are not constants; stores to one tensor element that cannot be
 merged (a statement between reads that element, or writes a buffer the earlier value reads).
@@ -71,13 +72,6 @@ def select_parts(value):
 def self_load(store):
     """``dst[I]`` of the store ``dst[I] = ...``: its element's old value."""
     return store.buffer[tuple(store.indices)]
-
-
-def keeps_old(store) -> bool:
-    """``dst[I] = T.if_then_else(c, v, dst[I])``: the store keeps its element where ``c``
-    fails."""
-    parts = select_parts(store.value)
-    return parts is not None and _same_load(parts[2], store)
 
 
 def _same_load(expr, store) -> bool:
