@@ -367,3 +367,24 @@ def test_branch_into_a_tensor_written_before_in_another_way_is_refused():
     with pytest.raises(TTCompileError, match=r"stores to tensor B under a condition \(an `if` in "
                                              r"its body\).*earlier statement \(line \d+\) wrote"):
         tilelang_tt.lower(copy_then_branch(), stop_after="A0.1.0.1")
+
+
+def select_in_a_loop(M=64, N=64, block=32, dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
+            for s in T.serial(3):
+                for i, j in T.Parallel(block, block):
+                    if A[by * block + i, bx * block + j] > 0.5:
+                        B[by * block + i, bx * block + j] = A[by * block + i, bx * block + j] + 1.0
+
+    return main
+
+
+def test_branch_into_a_tensor_the_loop_stored_before_is_refused():
+    # each iteration keeps B's elements where the condition fails: it would read back what the
+    # previous iteration stored
+    with pytest.raises(TTCompileError, match=r"tensor B under a condition keeps B's element.*"
+                                             r"every iteration of `for s in T.serial\(3\)`") as e:
+        tilelang_tt.lower(select_in_a_loop(), stop_after="A0.1.0.1")
+    assert "select into a fragment inside the loop" in str(e.value)

@@ -59,10 +59,13 @@ cannot be taken from.  Decided from the extents' and indices' arithmetic only.
 from __future__ import annotations
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 
 from ...errors import TTCompileError
-from .if_convert import has_branches, if_convert, masked, with_old, without_old
+from .if_convert import (
+    has_branches, if_convert, masked, select_parts, with_old, without_old,
+)
 from ..common import (
     TILE, buffer_scope, buffer_shape, collect, inline_binds, launch_attrs, seq, stmts_of,
     substitute, tile_dst_buffer, tt_map, tt_pass, uses_var,
@@ -510,7 +513,34 @@ class _Rewriter:
             body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
         if not self.masked:
             return body
-        return tt_map(body, [(tirx.SeqStmt, self.on_seq)], order="post")
+        body = tt_map(body, [(tirx.SeqStmt, self.on_seq)], order="post")
+        if any(m[4] for m in self.masked):
+            _check_kept_tensor_elements(body)
+        return body
+
+
+def _check_kept_tensor_elements(body):
+    """A select into a tensor that keeps the tensor's own element where its condition fails
+    reads that element: refused, naming it, when a loop around the store writes the same
+    element in an earlier iteration (the store's indices do not use the loop's variable):
+    the kernel would read back what it wrote (V0 would find it, without the reason)."""
+    for lp in collect(body, tirx.For, lambda f: f.kind != tirx.ForKind.PARALLEL):
+        for st in collect(lp.body, tirx.BufferStore, lambda s: buffer_scope(s.buffer) == "global"):
+            if select_parts(st.value) is None or any(uses_var(ix, lp.loop_var)
+                                                     for ix in st.indices):
+                continue
+            if not any(ld.source.same_as(st.buffer) and
+                       tvm_ffi.structural_equal(list(ld.indices), list(st.indices))
+                       for ld in collect(st.value, tvm.ir.TensorLoad)):
+                continue
+            raise TTCompileError(
+                f"the store to tensor {st.buffer.name} under a condition keeps "
+                f"{st.buffer.name}'s element where the condition fails, so it reads that "
+                f"element; it runs in every iteration of `{_loop_text(lp)}`, which stores the "
+                "same element in an earlier iteration, and a kernel cannot read back what it "
+                "wrote to a tensor", span=st.span or lp.span,
+                hint=f"select into a fragment inside the loop and copy it to "
+                     f"{st.buffer.name} after the loop")
 
 
 def _first_stores(body, candidates) -> list:
