@@ -29,7 +29,16 @@ KERNELS = {
     "cb_share": lambda: stacked_softmax(64, 64, 32, 9, tail=True),
     # a mask fragment read from its tensor (a scalar tensor), carries refilled under a branch
     "blocksparse_attention": lambda: _blocksparse_attention(),
+    # T.Parallel branches if-converted: nested, a condition computed into a block first
+    "parallel_branches": lambda: _parallel_branches("nested"),
+    "parallel_branch_condition_block": lambda: _parallel_branches("condition"),
 }
+
+
+def _parallel_branches(which):
+    import test_parallel_branches as B
+    return B.nested_two_buffers.get_tir(64, 64) if which == "nested" else \
+        B.condition_overwritten()
 
 
 def _blocksparse_attention():

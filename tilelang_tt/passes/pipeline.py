@@ -13,7 +13,8 @@ folder, TVM's own where they do the job):
                A0.1.0 DropTrueGuardsTT         bounds guards true for every block -> bodies
                A0.1.0.1 BoundLoopExtentsTT     loop extents that are not literals ->
                                                constants, or T.Parallel over a constant
-                                               bound with the stores masked past the extent
+                                               bound with the stores masked past the extent;
+                                               `if`s in T.Parallel -> selects (if-conversion)
                A0.1.1 LowerAtomicsTT           atomics: conflicting blocks serialised, one
                                                read-modify-write of the target per group
                A0.1.2 CollapseBlockSlicesTT    a block buffer used one slice per iteration

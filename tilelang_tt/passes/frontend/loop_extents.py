@@ -1,5 +1,5 @@
 """A0.1.0.1 BoundLoopExtentsTT: loop extents that are not literals (or not whole tiles), made
-constant or masked.
+constant or masked; branches in ``T.Parallel`` bodies converted to selects.
 
 Requires: ScalarsToBindTT (scalar assignments are ``Bind``s, seen through here).
 
@@ -39,18 +39,33 @@ their tensor (A0.5.1 would refuse those); other literal nests are unchanged.  Re
   not written since holds nothing to keep (TileLang leaves those elements undefined): its
   store stays unmasked.
 
+Branches: before any of this, a ``T.Parallel`` body holding ``if`` statements (those A0.1.0
+did not drop) is if-converted (:mod:`.if_convert`): each store under conditions ``c`` becomes
+``dst[idx] = T.if_then_else(c, v, dst[idx])`` and the nest is handled as above (a masked
+extent's condition is conjoined with ``c``).  The old value is forwarded as for a masked
+extent, but only into the first store to ``dst`` in the body (the conditions differ per
+store), only for a tensor (never read back) or a block buffer allocated and not written since
+(the select goes; every select whose false value is the old element takes its true value);
+a block buffer written before keeps its element, read in place, and the nest is never widened
+for a branch alone.
+
 Refused (``TTCompileError`` naming the loop and its line, saying what to change): an extent
-without a constant upper bound; a masked nest whose body is not element assignments and
-bindings; a masked store to a tensor that an earlier statement wrote in a way the value cannot
-be taken from.  Decided from the extents' and indices' arithmetic only.
+without a constant upper bound; a masked nest whose body is not element assignments,
+bindings and branches of them (:mod:`.if_convert` names what else a branch holds); a
+masked or branched store to a tensor that an earlier statement wrote in a way the value
+cannot be taken from.  Decided from the extents' and indices' arithmetic only.
 """
 
 from __future__ import annotations
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 
 from ...errors import TTCompileError
+from .if_convert import (
+    has_branches, if_convert, masked, select_parts, with_old, without_old,
+)
 from ..common import (
     TILE, buffer_scope, buffer_shape, collect, inline_binds, launch_attrs, seq, stmts_of,
     substitute, tile_dst_buffer, tt_map, tt_pass, uses_var,
@@ -140,7 +155,14 @@ class _Rewriter:
         for a in launch_attrs(func.body):
             self.ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0),
                                                                      a.value))
-        self.masked = []  # (new nest, its masked stores, its loop vars, its extents)
+        # (new nest, its masked stores, its loop vars, its extents, branched?, may widen?)
+        self.masked = []
+        self.flatten = False  # a nest came with allocations: flatten statement lists
+        self.names = 0
+
+    def fresh(self, stem):
+        self.names += 1
+        return f"{stem}_{self.names - 1}"
 
     def simplify(self, e):
         return self.ana.simplify(inline_binds(e, self.binds))
@@ -171,11 +193,27 @@ class _Rewriter:
 
     def on_parallel(self, head):
         loops, body = _parallel_chain(head)
+        branched, original, allocs = [], body, []
+        if has_branches(body):  # if-converted: element stores of selects (if_convert.py)
+            literal = all(_is_int(lp.extent) for lp in loops)
+            body, branched, allocs = if_convert(
+                head, body, [lp.loop_var for lp in loops],
+                [int(lp.extent) for lp in loops] if literal else None, self.fresh)
         literal = all(_is_int(lp.extent) for lp in loops)
         if literal and not self.partial_literal(loops, body):
             for lp in loops:
                 self.bind_loop(lp, lp.extent)
-            return head
+            if body.same_as(original):
+                return head
+            sizes = [int(lp.extent) for lp in loops]
+            nest = _rebuild(head, body, sizes)
+            if branched:
+                self.masked.append((nest, _first_stores(body, branched),
+                                    [lp.loop_var for lp in loops], sizes, True, False))
+            if allocs:  # condition blocks (if_convert.py), allocated before the nest
+                self.flatten = True
+                return seq(allocs + [nest])
+            return nest
         extents = [self.simplify(lp.extent) for lp in loops]
         if any(not _is_int(self.simplify(lp.min)) or int(self.simplify(lp.min)) != 0
                for lp in loops):
@@ -204,8 +242,20 @@ class _Rewriter:
         for lp, u in reversed(list(zip(loops, sizes))):
             nest = tirx.For(lp.loop_var, lp.min, tirx.IntImm(str(lp.extent.ty.dtype), u),
                             lp.kind, nest, lp.thread_binding, lp.annotations, lp.step, lp.span)
+        if branched:  # the conditions differ per store: only a buffer's first store forwards
+            stores = _first_stores(body, stores if stores else branched)
         if stores:
-            self.masked.append((nest, stores, [lp.loop_var for lp in loops], sizes))
+            self.masked.append((nest, stores, [lp.loop_var for lp in loops], sizes,
+                                bool(branched), bool(conds)))
+        if allocs:  # condition blocks of the literal extents (if_convert.py)
+            if sizes != [int(lp.extent) for lp in loops]:
+                raise TTCompileError(
+                    f"`{_loop_text(head)}`: a branch condition in its body must be computed "
+                    "into a block before the branch (its branch stores to a buffer it reads), "
+                    f"and the nest runs {sizes} iterations, not its extents", span=head.span,
+                    hint="compute the condition into a fragment of the nest's shape first")
+            self.flatten = True
+            return seq(allocs + [nest])
         return nest
 
     def partial_literal(self, loops, body) -> bool:
@@ -280,9 +330,7 @@ class _Rewriter:
                     span=head.span,
                     hint="use a constant extent, or move that statement out of the T.Parallel "
                          "nest (select values with T.if_then_else(cond, value, dst[...]))")
-            old = st.buffer[tuple(st.indices)]
-            new = tirx.BufferStore(st.buffer, tirx.if_then_else(cond, st.value, old),
-                                   st.indices, st.span)
+            new = masked(cond, st)  # a select of a branch: conditions conjoined
             out.append(new)
             stores.append(new)
         return seq(out), stores
@@ -304,18 +352,25 @@ class _Rewriter:
     def forward(self, masked, before):
         """The masked nest with each store's old value taken from an earlier sibling where one
         last wrote it; the nest widened to the whole block buffers those values read."""
-        nest, stores, loop_vars, sizes = masked
+        nest, stores, loop_vars, sizes, branch, widen = masked
         self.bind_sizes(loop_vars, sizes)
-        mapping = {st: self.old_value(nest, st, before) for st in stores}
+        mapping = {st: self.old_value(nest, st, before, branch) for st in stores}
+        if branch:  # a block buffer written before keeps its old value (read in place)
+            mapping = {st: v if v is _UNDEFINED or buffer_scope(st.buffer) == "global" else None
+                       for st, v in mapping.items()}
         if all(v is None for v in mapping.values()):
             return nest
         body = _innermost(nest, len(loop_vars))
         forwarded = seq([body] + [tirx.Evaluate(v) for v in mapping.values()
                                   if v is not None and v is not _UNDEFINED])
-        wider = [self.iterations(v, u, forwarded) for v, u in zip(loop_vars, sizes)]
+        wider = [self.iterations(v, u, forwarded) if widen else u
+                 for v, u in zip(loop_vars, sizes)]
         if wider != sizes:
             self.bind_sizes(loop_vars, wider)
-            again = {st: self.old_value(nest, st, before) for st in stores}
+            again = {st: self.old_value(nest, st, before, branch) for st in stores}
+            if branch:
+                again = {st: v if v is _UNDEFINED or buffer_scope(st.buffer) == "global"
+                         else None for st, v in again.items()}
             if all((a is None) == (b is None) for a, b in zip(again.values(),
                                                                mapping.values())):
                 mapping, sizes = again, wider
@@ -325,6 +380,8 @@ class _Rewriter:
         def on_store(st):
             for orig, old in mapping.items():
                 if old is not None and st.same_as(orig):
+                    if branch:  # every read of the element's old value (merged selects too)
+                        return without_old(st) if old is _UNDEFINED else with_old(st, old)
                     v = st.value
                     if old is _UNDEFINED:  # nothing to keep: the unmasked store
                         return tirx.BufferStore(st.buffer, v.args[1], st.indices, st.span)
@@ -343,7 +400,7 @@ class _Rewriter:
                                                           tirx.IntImm(dtype, u)),
                           allow_override=True)
 
-    def old_value(self, nest, st, before):
+    def old_value(self, nest, st, before, branch=False):
         """The value ``dst`` holds at the store's elements when an earlier sibling last wrote
         it, as an expression (None: read ``dst`` itself)."""
         dst = st.buffer
@@ -357,9 +414,11 @@ class _Rewriter:
         if value is None and buffer_scope(dst) == "global":
             writer = before[last]
             line = f" (line {writer.span.line})" if getattr(writer, "span", None) else ""
+            why = ("under a condition (an `if` in its body), so the elements where it fails keep"
+                   if branch else "under a mask (its extent is not a constant multiple of 32), "
+                   "so the iterations past the extent keep")
             raise TTCompileError(
-                f"`{_loop_text(nest)}` stores to tensor {dst.name} under a mask (its extent is "
-                f"not a constant multiple of 32), so the iterations past the extent keep "
+                f"`{_loop_text(nest)}` stores to tensor {dst.name} {why} "
                 f"{dst.name}'s elements; an earlier statement{line} wrote them, and a kernel "
                 "cannot read back what it wrote to a tensor", span=nest.span,
                 hint=f"write {dst.name} once: compute the earlier values into a fragment and "
@@ -450,9 +509,52 @@ class _Rewriter:
         # outer loops first (a nest is rewritten from its head; the analyzer learns outer
         # ranges before inner extents), then the statement lists holding masked nests
         body = tt_map(body, [(tirx.For, self.on_for)], order="pre")
+        if self.flatten:
+            body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
         if not self.masked:
             return body
-        return tt_map(body, [(tirx.SeqStmt, self.on_seq)], order="post")
+        body = tt_map(body, [(tirx.SeqStmt, self.on_seq)], order="post")
+        if any(m[4] for m in self.masked):
+            _check_kept_tensor_elements(body)
+        return body
+
+
+def _check_kept_tensor_elements(body):
+    """A select into a tensor that keeps the tensor's own element where its condition fails
+    reads that element: refused, naming it, when a loop around the store writes the same
+    element in an earlier iteration (the store's indices do not use the loop's variable):
+    the kernel would read back what it wrote (V0 would find it, without the reason)."""
+    for lp in collect(body, tirx.For, lambda f: f.kind != tirx.ForKind.PARALLEL):
+        for st in collect(lp.body, tirx.BufferStore, lambda s: buffer_scope(s.buffer) == "global"):
+            if select_parts(st.value) is None or any(uses_var(ix, lp.loop_var)
+                                                     for ix in st.indices):
+                continue
+            if not any(ld.source.same_as(st.buffer) and
+                       tvm_ffi.structural_equal(list(ld.indices), list(st.indices))
+                       for ld in collect(st.value, tvm.ir.TensorLoad)):
+                continue
+            raise TTCompileError(
+                f"the store to tensor {st.buffer.name} under a condition keeps "
+                f"{st.buffer.name}'s element where the condition fails, so it reads that "
+                f"element; it runs in every iteration of `{_loop_text(lp)}`, which stores the "
+                "same element in an earlier iteration, and a kernel cannot read back what it "
+                "wrote to a tensor", span=st.span or lp.span,
+                hint=f"select into a fragment inside the loop and copy it to "
+                     f"{st.buffer.name} after the loop")
+
+
+def _first_stores(body, candidates) -> list:
+    """The stores of ``candidates`` that are the first store to their buffer in ``body``:
+    only there is the element's old value the one an earlier statement left."""
+    seen, out = [], []
+    for st in stmts_of(body):
+        if not isinstance(st, tirx.BufferStore):
+            continue
+        if not any(st.buffer.same_as(b) for b in seen) and \
+                any(st.same_as(c) for c in candidates):
+            out.append(st)
+        seen.append(st.buffer)
+    return out
 
 
 def bound_loop_extents(func):
