@@ -170,6 +170,7 @@ class _Rewriter:
                         lp.annotations, lp.step, lp.span)
 
     def on_parallel(self, head):
+        head = self.guard_to_extents(head)
         loops, body = _parallel_chain(head)
         literal = all(_is_int(lp.extent) for lp in loops)
         if literal and not self.partial_literal(loops, body):
@@ -206,6 +207,46 @@ class _Rewriter:
                             lp.kind, nest, lp.thread_binding, lp.annotations, lp.step, lp.span)
         if stores:
             self.masked.append((nest, stores, [lp.loop_var for lp in loops], sizes))
+        return nest
+
+    def guard_to_extents(self, head):
+        """``for i in T.Parallel(N): if i < k: body`` (the whole body one ``if`` without
+        ``else``, its condition a conjunction of ``v < e`` / ``e > v`` with ``v`` a loop of
+        the nest and ``e`` using none) is ``for i in T.Parallel(T.min(N, k)): body``: the
+        same elements run the body.  The nest is then bounded (and masked) as any other."""
+        loops, body = _parallel_chain(head)
+        if not isinstance(body, tirx.IfThenElse) or body.else_case is not None:
+            return head
+        conds, todo = [], [body.condition]
+        while todo:
+            c = todo.pop()
+            if isinstance(c, tirx.And):
+                todo += [c.a, c.b]
+            else:
+                conds.append(c)
+        limit = {}
+        for c in conds:
+            if isinstance(c, tirx.LT):
+                v, e = c.a, c.b
+            elif isinstance(c, tirx.GT):
+                v, e = c.b, c.a
+            else:
+                return head
+            lp = next((lp for lp in loops if isinstance(v, tirx.Var)
+                       and v.same_as(lp.loop_var)), None)
+            if lp is None or any(uses_var(e, other.loop_var) for other in loops):
+                return head
+            prev = limit.get(lp.loop_var)
+            limit[lp.loop_var] = e if prev is None else tirx.min(prev, e)
+        sizes = []
+        for lp in loops:
+            e = limit.get(lp.loop_var)
+            ext = lp.extent if e is None else self.simplify(tirx.min(lp.extent, e))
+            sizes.append(ext)
+        nest = body.then_case
+        for lp, u in reversed(list(zip(loops, sizes))):
+            nest = tirx.For(lp.loop_var, lp.min, u, lp.kind, nest, lp.thread_binding,
+                            lp.annotations, lp.step, lp.span)
         return nest
 
     def partial_literal(self, loops, body) -> bool:
