@@ -110,11 +110,44 @@ def gqa_rows(heads=128, valid=32, block_H=64, dim=32, dtype=T.float32):
     return main
 
 
-def test_guarded_rows_another_block_writes_are_refused():
-    # the whole-tile store would write the next block's rows back with the values read
-    # before: a lost update, refused as a race naming the tensor and the store
-    with pytest.raises(TTCompileError, match=r"blocks race on tensor O.*O\[hid \* valid \+ i, j\] = q\[i, j\]"):
-        tilelang.compile(gqa_rows(), out_idx=[1])
+@pytest.mark.parametrize("dtype", [T.float32, T.bfloat16])
+def test_guarded_rows_another_block_owns_the_rest(dtype):
+    # the rows past `valid` are the next block's: the writer writes only the block's first
+    # `valid` rows (whole tiles), so the next block's rows are not written back
+    kernel = tilelang.compile(gqa_rows(dtype=dtype), out_idx=[1])
+    np_dtype = np.float32
+    q = np.random.default_rng(11).uniform(-1, 1, (128 + 64, 32)).astype(np_dtype)
+    if dtype == T.bfloat16:
+        q = (q.view(np.uint32) & 0xFFFF0000).view(np.float32)  # bf16-exact
+    np.testing.assert_allclose(np.asarray(kernel(q), dtype=np.float32), q[:128], rtol=0,
+                               atol=0)
+
+
+def test_guarded_rows_off_a_tile_boundary_are_refused():
+    # TileLang's default GQA sizes: 4 valid rows per block of 64; each block's rows start at
+    # hid * 4, inside a tile: its Q copy is refused, naming Q and the start
+    with pytest.raises(TTCompileError, match=r"T.copy\(Q\[hid \* valid:hid \* valid \+ block_H, :\], q\).*blocks of 4 rows"):
+        tilelang.compile(gqa_rows(valid=4), out_idx=[1])
+
+
+def test_guarded_rows_of_part_of_a_tile_another_block_writes_are_refused():
+    # 40 of 64 rows at a stride of 32: rows 32..39 of one block are the next block's first
+    # rows (a race in TileLang too); the whole-tile store of rows 32..63 is refused
+    with pytest.raises(TTCompileError, match=r"blocks race on tensor O"):
+        tilelang.compile(overlapping_rows(), out_idx=[1])
+
+
+def overlapping_rows(heads=128, dim=32, dtype=T.float32):
+    @T.prim_func
+    def main(Q: T.Tensor((heads + 64, dim), dtype), O: T.Tensor((heads + 64, dim), dtype)):
+        with T.Kernel(heads // 32, threads=128) as hid:
+            q = T.alloc_fragment((64, dim), dtype)
+            T.copy(Q[hid * 32:hid * 32 + 64, :], q)
+            for i, j in T.Parallel(64, dim):
+                if i < 40:
+                    O[hid * 32 + i, j] = q[i, j]
+
+    return main
 
 
 def gqa_lse(heads=128, groups=2, num_split=2, block_H=64, dtype=T.float32):

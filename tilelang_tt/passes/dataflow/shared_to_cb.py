@@ -97,7 +97,34 @@ def _check_whole(region, span):
                 hint=f"copy into/out of all of {buf.name} (shape {buffer_shape(buf)})")
 
 
-def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False):
+def _leading_tile_rows(region, span):
+    """The shape of ``region`` of a block buffer when it is the buffer's leading whole tile
+    rows (every dim from 0, the first an extent of whole tiles below the dim, the others
+    whole: the first ``k`` rows of a ``[block_H, dim]`` fragment, the first ``k`` values of a
+    1-D one), whose tiles lead the buffer's block in its CB; None when it is the whole
+    buffer; else the refusal of a partial region."""
+    buf = region.source
+    shape = buffer_shape(buf)
+    ext = [int(r.extent) if isinstance(r.extent, tvm.tirx.IntImm) else None
+           for r in region.region]
+    starts = [isinstance(r.min, tvm.tirx.IntImm) and int(r.min) == 0 for r in region.region]
+    if all(starts) and ext == list(shape):
+        return None
+    if len(shape) in (1, 2) and all(starts) and ext[0] is not None and \
+            0 < ext[0] < shape[0] and ext[0] % TILE == 0 and ext[1:] == list(shape[1:]):
+        return ext
+    _check_whole(region, span)
+
+
+def _block_tiles(shape) -> int:
+    tiles = 1
+    for d in shape[-2:]:
+        tiles *= -(-d // TILE)
+    return tiles
+
+
+def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False,
+                 block_shape=None):
     """(row0, col0, rows, cols) in tiles of ``region`` of a global tensor whose pages hold its
     axes in the order ``axes`` (A1's ``tt.layout_desc``; default: as declared), or a clear
     error.  ``vector``: the tensor is stored as row vectors (A1's ``vector``), one row of
@@ -105,7 +132,7 @@ def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False
     buf = region.source
     shape = buffer_shape(buf)
     ranges = list(region.region)
-    block_shape = buffer_shape(block_buf)
+    block_shape = block_shape or buffer_shape(block_buf)
     if (len(shape) == 1 or vector) and len(block_shape) == 1:  # row vectors: a row of tiles
         r = ranges[-1]
         _check_range(buf, r, "element", shape[-1], ana, span)
@@ -215,9 +242,9 @@ def LowerSharedToCB(func, mod, ctx):
                 return bool(layouts[i].get("vector", len(buffer_shape(tensor)) == 1))
         return len(buffer_shape(tensor)) == 1
 
-    def tensor_tiles(region, block_buf, span):
+    def tensor_tiles(region, block_buf, span, block_shape=None):
         return global_tiles(region, block_buf, ana, span, axes_of(region.source),
-                            vector_tensor(region.source))
+                            vector_tensor(region.source), block_shape)
 
     def transposed(block, tensor):
         """A vector tensor holds row vectors: a column-vector block moves through a staging
@@ -273,6 +300,25 @@ def LowerSharedToCB(func, mod, ctx):
                              span=span),
             ])
         if d_scope == "global" and s_scope == "block":
+            part = _leading_tile_rows(src, span)
+            if part is not None:
+                # the block's leading tiles to the tensor: the writer waits for the whole
+                # block, writes those tiles and pops the block (the tensor's other elements
+                # are not written: another block may own them)
+                if transposed(src.source, dst.source) or \
+                        buffer_dtype(src.source) != buffer_dtype(dst.source):
+                    raise TTUnsupportedError(
+                        f"a store of {src.source.name}'s first {part[0]} "
+                        f"{'rows' if len(part) > 1 else 'values'} to {dst.source.name} that "
+                        "converts the dtype or transposes a column vector is not supported; "
+                        "only the block's leading tiles as they are", span=span,
+                        hint=f"store all of {src.source.name}, or make {dst.source.name} of "
+                             f"{src.source.name}'s dtype")
+                r0, c0, nr, nc = tensor_tiles(dst, src.source, span, part)
+                return ops.evaluate("tt.write_from_cb", cb(src.source), dst.source, r0, c0,
+                                    int_imm(nr), int_imm(nc),
+                                    int_imm(_block_tiles(buffer_shape(src.source))),
+                                    span=span)
             _check_whole(src, span)
             r0, c0, nr, nc = tensor_tiles(dst, src.source, span)
             if transposed(src.source, dst.source):  # column vector -> row vector in DRAM

@@ -256,6 +256,8 @@ class _Rewriter:
         element assignments only: other bodies are A0.2's to lower or name)."""
         if not all(isinstance(st, (tirx.BufferStore, tirx.Bind)) for st in stmts_of(body)):
             return False
+        if self.tile_rows_of_blocks_to_tensors(loops, body):
+            return False
         for lp in loops:
             c = int(lp.extent)
             if c <= 0:
@@ -278,6 +280,29 @@ class _Rewriter:
                    for buf, indices in _accesses(body)):
                 return True
         return False
+
+    def tile_rows_of_blocks_to_tensors(self, loops, body) -> bool:
+        """A nest of literal extents, each a multiple of 32, whose stores all go to tensors
+        and whose block-buffer reads index each dim by a nest loop from 0 (``v`` itself) or
+        by no nest loop: it stores whole tiles of the block buffers' leading ones (the first
+        ``k`` rows of a ``[block_H, dim]`` fragment) to whole tiles of the tensors.  Left as
+        it is: A0.2 makes it a copy of that part of the block, and the writer writes only
+        those tiles (no mask: the tensor's other rows are not written at all, so another
+        block may own them)."""
+        stores = collect(body, tirx.BufferStore)
+        if not stores or any(buffer_scope(st.buffer) != "global" for st in stores):
+            return False
+        if any(int(lp.extent) <= 0 or int(lp.extent) % TILE for lp in loops):
+            return False
+        loop_vars = [lp.loop_var for lp in loops]
+        for buf, indices in _accesses(body):
+            if buffer_scope(buf) == "global":
+                continue
+            for ix in indices:
+                if any(uses_var(ix, v) for v in loop_vars) and not any(
+                        isinstance(ix, tirx.Var) and ix.same_as(v) for v in loop_vars):
+                    return False
+        return True
 
     def iterations(self, var, bound, body) -> int:
         """The iterations a nest loop runs (module docstring): the whole dim of the block
