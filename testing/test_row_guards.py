@@ -98,14 +98,18 @@ def test_guard_is_the_nest_extent_after_a0101():
 def gqa_rows(heads=128, valid=32, block_H=64, dim=32, dtype=T.float32):
     # TileLang's GQA decoding: block_H rows computed, the first `valid` stored at
     # hid * valid + i: the rows past `valid` are the next block's
+    # (each row scaled by W's row: a block's rows past `valid` differ from the next block's)
     @T.prim_func
-    def main(Q: T.Tensor((heads + block_H, dim), dtype), O: T.Tensor((heads, dim), dtype)):
+    def main(Q: T.Tensor((heads + block_H, dim), dtype), W: T.Tensor((block_H, dim), dtype),
+             O: T.Tensor((heads, dim), dtype)):
         with T.Kernel(heads // valid, threads=128) as hid:
             q = T.alloc_fragment((block_H, dim), dtype)
+            w = T.alloc_fragment((block_H, dim), dtype)
             T.copy(Q[hid * valid:hid * valid + block_H, :], q)
+            T.copy(W, w)
             for i, j in T.Parallel(block_H, dim):
                 if i < valid:
-                    O[hid * valid + i, j] = q[i, j]
+                    O[hid * valid + i, j] = q[i, j] * w[i, j]
 
     return main
 
@@ -114,12 +118,14 @@ def gqa_rows(heads=128, valid=32, block_H=64, dim=32, dtype=T.float32):
 def test_guarded_rows_another_block_owns_the_rest(dtype):
     # the rows past `valid` are the next block's: the writer writes only the block's first
     # `valid` rows (whole tiles), so the next block's rows are not written back
-    kernel = tilelang.compile(gqa_rows(dtype=dtype), out_idx=[1])
-    np_dtype = np.float32
-    q = np.random.default_rng(11).uniform(-1, 1, (128 + 64, 32)).astype(np_dtype)
+    kernel = tilelang.compile(gqa_rows(dtype=dtype), out_idx=[2])
+    rng = np.random.default_rng(11)
+    q = rng.uniform(-1, 1, (128 + 64, 32)).astype(np.float32)
+    w = np.where(np.arange(64)[:, None] < 32, 1.0, -1.0) * np.ones((64, 32))
+    w = w.astype(np.float32)
     if dtype == T.bfloat16:
         q = (q.view(np.uint32) & 0xFFFF0000).view(np.float32)  # bf16-exact
-    np.testing.assert_allclose(np.asarray(kernel(q), dtype=np.float32), q[:128], rtol=0,
+    np.testing.assert_allclose(np.asarray(kernel(q, w), dtype=np.float32), q[:128], rtol=0,
                                atol=0)
 
 
@@ -127,7 +133,7 @@ def test_guarded_rows_off_a_tile_boundary_are_refused():
     # TileLang's default GQA sizes: 4 valid rows per block of 64; each block's rows start at
     # hid * 4, inside a tile: its Q copy is refused, naming Q and the start
     with pytest.raises(TTCompileError, match=r"T.copy\(Q\[hid \* valid:hid \* valid \+ block_H, :\], q\).*blocks of 4 rows"):
-        tilelang.compile(gqa_rows(valid=4), out_idx=[1])
+        tilelang.compile(gqa_rows(valid=4), out_idx=[2])
 
 
 def test_guarded_rows_of_part_of_a_tile_another_block_writes_are_refused():
@@ -176,3 +182,57 @@ def test_vector_store_along_a_global_middle_dim_is_refused():
     # a 1-D fragment along glse's middle dim is refused naming both buffers
     with pytest.raises(TTCompileError, match=r"glse.*logsum"):
         tilelang.compile(gqa_lse(), out_idx=[1])
+
+
+def gqa_row_sums(heads=128, valid=32, block_H=64, dim=64, dtype=T.float32):
+    # a per-row value (a dim=1 reduction: a column vector) stored for the block's first
+    # `valid` rows into a 1-D tensor, the next rows being the next block's
+    @T.prim_func
+    def main(S: T.Tensor((heads + block_H, dim), dtype), W: T.Tensor((block_H, dim), dtype),
+             L: T.Tensor((heads,), dtype)):
+        with T.Kernel(heads // valid, threads=128) as hid:
+            s = T.alloc_fragment((block_H, dim), dtype)
+            w = T.alloc_fragment((block_H, dim), dtype)
+            logsum = T.alloc_fragment((block_H,), dtype)
+            T.copy(S[hid * valid:hid * valid + block_H, :], s)
+            T.copy(W, w)
+            for i, j in T.Parallel(block_H, dim):
+                s[i, j] = s[i, j] * w[i, j]
+            T.reduce_sum(s, logsum, dim=1)
+            for i in T.Parallel(block_H):
+                if i < valid:
+                    L[hid * valid + i] = logsum[i]
+
+    return main
+
+
+def test_guarded_rows_of_a_column_vector():
+    kernel = tilelang.compile(gqa_row_sums(), out_idx=[2])
+    s = np.random.default_rng(13).uniform(0, 1, (128 + 64, 64)).astype(np.float32)
+    w = np.where(np.arange(64)[:, None] < 32, 1.0, -1.0) * np.ones((64, 64))
+    np.testing.assert_allclose(kernel(s, w.astype(np.float32)), s[:128].sum(axis=1),
+                               rtol=1e-2, atol=1e-2)
+
+
+def gqa_rows_converted(heads=128, valid=32, block_H=64, dim=32):
+    @T.prim_func
+    def main(Q: T.Tensor((heads + block_H, dim), T.float32),
+             W: T.Tensor((block_H, dim), T.float32), O: T.Tensor((heads, dim), T.bfloat16)):
+        with T.Kernel(heads // valid, threads=128) as hid:
+            q = T.alloc_fragment((block_H, dim), T.float32)
+            w = T.alloc_fragment((block_H, dim), T.float32)
+            T.copy(Q[hid * valid:hid * valid + block_H, :], q)
+            T.copy(W, w)
+            for i, j in T.Parallel(block_H, dim):
+                if i < valid:
+                    O[hid * valid + i, j] = q[i, j] * w[i, j]
+
+    return main
+
+
+def test_guarded_rows_converted_to_the_tensor_dtype():
+    kernel = tilelang.compile(gqa_rows_converted(), out_idx=[2])
+    q = np.random.default_rng(17).uniform(-1, 1, (128 + 64, 32)).astype(np.float32)
+    w = np.where(np.arange(64)[:, None] < 32, 1.0, -1.0) * np.ones((64, 32))
+    out = np.asarray(kernel(q, w.astype(np.float32)), dtype=np.float32)
+    np.testing.assert_allclose(out, q[:128], rtol=1e-2, atol=1e-2)

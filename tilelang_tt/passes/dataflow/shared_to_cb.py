@@ -116,11 +116,16 @@ def _leading_tile_rows(region, span):
     _check_whole(region, span)
 
 
+def _block_tile_dims(shape) -> tuple:
+    """(tile rows, tile columns) of a 1-D or 2-D block buffer's block (1-D: one row)."""
+    if len(shape) == 1:
+        return 1, -(-shape[0] // TILE)
+    return -(-shape[-2] // TILE), -(-shape[-1] // TILE)
+
+
 def _block_tiles(shape) -> int:
-    tiles = 1
-    for d in shape[-2:]:
-        tiles *= -(-d // TILE)
-    return tiles
+    rows, cols = _block_tile_dims(shape)
+    return rows * cols
 
 
 def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False,
@@ -305,20 +310,26 @@ def LowerSharedToCB(func, mod, ctx):
                 # the block's leading tiles to the tensor: the writer waits for the whole
                 # block, writes those tiles and pops the block (the tensor's other elements
                 # are not written: another block may own them)
-                if transposed(src.source, dst.source) or \
-                        buffer_dtype(src.source) != buffer_dtype(dst.source):
-                    raise TTUnsupportedError(
-                        f"a store of {src.source.name}'s first {part[0]} "
-                        f"{'rows' if len(part) > 1 else 'values'} to {dst.source.name} that "
-                        "converts the dtype or transposes a column vector is not supported; "
-                        "only the block's leading tiles as they are", span=span,
-                        hint=f"store all of {src.source.name}, or make {dst.source.name} of "
-                             f"{src.source.name}'s dtype")
+                # (converted or transposed first, the whole block, into a staging CB whose
+                # leading tiles are the part's: a column vector's first tiles are its
+                # transposed row vector's first tiles)
                 r0, c0, nr, nc = tensor_tiles(dst, src.source, span, part)
-                return ops.evaluate("tt.write_from_cb", cb(src.source), dst.source, r0, c0,
-                                    int_imm(nr), int_imm(nc),
-                                    int_imm(_block_tiles(buffer_shape(src.source))),
-                                    span=span)
+                total = _block_tiles(buffer_shape(src.source))
+                source, pre = cb(src.source), []
+                if transposed(src.source, dst.source):
+                    source = staging_cb(src.source, buffer_dtype(dst.source), 1, total, span,
+                                        "out", name=f"{src.source.name}_row_out")
+                    pre = [ops.evaluate("tt.eltwise", source, int_imm(total), load_t(0),
+                                        cb(src.source), span=span)]
+                elif buffer_dtype(src.source) != buffer_dtype(dst.source):
+                    fr, fc = _block_tile_dims(buffer_shape(src.source))
+                    source = staging_cb(src.source, buffer_dtype(dst.source), fr, fc, span,
+                                        "out")
+                    pre = [ops.evaluate("tt.eltwise", source, int_imm(total), load(0),
+                                        cb(src.source), span=span)]
+                return seq(pre + [ops.evaluate("tt.write_from_cb", source, dst.source, r0, c0,
+                                               int_imm(nr), int_imm(nc), int_imm(total),
+                                               span=span)])
             _check_whole(src, span)
             r0, c0, nr, nc = tensor_tiles(dst, src.source, span)
             if transposed(src.source, dst.source):  # column vector -> row vector in DRAM

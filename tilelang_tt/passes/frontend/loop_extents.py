@@ -141,6 +141,7 @@ class _Rewriter:
             self.ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0),
                                                                      a.value))
         self.masked = []  # (new nest, its masked stores, its loop vars, its extents)
+        self.inner = []  # loop variables of the inner loops of T.Parallel nests
 
     def simplify(self, e):
         return self.ana.simplify(inline_binds(e, self.binds))
@@ -170,9 +171,16 @@ class _Rewriter:
                         lp.annotations, lp.step, lp.span)
 
     def on_parallel(self, head):
+        if any(head.loop_var.same_as(v) for v in self.inner):
+            return head  # an inner loop of a nest already seen from its head
         head = self.guard_to_extents(head)
         loops, body = _parallel_chain(head)
+        self.inner += [lp.loop_var for lp in loops[1:]]
         literal = all(_is_int(lp.extent) for lp in loops)
+        if literal:
+            split = self.split_tile_rows(head, loops, body)
+            if split is not None:
+                return split
         if literal and not self.partial_literal(loops, body):
             for lp in loops:
                 self.bind_loop(lp, lp.extent)
@@ -303,6 +311,49 @@ class _Rewriter:
                         isinstance(ix, tirx.Var) and ix.same_as(v) for v in loop_vars):
                     return False
         return True
+
+    def split_tile_rows(self, head, loops, body):
+        """A nest :meth:`tile_rows_of_blocks_to_tensors` accepts whose stores compute values
+        (not a block buffer's element as it is): each value is computed over the whole block
+        buffers into a new fragment (``<tensor>_rows``, the value's dtype), and the nest then
+        stores that fragment's leading rows.  None when there is nothing to split."""
+        if not self.tile_rows_of_blocks_to_tensors(loops, body):
+            return None
+        items = stmts_of(body)
+        if any(not isinstance(st, tirx.BufferStore) for st in items):
+            return None
+        loop_vars = [lp.loop_var for lp in loops]
+
+        def plain(v):
+            return isinstance(v, tvm.ir.TensorLoad) and \
+                buffer_scope(v.source) != "global"
+
+        if all(plain(st.value) for st in items):
+            return None
+        sizes = [self.iterations(lp.loop_var, int(lp.extent), body) for lp in loops]
+        if any(u < int(lp.extent) or u % TILE for lp, u in zip(loops, sizes)):
+            return None
+        pre, full, part = [], [], []
+        for st in items:
+            if plain(st.value):
+                part.append(st)
+                continue
+            tmp = tirx.decl_buffer(sizes, str(st.value.ty.dtype), f"{st.buffer.name}_rows",
+                                   scope="local.fragment")
+            pre.append(tirx.AllocBuffer(tmp, span=head.span))
+            full.append(tirx.BufferStore(tmp, st.value, loop_vars, st.span))
+            part.append(tirx.BufferStore(st.buffer, tmp[tuple(loop_vars)], st.indices,
+                                         st.span))
+        for lp, u in zip(loops, sizes):
+            self.bind_loop(lp, u)
+        whole = _rebuild(head, seq(full), sizes)
+        # the second nest's loops are new variables (each variable is defined once)
+        fresh = {v: tirx.Var(v.name, v.ty) for v in loop_vars}
+        lead = seq([substitute(st, fresh) for st in part])
+        for lp in reversed(loops):
+            lead = tirx.For(fresh[lp.loop_var], lp.min, lp.extent, lp.kind, lead,
+                            lp.thread_binding, lp.annotations, lp.step, lp.span)
+        return seq(pre + [whole, lead])
 
     def iterations(self, var, bound, body) -> int:
         """The iterations a nest loop runs (module docstring): the whole dim of the block
