@@ -302,6 +302,9 @@ class _Rewriter:
             return False
         if any(int(lp.extent) <= 0 or int(lp.extent) % TILE for lp in loops):
             return False
+        if all(self.iterations(lp.loop_var, int(lp.extent), body) <= int(lp.extent)
+               for lp in loops):
+            return False  # the whole block buffers: nothing to take a part of
         loop_vars = [lp.loop_var for lp in loops]
         for buf, indices in _accesses(body):
             if buffer_scope(buf) == "global":
@@ -315,8 +318,8 @@ class _Rewriter:
     def split_tile_rows(self, head, loops, body):
         """A nest :meth:`tile_rows_of_blocks_to_tensors` accepts whose stores compute values
         (not a block buffer's element as it is): each value is computed over the whole block
-        buffers into a new fragment (``<tensor>_rows``, the value's dtype), and the nest then
-        stores that fragment's leading rows.  None when there is nothing to split."""
+        buffers into a new fragment (the value's dtype, named as the first block buffer it
+        reads), and the nest then stores that fragment's leading rows.  None when there is nothing to split."""
         if not self.tile_rows_of_blocks_to_tensors(loops, body):
             return None
         items = stmts_of(body)
@@ -338,8 +341,11 @@ class _Rewriter:
             if plain(st.value):
                 part.append(st)
                 continue
-            tmp = tirx.decl_buffer(sizes, str(st.value.ty.dtype), f"{st.buffer.name}_rows",
-                                   scope="local.fragment")
+            # named as the first block buffer the value reads (messages name user buffers)
+            read = [ld.source for ld in collect(st.value, tvm.ir.TensorLoad)
+                    if buffer_scope(ld.source) != "global"]
+            name = read[0].name if read else f"{st.buffer.name}_rows"
+            tmp = tirx.decl_buffer(sizes, str(st.value.ty.dtype), name, scope="local.fragment")
             pre.append(tirx.AllocBuffer(tmp, span=head.span))
             full.append(tirx.BufferStore(tmp, st.value, loop_vars, st.span))
             part.append(tirx.BufferStore(st.buffer, tmp[tuple(loop_vars)], st.indices,
