@@ -17,8 +17,15 @@ Guarantees:
 * ``copy(block <- accumulator)`` becomes ``tt.acc.pack(acc, cb)``; ``copy(global <-
   accumulator)`` packs into a new output CB that is then written out;
 * ``copy(block <- block)`` is a compute op and stays a tile primitive for C2;
-* copies are checked to be whole-buffer on the block side, tile-aligned and in bounds on the
-  global side (``TTLayoutError`` naming the buffer and offset otherwise); other copy
+* ``copy(global <- block[0:k, ...])`` of the block's leading whole tile rows (``k`` a
+  multiple of 32 below the first dim, the other dims whole; a 1-D block's first ``k``
+  values) becomes ``tt.write_from_cb(cb, buffer, row0, col0, rows, cols, block)``: the writer
+  waits for the whole block (``block`` tiles), writes its leading ``rows * cols`` tiles and
+  pops it, so the tensor's elements past the part are not written at all (another block may
+  own them: TileLang's GQA decoding stores the first ``valid_block_H`` of ``block_H`` rows);
+  a converted or transposed part goes through a staging CB of the whole block first;
+* copies are checked to be whole-buffer (or leading tile rows, above) on the block side,
+  tile-aligned and in bounds on the global side (``TTLayoutError`` naming the buffer and offset otherwise); other copy
   directions are ``TTUnsupportedError``.  A converting copy is ``tt.eltwise`` of the
   expression ``tt.expr.load(0)`` (a copy through DST; the pack converts);
 * a copy between a 1-D tensor (a row vector in DRAM: one row of tiles, values in row 0) and

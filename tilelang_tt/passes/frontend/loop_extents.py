@@ -39,6 +39,20 @@ their tensor (A0.5.1 would refuse those); other literal nests are unchanged.  Re
   not written since holds nothing to keep (TileLang leaves those elements undefined): its
   store stays unmasked.
 
+A nest's body that is one ``if`` without ``else`` whose condition is a conjunction of ``v < e``
+(``v`` a loop of the nest, ``e`` using none: TileLang's ``if i < valid_block_H:``) is the nest
+with extents ``T.min(N, e)`` first: the same elements run the body.
+
+A nest of literal extents, each a multiple of 32, that stores only to tensors and covers the
+leading whole tile rows of the block buffers it reads (each indexed by the loops themselves:
+``O[base + i, j] = f[i, j]`` over the first ``k`` of ``f``'s rows) is not masked: masking
+would write the tensor's rows ``k..`` back with the values read before, a lost update when
+another block owns them.  A0.2 makes it a copy of that part, and C1 writes only those tiles.
+A value that is not a block buffer's element as it is (``f[i, j] * w[i, j]``, a cast) is
+computed first over the whole blocks into a new fragment (named as the buffer it reads), and
+the nest stores that fragment's leading rows.  A mask over rows that do not end on a tile
+boundary still reads the tensor back; V0 refuses it when another block writes those rows.
+
 Refused (``TTCompileError`` naming the loop and its line, saying what to change): an extent
 without a constant upper bound; a masked nest whose body is not element assignments and
 bindings; a masked store to a tensor that an earlier statement wrote in a way the value cannot
