@@ -236,3 +236,37 @@ def test_guarded_rows_converted_to_the_tensor_dtype():
     w = np.where(np.arange(64)[:, None] < 32, 1.0, -1.0) * np.ones((64, 32))
     out = np.asarray(kernel(q, w.astype(np.float32)), dtype=np.float32)
     np.testing.assert_allclose(out, q[:128], rtol=1e-2, atol=1e-2)
+
+
+def gqa_output_rows(heads=128, valid=32, block_H=64, dim=64, start=0, dtype=T.float32):
+    # TileLang's GQA decoding epilogue: `T.copy(acc_o[:valid_block_H, :], O_shared)`, then
+    # `T.copy(O_shared, Output_partial[bid, hid * valid_block_H:(hid + 1) * valid_block_H, ...])`
+    @T.prim_func
+    def main(Q: T.Tensor((heads + block_H, dim), dtype), W: T.Tensor((block_H, dim), dtype),
+             O: T.Tensor((heads, dim), dtype)):
+        with T.Kernel(heads // valid, threads=128) as hid:
+            acc_o = T.alloc_fragment((block_H, dim), dtype)
+            w = T.alloc_fragment((block_H, dim), dtype)
+            O_shared = T.alloc_shared((valid, dim), dtype)
+            T.copy(Q[hid * valid:hid * valid + block_H, :], acc_o)
+            T.copy(W, w)
+            for i, j in T.Parallel(block_H, dim):
+                acc_o[i, j] = acc_o[i, j] * w[i, j]
+            T.copy(acc_o[start:start + valid, :], O_shared)
+            T.copy(O_shared, O[hid * valid:(hid + 1) * valid, :])
+
+    return main
+
+
+def test_copy_of_a_blocks_leading_rows_into_a_block():
+    kernel = tilelang.compile(gqa_output_rows(), out_idx=[2])
+    q = np.random.default_rng(19).uniform(-1, 1, (128 + 64, 64)).astype(np.float32)
+    w = np.where(np.arange(64)[:, None] < 32, 0.5, -1.0) * np.ones((64, 64))
+    np.testing.assert_allclose(kernel(q, w.astype(np.float32)), q[:128] * 0.5, rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_copy_of_rows_not_leading_into_a_block_is_refused():
+    # only a block's leading tile rows are its CB block's first tiles
+    with pytest.raises(TTCompileError, match=r"T.copy must use whole buffers; acc_o"):
+        tilelang.compile(gqa_output_rows(start=32), out_idx=[2])
