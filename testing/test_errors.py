@@ -141,19 +141,6 @@ def test_global_to_global_copy_of_a_misaligned_region():
     assert "A" in msg and "not a multiple of 32" in msg
 
 
-def test_unused_shared_buffer():
-    @T.prim_func
-    def k(A: T.Tensor((32, 32), "bfloat16"), B: T.Tensor((32, 32), "bfloat16")):
-        with T.Kernel(1, 1) as (bx, by):
-            s = T.alloc_shared((32, 32), "bfloat16")
-            t = T.alloc_shared((32, 32), "bfloat16")
-            T.copy(A[0, 0], s)
-            T.copy(A[0, 0], t)
-            T.copy(t, B[0, 0])
-
-    assert "s is written but never read" in compile_error(k)
-
-
 def test_l1_overflow_names_buffers():
     msg = compile_error(kernels.matmul(1024, 1024, 1024, 512, 512, 64, num_stages=4),
                         TTResourceError)

@@ -7,7 +7,7 @@ import pytest
 
 import tilelang_tt as tilelang
 import tilelang_tt.language as T
-from tilelang_tt import TTCompileError, TTUnsupportedError
+from tilelang_tt import TTCompileError, TTLayoutError, TTUnsupportedError
 from tilelang_tt.runtime.tensors import TTCallArgumentError
 
 
@@ -161,16 +161,22 @@ def test_jit_kernel_named_like_a_test_is_not_a_test_function():
     assert list(inspect.signature(test_named_jit_kernel).parameters) == ["A"]
 
 
-def test_reduce_into_a_scalar_variable_names_the_operand():
-    with pytest.raises(TTCompileError, match=r"T\.reduce_sum: operand dst\[\.\.\.\] is a single "
-                                             r"element.*T\.alloc_fragment"):
-        @T.prim_func
-        def main(A: T.Tensor((32, 32), T.float32)):
-            with T.Kernel(1):
-                src = T.alloc_fragment((32, 32), T.float32)
-                dst = T.alloc_var(T.float32)
-                T.copy(A, src)
-                T.reduce_sum(src, dst, dim=0)
+def test_reduce_of_a_block_into_a_scalar_variable_names_both_buffers():
+    # a variable is a one-element destination (testing/test_reduce_1d.py reduces vectors
+    # into one); a 2-D block reduced along dim 0 leaves one value per column
+    @T.prim_func
+    def main(A: T.Tensor((32, 32), T.float32), B: T.Tensor((1,), T.float32)):
+        with T.Kernel(1):
+            src = T.alloc_fragment((32, 32), T.float32)
+            dst = T.alloc_var(T.float32)
+            T.copy(A, src)
+            T.reduce_sum(src, dst, dim=0)
+            B[0] = dst
+
+    with pytest.raises(TTLayoutError, match=r"T\.reduce_sum\(src\[32, 32\], dst\[1\], dim=0\): "
+                                            r"reducing along dim 0 leaves 32 values .* dst must "
+                                            r"have shape \[32\]"):
+        tilelang.compile(main)
 
 
 @T.macro
@@ -486,3 +492,40 @@ def test_tuple_assignment_swaps_variables():
     y = np.zeros_like(x)
     tilelang.compile(kernel)(x, y)
     np.testing.assert_allclose(y, x * 3.0 + 1.0, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [T.float16, T.bfloat16, T.float32])
+def test_fill_of_a_tensor_with_infinity(dtype):
+    """TileLang's test_infinity: `T.fill` of a whole tensor (a staged block of constant tiles
+    the writer stores), `T.infinity` of each float dtype bfloat16 included."""
+
+    @tilelang.jit(out_idx=-1)
+    def get_inf_kernel(dtype):
+        @T.prim_func
+        def main(A: T.Tensor((32,), dtype)):
+            with T.Kernel(1, threads=32):
+                T.fill(A, T.infinity(dtype))
+
+        return main
+
+    out = get_inf_kernel(dtype)()
+    out = out.float().numpy() if hasattr(out, "float") else np.asarray(out, dtype=np.float32)
+    assert out.shape == (32,) and np.all(out == np.inf)
+
+
+def test_fill_with_negative_infinity_seeds_a_running_max():
+    """TileLang's test_reduce_clear (max): the seed `-T.infinity(dtype)` is a constant
+    expression (TVM leaves `inf * -1` unfolded), folded to the constant fill."""
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), T.float16), B: T.Tensor((64,), T.float16)):
+        with T.Kernel(1, threads=128):
+            src = T.alloc_fragment((64, 64), T.float16)
+            dst = T.alloc_fragment((64,), T.float16)
+            T.copy(A, src)
+            T.fill(dst, -T.infinity(T.float16))
+            T.reduce_max(src, dst, dim=1, clear=False)
+            T.copy(dst, B)
+
+    a = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float16)
+    out = tilelang.compile(main, out_idx=-1)(a)
+    np.testing.assert_array_equal(out, a.max(axis=1))  # the max of float16 values is exact

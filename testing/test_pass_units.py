@@ -21,11 +21,13 @@ from tilelang_tt.passes.compute.cb_share import share_problems
 from tilelang_tt.passes.dataflow.copy_forwarding import forward_copies
 from tilelang_tt.passes.frontend.block_slices import collapse_block_slices
 from tilelang_tt.passes.frontend.condition_fragments import read_condition_fragments
+from tilelang_tt.passes.frontend.dead_blocks import dead_block_writes
 from tilelang_tt.passes.frontend.guards import drop_true_guards
 from tilelang_tt.passes.frontend.host_formats import convertible as _convertible
 from tilelang_tt.passes.frontend.host_formats import permutable as _permutable
 from tilelang_tt.passes.frontend.k_coarsen import coarsen_k_loops
 from tilelang_tt.passes.frontend.loop_extents import bound_loop_extents
+from tilelang_tt.passes.frontend.local_blocks import retype_local_blocks, stores_to_copies
 from tilelang_tt.passes.frontend.pad_tensors import padding_needed
 from tilelang_tt.passes.frontend.pad_blocks import short_block_buffers
 from tilelang_tt.passes.frontend.row_blocks import coarsen_row_blocks
@@ -146,6 +148,9 @@ GUARANTEES = {
     "A0.0": lambda m: all(not coarsen_row_blocks(f.body)[1] for f in _funcs(m)),
     # no serial loop over a block's rows is left: rewriting again changes nothing
     "A0.0.1": lambda m: all(not serial_rows_to_block(f.body)[1] for f in _funcs(m)),
+    # no local buffer a tile op uses, no one-element store left to make a tile op: again a no-op
+    "A0.0.2": lambda m: all(tvm_ffi.structural_equal(
+        stores_to_copies(retype_local_blocks(f.body)), f.body) for f in _funcs(m)),
     "A0.1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AllocBuffer)
                            if str(a.buffer.scope()) == "local"],
     # no always-true guard is left: dropping again changes nothing
@@ -177,6 +182,8 @@ GUARANTEES = {
     "A0.2.1": lambda m: all(tvm_ffi.structural_equal(read_short_blocks(f.body), f.body)
                             for f in _funcs(m)),
     "A0.3": lambda m: "tirx.tile.min" not in _names(m),
+    # nothing dead is left: dropping again drops nothing
+    "A0.3.0": lambda m: all(not dead_block_writes(f.body)[0] for f in _funcs(m)),
     # every tensor has its device shape: padding again changes nothing
     "A0.3.1": lambda m: all(not padding_needed(f) for f in _funcs(m)),
     "A0.4": lambda m: all(not any(c.args[0].source.same_as(r.source) for r in c.args[1:]
@@ -269,8 +276,8 @@ def test_atomics_stage_from_parsed_ir():
     (Later stages are not compared here: A0.4's versions share the user's name, which the
     printer disambiguates, so CB names made from them differ after a parse.)"""
     mod = pipeline.prepare(_atomic_add(), "tenstorrent")
-    for tag, p in pipeline.STAGES[:6]:  # A0.0, A0.0.1 (nothing to do here), A0.1, A0.1.0,
-        # A0.1.0.1 (nothing to do here), A0.1.1
+    # A0.0, A0.0.1, A0.0.2 (nothing to do here), A0.1, A0.1.0, A0.1.0.1 (nothing to do here), A0.1.1
+    for tag, p in pipeline.STAGES[:7]:
         parsed = tvm.script.from_source(mod.script())
         out_parsed = run_pass(p, parsed)
         mod = run_pass(p, mod)

@@ -49,10 +49,10 @@ ONE_TILE_K = {"pass_configs": {"tt.k_coarsen": False}}
 
 def test_stage_list_is_complete():
     assert pipeline.stage_names() == [
-        "CoarsenRowBlocksTT", "SerialRowsToBlockTT", "ScalarsToBindTT", "DropTrueGuardsTT", "BoundLoopExtentsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
+        "CoarsenRowBlocksTT", "SerialRowsToBlockTT", "LocalBuffersToBlocksTT", "ScalarsToBindTT", "DropTrueGuardsTT", "BoundLoopExtentsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
         "LowerReducersTT", "StreamWideRowsTT", "ReadConditionFragmentsFromTensorsTT", "IntegerInputsToFloatTT", "PermuteVectorTensorsTT",
         "LowerParallelToTileTT", "ResolveViewsTT", "ReadShortBlocksFromTensorsTT",
-        "LegalizeTileOpsTT", "PadTensorsTT",
+        "LegalizeTileOpsTT", "DropDeadBlockWritesTT", "PadTensorsTT",
         "VersionBlockBuffersTT",
         "CoarsenKLoopTT", "PadShortBlocksTT", "VerifyTileProgramTT", "InferTTLayout", "PropagateTTLayout",
         "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",
@@ -510,7 +510,7 @@ import tilelang_tt.language as T
 def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
     with T.Kernel(2) as bx:
         X_s = T.alloc_shared((32, 64), "float32")
-        R = T.alloc_fragment((32,), "float32")
+        R = T.alloc_fragment(({r},), "float32")
         Y_s = T.alloc_shared((32, 64), "float32")
         T.copy(X[bx * 32, 0], X_s)
         {reduce}
@@ -520,16 +520,18 @@ def k(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
 """
 
 
-@pytest.mark.parametrize("reduce,expr,stage,error,match", [
-    ("T.reduce_max(X_s, R, dim=0)", "X_s[i, j] - R[i]", "A2", tilelang_tt.TTLayoutError,
+@pytest.mark.parametrize("reduce,r,expr,stage,error,match", [
+    ("T.reduce_max(X_s, R, dim=0)", 64, "X_s[i, j] - R[i]", "A2", tilelang_tt.TTLayoutError,
      "used as a row vector .T.reduce over dim=0. and as a col vector"),
-    ("T.reduce_max(X_s, R)", "X_s[i, j] - R[j % 32]", "A0", tilelang_tt.TTUnsupportedError,
+    ("T.reduce_max(X_s, R, dim=0)", 32, "X_s[i, j] - R[i]", "A0", tilelang_tt.TTLayoutError,
+     r"leaves 64 values \(one per column\), so R must have shape \[64\]"),
+    ("T.reduce_max(X_s, R)", 32, "X_s[i, j] - R[j % 32]", "A0", tilelang_tt.TTUnsupportedError,
      "column index"),
-    ("T.reduce_max(X_s, R)", "T.hypot(R[i], R[i])", "A0", tilelang_tt.TTUnsupportedError,
+    ("T.reduce_max(X_s, R)", 32, "T.hypot(R[i], R[i])", "A0", tilelang_tt.TTUnsupportedError,
      "not supported yet"),
 ])
-def test_unsupported_reductions_and_broadcasts(tmp_path, reduce, expr, stage, error, match):
-    k = kernel_from_source(tmp_path, ROW_KERNEL.format(reduce=reduce, expr=expr))
+def test_unsupported_reductions_and_broadcasts(tmp_path, reduce, r, expr, stage, error, match):
+    k = kernel_from_source(tmp_path, ROW_KERNEL.format(reduce=reduce, r=r, expr=expr))
     with pytest.raises(error, match=match):
         upto(k, stage)
 
@@ -542,7 +544,8 @@ def test_unsupported_reductions_and_broadcasts(tmp_path, reduce, expr, stage, er
     ("T.exp(R[i])", lambda: vector(0, "col"), True),
 ])
 def test_a0_vector_operands(tmp_path, expr, tree, slot):
-    k = kernel_from_source(tmp_path, ROW_KERNEL.format(reduce="T.reduce_max(X_s, R)", expr=expr))
+    k = kernel_from_source(tmp_path, ROW_KERNEL.format(reduce="T.reduce_max(X_s, R)", r=32,
+                                                         expr=expr))
     f = only(upto(k, "A0"))
     exprs = [c for c in collect(f.body, tirx.TilePrimitiveCall) if c.op.name == "tt.tile.expr"]
     assert same_tree(exprs[-1].args[1], tree())

@@ -196,6 +196,95 @@ def test_column_vector_reduced_to_one_value(rows):
     np.testing.assert_allclose(out[0], x.max(1).sum(), **TOL)
 
 
+def reduce_local_to_var(op, length=8, dtype="float16", var=True):
+    """TileLang's reduce test with per-thread storage: a `T.alloc_local` vector filled by a
+    `T.serial` element loop, reduced into a `T.alloc_var` variable (or a `(1,)` local buffer)
+    and stored to a tensor element (`B[0] = dst`)."""
+    reduce_fn = REDUCE[op]
+
+    @T.prim_func
+    def main(A: T.Tensor((length,), dtype), B: T.Tensor((1,), dtype)):
+        with T.Kernel(1, threads=1):
+            src = T.alloc_local((length,), dtype)
+            if var:
+                dst = T.alloc_var(dtype)
+            else:
+                dst = T.alloc_local((1,), dtype)
+            for i in T.serial(length):
+                src[i] = A[i]
+            reduce_fn(src, dst, dim=0)
+            if var:
+                B[0] = dst
+            else:
+                B[0] = dst[0]
+
+    return main
+
+
+@pytest.mark.parametrize("var", [True, False])
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+def test_reduce_local_to_var(op, var):
+    a = RNG.standard_normal(8).astype(np.float16)
+    out = tilelang.compile(reduce_local_to_var(op, var=var), out_idx=-1)(a)
+    assert out.shape == (1,)
+    np.testing.assert_allclose(np.float32(out[0]), NUMPY[op](a.astype(np.float32)),
+                               rtol=1e-2, atol=1e-2)
+
+
+def center_by_var(length, dtype="float32"):
+    """A variable holding a vector's maximum, read in a `T.Parallel` loop as `m`."""
+
+    @T.prim_func
+    def main(A: T.Tensor((length,), dtype), B: T.Tensor((length,), dtype)):
+        with T.Kernel(1, threads=128):
+            x = T.alloc_fragment((length,), dtype)
+            m = T.alloc_var(dtype)
+            T.copy(A, x)
+            T.reduce_max(x, m)
+            for i in T.Parallel(length):
+                B[i] = x[i] - m
+
+    return main
+
+
+@pytest.mark.parametrize("length", [64, 100])
+def test_variable_reduction_read_in_parallel(length):
+    a = RNG.standard_normal(length).astype("float32")
+    out = tilelang.compile(center_by_var(length), out_idx=-1)(a)
+    np.testing.assert_allclose(out, a - a.max(), **TOL)
+
+
+def seeded_by_element_store(length, var):
+    """The seed of a `clear=False` reduction stored as an element (`s[0] = 1.0`) or given as
+    a variable's initial value (`T.alloc_var(dtype, 1.0)`): `T.fill` of the one-element
+    block."""
+
+    @T.prim_func
+    def main(A: T.Tensor((length,), "float32"), B: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=128):
+            x = T.alloc_fragment((length,), "float32")
+            if var:
+                s = T.alloc_var(T.float32, 1.0)
+            else:
+                s = T.alloc_fragment((1,), "float32")
+                s[0] = 1.0
+            T.copy(A, x)
+            T.reduce_sum(x, s, clear=False)
+            if var:
+                B[0] = s
+            else:
+                B[0] = s[0]
+
+    return main
+
+
+@pytest.mark.parametrize("var", [True, False])
+def test_reduction_seeded_by_element_store(var):
+    a = RNG.standard_normal(100).astype("float32")
+    out = tilelang.compile(seeded_by_element_store(100, var), out_idx=-1)(a)
+    np.testing.assert_allclose(out[0], a.sum() + 1.0, **TOL)
+
+
 # ---- refusals ----------------------------------------------------------------------------------
 def reduce_into(length, out_len, dim=0):
     @T.prim_func

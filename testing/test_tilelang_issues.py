@@ -317,7 +317,7 @@ def test_element_read_in_a_region_bound_names_its_line():
             T.fill(x[a:b], 0)
 
     with pytest.raises(TTUnsupportedError, match=r"test_tilelang_issues\.py:\d+ "
-                       r"`T\.fill\(x\[a:b\], 0\)`: element read of a\[\.\.\.\]"):
+                       r"`T\.fill\(x\[a:b\], 0\)`: element read of [ab]\[\.\.\.\]"):
         tilelang.lower(main)
 
 

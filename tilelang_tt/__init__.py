@@ -55,7 +55,7 @@ try:
     from .compiler import (annotate_tt_layout, annotate_tt_schedule, compile, generate, lower,
                            lower_launches)
     from .errors import (TTAliasError, TTArgumentError, TTAssertionError, TTCompileError,
-                         TTDtypeError,
+                         TTDeadCodeWarning, TTDtypeError,
                          TTLayoutError, TTPerformanceWarning, TTResourceError,
                          TTRuntimeError, TTUnsupportedError, TTVerifyError)
     from .jit import JITKernel, jit, par_compile
@@ -75,7 +75,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Artifact", "DataType", "JITKernel", "PassConfigKey", "TTAliasError", "TTArgumentError",
-    "TTAssertionError", "TTCompileError", "TTDtypeError", "TTLayoutError",
+    "TTAssertionError", "TTCompileError", "TTDeadCodeWarning", "TTDtypeError", "TTLayoutError",
     "TTPerformanceWarning", "TTResourceError", "TTRuntimeError", "TTUnsupportedError",
     "TTVerifyError",
     "TensorSupplyType", "annotate_tt_layout", "annotate_tt_schedule", "cdiv", "compile",

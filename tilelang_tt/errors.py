@@ -59,6 +59,11 @@ class TTPerformanceWarning(UserWarning):
     overlap)."""
 
 
+class TTDeadCodeWarning(UserWarning):
+    """The kernel compiled, but computes a block value nothing reads: the statements that
+    compute it were dropped (A0.3.0 DropDeadBlockWritesTT names the buffer and the lines)."""
+
+
 class TTAliasError(TTCompileError):
     """An L1 alias spec (``T.annotate_l1_alias``) that cannot hold: a bad nesting of reuse
     groups, a group mixing memory kinds, a member that does not fit a sized spec, or buffers

@@ -1554,9 +1554,21 @@ def clear(buffer, annotations=None):
     return fill(buffer, _CLEAR)
 
 
+def _whole_variable(x):
+    """A ``T.alloc_var`` variable (or the element of any one-element buffer) as the region
+    of its whole buffer: TileLang takes a variable as a reduction's one-element destination;
+    other operands are returned as they are."""
+    x = getattr(x, "scalar", x)  # TVMScript's scalar wrapper
+    if isinstance(x, tvm.ir.TensorLoad):
+        shape = [int(d) if isinstance(d, tirx.IntImm) else None for d in x.source.ty.shape]
+        if shape and all(d == 1 for d in shape):
+            return _full_region(x.source)
+    return x
+
+
 def _reduce(kind, src, dst, dim, clear_dst):
     src_r = _as_region(src, None, f"reduce_{kind}")
-    dst_r = _as_region(dst, None, f"reduce_{kind}")
+    dst_r = _as_region(_whole_variable(dst), None, f"reduce_{kind}")
     op = _operator({"sum": "Sum", "max": "Max", "min": "Min", "abssum": "Sum",
                     "absmax": "Max"}[kind])
     # |x| reductions carry a marker the compiler expands (abs first, then sum / max)
@@ -1634,6 +1646,15 @@ def _jit_func():
 
 def __ldg(x):  # noqa: N807 - TileLang's name; a read-only-cache load is a plain read here
     return x
+
+
+def infinity(dtype, span=None):
+    """``T.infinity(dtype)``: positive infinity of a float dtype, bfloat16 included (TVM's own
+    knows float16 / float32 / float64 only); other dtypes as TVM decides."""
+    name = dtype_name(dtype)
+    if name in ("bfloat16", "float16", "float32", "float64"):
+        return tirx.const(float("inf"), name)
+    return _T.infinity(name)
 
 
 def __getattr__(name):

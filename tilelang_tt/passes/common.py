@@ -306,6 +306,38 @@ def simplify(expr):
     return Analyzer().simplify(expr)
 
 
+def fold_constant(expr):
+    """The value of an expression of numeric constants (``+ - * /``, ``min`` / ``max``, casts)
+    as an IntImm / FloatImm of its dtype, else None.  TVM's simplifier leaves infinities
+    alone (``T.float16("inf") * T.float16(-1.0)``, TileLang's ``-T.infinity(dtype)``)."""
+    ops_ = {tirx.Add: lambda a, b: a + b, tirx.Sub: lambda a, b: a - b,
+            tirx.Mul: lambda a, b: a * b, tirx.Div: lambda a, b: a / b,
+            tirx.Min: min, tirx.Max: max}
+
+    def value(e):
+        if isinstance(e, (tirx.IntImm, tirx.FloatImm)):
+            return e.value
+        if isinstance(e, tirx.Cast):
+            v = value(e.value)
+            return None if v is None else (float(v) if "float" in str(e.dtype) else int(v))
+        fn = ops_.get(type(e))
+        if fn is None:
+            return None
+        a, b = value(e.a), value(e.b)
+        if a is None or b is None:
+            return None
+        try:
+            return fn(a, b)
+        except (ZeroDivisionError, OverflowError):
+            return None
+
+    v = value(expr)
+    if v is None:
+        return None
+    dtype = str(expr.dtype)
+    return tirx.FloatImm(dtype, float(v)) if "float" in dtype else tirx.IntImm(dtype, int(v))
+
+
 def split_persistent(body):
     """(prologue statements, the ``tt.persistent_body`` AttrStmt) of a kernel body."""
     items = stmts_of(body)

@@ -7,6 +7,8 @@ folder, TVM's own where they do the job):
                                                blocks (rows computed apart)
                A0.0.1 SerialRowsToBlockTT      a serial loop over a block's rows -> the
                                                rows at once (folds -> dim=0 reductions)
+               A0.0.2 LocalBuffersToBlocksTT   local buffers tile ops use -> fragments; their
+                                               one element stored to a tensor -> T.copy
                A0.1 ScalarsToBindTT            scalar assignments -> Bind
                A0.1.0 DropTrueGuardsTT         bounds guards true for every block -> bodies
                A0.1.0.1 BoundLoopExtentsTT     loop extents that are not literals ->
@@ -36,6 +38,8 @@ folder, TVM's own where they do the job):
                                                block buffers of fewer than 32 rows holding
                                                a tensor region -> reads of the tensor
                A0.3 LegalizeTileOpsTT          engine forms (staged global copies, min/abs)
+               A0.3.0 DropDeadBlockWritesTT    tile ops whose results nothing reads ->
+                                               dropped (a warning names them)
                A0.3.1 PadTensorsTT             tensors padded with zeros to whole tiles
                                                and to what the grid's blocks cover
                A0.4 VersionBlockBuffersTT      block buffers in single-assignment form
@@ -102,10 +106,12 @@ from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
 from .frontend.atomics import LowerAtomicsTT
 from .frontend.host_formats import IntegerInputsToFloatTT, PermuteVectorTensorsTT
 from .frontend.block_slices import CollapseBlockSlicesTT
+from .frontend.dead_blocks import DropDeadBlockWritesTT
 from .frontend.guards import DropTrueGuardsTT
 from .frontend.loop_extents import BoundLoopExtentsTT
 from .frontend.block_versions import VersionBlockBuffersTT
 from .frontend.condition_fragments import ReadConditionFragmentsFromTensorsTT
+from .frontend.local_blocks import LocalBuffersToBlocksTT
 from .frontend.k_coarsen import CoarsenKLoopTT
 from .frontend.legalize import LegalizeTileOpsTT
 from .frontend.pad_blocks import PadShortBlocksTT
@@ -133,6 +139,7 @@ from .verify.verify_ttir import VerifyTTIR
 STAGES = [
     ("A0.0", CoarsenRowBlocksTT),
     ("A0.0.1", SerialRowsToBlockTT),
+    ("A0.0.2", LocalBuffersToBlocksTT),
     ("A0.1", ScalarsToBindTT),
     ("A0.1.0", DropTrueGuardsTT),
     ("A0.1.0.1", BoundLoopExtentsTT),
@@ -147,6 +154,7 @@ STAGES = [
     ("A0.2.0", ResolveViewsTT),
     ("A0.2.1", ReadShortBlocksFromTensorsTT),
     ("A0.3", LegalizeTileOpsTT),
+    ("A0.3.0", DropDeadBlockWritesTT),
     ("A0.3.1", PadTensorsTT),
     ("A0.4", VersionBlockBuffersTT),
     ("A0.5", CoarsenKLoopTT),

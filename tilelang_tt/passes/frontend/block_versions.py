@@ -24,7 +24,9 @@ updates of one buffer (``A_s[i, j] = A_s[i, j] + B_s[i, j]``, ``B_s = A_s * 2`` 
   reads (another copy out, or a compute op) is first copied (by the compute kernel) into a
   buffer of its own for each copy out;
 * **dead definitions** - a definition no one reads is dropped, as long as the buffer is read
-  somewhere (a buffer never read at all is left for BuildTileDFGTT's error).
+  somewhere (DropDeadBlockWritesTT, A0.3.0, already dropped the writes of buffers nothing
+  reads; what is left of them, a buffer only an element access names, is left for
+  BuildTileDFGTT).
 
 * **loop-carried values** - a buffer a loop body reads before redefining it carries its
   value from one iteration to the next: it gets a carry buffer (same name), filled by a copy

@@ -7,6 +7,8 @@ Guarantees:
 * ``T.copy`` between two global tensors moves through one staged block buffer (``tile.copy``
   in, ``tile.copy`` out: reader -> CB -> writer), 2-D when the source region is a 2-D slice
   (every other index a scalar);
+* ``T.fill`` / ``T.clear`` of a tensor region fills a staged block buffer copied out after
+  it; a fill value that is an expression of constants (``-T.infinity(dtype)``) is folded;
 * the engines reduce by sum or max only: ``T.reduce_min`` becomes ``-max(-x)`` and
   ``T.reduce_abssum`` / ``absmax`` reduce a new fragment holding ``|x|``
   (``tt.tile.expr`` of ``negative`` / ``abs``);
@@ -34,8 +36,8 @@ from tvm import tirx
 
 from ... import attrs, ops
 from ...errors import TTLayoutError, TTUnsupportedError
-from ..common import (buffer_dtype, buffer_scope, buffer_shape, replace_tile_call, seq, tt_map,
-                      tt_pass, with_tile_span)
+from ..common import (buffer_dtype, buffer_scope, buffer_shape, fold_constant,
+                      replace_tile_call, seq, tt_map, tt_pass, with_tile_span)
 from .eltwise_expr import apply, load, load_t
 
 
@@ -118,6 +120,29 @@ def _staged_expr(call, fresh):
     return seq(allocs + before + [expr] + after)
 
 
+def _staged_fill(call, fresh):
+    """``T.fill`` / ``T.clear`` of a tensor region fills a staged block buffer that is then
+    copied out (the compute kernel makes constant tiles; the writer stores them); its value
+    is folded to a constant when it is an expression of constants (``-T.infinity(dtype)``)."""
+    if call.op.name != "tirx.tile.fill":
+        return call
+    dst, value = call.args[0], call.args[1]
+    if isinstance(value, tirx.PrimExpr) and not isinstance(value, (tirx.IntImm,
+                                                                     tirx.FloatImm)):
+        folded = fold_constant(value)
+        if folded is not None:
+            call = replace_tile_call(call, args=[dst, folded] + list(call.args[2:]))
+            value = folded
+    if buffer_scope(dst.source) != "global":
+        return call
+    shape = _block_shape(dst)
+    stage = tirx.decl_buffer(shape, buffer_dtype(dst.source), fresh(f"{dst.source.name}_tile"),
+                             scope="shared")
+    full = stage[tuple(slice(0, e) for e in shape)]
+    return seq([tirx.AllocBuffer(stage), replace_tile_call(call, args=[full] + list(
+        call.args[1:])), _tile_call("Copy", dst, full)])
+
+
 def _staged_global_copy(call, fresh):
     """``T.copy`` between two global tensors moves through one staged block buffer."""
     if call.op.name != "tirx.tile.copy":
@@ -191,6 +216,29 @@ def _check_vector_reduction(call):
             span=call.span, hint=f"allocate {dst.name} as T.alloc_fragment((1,), dtype)")
 
 
+def _check_matrix_reduction(call):
+    """A 2-D source reduced along ``dim`` into a 1-D buffer: the buffer holds one value per
+    index of the other dim (``dim=1``: one per row), so its extent is that dim's."""
+    name = call.op.name
+    if name not in _REDUCE_NAMES:
+        return
+    src, dst = call.args[1].source, call.args[0].source
+    shape, dst_shape = buffer_shape(src), buffer_shape(dst)
+    dims = [int(d) for d in call.args[2]]
+    if len(shape) != 2 or len(dst_shape) != 1 or len(dims) != 1 or dims[0] not in (0, 1, -1, -2):
+        return
+    kept = shape[1] if dims[0] in (0, -2) else shape[0]
+    if isinstance(kept, int) and isinstance(dst_shape[0], int) and dst_shape[0] != kept:
+        what = (f"{_REDUCE_NAMES[name]}({src.name}{shape}, {dst.name}{dst_shape}, "
+                f"dim={dims[0]})")
+        raise TTLayoutError(
+            f"{what}: reducing along dim {dims[0]} leaves {kept} values (one per "
+            f"{'column' if dims[0] in (0, -2) else 'row'}), so {dst.name} must have shape "
+            f"[{kept}]", span=call.span,
+            hint=f"allocate {dst.name} as T.alloc_fragment(({kept},), dtype), or reduce a 1-D "
+            "buffer to reach one value")
+
+
 _COMBINE = {"tirx.tile.sum": lambda a, b: a + b, "tirx.tile.max": tirx.Max,
             "tirx.tile.min": tirx.Min}
 
@@ -225,9 +273,12 @@ def LegalizeTileOpsTT(func, mod, ctx):
     def engine_forms(call):
         if call.op.name == "tirx.tile.copy":
             return _spanned(_staged_global_copy(call, fresh), call.span)
+        if call.op.name == "tirx.tile.fill":
+            return _spanned(_staged_fill(call, fresh), call.span)
         if call.op.name == "tt.tile.expr":
             return _spanned(_staged_expr(call, fresh), call.span)
         _check_vector_reduction(call)
+        _check_matrix_reduction(call)
         transposed = _transposed_gemm_operand(call, fresh)
         if transposed is not None:
             return _spanned(transposed, call.span)
