@@ -305,9 +305,11 @@ _op("read_to_cb", "abstract", "void",
     "cb:cb.out tensor:tensor row0:int col0:int rows:imm cols:imm", kernel="reader",
     engine="noc")
 _op("write_from_cb", "abstract", "void",
-    "write_from_cb(cb, tensor, row0, col0, rows, cols): one block of tiles from cb to DRAM",
-    "cb:cb.in tensor:tensor row0:int col0:int rows:imm cols:imm", kernel="writer",
-    engine="noc")
+    "write_from_cb(cb, tensor, row0, col0, rows, cols[, block]): one block of tiles from cb to "
+    "DRAM; with `block` (the CB block's tiles, more than rows * cols) the block's leading "
+    "rows * cols tiles only, the whole block waited for and popped",
+    "cb:cb.in tensor:tensor row0:int col0:int rows:imm cols:imm block:imm", variadic=True,
+    kernel="writer", engine="noc")
 # an atomic whose target moves with a loop (LowerAtomicsTT): the target block is read, updated
 # and written back every iteration on one core; the reader's next read of it must follow the
 # writer's write (one L1 semaphore per core: the reader waits for 0 and sets 1 before the

@@ -81,7 +81,8 @@ def PlaceL1ShardsTT(func, mod, ctx):
         lay = layouts[param]
         if lay["memory"] != "L1" or lay["layout"] != "sharded":
             continue
-        if sum(1 for c in streams if c.args[1].same_as(buf)) != 1 or _in_loop(func.body, call):
+        if sum(1 for c in streams if c.args[1].same_as(buf)) != 1 or _in_loop(func.body, call) \
+                or len(call.args) > 6:  # a block's leading tiles only
             continue
         if _eligible(call, lay, part, launch, bvars):
             sm, sn = lay["shard"]["projected_shard_tiles"]

@@ -17,8 +17,15 @@ Guarantees:
 * ``copy(block <- accumulator)`` becomes ``tt.acc.pack(acc, cb)``; ``copy(global <-
   accumulator)`` packs into a new output CB that is then written out;
 * ``copy(block <- block)`` is a compute op and stays a tile primitive for C2;
-* copies are checked to be whole-buffer on the block side, tile-aligned and in bounds on the
-  global side (``TTLayoutError`` naming the buffer and offset otherwise); other copy
+* ``copy(global <- block[0:k, ...])`` of the block's leading whole tile rows (``k`` a
+  multiple of 32 below the first dim, the other dims whole; a 1-D block's first ``k``
+  values) becomes ``tt.write_from_cb(cb, buffer, row0, col0, rows, cols, block)``: the writer
+  waits for the whole block (``block`` tiles), writes its leading ``rows * cols`` tiles and
+  pops it, so the tensor's elements past the part are not written at all (another block may
+  own them: TileLang's GQA decoding stores the first ``valid_block_H`` of ``block_H`` rows);
+  a converted or transposed part goes through a staging CB of the whole block first;
+* copies are checked to be whole-buffer (or leading tile rows, above) on the block side,
+  tile-aligned and in bounds on the global side (``TTLayoutError`` naming the buffer and offset otherwise); other copy
   directions are ``TTUnsupportedError``.  A converting copy is ``tt.eltwise`` of the
   expression ``tt.expr.load(0)`` (a copy through DST; the pack converts);
 * a copy between a 1-D tensor (a row vector in DRAM: one row of tiles, values in row 0) and
@@ -97,7 +104,39 @@ def _check_whole(region, span):
                 hint=f"copy into/out of all of {buf.name} (shape {buffer_shape(buf)})")
 
 
-def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False):
+def _leading_tile_rows(region, span):
+    """The shape of ``region`` of a block buffer when it is the buffer's leading whole tile
+    rows (every dim from 0, the first an extent of whole tiles below the dim, the others
+    whole: the first ``k`` rows of a ``[block_H, dim]`` fragment, the first ``k`` values of a
+    1-D one), whose tiles lead the buffer's block in its CB; None when it is the whole
+    buffer; else the refusal of a partial region."""
+    buf = region.source
+    shape = buffer_shape(buf)
+    ext = [int(r.extent) if isinstance(r.extent, tvm.tirx.IntImm) else None
+           for r in region.region]
+    starts = [isinstance(r.min, tvm.tirx.IntImm) and int(r.min) == 0 for r in region.region]
+    if all(starts) and ext == list(shape):
+        return None
+    if len(shape) in (1, 2) and all(starts) and ext[0] is not None and \
+            0 < ext[0] < shape[0] and ext[0] % TILE == 0 and ext[1:] == list(shape[1:]):
+        return ext
+    _check_whole(region, span)
+
+
+def _block_tile_dims(shape) -> tuple:
+    """(tile rows, tile columns) of a 1-D or 2-D block buffer's block (1-D: one row)."""
+    if len(shape) == 1:
+        return 1, -(-shape[0] // TILE)
+    return -(-shape[-2] // TILE), -(-shape[-1] // TILE)
+
+
+def _block_tiles(shape) -> int:
+    rows, cols = _block_tile_dims(shape)
+    return rows * cols
+
+
+def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False,
+                 block_shape=None):
     """(row0, col0, rows, cols) in tiles of ``region`` of a global tensor whose pages hold its
     axes in the order ``axes`` (A1's ``tt.layout_desc``; default: as declared), or a clear
     error.  ``vector``: the tensor is stored as row vectors (A1's ``vector``), one row of
@@ -105,7 +144,7 @@ def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False
     buf = region.source
     shape = buffer_shape(buf)
     ranges = list(region.region)
-    block_shape = buffer_shape(block_buf)
+    block_shape = block_shape or buffer_shape(block_buf)
     if (len(shape) == 1 or vector) and len(block_shape) == 1:  # row vectors: a row of tiles
         r = ranges[-1]
         _check_range(buf, r, "element", shape[-1], ana, span)
@@ -215,9 +254,9 @@ def LowerSharedToCB(func, mod, ctx):
                 return bool(layouts[i].get("vector", len(buffer_shape(tensor)) == 1))
         return len(buffer_shape(tensor)) == 1
 
-    def tensor_tiles(region, block_buf, span):
+    def tensor_tiles(region, block_buf, span, block_shape=None):
         return global_tiles(region, block_buf, ana, span, axes_of(region.source),
-                            vector_tensor(region.source))
+                            vector_tensor(region.source), block_shape)
 
     def transposed(block, tensor):
         """A vector tensor holds row vectors: a column-vector block moves through a staging
@@ -273,6 +312,31 @@ def LowerSharedToCB(func, mod, ctx):
                              span=span),
             ])
         if d_scope == "global" and s_scope == "block":
+            part = _leading_tile_rows(src, span)
+            if part is not None:
+                # the block's leading tiles to the tensor: the writer waits for the whole
+                # block, writes those tiles and pops the block (the tensor's other elements
+                # are not written: another block may own them)
+                # (converted or transposed first, the whole block, into a staging CB whose
+                # leading tiles are the part's: a column vector's first tiles are its
+                # transposed row vector's first tiles)
+                r0, c0, nr, nc = tensor_tiles(dst, src.source, span, part)
+                total = _block_tiles(buffer_shape(src.source))
+                source, pre = cb(src.source), []
+                if transposed(src.source, dst.source):
+                    source = staging_cb(src.source, buffer_dtype(dst.source), 1, total, span,
+                                        "out", name=f"{src.source.name}_row_out")
+                    pre = [ops.evaluate("tt.eltwise", source, int_imm(total), load_t(0),
+                                        cb(src.source), span=span)]
+                elif buffer_dtype(src.source) != buffer_dtype(dst.source):
+                    fr, fc = _block_tile_dims(buffer_shape(src.source))
+                    source = staging_cb(src.source, buffer_dtype(dst.source), fr, fc, span,
+                                        "out")
+                    pre = [ops.evaluate("tt.eltwise", source, int_imm(total), load(0),
+                                        cb(src.source), span=span)]
+                return seq(pre + [ops.evaluate("tt.write_from_cb", source, dst.source, r0, c0,
+                                               int_imm(nr), int_imm(nc), int_imm(total),
+                                               span=span)])
             _check_whole(src, span)
             r0, c0, nr, nc = tensor_tiles(dst, src.source, span)
             if transposed(src.source, dst.source):  # column vector -> row vector in DRAM

@@ -17,7 +17,9 @@ Guarantees (no DST handling, no init calls yet); the block buffers' allocations 
   FPU's source registers would round fp32 to TF32);
 * ``tile.copy(dst, src)`` between block buffers becomes ``tt.eltwise(cb_dst, ntiles,
   tt.expr.load(0), cb_src)`` (through DST; the pack converts the data format when the dtypes
-  differ), and ``tt.tile.expr(dst, tree, *srcs)`` becomes ``tt.eltwise(cb_dst, ntiles, tree,
+  differ; a source region of the 2-D source's leading whole tile rows, ``acc_o[:32, :]`` of
+  a 64-row block, copies the first ``ntiles`` tiles of its block, which the kernel waits for
+  and frees whole), and ``tt.tile.expr(dst, tree, *srcs)`` becomes ``tt.eltwise(cb_dst, ntiles, tree,
   *cb_srcs)`` (vector operands have the destination's rows and one column of tiles, or its
   columns and one row; an operand read transposed, ``tt.expr.load_t``, the destination's
   block transposed);
@@ -73,6 +75,19 @@ def _whole(region, what, span):
             raise TTUnsupportedError(
                 f"{what} must use whole buffers; {buf.name} is used partially", span=span)
     return buf
+
+
+def _leading_tile_rows(region):
+    """The shape of a 2-D block-buffer region that is its leading whole tile rows (from 0, the
+    first dim's extent a multiple of 32 below the dim, the last dim whole), else None."""
+    shape = buffer_shape(region.source)
+    ext = [int(r.extent) if isinstance(r.extent, tvm.tirx.IntImm) else None
+           for r in region.region]
+    starts = all(isinstance(r.min, tvm.tirx.IntImm) and int(r.min) == 0 for r in region.region)
+    if len(shape) == 2 and starts and ext[0] is not None and 0 < ext[0] < shape[0] and \
+            ext[0] % 32 == 0 and ext[1] == shape[1]:
+        return ext
+    return None
 
 
 @tt_pass("LowerTTTileIntrinsics", requires=("LowerSharedToCB",))
@@ -300,9 +315,20 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             return ops.evaluate("tt.acc.clear", buf, span=span)
         if name == "tirx.tile.copy":  # C1 leaves only block <- block copies
             dst = _whole(call.args[0], "T.copy", span)
-            src = _whole(call.args[1], "T.copy", span)
+            part = _leading_tile_rows(call.args[1])
+            src = call.args[1].source if part else _whole(call.args[1], "T.copy", span)
             one_d = (len(buffer_shape(dst)) == 1) != (len(buffer_shape(src)) == 1)
-            if tiles_of(dst) != tiles_of(src) or one_d:  # a vector's tiles are not a block's
+            if part:
+                # the source block's leading tile rows (TileLang's `T.copy(acc_o[:valid_H, :],
+                # O_shared)`): the copy reads the first tiles of the source's block, in
+                # order, the whole block waited for and freed as for any read
+                rows, cols = tiles_of(src)
+                if one_d or part != buffer_shape(dst) or len(part) != 2 or \
+                        tiles_of(dst) != (part[0] // 32, cols):
+                    raise TTLayoutError(
+                        f"T.copy {src.name}[:{part[0]}] -> {dst.name}{buffer_shape(dst)}: "
+                        "the shapes must hold the same tiles", span=span)
+            elif tiles_of(dst) != tiles_of(src) or one_d:  # a vector's tiles are not a block's
                 raise TTLayoutError(
                     f"T.copy {src.name}{buffer_shape(src)} -> {dst.name}{buffer_shape(dst)}: the "
                     "shapes must hold the same tiles", span=span)

@@ -39,6 +39,20 @@ their tensor (A0.5.1 would refuse those); other literal nests are unchanged.  Re
   not written since holds nothing to keep (TileLang leaves those elements undefined): its
   store stays unmasked.
 
+A nest's body that is one ``if`` without ``else`` whose condition is a conjunction of ``v < e``
+(``v`` a loop of the nest, ``e`` using none: TileLang's ``if i < valid_block_H:``) is the nest
+with extents ``T.min(N, e)`` first: the same elements run the body.
+
+A nest of literal extents, each a multiple of 32, that stores only to tensors and covers the
+leading whole tile rows of the block buffers it reads (each indexed by the loops themselves:
+``O[base + i, j] = f[i, j]`` over the first ``k`` of ``f``'s rows) is not masked: masking
+would write the tensor's rows ``k..`` back with the values read before, a lost update when
+another block owns them.  A0.2 makes it a copy of that part, and C1 writes only those tiles.
+A value that is not a block buffer's element as it is (``f[i, j] * w[i, j]``, a cast) is
+computed first over the whole blocks into a new fragment (named as the buffer it reads), and
+the nest stores that fragment's leading rows.  A mask over rows that do not end on a tile
+boundary still reads the tensor back; V0 refuses it when another block writes those rows.
+
 Branches: before any of this, a ``T.Parallel`` body holding ``if`` statements (those A0.1.0
 did not drop) is if-converted (:mod:`.if_convert`): each store under conditions ``c`` becomes
 ``dst[idx] = T.if_then_else(c, v, dst[idx])`` and the nest is handled as above (a masked
@@ -157,6 +171,7 @@ class _Rewriter:
                                                                      a.value))
         # (new nest, its masked stores, its loop vars, its extents, branched?, may widen?)
         self.masked = []
+        self.inner = []  # loop variables of the inner loops of T.Parallel nests
         self.flatten = False  # a nest came with allocations: flatten statement lists
         self.names = 0
 
@@ -192,7 +207,11 @@ class _Rewriter:
                         lp.annotations, lp.step, lp.span)
 
     def on_parallel(self, head):
+        if any(head.loop_var.same_as(v) for v in self.inner):
+            return head  # an inner loop of a nest already seen from its head
+        head = self.guard_to_extents(head)
         loops, body = _parallel_chain(head)
+        self.inner += [lp.loop_var for lp in loops[1:]]
         branched, original, allocs = [], body, []
         if has_branches(body):  # if-converted: element stores of selects (if_convert.py)
             literal = all(_is_int(lp.extent) for lp in loops)
@@ -200,6 +219,10 @@ class _Rewriter:
                 head, body, [lp.loop_var for lp in loops],
                 [int(lp.extent) for lp in loops] if literal else None, self.fresh)
         literal = all(_is_int(lp.extent) for lp in loops)
+        if literal and not branched:  # (a select of a branch reads the tensor's old value)
+            split = self.split_tile_rows(head, loops, body)
+            if split is not None:
+                return split
         if literal and not self.partial_literal(loops, body):
             for lp in loops:
                 self.bind_loop(lp, lp.extent)
@@ -258,12 +281,54 @@ class _Rewriter:
             return seq(allocs + [nest])
         return nest
 
+    def guard_to_extents(self, head):
+        """``for i in T.Parallel(N): if i < k: body`` (the whole body one ``if`` without
+        ``else``, its condition a conjunction of ``v < e`` / ``e > v`` with ``v`` a loop of
+        the nest and ``e`` using none) is ``for i in T.Parallel(T.min(N, k)): body``: the
+        same elements run the body.  The nest is then bounded (and masked) as any other."""
+        loops, body = _parallel_chain(head)
+        if not isinstance(body, tirx.IfThenElse) or body.else_case is not None:
+            return head
+        conds, todo = [], [body.condition]
+        while todo:
+            c = todo.pop()
+            if isinstance(c, tirx.And):
+                todo += [c.a, c.b]
+            else:
+                conds.append(c)
+        limit = {}
+        for c in conds:
+            if isinstance(c, tirx.LT):
+                v, e = c.a, c.b
+            elif isinstance(c, tirx.GT):
+                v, e = c.b, c.a
+            else:
+                return head
+            lp = next((lp for lp in loops if isinstance(v, tirx.Var)
+                       and v.same_as(lp.loop_var)), None)
+            if lp is None or any(uses_var(e, other.loop_var) for other in loops):
+                return head
+            prev = limit.get(lp.loop_var)
+            limit[lp.loop_var] = e if prev is None else tirx.min(prev, e)
+        sizes = []
+        for lp in loops:
+            e = limit.get(lp.loop_var)
+            ext = lp.extent if e is None else self.simplify(tirx.min(lp.extent, e))
+            sizes.append(ext)
+        nest = body.then_case
+        for lp, u in reversed(list(zip(loops, sizes))):
+            nest = tirx.For(lp.loop_var, lp.min, u, lp.kind, nest, lp.thread_binding,
+                            lp.annotations, lp.step, lp.span)
+        return nest
+
     def partial_literal(self, loops, body) -> bool:
         """A nest of literal extents (a scalar parameter specialised to its value:
         ``T.Parallel(valid_len)``) that covers part of a block buffer it indexes, or whose
         stores, rounded up to whole tiles, would land on elements of their tensor (a body of
         element assignments only: other bodies are A0.2's to lower or name)."""
         if not all(isinstance(st, (tirx.BufferStore, tirx.Bind)) for st in stmts_of(body)):
+            return False
+        if self.tile_rows_of_blocks_to_tensors(loops, body):
             return False
         for lp in loops:
             c = int(lp.extent)
@@ -287,6 +352,78 @@ class _Rewriter:
                    for buf, indices in _accesses(body)):
                 return True
         return False
+
+    def tile_rows_of_blocks_to_tensors(self, loops, body) -> bool:
+        """A nest of literal extents, each a multiple of 32, whose stores all go to tensors
+        and whose block-buffer reads index each dim by a nest loop from 0 (``v`` itself) or
+        by no nest loop: it stores whole tiles of the block buffers' leading ones (the first
+        ``k`` rows of a ``[block_H, dim]`` fragment) to whole tiles of the tensors.  Left as
+        it is: A0.2 makes it a copy of that part of the block, and the writer writes only
+        those tiles (no mask: the tensor's other rows are not written at all, so another
+        block may own them)."""
+        stores = collect(body, tirx.BufferStore)
+        if not stores or any(buffer_scope(st.buffer) != "global" for st in stores):
+            return False
+        if any(int(lp.extent) <= 0 or int(lp.extent) % TILE for lp in loops):
+            return False
+        if all(self.iterations(lp.loop_var, int(lp.extent), body) <= int(lp.extent)
+               for lp in loops):
+            return False  # the whole block buffers: nothing to take a part of
+        loop_vars = [lp.loop_var for lp in loops]
+        for buf, indices in _accesses(body):
+            if buffer_scope(buf) == "global":
+                continue
+            for ix in indices:
+                if any(uses_var(ix, v) for v in loop_vars) and not any(
+                        isinstance(ix, tirx.Var) and ix.same_as(v) for v in loop_vars):
+                    return False
+        return True
+
+    def split_tile_rows(self, head, loops, body):
+        """A nest :meth:`tile_rows_of_blocks_to_tensors` accepts whose stores compute values
+        (not a block buffer's element as it is): each value is computed over the whole block
+        buffers into a new fragment (the value's dtype, named as the first block buffer it
+        reads), and the nest then stores that fragment's leading rows.  None when there is nothing to split."""
+        if not self.tile_rows_of_blocks_to_tensors(loops, body):
+            return None
+        items = stmts_of(body)
+        if any(not isinstance(st, tirx.BufferStore) for st in items):
+            return None
+        loop_vars = [lp.loop_var for lp in loops]
+
+        def plain(v):
+            return isinstance(v, tvm.ir.TensorLoad) and \
+                buffer_scope(v.source) != "global"
+
+        if all(plain(st.value) for st in items):
+            return None
+        sizes = [self.iterations(lp.loop_var, int(lp.extent), body) for lp in loops]
+        if any(u < int(lp.extent) or u % TILE for lp, u in zip(loops, sizes)):
+            return None
+        pre, full, part = [], [], []
+        for st in items:
+            if plain(st.value):
+                part.append(st)
+                continue
+            # named as the first block buffer the value reads (messages name user buffers)
+            read = [ld.source for ld in collect(st.value, tvm.ir.TensorLoad)
+                    if buffer_scope(ld.source) != "global"]
+            name = read[0].name if read else f"{st.buffer.name}_rows"
+            tmp = tirx.decl_buffer(sizes, str(st.value.ty.dtype), name, scope="local.fragment")
+            pre.append(tirx.AllocBuffer(tmp, span=head.span))
+            full.append(tirx.BufferStore(tmp, st.value, loop_vars, st.span))
+            part.append(tirx.BufferStore(st.buffer, tmp[tuple(loop_vars)], st.indices,
+                                         st.span))
+        for lp, u in zip(loops, sizes):
+            self.bind_loop(lp, u)
+        whole = _rebuild(head, seq(full), sizes)
+        # the second nest's loops are new variables (each variable is defined once)
+        fresh = {v: tirx.Var(v.name, v.ty) for v in loop_vars}
+        lead = seq([substitute(st, fresh) for st in part])
+        for lp in reversed(loops):
+            lead = tirx.For(fresh[lp.loop_var], lp.min, lp.extent, lp.kind, lead,
+                            lp.thread_binding, lp.annotations, lp.step, lp.span)
+        return seq(pre + [whole, lead])
 
     def iterations(self, var, bound, body) -> int:
         """The iterations a nest loop runs (module docstring): the whole dim of the block

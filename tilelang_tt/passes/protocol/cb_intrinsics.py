@@ -93,7 +93,8 @@ class _Streams:
             mcast = ops.tt_op_name(call) == "tt.mcast_read_to_cb"
             cb, buf, row0, col0, rows, cols = call.args[:6]
             rows, cols = int(rows), int(cols)
-            n = int_imm(rows * cols)
+            # a write of a block's leading tiles waits for and pops the whole block
+            n = int_imm(int(call.args[6]) if not read and len(call.args) > 6 else rows * cols)
             if buf not in self.acc:
                 raise TTVerifyError(f"no tensor accessor bound for {buf.name}")
             accessor = self.acc[buf]
