@@ -357,7 +357,8 @@ def _lower_nest(nest: _Nest, fresh):
             epilogue.append(_tile_call("Copy", dst, full))
             dst = full
         return seq(allocs + [_tile_call("Fill", dst, tirx.const(filled, dtype))] + epilogue)
-    if isinstance(value, tvm.ir.TensorLoad) and not transposes:
+    if isinstance(value, tvm.ir.TensorLoad) and not transposes and \
+            is_vector(value) != "scalar":  # `dst = s[0]` broadcasts: an expression program
         kind, loads = "Copy", [value]
     elif unary is not None:
         kind, loads = "Unary", [unary[1]]
