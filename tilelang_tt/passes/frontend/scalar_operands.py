@@ -13,7 +13,9 @@ Guarantees: in every outermost ``T.Parallel`` loop, each element read ``G[i0, ..
 parameter ``G`` of dtype bfloat16 / float16 / float32 whose indices use no variable the nest
 binds (its loop variables, the ``Bind``s of its body: only block indices, constants,
 variables of enclosing loops and launch-invariant values) and read no tensor element is
-replaced by ``e[0]`` (cast to ``G``'s dtype) of a new ``[1]`` float32 fragment ``e``, filled
+replaced by ``e[0]`` (cast to ``G``'s dtype; a variable bound to such an element outside the
+nests, ``sink = Sinks[bx]``, is read as the element, and its binding dropped once nothing
+reads it) of a new ``[1]`` float32 fragment ``e``, filled
 right before the nest by ``T.copy(G[i0:i0 + 1, ..], e)``; equal reads in one nest share one
 fragment.  Such a copy makes ``G`` a scalar tensor (:mod:`..analysis.scalar_reads`: the host
 gives its elements as float32 words, untiled) when it is not also moved as blocks: C1 lowers
@@ -32,7 +34,7 @@ import tvm_ffi
 from tvm import tirx
 
 from ..analysis.scalar_reads import OPERAND_DTYPES, tvm_walk_pre
-from ..common import (buffer_dtype, buffer_scope, collect, seq, tt_map, tt_pass, uses_var,
+from ..common import (buffer_dtype, buffer_scope, collect, seq, substitute, tt_map, tt_pass, uses_var,
                       with_tile_span)
 
 _FRAGMENT_DTYPE = "float32"  # the word the host gives (a float32 word, any float dtype)
@@ -96,11 +98,17 @@ def StageScalarOperandsTT(func, mod, ctx):
                 return False
         return True
 
+    # `sink = Sinks[bx]` outside the nests: the nests read the element itself
+    element_binds = {b.var: b.value for b in collect(func.body, tirx.Bind)
+                     if isinstance(b.value, tvm.ir.TensorLoad) and candidate(b.value, [])}
+
     def rewrite(loop):
         if not any(loop.loop_var.same_as(v) for v in outer):
             return loop
         bound = [f.loop_var for f in collect(loop, tirx.For)]
         bound += [b.var for b in collect(loop, tirx.Bind)]
+        if element_binds:
+            loop = substitute(loop, element_binds)
         loads = [ld for ld in collect(loop.body, tvm.ir.TensorLoad) if candidate(ld, bound)]
         if not loads:
             return loop
@@ -130,5 +138,11 @@ def StageScalarOperandsTT(func, mod, ctx):
         return seq(before + [new_loop])
 
     body = tt_map(func.body, [(tirx.For, rewrite)], order="post")
+    # the element bindings no statement reads any more
+    for v in element_binds:
+        without = tt_map(body, [(tirx.Bind, lambda b, v=v: tirx.Evaluate(tirx.IntImm("int32", 0))
+                                 if b.var.same_as(v) else b)], order="post")
+        if not uses_var(without, v):
+            body = without
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     return func.with_body(body)
