@@ -13,6 +13,7 @@ import pytest
 import tilelang_tt as tilelang
 import tilelang_tt.language as T
 import tvm
+from tilelang_tt import TTUnsupportedError
 from tilelang_tt.passes.common import collect
 from tvm import tirx
 
@@ -216,3 +217,21 @@ def test_the_reader_places_the_element():
     assert "Scale" not in read and any(r.startswith("Scale_elem") for r in read)
     (f,) = tilelang.lower(func, stop_after="C1").functions.values()
     assert "tt.element_to_cb" in str(f)
+
+
+def test_refuses_a_tensor_also_copied_as_blocks():
+    @T.prim_func
+    def main(X: T.Tensor((64, 64), "float32"), S: T.Tensor((64,), "float32"),
+             Y: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, threads=128) as by:
+            s = T.alloc_fragment((32,), "float32")
+            x = T.alloc_fragment((32, 64), "float32")
+            T.copy(S[by * 32:(by + 1) * 32], s)
+            T.copy(X[by * 32, 0], x)
+            for i, j in T.Parallel(32, 64):
+                Y[by * 32 + i, j] = x[i, j] * s[i] + S[by]
+
+    with pytest.raises(TTUnsupportedError) as err:
+        tilelang.lower(main)
+    msg = str(err.value)
+    assert "tensor S is read as one element" in msg and "test_scalar_operands.py" in msg

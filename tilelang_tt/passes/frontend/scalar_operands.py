@@ -22,7 +22,8 @@ gives its elements as float32 words, untiled) when it is not also moved as block
 the copy to ``tt.element_to_cb`` (the reader reads the element's page and puts the word at
 element (0, 0) of ``e``'s tile).  Reads of a tensor the kernel writes, of an integer tensor,
 or indexed by the nest's variables are left as they are (the later stages take or refuse
-them).  Decided from the IR of the nest only.
+them); a read of a tensor the kernel also moves as blocks is a ``TTUnsupportedError`` naming
+the tensor and the nest (a tensor is held as tiles or as scalar words, not both).  Decided from the IR of the nest only.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from ..analysis.scalar_reads import OPERAND_DTYPES, tvm_walk_pre
+from ...errors import TTUnsupportedError
+from ..analysis.scalar_reads import OPERAND_DTYPES, element_copy, tvm_walk_pre
 from ..common import (buffer_dtype, buffer_scope, collect, seq, substitute, tt_map, tt_pass, uses_var,
                       with_tile_span)
 
@@ -74,6 +76,9 @@ def StageScalarOperandsTT(func, mod, ctx):
     staged by a copy before the nest (see module docstring)."""
     params = [p for p in func.params if tirx.is_buffer_var(p)]
     written = _written(func)
+    # tensors moved as blocks (T.copy regions, GEMM operands) by the kernel as written
+    blocked = [a.source for c in collect(func.body, tirx.TilePrimitiveCall) for a in c.args
+               if isinstance(a, tvm.ir.TensorRegion) and element_copy(func, c) is None]
     outer = _outermost_parallel(func.body)
     if not outer:
         return func
@@ -112,6 +117,15 @@ def StageScalarOperandsTT(func, mod, ctx):
         loads = [ld for ld in collect(loop.body, tvm.ir.TensorLoad) if candidate(ld, bound)]
         if not loads:
             return loop
+        for ld in loads:
+            if any(ld.source.same_as(b) for b in blocked):
+                raise TTUnsupportedError(
+                    f"tensor {ld.source.name} is read as one element in a T.Parallel body "
+                    f"(`{ld.source.name}[{', '.join(map(str, ld.indices))}]`, a scalar operand) "
+                    "and also copied as blocks; a tensor is held either as tiles or as scalar "
+                    "words, not both", span=loop.span,
+                    hint=f"read the element from the block buffer {ld.source.name} is copied "
+                         "into, or pass the scalars as a tensor of their own")
         staged = []  # (load, fragment)
         before = []
         for ld in loads:
