@@ -74,6 +74,12 @@ def _written(func) -> list:
 def StageScalarOperandsTT(func, mod, ctx):
     """Tensor elements read at one index by a whole ``T.Parallel`` nest -> ``[1]`` fragments
     staged by a copy before the nest (see module docstring)."""
+    return stage_scalar_operands(func)
+
+
+def stage_scalar_operands(func):
+    """``func`` with the element reads the module docstring describes staged (``func`` itself
+    when there are none)."""
     params = [p for p in func.params if tirx.is_buffer_var(p)]
     written = _written(func)
     # tensors moved as blocks (T.copy regions, GEMM operands) by the kernel as written
@@ -158,5 +164,7 @@ def StageScalarOperandsTT(func, mod, ctx):
                                  if b.var.same_as(v) else b)], order="post")
         if not uses_var(without, v):
             body = without
+    if body.same_as(func.body):
+        return func
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     return func.with_body(body)
