@@ -22,6 +22,7 @@ from tilelang_tt.passes.dataflow.copy_forwarding import forward_copies
 from tilelang_tt.passes.frontend.block_slices import collapse_block_slices
 from tilelang_tt.passes.frontend.condition_fragments import read_condition_fragments
 from tilelang_tt.passes.frontend.dead_blocks import dead_block_writes
+from tilelang_tt.passes.frontend.scalar_operands import stage_scalar_operands
 from tilelang_tt.passes.frontend.guards import drop_true_guards
 from tilelang_tt.passes.frontend.host_formats import convertible as _convertible
 from tilelang_tt.passes.frontend.host_formats import permutable as _permutable
@@ -172,6 +173,8 @@ GUARANTEES = {
     "A0.1.4": lambda m: all(stream_wide_rows(f) is None for f in _funcs(m)),
     # no block buffer copied from a tensor and read only in conditions is left: again no-op
     "A0.1.4.1": lambda m: all(read_condition_fragments(f).same_as(f) for f in _funcs(m)),
+    # no T.Parallel nest reads a float tensor's element at an index of its own (all staged)
+    "A0.1.4.2": lambda m: all(stage_scalar_operands(f).same_as(f) for f in _funcs(m)),
     # no uint8 / int8 / bool tensor is left that the kernel reads only as values, and no
     # tensor copied only as 1-D slices along a dim other than its last (running again: no-op)
     "A0.1.5": lambda m: all(not _convertible(f) for f in _funcs(m)),

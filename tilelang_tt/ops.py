@@ -340,6 +340,13 @@ _op("scalar_to_cb", "abstract", "void",
     "scalar_to_cb(cb, tensor, page): DRAM page `page` of a scalar tensor (32-bit words) into "
     "one page of cb, pushed by the reader", "cb:cb.out tensor:tensor page:int",
     kernel="reader", engine="noc")
+# a tensor element read as a scalar operand of a T.Parallel expression (staged into a [1]
+# float32 block, frontend/scalar_operands.py): the reader reads the DRAM page of 32-bit words
+# holding it into the block's one tile and moves the word to element (0, 0)
+_op("element_to_cb", "abstract", "void",
+    "element_to_cb(cb, tensor, page, word): word `word` of DRAM page `page` of a scalar tensor "
+    "(float32 words) into element (0, 0) of one tile of cb, pushed by the reader",
+    "cb:cb.out tensor:tensor page:int word:int", kernel="reader", engine="noc")
 _op("scalar_value", "abstract", "int32",
     "scalar_value(cb, word): the 32-bit word `word` of the page scalar_to_cb pushed into cb "
     "(the compute kernel's copy of the value: read_tile_value; the reader reads it from the "

@@ -27,6 +27,9 @@ folder, TVM's own where they do the job):
                                                a block buffer copied from a tensor and read
                                                only by element in `if` conditions -> the
                                                tensor's elements
+               A0.1.4.2 StageScalarOperandsTT  a tensor element every element of a
+                                               T.Parallel nest reads (`Sinks[by]`) -> a [1]
+                                               fragment copied before the nest
                A0.1.5 IntegerInputsToFloatTT   uint8 / int8 / bool tensors read as values
                                                -> bfloat16 (the host converts)
                A0.1.6 PermuteVectorTensorsTT   a tensor copied as 1-D slices along a dim
@@ -123,6 +126,7 @@ from .frontend.row_blocks import CoarsenRowBlocksTT
 from .frontend.serial_rows import SerialRowsToBlockTT
 from .frontend.views import ResolveViewsTT
 from .frontend.wide_rows import StreamWideRowsTT
+from .frontend.scalar_operands import StageScalarOperandsTT
 from .frontend.scalars import ScalarsToBindTT
 from .frontend.short_blocks import ReadShortBlocksFromTensorsTT
 from .layout.infer_layout import InferTTLayout
@@ -149,6 +153,7 @@ STAGES = [
     ("A0.1.3", LowerReducersTT),
     ("A0.1.4", StreamWideRowsTT),
     ("A0.1.4.1", ReadConditionFragmentsFromTensorsTT),
+    ("A0.1.4.2", StageScalarOperandsTT),
     ("A0.1.5", IntegerInputsToFloatTT),
     ("A0.1.6", PermuteVectorTensorsTT),
     ("A0.2", LowerParallelToTileTT),

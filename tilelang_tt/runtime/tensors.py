@@ -116,7 +116,11 @@ def write_inputs(tensor_specs: list, host: dict, directory: Path) -> list[Path]:
         p = directory / f"{i}_{t['name']}.bin"
         if t.get("scalars") and t["role"] in ("input", "inout", "unused"):
             # one 32-bit word per element (main.cpp writes them into the tensor's pages)
-            np.ascontiguousarray(host[i]).astype(np.int32).tofile(p)
+            data = np.ascontiguousarray(host[i])
+            if t["dtype"] in ("bfloat16", "float16", "float32"):  # operands: float32 words
+                data.astype(np.float32).tofile(p)
+            else:
+                data.astype(np.int32).tofile(p)
         elif t["role"] in ("input", "inout", "unused"):
             data = _device(t, host[i])
             if _vector(t, data):  # row vectors: row 0 of a 32-row tile band, the rest zero

@@ -27,6 +27,9 @@ PAGE_BYTES = 64
 WORDS_PER_PAGE = PAGE_BYTES // 4
 # the dtypes a scalar tensor may have: the host converts each element to a 32-bit word
 DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32")
+# the dtypes of a scalar tensor whose elements are staged into [1] blocks as operands of
+# T.Parallel expressions (frontend/scalar_operands.py): the host converts each to float32
+OPERAND_DTYPES = ("bfloat16", "float16", "float32")
 
 
 def _loads(node) -> list:
@@ -49,10 +52,35 @@ def _enclosing_span(body, node):
     return found
 
 
+def element_copy(func, call):
+    """The tensor parameter a ``T.copy`` stages one element of into a ``[1]`` block buffer
+    (``T.copy(S[by:by + 1], s1)``: every extent of the source region 1, the destination a
+    one-element shared / fragment buffer, ``[32]`` once PadShortBlocksTT holds it as a whole
+    tile), or None."""
+    if not isinstance(call, tirx.TilePrimitiveCall) or call.op.name != "tirx.tile.copy":
+        return None
+    dst, src = call.args[0], call.args[1]
+    if not (isinstance(dst, tvm.ir.TensorRegion) and isinstance(src, tvm.ir.TensorRegion)):
+        return None
+    if not _is_param(func, src.source) or str(src.source.dtype) not in OPERAND_DTYPES:
+        return None
+    # the block: [1], or [32] once A0.5.1 holds it as a whole tile
+    if str(dst.source.scope()) == "global" or buffer_shape(dst.source) not in ([1], [32]):
+        return None
+    if not all(isinstance(r.extent, tirx.IntImm) and int(r.extent) == 1 for r in src.region):
+        return None
+    if any(_loads(r.min) for r in src.region):
+        return None
+    return src.source
+
+
 def _tiled_uses(func) -> set:
-    """Tensor parameters moved as blocks (tile-primitive regions) or written element-wise."""
+    """Tensor parameters moved as blocks (tile-primitive regions other than element copies)
+    or written element-wise."""
     out = []
     for call in collect(func.body, tirx.TilePrimitiveCall):
+        if element_copy(func, call) is not None:
+            continue
         for arg in call.args:
             if isinstance(arg, tvm.ir.TensorRegion):
                 out.append(arg.source)
@@ -122,6 +150,17 @@ def scalar_tensors(func, refuse=True) -> dict:
                      "indexed by block indices, loop variables and constants (TileLang's "
                      "`if BlockMask[by, bx, k]:`)")
         found.setdefault(buf, []).append(load)
+    # tensors whose only uses are element copies into [1] blocks (no element loads: those
+    # were refused or taken above; a float tensor is never read in a condition)
+    for call in collect(body, tirx.TilePrimitiveCall):
+        buf = element_copy(func, call)
+        if buf is not None and not any(buf.same_as(t) for t in tiled) and \
+                all(isinstance(d, int) for d in buffer_shape(buf)):
+            if any(buf.same_as(b) for b in found):
+                continue
+            if any(ld.source.same_as(buf) for ld in _loads(body)):
+                continue  # also read by element elsewhere: the other stages refuse it
+            found[buf] = []
     # loads of a tensor moved as blocks are not ours: nested inside a condition that also
     # reads a scalar tensor, they are refused by VerifyTileProgramTT
     return found

@@ -49,6 +49,7 @@ from ..common import (
 )
 from ..common import tt_map
 from ..frontend.eltwise_expr import load, load_t
+from ..analysis.scalar_reads import WORDS_PER_PAGE
 
 OUTPUT_DEPTH = 2
 
@@ -254,6 +255,10 @@ def LowerSharedToCB(func, mod, ctx):
                 return bool(layouts[i].get("vector", len(buffer_shape(tensor)) == 1))
         return len(buffer_shape(tensor)) == 1
 
+    def scalar_tensor(tensor) -> bool:
+        return any(p.same_as(tensor) and i < len(layouts) and layouts[i].get("scalars")
+                   for i, p in enumerate(func.params))
+
     def tensor_tiles(region, block_buf, span, block_shape=None):
         return global_tiles(region, block_buf, ana, span, axes_of(region.source),
                             vector_tensor(region.source), block_shape)
@@ -288,6 +293,17 @@ def LowerSharedToCB(func, mod, ctx):
         span = call.span
         if d_scope == "block" and s_scope == "block":
             return call
+        if d_scope == "block" and s_scope == "global" and scalar_tensor(src.source):
+            # one element of a scalar tensor staged into a [1] block (StageScalarOperandsTT):
+            # the reader puts its 32-bit word at element (0, 0) of the block's tile
+            flat = int_imm(0)
+            for r, d in zip(src.region, buffer_shape(src.source)):
+                flat = flat * int(d) + r.min
+            flat = ana.simplify(flat)
+            return ops.evaluate(
+                "tt.element_to_cb", cb(dst.source), src.source,
+                ana.simplify(tirx.FloorDiv(flat, int_imm(WORDS_PER_PAGE))),
+                ana.simplify(tirx.FloorMod(flat, int_imm(WORDS_PER_PAGE))), span=span)
         if d_scope == "block" and s_scope == "global":
             _check_whole(dst, span)
             r0, c0, nr, nc = tensor_tiles(src, dst.source, span)

@@ -53,6 +53,7 @@ from ..common import (
     TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, inline_binds,
     replace_tile_call, seq, to_py, tt_map, tt_pass, with_tile_span,
 )
+from ..analysis.scalar_reads import element_copy
 from .eltwise_expr import const, load, where
 from .pad_tensors import _analyzer, pad_to_device_shapes
 
@@ -283,7 +284,8 @@ class _Padder:
         if all(a is c or getattr(a, "same_as", lambda _: False)(c)
                for a, c in zip(args, call.args)):
             return call
-        if call.op.name == "tirx.tile.copy":
+        if call.op.name == "tirx.tile.copy" and element_copy(self.func, call) is None:
+            # (an element copy into a [1] block stays one element: the reader places it)
             for i in (0, 1):
                 r = args[i]
                 if i in grown or not isinstance(r, tvm.ir.TensorRegion) or \

@@ -8,7 +8,8 @@ primitives on regions, chosen from the value's structure (see :mod:`.eltwise_exp
 several assignments becomes one nest per assignment, in order, when every buffer it writes is
 accessed at one index throughout the body (else a ``TTUnsupportedError``):
 
-* ``dst = a`` (also across dtypes): ``tile.copy``;
+* ``dst = a`` (also across dtypes): ``tile.copy`` (``dst = s[0]`` of a one-element block
+  buffer is the ``tt.expr.scalar`` broadcast below);
 * ``dst = c`` of a constant (``B[i, j] = 0.0``, ``T.float32(1)``): ``tile.fill``;
 * ``a + b``, ``a - b``, ``a * b`` of two elements: ``tile.add`` / ``tile.sub`` / ``tile.mul``;
 * any other expression of elements and float constants over those operators and the SFPU
@@ -357,7 +358,8 @@ def _lower_nest(nest: _Nest, fresh):
             epilogue.append(_tile_call("Copy", dst, full))
             dst = full
         return seq(allocs + [_tile_call("Fill", dst, tirx.const(filled, dtype))] + epilogue)
-    if isinstance(value, tvm.ir.TensorLoad) and not transposes:
+    if isinstance(value, tvm.ir.TensorLoad) and not transposes and \
+            is_vector(value) != "scalar":  # `dst = s[0]` broadcasts: an expression program
         kind, loads = "Copy", [value]
     elif unary is not None:
         kind, loads = "Unary", [unary[1]]

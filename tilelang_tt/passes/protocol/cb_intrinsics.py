@@ -329,6 +329,31 @@ def _lower_scalar_reads(body, accessors):
                           if stmt_op_name(ev) == "tt.scalar_to_cb" else ev)], order="post")
 
 
+def _lower_element_reads(body, accessors):
+    """Reader: ``tt.element_to_cb(cb, T, page, word)`` -> reserve one tile, read DRAM page
+    ``page`` of ``T`` into it, barrier, copy word ``word`` of the page to element (0, 0) (the
+    tile's first word: a float32 tile's element (0, 0) in its face layout), push."""
+
+    def lower(ev):
+        if stmt_op_name(ev) != "tt.element_to_cb":
+            return ev
+        cb, buf, page, word = ev.value.args
+        if buf not in accessors:
+            raise TTVerifyError(f"no tensor accessor bound for {buf.name}")
+        span = ev.value.span
+        l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
+        return seq([
+            ops.evaluate("tt.cb_reserve_back", cb, int_imm(1), span=span),
+            tirx.Bind(l1, ops.call("tt.get_write_ptr", cb)),
+            ops.evaluate("tt.noc_async_read_page", page, accessors[buf], l1, span=span),
+            ops.evaluate("tt.noc_async_read_barrier", span=span),
+            ops.evaluate("tt.l1_store_u32", l1, ops.call("tt.l1_load_u32", l1 + word * 4),
+                         span=span),
+            ops.evaluate("tt.cb_push_back", cb, int_imm(1), span=span)])
+
+    return tt_map(body, [(tirx.Evaluate, lower)], order="post")
+
+
 def _lower_scalar_takes(body):
     """Writer: ``v = tt.scalar_value(cb, word)`` followed by ``tt.scalar_take(cb_w)`` ->
     wait for the page the reader pushed into ``cb_w``, ``v`` = its word (``tt.l1_load_u32``),
@@ -462,6 +487,7 @@ def LowerCBIntrinsics(func, mod, ctx):
         body = _lower_runs(body, _Streams(func).lower_run)
         if kind == "reader":
             body = _lower_scalar_reads(body, _accessors(body))
+            body = _lower_element_reads(body, _accessors(body))
         else:
             body = _lower_scalar_takes(body)
         if get_attr(func, attrs.MCAST_PLAN) is not None:  # the work unit's last multicasts
