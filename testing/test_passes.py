@@ -50,7 +50,8 @@ ONE_TILE_K = {"pass_configs": {"tt.k_coarsen": False}}
 def test_stage_list_is_complete():
     assert pipeline.stage_names() == [
         "CoarsenRowBlocksTT", "SerialRowsToBlockTT", "LocalBuffersToBlocksTT", "ScalarsToBindTT", "DropTrueGuardsTT", "BoundLoopExtentsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
-        "LowerReducersTT", "StreamWideRowsTT", "ReadConditionFragmentsFromTensorsTT", "IntegerInputsToFloatTT", "PermuteVectorTensorsTT",
+        "LowerReducersTT", "StreamWideRowsTT", "ReadConditionFragmentsFromTensorsTT", "StageScalarOperandsTT",
+        "IntegerInputsToFloatTT", "PermuteVectorTensorsTT",
         "LowerParallelToTileTT", "ResolveViewsTT", "ReadShortBlocksFromTensorsTT",
         "LegalizeTileOpsTT", "DropDeadBlockWritesTT", "PadTensorsTT",
         "VersionBlockBuffersTT",

@@ -79,12 +79,14 @@ class KernelPrinter:
             return f"({self.expr(e.a)} {op} {self.expr(e.b)})"
         if isinstance(e, tirx.Not):
             return f"(!{self.expr(e.a)})"
-        if isinstance(e, tirx.Min):
+        if isinstance(e, (tirx.Min, tirx.Max)):
+            # kernels compute in uint32_t; TIR's int32 is signed, so its min / max compare as
+            # int32_t (T.max(0, bx - 1) is 0 at bx = 0, not the wrapped difference)
             a, b = self.expr(e.a), self.expr(e.b)
-            return f"(({a}) < ({b}) ? ({a}) : ({b}))"
-        if isinstance(e, tirx.Max):
-            a, b = self.expr(e.a), self.expr(e.b)
-            return f"(({a}) > ({b}) ? ({a}) : ({b}))"
+            op = "<" if isinstance(e, tirx.Min) else ">"
+            if str(e.ty).startswith("int"):
+                return f"(static_cast<int32_t>({a}) {op} static_cast<int32_t>({b}) ? ({a}) : ({b}))"
+            return f"(({a}) {op} ({b}) ? ({a}) : ({b}))"
         if isinstance(e, tirx.Select):
             return f"({self.expr(e.condition)} ? {self.expr(e.true_value)} : {self.expr(e.false_value)})"
         if isinstance(e, tirx.Cast):
