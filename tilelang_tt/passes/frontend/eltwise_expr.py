@@ -164,6 +164,10 @@ def apply(fn: str, x):
     return ops.call(ops.FUNCTION_OPS[fn], x)
 
 
+_INF = float("inf")
+_FLT_MAX = 3.4028234663852886e38
+
+
 def const(c: float):
     return tirx.FloatImm("float32", float(struct.unpack("<f", struct.pack("<f", c))[0]))
 
@@ -295,7 +299,31 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
         a, b = side(cond.a), side(cond.b)
         if a is None or b is None or all(isinstance(x, tirx.FloatImm) for x in (a, b)):
             return None
+        infinite = _against_infinity(type(cond), a, b)
+        if infinite is not None:
+            return infinite
         return apply(COMPARISONS[type(cond)], a - b)
+
+    def _against_infinity(kind, a, b):
+        """``x <op> +-inf`` compared through the largest float32: ``x - (-inf)`` is NaN at
+        ``x = -inf`` (flash attention's check ``scores_max == -inf`` would never hold), while
+        ``x + FLT_MAX`` is negative exactly when ``x`` is -inf (NaN compares false)."""
+        flip = {tirx.LT: tirx.GT, tirx.GT: tirx.LT, tirx.LE: tirx.GE, tirx.GE: tirx.LE}
+        if isinstance(a, tirx.FloatImm) and not isinstance(b, tirx.FloatImm):
+            a, b, kind = b, a, flip.get(kind, kind)
+        if not isinstance(b, tirx.FloatImm) or float(b.value) not in (_INF, -_INF):
+            return None
+        if float(b.value) < 0:  # against -inf: shifted = x + FLT_MAX, < 0 only at -inf
+            shifted = a - const(-_FLT_MAX)
+            is_inf, beyond = apply("ltz", shifted), apply("gez", shifted)
+            rule = {tirx.EQ: is_inf, tirx.LE: is_inf, tirx.GT: beyond,
+                    tirx.NE: apply("eqz", is_inf), tirx.GE: tirx.Max(is_inf, beyond)}
+        else:  # against +inf: shifted = x - FLT_MAX, > 0 only at +inf
+            shifted = a - const(_FLT_MAX)
+            is_inf, beyond = apply("gtz", shifted), apply("lez", shifted)
+            rule = {tirx.EQ: is_inf, tirx.GE: is_inf, tirx.LT: beyond,
+                    tirx.NE: apply("eqz", is_inf), tirx.LE: tirx.Max(is_inf, beyond)}
+        return rule.get(kind)  # x < -inf, x > +inf: the plain form is right (never true)
 
     def select(cond, x, y):
         c = condition(cond)
