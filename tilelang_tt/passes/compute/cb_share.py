@@ -44,7 +44,7 @@ from ...errors import TTResourceError
 from ...target import profile_of
 from ..common import collect, get_attr, require_attr, to_py, tt_map, tt_module_pass
 from ..dataflow.tile_dfg import CB_HINT, cb_listing, share_key
-from .l1_alias import _Uses
+from .l1_alias import _Uses, _leaves
 from .l1_fit import _Occupancy, _Unknown
 
 _FIRST = range(24, 32)  # TT-Metalium's intermediate indices
@@ -174,14 +174,6 @@ def _groups(compute, entries, why_not: dict) -> list:
         else:
             slot[1], slot[2] = hi, slot[2] + [e]
     return [g[2] for g in groups] + solo
-
-
-def _leaves(tree):
-    for m in tree["members"]:
-        if isinstance(m, dict):
-            yield from _leaves(m)
-        else:
-            yield m
 
 
 def _why_not(entries, why_not: dict) -> str:
