@@ -54,7 +54,7 @@ def test_rms_norm_forced_chunks():
     their own."""
     a = (RNG.standard_normal((96, 1024)) * 3).astype(np.float32)
     forced = tilelang_tt.compile(RB.rms_norm.get_tir(M=96, N=1024, blk_m=1),
-                                 pass_configs={"tt.stream_cols": 256}, out_idx=-1)
+                                 pass_configs={"tt.stream_cols": 256})
     _allclose(forced(a), RB.rms_norm_reference(a))
     assert to_py(_lowered(RB.rms_norm.get_tir(M=96, N=1024, blk_m=1), "A0.1.4", {
         "tt.stream_cols": 256}).attrs[attrs.COL_STREAM])["chunk"] == 256

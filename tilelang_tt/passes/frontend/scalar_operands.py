@@ -118,8 +118,10 @@ def stage_scalar_operands(func):
             return loop
         bound = [f.loop_var for f in collect(loop, tirx.For)]
         bound += [b.var for b in collect(loop, tirx.Bind)]
-        if element_binds:
-            loop = substitute(loop, element_binds)
+        # (a binding inside the nest keeps its variable: its definition is not a use)
+        outside = {v: e for v, e in element_binds.items() if not any(v.same_as(b) for b in bound)}
+        if outside:
+            loop = substitute(loop, outside)
         loads = [ld for ld in collect(loop.body, tvm.ir.TensorLoad) if candidate(ld, bound)]
         if not loads:
             return loop
