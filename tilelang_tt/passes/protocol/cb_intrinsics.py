@@ -139,7 +139,6 @@ class _Streams:
 
 
 _COMPARISONS = (tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE)
-_ORDERS = (tirx.Min, tirx.Max)
 
 
 def _element_bits(value: float, dtype: str) -> int:
@@ -166,13 +165,13 @@ def _at(cond, row, col):
 
 
 def _signed(cond):
-    """``cond`` with the operands of its comparisons, ``min`` and ``max`` compared as signed
-    values (``T.min(block_M, M - by * block_M)`` is negative past the end: the unsigned
-    difference would win the min)."""
+    """``cond`` with the operands of its comparisons compared as signed values (``by * 32 + i
+    < M - 64`` is negative past the end; TIR's int32 ``min`` / ``max`` the code generator
+    prints as signed comparisons itself)."""
     def signed(e):
         return type(e)(ops.call("tt.as_signed", e.a), ops.call("tt.as_signed", e.b))
 
-    return tvm_ffi.structural_map(cond, [(t, signed) for t in _COMPARISONS + _ORDERS],
+    return tvm_ffi.structural_map(cond, [(t, signed) for t in _COMPARISONS],
                                   order="post")
 
 
