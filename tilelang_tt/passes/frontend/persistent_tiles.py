@@ -256,7 +256,7 @@ def LaunchPersistentTilesTT(func, mod, ctx):
                             f"T.Kernel ({block.name})")
     if not Analyzer().can_prove_equal(wave_size, launch.value):
         raise _refuse(loop, f"its wave size {wave_size} must be the T.Kernel extent "
-                            f"{launch.value} (each block takes every {launch.value}-th tile)")
+                            f"{launch.value} (block b takes the tiles b, b + {launch.value}, ...)")
 
     stmts = stmts_of(launch.body)
     at = next((i for i, s in enumerate(stmts) if s.same_as(loop)), None)
