@@ -896,8 +896,8 @@ def Persistent(domain, wave_size, index, group_size=8):
     if not domain:
         raise language_compat.note_error(TTCompileError("T.Persistent needs a non-empty domain"))
 
-    def expr(v):
-        return tirx.IntImm("int32", int(v)) if isinstance(v, (int, bool)) else v
+    def expr(v):  # a constant stays a Python int (it prints and parses back as one)
+        return int(v) if isinstance(v, (int, bool, tirx.IntImm)) else v
 
     frame = _IB.grid(*domain)
     vars_ = list(frame.vars) if isinstance(frame.vars, (list, tuple, tvm.ir.Array)) \

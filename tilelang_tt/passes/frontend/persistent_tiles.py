@@ -237,6 +237,11 @@ def _launch(func, loop):
     return launches[0]
 
 
+def _launch_dtype(func) -> str:
+    launches = launch_attrs(func.body)
+    return str(launches[0].value.dtype) if launches else "int32"
+
+
 @tt_pass("LaunchPersistentTilesTT")
 def LaunchPersistentTilesTT(func, mod, ctx):
     """A0.00: a ``T.Persistent`` tile loop -> the launch over its domain (module docstring)."""
@@ -249,6 +254,8 @@ def LaunchPersistentTilesTT(func, mod, ctx):
         raise _refuse(marked[1], "a kernel takes one T.Persistent loop (another at "
                                  f"{_line(loop)})")
     wave_size, index = list(loop.annotations[attrs.LOOP_PERSISTENT_TILES])[:2]
+    if isinstance(wave_size, int):
+        wave_size = tirx.IntImm(_launch_dtype(func), wave_size)
     launch = _launch(func, loop)
     block = launch.node.var
     if not (isinstance(index, tvm.ir.Var) and index.same_as(block)):
