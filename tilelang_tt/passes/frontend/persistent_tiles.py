@@ -45,7 +45,9 @@ from tvm.sym import Analyzer
 
 from ... import attrs
 from ...errors import TTUnsupportedError, describe_span
-from ..common import buffer_scope, buffer_shape, collect, launch_attrs, seq, stmts_of, tt_pass, uses_var
+from ..common import (
+    buffer_scope, buffer_shape, collect, inline_binds, launch_attrs, seq, stmts_of, tt_pass, uses_var,
+)
 
 _TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
 _LOCAL_SCOPES = ("shared", "local.fragment", "local", "shared.dyn")
@@ -293,7 +295,7 @@ def LaunchPersistentTilesTT(func, mod, ctx):
     loops = _nest(loop)
     body = loops[-1].body
     rank = len(loops)
-    if uses_var(body, block) or any(uses_var(lp.extent, block) for lp in loops):
+    if uses_var(body, block):
         raise _refuse(loop, f"the block index {block.name} is used in the tile loop; with "
                             "T.Persistent the loop's variables are the tile's coordinates")
     if rank > 3:
@@ -301,6 +303,12 @@ def LaunchPersistentTilesTT(func, mod, ctx):
     for lp in loops:
         if not Analyzer().can_prove_equal(lp.min, 0):
             raise _refuse(loop, "its domain must start at 0")
+    # the launch extents are outside the body: integer bindings made before the loop inlined
+    binds = {s.var: s.value for s in moved if isinstance(s, tirx.Bind)}
+    extents = [inline_binds(lp.extent, binds) for lp in loops]
+    if any(uses_var(e, block) for e in extents) or any(
+            uses_var(s, block) for s in allocs):
+        raise _refuse(loop, f"its domain or an allocation uses the block index {block.name}")
 
     tracked = [s.buffer for s in allocs if buffer_scope(s.buffer) in _LOCAL_SCOPES]
     check = _Carried(tracked)
@@ -317,7 +325,7 @@ def LaunchPersistentTilesTT(func, mod, ctx):
                             "T.copy)")
 
     new_body = seq(allocs + moved + [body])
-    for lp, tag in reversed(list(zip(loops, _TAGS))):
-        iv = tirx.IterVar(tvm.ir.Range(0, lp.extent), lp.loop_var, launch.node.iter_type, tag)
-        new_body = tirx.AttrStmt(iv, "thread_extent", lp.extent, new_body)
+    for lp, ext, tag in reversed(list(zip(loops, extents, _TAGS))):
+        iv = tirx.IterVar(tvm.ir.Range(0, ext), lp.loop_var, launch.node.iter_type, tag)
+        new_body = tirx.AttrStmt(iv, "thread_extent", ext, new_body)
     return func.with_body(new_body)
