@@ -145,11 +145,25 @@ def test_persistent_refusals_name_what_is_carried():
 
         return main
 
+    def after_loop():
+        @T.prim_func
+        def main(X: T.Tensor((64, 64), T.float32), Y: T.Tensor((64, 64), T.float32)):
+            with T.Kernel(2) as block_id:
+                t = T.alloc_fragment((32, 32), T.float32)
+                for bx, by in T.Persistent([2, 2], 2, block_id):
+                    T.copy(X[bx * 32, by * 32], t)
+                    T.copy(t, Y[bx * 32, by * 32])
+                T.copy(t, Y[0, 0])  # the last tile of each block
+
+        return main
+
     cases = [(gemm_cleared_once, r"C_l is carried from one tile to the next: the statement at "
                                  r".*T\.gemm\(A_s, B_s, C_l\)"),
              (counter, r"n is carried from one tile to the next: the statement at .*n = n \+ 1"),
              (lambda: block_id_in_body(2), r"the block index block_id is used in the tile loop"),
-             (lambda: block_id_in_body(4), r"wave size 4 must be the T.Kernel extent 2")]
+             (lambda: block_id_in_body(4), r"wave size 4 must be the T.Kernel extent 2"),
+             (after_loop, r"the statement at .*T\.copy\(t, Y\[0, 0\]\).* runs after the tile "
+                          r"loop")]
     for make, match in cases:
         with pytest.raises(TTUnsupportedError, match=r"T\.Persistent at .*test_persistent\.py:\d+.*"
                                                      + match):

@@ -13,16 +13,18 @@ tiles are the blocks of a launch over the domain: when no tile iteration depends
 the two programs compute the same, whatever the order.
 
 Guarantees: a kernel without the annotation is returned unchanged.  A kernel whose launch is
-one-dimensional (``T.Kernel(n) as block_id``) and whose launch body is allocations, integer
-bindings that do not use ``block_id``, statements writing only the launch's own block
-(shared / fragment) or local buffers without using ``block_id``, then one ``T.Persistent``
-nest over a domain of 1 to 3 dims, is rewritten: the launch is ``T.Kernel(D0[, D1[, D2]])``
-whose block indices are the nest's loop variables (``blockIdx.x`` the first dim), the
-allocations kept, the statements before the nest moved to the start of each tile's body (a
-tile starts from what a block started from), then the nest's body.  Refused with a
+one-dimensional (``T.Kernel(n) as block_id``) and whose launch body is allocations, then
+statements that do not use ``block_id`` and write no tensor (bindings, writes of the
+launch's block (shared / fragment) or local buffers), then one ``T.Persistent`` nest over a
+domain of 1 to 3 dims, is rewritten: the launch is ``T.Kernel(D0[, D1[, D2]])`` (the
+extents with the bindings made before the nest inlined) whose block indices are the nest's
+loop variables (``blockIdx.x`` the first dim), the allocations kept, the statements before
+the nest moved to the start of each tile's body (a tile starts from what a block started
+from), then the nest's body.  Refused with a
 :class:`TTUnsupportedError` naming the ``T.Persistent`` line: ``index`` not the launch's one
 block index; ``wave_size`` not provably the launch's extent (tiles would be skipped or
-visited twice); ``block_id`` used anywhere but as ``index``; more than one ``T.Persistent``
+visited twice); ``block_id`` used anywhere but as ``index`` (an allocation's shape, the
+domain included); more than one ``T.Persistent``
 nest, or one that is not a top-level statement of the launch; a statement after the nest or
 one before it that writes a tensor; a domain of more than 3 dims; and a value carried from
 one tile to the next: a block or local buffer of the launch that the body writes and that a
