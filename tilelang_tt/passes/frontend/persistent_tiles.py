@@ -48,7 +48,8 @@ from tvm.sym import Analyzer
 from ... import attrs
 from ...errors import TTUnsupportedError, describe_span
 from ..common import (
-    buffer_scope, buffer_shape, collect, inline_binds, launch_attrs, seq, stmts_of, tt_pass, uses_var,
+    buffer_scope, buffer_shape, collect, inline_binds, launch_attrs, seq, stmts_of, tt_pass,
+    uses_var,
 )
 
 _TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
