@@ -106,5 +106,24 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
 
 
 def device_assert(condition, msg: str = "", no_stack_info: bool = False) -> None:
-    """``T.device_assert``: refused for now."""
-    raise _refuse(f"T.device_assert{_where('device_assert')}: not supported yet")
+    """``T.device_assert(condition, msg)``: the SDK's ``ASSERT`` in the reader kernel, where the
+    statement stands (module docstring)."""
+    del no_stack_info  # TileLang's Python stack in the message: the source line is given instead
+    if not isinstance(msg, str):
+        raise _refuse(f"T.device_assert(msg={msg!r}){_where('device_assert')}: msg must be a "
+                      "Python string")
+    if isinstance(condition, (bool, int)) and not isinstance(condition, tvm.ir.Expr):
+        if condition:
+            return None  # holds everywhere
+        condition = tirx.IntImm("bool", 0)
+    if not isinstance(condition, tvm.ir.Expr) or str(condition.ty) != "bool" and \
+            str(condition.ty) not in _INTS:
+        raise _refuse(
+            f"T.device_assert({condition}){_where('device_assert')}: the condition must be a "
+            "boolean or integer expression of block indices, loop variables and integer "
+            "variables (what the reader kernel, which checks it, holds)")
+    if str(condition.ty) != "bool":
+        condition = condition != tirx.IntImm(str(condition.ty), 0)
+    text = f"T.device_assert({condition})" + (f": {msg}" if msg else "") + _where("device_assert")
+    _IB.evaluate(ops.call("tt.device_assert", condition, tirx.StringImm(text)))
+    return None
