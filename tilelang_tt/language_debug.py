@@ -59,6 +59,21 @@ def _signed(e):
     return ops.call("tt.as_signed", e)
 
 
+_COMPARES = (tirx.LT, tirx.LE, tirx.GT, tirx.GE, tirx.EQ, tirx.NE)
+
+
+def _signed_condition(c):
+    """``c`` with the operands of its comparisons of signed integers as signed 32-bit values:
+    kernels compute indices in uint32_t, where ``bx - 1 >= 0`` would always hold."""
+    if isinstance(c, (tirx.And, tirx.Or)):
+        return type(c)(_signed_condition(c.a), _signed_condition(c.b))
+    if isinstance(c, tirx.Not):
+        return tirx.Not(_signed_condition(c.a))
+    if isinstance(c, _COMPARES) and str(c.a.ty).startswith("int"):
+        return type(c)(_signed(c.a), _signed(c.b))
+    return c
+
+
 def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> None:  # noqa: A001
     """``T.print``: a DPRINT line per block that reaches the statement (module docstring)."""
     del warp_group_id, warp_id  # which CUDA thread prints: a Tensix block is one program
@@ -125,5 +140,6 @@ def device_assert(condition, msg: str = "", no_stack_info: bool = False) -> None
     if str(condition.ty) != "bool":
         condition = condition != tirx.IntImm(str(condition.ty), 0)
     text = f"T.device_assert({condition})" + (f": {msg}" if msg else "") + _where("device_assert")
-    _IB.evaluate(ops.call("tt.device_assert", condition, tirx.StringImm(text)))
+    _IB.evaluate(ops.call("tt.device_assert", _signed_condition(condition),
+                          tirx.StringImm(text)))
     return None

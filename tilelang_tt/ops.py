@@ -442,7 +442,7 @@ _op("device_assert", "dataflow", "void",
     "device_assert(c, text): the SDK's device assert of condition c (api/debug/assert.h; checked "
     "when the watcher is on); `text` (the user's condition and message) is part of the asserted "
     "expression, so the watcher's report and the emulator's error show it",
-    "c:cond text:str", kernel="reader", engine="riscv", cpp="ASSERT(({0}) && {1})",
+    "c:cond text:str", kernel="reader", engine="riscv", cpp="ASSERT(({0}) && {1}, DebugAssertTripped)",
     header="api/debug/assert.h")
 _op("l1_store_u32", "dataflow", "void",
     "l1_store_u32(addr, value): the 32-bit word at the core's L1 address `addr` = value (the "

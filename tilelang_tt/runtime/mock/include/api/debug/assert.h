@@ -5,6 +5,12 @@
 #pragma once
 #include <cstdint>
 
+// hostdev/dev_msgs.h: what the watcher records (ASSERT's optional second argument)
+enum debug_assert_type_t {
+    DebugAssertOK = 2,
+    DebugAssertTripped = 3,
+};
+
 namespace ttmock {
 [[noreturn]] void assert_tripped(const char* condition, const char* file, int line);
 }
