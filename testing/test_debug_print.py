@@ -6,7 +6,7 @@ import pytest
 
 import tilelang_tt as tilelang
 import tilelang_tt.language as T
-from helpers import BF16
+from helpers import BF16, assert_matmul
 from tilelang_tt.errors import TTRuntimeError, TTUnsupportedError
 
 M, N, BM, BN = 64, 64, 32, 32
@@ -88,6 +88,44 @@ def test_print_refusals():
     for body, words in cases:
         with pytest.raises(TTUnsupportedError, match=words):
             tilelang.compile(kernel(body))
+    with pytest.raises(TTUnsupportedError, match=r"T.Parallel loop variable \(i\)"):
+        @T.prim_func
+        def in_parallel(A: T.Tensor((M, N), T.float32)):
+            with T.Kernel(1) as bx:
+                s = T.alloc_shared((BM, BN), T.float32)
+                for i, j in T.Parallel(BM, BN):
+                    T.print(i)
+                    s[i, j] = 0
+
+
+def test_print_in_a_gemm_k_loop(capfd):
+    """A print under a branch in a pipelined K loop: the reader's copy of the branch prints, the
+    compute kernel's GEMM (and every CB's protocol) is as without it."""
+    @T.prim_func
+    def gemm(A: T.Tensor((M, 64), T.bfloat16), B: T.Tensor((64, N), T.bfloat16),
+             C: T.Tensor((M, N), T.float32)):
+        with T.Kernel(N // BN, M // BM) as (bx, by):
+            a = T.alloc_shared((BM, 32), T.bfloat16)
+            b = T.alloc_shared((32, BN), T.bfloat16)
+            c = T.alloc_fragment((BM, BN), T.float32)
+            T.clear(c)
+            for k in T.Pipelined(2, num_stages=2):
+                T.copy(A[by * BM, k * 32], a)
+                T.copy(B[k * 32, bx * BN], b)
+                if k == 1 and bx == by:
+                    T.print(k, msg="k step")
+                T.gemm(a, b, c)
+            T.copy(c, C[by * BM, bx * BN])
+
+    art = tilelang.compile(gemm, out_idx=-1)
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((M, 64)).astype(BF16)
+    b = rng.standard_normal((64, N)).astype(BF16)
+    c = art(a, b)
+    assert_matmul(c, a, b, art)
+    lines = _lines(capfd.readouterr().out)
+    assert sorted(lines) == [f"msg='k step' BlockIdx=({i}, {i}, 0): dtype=int32 value=1"
+                             for i in range(2)]
 
 
 def assert_kernel(limit):

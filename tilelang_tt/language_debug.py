@@ -25,8 +25,10 @@ from __future__ import annotations
 import tvm
 from tvm import tirx
 from tvm.script.ir_builder import tirx as _IB
+from tvm.tirx import is_buffer_var
 
 from . import language_compat, ops
+from .passes.common import uses_var
 from .errors import TTUnsupportedError
 
 _INTS = ("int8", "int16", "int32", "uint8", "uint16", "uint32")
@@ -87,7 +89,7 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
             raise _refuse(f"T.print(){_where('print')}: give a value to print or a msg")
         _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + "\n"), bx, by, bz))
         return None
-    if isinstance(obj, tirx.Buffer):
+    if isinstance(obj, tvm.ir.Var) and is_buffer_var(obj):
         raise _refuse(
             f"T.print({obj.name}){_where('print')}: printing a buffer is not supported yet; "
             "print scalar expressions (block indices, loop variables, T.alloc_var integers), or "
@@ -99,6 +101,14 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
     if not isinstance(obj, tvm.ir.Expr):
         raise _refuse(f"T.print({obj!r}){_where('print')}: expected an integer scalar "
                       "expression, a block buffer or None (a message alone)")
+    from .language import _parallel_vars
+
+    par = [v for v in _parallel_vars() if uses_var(obj, v)]
+    if par:
+        raise _refuse(
+            f"T.print({obj}){_where('print')}: a T.Parallel loop variable ({par[0].name}) cannot "
+            "be printed: a T.Parallel nest is one tile operation on Tensix, not a loop of "
+            "elements; print outside the nest")
     dtype = str(obj.ty)
     if not msg:
         msg = f"expr<{obj}>"
