@@ -84,7 +84,8 @@ def test_print_refusals():
 
     cases = [(lambda s, bx: T.print(s), "printing a buffer is not supported yet"),
              (lambda s, bx: T.print(T.float32(1.5) * bx), "floating-point value"),
-             (lambda s, bx: T.print(T.Cast("int64", bx)), "int64 value")]
+             (lambda s, bx: T.print(T.Cast("int64", bx)), "int64 value"),
+             (lambda s, bx: T.device_assert(s[0, 0] > 0), "reads an element of s")]
     for body, words in cases:
         with pytest.raises(TTUnsupportedError, match=words):
             tilelang.compile(kernel(body))

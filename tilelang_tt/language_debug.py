@@ -15,9 +15,15 @@ TileLang.  ``T.print(msg="text")`` prints ``msg='text' BlockIdx=(bx, by, bz)``.
 
 Refused (TTUnsupportedError naming the call): a floating-point scalar (a kernel's float values
 live in tiles on the compute engines, never in the data movement kernel's registers), a 64-bit
-integer (DPRINT's integer fields are 32-bit here and the kernels compute in 32 bits), a block
+integer (the kernels compute indices in 32 bits), a T.Parallel loop variable, a block
 buffer (``T.print(shared_buf)``: not built yet), a tensor, anything else.  ``bool`` values
 print as ``true`` / ``false``.
+
+``T.device_assert(condition, msg="")`` of the same values is ``tt.device_assert(condition,
+text)``, the SDK's ``ASSERT`` (api/debug/assert.h) in the reader, ``text`` (the condition as
+written, the message and the source line) a string literal ``&&``-ed into the asserted
+expression so the watcher's report (and the emulator's error) shows it; comparisons of signed
+integers compare as ``int32_t``.  A buffer or tensor element in either is refused.
 """
 
 from __future__ import annotations
@@ -28,8 +34,8 @@ from tvm.script.ir_builder import tirx as _IB
 from tvm.tirx import is_buffer_var
 
 from . import language_compat, ops
-from .passes.common import uses_var
 from .errors import TTUnsupportedError
+from .passes.common import buffer_scope, collect, uses_var
 
 _INTS = ("int8", "int16", "int32", "uint8", "uint16", "uint32")
 
@@ -76,6 +82,18 @@ def _signed_condition(c):
     return c
 
 
+def _no_elements(expr, call: str) -> None:
+    """Refuse a value that reads buffer or tensor elements: the reader, which prints and
+    asserts, holds no block's elements in registers."""
+    loads = [ld for ld in collect(expr, tvm.ir.TensorLoad)
+             if buffer_scope(ld.source) not in ("local.var", "local")]  # T.alloc_var: a scalar
+    if loads:
+        raise _refuse(
+            f"{call}{_where(call)}: reads an element of {loads[0].source.name}; a print or "
+            "assert sees block indices, loop variables and integer variables only (block "
+            "elements live in circular buffers, worked on by tile operations)")
+
+
 def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> None:  # noqa: A001
     """``T.print``: a DPRINT line per block that reaches the statement (module docstring)."""
     del warp_group_id, warp_id  # which CUDA thread prints: a Tensix block is one program
@@ -109,6 +127,7 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
             f"T.print({obj}){_where('print')}: a T.Parallel loop variable ({par[0].name}) cannot "
             "be printed: a T.Parallel nest is one tile operation on Tensix, not a loop of "
             "elements; print outside the nest")
+    _no_elements(obj, f"T.print({obj})")
     dtype = str(obj.ty)
     if not msg:
         msg = f"expr<{obj}>"
@@ -147,6 +166,7 @@ def device_assert(condition, msg: str = "", no_stack_info: bool = False) -> None
             f"T.device_assert({condition}){_where('device_assert')}: the condition must be a "
             "boolean or integer expression of block indices, loop variables and integer "
             "variables (what the reader kernel, which checks it, holds)")
+    _no_elements(condition, f"T.device_assert({condition})")
     if str(condition.ty) != "bool":
         condition = condition != tirx.IntImm(str(condition.ty), 0)
     text = f"T.device_assert({condition})" + (f": {msg}" if msg else "") + _where("device_assert")
