@@ -18,7 +18,8 @@ element it reads (``T[i0, i1, ...]``, flat row-major index ``f``), right before 
   the page it waits for; the reader reads it from the page it filled, before the push);
 
 and the element in the condition is ``v != 0`` (bool) or ``v`` cast to the element's dtype;
-so is every read of the same element (the same flat index for the loops' ranges) in the
+so is every read of the same element (the same flat index, given the loops' ranges and the
+kernel's integer bindings) in the
 ``if``'s arms: block offsets (``tt.read_to_cb(cb, K, ... + v, ...)``) and the conditions of
 masks the reader computes (``analysis/scalar_reads.py``: such reads are supported only under
 an ``if`` whose condition reads the element).
@@ -38,8 +39,8 @@ from ... import ops
 from ...errors import TTUnsupportedError
 from ..analysis.scalar_reads import WORDS_PER_PAGE
 from ..common import (
-    WORD_DTYPE, buffer_shape, collect, get_attr, int_imm, seq, split_persistent, to_py, tt_calls,
-    tt_map, tt_pass, with_persistent,
+    WORD_DTYPE, buffer_shape, collect, get_attr, inline_binds, int_imm, seq, split_persistent,
+    to_py, tt_calls, tt_map, tt_pass, with_persistent,
 )
 from ... import attrs
 from .shared_to_cb import alloc_cb_call
@@ -81,6 +82,8 @@ def LowerScalarReadsTT(func, mod, ctx):
     for loop in collect(func.body, tirx.For):  # an element an arm reads at a loop's only value
         if isinstance(loop.min, tirx.IntImm) and isinstance(loop.extent, tirx.IntImm):
             ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
+    binds = {b.var: b.value for b in collect(func.body, tirx.Bind)
+             if str(b.var.ty).startswith(("int", "uint"))}
     new_cbs = []
 
     def is_scalar(buf):
@@ -132,7 +135,8 @@ def LowerScalarReadsTT(func, mod, ctx):
                 return e
             for ld, v in values:
                 if ld.source.same_as(e.source) and ana.can_prove(
-                        ana.simplify(_flat(ld)) == ana.simplify(_flat(e))):
+                        ana.simplify(inline_binds(_flat(ld), binds)) ==
+                        ana.simplify(inline_binds(_flat(e), binds))):
                     return _as_condition_value(v, str(ld.dtype))
             return e
 
