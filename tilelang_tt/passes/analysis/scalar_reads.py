@@ -8,6 +8,12 @@ tiled; the host gives the device its values as 32-bit words in a small DRAM buff
 (:data:`PAGE_BYTES` a page) and the kernels read the element a condition needs
 (``dataflow/scalar_reads.py``).
 
+The same element may also place a block (the start of a tile-primitive region,
+``T.copy(K[b, BlockIndices[b, t, 0, i] * 32:..., ...], K_s)``) or sit in the condition of a
+mask the reader computes (``tt.tile.index_mask``) inside an arm of an ``if`` (outside
+``T.Parallel``) whose condition reads it: every kernel with work under the ``if`` has its
+value (C2.2), and PadTensorsTT proves the block inside the tensor under the ``if``'s guard.
+
 :func:`scalar_tensors` finds them and refuses, naming the tensor and the line, any other
 element read of a tensor that is not copied as blocks: as an index of another access, in a
 ``T.Parallel`` body, as a loop bound or any other value.

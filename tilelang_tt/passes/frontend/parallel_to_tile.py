@@ -334,7 +334,7 @@ def _lower_nest(nest: _Nest, fresh):
             x is not None and is_vector(x) for x in binary) or transposes:
         unary = binary = None  # broadcasts and transposed reads are expression programs
     tree, masks = None, []
-    selected = _constant_select(value)
+    selected = _constant_select(value, nest)
     if selected is not None:  # dst = x or y by a condition of indices: the reader writes it
         cond, x, y = selected
         _check_index_condition(cond, nest, dst_buf, span)
@@ -447,7 +447,7 @@ _MASK_NODES = (tvm.ir.Var, tirx.IntImm, tirx.Add, tirx.Sub, tirx.Mul, tirx.Floor
                tirx.GE, tirx.And, tirx.Or, tirx.Not, tirx.Select)
 
 
-def _constant_select(value):
+def _constant_select(value, nest):
     """(cond, x, y) when ``value`` is ``T.if_then_else(cond, x, y)`` (or a Select) of a
     condition that reads no buffer element and two float constants, else None."""
     while isinstance(value, tirx.Cast):
@@ -460,20 +460,21 @@ def _constant_select(value):
     else:
         return None
     x, y = (constant_value(a) for a in args[1:])
-    if x is None or y is None or not _reads_only_elements(args[0]):
+    if x is None or y is None or not _reads_only_elements(args[0], nest):
         return None
     return args[0], x, y
 
 
-def _reads_only_elements(cond) -> bool:
+def _reads_only_elements(cond, nest) -> bool:
     """Whether the buffer elements ``cond`` reads are all single integer elements of tensors
-    (``BlockIndices[bz, bx, 0, i]``, indices read no element): values the reader can read
-    itself (C2.2), so it can compute the mask.  Whether the tensor may be read so is decided
-    by ``analysis/scalar_reads.py``; the nest's indices in them are refused there too."""
+    (``BlockIndices[bz, bx, 0, i]``, indices read no element and none of the nest's
+    variables): values the reader can read itself (C2.2), so it can compute the mask.
+    Whether the tensor may be read so is decided by ``analysis/scalar_reads.py``."""
     for ld in collect(cond, tvm.ir.TensorLoad):
         if buffer_scope(ld.source) != "global" or \
                 not str(ld.dtype).startswith(("int", "uint", "bool")) or \
-                any(collect(i, tvm.ir.TensorLoad) for i in ld.indices):
+                any(collect(i, tvm.ir.TensorLoad) for i in ld.indices) or \
+                any(uses_var(i, v) for i in ld.indices for v in nest.vars):
             return False
     return True
 
@@ -499,7 +500,7 @@ def _index_mask(cond, nest, dst_buf, masks, fresh, span):
     element (a condition of element indices, block indices, loop variables and bindings: a
     causal mask; single integer tensor elements: ``_reads_only_elements``), else None.  Equal
     conditions of one body share one mask; ``masks`` collects (condition, load)."""
-    if not _reads_only_elements(cond):
+    if not _reads_only_elements(cond, nest):
         return None
     for seen, mask_load in masks:
         if tvm_ffi.structural_equal(seen, cond):
