@@ -139,7 +139,8 @@ def sparse_attention(batch, seq_len, heads, dim, selected, block_size=32, dtype=
 
 def test_block_gather_guarded_offsets():
     """K blocks at offsets Idx * 32 under `if i_s >= 0 and i_s < seq_len:`: indices -1 and
-    past the end are skipped, a repeated index reads its block twice."""
+    past the end are skipped, a repeated index reads its block twice; a block reaching into
+    the tile padding of a tensor of 48 rows reads zeros there."""
     n_blocks, seq_len, dim, selected = 4, 128, 32, 3
     kernel = block_gather(n_blocks, seq_len, dim, selected)
     tensors = {t["name"]: t for t in kernel.plan["tensors"]}
@@ -150,6 +151,18 @@ def test_block_gather_guarded_offsets():
     kf = as_f32(k).astype(np.float64)
     for b in range(n_blocks):
         want = sum((kf[i * 32:(i + 1) * 32] for i in idx[b] if 0 <= i * 32 < seq_len),
+                   np.zeros((32, dim)))
+        np.testing.assert_allclose(out[b * 32:(b + 1) * 32], want, rtol=1e-2, atol=1e-2)
+    # 48 keys: the block at 32 reaches into the padding up to 64, which reads zeros (TileLang's
+    # safe value past a tensor's end)
+    kernel = block_gather(2, 48, dim, 2)
+    k = rand((48, dim), "float16", 4)
+    idx = np.array([[1, 0], [-1, 1]], np.int32)
+    out = as_f32(kernel(k, idx))
+    kf = np.zeros((64, dim))
+    kf[:48] = as_f32(k)
+    for b in range(2):
+        want = sum((kf[i * 32:(i + 1) * 32] for i in idx[b] if 0 <= i * 32 < 48),
                    np.zeros((32, dim)))
         np.testing.assert_allclose(out[b * 32:(b + 1) * 32], want, rtol=1e-2, atol=1e-2)
 
