@@ -8,6 +8,12 @@ tiled; the host gives the device its values as 32-bit words in a small DRAM buff
 (:data:`PAGE_BYTES` a page) and the kernels read the element a condition needs
 (``dataflow/scalar_reads.py``).
 
+The same element may also place a block (the start of a tile-primitive region,
+``T.copy(K[b, BlockIndices[b, t, 0, i] * 32:..., ...], K_s)``) or sit in the condition of a
+mask the reader computes (``tt.tile.index_mask``) inside an arm of an ``if`` (outside
+``T.Parallel``) whose condition reads it: every kernel with work under the ``if`` has its
+value (C2.2), and PadTensorsTT proves the block inside the tensor under the ``if``'s guard.
+
 :func:`scalar_tensors` finds them and refuses, naming the tensor and the line, any other
 element read of a tensor that is not copied as blocks: as an index of another access, in a
 ``T.Parallel`` body, as a loop bound or any other value.
@@ -16,8 +22,10 @@ element read of a tensor that is not copied as blocks: as an index of another ac
 from __future__ import annotations
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 
+from ... import ops
 from ...errors import TTUnsupportedError
 from ..common import buffer_shape, collect
 
@@ -119,6 +127,7 @@ def scalar_tensors(func, refuse=True) -> dict:
             nested += _loads(r.min) + _loads(r.extent)
     for loop in collect(body, tirx.For):
         nested += _loads(loop.min) + _loads(loop.extent)
+    guarded = _guarded_offsets(body)
     found = {}
     for load in _loads(body):
         buf = load.source
@@ -126,10 +135,13 @@ def scalar_tensors(func, refuse=True) -> dict:
             continue
         span = getattr(load, "span", None) or _enclosing_span(body, load)
         why = None
-        placing = any(load.same_as(n) for n in nested)
+        is_guarded = any(load.same_as(g) for g in guarded)
+        placing = any(load.same_as(n) for n in nested) and not is_guarded
         if placing:
-            why = "it is used as an index of another access or as a loop bound"
-        elif not any(load.same_as(a) for a in allowed):
+            why = ("it is used as an index of another access or as a loop bound (a block "
+                   "offset read from a tensor is supported inside an `if` whose condition "
+                   "reads the same element and bounds the offset to the tensor)")
+        elif not is_guarded and not any(load.same_as(a) for a in allowed):
             why = ("it is used outside the condition of an `if` (as a value, or in a "
                    "T.Parallel body)")
         elif any(_loads(i) for i in load.indices):
@@ -164,6 +176,42 @@ def scalar_tensors(func, refuse=True) -> dict:
     # loads of a tensor moved as blocks are not ours: nested inside a condition that also
     # reads a scalar tensor, they are refused by VerifyTileProgramTT
     return found
+
+
+def _guarded_offsets(body) -> list:
+    """Element loads that place a block (the start of a tile-primitive region:
+    ``T.copy(K[b, BlockIndices[b, t, 0, i] * 32:..., ...], K_s)``) or sit in the condition of
+    a mask the reader computes (``tt.tile.index_mask``), inside the ``then`` or ``else`` arm
+    of an ``if`` (outside ``T.Parallel``) whose condition reads an equal element: C2.2 reads
+    that element before the ``if`` for every kernel with work under it, so each of them has
+    the value.  Whether the offset stays in the tensor is PadTensorsTT's check."""
+    uses = []
+    for call in collect(body, tirx.TilePrimitiveCall):
+        if call.op.same_as(ops.op("tt.tile.index_mask")):
+            uses += _loads(call.args[1])
+        for arg in call.args:
+            if isinstance(arg, tvm.ir.TensorRegion):
+                for r in arg.region:
+                    uses += _loads(r.min)
+    if not uses:
+        return []
+    out = []
+
+    def visit(node):
+        if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
+            return False
+        if isinstance(node, tirx.IfThenElse):
+            conds = _loads(node.condition)
+            arms = [node.then_case] + ([node.else_case] if node.else_case is not None else [])
+            for arm in arms:
+                for ld in _loads(arm):
+                    if any(ld.same_as(u) for u in uses) and \
+                            any(tvm_ffi.structural_equal(ld, c) for c in conds):
+                        out.append(ld)
+        return True
+
+    tvm_walk_pre(body, visit)
+    return out
 
 
 def tvm_walk_pre(node, visit):

@@ -17,7 +17,12 @@ element it reads (``T[i0, i1, ...]``, flat row-major index ``f``), right before 
 * ``v = tt.scalar_value(cb, f % 16)`` - the element's word (compute: ``read_tile_value`` of
   the page it waits for; the reader reads it from the page it filled, before the push);
 
-and the element in the condition is ``v != 0`` (bool) or ``v`` cast to the element's dtype.
+and the element in the condition is ``v != 0`` (bool) or ``v`` cast to the element's dtype;
+so is every read of the same element (the same flat index, given the loops' ranges and the
+kernel's integer bindings) in the
+``if``'s arms: block offsets (``tt.read_to_cb(cb, K, ... + v, ...)``) and the conditions of
+masks the reader computes (``analysis/scalar_reads.py``: such reads are supported only under
+an ``if`` whose condition reads the element).
 When the writer has work under the branch (a copy to a tensor), the reader also reads the page
 into a second CB (``<T>_value_w``, reader -> writer, pushed first) and ``tt.scalar_take(cb_w)``
 follows the binding: the writer waits for that page, reads the word from it and pops it.
@@ -34,8 +39,8 @@ from ... import ops
 from ...errors import TTUnsupportedError
 from ..analysis.scalar_reads import WORDS_PER_PAGE
 from ..common import (
-    WORD_DTYPE, buffer_shape, collect, get_attr, int_imm, seq, split_persistent, to_py, tt_calls,
-    tt_map, tt_pass, with_persistent,
+    WORD_DTYPE, buffer_shape, collect, get_attr, inline_binds, int_imm, seq, split_persistent,
+    to_py, tt_calls, tt_map, tt_pass, with_persistent,
 )
 from ... import attrs
 from .shared_to_cb import alloc_cb_call
@@ -74,6 +79,11 @@ def LowerScalarReadsTT(func, mod, ctx):
     if not scalars:
         return func
     ana = Analyzer()
+    for loop in collect(func.body, tirx.For):  # an element an arm reads at a loop's only value
+        if isinstance(loop.min, tirx.IntImm) and isinstance(loop.extent, tirx.IntImm):
+            ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
+    binds = {b.var: b.value for b in collect(func.body, tirx.Bind)
+             if str(b.var.ty).startswith(("int", "uint"))}
     new_cbs = []
 
     def is_scalar(buf):
@@ -120,10 +130,22 @@ def LowerScalarReadsTT(func, mod, ctx):
                     return _as_condition_value(v, str(ld.dtype))
             return e
 
+        def replace_in_arm(e):  # a block offset or a mask reading the same element
+            if not is_scalar(e.source):
+                return e
+            for ld, v in values:
+                if ld.source.same_as(e.source) and ana.can_prove(
+                        ana.simplify(inline_binds(_flat(ld), binds)) ==
+                        ana.simplify(inline_binds(_flat(e), binds))):
+                    return _as_condition_value(v, str(ld.dtype))
+            return e
+
+        then_case = _map_arm(node.then_case, replace_in_arm)
+        else_case = None if node.else_case is None else _map_arm(node.else_case, replace_in_arm)
         cond = _fold_bool_compares(tvm_ffi_map(node.condition, replace))
         if str(cond.ty) != "bool":  # `if Mask[...]:` of an integer tensor: its truth
             cond = tirx.NE(cond, tirx.const(0, str(cond.ty)))
-        return seq(before + [tirx.IfThenElse(cond, node.then_case, node.else_case, node.span)])
+        return seq(before + [tirx.IfThenElse(cond, then_case, else_case, node.span)])
 
     body = tt_map(func.body, [(tirx.IfThenElse, on_if)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
@@ -145,6 +167,12 @@ def _fold_bool_compares(expr):
         return e
 
     return tvm_ffi.structural_map(expr, [(tirx.NE, fold), (tirx.EQ, fold)], order="post")
+
+
+def _map_arm(stmt, fn):
+    """``stmt`` with its element loads mapped by ``fn`` (the offsets of its tt ops' operands
+    and its masks' conditions)."""
+    return tvm_ffi.structural_map(stmt, [(tvm.ir.TensorLoad, fn)], order="post")
 
 
 def tvm_ffi_map(expr, fn):

@@ -38,6 +38,7 @@ Guarantees:
 from __future__ import annotations
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 from tvm.sym import Analyzer
 
@@ -202,12 +203,28 @@ def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False
     return row0, col0, int(row_r.extent) // TILE, int(col_r.extent) // TILE
 
 
+def _element_free(expr):
+    """``expr`` with each tensor element it reads (a block offset read from a tensor,
+    ``BlockIndices[b, t, 0, i] * 32``) replaced by a fresh integer variable: any value."""
+    return tvm_ffi.structural_map(
+        expr, [(tvm.ir.TensorLoad, lambda ld: tirx.Var(f"{ld.source.name}_elem",
+                                                       str(ld.dtype)))], order="post")
+
+
 def _check_range(buf, r, what, dim, ana: Analyzer, span):
-    """A copy's range of one tensor dimension is tile-aligned and in bounds."""
-    if not ana.can_prove(tirx.floormod(r.min, TILE) == 0):
+    """A copy's range of one tensor dimension is tile-aligned and in bounds.  A start that
+    reads tensor elements is tile-aligned for every value of them; its bounds were proven
+    by PadTensorsTT under the guards of its ``if`` (which refuses the offsets it cannot
+    bound)."""
+    element = bool(collect(r.min, tvm.ir.TensorLoad))
+    if not ana.can_prove(tirx.floormod(_element_free(r.min), TILE) == 0):
         raise TTLayoutError(
             f"copy of {buf.name} starts at {what} `{r.min}`, which is not a multiple of 32; "
-            "block offsets must be tile-aligned", span=span)
+            "block offsets must be tile-aligned" + (
+                " (an offset read from a tensor element must be a multiple of 32 for every "
+                "value of the element: `Idx[...] * 32`)" if element else ""), span=span)
+    if element:
+        return
     if not ana.can_prove(r.min + r.extent <= dim) or not ana.can_prove(r.min >= 0):
         raise TTLayoutError(
             f"copy of {buf.name} at {what} `{r.min}` with extent {r.extent} can run past "

@@ -35,8 +35,9 @@ value is not a constant.  Decided from the regions' index arithmetic only.
 from __future__ import annotations
 
 import tvm
+import tvm_ffi
 from tvm import tirx
-from tvm.sym import Analyzer
+from tvm.sym import Analyzer, ProofStrength
 
 from ... import attrs
 from ...errors import TTUnsupportedError
@@ -92,6 +93,10 @@ def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
             if not (isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(buf)):
                 continue
             for d, rng in enumerate(arg.region):
+                if collect(inline_binds(rng.min, binds), tvm.ir.TensorLoad):
+                    end = _element_offset_end(func, call, buf, d, rng, ana, binds)
+                    ends[d] = max(ends[d], end)
+                    continue
                 start = ana.simplify(inline_binds(rng.min, binds))
                 if -_INF < ana.const_int_bound(start).min_value < 0:
                     raise TTUnsupportedError(
@@ -109,6 +114,65 @@ def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
                 else:
                     ends[d] = max(ends[d], int(bound))
     return ends, unbounded
+
+
+def _guard_conditions(body, call) -> list:
+    """The conditions of the ``if`` arms ``call`` is in (an ``else`` arm's negated)."""
+    out = []
+    for node in collect(body, tirx.IfThenElse):
+        if any(c.same_as(call) for c in collect(node.then_case, tirx.TilePrimitiveCall)):
+            out.append(node.condition)
+        elif node.else_case is not None and any(
+                c.same_as(call) for c in collect(node.else_case, tirx.TilePrimitiveCall)):
+            out.append(tirx.Not(node.condition))
+    return out
+
+
+def _element_offset_end(func, call, buf, d, rng, ana, binds) -> int:
+    """The end a region of ``buf`` reaches in dim ``d`` when its start reads tensor elements
+    (``K[b, BlockIndices[b, t, 0, i] * 32:..., ...]``): the element's value is anything the
+    guards of the enclosing ``if`` arms allow, so the region must be proven (each element a
+    free integer, the guards as constraints, block indices and loops in their ranges; TVM's
+    analyzer with its Z3 fallback) to start at 0 or later and to end inside the tensor (or
+    inside its padding up to a tile multiple); otherwise refused."""
+    shape = buffer_shape(buf)
+    elements = []
+
+    def as_var(ld):
+        for seen, v in elements:
+            if tvm_ffi.structural_equal(seen, ld):
+                return v
+        v = tirx.Var(f"{ld.source.name}_elem", str(ld.dtype))
+        elements.append((ld, v))
+        return v
+
+    def free(e):
+        return tvm_ffi.structural_map(inline_binds(e, binds), [(tvm.ir.TensorLoad, as_var)],
+                                      order="post")
+
+    start, end = free(rng.min), free(rng.min + rng.extent)
+    conds = [free(c) for c in _guard_conditions(func.body, call)]
+    guard = tirx.const(True, "bool")
+    for c in conds:
+        guard = tirx.And(guard, c)
+    strong = ProofStrength.SYMBOLIC_BOUND
+    with ana.constraint_scope(guard):
+        after_start = ana.can_prove(start >= 0, strong)
+        inside = ana.can_prove(end <= shape[d], strong)
+        in_padding = inside or ana.can_prove(end <= _round_up(shape[d]), strong)
+    if after_start and in_padding:
+        return shape[d] if inside else _round_up(shape[d])
+    elem = elements[0][0] if elements else rng.min
+    where = "before the tensor's start" if not after_start else "past the tensor's end"
+    raise TTUnsupportedError(
+        f"tensor {buf.name} (shape {shape}) is accessed from `{inline_binds(rng.min, binds)}` "
+        f"in its dim {d}, an offset read from the tensor element `{elem}`; nothing bounds "
+        f"it, so the block can reach {where} (the enclosing `if` conditions, loop and block "
+        "index ranges are all the compiler knows about the element)",
+        span=call.span,
+        hint=f"guard the access with an `if` that bounds the offset to the tensor, e.g. `if "
+             f"0 <= offset and offset + extent <= {shape[d]}:` (TileLang's `if i_s <= i_t and "
+             "i_s >= 0:`)")
 
 
 def device_shape(func, buf, ana, binds) -> list[int]:

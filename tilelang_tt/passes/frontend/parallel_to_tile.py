@@ -21,7 +21,9 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
   ``tt.expr.scalar`` (every element reads that value);
 * ``T.if_then_else(cond, x, y)`` of two float constants where ``cond`` reads no buffer
   element (integer arithmetic of the nest's indices, block indices, loop variables and
-  bindings: TileLang's causal mask) is ``tt.tile.index_mask(dst, cond, x, y)``, the nest's
+  bindings: TileLang's causal mask) other than single integer tensor elements indexed
+  without the nest's indices (``bx >= BlockIndices[bz, bx, 0, i] * 32 + j``: C2.2 has the
+  reader read them) is ``tt.tile.index_mask(dst, cond, x, y)``, the nest's
   indices in ``cond`` replaced by ``tt.mask.index(d)`` (the reader writes the values); any
   other expression with such a condition gets a new bfloat16 block buffer and
   ``tt.tile.index_mask(mask, cond, 1.0, 0.0)`` before its op, and the tree reads the mask as
@@ -332,7 +334,7 @@ def _lower_nest(nest: _Nest, fresh):
             x is not None and is_vector(x) for x in binary) or transposes:
         unary = binary = None  # broadcasts and transposed reads are expression programs
     tree, masks = None, []
-    selected = _constant_select(value)
+    selected = _constant_select(value, nest)
     if selected is not None:  # dst = x or y by a condition of indices: the reader writes it
         cond, x, y = selected
         _check_index_condition(cond, nest, dst_buf, span)
@@ -445,7 +447,7 @@ _MASK_NODES = (tvm.ir.Var, tirx.IntImm, tirx.Add, tirx.Sub, tirx.Mul, tirx.Floor
                tirx.GE, tirx.And, tirx.Or, tirx.Not, tirx.Select)
 
 
-def _constant_select(value):
+def _constant_select(value, nest):
     """(cond, x, y) when ``value`` is ``T.if_then_else(cond, x, y)`` (or a Select) of a
     condition that reads no buffer element and two float constants, else None."""
     while isinstance(value, tirx.Cast):
@@ -458,9 +460,23 @@ def _constant_select(value):
     else:
         return None
     x, y = (constant_value(a) for a in args[1:])
-    if x is None or y is None or collect(args[0], tvm.ir.TensorLoad):
+    if x is None or y is None or not _reads_only_elements(args[0], nest):
         return None
     return args[0], x, y
+
+
+def _reads_only_elements(cond, nest) -> bool:
+    """Whether the buffer elements ``cond`` reads are all single integer elements of tensors
+    (``BlockIndices[bz, bx, 0, i]``, indices read no element and none of the nest's
+    variables): values the reader can read itself (C2.2), so it can compute the mask.
+    Whether the tensor may be read so is decided by ``analysis/scalar_reads.py``."""
+    for ld in collect(cond, tvm.ir.TensorLoad):
+        if buffer_scope(ld.source) != "global" or \
+                not str(ld.dtype).startswith(("int", "uint", "bool")) or \
+                any(collect(i, tvm.ir.TensorLoad) for i in ld.indices) or \
+                any(uses_var(i, v) for i in ld.indices for v in nest.vars):
+            return False
+    return True
 
 
 def _index_mask_call(region, cond, nest, x, y):
@@ -482,9 +498,9 @@ def _index_mask_call(region, cond, nest, x, y):
 def _index_mask(cond, nest, dst_buf, masks, fresh, span):
     """The element load of the mask block computing ``cond`` when ``cond`` reads no buffer
     element (a condition of element indices, block indices, loop variables and bindings: a
-    causal mask), else None.  Equal conditions of one body share one mask; ``masks`` collects
-    (condition, load)."""
-    if collect(cond, tvm.ir.TensorLoad):
+    causal mask; single integer tensor elements: ``_reads_only_elements``), else None.  Equal
+    conditions of one body share one mask; ``masks`` collects (condition, load)."""
+    if not _reads_only_elements(cond, nest):
         return None
     for seen, mask_load in masks:
         if tvm_ffi.structural_equal(seen, cond):
@@ -501,8 +517,15 @@ def _check_index_condition(cond, nest, dst_buf, span):
     """A condition computed from indices must be integer arithmetic in a 2-D nest."""
     bad = []
 
+    sources = [ld.source for ld in collect(cond, tvm.ir.TensorLoad)]
+
     def visit(e):
-        if isinstance(e, tvm.ir.Expr) and not isinstance(e, _MASK_NODES):
+        if any(e.same_as(src) for src in sources):
+            return  # the tensor of an element read (its load is checked)
+        if isinstance(e, tvm.ir.TensorLoad):
+            if any(uses_var(e, v) for v in nest.vars):
+                bad.append(e)  # an element per mask element: not a value the reader has
+        elif isinstance(e, tvm.ir.Expr) and not isinstance(e, _MASK_NODES):
             bad.append(e)
         elif isinstance(e, (tvm.ir.Var, tirx.IntImm)) and \
                 not str(e.ty).startswith(("int", "uint", "bool")):
@@ -524,7 +547,7 @@ def _check_index_condition(cond, nest, dst_buf, span):
     ana = Analyzer()
     seen = []
     for v in collect(cond, tvm.ir.Var):
-        if any(v.same_as(u) for u in seen):
+        if any(v.same_as(u) for u in seen) or any(v.same_as(src) for src in sources):
             continue
         seen.append(v)
         extent = next((e for lv, e in zip(nest.vars, nest.extents) if lv.same_as(v)), 2 ** 30)

@@ -12,7 +12,9 @@ branch is a TTUnsupportedError naming it; other local buffers are left for
 VerifyTileProgramTT to reject.  A floating-point binding
 whose value reads no buffer and no variable (``inv_D = T.float32(1.0) / T.Cast("float32",
 D)``, a constant written in TIR) is substituted into its uses and dropped, so expressions
-that use it see a constant (elementwise expressions fold it).
+that use it see a constant (elementwise expressions fold it); so is an integer binding whose
+value reads elements of tensor parameters the kernel never writes (``i_s =
+BlockIndices[b, t, h, i] * BS``): its uses read the element.
 """
 
 from __future__ import annotations
@@ -150,6 +152,28 @@ def inline_index_binds(body, block_vars):
         not collect(value, tvm.ir.TensorLoad) and any(uses_var(value, g) for g in block_vars)))
 
 
+def inline_element_binds(func, body):
+    """Substitute integer ``Bind``s whose value reads elements of tensor parameters the kernel
+    never writes (``i_s = BlockIndices[b, t, h, i] * BS``) into their uses, and drop them: the
+    condition, the block offsets and the masks that use the name then read the element itself
+    (``analysis/scalar_reads.py`` decides which such reads are supported).  The tensor is
+    read-only, so the element has the same value at every use."""
+    params = [p for p in func.params if tirx.is_buffer_var(p)]
+    written = [st.buffer for st in collect(body, tirx.BufferStore)]
+    for call in collect(body, tirx.TilePrimitiveCall):
+        if call.args and isinstance(call.args[0], tvm.ir.TensorRegion):
+            written.append(call.args[0].source)
+
+    def read_only_param(buf):
+        return any(buf.same_as(p) for p in params) and not any(buf.same_as(w) for w in written)
+
+    def wanted(value):
+        loads = collect(value, tvm.ir.TensorLoad)
+        return bool(loads) and all(read_only_param(ld.source) for ld in loads)
+
+    return _inline_binds(body, ("int", "uint"), wanted)
+
+
 def refuse_carried_scalars(body) -> None:
     """A scalar still assigned after the rewrites is assigned inside a loop or a branch."""
     stores = [st for st in collect(body, tirx.BufferStore) if _is_scalar_local(st.buffer)]
@@ -168,4 +192,4 @@ def ScalarsToBindTT(func, mod, ctx):
     """Scalar assignments -> ``Bind`` (see module docstring)."""
     body = scalars_to_binds(straight_line_scalars(func.body))
     refuse_carried_scalars(body)
-    return func.with_body(inline_float_constants(body))
+    return func.with_body(inline_element_binds(func, inline_float_constants(body)))
