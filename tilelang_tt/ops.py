@@ -54,6 +54,7 @@ KINDS = {
     "str": "a string",
     "region": "a buffer region",
     "cond": "a condition (a boolean expression of integers)",
+    "value": "a float constant, or an integer expression (an index value, converted to float)",
 }
 KERNELS = ("reader", "compute", "writer")
 
@@ -295,9 +296,11 @@ _op("tile.cumsum", "tile", "void",
     "elements i..end)", "dst:region src:region dim:imm reverse:imm")
 
 _op("tile.index_mask", "tile", "void",
-    "tile.index_mask(dst, cond, x, y): dst = x where `cond` holds, else y (float constants); "
-    "`cond` is a condition of tt.mask.index(d) (the element's position in the block), block "
-    "indices and loop variables - no buffer element", "dst:region cond:cond x:float y:float")
+    "tile.index_mask(dst, cond, x, y): dst = x where `cond` holds, else y (each a float "
+    "constant or an index value: an integer expression converted to dst's float dtype); `cond` "
+    "and the index values are expressions of tt.mask.index(d) (the element's position in the "
+    "block), block indices and loop variables - no buffer element",
+    "dst:region cond:cond x:value y:value")
 
 # --- abstract tile dataflow (C1-D5) ---------------------------------------------------------
 _op("read_to_cb", "abstract", "void",
@@ -330,9 +333,10 @@ _op("cb_to_shard", "abstract", "void",
     "cb:cb.in tensor:tensor ntiles:imm", kernel="writer", engine="cb")
 _op("mask_to_cb", "abstract", "void",
     "mask_to_cb(cb, rows, cols, cond, x, y): a rows x cols block of tiles, x where `cond` holds "
-    "(tt.mask.index(0) / (1): the element's row / column in the block) and y elsewhere, "
-    "written into cb's L1 by the reader's RISC-V core in the tile's face layout",
-    "cb:cb.out rows:imm cols:imm cond:cond x:float y:float", kernel="reader", engine="riscv")
+    "(tt.mask.index(0) / (1): the element's row / column in the block) and y elsewhere (each a "
+    "float constant or an integer expression of the same, converted to cb's dtype), written "
+    "into cb's L1 by the reader's RISC-V core in the tile's face layout",
+    "cb:cb.out rows:imm cols:imm cond:cond x:value y:value", kernel="reader", engine="riscv")
 # a tensor read as scalars in `if` conditions (passes/dataflow/scalar_reads.py): the reader
 # reads the DRAM page holding the element into a CB page and pushes it; each kernel that
 # branches on it binds the element's word (compute: read_tile_value of the page it waited for)
@@ -440,6 +444,28 @@ _op("as_signed", "dataflow", "int32",
     "as_signed(x): the integer x as a signed 32-bit value (kernels compute indices in uint32_t: "
     "the operands of comparisons that may be negative)", "x:int", kernel="any",
     engine="riscv", cpp="static_cast<int32_t>")
+# an index value (an integer expression) written as a float element by the reader's RISC-V core,
+# which has no float unit: integer arithmetic only
+_INT_TO_FLOAT_BITS = (
+    "([](int32_t v) -> uint32_t {{ if (v == 0) return 0u; "
+    "uint32_t s = v < 0 ? 0x80000000u : 0u; "
+    "uint32_t a = v < 0 ? 0u - static_cast<uint32_t>(v) : static_cast<uint32_t>(v); "
+    "int32_t e = 31; while (!(a >> e)) --e; "
+    "if (e <= 23) return s | (static_cast<uint32_t>(e + 127) << 23) | ((a << (23 - e)) & 0x7FFFFFu); "
+    "uint32_t sh = static_cast<uint32_t>(e - 23), m = a >> sh, rem = a & ((1u << sh) - 1u), "
+    "half = 1u << (sh - 1u); "
+    "if (rem > half || (rem == half && (m & 1u))) {{ if (++m == (1u << 24)) {{ m >>= 1; ++e; }} }} "
+    "return s | (static_cast<uint32_t>(e + 127) << 23) | (m & 0x7FFFFFu); }})({0})")
+_op("int_to_float_bits", "dataflow", "int32",
+    "int_to_float_bits(x): the bits of the float32 nearest the signed 32-bit integer x (ties to "
+    "even; exact below 2^24), in the RISC-V core's integer arithmetic (no float unit)", "x:int",
+    kernel="any", engine="riscv", cpp=_INT_TO_FLOAT_BITS)
+_op("int_to_bfloat16_bits", "dataflow", "int32",
+    "int_to_bfloat16_bits(x): the bits of the bfloat16 nearest that float32 "
+    "(int_to_float_bits(x) rounded to nearest even: exact below 2^8), in integer arithmetic",
+    "x:int", kernel="any", engine="riscv",
+    cpp="([](uint32_t b) -> uint32_t {{ return (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16; }})("
+        + _INT_TO_FLOAT_BITS + ")")
 _op("noc_async_read_barrier", "dataflow", "void", "wait for this kernel's NOC reads",
     kernel="reader", engine="noc", cpp="noc_async_read_barrier")
 _op("noc_async_write_barrier", "dataflow", "void", "wait for this kernel's NOC writes "
@@ -785,6 +811,8 @@ def _check_kind(kind: str, x) -> bool:
         return isinstance(x, tvm.ir.TensorRegion)
     if kind == "cond":
         return isinstance(x, tvm.ir.Expr) and str(x.ty) == "bool"
+    if kind == "value":
+        return isinstance(x, tirx.FloatImm) or _is_int_expr(x)
     return False
 
 

@@ -38,7 +38,7 @@ import tvm_ffi
 from tvm import tirx
 
 from ... import ops
-from ..common import buffer_dtype
+from ..common import buffer_dtype, collect
 
 UNARY_CALLS = {"tirx.exp": "exp", "tirx.log": "log", "tirx.sqrt": "sqrt", "tirx.rsqrt": "rsqrt",
                "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs",
@@ -204,8 +204,68 @@ class VectorOperand:
                 and tvm_ffi.structural_equal(self.load, other.load))
 
 
-def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=None):
+def index_term(e):
+    """The integer expression of an *index value* ``e``, else None: ``e`` is an integer
+    expression that reads no buffer element and is not a constant (a function of element and
+    block indices, loop variables and bindings: ``bx * 32 + j``), or such an expression
+    converted to a float type (``T.Cast("float32", j - i)``, what TVMScript makes of
+    ``a + j`` for a float ``a``)."""
+    inner = e.value if isinstance(e, tirx.Cast) and _is_float(e) else e
+    if not str(getattr(inner, "ty", "")).startswith(("int", "uint", "bool")):
+        return None
+    if _const(inner) is not None or collect(inner, tvm.ir.TensorLoad) or \
+            not collect(inner, tvm.ir.Var):
+        return None
+    return inner
+
+
+def group_index_terms(value):
+    """``value`` with the index values of each float sum (``a + (by * 32 + i) * 100 + bx * 32 +
+    j``: three casts of integers) added as integers first, into one index value (``a +
+    float((by * 32 + i) * 100 + bx * 32 + j)``): one block for the reader to compute instead of
+    several.  Exact while the partial sums are integers a float32 holds exactly (below 2^24)."""
+    def terms(e, sign, out):
+        if isinstance(e, (tirx.Add, tirx.Sub)) and _is_float(e):
+            terms(e.a, sign, out)
+            terms(e.b, sign if isinstance(e, tirx.Add) else -sign, out)
+        else:
+            out.append((sign, e))
+        return out
+
+    def regroup(e):
+        if not (isinstance(e, (tirx.Add, tirx.Sub)) and _is_float(e)):
+            return e
+        parts = terms(e, 1, [])
+        index = [(s, index_term(t)) for s, t in parts if index_term(t) is not None]
+        if len(index) < 2:
+            return e
+        rest = [(s, t) for s, t in parts if index_term(t) is None]
+        total = None
+        for s, t in index:
+            t = t if str(t.ty) == "int32" else tirx.Cast("int32", t)
+            if total is None:
+                total = t if s > 0 else tirx.IntImm("int32", 0) - t
+            else:
+                total = total + t if s > 0 else total - t
+        grouped = tirx.Cast(str(e.ty), total)
+        first = bool(rest) and rest[0][0] > 0
+        out = rest[0][1] if first else grouped
+        for s, t in rest[1:] if first else rest:
+            out = out + t if s > 0 else out - t
+        return out + grouped if first else out
+
+    return tvm_ffi.structural_map(value, [(tirx.Add, regroup), (tirx.Sub, regroup)],
+                                  order="post")
+
+
+def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=None,
+                 index_value=None):
     """(tree, operands) of an elementwise expression, or None if it is not one.
+
+    ``index_value(expr)``, when given, returns for an index value (:func:`index_term`: an
+    integer expression of element and block indices used as data) the element load of a block
+    of those values that A0 has the reader compute (``tt.tile.index_mask`` with the value);
+    the tree reads it as any other operand.
 
     ``index_mask(cond)``, when given, returns for a condition of ``T.if_then_else`` that reads
     no buffer element (a function of element and block indices) the element load of a block of
@@ -353,6 +413,9 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
         ld = as_load(e, dtype)
         if ld is not None and not (is_vector and is_vector(ld)):
             return load_t(operand(ld)) if transposed(ld) else load(operand(ld))
+        term = index_term(e) if index_value is not None else None
+        if term is not None:
+            return load(operand(index_value(term)))
         node = broadcast(e)
         if node is not None:
             return node
@@ -397,7 +460,7 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
             return _combine(op, *sides)
         return None
 
-    tree = visit(value)
+    tree = visit(group_index_terms(value) if index_value is not None else value)
     if tree is None or not operands:
         return None
     return tree, operands
