@@ -23,11 +23,11 @@ def _positions():
     return np.arange(M)[:, None], np.arange(N)[None, :]
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
 def test_iota_and_index_choice_written_by_the_reader(dtype):
     """``C = (row * N + col)`` alone and ``T.if_then_else(row >= col, col, -1.0)``: the reader
-    writes both in the destination's dtype (bfloat16: float32 rounded to nearest even, so
-    values above 256 are inexact); the compute kernel only copies."""
+    writes both in the destination's dtype (bfloat16 / float16: float32 rounded to nearest
+    even, so values above 256 / 2048 are inexact); the compute kernel only copies."""
 
     @T.prim_func
     def iota(C: T.Tensor((M, N), dtype), D: T.Tensor((M, N), dtype)):
@@ -43,12 +43,12 @@ def test_iota_and_index_choice_written_by_the_reader(dtype):
     assert "sfpu" not in art.sources["compute.cpp"].lower()
     c, d = (as_f32(x) for x in art())
     r, col = _positions()
-    np_dtype = BF16 if dtype == "bfloat16" else np.float32
+    np_dtype = {"bfloat16": BF16, "float16": np.float16}.get(dtype, np.float32)
     want_c = (r * N + col).astype(np.float32).astype(np_dtype).astype(np.float32)
     want_d = np.where(r >= col, col, -1).astype(np.float32).astype(np_dtype).astype(np.float32)
     np.testing.assert_array_equal(c, want_c)
     np.testing.assert_array_equal(d, want_d)
-    if dtype == "bfloat16":
+    if dtype != "float32":
         assert not np.array_equal(c, (r * N + col).astype(np.float32))  # inexact above 256
 
 

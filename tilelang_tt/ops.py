@@ -466,6 +466,18 @@ _op("int_to_bfloat16_bits", "dataflow", "int32",
     "x:int", kernel="any", engine="riscv",
     cpp="([](uint32_t b) -> uint32_t {{ return (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16; }})("
         + _INT_TO_FLOAT_BITS + ")")
+_op("int_to_float16_bits", "dataflow", "int32",
+    "int_to_float16_bits(x): the bits of the float16 nearest that float32 "
+    "(int_to_float_bits(x) rounded to nearest even: exact below 2^11, infinite from 65520), in "
+    "integer arithmetic", "x:int", kernel="any", engine="riscv",
+    cpp="([](uint32_t b) -> uint32_t {{ uint32_t s = (b >> 16) & 0x8000u; "
+        "if ((b & 0x7FFFFFFFu) == 0u) return s; "
+        "int32_t e = static_cast<int32_t>((b >> 23) & 0xFFu) - 112; "
+        "if (e >= 31) return s | 0x7C00u; "
+        "uint32_t m = b & 0x7FFFFFu, h = s | (static_cast<uint32_t>(e) << 10) | (m >> 13), "
+        "rem = m & 0x1FFFu; "
+        "if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h; return h; }})("
+        + _INT_TO_FLOAT_BITS + ")")
 _op("noc_async_read_barrier", "dataflow", "void", "wait for this kernel's NOC reads",
     kernel="reader", engine="noc", cpp="noc_async_read_barrier")
 _op("noc_async_write_barrier", "dataflow", "void", "wait for this kernel's NOC writes "

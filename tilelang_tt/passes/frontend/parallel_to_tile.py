@@ -459,8 +459,8 @@ def _reader_values(value, dtype):
     """(cond, x, y) when the reader can write ``value`` itself, else None: ``T.if_then_else(cond,
     x, y)`` (or a Select) of a condition that reads no buffer element and two values that are
     each a float constant (a Python float) or an index value (its integer expression,
-    :func:`.eltwise_expr.index_term`: the reader converts it, so only into a bfloat16 or float32
-    destination), or an index value alone (``(True, v, 0.0)``)."""
+    :func:`.eltwise_expr.index_term`: the reader converts it, so only into a bfloat16, float16
+    or float32 destination), or an index value alone (``(True, v, 0.0)``)."""
     while isinstance(value, tirx.Cast) and index_term(value) is None:
         value = value.value
     value = group_index_terms(value)
@@ -470,7 +470,7 @@ def _reader_values(value, dtype):
         if c is not None:
             return c
         term = index_term(v)
-        return term if term is not None and dtype in ("bfloat16", "float32") else None
+        return term if term is not None and dtype in ("bfloat16", "float16", "float32") else None
 
     if isinstance(value, tirx.Select):
         args = [value.condition, value.true_value, value.false_value]

@@ -223,13 +223,12 @@ def _value_bits(value, dtype: str, row, col):
     """The bits of one element of ``dtype`` holding ``value`` at the element (row, col): a float
     constant's bits (:func:`_element_bits`), or an index value (an integer expression of the
     element's position) converted by the RISC-V core's integer arithmetic
-    (``tt.int_to_float_bits``: float32 to nearest even, exact below 2^24; bfloat16: that float32
-    rounded to nearest even, as :func:`_element_bits` rounds constants)."""
+    (``tt.int_to_float_bits``: float32 to nearest even, exact below 2^24; bfloat16 and float16:
+    that float32 rounded to nearest even, as :func:`_element_bits` rounds constants)."""
     if isinstance(value, tirx.FloatImm):
         return tirx.IntImm("uint32", _element_bits(float(value.value), dtype))
-    if dtype not in ("float32", "bfloat16"):
-        raise TTVerifyError(f"index values are written as float32 or bfloat16, not {dtype}")
-    convert = "tt.int_to_float_bits" if dtype == "float32" else "tt.int_to_bfloat16_bits"
+    convert = {"float32": "tt.int_to_float_bits", "bfloat16": "tt.int_to_bfloat16_bits",
+               "float16": "tt.int_to_float16_bits"}[dtype]
     return tirx.Cast("uint32", ops.call(convert, ops.call("tt.as_signed", _at(value, row, col))))
 
 
