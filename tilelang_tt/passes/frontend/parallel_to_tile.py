@@ -29,6 +29,15 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
   either vector orientation).  Equal conditions of one statement share one mask; other nodes
   in such a condition, or such a condition in a nest of three loops, are a
   ``TTUnsupportedError`` naming the statement.
+* an index value used as data (:func:`.eltwise_expr.index_term`: an integer expression of
+  the same kinds, ``T.Cast("float32", bx * 32 + j)``, the index terms of one float sum added
+  as integers first) gets a new float32 block buffer and ``tt.tile.index_mask(block, True,
+  value, 0.0)`` before its op, and the tree reads the block as an operand; such a value alone,
+  or ``T.if_then_else(cond, x, y)`` of a condition of indices and values that are each a
+  constant or an index value, into a float destination is ``tt.tile.index_mask(dst, cond, x,
+  y)`` itself (the reader converts it to the destination's dtype).  An index value into an
+  integer destination is a ``TTUnsupportedError`` naming the statement (the compute kernel has
+  no integer arithmetic); other nodes in it are refused as in a condition.
 
 A nest of ``T.serial`` / ``T.vectorized`` loops, alone or inside ``T.Parallel`` loops, that is
 an elementwise assignment (``for i in T.serial(M): for j in T.serial(N): B[i, j] = A[i, j] *

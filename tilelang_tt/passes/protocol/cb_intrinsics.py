@@ -24,7 +24,11 @@ Guarantees:
   (row-major within the tile and inside each face), or - when ``cond`` is and / or / not of
   orderings of affine functions of the row and column, and the tile's corners show it uniform
   on the tile when the kernel runs - one word everywhere.  The operands of the condition's
-  comparisons, ``min`` and ``max`` are compared as signed integers (``tt.as_signed``);
+  comparisons, ``min`` and ``max`` are compared as signed integers (``tt.as_signed``).  An
+  ``x`` or ``y`` that is an index value (an integer expression) is converted per element by
+  the core's integer arithmetic (``tt.int_to_float_bits`` and its bfloat16 / float16 forms:
+  rounded to nearest even), never filled per tile; a ``cond`` that is the constant true stores
+  ``x`` alone;
 * reader: ``tt.mcast_read_to_cb`` (PlanMulticastTT) is part of the batch: its page reads only
   on the group's sender; receivers signal the sender before the reads, senders multicast
   after the read barrier, receivers then wait for the data (``multicast_lower.py``); one
