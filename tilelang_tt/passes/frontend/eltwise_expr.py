@@ -65,7 +65,8 @@ DERIVED_CALLS = {"tirx.exp2": ("exp", 0.6931471805599453, None),
 _DERIVED_FOLDS = {"tirx.exp2": lambda x: 2.0 ** x, "prim.log2": math.log2,
                   "tirx.log2": math.log2, "tirx.exp10": lambda x: 10.0 ** x,
                   "tirx.log10": math.log10}
-SUPPORTED = ("elementwise expressions of buffer elements and float constants built from +, -, "
+SUPPORTED = ("elementwise expressions of buffer elements, float constants and index values "
+             "(integer expressions of indices, used as floats) built from +, -, "
              "*, /, T.exp, T.exp2, T.exp10, T.log, T.log2, T.log10, T.sqrt, T.rsqrt, T.sigmoid, "
              "T.tanh, T.abs, T.floor, T.ceil, T.trunc, T.round, T.nearbyint, T.sin, T.cos, T.tan, "
              "T.atan, T.sinh, T.cosh, T.asin, T.acos, T.asinh, T.acosh, T.atanh, T.erf, T.log1p, "
