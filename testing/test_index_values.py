@@ -88,7 +88,8 @@ def test_alibi_bias_and_index_sum(dtype):
 
 
 def test_positions_through_cos_and_sin_and_a_masked_select(tmp_path):
-    """Rotary-style ``T.cos(pos * freq[j])`` / ``T.sin`` of the row's position, and an argmax
+    """Rotary-style ``T.cos(pos * freq[j])`` / ``T.sin`` of the row's position, ``pos * g[j]``
+    exact for positions above 2^11, and an argmax
     idiom (TileLang's topk, into a float32 fragment): ``T.if_then_else(m[i] == a[i, j], j,
     -1.0)`` reduced by ``T.reduce_max``, mixing an index value with buffer values."""
     func = kernel_from_source(tmp_path, '''
@@ -96,19 +97,26 @@ import tilelang_tt.language as T
 
 @T.prim_func
 def k(A: T.Tensor((64, 64), "float32"), F: T.Tensor((64,), "float32"),
-      C: T.Tensor((64, 64), "float32"), D: T.Tensor((64, 64), "float32"),
+      G: T.Tensor((64,), "float32"), C: T.Tensor((64, 64), "float32"),
+      D: T.Tensor((64, 64), "float32"), E: T.Tensor((64, 64), "float32"),
       I: T.Tensor((64,), "float32")):
     with T.Kernel(2, 2) as (bx, by):
         f = T.alloc_fragment((32,), "float32")
         c = T.alloc_fragment((32, 32), "float32")
         d = T.alloc_fragment((32, 32), "float32")
+        g = T.alloc_fragment((32,), "float32")
+        e = T.alloc_fragment((32, 32), "float32")
         T.copy(F[bx * 32], f)
+        T.copy(G[bx * 32], g)
         for i, j in T.Parallel(32, 32):
             c[i, j] = T.cos(T.Cast("float32", by * 32 + i) * f[j])
         for i, j in T.Parallel(32, 32):
             d[i, j] = T.sin(T.Cast("float32", by * 32 + i) * f[j])
+        for i, j in T.Parallel(32, 32):
+            e[i, j] = T.Cast("float32", by * 32 + i + 5000) * g[j]
         T.copy(c, C[by * 32, bx * 32])
         T.copy(d, D[by * 32, bx * 32])
+        T.copy(e, E[by * 32, bx * 32])
     with T.Kernel(2) as bx:
         a = T.alloc_fragment((32, 64), "float32")
         m = T.alloc_fragment((32,), "float32")
@@ -121,14 +129,18 @@ def k(A: T.Tensor((64, 64), "float32"), F: T.Tensor((64,), "float32"),
         T.reduce_max(idx, best, dim=1)
         T.copy(best, I[bx * 32])
 ''')
-    art = tilelang_tt.compile(func, out_idx=[2, 3, 4])
+    art = tilelang_tt.compile(func, out_idx=[3, 4, 5, 6])
     rng = np.random.default_rng(5)
     a = rng.uniform(-1, 1, (M, N)).astype(np.float32)
     freq = (1.0 / 10000 ** (np.arange(N) % 32 / 32)).astype(np.float32) * 0.05
-    c, d, best = (as_f32(x) for x in art(a, freq))
+    g = (2.0 ** -(np.arange(N) % 8)).astype(np.float32)
+    c, d, e, best = (as_f32(x) for x in art(a, freq, g))
     r, _ = _positions()
     np.testing.assert_allclose(c, np.cos(r * freq[None, :]), rtol=0, atol=2e-3)
     np.testing.assert_allclose(d, np.sin(r * freq[None, :]), rtol=0, atol=2e-3)
+    # positions above 2^11 times a vector: exact (the value block is never a matrix-engine
+    # broadcast's block side, whose SrcA would keep TF32)
+    np.testing.assert_array_equal(e, (r + 5000) * g[None, :])
     np.testing.assert_array_equal(best, a.argmax(axis=1).astype(np.float32))
 
 

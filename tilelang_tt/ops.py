@@ -241,6 +241,11 @@ _op("tensor_accessor", "meta", "handle",
 # constants and TIR's +, -, *, / (passes/eltwise_expr.py); it is an operand of tt.tile.expr
 # and tt.eltwise.
 _op("expr.load", "expr", "float32", "expr.load(k): an element of operand k (a block)", "k:imm")
+_op("expr.value", "expr", "float32",
+    "expr.value(k): an element of operand k, a block of index values the reader computed "
+    "(read as expr.load, copy_tile into a fresh DST slot, but never the block side of a "
+    "matrix-engine broadcast: its SrcA would keep float32 as TF32, and the values are exact "
+    "integers up to 2^24)", "k:imm")
 _op("expr.load_t", "expr", "float32",
     "expr.load_t(k): an element of operand k read transposed (operand k is the destination's "
     "block transposed: element (i, j) of the result reads element (j, i) of it; on Tensix "

@@ -5,6 +5,10 @@ classifies them), D4 and D5 (which evaluate them in DST).  A tree is a float32 P
 
 * ``tt.expr.load(k)`` - an element of operand ``k`` (a block buffer, ``copy_tile`` into a
   fresh DST slot);
+* ``tt.expr.value(k)`` - an element of operand ``k``, a block of index values the reader
+  computed: a ``load`` everywhere (``copy_tile``), except that it is never the block side of
+  a matrix-engine broadcast (SrcA would keep its float32 as TF32), so a vector next to it is
+  broadcast into a DST slot of its own;
 * ``tt.expr.load_t(k)`` - an element of operand ``k`` read transposed: operand ``k`` holds the
   destination's block transposed (``[cols, rows]``), element ``(i, j)`` reads its ``(j, i)``
   (``transpose_tile`` of tile ``(c, r)`` into a fresh DST slot for destination tile ``(r, c)``);
@@ -151,6 +155,10 @@ def unary_form(value, dtype):
 # --- tree construction ------------------------------------------------------------------
 def load(k: int):
     return ops.call("tt.expr.load", tirx.IntImm("int32", k))
+
+
+def value_load(k: int):
+    return ops.call("tt.expr.value", tirx.IntImm("int32", k))
 
 
 def load_t(k: int):
@@ -416,7 +424,7 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
             return load_t(operand(ld)) if transposed(ld) else load(operand(ld))
         term = index_term(e) if index_value is not None else None
         if term is not None:
-            return load(operand(index_value(term)))
+            return value_load(operand(index_value(term)))
         node = broadcast(e)
         if node is not None:
             return node
@@ -484,7 +492,7 @@ def _is_float(e) -> bool:
 def leaf(node):
     """("load" | "load_t" | "col" | "row", k) for a leaf, else None."""
     name = ops.tt_op_name(node)
-    if name == "tt.expr.load":
+    if name in ("tt.expr.load", "tt.expr.value"):  # (an index-value block reads as a load)
         return "load", int(node.args[0])
     if name == "tt.expr.load_t":
         return "load_t", int(node.args[0])
@@ -536,6 +544,9 @@ def postfix(tree) -> list[tuple[str, object]]:
         if op is None:
             raise ValueError(f"`{e}` is not an elementwise expression node")
         la, lb = leaf(e.a), leaf(e.b)
+        # an index-value block is never a broadcast's block side (SrcA: TF32)
+        la = None if ops.tt_op_name(e.a) == "tt.expr.value" else la
+        lb = None if ops.tt_op_name(e.b) == "tt.expr.value" else lb
         vec = ("col", "row")
         if op in ops.ELTWISE_BINARY and la and lb and la[0] == "load" and lb[0] in vec:
             out.append(("bcast", (op, la[1], lb[1], lb[0])))
