@@ -54,6 +54,7 @@ KINDS = {
     "str": "a string",
     "region": "a buffer region",
     "cond": "a condition (a boolean expression of integers)",
+    "value": "a float constant, or an integer expression (an index value, converted to float)",
 }
 KERNELS = ("reader", "compute", "writer")
 
@@ -240,6 +241,11 @@ _op("tensor_accessor", "meta", "handle",
 # constants and TIR's +, -, *, / (passes/eltwise_expr.py); it is an operand of tt.tile.expr
 # and tt.eltwise.
 _op("expr.load", "expr", "float32", "expr.load(k): an element of operand k (a block)", "k:imm")
+_op("expr.value", "expr", "float32",
+    "expr.value(k): an element of operand k, a block of index values the reader computed "
+    "(read as expr.load, copy_tile into a fresh DST slot, but never the block side of a "
+    "matrix-engine broadcast: its SrcA would keep float32 as TF32, and the values are exact "
+    "integers up to 2^24)", "k:imm")
 _op("expr.load_t", "expr", "float32",
     "expr.load_t(k): an element of operand k read transposed (operand k is the destination's "
     "block transposed: element (i, j) of the result reads element (j, i) of it; on Tensix "
@@ -295,9 +301,11 @@ _op("tile.cumsum", "tile", "void",
     "elements i..end)", "dst:region src:region dim:imm reverse:imm")
 
 _op("tile.index_mask", "tile", "void",
-    "tile.index_mask(dst, cond, x, y): dst = x where `cond` holds, else y (float constants); "
-    "`cond` is a condition of tt.mask.index(d) (the element's position in the block), block "
-    "indices and loop variables - no buffer element", "dst:region cond:cond x:float y:float")
+    "tile.index_mask(dst, cond, x, y): dst = x where `cond` holds, else y (each a float "
+    "constant or an index value: an integer expression converted to dst's float dtype); `cond` "
+    "and the index values are expressions of tt.mask.index(d) (the element's position in the "
+    "block), block indices and loop variables - no buffer element",
+    "dst:region cond:cond x:value y:value")
 
 # --- abstract tile dataflow (C1-D5) ---------------------------------------------------------
 _op("read_to_cb", "abstract", "void",
@@ -330,9 +338,10 @@ _op("cb_to_shard", "abstract", "void",
     "cb:cb.in tensor:tensor ntiles:imm", kernel="writer", engine="cb")
 _op("mask_to_cb", "abstract", "void",
     "mask_to_cb(cb, rows, cols, cond, x, y): a rows x cols block of tiles, x where `cond` holds "
-    "(tt.mask.index(0) / (1): the element's row / column in the block) and y elsewhere, "
-    "written into cb's L1 by the reader's RISC-V core in the tile's face layout",
-    "cb:cb.out rows:imm cols:imm cond:cond x:float y:float", kernel="reader", engine="riscv")
+    "(tt.mask.index(0) / (1): the element's row / column in the block) and y elsewhere (each a "
+    "float constant or an integer expression of the same, converted to cb's dtype), written "
+    "into cb's L1 by the reader's RISC-V core in the tile's face layout",
+    "cb:cb.out rows:imm cols:imm cond:cond x:value y:value", kernel="reader", engine="riscv")
 # a tensor read as scalars in `if` conditions (passes/dataflow/scalar_reads.py): the reader
 # reads the DRAM page holding the element into a CB page and pushes it; each kernel that
 # branches on it binds the element's word (compute: read_tile_value of the page it waited for)
@@ -456,6 +465,41 @@ _op("as_signed", "dataflow", "int32",
     "as_signed(x): the integer x as a signed 32-bit value (kernels compute indices in uint32_t: "
     "the operands of comparisons that may be negative)", "x:int", kernel="any",
     engine="riscv", cpp="static_cast<int32_t>")
+# an index value (an integer expression) written as a float element by the reader's RISC-V core,
+# which has no float unit: integer arithmetic only
+_INT_TO_FLOAT_BITS = (
+    "([](int32_t v) -> uint32_t {{ if (v == 0) return 0u; "
+    "uint32_t s = v < 0 ? 0x80000000u : 0u; "
+    "uint32_t a = v < 0 ? 0u - static_cast<uint32_t>(v) : static_cast<uint32_t>(v); "
+    "int32_t e = 31; while (!(a >> e)) --e; "
+    "if (e <= 23) return s | (static_cast<uint32_t>(e + 127) << 23) | "
+    "((a << (23 - e)) & 0x7FFFFFu); "
+    "uint32_t sh = static_cast<uint32_t>(e - 23), m = a >> sh, rem = a & ((1u << sh) - 1u), "
+    "half = 1u << (sh - 1u); "
+    "if (rem > half || (rem == half && (m & 1u))) {{ if (++m == (1u << 24)) {{ m >>= 1; ++e; }} }} "
+    "return s | (static_cast<uint32_t>(e + 127) << 23) | (m & 0x7FFFFFu); }})({0})")
+_op("int_to_float_bits", "dataflow", "int32",
+    "int_to_float_bits(x): the bits of the float32 nearest the signed 32-bit integer x (ties to "
+    "even; exact below 2^24), in the RISC-V core's integer arithmetic (no float unit)", "x:int",
+    kernel="any", engine="riscv", cpp=_INT_TO_FLOAT_BITS)
+_op("int_to_bfloat16_bits", "dataflow", "int32",
+    "int_to_bfloat16_bits(x): the bits of the bfloat16 nearest that float32 "
+    "(int_to_float_bits(x) rounded to nearest even: exact below 2^8), in integer arithmetic",
+    "x:int", kernel="any", engine="riscv",
+    cpp="([](uint32_t b) -> uint32_t {{ return (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16; }})("
+        + _INT_TO_FLOAT_BITS + ")")
+_op("int_to_float16_bits", "dataflow", "int32",
+    "int_to_float16_bits(x): the bits of the float16 nearest that float32 "
+    "(int_to_float_bits(x) rounded to nearest even: exact below 2^11, infinite from 65520), in "
+    "integer arithmetic", "x:int", kernel="any", engine="riscv",
+    cpp="([](uint32_t b) -> uint32_t {{ uint32_t s = (b >> 16) & 0x8000u; "
+        "if ((b & 0x7FFFFFFFu) == 0u) return s; "
+        "int32_t e = static_cast<int32_t>((b >> 23) & 0xFFu) - 112; "
+        "if (e >= 31) return s | 0x7C00u; "
+        "uint32_t m = b & 0x7FFFFFu, h = s | (static_cast<uint32_t>(e) << 10) | (m >> 13), "
+        "rem = m & 0x1FFFu; "
+        "if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h; return h; }})("
+        + _INT_TO_FLOAT_BITS + ")")
 _op("noc_async_read_barrier", "dataflow", "void", "wait for this kernel's NOC reads",
     kernel="reader", engine="noc", cpp="noc_async_read_barrier")
 _op("noc_async_write_barrier", "dataflow", "void", "wait for this kernel's NOC writes "
@@ -801,6 +845,8 @@ def _check_kind(kind: str, x) -> bool:
         return isinstance(x, tvm.ir.TensorRegion)
     if kind == "cond":
         return isinstance(x, tvm.ir.Expr) and str(x.ty) == "bool"
+    if kind == "value":
+        return isinstance(x, tirx.FloatImm) or _is_int_expr(x)
     return False
 
 

@@ -5,6 +5,10 @@ classifies them), D4 and D5 (which evaluate them in DST).  A tree is a float32 P
 
 * ``tt.expr.load(k)`` - an element of operand ``k`` (a block buffer, ``copy_tile`` into a
   fresh DST slot);
+* ``tt.expr.value(k)`` - an element of operand ``k``, a block of index values the reader
+  computed: a ``load`` everywhere (``copy_tile``), except that it is never the block side of
+  a matrix-engine broadcast (SrcA would keep its float32 as TF32), so a vector next to it is
+  broadcast into a DST slot of its own;
 * ``tt.expr.load_t(k)`` - an element of operand ``k`` read transposed: operand ``k`` holds the
   destination's block transposed (``[cols, rows]``), element ``(i, j)`` reads its ``(j, i)``
   (``transpose_tile`` of tile ``(c, r)`` into a fresh DST slot for destination tile ``(r, c)``);
@@ -38,7 +42,7 @@ import tvm_ffi
 from tvm import tirx
 
 from ... import ops
-from ..common import buffer_dtype
+from ..common import buffer_dtype, collect
 
 UNARY_CALLS = {"tirx.exp": "exp", "tirx.log": "log", "tirx.sqrt": "sqrt", "tirx.rsqrt": "rsqrt",
                "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs",
@@ -65,7 +69,8 @@ DERIVED_CALLS = {"tirx.exp2": ("exp", 0.6931471805599453, None),
 _DERIVED_FOLDS = {"tirx.exp2": lambda x: 2.0 ** x, "prim.log2": math.log2,
                   "tirx.log2": math.log2, "tirx.exp10": lambda x: 10.0 ** x,
                   "tirx.log10": math.log10}
-SUPPORTED = ("elementwise expressions of buffer elements and float constants built from +, -, "
+SUPPORTED = ("elementwise expressions of buffer elements, float constants and index values "
+             "(integer expressions of indices, used as floats) built from +, -, "
              "*, /, T.exp, T.exp2, T.exp10, T.log, T.log2, T.log10, T.sqrt, T.rsqrt, T.sigmoid, "
              "T.tanh, T.abs, T.floor, T.ceil, T.trunc, T.round, T.nearbyint, T.sin, T.cos, T.tan, "
              "T.atan, T.sinh, T.cosh, T.asin, T.acos, T.asinh, T.acosh, T.atanh, T.erf, T.log1p, "
@@ -152,6 +157,10 @@ def load(k: int):
     return ops.call("tt.expr.load", tirx.IntImm("int32", k))
 
 
+def value_load(k: int):
+    return ops.call("tt.expr.value", tirx.IntImm("int32", k))
+
+
 def load_t(k: int):
     return ops.call("tt.expr.load_t", tirx.IntImm("int32", k))
 
@@ -204,8 +213,68 @@ class VectorOperand:
                 and tvm_ffi.structural_equal(self.load, other.load))
 
 
-def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=None):
+def index_term(e):
+    """The integer expression of an *index value* ``e``, else None: ``e`` is an integer
+    expression that reads no buffer element and is not a constant (a function of element and
+    block indices, loop variables and bindings: ``bx * 32 + j``), or such an expression
+    converted to a float type (``T.Cast("float32", j - i)``, what TVMScript makes of
+    ``a + j`` for a float ``a``)."""
+    inner = e.value if isinstance(e, tirx.Cast) and _is_float(e) else e
+    if not str(getattr(inner, "ty", "")).startswith(("int", "uint", "bool")):
+        return None
+    if _const(inner) is not None or collect(inner, tvm.ir.TensorLoad) or \
+            not collect(inner, tvm.ir.Var):
+        return None
+    return inner
+
+
+def group_index_terms(value):
+    """``value`` with the index values of each float sum (``a + (by * 32 + i) * 100 + bx * 32 +
+    j``: three casts of integers) added as integers first, into one index value (``a +
+    float((by * 32 + i) * 100 + bx * 32 + j)``): one block for the reader to compute instead of
+    several.  Exact while the partial sums are integers a float32 holds exactly (below 2^24)."""
+    def terms(e, sign, out):
+        if isinstance(e, (tirx.Add, tirx.Sub)) and _is_float(e):
+            terms(e.a, sign, out)
+            terms(e.b, sign if isinstance(e, tirx.Add) else -sign, out)
+        else:
+            out.append((sign, e))
+        return out
+
+    def regroup(e):
+        if not (isinstance(e, (tirx.Add, tirx.Sub)) and _is_float(e)):
+            return e
+        parts = terms(e, 1, [])
+        index = [(s, index_term(t)) for s, t in parts if index_term(t) is not None]
+        if len(index) < 2:
+            return e
+        rest = [(s, t) for s, t in parts if index_term(t) is None]
+        total = None
+        for s, t in index:
+            t = t if str(t.ty) == "int32" else tirx.Cast("int32", t)
+            if total is None:
+                total = t if s > 0 else tirx.IntImm("int32", 0) - t
+            else:
+                total = total + t if s > 0 else total - t
+        grouped = tirx.Cast(str(e.ty), total)
+        first = bool(rest) and rest[0][0] > 0
+        out = rest[0][1] if first else grouped
+        for s, t in rest[1:] if first else rest:
+            out = out + t if s > 0 else out - t
+        return out + grouped if first else out
+
+    return tvm_ffi.structural_map(value, [(tirx.Add, regroup), (tirx.Sub, regroup)],
+                                  order="post")
+
+
+def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=None,
+                 index_value=None):
     """(tree, operands) of an elementwise expression, or None if it is not one.
+
+    ``index_value(expr)``, when given, returns for an index value (:func:`index_term`: an
+    integer expression of element and block indices used as data) the element load of a block
+    of those values that A0 has the reader compute (``tt.tile.index_mask`` with the value);
+    the tree reads it as any other operand.
 
     ``index_mask(cond)``, when given, returns for a condition of ``T.if_then_else`` that reads
     no buffer element (a function of element and block indices) the element load of a block of
@@ -353,6 +422,9 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
         ld = as_load(e, dtype)
         if ld is not None and not (is_vector and is_vector(ld)):
             return load_t(operand(ld)) if transposed(ld) else load(operand(ld))
+        term = index_term(e) if index_value is not None else None
+        if term is not None:
+            return value_load(operand(index_value(term)))
         node = broadcast(e)
         if node is not None:
             return node
@@ -397,7 +469,7 @@ def compile_expr(value, dtype, is_vector=None, is_transposed=None, index_mask=No
             return _combine(op, *sides)
         return None
 
-    tree = visit(value)
+    tree = visit(group_index_terms(value) if index_value is not None else value)
     if tree is None or not operands:
         return None
     return tree, operands
@@ -420,7 +492,7 @@ def _is_float(e) -> bool:
 def leaf(node):
     """("load" | "load_t" | "col" | "row", k) for a leaf, else None."""
     name = ops.tt_op_name(node)
-    if name == "tt.expr.load":
+    if name in ("tt.expr.load", "tt.expr.value"):  # (an index-value block reads as a load)
         return "load", int(node.args[0])
     if name == "tt.expr.load_t":
         return "load_t", int(node.args[0])
@@ -472,6 +544,9 @@ def postfix(tree) -> list[tuple[str, object]]:
         if op is None:
             raise ValueError(f"`{e}` is not an elementwise expression node")
         la, lb = leaf(e.a), leaf(e.b)
+        # an index-value block is never a broadcast's block side (SrcA: TF32)
+        la = None if ops.tt_op_name(e.a) == "tt.expr.value" else la
+        lb = None if ops.tt_op_name(e.b) == "tt.expr.value" else lb
         vec = ("col", "row")
         if op in ops.ELTWISE_BINARY and la and lb and la[0] == "load" and lb[0] in vec:
             out.append(("bcast", (op, la[1], lb[1], lb[0])))

@@ -31,6 +31,15 @@ accessed at one index throughout the body (else a ``TTUnsupportedError``):
   either vector orientation).  Equal conditions of one statement share one mask; other nodes
   in such a condition, or such a condition in a nest of three loops, are a
   ``TTUnsupportedError`` naming the statement.
+* an index value used as data (:func:`.eltwise_expr.index_term`: an integer expression of
+  the same kinds, ``T.Cast("float32", bx * 32 + j)``, the index terms of one float sum added
+  as integers first) gets a new float32 block buffer and ``tt.tile.index_mask(block, True,
+  value, 0.0)`` before its op, and the tree reads the block as an operand; such a value alone,
+  or ``T.if_then_else(cond, x, y)`` of a condition of indices and values that are each a
+  constant or an index value, into a float destination is ``tt.tile.index_mask(dst, cond, x,
+  y)`` itself (the reader converts it to the destination's dtype).  An index value into an
+  integer destination is a ``TTUnsupportedError`` naming the statement (the compute kernel has
+  no integer arithmetic); other nodes in it are refused as in a condition.
 
 A nest of ``T.serial`` / ``T.vectorized`` loops, alone or inside ``T.Parallel`` loops, that is
 an elementwise assignment (``for i in T.serial(M): for j in T.serial(N): B[i, j] = A[i, j] *
@@ -83,8 +92,8 @@ from ..common import tt_map, with_tile_span
 from .parallel_diagnose import not_elementwise
 from .parallel_fold import fold_as_reduction
 from .eltwise_expr import (
-    SUPPORTED, VectorOperand, apply, as_load, compile_expr, constant_value, load, unary_form,
-    vector,
+    SUPPORTED, VectorOperand, apply, as_load, compile_expr, constant_value, group_index_terms,
+    index_term, load, unary_form, vector,
 )
 
 _BINARY = {tirx.Add: "Add", tirx.Sub: "Sub", tirx.Mul: "Mul"}
@@ -333,11 +342,14 @@ def _lower_nest(nest: _Nest, fresh):
     if unary is not None and is_vector(unary[1]) or binary and any(
             x is not None and is_vector(x) for x in binary) or transposes:
         unary = binary = None  # broadcasts and transposed reads are expression programs
-    tree, masks = None, []
-    selected = _constant_select(value, nest)
+    tree, masks, values = None, [], []
+    selected = _reader_values(value, dtype, nest)
     if selected is not None:  # dst = x or y by a condition of indices: the reader writes it
         cond, x, y = selected
         _check_index_condition(cond, nest, dst_buf, span)
+        for v in (x, y):
+            if not isinstance(v, float):
+                _check_index_value(v, nest, dst_buf, span)
         allocs, epilogue = [], []
         dst = _access_region(dst_buf, list(store.indices), nest, ana, "destination")
         if buffer_scope(dst_buf) == "global":  # through a staged block, as any destination
@@ -369,7 +381,9 @@ def _lower_nest(nest: _Nest, fresh):
         kind, loads = _BINARY[type(value)], binary
     else:
         compiled = compile_expr(value, dtype, is_vector, is_transposed,
-                                lambda cond: _index_mask(cond, nest, dst_buf, masks, fresh, span))
+                                lambda cond: _index_mask(cond, nest, dst_buf, masks, fresh, span),
+                                lambda term: _index_value(term, nest, dst_buf, values, fresh,
+                                                          span))
         if compiled is None:
             raise TTUnsupportedError(
                 f"T.Parallel body `{dst_buf.name}[...] = {value}` is not supported yet; "
@@ -430,6 +444,11 @@ def _lower_nest(nest: _Nest, fresh):
             allocs.append(tirx.AllocBuffer(mask))
             prologue.append(_index_mask_call(mask[tuple(slice(0, e) for e in shape)], cond,
                                              nest, 1.0, 0.0))
+        for term, value_load in values:
+            block = value_load.source
+            allocs.append(tirx.AllocBuffer(block))
+            prologue.append(_index_mask_call(block[tuple(slice(0, e) for e in shape)],
+                                             tirx.const(True, "bool"), nest, term, 0.0))
     dst = stage(dst_region, True)
     if kind == "Unary":
         op = tirx.TilePrimitiveCall(dst, apply(unary[0], load(0)), srcs[0],
@@ -447,19 +466,33 @@ _MASK_NODES = (tvm.ir.Var, tirx.IntImm, tirx.Add, tirx.Sub, tirx.Mul, tirx.Floor
                tirx.GE, tirx.And, tirx.Or, tirx.Not, tirx.Select)
 
 
-def _constant_select(value, nest):
-    """(cond, x, y) when ``value`` is ``T.if_then_else(cond, x, y)`` (or a Select) of a
-    condition that reads no buffer element and two float constants, else None."""
-    while isinstance(value, tirx.Cast):
+def _reader_values(value, dtype, nest):
+    """(cond, x, y) when the reader can write ``value`` itself, else None: ``T.if_then_else(cond,
+    x, y)`` (or a Select) of a condition that reads no buffer element and two values that are
+    each a float constant (a Python float) or an index value (its integer expression,
+    :func:`.eltwise_expr.index_term`: the reader converts it, so only into a bfloat16, float16
+    or float32 destination), or an index value alone (``(True, v, 0.0)``).  The condition may
+    read single integer tensor elements (:func:`_reads_only_elements`)."""
+    while isinstance(value, tirx.Cast) and index_term(value) is None:
         value = value.value
+    value = group_index_terms(value)
+
+    def side(v):
+        c = constant_value(v)
+        if c is not None:
+            return c
+        term = index_term(v)
+        return term if term is not None and dtype in ("bfloat16", "float16", "float32") else None
+
     if isinstance(value, tirx.Select):
         args = [value.condition, value.true_value, value.false_value]
     elif isinstance(value, tvm.ir.Call) and isinstance(value.op, tvm.ir.Op) and \
             value.op.name in ("tirx.if_then_else", "prim.if_then_else") and len(value.args) == 3:
         args = list(value.args)
     else:
-        return None
-    x, y = (constant_value(a) for a in args[1:])
+        alone = side(value) if index_term(value) is not None else None
+        return None if alone is None else (tirx.const(True, "bool"), alone, 0.0)
+    x, y = (side(a) for a in args[1:])
     if x is None or y is None or not _reads_only_elements(args[0], nest):
         return None
     return args[0], x, y
@@ -480,10 +513,10 @@ def _reads_only_elements(cond, nest) -> bool:
 
 
 def _index_mask_call(region, cond, nest, x, y):
-    """``tt.tile.index_mask(region, cond, x, y)``, the nest's indices in ``cond`` read as the
-    element's position in the block.  A 1-D nest's element ``k`` is at row ``k`` of a column
-    vector's tiles (column 0) or column ``k`` of a row vector's (row 0), an orientation A2
-    decides later: row + column is ``k`` in either."""
+    """``tt.tile.index_mask(region, cond, x, y)``, the nest's indices in ``cond`` (and in ``x``
+    / ``y`` when they are index values) read as the element's position in the block.  A 1-D
+    nest's element ``k`` is at row ``k`` of a column vector's tiles (column 0) or column ``k`` of
+    a row vector's (row 0), an orientation A2 decides later: row + column is ``k`` in either."""
     def index(d):
         return ops.call("tt.mask.index", tirx.IntImm("int32", d))
 
@@ -491,8 +524,41 @@ def _index_mask_call(region, cond, nest, x, y):
         at = {nest.vars[0]: index(0) + index(1)}
     else:
         at = {v: index(d) for d, v in enumerate(nest.vars)}
-    return tirx.TilePrimitiveCall(region, substitute(cond, at), tirx.FloatImm("float32", x),
-                                  tirx.FloatImm("float32", y), op=ops.op("tt.tile.index_mask"))
+
+    def value(v):
+        return tirx.FloatImm("float32", v) if isinstance(v, float) else substitute(v, at)
+
+    return tirx.TilePrimitiveCall(region, substitute(cond, at), value(x), value(y),
+                                  op=ops.op("tt.tile.index_mask"))
+
+
+def _index_value(term, nest, dst_buf, values, fresh, span):
+    """The element load of a float32 block of the index value ``term`` (an integer expression
+    of element and block indices, loop variables and bindings), which the reader computes
+    (``tt.tile.index_mask(block, True, term, 0.0)``).  Equal values of one body share one
+    block; ``values`` collects (term, load)."""
+    for seen, value_load in values:
+        if tvm_ffi.structural_equal(seen, term):
+            return value_load
+    _check_index_value(term, nest, dst_buf, span)
+    block = tirx.decl_buffer(list(nest.extents), "float32", fresh(f"{dst_buf.name}_index"),
+                             scope="shared")
+    value_load = block[tuple(nest.vars)]
+    values.append((term, value_load))
+    return value_load
+
+
+def _check_index_value(term, nest, dst_buf, span):
+    """An index value used as data: integer arithmetic as a mask condition is, into a float
+    destination (the compute kernel computes in float32 only)."""
+    dtype = buffer_dtype(dst_buf)
+    if not dtype.startswith(("float", "bfloat")):
+        raise TTUnsupportedError(
+            f"T.Parallel body `{dst_buf.name}[...] = ...`: the index value `{term}` is stored "
+            f"into {dst_buf.name} of dtype {dtype}; the compute kernel has no integer "
+            "arithmetic, so index values go into float buffers only (store into a float32 "
+            "buffer, exact up to 2^24)", span=span)
+    _check_index_condition(term, nest, dst_buf, span, what="index value")
 
 
 def _index_mask(cond, nest, dst_buf, masks, fresh, span):
@@ -513,15 +579,21 @@ def _index_mask(cond, nest, dst_buf, masks, fresh, span):
     return mask_load
 
 
-def _check_index_condition(cond, nest, dst_buf, span):
-    """A condition computed from indices must be integer arithmetic in a 2-D nest."""
+def _check_index_condition(cond, nest, dst_buf, span, what="condition"):
+    """A condition (or an index value) computed from indices must be integer arithmetic in a
+    1-D or 2-D nest."""
     bad = []
 
     sources = [ld.source for ld in collect(cond, tvm.ir.TensorLoad)]
 
+    def integer(e):
+        return str(e.ty).startswith(("int", "uint", "bool"))
+
     def visit(e):
         if any(e.same_as(src) for src in sources):
             return  # the tensor of an element read (its load is checked)
+        if isinstance(e, tirx.Cast) and integer(e) and integer(e.value):
+            return  # between integer types
         if isinstance(e, tvm.ir.TensorLoad):
             if any(uses_var(e, v) for v in nest.vars):
                 bad.append(e)  # an element per mask element: not a value the reader has
@@ -534,13 +606,13 @@ def _check_index_condition(cond, nest, dst_buf, span):
     tvm_ffi.structural_walk(cond, (tvm.ir.Expr, visit), order="pre")
     if bad:
         raise TTUnsupportedError(
-            f"T.Parallel body `{dst_buf.name}[...] = ...`: the condition `{cond}` is computed "
+            f"T.Parallel body `{dst_buf.name}[...] = ...`: the {what} `{cond}` is computed "
             f"from indices, but `{bad[0]}` is not integer arithmetic (+, -, *, //, %, min, max, "
             "comparisons, and / or / not of block indices, loop variables and the T.Parallel "
             "indices)", span=span)
     if len(nest.vars) not in (1, 2):
         raise TTUnsupportedError(
-            f"T.Parallel body `{dst_buf.name}[...] = ...`: a condition computed from indices "
+            f"T.Parallel body `{dst_buf.name}[...] = ...`: a {what} computed from indices "
             f"(`{cond}`) needs a 1-D or 2-D T.Parallel nest over a block", span=span)
     # kernels compute indices as unsigned integers: `//` and `%` only of values that cannot be
     # negative (every variable an index: the nest's within its extents, the others >= 0)
@@ -555,7 +627,7 @@ def _check_index_condition(cond, nest, dst_buf, span):
     for d in collect(cond, (tirx.FloorDiv, tirx.FloorMod)):
         if not (ana.can_prove(d.a >= 0) and ana.can_prove(d.b > 0)):
             raise TTUnsupportedError(
-                f"T.Parallel body `{dst_buf.name}[...] = ...`: in the condition `{cond}`, "
+                f"T.Parallel body `{dst_buf.name}[...] = ...`: in the {what} `{cond}`, "
                 f"`{d}` may divide a negative value; kernels compute indices unsigned, so `//` "
                 "and `%` need a non-negative dividend and a positive divisor (add a multiple of "
                 "the divisor first)", span=span)

@@ -24,7 +24,11 @@ Guarantees:
   (row-major within the tile and inside each face), or - when ``cond`` is and / or / not of
   orderings of affine functions of the row and column, and the tile's corners show it uniform
   on the tile when the kernel runs - one word everywhere.  The operands of the condition's
-  comparisons, ``min`` and ``max`` are compared as signed integers (``tt.as_signed``);
+  comparisons, ``min`` and ``max`` are compared as signed integers (``tt.as_signed``).  An
+  ``x`` or ``y`` that is an index value (an integer expression) is converted per element by
+  the core's integer arithmetic (``tt.int_to_float_bits`` and its bfloat16 / float16 forms:
+  rounded to nearest even), never filled per tile; a ``cond`` that is the constant true stores
+  ``x`` alone;
 * reader: ``tt.mcast_read_to_cb`` (PlanMulticastTT) is part of the batch: its page reads only
   on the group's sender; receivers signal the sender before the reads, senders multicast
   after the read barrier, receivers then wait for the data (``multicast_lower.py``); one
@@ -219,18 +223,34 @@ def _uniform(cond, r0, c0):
     return visit(_at(cond, row, col))
 
 
+def _value_bits(value, dtype: str, row, col):
+    """The bits of one element of ``dtype`` holding ``value`` at the element (row, col): a float
+    constant's bits (:func:`_element_bits`), or an index value (an integer expression of the
+    element's position) converted by the RISC-V core's integer arithmetic
+    (``tt.int_to_float_bits``: float32 to nearest even, exact below 2^24; bfloat16 and float16:
+    that float32 rounded to nearest even, as :func:`_element_bits` rounds constants)."""
+    if isinstance(value, tirx.FloatImm):
+        return tirx.IntImm("uint32", _element_bits(float(value.value), dtype))
+    convert = {"float32": "tt.int_to_float_bits", "bfloat16": "tt.int_to_bfloat16_bits",
+               "float16": "tt.int_to_float16_bits"}[dtype]
+    return tirx.Cast("uint32", ops.call(convert, ops.call("tt.as_signed", _at(value, row, col))))
+
+
 def lower_mask(call, dtype: str):
     """A block of ``x`` / ``y`` tiles by the mask condition, written by the reader's RISC-V
     core into the CB's L1 in the tiles' face layout (32x32 tile = four 16x16 faces: top-left,
-    top-right, bottom-left, bottom-right; row-major inside a face).  A tile the condition is
-    uniform on (:func:`_uniform`, decided per tile when the kernel runs) is filled with one
-    word; the others are computed element by element."""
+    top-right, bottom-left, bottom-right; row-major inside a face).  ``x`` and ``y`` are float
+    constants or index values (:func:`_value_bits`); a condition that is the constant true
+    writes ``x`` alone.  A tile the condition is uniform on (:func:`_uniform`, decided per tile
+    when the kernel runs), when both values are constants, is filled with one word; the others
+    are computed element by element."""
     cb, rows, cols, cond, x, y = call.args
     rows, cols = int(rows), int(cols)
     n = int_imm(rows * cols)
     if dtype not in ("bfloat16", "float16", "float32"):
         raise TTVerifyError(f"index mask CB {cb.name} has dtype {dtype}")
-    x_bits, y_bits = (_element_bits(float(v.value), dtype) for v in (x, y))
+    constants = all(isinstance(v, tirx.FloatImm) for v in (x, y))
+    always = isinstance(cond, tirx.IntImm) and int(cond.value) == 1
     size = 4 if dtype == "float32" else 2
     per_word = 4 // size
     l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
@@ -246,9 +266,12 @@ def lower_mask(call, dtype: str):
             word = []
             for e in range(per_word):
                 col = tc * 32 + fc * 16 + w * per_word + e
-                word.append(tirx.Select(_signed(_at(cond, row, col)),
-                                        tirx.IntImm("uint32", x_bits << (16 * e)),
-                                        tirx.IntImm("uint32", y_bits << (16 * e))))
+                xb, yb = (_value_bits(v, dtype, row, col) for v in (x, y))
+                if e:
+                    xb, yb = (b * tirx.IntImm("uint32", 1 << 16) if not
+                              isinstance(b, tirx.IntImm) else tirx.IntImm("uint32", int(b) << 16)
+                              for b in (xb, yb))
+                word.append(xb if always else tirx.Select(_signed(_at(cond, row, col)), xb, yb))
             value = word[0] if per_word == 1 else word[0] + word[1]
             elem = (fr * 2 + fc) * 256 + r * 16 + w * per_word
             return ops.evaluate("tt.l1_store_u32", base + elem * size, value, span=call.span)
@@ -258,9 +281,10 @@ def lower_mask(call, dtype: str):
                 "tt.l1_store_u32", base + w * 4, word_of(bits), span=call.span), ["w"])
 
         elements = loop_nest([2, 2, 16, 16 // per_word], store, ["fr", "fc", "r", "w"])
-        uniform = _uniform(cond, tr * 32, tc * 32)
+        uniform = _uniform(cond, tr * 32, tc * 32) if constants else None
         if uniform is None:
             return elements
+        x_bits, y_bits = (_element_bits(float(v.value), dtype) for v in (x, y))
         every, none = (_signed(u) for u in uniform)
         return tirx.IfThenElse(every, fill(x_bits),
                                tirx.IfThenElse(none, fill(y_bits), elements))
