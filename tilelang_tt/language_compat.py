@@ -122,7 +122,7 @@ _refuse("TVM's schedulable blocks (T.sblock, with their T.reads / T.writes and b
         "statements there (an annotation such as T.annotate_safe_value then applies to the "
         "whole kernel)", "sblock", "sblock_attr", "sblock_alloc_buffer")
 _refuse(_NOT_YET, "gemm_sp", "im2col", "c2d_im2col",
-        "loop_break", "any_of", "all_of", "reduce_bitand", "reduce_bitor",
+        "loop_break", "reduce_bitand", "reduce_bitor",
         "reduce_bitxor", "print", "device_assert", "rng_init", "rng_rand", "rng_rand_float",
         "ret", "ProducerLoad")
 
