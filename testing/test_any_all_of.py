@@ -160,3 +160,8 @@ def test_any_of_refusals():
                 T.fill(S, 1)
                 if T.all_of(Mask[bx, 0]):
                     T.copy(S, C[bx * 32, 0])
+
+    # condition_dim 1: a one-element local buffer filled in a loop is a scalar assigned in a
+    # loop (A0.1), named; the global slice and a shared buffer of one element run
+    with pytest.raises(TTUnsupportedError, match="scalar block_mask_local is assigned inside a loop"):
+        tilelang.compile(blocksparse(1, "float16", "local", "any"), out_idx=[-1])
