@@ -19,7 +19,8 @@ BM, BN, BK = 64, 64, 32
 
 def blocksparse(cd, dtype, form, op, mask_dtype="bool"):
     """``form``: "global" (``op(BlockMask[by, bx, k, :])``), "shared" / "local" (the slice
-    copied element by element into a buffer first, then ``op(buffer)`` / ``op(buffer[0:cd])``)."""
+    copied element by element into a buffer first, then ``op(buffer)`` / ``op(buffer[0:cd])``),
+    "fragment" (the slice copied by ``T.copy`` into a fragment, then ``op(fragment)``)."""
     shape = (M // BM, N // BN, K // BK, cd)
     test = T.any_of if op == "any" else T.all_of
 
@@ -77,7 +78,25 @@ def blocksparse(cd, dtype, form, op, mask_dtype="bool"):
                     T.gemm(A_shared, B_shared, C_local)
             T.copy(C_local, C[by * BM, bx * BN])
 
-    return {"global": main_global, "shared": main_shared, "local": main_local}[form]
+    @T.prim_func
+    def main_fragment(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+                      BlockMask: T.Tensor(shape, mask_dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((BM, BK), dtype)
+            B_shared = T.alloc_shared((BK, BN), dtype)
+            C_local = T.alloc_fragment((BM, BN), "float32")
+            block_mask = T.alloc_fragment((cd,), mask_dtype)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, BK), num_stages=2):
+                T.copy(BlockMask[by, bx, k, :], block_mask)
+                if test(block_mask):
+                    T.copy(A[by * BM, k * BK], A_shared)
+                    T.copy(B[k * BK, bx * BN], B_shared)
+                    T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * BM, bx * BN])
+
+    return {"global": main_global, "shared": main_shared, "local": main_local,
+            "fragment": main_fragment}[form]
 
 
 def random_mask(cd, seed, mask_dtype):
@@ -106,6 +125,7 @@ CASES = [  # form, op, dtype, condition_dim, mask dtype
     ("global", "all", "bfloat16", 3, "bool"),
     ("shared", "any", "bfloat16", 4, "bool"),
     ("local", "all", "float16", 2, "int8"),
+    ("fragment", "all", "bfloat16", 3, "uint8"),
 ]
 
 
