@@ -100,13 +100,15 @@ def _tune(name: str, configs: list[dict], compile_one: Callable, profile: _Profi
                                      max_mismatched_ratio=profile.max_mismatched_ratio)
             latency = prof.do_bench(input_tensors=inputs)
         except (TTCompileError, AssertionError) as err:
-            failures.append(f"{cfg}: {type(err).__name__}: {str(err).splitlines()[0][:200]}")
+            failures.append((cfg, f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"))
             continue
         if best is None or latency < best[2]:
             best = (kernel, cfg, latency)
     if best is None:
-        raise TTCompileError(f"autotune of {name}: no configuration compiled and ran:\n  "
-                             + "\n  ".join(failures))
+        # the first line carries a reason too: tools that show one line of an error still say why
+        raise TTCompileError(f"autotune of {name}: no configuration compiled and ran "
+                             f"({len(failures)} tried; the first: {failures[0][1]}):\n  "
+                             + "\n  ".join(f"{cfg}: {why}" for cfg, why in failures))
     kernel, cfg, latency = best
     kernel.latency, kernel.config, kernel.ref_latency = latency, dict(cfg), None
     return best
