@@ -261,7 +261,25 @@ def test_tilelang_operation_not_supported_yet_is_named():
                 T.copy(X[bx * 32, 0], X_s)
                 T.reduce_bitand(X_s, R, dim=1)
     msg = str(info.value)
-    assert "T.reduce_bitand: not supported by the Tenstorrent backend yet" in msg and f"{HERE}:" in msg
+    assert "T.reduce_bitand: bitwise reductions need int32 blocks" in msg and f"{HERE}:" in msg
+    assert "no bitwise reduction across a tile's rows or columns" in msg
+
+
+def test_scalar_assigned_in_a_loop_and_read_after_it_is_named():
+    """A0.1 binds a scalar only where every read is in the binding's scope (it used to leave
+    the read after the loop unbound: generated C++ that did not compile)."""
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            x = T.alloc_local((1,), "int32")
+            S = T.alloc_shared((32, 32), "float32")
+            for i in T.serial(1):
+                x[i] = bx + 1
+            if x[0] > 1:
+                T.copy(A[by * 32, bx * 32], S)
+                T.copy(S, C[by * 32, bx * 32])
+    msg = compile_error(k, TTUnsupportedError)
+    assert "scalar x is assigned inside a loop or a branch" in msg and f"{HERE}:" in msg
 
 
 def test_value_written_in_a_loop_and_read_after_it_names_the_user_buffer():

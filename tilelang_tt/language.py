@@ -53,6 +53,7 @@ from .language_compat import GemmWarpPolicy, LayoutHint  # noqa: F401
 from .language_reducer import (alloc_reducer, finalize_reducer, reducer_init,  # noqa: F401
                                reducer_update)
 from .language_ref import _REF_STORE, Ref, ref_store, ref_stores  # noqa: F401
+from .language_logical import all_of, any_of  # noqa: F401
 from .language_reshape import reshape, view  # noqa: F401
 from .language_atomic import (atomic_add, atomic_load, atomic_max, atomic_min,  # noqa: F401
                               atomic_store)

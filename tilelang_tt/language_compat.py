@@ -121,9 +121,15 @@ _refuse("TVM's schedulable blocks (T.sblock, with their T.reads / T.writes and b
         "annotations) are not supported: a kernel body is the T.Kernel scope itself; write the "
         "statements there (an annotation such as T.annotate_safe_value then applies to the "
         "whole kernel)", "sblock", "sblock_attr", "sblock_alloc_buffer")
+_refuse("bitwise reductions need int32 blocks, and blocks are bfloat16, float16 or float32 "
+        "tiles (int32 is not exact in the matrix and vector engines' float formats); "
+        "TT-Metalium 0.81.1's compute API has integer bitwise ops only elementwise, between "
+        "tiles in DST (bitwise_and/or/xor_binary_tile<DataFormat::Int32>), and no bitwise "
+        "reduction across a tile's rows or columns (reduce_tile sums or maxes floats on the "
+        "matrix engine); reduce int32 data on the host, or use T.reduce_sum / reduce_max on "
+        "float data", "reduce_bitand", "reduce_bitor", "reduce_bitxor")
 _refuse(_NOT_YET, "gemm_sp", "im2col", "c2d_im2col",
-        "loop_break", "any_of", "all_of", "reduce_bitand", "reduce_bitor",
-        "reduce_bitxor", "rng_init", "rng_rand", "rng_rand_float",
+        "loop_break", "rng_init", "rng_rand", "rng_rand_float",
         "ret", "ProducerLoad")
 
 

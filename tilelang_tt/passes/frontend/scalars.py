@@ -85,11 +85,24 @@ def straight_line_scalars(body):
     return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
 
 
+def _reads_in_scope(body, store) -> bool:
+    """Every read of ``store``'s buffer comes after it in the statement sequence holding it
+    (where a ``Bind`` in its place is in scope), none when nothing holds it in a sequence
+    (the body of a loop or a branch arm)."""
+    total = _loads_of(body, store.buffer)
+    for s in collect(body, tirx.SeqStmt):
+        for k, c in enumerate(s.seq):
+            if c.same_as(store):
+                return sum(_loads_of(x, store.buffer) for x in s.seq[k + 1:]) == total
+    return total == 0
+
+
 def scalars_to_binds(body):
     """``y = expr`` parses as a 1-element local buffer plus one store: make it ``Bind(y, expr)``.
 
-    Only buffers stored exactly once (and not read by their own store) are rewritten; any
-    other use of local buffers is left for later stages to reject.
+    Only buffers stored exactly once (and not read by their own store), and read only where
+    the binding is in scope, are rewritten; any other use of local buffers is left for later
+    stages to reject (a store in a loop read after it: ``refuse_carried_scalars``).
     """
     stores = {}
     for st in collect(body, tirx.BufferStore):
@@ -98,7 +111,7 @@ def scalars_to_binds(body):
     single = {}
     for buf, sts in stores.items():
         reads_self = any(ld.source.same_as(buf) for ld in collect(sts[0].value, tvm.ir.TensorLoad))
-        if len(sts) == 1 and not reads_self:
+        if len(sts) == 1 and not reads_self and _reads_in_scope(body, sts[0]):
             single[buf] = tirx.Var(buf.name, str(buf.ty.dtype))
     if not single:
         return body
