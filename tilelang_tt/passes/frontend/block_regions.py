@@ -49,7 +49,8 @@ from tvm.sym import Analyzer
 
 from ...errors import TTUnsupportedError
 from ..common import (
-    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, region_text, seq, substitute,
+    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, inline_binds, region_text, seq,
+    substitute,
     tt_map, tt_pass, with_tile_span,
 )
 
@@ -105,6 +106,16 @@ class _Split:
                        and all(isinstance(s, int) for s in buffer_shape(a.buffer))]
         self.cuts = {}
         self.frozen = {}  # buffer -> a region that is not constant (or not aligned)
+        self.binds = {b.var: b.value for b in collect(body, tirx.Bind)}
+        self.ana = Analyzer()
+
+    def const(self, expr):
+        """The value of an integer expression that is constant once the kernel's index
+        bindings are seen through (``H1 - H0`` with ``H1 = H0 + 64``), else None."""
+        v = _ival(expr)
+        if v is not None:
+            return v
+        return _ival(self.ana.simplify(inline_binds(expr, self.binds)))
 
     def find(self, buf):
         return next((b for b in self.allocs if b.same_as(buf)), None)
@@ -207,16 +218,16 @@ def _gemm_dims(call):
     return (am, ak), (bk, bn)
 
 
-def _copy_dims(dst, src):
+def _copy_dims(split, dst, src):
     """Pairs (dst dim, src dim) of a copy: the dims of extent other than 1, in order; None
     when their extents differ."""
     def big(r):
-        return [d for d, x in enumerate(r.region) if _ival(x.extent) != 1]
+        return [d for d, x in enumerate(r.region) if split.const(x.extent) != 1]
     db, sb = big(dst), big(src)
     if len(db) != len(sb):
         return None
     for a, b in zip(db, sb):
-        ea, eb = _ival(dst.region[a].extent), _ival(src.region[b].extent)
+        ea, eb = split.const(dst.region[a].extent), split.const(src.region[b].extent)
         if ea is None or eb is None or ea != eb:
             return None
     return list(zip(db, sb))
@@ -289,7 +300,7 @@ def _collect_cuts(body) -> _Split:
                 dst, src = call.args[0], call.args[1]
                 if split.find(dst.source) is None or split.find(src.source) is None:
                     continue
-                dims = _copy_dims(dst, src)
+                dims = _copy_dims(split, dst, src)
                 if dims is None:
                     continue
                 for dd, sd in dims:
@@ -389,12 +400,12 @@ def _split_call(split, call):
                     for box in _pieces(rel, _extents(r))])
     if name == "tirx.tile.copy":
         dst, src = call.args[0], call.args[1]
-        dims = _copy_dims(dst, src)
+        dims = _copy_dims(split, dst, src)
         if dims is None:
             raise TTUnsupportedError(
                 f"T.copy between {region_text(dst)} and {region_text(src)} of a split block buffer: the "
                 "extents of the two sides must match", span=span)
-        ext = [_ival(dst.region[dd].extent) for dd, _ in dims]
+        ext = [split.const(dst.region[dd].extent) for dd, _ in dims]
         rel = [_rel_cuts(split, dst, dd) | _rel_cuts(split, src, sd) for dd, sd in dims]
         out = []
         for box in _pieces(rel, ext):
