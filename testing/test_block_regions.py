@@ -88,7 +88,21 @@ def split_k(M, N, D, bM=32, dtype="bfloat16"):
     return main
 
 
-def test_halves_and_split_k():
+def stripes(M, N, bM=32, bN=64, w=32, dtype="float32"):
+    # the blockscaled GEMMs' epilogue: a fragment stored in column stripes by an unrolled loop
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(N // bN, M // bM) as (bx, by):
+            C_local = T.alloc_fragment((bM, bN), dtype)
+            C_shared = T.alloc_shared((bM, w), dtype)
+            T.copy(X[by * bM, bx * bN], C_local)
+            for i in T.unroll(bN // w):
+                T.copy(C_local[:, i * w:(i + 1) * w], C_shared)
+                T.copy(C_shared, Y[by * bM, bx * bN + i * w])
+    return main
+
+
+def test_halves_stripes_and_split_k():
     x = rand((64, 64), "float32", 3)
     y = np.zeros((64, 128), np.float32)
     out = halves(64, 64)
@@ -101,6 +115,10 @@ def test_halves_and_split_k():
     assert "T.tile.copy(O_shared_c32_64[0:32, 0:32], O_local_c32_64[0:32, 0:32])" in lowered
     assert "T.tile.copy(O_local_c32_64[0:32, 0:32], X[bx * 32:bx * 32 + 32, 32:64])" in lowered
     assert "O_local_c32_64[i, j] = O_local_c32_64[i, j] * " in lowered
+
+    kernel = tilelang.compile(stripes(64, 128), out_idx=[1])
+    x = rand((64, 128), "float32", 7)
+    np.testing.assert_array_equal(kernel(x), x)
 
     q = rand((64, 128), "bfloat16", 4)
     k1, k2 = rand((64, 64), "bfloat16", 5), rand((64, 64), "bfloat16", 6)

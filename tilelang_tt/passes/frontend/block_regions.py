@@ -532,6 +532,47 @@ def _reindex(split, body, ana, span):
     return tt_map(body, [(tirx.BufferStore, store), (tvm.ir.TensorLoad, load)], order="post")
 
 
+MAX_UNROLL = 8
+
+
+def _unroll_region_loops(body):
+    """Serial / unrolled loops of constant extent up to ``MAX_UNROLL`` whose variable is in the
+    bounds of a block buffer's tile-op region (``C_local[:, i * w:(i + 1) * w]``) -> one copy
+    of the body per iteration, the variable a constant (so the regions are constant); True
+    as second value when a loop was unrolled."""
+    blocks = [a.buffer for a in collect(body, tirx.AllocBuffer)
+              if buffer_scope(a.buffer) in _SCOPES]
+    done = []
+
+    def on_loop(lp):
+        if lp.kind not in (tirx.ForKind.SERIAL, tirx.ForKind.UNROLLED) or \
+                _ival(lp.min) is None or _ival(lp.extent) is None or \
+                not 1 < _ival(lp.extent) <= MAX_UNROLL:
+            return lp
+        v = lp.loop_var
+        used = [r for r in collect(lp.body, tvm.ir.TensorRegion)
+                if any(r.source.same_as(b) for b in blocks)
+                and any(v.same_as(x) for rg in r.region
+                        for x in collect(rg.min, tvm.ir.Var) + collect(rg.extent, tvm.ir.Var))]
+        if not used:
+            return lp
+        done.append(lp)
+        lo = _ival(lp.min)
+        ana = Analyzer()
+
+        def region(r):
+            ranges = [(ana.simplify(rg.min), ana.simplify(rg.extent)) for rg in r.region]
+            return r.source[tuple(slice(m, m + e) if _ival(e) != 1 or _ival(m) is None
+                                  else slice(m, m + 1) for m, e in ranges)]
+
+        return seq([tt_map(substitute(lp.body, {v: tirx.IntImm(str(v.ty.dtype), lo + i)}),
+                           [(tvm.ir.TensorRegion, region)])
+                    for i in range(_ival(lp.extent))])
+
+    body = tt_map(body, [(tirx.For, on_loop)], order="post")
+    return body, bool(done)
+
+
 def split_block_regions(body):
     """``body`` with the block buffers the module docstring describes split into parts."""
     split = _collect_cuts(body)
@@ -562,4 +603,9 @@ def split_block_regions(body):
 def SplitBlockRegionsTT(func, mod, ctx):
     """Block buffers used by constant tile-aligned regions -> one block buffer per part
     (see module docstring)."""
+    body, unrolled = _unroll_region_loops(func.body)
+    func = func.with_body(body)
+    if unrolled:
+        # the copies of an unrolled body define its inner variables again: one each
+        func = tvm.tirx.transform.ConvertSSA()(tvm.IRModule({"f": func}))["f"]
     return func.with_body(split_block_regions(func.body))
