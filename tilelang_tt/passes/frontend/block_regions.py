@@ -29,8 +29,13 @@ column and other dims), and every access becomes an access of the parts it cover
   variables, ``v = v' + lo``), each element access then in one part, re-indexed to it;
 * any other tile op: each split-buffer region must lie in one part.
 
-A buffer whose only partial regions are copies of its leading tile rows to a tensor (C1's
-``write_from_cb`` of a part) is left as it is, and so is one with a region that is not
+First, a serial or unrolled loop of constant extent up to ``MAX_UNROLL`` whose variable is in
+the bounds of a block buffer's region (``T.copy(C_local[:, i * w:(i + 1) * w], C_shared)``)
+is unrolled (its regions simplified, then TVM's ``ConvertSSA`` gives each copy its own
+inner variables), so those regions are constant.
+
+A buffer whose only partial regions are its leading tile rows (C1's ``write_from_cb`` of a
+part, C2's copy of a block's leading tiles) is left as it is, and so is one with a region that is not
 constant or not aligned (C1 / C2 refuse it, naming the region and what would work).  An
 access that would have to span parts but cannot be split (a reduction or an expression over
 several parts, an element index not of the form ``v + c`` crossing a cut, a buffer with
