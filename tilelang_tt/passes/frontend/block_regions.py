@@ -34,7 +34,8 @@ the bounds of a block buffer's region (``T.copy(C_local[:, i * w:(i + 1) * w], C
 is unrolled (its regions simplified, then TVM's ``ConvertSSA`` gives each copy its own
 inner variables), so those regions are constant.
 
-A buffer whose only partial regions are its leading tile rows (C1's ``write_from_cb`` of a
+A buffer a ``T.reshape`` / ``T.view`` views is left to A0.2.0.  A buffer whose only partial
+regions are its leading tile rows (C1's ``write_from_cb`` of a
 part, C2's copy of a block's leading tiles) is left as it is, and so is one with a region that is not
 constant or not aligned (C1 / C2 refuse it, naming the region and what would work).  An
 access that would have to span parts but cannot be split (a reduction or an expression over
@@ -106,9 +107,14 @@ class _Split:
 
     def __init__(self, body):
         self.body = body
+        # a buffer that a T.reshape / T.view declares another over is A0.2.0's
+        viewed = [d.data.args[0] for d in collect(body, tirx.DeclBuffer)
+                  if isinstance(d.data, tvm.ir.Call)
+                  and str(d.data.op.name) == "tirx.buffer_data"]
         self.allocs = [a.buffer for a in collect(body, tirx.AllocBuffer)
                        if buffer_scope(a.buffer) in _SCOPES and len(a.buffer.ty.shape) >= 2
-                       and all(isinstance(s, int) for s in buffer_shape(a.buffer))]
+                       and all(isinstance(s, int) for s in buffer_shape(a.buffer))
+                       and not any(a.buffer.same_as(v) for v in viewed)]
         self.cuts = {}
         self.frozen = {}  # buffer -> a region that is not constant (or not aligned)
         self.binds = {b.var: b.value for b in collect(body, tirx.Bind)}
@@ -395,8 +401,10 @@ def _split_call(split, call):
     regions = [a for a in call.args if isinstance(a, tvm.ir.TensorRegion)]
     if not any(split.parts(r.source) is not None for r in regions):
         return call
-    what = {"tirx.tile.copy": "T.copy", "tirx.tile.fill": "T.fill",
-            "tirx.tile.gemm": "T.gemm"}.get(name, name)
+    what = {"tirx.tile.copy": "T.copy", "tirx.tile.fill": "T.fill", "tirx.tile.gemm": "T.gemm",
+            "tirx.tile.sum": "T.reduce_sum", "tirx.tile.max": "T.reduce_max",
+            "tirx.tile.min": "T.reduce_min", "tt.tile.expr": "an elementwise op",
+            "tt.tile.cumsum": "T.cumsum"}.get(name, name)
     if name == "tirx.tile.fill":
         r = call.args[0]
         rel = [_rel_cuts(split, r, d) for d in range(len(r.region))]
@@ -423,7 +431,7 @@ def _split_call(split, call):
                 _sub(split, dst, dsub, span, what), _sub(split, src, ssub, span, what),
                 *call.args[2:]]), span))
         return seq(out)
-    if name == "tirx.tile.gemm":
+    if name == "tirx.tile.gemm" and len(call.args[0].region) == 2:
         c, a, b = call.args[0], call.args[1], call.args[2]
         (am, ak), (bk, bn) = _gemm_dims(call)
         mext, next_, kext = _ival(c.region[0].extent), _ival(c.region[1].extent), \
