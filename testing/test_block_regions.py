@@ -136,5 +136,6 @@ def test_unaligned_region_refused():
             X_shared = T.alloc_shared((32, 64), "float32")
             T.copy(X, X_shared)
             T.copy(X_shared[:, 8:24], Y)
-    with pytest.raises(TTCompileError, match=r"(?s)X_shared\[0:32, 8:24\] is neither.*multiples of 32"):
+    with pytest.raises(TTCompileError,
+                       match=r"(?s)X_shared\[0:32, 8:24\] is neither.*multiples of 32"):
         tilelang.compile(main)

@@ -35,13 +35,14 @@ is unrolled (its regions simplified, then TVM's ``ConvertSSA`` gives each copy i
 inner variables), so those regions are constant.
 
 A buffer a ``T.reshape`` / ``T.view`` views is left to A0.2.0.  A buffer whose only partial
-regions are its leading tile rows (C1's ``write_from_cb`` of a
-part, C2's copy of a block's leading tiles) is left as it is, and so is one with a region that is not
-constant or not aligned (C1 / C2 refuse it, naming the region and what would work).  An
-access that would have to span parts but cannot be split (a reduction or an expression over
-several parts, an element index not of the form ``v + c`` crossing a cut, a buffer with
-non-constant regions that another op's cuts reach) is a ``TTUnsupportedError`` naming the
-buffer, the region and the line.  Decided from the regions' bounds and the index
+regions are its leading tile rows (C1's ``write_from_cb`` of a part, C2's copy of a block's
+leading tiles) is left as it is, and so is one with a region that is not constant or not
+aligned (C1 / C2 refuse it, naming the region and what would work).  An access that would
+have to span parts but cannot be split (a reduction or an expression over several parts, an
+element index not of the form ``v + c`` crossing a cut), a cut that another op's cuts reach
+in a buffer with a region that is not constant and aligned, or one that is not a multiple of
+32 in a tiled dim (``X[i, j + 16]`` beside a buffer cut at 32), is a ``TTUnsupportedError``
+naming the buffer, the region and the line.  Decided from the regions' bounds and the index
 expressions only.
 """
 
@@ -106,7 +107,6 @@ class _Split:
     """The cuts of the block buffers (buffer -> per-dim sorted set of cut points)."""
 
     def __init__(self, body):
-        self.body = body
         # a buffer that a T.reshape / T.view declares another over is A0.2.0's
         viewed = [d.data.args[0] for d in collect(body, tirx.DeclBuffer)
                   if isinstance(d.data, tvm.ir.Call)
@@ -145,13 +145,18 @@ class _Split:
         shape = buffer_shape(buf)
         if point <= 0 or point >= shape[dim] or point in cuts[dim]:
             return False
-        if buf in self.frozen or any(b.same_as(buf) for b in self.frozen):
-            region = next(r for b, r in self.frozen.items() if b.same_as(buf))
+        frozen = [r for b, r in self.frozen.items() if b.same_as(buf)]
+        if frozen:
             raise TTUnsupportedError(
                 f"{buf.name} would have to be split at {point} in dim {dim} ({why}), but it "
-                f"is also used as {region_text(region)}, which is not a constant tile-aligned region",
-                span=span,
+                f"is also used as {region_text(frozen[0])}, which is not a constant "
+                "tile-aligned region", span=span,
                 hint="use regions of constant bounds at multiples of 32 (or the dim's end)")
+        if dim >= len(shape) - 2 and point % TILE:
+            raise TTUnsupportedError(
+                f"{buf.name} would have to be split at {point} in dim {dim} ({why}), which is "
+                "not a multiple of 32: its parts would not be whole tiles", span=span,
+                hint="offset the regions and indices that meet here by multiples of 32")
         cuts[dim].add(point)
         return True
 
@@ -416,8 +421,8 @@ def _split_call(split, call):
         dims = _copy_dims(split, dst, src)
         if dims is None:
             raise TTUnsupportedError(
-                f"T.copy between {region_text(dst)} and {region_text(src)} of a split block buffer: the "
-                "extents of the two sides must match", span=span)
+                f"T.copy between {region_text(dst)} and {region_text(src)} of a split block "
+                "buffer: the extents of the two sides must match", span=span)
         ext = [split.const(dst.region[dd].extent) for dd, _ in dims]
         rel = [_rel_cuts(split, dst, dd) | _rel_cuts(split, src, sd) for dd, sd in dims]
         out = []
