@@ -102,6 +102,32 @@ def stripes(M, N, bM=32, bN=64, w=32, dtype="float32"):
     return main
 
 
+def split_gemm(D=64, N=64, bM=64, dtype="bfloat16", rows=False):
+    # one T.gemm over whole buffers whose parts other ops make: Q_shared filled in two column
+    # halves (K) -> two GEMMs into S_local; with `rows`, S_local stored in two row halves (M)
+    # -> one GEMM per part of the result
+    @T.prim_func
+    def main(Q1: T.Tensor((bM, 2 * D if rows else D), dtype), Q2: T.Tensor((bM, D), dtype),
+             K: T.Tensor((N, 2 * D), dtype), S: T.Tensor((2 * bM, N), "float32")):
+        with T.Kernel(1) as bx:
+            Q_shared = T.alloc_shared((bM, 2 * D), dtype)
+            K_shared = T.alloc_shared((N, 2 * D), dtype)
+            S_local = T.alloc_fragment((bM, N), "float32")
+            if rows:
+                T.copy(Q1, Q_shared)
+            else:
+                T.copy(Q1, Q_shared[:, :D])
+                T.copy(Q2, Q_shared[:, D:])
+            T.copy(K, K_shared)
+            T.gemm(Q_shared, K_shared, S_local, transpose_B=True, clear_accum=True)
+            if rows:
+                T.copy(S_local[0:32, :], S[0:32, :])
+                T.copy(S_local[32:64, :], S[96:128, :])
+            else:
+                T.copy(S_local, S[0:bM, :])
+    return main
+
+
 def test_halves_stripes_and_split_k():
     x = rand((64, 64), "float32", 3)
     y = np.zeros((64, 128), np.float32)
@@ -127,6 +153,22 @@ def test_halves_stripes_and_split_k():
     kernel(q, k1, k2, s)
     # one GEMM of K = 128 over [Q1 | Q2] and [K1 | K2]
     assert_matmul(s, as_f32(q), np.concatenate([as_f32(k1), as_f32(k2)], axis=1).T, kernel)
+
+    q1, q2, kk = rand((64, 64), "bfloat16", 8), rand((64, 64), "bfloat16", 9), \
+        rand((64, 128), "bfloat16", 10)
+    q = np.concatenate([as_f32(q1), as_f32(q2)], axis=1)
+    for rows in (False, True):
+        lowered = tilelang.lower(split_gemm(rows=rows), stop_after="SplitBlockRegionsTT")
+        assert lowered.script().count("T.tile.gemm(") == 2
+        s = np.zeros((128, 64), np.float32)
+        kernel = tilelang.compile(split_gemm(rows=rows))
+        kernel(q.astype(q1.dtype) if rows else q1, q2, kk, s)
+        if rows:  # the two row halves of the result, stored apart
+            assert_matmul(s[0:32], q[0:32], as_f32(kk).T, kernel)
+            assert_matmul(s[96:128], q[32:64], as_f32(kk).T, kernel)
+            np.testing.assert_array_equal(s[32:96], 0.0)
+        else:  # two GEMMs along K into one accumulator
+            assert_matmul(s[0:64], q, as_f32(kk).T, kernel)
 
 
 def test_unaligned_region_refused():

@@ -100,7 +100,9 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
     # other compute ops between the clear and the copy-out (say, scaling an operand inside
     # the K loop) need DST too: then the accumulator cannot stay in DST for the whole loop,
     # and takes the spill path, which releases DST between K steps
+    # and so do another accumulator's GEMMs there (two accumulators cannot both hold DST)
     shares_dst = any(c.op.name in ELTWISE
+                     or c.op.name in ("tt.mm.mma", "tt.acc.clear") and not c.args[0].same_as(acc)
                      for it in items[i_clear:i_pack + 1] for c in tt_calls(it))
     resident = tiles <= cap and not shares_dst
     if not resident and not uniform:
