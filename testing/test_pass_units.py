@@ -141,6 +141,9 @@ def _cb_id(func, cb_var):
 
 # what each stage guarantees, checked on its output
 GUARANTEES = {
+    # no T.Persistent loop is left (each became the launch)
+    "A0.00": lambda m: not [lp for f in _funcs(m) for lp in collect(f.body, tirx.For)
+                            if attrs.LOOP_PERSISTENT_TILES in (lp.annotations or {})],
     # no buffer is declared over another's data (T.reshape / T.view resolved)
     "A0.2.0": lambda m: not [d for f in _funcs(m) for d in collect(f.body, tirx.DeclBuffer)
                              if isinstance(d.data, tvm.ir.Call)
@@ -270,7 +273,7 @@ def test_serial_rows_stage_output_parses_back():
     import row_blocks as RB
 
     mod = pipeline.prepare(RB.layernorm_bwd.get_tir(64, 128), "tenstorrent")
-    for tag, p in pipeline.STAGES[:2]:
+    for tag, p in pipeline.STAGES[:3]:  # A0.00, A0.0, A0.0.1
         mod = run_pass(p, mod)
     assert attrs.SERIAL_ROWS in _funcs(mod)[0].attrs
     parsed = tvm.script.from_source(mod.script())
@@ -283,9 +286,9 @@ def test_atomics_stage_from_parsed_ir():
     (Later stages are not compared here: A0.4's versions share the user's name, which the
     printer disambiguates, so CB names made from them differ after a parse.)"""
     mod = pipeline.prepare(_atomic_add(), "tenstorrent")
-    # A0.0, A0.0.1, A0.0.2 (nothing to do here), A0.1, A0.1.0, A0.1.0.0, A0.1.0.1 (nothing to do
-    # here), A0.1.1
-    for tag, p in pipeline.STAGES[:8]:
+    # A0.00, A0.0, A0.0.1, A0.0.2 (nothing to do here), A0.1, A0.1.0, A0.1.0.0, A0.1.0.1 (nothing
+    # to do here), A0.1.1
+    for tag, p in pipeline.STAGES[:9]:
         parsed = tvm.script.from_source(mod.script())
         out_parsed = run_pass(p, parsed)
         mod = run_pass(p, mod)
@@ -298,6 +301,24 @@ def test_atomics_stage_from_parsed_ir():
     assert tags == ["blockIdx.x", "blockIdx.y"]
     assert [int(lp.extent) for lp in collect(func.body, tirx.For)
             if lp.kind == tirx.ForKind.SERIAL] == [2]
+
+
+def test_persistent_stage_from_parsed_ir():
+    """A0.00 from the text of its input: the ``tt.persistent_tiles`` annotation (holding the
+    block index) prints and parses back, and the output is the launch over the domain."""
+    import test_persistent as P
+
+    mod = pipeline.prepare(P.matmul_persistent(64, 96, 64, 32, 32, 32, sm_num=4), "tenstorrent")
+    tag, p = pipeline.STAGES[0]
+    parsed = tvm.script.from_source(mod.script())
+    assert tvm_ffi.structural_equal(parsed, mod)
+    out_parsed = run_pass(p, parsed)
+    mod = run_pass(p, mod)
+    assert tvm_ffi.structural_equal(out_parsed, mod)
+    assert GUARANTEES[tag](out_parsed)
+    func = _funcs(mod)[0]
+    assert [(str(a.node.thread_tag), int(a.value)) for a in collect(func.body, tirx.AttrStmt)
+            if str(a.attr_key) == "thread_extent"] == [("blockIdx.x", 2), ("blockIdx.y", 3)]
 
 
 def test_wide_rows_stage_from_parsed_ir():

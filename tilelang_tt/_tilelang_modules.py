@@ -87,6 +87,9 @@ AVAILABLE = {"autotuner": {name: f"tilelang_tt.jit.autotune:{name}" for name in 
     # device probes answer that there is no such device
     "rocm.target": {"check_hip_availability": "tilelang_tt.tilelang_compat:no_gpu_available"},
     "jit.kernel": {"JITKernel": "tilelang_tt.jit:JITKernel"},
+    # the SM count a persistent kernel launches over: the target's worker cores
+    "carver.arch": {"driver": "tilelang_tt.tilelang_compat:carver_driver"},
+    "carver.arch.driver": {"get_num_sms": "tilelang_tt.tilelang_compat:get_num_sms"},
     "transform.simplify": {"simplify_prim_func": "tilelang_tt.transform:simplify_prim_func"},
     # tilelang.utils.tensor: the tensor supply of TileLang's profiler
     "utils.tensor": {"TensorSupplyType": "tilelang_tt.runtime.profiler:TensorSupplyType",

@@ -14,6 +14,10 @@ from __future__ import annotations
 
 # ---- loop annotations ----------------------------------------------------------------------
 LOOP_NUM_STAGES = "num_stages"  # T.Pipelined(num_stages=k): CB depth for blocks produced inside
+# frontend -> A0.00: on the outer loop of a T.Persistent(domain, wave_size, index, group_size)
+# nest (one serial loop per domain dim): [wave_size, index, group_size, rank] (A0.00 makes the nest
+# the launch or refuses it)
+LOOP_PERSISTENT_TILES = "tt.persistent_tiles"
 
 # ---- function attributes -------------------------------------------------------------------
 TARGET = "tt.target"  # device profile name ("wormhole_b0", "blackhole")

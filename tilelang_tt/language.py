@@ -82,6 +82,13 @@ def _parallel_vars() -> set:
     return _STATE.parallel_vars
 
 
+def _persistent_loops() -> list:
+    """``(first loop var, [wave_size, index, group_size])`` of each ``T.Persistent`` parsed."""
+    if not hasattr(_STATE, "persistent_loops"):
+        _STATE.persistent_loops = []
+    return _STATE.persistent_loops
+
+
 # --------------------------------------------------------------------------------------------
 # prim_func
 # --------------------------------------------------------------------------------------------
@@ -468,6 +475,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     tree = _bind_python_values(tree)
     extra_vars = {**extra_vars, **_rewrite_helpers()}
     _parallel_vars().clear()
+    _persistent_loops().clear()
     _alias_specs().clear()
     _func_annotations().clear()
     language_reducer.reset()
@@ -491,6 +499,8 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
         _STATE.parsing = parsing
         marked = list(_parallel_vars())
         _parallel_vars().clear()
+        persistent = list(_persistent_loops())
+        _persistent_loops().clear()
         specs = list(_alias_specs())
         _alias_specs().clear()
         annotations = dict(_func_annotations())
@@ -499,6 +509,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     parsed = language_reducer.finish(parsed)
     language_reducer.reset()
     parsed = _mark_parallel_loops(parsed, marked)
+    parsed = _mark_persistent_loops(parsed, persistent)
     if specs:
         parsed = parsed.with_attr(attrs.L1_ALIAS_REQUEST, specs)
     for key, value in annotations.items():
@@ -624,6 +635,24 @@ def _mark_parallel_loops(func: tirx.PrimFunc, loop_vars: list) -> tirx.PrimFunc:
                             loop.body, loop.thread_binding, loop.annotations, loop.step,
                             loop.span)
         return loop
+
+    body = tvm_ffi.structural_map(func.body, [(tirx.For, rewrite)], order="post")
+    return func.with_body(body)
+
+
+def _mark_persistent_loops(func: tirx.PrimFunc, loops: list) -> tirx.PrimFunc:
+    """Annotate the outer loop of each ``T.Persistent`` nest with ``tt.persistent_tiles``."""
+    if not loops:
+        return func
+
+    def rewrite(loop: tirx.For):
+        info = next((i for v, i in loops if loop.loop_var.same_as(v)), None)
+        if info is None:
+            return loop
+        annotations = dict(loop.annotations or {})
+        annotations[attrs.LOOP_PERSISTENT_TILES] = info
+        return tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, loop.body,
+                        loop.thread_binding, annotations, loop.step, loop.span)
 
     body = tvm_ffi.structural_map(func.body, [(tirx.For, rewrite)], order="post")
     return func.with_body(body)
@@ -849,6 +878,34 @@ def Pipelined(start, stop=None, num_stages=0, order=None, stage=None, sync=None,
     if stop is None:
         return _IB.serial(0, start, annotations=annotations)
     return _IB.serial(start, stop, annotations=annotations)
+
+
+def Persistent(domain, wave_size, index, group_size=8):
+    """TileLang's persistent tile loop: ``with T.Kernel(sm_num) as block_id: for bx, by in
+    T.Persistent([MB, NB], sm_num, block_id):`` visits every tile of ``domain`` once over the
+    blocks (block ``block_id`` takes tiles ``block_id``, ``block_id + sm_num``, ...).
+
+    Built as a serial nest over ``domain`` (one loop per dim, the loop variables the tile
+    coordinates) whose outer loop carries ``tt.persistent_tiles = [wave_size, index,
+    group_size, rank]``; A0.00 (LaunchPersistentTilesTT) makes the nest the kernel's launch over
+    ``domain``, or refuses it.  ``group_size`` (TileLang's grouped tile order) only orders
+    the tiles: the work partitioner orders blocks here."""
+    if isinstance(domain, (int, tvm.ir.Expr)):
+        domain = [domain]
+    domain = list(domain)
+    if not domain:
+        raise language_compat.note_error(TTCompileError("T.Persistent needs a non-empty domain"))
+
+    def expr(v):  # a constant stays a Python int (it prints and parses back as one)
+        return int(v) if isinstance(v, (int, bool, tirx.IntImm)) else v
+
+    frame = _IB.grid(*domain)
+    vars_ = list(frame.vars) if isinstance(frame.vars, (list, tuple, tvm.ir.Array)) \
+        else [frame.vars]
+    _persistent_loops().append(
+        (vars_[0], [expr(wave_size), expr(index), expr(1 if group_size is None else group_size),
+                    expr(len(vars_))]))
+    return frame
 
 
 def Parallel(*extents, coalesced_width=None, loop_layout=None, prefer_async=None,
@@ -1672,6 +1729,10 @@ def __getattr__(name):
         return _ScanOp(name, _SCANS[name])
     if name == "JITFunc":
         return _jit_func()
+    if name in ("print", "device_assert"):
+        from . import language_debug
+
+        return getattr(language_debug, name)
     found = language_compat.resolve(name)
     if found is not None:
         return found

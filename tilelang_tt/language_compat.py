@@ -113,9 +113,9 @@ _refuse(_PACKED, "add2", "sub2", "mul2", "fma2", "max2", "min2", "abs2", "dp4a")
 _refuse(_META, "inline", "meta_class", "has_let_value", "get_let_value")
 _refuse("CUDA source kernels cannot run on Tensix; write the kernel in TileLang",
         "CUDASourceCodeKernel", "import_source")
-_refuse("T.Persistent tile loops are not supported yet; the backend already runs blocks "
-        "persistently (each core loops over its share of the T.Kernel grid), so launch "
-        "T.Kernel over the tile grid instead", "Persistent", "BaseTileScheduler",
+_refuse("TileLang's tile schedulers are not supported; the backend already runs blocks "
+        "persistently (each core loops over its share of the T.Kernel grid): launch T.Kernel "
+        "over the tile grid, or write the loop as T.Persistent", "BaseTileScheduler",
         "PersistentTileScheduler")
 _refuse("TVM's schedulable blocks (T.sblock, with their T.reads / T.writes and block-scoped "
         "annotations) are not supported: a kernel body is the T.Kernel scope itself; write the "
@@ -123,7 +123,7 @@ _refuse("TVM's schedulable blocks (T.sblock, with their T.reads / T.writes and b
         "whole kernel)", "sblock", "sblock_attr", "sblock_alloc_buffer")
 _refuse(_NOT_YET, "gemm_sp", "im2col", "c2d_im2col",
         "loop_break", "any_of", "all_of", "reduce_bitand", "reduce_bitor",
-        "reduce_bitxor", "print", "device_assert", "rng_init", "rng_rand", "rng_rand_float",
+        "reduce_bitxor", "rng_init", "rng_rand", "rng_rand_float",
         "ret", "ProducerLoad")
 
 

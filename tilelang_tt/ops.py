@@ -428,6 +428,22 @@ _op("noc_async_read_page", "dataflow", "void", "noc_async_read_page(page, access
 _op("noc_async_write_page", "dataflow", "void", "noc_async_write_page(page, accessor, l1_addr)",
     "page:int accessor:accessor l1_addr:int", kernel="writer", engine="noc",
     cpp="noc_async_write_page")
+# T.print (language_debug.py): one DPRINT of the kernel that owns the value (scalars: the reader,
+# where every block's indices are; a block buffer's elements: the kernel holding the block, reading
+# its L1 words) - printed `DPRINT("format", args...)`, api/debug/dprint.h
+_op("dprint", "dataflow", "void",
+    "dprint(format, args...): one DPRINT line (api/debug/dprint.h; `format` fmt's, with the "
+    "arguments' `{}` fields)", "format:str args:int", variadic=True, kernel="reader",
+    engine="riscv", cpp="DPRINT", header="api/debug/dprint.h")
+_op("dprint_bool", "dataflow", "int32",
+    "dprint_bool(c): the word a DPRINT field shows for a condition (\"true\" / \"false\")",
+    "c:cond", kernel="any", engine="riscv", cpp='(({0}) ? "true" : "false")')
+_op("device_assert", "dataflow", "void",
+    "device_assert(c, text): the SDK's device assert of condition c (api/debug/assert.h; checked "
+    "when the watcher is on); `text` (the user's condition and message) is part of the asserted "
+    "expression, so the watcher's report and the emulator's error show it",
+    "c:cond text:str", kernel="reader", engine="riscv", cpp="ASSERT(({0}) && {1}, DebugAssertTripped)",
+    header="api/debug/assert.h")
 _op("l1_store_u32", "dataflow", "void",
     "l1_store_u32(addr, value): the 32-bit word at the core's L1 address `addr` = value (the "
     "RISC-V core's own store)", "addr:int value:int", kernel="any", engine="riscv",

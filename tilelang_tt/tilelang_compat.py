@@ -116,3 +116,27 @@ def no_gpu_available(*_args, **_kwargs) -> bool:
     """TileLang's device-availability probes (``tilelang.rocm.target.check_hip_availability``):
     False, there is no CUDA or ROCm device here."""
     return False
+
+
+class _CarverDriver:
+    """``tilelang.carver.arch.driver``: ``get_num_sms()`` is the number of Tensix worker cores
+    of the default target (Wormhole: 64), the workers a persistent kernel
+    (``T.Kernel(sm_num)`` + ``T.Persistent``) spreads its tiles over; the driver's other
+    queries (CUDA device properties) are refused."""
+
+    def get_num_sms(self, device_id: int = 0) -> int:
+        from .target import resolve_target
+
+        return resolve_target(None)[1].num_cores
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        from ._tilelang_modules import MODULES
+        from .language_compat import Refused
+
+        return Refused(f"carver.arch.driver.{attr}", MODULES["carver"], prefix="tilelang.")
+
+
+carver_driver = _CarverDriver()
+get_num_sms = carver_driver.get_num_sms

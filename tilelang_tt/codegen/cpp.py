@@ -25,6 +25,21 @@ _BINOPS = {
 }
 
 
+def _cpp_string(text: str) -> str:
+    """``text`` as a C++ string literal (printable ASCII kept, everything else escaped)."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.extend(f"\\x{b:02x}\"\"" for b in ch.encode())
+    return '"' + "".join(out) + '"'
+
+
 class KernelPrinter:
     """Prints one lowered kernel PrimFunc as the body of ``kernel_main``."""
 
@@ -74,6 +89,8 @@ class KernelPrinter:
             return repr(v) + "f"
         if isinstance(e, tvm.ir.Var):
             return self.name(e)
+        if isinstance(e, tvm.tirx.StringImm):
+            return _cpp_string(str(e.value))
         op = _BINOPS.get(type(e))
         if op is not None:
             return f"({self.expr(e.a)} {op} {self.expr(e.b)})"

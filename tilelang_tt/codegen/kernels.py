@@ -25,6 +25,10 @@ def kernel_source(func) -> str:
                 headers.append(h)
     else:
         headers = list(DATAFLOW_HEADERS)
+        for call in tt_calls(func.body):
+            h = ops.spec(call.op.name).header
+            if h and h not in headers:
+                headers.append(h)
     body = KernelPrinter(func).body()
     includes = "\n".join(f'#include "{h}"' for h in headers)
     return (_BANNER.format(src=source, kind=kind) + "\n#include <cstdint>\n" + includes +

@@ -24,7 +24,7 @@ from tvm import tirx
 
 from .. import attrs, ops
 from ..errors import TTVerifyError
-from ..passes.common import CB_DATA_FORMAT, DATA_FORMAT, get_attr, to_py
+from ..passes.common import CB_DATA_FORMAT, DATA_FORMAT, get_attr, to_py, tt_calls
 from ..passes.verify.verify_ttir import all_cbs, cb_footprint, kernels_of
 from ..target import SDK_NAME, SDK_VERSION
 
@@ -244,7 +244,7 @@ def build_plan(mod, pages: bool = False) -> dict:
                                               _sender_args(reader, core))
             core["writes"] = write_tracer.trace(core["start_id"], core["count"])
 
-    return {
+    plan = {
         "version": PLAN_VERSION,
         "kernel": source,
         "target": str(get_attr(reader, attrs.TARGET)),
@@ -269,6 +269,12 @@ def build_plan(mod, pages: bool = False) -> dict:
         "rmw_semaphore": (None if get_attr(reader, attrs.RMW_SEMAPHORE) is None
                           else int(get_attr(reader, attrs.RMW_SEMAPHORE))),
     }
+    # T.print / T.device_assert (language_debug.py): the runner turns DPRINT on for the run
+    debug = sorted({str(c.op.name)[3:] for f in kernels.values() for c in tt_calls(f.body)
+                    if str(c.op.name) in ("tt.dprint", "tt.device_assert")})
+    if debug:
+        plan["debug"] = debug
+    return plan
 
 
 def _multicast(reader, cores) -> dict:

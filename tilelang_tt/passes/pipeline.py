@@ -3,7 +3,9 @@
 Stages by phase (each a ``tvm.transform.Pass``; ours in one module each under the phase's
 folder, TVM's own where they do the job):
 
-    frontend   A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
+    frontend   A0.00 LaunchPersistentTilesTT   a T.Persistent tile loop -> the launch over
+                                               its domain (nothing carried between tiles)
+               A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
                                                blocks (rows computed apart)
                A0.0.1 SerialRowsToBlockTT      a serial loop over a block's rows -> the
                                                rows at once (folds -> dim=0 reductions)
@@ -130,6 +132,7 @@ from .frontend.serial_rows import SerialRowsToBlockTT
 from .frontend.views import ResolveViewsTT
 from .frontend.wide_rows import StreamWideRowsTT
 from .frontend.scalar_operands import StageScalarOperandsTT
+from .frontend.persistent_tiles import LaunchPersistentTilesTT
 from .frontend.scalars import ScalarsToBindTT
 from .frontend.short_blocks import ReadShortBlocksFromTensorsTT
 from .layout.infer_layout import InferTTLayout
@@ -145,6 +148,7 @@ from .verify.tile_program import VerifyTileProgramTT
 from .verify.verify_ttir import VerifyTTIR
 
 STAGES = [
+    ("A0.00", LaunchPersistentTilesTT),
     ("A0.0", CoarsenRowBlocksTT),
     ("A0.0.1", SerialRowsToBlockTT),
     ("A0.0.2", LocalBuffersToBlocksTT),

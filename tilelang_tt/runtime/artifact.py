@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -68,6 +70,7 @@ class Artifact:
             self.out_idx = list(dict.fromkeys(i % n if -n <= i < n else _bad_out_idx(i, n)
                                               for i in idx))
         self.last_run_stats = None
+        self.last_run_output = ""  # the DPRINT lines (T.print) of the last mock run
 
     @property
     def name(self) -> str:
@@ -202,13 +205,26 @@ class Artifact:
             raise TTRuntimeError(f"building {self.name} for the emulator failed:\n{err}") from None
         with tempfile.TemporaryDirectory(prefix="tt-run-", dir=_scratch_dir(host)) as tmp:
             paths = tensors.write_inputs(self.tensors, host, Path(tmp))
+            debug = _debug_ops(self.plan)
+            # T.print: DPRINT on every core unless the user chose cores
+            env = {"TT_METAL_DPRINT_CORES": "all"} if debug and \
+                not os.environ.get("TT_METAL_DPRINT_CORES") else None
             try:
                 result = mockbuild.run_host(exe, [str(p) for p in paths], arch=arch,
                                             device=device,
-                                            trace=str(Path(trace).resolve()) if trace else None)
+                                            trace=str(Path(trace).resolve()) if trace else None,
+                                            env=env)
             except mockbuild.MockRuntimeError as err:
                 raise TTRuntimeError(f"running {self.name} on the emulator failed:\n{err}") from None
             self.last_run_stats = result.stats
+            # the kernels' DPRINT lines (the print server's prefix "0:(x=X,y=Y):RISC: "), in
+            # the emulator's order; shown on the caller's stdout
+            self.last_run_output = "".join(
+                line for line in result.stdout.splitlines(keepends=True)
+                if _DPRINT_LINE.match(line)) if debug else ""
+            if self.last_run_output:
+                sys.stdout.write(self.last_run_output)
+                sys.stdout.flush()
             if result.stats and "device" in result.stats:
                 _modelled_ns[0] += result.stats["device"]["device_time_ns"]
             tensors.read_outputs(self.tensors, host, paths)
@@ -265,6 +281,17 @@ def _scratch_dir(host: dict) -> str | None:
     except OSError:
         pass
     return None
+
+
+_DPRINT_LINE = re.compile(r"\d+:\(x=\d+,y=\d+\):(BR|NC|TR\d|ER\d?): ")
+
+
+def _debug_ops(plan: dict) -> list:
+    """The debug ops (``dprint``, ``device_assert``) the kernels of ``plan`` hold."""
+    found = set(plan.get("debug", []))
+    for launch in plan.get("launches", []):
+        found |= set(launch["plan"].get("debug", []))
+    return sorted(found)
 
 
 def _target_name(name: str) -> str:

@@ -121,6 +121,7 @@ class DynamicKernel:
         self._save_dirs: list = []
         self.last = None  # the Artifact of the last run
         self.last_run_stats = None
+        self.last_run_output = ""
 
     @property
     def name(self) -> str:
@@ -247,6 +248,7 @@ class DynamicKernel:
         finally:
             self.last = art
             self.last_run_stats = art.last_run_stats
+            self.last_run_output = art.last_run_output
 
     def get_kernel_source(self, kernel_only: bool = True) -> str:
         return self._last("get_kernel_source()").get_kernel_source(kernel_only)

@@ -229,14 +229,14 @@ def build_host(main_cpp: Path, kernel_dir: Path, strict_deprecations: bool = Tru
 
 def run_host(exe: Path, args: list[str], arch: str = "wormhole_b0", timeout: float = 600,
              device: str | None = None, trace: str | None = None,
-             cwd: Path | None = None) -> MockRunResult:
+             cwd: Path | None = None, env: dict | None = None) -> MockRunResult:
     """Run a host program on the emulator (in ``cwd``, against which relative kernel paths
     resolve); raises MockRuntimeError on any failure. ``device``: the modelled device profile
     (TT_MOCK_DEVICE); ``trace``: write a Chrome / Perfetto trace of the modelled run there
-    (TT_MOCK_TRACE)."""
+    (TT_MOCK_TRACE); ``env``: more environment variables (TT_METAL_DPRINT_CORES)."""
     with tempfile.TemporaryDirectory(prefix="tt-mock-") as tmp:
         stats_path = Path(tmp) / "stats.json"
-        env = dict(os.environ, TT_MOCK_ARCH=arch, TT_MOCK_STATS=str(stats_path),
+        env = dict(os.environ, **(env or {}), TT_MOCK_ARCH=arch, TT_MOCK_STATS=str(stats_path),
                    TT_MOCK_CACHE=str(cache_root()))
         if device:
             env["TT_MOCK_DEVICE"] = device

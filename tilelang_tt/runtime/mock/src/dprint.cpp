@@ -330,4 +330,13 @@ void dprint_flush(std::vector<Core*>& cores) {
     if (any) std::fflush(stdout);
 }
 
+// ASSERT (api/debug/assert.h): a kernel's failed device assert, as the watcher reports it
+[[noreturn]] void assert_tripped(const char* condition, const char* file, int line) {
+    std::string where = file;
+    const auto slash = where.find_last_of('/');
+    if (slash != std::string::npos) where = where.substr(slash + 1);
+    fail("ASSERT(" + std::string(condition) + ") failed at " + where + ":" + std::to_string(line) +
+         " (the watcher's assert: on hardware the core hangs and the watcher reports it)");
+}
+
 }  // namespace ttmock
