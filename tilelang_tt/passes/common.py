@@ -246,6 +246,12 @@ def buffer_shape(buf) -> list:
     return [int(s) if isinstance(s, tvm.tirx.IntImm) else s for s in buf.ty.shape]
 
 
+def region_text(region) -> str:
+    """``B[lo:hi, ...]`` of a buffer region, for messages."""
+    return f"{region.source.name}[" + ", ".join(
+        f"{r.min}:{r.min + r.extent}" for r in region.region) + "]"
+
+
 def tile_dst_buffer(call: tirx.TilePrimitiveCall):
     """The buffer a tile primitive writes (its first operand)."""
     return call.args[0].source

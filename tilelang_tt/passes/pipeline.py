@@ -13,6 +13,8 @@ folder, TVM's own where they do the job):
                                                one element stored to a tensor -> T.copy
                A0.1 ScalarsToBindTT            scalar assignments -> Bind
                A0.1.0 DropTrueGuardsTT         bounds guards true for every block -> bodies
+               A0.1.0.0 SplitBlockRegionsTT    a block buffer used by constant tile-aligned
+                                               regions -> one block buffer per part
                A0.1.0.1 BoundLoopExtentsTT     loop extents that are not literals ->
                                                constants, or T.Parallel over a constant
                                                bound with the stores masked past the extent;
@@ -111,6 +113,7 @@ from .dataflow.shard_in_place import PlaceL1ShardsTT
 from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
 from .frontend.atomics import LowerAtomicsTT
 from .frontend.host_formats import IntegerInputsToFloatTT, PermuteVectorTensorsTT
+from .frontend.block_regions import SplitBlockRegionsTT
 from .frontend.block_slices import CollapseBlockSlicesTT
 from .frontend.dead_blocks import DropDeadBlockWritesTT
 from .frontend.guards import DropTrueGuardsTT
@@ -151,6 +154,7 @@ STAGES = [
     ("A0.0.2", LocalBuffersToBlocksTT),
     ("A0.1", ScalarsToBindTT),
     ("A0.1.0", DropTrueGuardsTT),
+    ("A0.1.0.0", SplitBlockRegionsTT),
     ("A0.1.0.1", BoundLoopExtentsTT),
     ("A0.1.1", LowerAtomicsTT),
     ("A0.1.2", CollapseBlockSlicesTT),

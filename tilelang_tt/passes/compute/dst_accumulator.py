@@ -66,9 +66,12 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
             f"copied out once after it; found {len(clears)} clear(s) and {len(packs)} copy-out(s)")
     mma = mmas[0]
     a, b, kt, trans_b = mma.args[1], mma.args[2], int(mma.args[5]), int(mma.args[6])
-    if any(int(m.args[5]) != kt or not m.args[1].same_as(a) or not m.args[2].same_as(b)
-           for m in mmas[1:]):
-        raise TTUnsupportedError(f"accumulator {acc.name} is updated by different T.gemm shapes")
+    # several T.gemm of other operands into one accumulator (DeepSeek MLA's nope and rope
+    # parts, a GEMM split along K by A0.1.0.0): each is its own matmul loop while the
+    # accumulator stays in DST; the spilled forms below are written for one operand pair
+    uniform = not any(int(m.args[5]) != kt or not m.args[1].same_as(a)
+                      or not m.args[2].same_as(b) or int(m.args[6]) != trans_b
+                      for m in mmas[1:])
     out = packs[0].args[1]
 
     # locate: one statement list holding [clear, ..., X (all mma), ..., pack]
@@ -89,26 +92,41 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
         return next(i for i, it in enumerate(items) if any(c.same_as(call) for c in tt_calls(it)))
 
     i_clear, i_pack = index_of(clears[0]), index_of(packs[0])
-    x_idx = {index_of(m) for m in mmas}
-    if len(x_idx) != 1 or not (i_clear < min(x_idx) < i_pack):
+    x_idx = sorted({index_of(m) for m in mmas})
+    if not (i_clear < x_idx[0] and x_idx[-1] < i_pack):
         raise TTUnsupportedError(
-            f"the T.gemm updates of {acc.name} must sit in one statement (the K loop) between "
-            f"T.clear({acc.name}) and its copy-out")
-    i_x = x_idx.pop()
-    x = items[i_x]
+            f"the T.gemm updates of {acc.name} must sit between T.clear({acc.name}) and its "
+            "copy-out")
     # other compute ops between the clear and the copy-out (say, scaling an operand inside
     # the K loop) need DST too: then the accumulator cannot stay in DST for the whole loop,
     # and takes the spill path, which releases DST between K steps
+    # and so do another accumulator's GEMMs there (two accumulators cannot both hold DST)
     shares_dst = any(c.op.name in ELTWISE
+                     or c.op.name in ("tt.mm.mma", "tt.acc.clear") and not c.args[0].same_as(acc)
                      for it in items[i_clear:i_pack + 1] for c in tt_calls(it))
+    resident = tiles <= cap and not shares_dst
+    if not resident and not uniform:
+        raise TTUnsupportedError(
+            f"accumulator {acc.name} is updated by T.gemm of different operands or shapes and "
+            f"does not stay in DST ({tiles} tiles, DST holds {cap}"
+            + (", other compute ops run between its clear and its copy-out" if shares_dst
+               else "") + "): only an accumulator that stays in DST takes several operand "
+            "pairs", hint="make the accumulator's block smaller, or accumulate each product "
+            "into its own fragment and add them")
+    if not resident and len(x_idx) != 1:
+        raise TTUnsupportedError(
+            f"the T.gemm updates of {acc.name} must sit in one statement (the K loop) between "
+            f"T.clear({acc.name}) and its copy-out")
+    i_x = x_idx[0]
+    x = items[i_x]
 
-    if tiles <= cap and not shares_dst:
+    if resident:
         cx.plan.append({"acc": acc.name, "tiles": tiles, "capacity": cap, "subblock": [mt, nt],
                         "spill_cb": -1})
 
         def on_mma(m):
-            return _matmul_loops(m.args[1], m.args[2], (0, mt), (0, nt), kt, nt, trans_b,
-                                 lambda h, w: h * nt + w)
+            return _matmul_loops(m.args[1], m.args[2], (0, mt), (0, nt), int(m.args[5]), nt,
+                                 int(m.args[6]), lambda h, w: h * nt + w)
 
         pack = seq([ev("tt.tile_regs_commit"), ev("tt.tile_regs_wait")] + cx.pack_cfg(out) + [
             ev("tt.cb_reserve_back", out, int_imm(tiles)),
@@ -118,7 +136,8 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
         ])
         new_items = list(items)
         new_items[i_clear] = _replace_call(items[i_clear], clears[0], ev("tt.tile_regs_acquire"))
-        new_items[i_x] = _replace_calls(x, mmas, on_mma)
+        for i in x_idx:
+            new_items[i] = _replace_calls(items[i], mmas, on_mma)
         new_items[i_pack] = _replace_call(items[i_pack], packs[0], pack)
         return home, seq(new_items)
 

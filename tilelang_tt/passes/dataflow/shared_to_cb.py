@@ -45,7 +45,8 @@ from tvm.sym import Analyzer
 from ... import attrs, ops
 from ...errors import TTLayoutError, TTUnsupportedError, source_span
 from ..common import (
-    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, int_imm, require_attr,
+    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, int_imm, region_text,
+    require_attr,
     seq, split_persistent, stmts_of, to_py, tt_calls, tt_pass,
 )
 from ..common import tt_map
@@ -101,9 +102,11 @@ def _check_whole(region, span):
         if not (isinstance(r.min, tvm.tirx.IntImm) and int(r.min) == 0
                 and isinstance(r.extent, tvm.tirx.IntImm) and int(r.extent) == dim):
             raise TTUnsupportedError(
-                f"T.copy must move whole block buffers; {buf.name}[{r.min}:+{r.extent}] is a "
-                "partial region of it", span=span,
-                hint=f"copy into/out of all of {buf.name} (shape {buffer_shape(buf)})")
+                f"T.copy must move whole block buffers or constant tile-aligned regions of "
+                f"them; {region_text(region)} is neither", span=span,
+                hint=f"copy all of {buf.name} (shape {buffer_shape(buf)}), or regions whose "
+                "bounds are constants at multiples of 32 (or the dim's end) in its last two "
+                "dims: each such region becomes a block buffer of its own")
 
 
 def _leading_tile_rows(region, span):

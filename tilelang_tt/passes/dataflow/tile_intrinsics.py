@@ -57,7 +57,7 @@ from ..common import (
     tt_pass,
 )
 from .shared_to_cb import alloc_cb_call
-from ..common import split_persistent, tt_map, with_persistent
+from ..common import region_text, split_persistent, tt_map, with_persistent
 from ..frontend.eltwise_expr import load, load_t, transposed_operands, vector_operands
 
 _ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mul"}
@@ -73,7 +73,10 @@ def _whole(region, what, span):
         if not (isinstance(r.min, tvm.tirx.IntImm) and int(r.min) == 0
                 and isinstance(r.extent, tvm.tirx.IntImm) and int(r.extent) == dim):
             raise TTUnsupportedError(
-                f"{what} must use whole buffers; {buf.name} is used partially", span=span)
+                f"{what} must use whole buffers or constant tile-aligned regions of them; "
+                f"{region_text(region)} is neither", span=span,
+                hint="use regions whose bounds are constants at multiples of 32 (or the dim's "
+                "end) in the buffer's last two dims: each becomes a block buffer of its own")
     return buf
 
 
