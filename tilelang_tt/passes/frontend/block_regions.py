@@ -570,7 +570,9 @@ def _unroll_region_loops(body):
         v = lp.loop_var
         used = [r for r in collect(lp.body, tvm.ir.TensorRegion)
                 if any(r.source.same_as(b) for b in blocks)
-                and any(v.same_as(x) for rg in r.region
+                # only the tiled (last two) dims: a leading dim indexed by the loop variable is
+                # one slice per iteration (A0.1.2's block slices), not a region to split
+                and any(v.same_as(x) for rg in list(r.region)[-2:]
                         for x in collect(rg.min, tvm.ir.Var) + collect(rg.extent, tvm.ir.Var))]
         if not used:
             return lp
