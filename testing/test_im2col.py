@@ -67,7 +67,7 @@ _NP = {"bfloat16": ml_dtypes.bfloat16, "float32": np.float32}
 
 
 @pytest.mark.parametrize("N, C, H, W, F, K, S, D, P, dtype", [
-    (1, 32, 8, 8, 32, 3, 1, 1, 1, "bfloat16"),   # 3x3, pad 1, stride 1
+    (1, 32, 6, 64, 32, 3, 1, 1, 1, "bfloat16"),  # 3x3, pad 1, stride 1; 2 tiles of W
     (2, 64, 9, 7, 32, 3, 2, 1, 1, "float32"),    # stride 2, two images, 64 channels
     (1, 32, 10, 10, 32, 3, 1, 2, 2, "bfloat16"),  # dilation 2
     (1, 32, 8, 8, 64, 1, 1, 1, 0, "float32"),    # 1x1 convolution, two column blocks

@@ -420,8 +420,12 @@ def lower_im2col(call, accessor, layout, dtype: str):
             inside = tirx.all(k0 < kernel * kernel * c, m < n * oh * ow,
                               signed(hh) >= 0, signed(hh) < h, signed(ww) >= 0,
                               signed(ww) < w)
-            src_page = ((m // (oh * ow) * hp + hh) * wt + ww // 32) * ct + c0 // 32
-            offset = ((ww % 32 // 16) * 512 + (ww % 16) * 16) * size
+            # ww may be negative where the row is zeroed; the C++ divides unsigned integers,
+            # so its divisions see it through tt.as_signed, which TVM's simplifier (D5.1)
+            # cannot split into a floordiv of a negative part (as it would `(x - 1) // 32`)
+            wv = signed(ww)
+            src_page = ((m // (oh * ow) * hp + hh) * wt + wv // 32) * ct + c0 // 32
+            offset = ((wv % 32 // 16) * 512 + (wv % 16) * 16) * size
             reads = seq([ops.evaluate("tt.noc_async_read_part", src_page, accessor,
                                       offset + f * 256 * size, dst + f * 256 * size,
                                       int_imm(16 * size), span=span) for f in (0, 1)])
