@@ -12,7 +12,7 @@ import pytest
 
 import tilelang_tt as tilelang
 import tilelang_tt.language as T
-from tilelang_tt.errors import TTUnsupportedError
+from tilelang_tt.errors import TTAssertionError, TTUnsupportedError
 
 
 def out_size(x, K, S, D, P):
@@ -85,11 +85,26 @@ def test_im2col_convolution(N, C, H, W, F, K, S, D, P, dtype):
     assert ".get_noc_addr(" in kernel.get_kernel_source()  # the reader's face-row reads
 
 
+def resized_view():
+    @T.prim_func
+    def main(A: T.Tensor((2, 32, 32), "bfloat16"), B: T.Tensor((64, 32), "bfloat16")):
+        with T.Kernel(1) as _:
+            A_flat = T.Tensor((128, 32), "bfloat16", A.data)  # twice A's elements
+            s = T.alloc_shared((64, 32), "bfloat16")
+            T.copy(A_flat[0:64, 0:32], s)
+            T.copy(s, B)
+
+    return main
+
+
 def test_im2col_refusals():
-    """C not a multiple of 32, and a 16-bit image on Blackhole, are refused by name."""
+    """C not a multiple of 32, and a 16-bit image on Blackhole, are refused by name; so is a
+    `T.Tensor(shape, dtype, A.data)` re-view of another size than A."""
     with pytest.raises(TTUnsupportedError, match=r"T.im2col\(data, data_shared\).*C = 16 is "
                                                  r"not a multiple of 32"):
         tilelang.compile(convolution(1, 16, 8, 8, 32, 3, 1, 1, 1, "bfloat16"), out_idx=-1)
     with pytest.raises(TTUnsupportedError, match="16-bit image on Blackhole"):
         tilelang.compile(convolution(1, 32, 8, 8, 32, 3, 1, 1, 1, "bfloat16"), out_idx=-1,
                          target="tenstorrent/blackhole")
+    with pytest.raises(TTAssertionError, match=r"A_flat\[128, 32\] bfloat16 views A\[2, 32, 32\]"):
+        tilelang.compile(resized_view(), out_idx=-1)
