@@ -797,8 +797,12 @@ class _TensorProxy:
 
         if data is not None and strides is None and elem_offset is None \
                 and IRBuilder.is_in_scope():
-            # TileLang's re-view inside a kernel, `T.Tensor(shape, dtype, A.data)`: a buffer
-            # declared over A's data (a T.reshape / T.view; ResolveViewsTT decides its meaning)
+            # TileLang's re-view inside a kernel, `T.Tensor(shape, dtype, A.data)`: T.view of A
+            # (its size checked here; ResolveViewsTT decides its meaning)
+            if isinstance(data, tvm.ir.Call) and str(data.op.name) == "tirx.buffer_data":
+                from .language_reshape import view
+
+                return view(data.args[0], _shape(shape), dtype)
             return _IB.decl_buffer(_shape(shape), dtype_name(dtype), data=data,
                                    scope=scope or self.scope)
         return _T.Buffer(_shape(shape), dtype_name(dtype), data=data, strides=strides,
