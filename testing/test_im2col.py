@@ -9,6 +9,7 @@ accumulator: the result must equal numpy's convolution exactly."""
 import ml_dtypes
 import numpy as np
 import pytest
+import tvm
 
 import tilelang_tt as tilelang
 import tilelang_tt.language as T
@@ -110,3 +111,15 @@ def test_im2col_refusals():
                                                r"bfloat16 \(32768 bits\), the new shape "
                                                r"\[128, 32\]"):
         tilelang.compile(resized_view(), out_idx=-1)
+    # the same view in hand-written TVMScript: A0.2.0 ResolveViewsTT checks it
+    src = "\n".join([
+        "# from tvm.script import tirx as T",
+        "@T.prim_func",
+        "def main(A: T.Buffer((2, 32, 32), 'bfloat16'), B: T.Buffer((64, 32), 'bfloat16')):",
+        "    bx = T.launch_thread('blockIdx.x', 1)",
+        "    A_flat = A.view(128, 32)",
+        "    s = T.alloc_shared((64, 32), 'bfloat16')",
+        "    T.tile.copy(s[0:64, 0:32], A_flat[0:64, 0:32])",
+        "    T.tile.copy(B[0:64, 0:32], s[0:64, 0:32])"])
+    with pytest.raises(TTAssertionError, match=r"A_flat\[128, 32\] bfloat16 views A\[2, 32, 32\]"):
+        tilelang.lower(tvm.script.from_source(src))
