@@ -16,9 +16,7 @@ A loop is coarsened when, from its IR structure alone:
   ``B_s`` (two distinct 2-D shared buffers, each copied and multiplied whole) from a global
   tensor region whose K range (the dimension matching the buffer's K dimension, as the gemm's
   transpose flags say) starts at ``base + k * extent`` (consecutive steps tile K) and whose
-  other ranges do not depend on ``k``, and whose last step ends inside the tensor; A's
-  copy may be a ``tt.tile.im2col`` (``T.im2col``) whose ``c_step`` is ``k`` itself and whose
-  ``nhw_step`` does not depend on it (its columns past the kernel's taps are zeros);
+  other ranges do not depend on ``k``, and whose last step ends inside the tensor;
 * ``A_s`` and ``B_s`` are used nowhere else and have a tile dtype (bfloat16, float16,
   float32; other dtypes are refused later, by InferLayoutTT);
 * the function carries no layout or L1-alias request (those name block shapes the user chose).
@@ -37,8 +35,7 @@ matmul engine sums the 32 K products of a tile pair anyway, so two 16-wide K ste
 
 Guarantees: such a loop becomes ``for k in range(n / f)`` with the same annotations, whose
 copies read ``f * block_K`` wide K ranges (``k`` replaced by ``k * f``) into new buffers of
-the same names ``f`` times wider along K (a ``tt.tile.im2col`` keeps ``c_step = k``: its
-block, ``f`` times wider, is K block ``k``), and whose ``tile.gemm`` multiplies them.  The
+the same names ``f`` times wider along K, and whose ``tile.gemm`` multiplies them.  The
 result is the same sum of products in the same order of K; only the blocking changes.  The
 function attribute ``tt.k_coarsen`` lists each coarsened loop as ``{"factor": f,
 "k_tiles": tiles of a K block, "steps": n / f}``.
@@ -77,7 +74,6 @@ from ..common import (
     tt_pass,
 )
 
-_IM2COL = "tt.tile.im2col"
 MAX_K_TILES = 8  # a K block of up to 8 tiles, as tt-metal's matmul configurations use
 DEFAULT_DEPTH = 2  # PropagateTTLayout's ring depth outside pipelined loops
 TILE = 32
@@ -151,7 +147,7 @@ def _candidate(loop, func_body):
     if len(items) != 3 or not all(isinstance(s, tirx.TilePrimitiveCall) for s in items):
         return None
     gemms = [s for s in items if s.op.name == "tirx.tile.gemm"]
-    copies = [s for s in items if s.op.name in ("tirx.tile.copy", _IM2COL)]
+    copies = [s for s in items if s.op.name == "tirx.tile.copy"]
     if len(gemms) != 1 or len(copies) != 2 or not items[2].same_as(gemms[0]):
         return None
     gemm = gemms[0]
@@ -174,12 +170,7 @@ def _candidate(loop, func_body):
         copy = next((c for c in copies if c.args[0].source.same_as(buf)), None)
         if copy is None or buffer_scope(buf) != "shared" or len(buffer_shape(buf)) != 2:
             return None
-        if copy.op.name == _IM2COL:  # A's block, K blocks indexed by `c_step` = the loop var
-            ok = operand.same_as(a) and k_dim == 1 and copy.args[3].same_as(loop.loop_var) \
-                and not uses_var(copy.args[2], loop.loop_var)
-            k_src = -1 if ok else None
-        else:
-            k_src = _copy_k_dim(copy, k_dim, loop.loop_var, int_or_none(loop.extent), ana)
+        k_src = _copy_k_dim(copy, k_dim, loop.loop_var, int_or_none(loop.extent), ana)
         if k_src is None:
             return None
         ordered.append(copy)
@@ -296,11 +287,6 @@ def _coarsen(cand, f):
         shape[k_dim] *= f
         buf = tirx.decl_buffer(shape, buffer_dtype(old), old.name, scope=buffer_scope(old))
         new_bufs[old] = buf
-        if copy.op.name == _IM2COL:  # c_step counts K blocks f times wider: unchanged
-            new_copies.append(replace_tile_call(copy, args=[buf[tuple(slice(0, d) for d in
-                                                                       shape)]]
-                                                + list(copy.args[1:])))
-            continue
         ranges = []
         for i, r in enumerate(src.region):
             lo = substitute(r.min, {var: var * f})
