@@ -793,6 +793,18 @@ class _TensorProxy:
 
     def __call__(self, shape, dtype="float32", data=None, strides=None, elem_offset=None,
                  scope=None, **kwargs):
+        from tvm.script.ir_builder import IRBuilder
+
+        if data is not None and strides is None and elem_offset is None \
+                and IRBuilder.is_in_scope():
+            # TileLang's re-view inside a kernel, `T.Tensor(shape, dtype, A.data)`: T.view of A
+            # (its size checked here; ResolveViewsTT decides its meaning)
+            if isinstance(data, tvm.ir.Call) and str(data.op.name) == "tirx.buffer_data":
+                from .language_reshape import view
+
+                return view(data.args[0], _shape(shape), dtype)
+            return _IB.decl_buffer(_shape(shape), dtype_name(dtype), data=data,
+                                   scope=scope or self.scope)
         return _T.Buffer(_shape(shape), dtype_name(dtype), data=data, strides=strides,
                          elem_offset=elem_offset, scope=scope or self.scope)
 
@@ -1521,6 +1533,41 @@ def transpose(src, dst, annotations=None):
             f"swapped ({int(s[1])}, {int(s[0])}); it has ({int(d[0])}, {int(d[1])})"))
     transposed = ops.call("tt.expr.load_t", tirx.IntImm("int32", 0))
     return _insert(tirx.TilePrimitiveCall(dst_r, transposed, src_r, op=ops.op("tt.tile.expr")))
+
+
+def im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad, eviction_policy=None,
+           annotations=None):
+    """TileLang ``T.im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad)``: the
+    ``[block_M, block_K]`` block ``col`` of the implicit-GEMM matrix of a 2-D convolution over
+    the NHWC tensor ``img``: row ``m = nhw_step * block_M + i`` is the output pixel
+    ``(n, oh, ow)`` (``ow`` fastest), column ``k = c_step * block_K + j`` the tap
+    ``(kh, kw, c)`` (``c`` fastest), the element ``img[n, oh * stride + kh * dilation - pad,
+    ow * stride + kw * dilation - pad, c]`` or 0 outside the image.  Emitted as
+    ``tt.tile.im2col(col, img, nhw_step, c_step, kernel, stride, dilation, pad)``; the reader
+    kernel builds the block (C2: ``tt.im2col_to_cb``).  ``eviction_policy`` is a CUDA cache
+    hint (ignored)."""
+    img_r = _as_region(img, None, "im2col")
+    col_r = _as_region(col, None, "im2col")
+    consts = {}
+    for name, v in (("kernel", kernel), ("stride", stride), ("dilation", dilation),
+                    ("pad", pad)):
+        if isinstance(v, tirx.IntImm):
+            v = int(v.value)
+        if not isinstance(v, int) or isinstance(v, bool) or v < (0 if name == "pad" else 1):
+            raise language_compat.note_error(TTArgumentError(
+                f"T.im2col({img_r.source.name}, {col_r.source.name}): {name} must be a constant "
+                f"integer ({'>= 0' if name == 'pad' else '>= 1'}), got {v!r}"))
+        consts[name] = tirx.IntImm("int32", v)
+
+    def index(v):
+        return tirx.IntImm("int32", v) if isinstance(v, int) else v
+
+    return _insert(tirx.TilePrimitiveCall(
+        col_r, img_r, index(nhw_step), index(c_step), consts["kernel"], consts["stride"],
+        consts["dilation"], consts["pad"], op=ops.op("tt.tile.im2col")))
+
+
+c2d_im2col = im2col
 
 
 def _scan_args(src, dst, dim, op_name):

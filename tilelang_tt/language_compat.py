@@ -128,7 +128,7 @@ _refuse("bitwise reductions need int32 blocks, and blocks are bfloat16, float16 
         "reduction across a tile's rows or columns (reduce_tile sums or maxes floats on the "
         "matrix engine); reduce int32 data on the host, or use T.reduce_sum / reduce_max on "
         "float data", "reduce_bitand", "reduce_bitor", "reduce_bitxor")
-_refuse(_NOT_YET, "gemm_sp", "im2col", "c2d_im2col",
+_refuse(_NOT_YET, "gemm_sp",
         "loop_break", "rng_init", "rng_rand", "rng_rand_float",
         "ret", "ProducerLoad")
 

@@ -307,6 +307,14 @@ _op("tile.index_mask", "tile", "void",
     "block), block indices and loop variables - no buffer element",
     "dst:region cond:cond x:value y:value")
 
+_op("tile.im2col", "tile", "void",
+    "tile.im2col(dst, src, nhw_step, c_step, kernel, stride, dilation, pad): dst (a [M, K] "
+    "block) = rows nhw_step * M + i (output pixels (n, oh, ow), ow fastest) and columns "
+    "c_step * K + j (taps (kh, kw, c), c fastest) of the implicit-GEMM matrix of a 2-D "
+    "convolution over the NHWC tensor src: src[n, oh * stride + kh * dilation - pad, ow * "
+    "stride + kw * dilation - pad, c], 0 outside it (T.im2col)",
+    "dst:region src:region nhw_step:int c_step:int kernel:imm stride:imm dilation:imm pad:imm")
+
 # --- abstract tile dataflow (C1-D5) ---------------------------------------------------------
 _op("read_to_cb", "abstract", "void",
     "read_to_cb(cb, tensor, row0, col0, rows, cols): one block of tiles from DRAM into cb",
@@ -342,6 +350,16 @@ _op("mask_to_cb", "abstract", "void",
     "float constant or an integer expression of the same, converted to cb's dtype), written "
     "into cb's L1 by the reader's RISC-V core in the tile's face layout",
     "cb:cb.out rows:imm cols:imm cond:cond x:value y:value", kernel="reader", engine="riscv")
+_op("im2col_to_cb", "abstract", "void",
+    "im2col_to_cb(cb, img, nhw_step, c_step, rows, cols, n, h, w, c, kernel, stride, dilation, "
+    "pad): the rows x cols tiles of the implicit-GEMM matrix of a 2-D convolution over the NHWC "
+    "tensor img of logical shape (n, h, w, c), starting at row nhw_step * rows * 32 and column "
+    "c_step * cols * 32 (tile.im2col), built by the reader in cb's L1: each 32-column segment "
+    "of a row (32 channels of one pixel: one row of one DRAM tile of img) is read from DRAM "
+    "face row by face row (two reads of 16 elements), or zeroed where the tap is outside the "
+    "image",
+    "cb:cb.out img:tensor nhw_step:int c_step:int rows:imm cols:imm n:imm h:imm w:imm c:imm "
+    "kernel:imm stride:imm dilation:imm pad:imm", kernel="reader", engine="noc")
 # a tensor read as scalars in `if` conditions (passes/dataflow/scalar_reads.py): the reader
 # reads the DRAM page holding the element into a CB page and pushes it; each kernel that
 # branches on it binds the element's word (compute: read_tile_value of the page it waited for)
@@ -434,6 +452,11 @@ _op("get_read_ptr", "dataflow", "int32", "get_read_ptr(cb): L1 address of the fr
 _op("noc_async_read_page", "dataflow", "void", "noc_async_read_page(page, accessor, l1_addr)",
     "page:int accessor:accessor l1_addr:int", kernel="reader", engine="noc",
     cpp="noc_async_read_page")
+_op("noc_async_read_part", "dataflow", "void",
+    "noc_async_read_part(page, accessor, offset, l1_addr, bytes): `bytes` bytes of DRAM page "
+    "`page` from byte `offset` on into L1 (an im2col row segment's face row)",
+    "page:int accessor:accessor offset:int l1_addr:int bytes:int", kernel="reader",
+    engine="noc", cpp="noc_async_read({1}.get_noc_addr({0}, {2}), {3}, {4})")
 _op("noc_async_write_page", "dataflow", "void", "noc_async_write_page(page, accessor, l1_addr)",
     "page:int accessor:accessor l1_addr:int", kernel="writer", engine="noc",
     cpp="noc_async_write_page")

@@ -72,6 +72,8 @@ class PageTracer:
                 return self.args.get(int(e.args[0]), 0)
             if name in ("tt.get_write_ptr", "tt.get_read_ptr", "tt.get_semaphore"):
                 return 0
+            if name == "tt.as_signed":
+                return self.value(e.args[0])
             if name == "tt.l1_load_u32":  # a tensor element a branch reads (C2.2)
                 raise TTVerifyError(
                     "plan: the pages this kernel moves depend on tensor elements its branches "
@@ -99,7 +101,8 @@ class PageTracer:
                 self.run(s.else_case)
         elif isinstance(s, tirx.Evaluate):
             name = ops.tt_op_name(s.value)
-            if name in ("tt.noc_async_read_page", "tt.noc_async_write_page"):
+            if name in ("tt.noc_async_read_page", "tt.noc_async_write_page",
+                        "tt.noc_async_read_part"):
                 tile, accessor = s.value.args[0], s.value.args[1]
                 buf = self.accessor_buffer[hash(accessor)]
                 self.pages.setdefault(buf, []).append(self.value(tile))

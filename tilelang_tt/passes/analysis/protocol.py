@@ -328,7 +328,7 @@ class _Checker:
                 self.fail(report, f"{text} with no tiles of {a.cb.name} "
                                   f"{'reserved' if name == 'tt.get_write_ptr' else 'waited for'}")
             return st
-        if name == "tt.noc_async_read_page":
+        if name in ("tt.noc_async_read_page", "tt.noc_async_read_part"):
             if st.rmw_waited:
                 self.fail(report, f"{text} after noc_semaphore_wait on the RMW semaphore without "
                                   "claiming it (noc_semaphore_set to 1): the writer's release "

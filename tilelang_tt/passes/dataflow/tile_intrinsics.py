@@ -42,6 +42,14 @@ Guarantees (no DST handling, no init calls yet); the block buffers' allocations 
   turned back;
 * ``tt.tile.index_mask(dst, cond, x, y)`` becomes ``tt.mask_to_cb(cb_dst, Mt, Nt, cond, x,
   y)``: the reader computes the block;
+* ``tt.tile.im2col(dst, img, nhw_step, c_step, kernel, stride, dilation, pad)`` (``T.im2col``)
+  becomes ``tt.im2col_to_cb(cb_dst, img, nhw_step, c_step, Mt, Kt, N, H, W, C, kernel, stride,
+  dilation, pad)`` (``N, H, W, C``: the image's logical shape, from the operand's extents):
+  the reader builds the block.  Refused by name: an image that is not a 4-D tensor, a
+  channel count ``C`` that is not a multiple of 32 (a 32-column segment of a row must be one
+  tile row of the image: 32 channels of one pixel), a block that is not whole tiles, dtypes
+  that differ, a 16-bit image on Blackhole (its DRAM reads need 64-byte alignment; a face
+  row of 16 elements is 32 bytes);
 * any other tile op is a ``TTUnsupportedError`` naming the op and source line.
 """
 
@@ -383,6 +391,8 @@ def LowerTTTileIntrinsics(func, mod, ctx):
             rows, cols = tiles_of(dst)
             return ops.evaluate("tt.mask_to_cb", cb(dst, "index mask", span), int_imm(rows),
                                 int_imm(cols), *call.args[1:], span=span)
+        if name == "tt.tile.im2col":  # the reader builds the block (LowerCBIntrinsics)
+            return lower_im2col(func, call, cb, tiles_of, span)
         if name in _REDUCE:
             return lower_reduce(call, name, span)
         if name == "tt.tile.cumsum":
@@ -400,3 +410,51 @@ def LowerTTTileIntrinsics(func, mod, ctx):
                                persistent)
 
     return func.with_body(body)
+
+
+def lower_im2col(func, call, cb, tiles_of, span):
+    """``tt.tile.im2col`` -> ``tt.im2col_to_cb`` (see the module docstring)."""
+    dst_r, img_r = call.args[0], call.args[1]
+    dst = _whole(dst_r, "T.im2col", span)
+    img = img_r.source
+    what = f"T.im2col({img.name}, {dst.name})"
+    if buffer_scope(img) != "global" or len(buffer_shape(img)) != 4:
+        raise TTUnsupportedError(
+            f"{what}: the image must be a 4-D (N, H, W, C) tensor parameter; "
+            f"{img.name} is {buffer_shape(img)} in {buffer_scope(img)} memory", span=span)
+    shape = [int(r.extent) if isinstance(r.extent, tvm.tirx.IntImm) else None
+             for r in img_r.region]
+    if None in shape or any(not (isinstance(r.min, tvm.tirx.IntImm) and int(r.min) == 0)
+                            for r in img_r.region):
+        raise TTUnsupportedError(f"{what}: the image must be a whole tensor of constant shape",
+                                 span=span)
+    n, h, w, c = shape
+    if c % 32:
+        raise TTUnsupportedError(
+            f"{what}: the image's channel count C = {c} is not a multiple of 32; on Tensix a "
+            "32-column segment of an im2col row is 32 channels of one pixel (one row of one "
+            "32x32 tile of the NHWC image): pad the channels to a multiple of 32", span=span)
+    dshape = buffer_shape(dst)
+    if len(dshape) != 2 or any(int(d) % 32 for d in dshape):
+        raise TTUnsupportedError(
+            f"{what}: the block {dst.name}{dshape} must be 2-D [block_M, block_K] of whole "
+            "32x32 tiles", span=span)
+    if buffer_dtype(dst) != buffer_dtype(img):
+        raise TTUnsupportedError(
+            f"{what}: the block's dtype {buffer_dtype(dst)} differs from the image's "
+            f"{buffer_dtype(img)}; T.im2col copies elements (use a block of the image's dtype)",
+            span=span)
+    if buffer_dtype(img) not in ("bfloat16", "float16", "float32"):
+        raise TTUnsupportedError(
+            f"{what}: dtype {buffer_dtype(img)} is not supported (bfloat16, float16, float32)",
+            span=span)
+    target = str(func.attrs.get(attrs.TARGET, "")) if func.attrs is not None else ""
+    if target.startswith("blackhole") and buffer_dtype(img) != "float32":
+        raise TTUnsupportedError(
+            f"{what}: a 16-bit image on Blackhole is not supported: the reader reads each 16-"
+            "element face row (32 bytes) from DRAM on its own, and Blackhole's DRAM reads need "
+            "64-byte alignment (float32 face rows are 64 bytes)", span=span)
+    rows, cols = tiles_of(dst)
+    imm = [int_imm(x) for x in (rows, cols, n, h, w, c)]
+    return ops.evaluate("tt.im2col_to_cb", cb(dst, "T.im2col", span), img, call.args[2],
+                        call.args[3], *imm, *call.args[4:8], span=span)

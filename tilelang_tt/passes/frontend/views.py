@@ -39,7 +39,7 @@ import tvm
 from tvm import tirx
 
 from ... import attrs
-from ...errors import TTUnsupportedError
+from ...errors import TTAssertionError, TTUnsupportedError
 from .pad_tensors import _analyzer
 from ..common import (TILE, buffer_dtype, buffer_scope, buffer_shape, collect, substitute,
                       tt_map, tt_pass)
@@ -82,6 +82,28 @@ def _span_of(decl, body):
                 ld.source.same_as(decl.buffer) for ld in collect(st.value, tvm.ir.TensorLoad))):
             return st.span
     return None
+
+
+def _bits(buf):
+    total = tvm.DataType(buffer_dtype(buf)).bits
+    for d in _shape(buf):
+        if not isinstance(d, (int, tirx.IntImm)):
+            return None
+        total *= int(d)
+    return total
+
+
+def _check_size(decl, owner, body):
+    """A view must hold as many bits as the buffer it views (``T.reshape`` / ``T.view`` check
+    it when called; TileLang's ``T.Tensor(shape, dtype, A.data)`` re-view does not)."""
+    a, b = _bits(decl.buffer), _bits(owner)
+    if a is not None and b is not None and a != b:
+        raise TTAssertionError(
+            f"{decl.buffer.name}{[int(x) for x in _shape(decl.buffer)]} "
+            f"{buffer_dtype(decl.buffer)} views {owner.name}"
+            f"{[int(x) for x in _shape(owner)]} {buffer_dtype(owner)}: it holds {a} bits, "
+            f"{owner.name} {b}; a view over another buffer's data must hold the same elements "
+            "(times the dtype widths)", span=_span_of(decl, body))
 
 
 def _tile_keeping(src_shape, new_shape) -> str | None:
@@ -257,6 +279,7 @@ def ResolveViewsTT(func: tirx.PrimFunc, mod=None, ctx=None) -> tirx.PrimFunc:
         if owner.same_as(d.buffer) or not any(owner.same_as(b) for b in params + allocs):
             continue
         views.setdefault(owner, []).append(d)
+        _check_size(d, owner, body)
     if not views:
         return func
 

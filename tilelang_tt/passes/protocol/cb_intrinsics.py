@@ -35,6 +35,12 @@ Guarantees:
   ``noc_async_write_barrier`` completes the previous batch's multicasts before this batch's
   (rings of two blocks or more; else this batch's before the pushes), and one ends each work
   unit;
+* reader: ``tt.im2col_to_cb(cb, img, ...)`` (``T.im2col``) becomes ``cb_reserve_back``,
+  ``l1 = get_write_ptr(cb)``, a loop over the block's tiles and their 32 rows: a row whose
+  pixel is inside the image gets its two 16-element face rows by ``tt.noc_async_read_part``
+  (``noc_async_read`` of the DRAM tile's face rows holding the pixel's 32 channels), any
+  other row zeros (``tt.l1_store_u32``); one ``noc_async_read_barrier``, ``cb_push_back``
+  (:func:`lower_im2col`);
 * reader: ``tt.scalar_to_cb(cb, T, page)`` (LowerScalarReadsTT) becomes ``cb_reserve_back``,
   ``noc_async_read_page`` of the scalar tensor's page into the CB's page, the read barrier
   and ``cb_push_back``; the reader's own ``v = tt.scalar_value(cb, word)`` right after it is
@@ -377,6 +383,88 @@ def _lower_element_reads(body, accessors):
     return tt_map(body, [(tirx.Evaluate, lower)], order="post")
 
 
+def lower_im2col(call, accessor, layout, dtype: str):
+    """``tt.im2col_to_cb`` -> reserve the block, its tiles' rows read or zeroed, one read
+    barrier, push.  Tile ``(mt, kt)`` row ``r`` is im2col row ``m = (nhw_step * rows + mt) *
+    32 + r`` (output pixel ``n, oh, ow``) and columns ``k0 .. k0 + 31``, ``k0 = (c_step * cols
+    + kt) * 32`` (tap ``kh, kw`` and channels ``c0 .. c0 + 31``): the image pixel ``(n, oh * S
+    + kh * D - P, ow * S + kw * D - P)``'s channels ``c0 ..`` are row ``w % 32`` of one DRAM
+    tile of the image, whose two 16-element face rows (faces 0 / 1 or 2 / 3) are read into
+    the destination row's two face rows; a pixel outside the image, a row past ``N * OH *
+    OW`` or a column past ``kernel * kernel * C`` is zeroed by the RISC-V core."""
+    (cb, _img, nhw_step, c_step, rows, cols, n, h, w, c, kernel, stride, dilation,
+     pad) = call.args
+    rows, cols, n, h, w, c = (int(x) for x in (rows, cols, n, h, w, c))
+    kernel, stride, dilation, pad = (int(x) for x in (kernel, stride, dilation, pad))
+    span = call.span
+    size = 4 if dtype == "float32" else 2
+    page = int(layout["page_bytes"])
+    hp, wp = (int(x) for x in layout["shape"][1:3])  # the device's (padded) image
+    wt, ct = wp // 32, c // 32
+    oh = (h + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+    ow = (w + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+    l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
+    ana = Analyzer()
+
+    def signed(e):
+        return ops.call("tt.as_signed", e)
+
+    def tile(mt, kt):
+        k0 = tirx.Var("k0", "int32")
+        c0, kw, kh = k0 % c, k0 // c % kernel, k0 // (c * kernel)
+        base = ana.simplify(l1 + (mt * cols + kt) * page)
+
+        def row(r):
+            m, hh, ww = (tirx.Var(x, "int32") for x in ("m", "hh", "ww"))
+            dst = base + ((r // 16) * 512 + (r % 16) * 16) * size
+            inside = tirx.all(k0 < kernel * kernel * c, m < n * oh * ow,
+                              signed(hh) >= 0, signed(hh) < h, signed(ww) >= 0,
+                              signed(ww) < w)
+            # ww may be negative where the row is zeroed; the C++ divides unsigned integers,
+            # so its divisions see it through tt.as_signed, which TVM's simplifier (D5.1)
+            # cannot split into a floordiv of a negative part (as it would `(x - 1) // 32`)
+            wv = signed(ww)
+            src_page = ((m // (oh * ow) * hp + hh) * wt + wv // 32) * ct + c0 // 32
+            offset = ((wv % 32 // 16) * 512 + (wv % 16) * 16) * size
+            reads = seq([ops.evaluate("tt.noc_async_read_part", src_page, accessor,
+                                      offset + f * 256 * size, dst + f * 256 * size,
+                                      int_imm(16 * size), span=span) for f in (0, 1)])
+            zeros = loop_nest([2, 4 * size], lambda f, q: ops.evaluate(
+                "tt.l1_store_u32", dst + f * 256 * size + q * 4, tirx.IntImm("uint32", 0),
+                span=span), ["f", "q"])
+            return seq([
+                tirx.Bind(m, ana.simplify((nhw_step * rows + mt) * 32 + r)),
+                tirx.Bind(hh, m // ow % oh * stride + kh * dilation - pad),
+                tirx.Bind(ww, m % ow * stride + kw * dilation - pad),
+                tirx.IfThenElse(inside, reads, zeros)])
+
+        return seq([tirx.Bind(k0, ana.simplify((c_step * cols + kt) * 32)),
+                    loop_nest([32], row, ["r"])])
+
+    n_tiles = int_imm(rows * cols)
+    return [ops.evaluate("tt.cb_reserve_back", cb, n_tiles, span=span),
+            tirx.Bind(l1, ops.call("tt.get_write_ptr", cb)),
+            loop_nest([rows, cols], tile, ["mt", "kt"]),
+            ops.evaluate("tt.noc_async_read_barrier", span=span),
+            ops.evaluate("tt.cb_push_back", cb, n_tiles, span=span)]
+
+
+def _lower_im2col(func, body, accessors):
+    """Reader: every ``tt.im2col_to_cb`` lowered by :func:`lower_im2col`."""
+    cb_dtypes = {b.var: str(b.value.args[4].value) for b in collect(body, tirx.Bind)
+                 if ops.tt_op_name(b.value) == "tt.alloc_cb"}
+
+    def lower(ev):
+        if stmt_op_name(ev) != "tt.im2col_to_cb":
+            return ev
+        cb, buf = ev.value.args[0], ev.value.args[1]
+        if buf not in accessors:
+            raise TTVerifyError(f"no tensor accessor bound for {buf.name}")
+        return seq(lower_im2col(ev.value, accessors[buf], layout_of(func, buf), cb_dtypes[cb]))
+
+    return tt_map(body, [(tirx.Evaluate, lower)], order="post")
+
+
 def _lower_scalar_takes(body):
     """Writer: ``v = tt.scalar_value(cb, word)`` followed by ``tt.scalar_take(cb_w)`` ->
     wait for the page the reader pushed into ``cb_w``, ``v`` = its word (``tt.l1_load_u32``),
@@ -509,6 +597,7 @@ def LowerCBIntrinsics(func, mod, ctx):
         func, body = _lower_rmw(func, mod, body)
         body = _lower_runs(body, _Streams(func).lower_run)
         if kind == "reader":
+            body = _lower_im2col(func, body, _accessors(body))
             body = _lower_scalar_reads(body, _accessors(body))
             body = _lower_element_reads(body, _accessors(body))
         else:

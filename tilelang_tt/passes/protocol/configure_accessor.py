@@ -21,7 +21,8 @@ from ..common import (
     with_persistent,
 )
 
-STREAM_OPS = ("tt.read_to_cb", "tt.write_from_cb", "tt.scalar_to_cb", "tt.element_to_cb")
+STREAM_OPS = ("tt.read_to_cb", "tt.write_from_cb", "tt.scalar_to_cb", "tt.element_to_cb",
+              "tt.im2col_to_cb")
 
 
 def streamed_buffers(body) -> list:

@@ -6,7 +6,7 @@ Guarantees: the module holds ``<name>_reader``, ``<name>_compute`` and ``<name>_
 (``tt.kernel_kind`` = reader / compute / writer, ``tt.kernel_source`` = the original name) and
 no longer the original function.  Each keeps only its own work:
 
-* reader: ``tt.read_to_cb``, ``tt.mask_to_cb``;
+* reader: ``tt.read_to_cb``, ``tt.mask_to_cb``, ``tt.im2col_to_cb`` (the registry's ``kernel``);
 * compute: ``tt.mm.mma``, ``tt.acc.*``, ``tt.fpu.*``, ``tt.eltwise``,
   ``tt.reduce.*``, ``tt.const_tile``, the
   accumulator allocations and the ``tt.consume.begin/end`` marks;
