@@ -10,6 +10,9 @@
 #endif
 
 #include "internal/risc_attribs.h"
+#if defined(COMPILE_FOR_BRISC) || defined(COMPILE_FOR_NCRISC)
+#include "hostdev/dev_msgs.h"  // as the SDK's data movement builds see it (its firmware headers)
+#endif
 
 template <class T, class... Ts>
 FORCE_INLINE constexpr std::array<T, sizeof...(Ts)> make_array(Ts... values) {

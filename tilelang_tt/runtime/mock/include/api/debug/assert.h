@@ -5,11 +5,7 @@
 #pragma once
 #include <cstdint>
 
-// hostdev/dev_msgs.h: what the watcher records (ASSERT's optional second argument)
-enum debug_assert_type_t {
-    DebugAssertOK = 2,
-    DebugAssertTripped = 3,
-};
+#include "hostdev/dev_msgs.h"  // debug_assert_type_t (ASSERT's optional second argument)
 
 namespace ttmock {
 [[noreturn]] void assert_tripped(const char* condition, const char* file, int line);

@@ -8,6 +8,9 @@
 #include <cstdint>
 
 #include "hostdevcommon/dprint_common.h"
+#if defined(COMPILE_FOR_BRISC) || defined(COMPILE_FOR_NCRISC)
+#include "hostdev/dev_msgs.h"  // as the SDK's data movement builds see it (its firmware headers)
+#endif
 
 using dprint_tslice_ptr_t = bool;
 #define TSLICE_RD_PTR true
