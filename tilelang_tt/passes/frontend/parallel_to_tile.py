@@ -537,15 +537,23 @@ def _index_value(term, nest, dst_buf, values, fresh, span):
     of element and block indices, loop variables and bindings), which the reader computes
     (``tt.tile.index_mask(block, True, term, 0.0)``).  Equal values of one body share one
     block; ``values`` collects (term, load)."""
-    for seen, value_load in values:
-        if tvm_ffi.structural_equal(seen, term):
-            return value_load
-    _check_index_value(term, nest, dst_buf, span)
-    block = tirx.decl_buffer(list(nest.extents), "float32", fresh(f"{dst_buf.name}_index"),
+    return _reader_block(term, values, "float32", "index", nest, dst_buf, fresh,
+                         lambda: _check_index_value(term, nest, dst_buf, span))
+
+
+def _reader_block(key, seen, dtype, suffix, nest, dst_buf, fresh, check):
+    """The element load of a new block the reader computes from ``key`` (a mask condition or an
+    index value), or of the block an equal key of the same body already has; ``seen`` collects
+    (key, load); ``check`` runs before a new block is made."""
+    for other, load in seen:
+        if tvm_ffi.structural_equal(other, key):
+            return load
+    check()
+    block = tirx.decl_buffer(list(nest.extents), dtype, fresh(f"{dst_buf.name}_{suffix}"),
                              scope="shared")
-    value_load = block[tuple(nest.vars)]
-    values.append((term, value_load))
-    return value_load
+    load = block[tuple(nest.vars)]
+    seen.append((key, load))
+    return load
 
 
 def _check_index_value(term, nest, dst_buf, span):
@@ -568,15 +576,8 @@ def _index_mask(cond, nest, dst_buf, masks, fresh, span):
     conditions of one body share one mask; ``masks`` collects (condition, load)."""
     if not _reads_only_elements(cond, nest):
         return None
-    for seen, mask_load in masks:
-        if tvm_ffi.structural_equal(seen, cond):
-            return mask_load
-    _check_index_condition(cond, nest, dst_buf, span)
-    mask = tirx.decl_buffer(list(nest.extents), "bfloat16", fresh(f"{dst_buf.name}_mask"),
-                            scope="shared")
-    mask_load = mask[tuple(nest.vars)]
-    masks.append((cond, mask_load))
-    return mask_load
+    return _reader_block(cond, masks, "bfloat16", "mask", nest, dst_buf, fresh,
+                         lambda: _check_index_condition(cond, nest, dst_buf, span))
 
 
 def _check_index_condition(cond, nest, dst_buf, span, what="condition"):
