@@ -334,6 +334,25 @@ def _nest_ana(loops):
     return ana
 
 
+def _loop_uses(nest, v, ana, keep):
+    """(buffer, dim, c, span) of the nest's accesses, to buffers ``keep`` accepts, that index a
+    dim as ``v + c``."""
+    uses = []
+    for buf, idx, span in _accesses(nest):
+        if keep(buf):
+            for d, e in enumerate(idx):
+                c = _offset(e, v, ana)
+                if c is not None:
+                    uses.append((buf, d, c, span))
+    return uses
+
+
+def _cuts_in_loop(split, uses, lo, ext):
+    """The values of the loop variable (over ``lo .. lo + ext``) at which ``uses`` cross a cut."""
+    return {x - c for buf, d, c, _ in uses for x in split.cuts_of(buf)[d]
+            if lo + c < x < lo + ext + c}
+
+
 def _nest_cuts(split, nest) -> bool:
     """Share the cuts of the block buffers a nest indexes ``v + c`` through its loop ``v``."""
     loops = _nest_of(nest)
@@ -344,17 +363,8 @@ def _nest_cuts(split, nest) -> bool:
         lo, ext = _ival(lp.min), _ival(lp.extent)
         if lo is None or ext is None:
             continue
-        uses = []
-        for buf, idx, span in _accesses(nest):
-            if split.find(buf) is None:
-                continue
-            for d, e in enumerate(idx):
-                c = _offset(e, v, ana)
-                if c is not None:
-                    uses.append((buf, d, c, span))
-        rel = set()
-        for buf, d, c, _ in uses:
-            rel |= {x - c for x in split.cuts_of(buf)[d] if lo + c < x < lo + ext + c}
+        uses = _loop_uses(nest, v, ana, lambda buf: split.find(buf) is not None)
+        rel = _cuts_in_loop(split, uses, lo, ext)
         for buf, d, c, span in uses:
             for x in rel:
                 changed |= split.add(buf, d, x + c, span or nest.span,
@@ -478,14 +488,8 @@ def _split_nest(split, nest):
         lo, ext = _ival(lp.min), _ival(lp.extent)
         cuts = set()
         if lo is not None and ext is not None:
-            for buf, idx, _ in _accesses(nest):
-                if split.parts(buf) is None:
-                    continue
-                for d, e in enumerate(idx):
-                    c = _offset(e, v, ana)
-                    if c is not None:
-                        cuts |= {x - c - lo for x in split.cuts_of(buf)[d]
-                                 if lo + c < x < lo + ext + c}
+            uses = _loop_uses(nest, v, ana, lambda buf: split.parts(buf) is not None)
+            cuts = {x - lo for x in _cuts_in_loop(split, uses, lo, ext)}
         rel.append(cuts)
     exts = [_ival(lp.extent) for lp in loops]
     if any(e is None for e in exts):
