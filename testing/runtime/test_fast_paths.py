@@ -18,16 +18,14 @@ import pytest
 
 from tilelang_tt.runtime import mockbuild
 
+import fpu_build
+
 PROGRAM = Path(__file__).resolve().parent / "programs" / "fast_paths" / "main.cpp"
 
 
 def _build(tmp_path, extra=()):
-    src = mockbuild.mock_root() / "src"
     exe = tmp_path / ("fast_paths" + "".join(extra).replace("-", "_"))
-    subprocess.run([mockbuild.CXX, "-std=c++20", *mockbuild.EMULATOR_FLAGS, *extra, f"-I{src}",
-                    f"-I{mockbuild.mock_root() / 'include'}", str(PROGRAM), str(src / "fpu.cpp"),
-                    str(src / "sfpu.cpp"), "-o", str(exe)], check=True)
-    return exe
+    return fpu_build.build(PROGRAM, exe, extra)
 
 
 def _avx512():

@@ -14,6 +14,8 @@ import pytest
 
 from tilelang_tt.runtime import mockbuild
 
+import fpu_build
+
 PROGRAM = Path(__file__).resolve().parent / "programs" / "fpu_hash" / "main.cpp"
 AVX512 = {"avx512f", "avx512bw", "avx512dq", "avx512vl"}
 
@@ -30,14 +32,10 @@ def _cpu_flags():
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="clones are x86-only")
 def test_clones_compute_the_same_bits(tmp_path):
-    src = mockbuild.mock_root() / "src"
     hashes, paths = {}, {}
     for extra in ([], ["-DTTMOCK_NO_CLONES"]):
         exe = tmp_path / ("clones" if not extra else "baseline")
-        subprocess.run([mockbuild.CXX, "-std=c++20", *mockbuild.EMULATOR_FLAGS, *extra, f"-I{src}",
-                        f"-I{mockbuild.mock_root() / 'include'}",
-                        str(PROGRAM), str(src / "fpu.cpp"), str(src / "sfpu.cpp"), "-o", str(exe)],
-                       check=True)
+        fpu_build.build(PROGRAM, exe, extra)
         for fpu in ([None, "avx2", "portable"] if not extra else [None]):
             env = {k: v for k, v in os.environ.items() if k != "TT_MOCK_FPU"}
             if fpu:

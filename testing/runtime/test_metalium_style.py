@@ -4,6 +4,7 @@ tt::constants, <iostream>), tt_metal.hpp, the bfloat16 vector helpers, tt::tile_
 num_cores_to_corerangeset; kernels with the implicit dataflow include, named and indexed
 compile-time args (kernel_compile_time_args), init_sfpu, acquire_dst / release_dst, DPRINT."""
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,15 @@ def test_a_write_from_a_shorter_vector_is_refused(tmp_path):
     result = emulate.run(tmp_path / "short")
     assert result.returncode != 0
     assert "EnqueueWriteMeshBuffer: the source holds 2 bytes but the MeshBuffer 2048" in result.stderr
+
+
+def test_a_kernel_that_does_not_compile_names_create_kernel(tmp_path):
+    # kernels build in the background from CreateKernel; the launch that needs one reports it
+    shutil.copytree(PROGRAM, tmp_path / "prog")
+    writer = tmp_path / "prog" / "writer.cpp"
+    writer.write_text(writer.read_text() + "\nstatic_assert(false, \"not a kernel\");\n")
+    exe = mockbuild.build_host(tmp_path / "prog" / "main.cpp", tmp_path / "prog")
+    with pytest.raises(mockbuild.MockRuntimeError) as info:
+        mockbuild.run_host(exe, ["6", "3"])
+    msg = str(info.value)
+    assert "CreateKernel: writer.cpp (writer kernel) does not compile" in msg and "not a kernel" in msg

@@ -200,7 +200,8 @@ class Artifact:
 
         project = self.project_dir()
         try:
-            exe = mockbuild.build_host(project / "main.cpp", project)
+            # kernels named relative to the run's directory: equal host programs share a build
+            exe = mockbuild.build_host(project / "main.cpp", None)
         except mockbuild.MockBuildError as err:
             raise TTRuntimeError(f"building {self.name} for the emulator failed:\n{err}") from None
         with tempfile.TemporaryDirectory(prefix="tt-run-", dir=_scratch_dir(host)) as tmp:
@@ -210,8 +211,8 @@ class Artifact:
             env = {"TT_METAL_DPRINT_CORES": "all"} if debug and \
                 not os.environ.get("TT_METAL_DPRINT_CORES") else None
             try:
-                result = mockbuild.run_host(exe, [str(p) for p in paths], arch=arch,
-                                            device=device,
+                result = mockbuild.run_host(exe, [str(Path(p).resolve()) for p in paths],
+                                            arch=arch, device=device, cwd=project,
                                             trace=str(Path(trace).resolve()) if trace else None,
                                             env=env)
             except mockbuild.MockRuntimeError as err:

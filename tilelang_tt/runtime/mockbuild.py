@@ -195,17 +195,22 @@ def _host_pch(lib: Path, includes: list[str], flags: list[str]) -> Path | None:
     return header if (final / "host_pch.hpp.gch").exists() else None
 
 
-def build_host(main_cpp: Path, kernel_dir: Path, strict_deprecations: bool = True,
+def build_host(main_cpp: Path, kernel_dir: Path | None, strict_deprecations: bool = True,
                sources: list[Path] | None = None) -> Path:
     """Compile a host program against the emulator; returns the executable.
+
+    ``kernel_dir``: what ``TT_KERNEL_DIR`` (the directory of the kernels' sources) is defined
+    to; None leaves it to the program (a generated ``main.cpp`` then names its kernels relative
+    to the directory it runs in, so equal programs of different projects share one build).
 
     ``strict_deprecations``: uses of deprecated SDK names are errors (as in sdkcheck); a user's
     TT-Metalium program is built as the SDK's CMake builds it, where they are warnings.
     ``sources``: further host source files compiled with ``main_cpp``."""
     lib = mock_library()
-    main_cpp, kernel_dir = Path(main_cpp).resolve(), Path(kernel_dir).resolve()
+    main_cpp = Path(main_cpp).resolve()
+    kernel_dir = Path(kernel_dir).resolve() if kernel_dir is not None else None
     extra = [Path(p).resolve() for p in sources or []]
-    key = hashlib.sha256(main_cpp.read_bytes() + str(kernel_dir).encode() + str(lib).encode() +
+    key = hashlib.sha256(main_cpp.read_bytes() + str(kernel_dir or "").encode() + str(lib).encode() +
                          str(strict_deprecations).encode() +
                          b"".join(p.read_bytes() + str(p).encode() for p in extra))
     final = cache_root() / "host" / key.hexdigest()[:20]
@@ -220,7 +225,7 @@ def build_host(main_cpp: Path, kernel_dir: Path, strict_deprecations: bool = Tru
     flags = ["-std=c++20", "-O1", deprecations, *_fmt_flags(), f"-I{lib.parent / 'include'}"]
     pch = _host_pch(lib, _leading_system_includes(main_cpp.read_text(errors="replace")), flags)
     _run([CXX, *flags, *(["-include", str(pch)] if pch else []),
-          f'-DTT_KERNEL_DIR="{kernel_dir}"', str(main_cpp), *map(str, extra), "-o", str(tmp / "main"),
+          *([f'-DTT_KERNEL_DIR="{kernel_dir}"'] if kernel_dir else []), str(main_cpp), *map(str, extra), "-o", str(tmp / "main"),
           f"-L{lib.parent}", "-lttmock", *_fmt_libs(), f"-Wl,-rpath,{lib.parent}"],
          f"compiling {main_cpp.name} against the emulator")
     _publish(tmp, final)

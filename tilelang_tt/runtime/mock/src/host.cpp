@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <set>
 #include <sstream>
 
@@ -99,9 +100,13 @@ std::string base_name(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// JIT-compile one kernel (as the SDK does at program build) into a cached shared object.
-void* compile_kernel(const KernelDesc& k) {
-    static std::map<std::string, void*> loaded;
+// A kernel's JIT build (as the SDK's at program build): its cached shared object and the command
+// that makes it.
+struct KernelBuild {
+    std::string so, cmd, log, tmp;
+};
+
+KernelBuild kernel_build(const KernelDesc& k) {
     const std::string source = read_file(k.path);
     std::ostringstream flags;
     if (!k.compile_args.empty()) {  // as the SDK's JIT: -DKERNEL_COMPILE_TIME_ARGS=a,b,c
@@ -145,37 +150,67 @@ void* compile_kernel(const KernelDesc& k) {
                                  flags.str() + "\n" + source;
     char hex[17];
     std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(fnv1a(key_text)));
-    const std::string dir = cache_dir();
-    const std::string so = dir + "/" + base_name(k.path) + "-" + hex + ".so";
-    if (auto it = loaded.find(so); it != loaded.end()) return it->second;
+    KernelBuild b;
+    b.so = cache_dir() + "/" + base_name(k.path) + "-" + hex + ".so";
+    b.tmp = b.so + ".tmp" + std::to_string(getpid());
+    b.log = b.tmp + ".log";
+    // the kernel source's directory first, so kernel-local headers resolve as on the SDK
+    std::string src_dir = k.path.substr(0, k.path.find_last_of('/') == std::string::npos
+                                               ? 0 : k.path.find_last_of('/'));
+    std::ostringstream cmd;
+    cmd << TTMOCK_CXX << " -std=c++20 " << TTMOCK_KERNEL_FLAGS << " -fPIC -shared -w";
+    if (!src_dir.empty()) cmd << " -I'" << src_dir << "'";
+    cmd << " -I'" << TTMOCK_INCLUDE_DIR << "' " << flags.str() << " '" << k.path << "' -o '"
+        << b.tmp << "' > '" << b.log << "' 2>&1";
+    b.cmd = cmd.str();
+    return b;
+}
+
+// Kernels load once per process; builds run in the background from CreateKernel (a program's
+// kernels compile side by side, on the host's cores) until the program first needs them.
+std::map<std::string, void*> loaded_kernels;
+std::map<std::string, std::shared_future<std::string>> kernel_builds;  // .so -> compiler output on failure
+
+void start_kernel_build(const KernelDesc& k) {
+    KernelBuild b = kernel_build(k);
     struct stat st;
-    if (stat(so.c_str(), &st) != 0) {
-        const std::string tmp = so + ".tmp" + std::to_string(getpid());
-        const std::string log = tmp + ".log";
-        // the kernel source's directory first, so kernel-local headers resolve as on the SDK
-        std::string src_dir = k.path.substr(0, k.path.find_last_of('/') == std::string::npos
-                                                   ? 0 : k.path.find_last_of('/'));
-        std::ostringstream cmd;
-        cmd << TTMOCK_CXX << " -std=c++20 " << TTMOCK_KERNEL_FLAGS << " -fPIC -shared -w";
-        if (!src_dir.empty()) cmd << " -I'" << src_dir << "'";
-        cmd << " -I'" << TTMOCK_INCLUDE_DIR << "' " << flags.str() << " '" << k.path << "' -o '"
-            << tmp << "' > '" << log << "' 2>&1";
-        if (std::system(cmd.str().c_str()) != 0) {
-            std::string out = read_file(log);
-            std::remove(log.c_str());
-            host_fail("CreateKernel: " + base_name(k.path) + " (" + kind_name(k.kind) +
-                      " kernel) does not compile against the TT-Metalium API:\n" + out);
+    if (loaded_kernels.count(b.so) || kernel_builds.count(b.so) || stat(b.so.c_str(), &st) == 0) return;
+    kernel_builds[b.so] = std::async(std::launch::async, [b]() -> std::string {
+        if (std::system(b.cmd.c_str()) != 0) {
+            std::ifstream in(b.log);
+            std::stringstream out;
+            out << in.rdbuf();
+            std::remove(b.log.c_str());
+            std::remove(b.tmp.c_str());
+            return "\n" + out.str();  // never empty: a failed build
         }
-        std::remove(log.c_str());
-        if (std::rename(tmp.c_str(), so.c_str()) != 0) host_fail("cannot store compiled kernel " + so);
+        std::remove(b.log.c_str());
+        if (std::rename(b.tmp.c_str(), b.so.c_str()) != 0) return "cannot store compiled kernel " + b.so;
+        return {};
+    }).share();
+}
+
+// The kernel's entry point, once its build (started by CreateKernel) has finished.
+void* compile_kernel(const KernelDesc& k) {
+    const KernelBuild b = kernel_build(k);
+    if (auto it = loaded_kernels.find(b.so); it != loaded_kernels.end()) return it->second;
+    start_kernel_build(k);
+    if (auto it = kernel_builds.find(b.so); it != kernel_builds.end()) {
+        const std::string err = it->second.get();
+        kernel_builds.erase(it);
+        if (!err.empty()) {
+            host_fail(err[0] == '\n' ? "CreateKernel: " + base_name(k.path) + " (" + kind_name(k.kind) +
+                                           " kernel) does not compile against the TT-Metalium API:" + err
+                                     : err);
+        }
     }
-    void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    void* handle = dlopen(b.so.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) host_fail(std::string("cannot load compiled kernel: ") + dlerror());
     void* entry = dlsym(handle, "_Z11kernel_mainv");
     if (!entry) {
         host_fail("kernel " + base_name(k.path) + " defines no `void kernel_main()`");
     }
-    loaded[so] = entry;
+    loaded_kernels[b.so] = entry;
     return entry;
 }
 
@@ -541,7 +576,7 @@ KernelHandle CreateKernel(Program& program, const std::string& file,
         }
         if (all) k.cb_formats[idx] = first->second;
     }
-    compile_kernel(k);  // compile now so errors point at CreateKernel
+    start_kernel_build(k);  // compiles while the host goes on; the launch waits for it
     program.impl().kernels.push_back(std::move(k));
     return static_cast<KernelHandle>(program.impl().kernels.size() - 1);
 }
