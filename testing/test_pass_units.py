@@ -343,13 +343,20 @@ def test_wide_rows_stage_from_parsed_ir():
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_each_stage_from_parsed_ir(name):
+    # TVMScript's parser is most of this test's time: each kernel runs every other stage from its
+    # parsed input (alternate stages for alternate kernels, so each stage runs from parsed IR for
+    # half of the kernels); every stage's guarantee is checked on every kernel
+    offset = sorted(KERNELS).index(name) % 2
     mod = pipeline.prepare(KERNELS[name](), "tenstorrent")
-    for tag, p in pipeline.STAGES:
-        parsed = tvm.script.from_source(mod.script())  # the stage's input, as text
-        out_parsed = run_pass(p, parsed)
-        mod = run_pass(p, mod)
-        assert tvm_ffi.structural_equal(out_parsed, mod), (name, tag)
-        assert GUARANTEES[tag](out_parsed), (name, tag)
+    for i, (tag, p) in enumerate(pipeline.STAGES):
+        if (i + offset) % 2 == 0:
+            parsed = tvm.script.from_source(mod.script())  # the stage's input, as text
+            out_parsed = run_pass(p, parsed)
+            mod = run_pass(p, mod)
+            assert tvm_ffi.structural_equal(out_parsed, mod), (name, tag)
+        else:
+            mod = run_pass(p, mod)
+        assert GUARANTEES[tag](mod), (name, tag)
 
 
 def test_blocksparse_attention_frontend_from_parsed_ir():
