@@ -115,8 +115,6 @@ def test_gqa_backward_at_the_examples_blocks(causal):
     # buffers"), then D6.1 single-buffers the shared rings as any other
     B, H, G, S, DQK, DV, bm, bn = 1, 4, 2, 128, 192, 128, 128, 32
     kern = gqa_bwd.get_tir(B, H, S, DQK, DV, bm, bn, G, causal)
-    with pytest.raises(TTResourceError, match="circular buffers need"):
-        tilelang_tt.compile(kern, pass_configs=NO_FIT)
     rng = np.random.default_rng(3)
     q = rng.standard_normal((B, S, H, DQK)).astype(np.float16)
     k = rng.standard_normal((B, S, H // G, DQK)).astype(np.float16)
@@ -131,6 +129,9 @@ def test_gqa_backward_at_the_examples_blocks(causal):
     assert causal == any("shared" in cb for cb in art.plan["circular_buffers"])
     l1 = art.plan["l1"]
     assert l1["cb_bytes"] <= 1364 * 1024 and len(l1["single_buffered"]) > 1
+    # double-buffered they need more than L1 (what a compile with tt.l1_fit off refuses, as
+    # the GEMM and layernorm tests above check; each step's saving undone gives that need)
+    assert l1["cb_bytes"] + sum(f["saved_bytes"] for f in l1["single_buffered"]) > 1364 * 1024
     roles = {cb["id"]: cb["role"] for cb in art.plan["circular_buffers"]}  # (versions share names)
     first_cross = next(i for i, f in enumerate(l1["single_buffered"])
                        if roles[f["cb"]] != "intermediate")
@@ -151,11 +152,11 @@ def test_refused_when_single_buffering_is_not_enough():
 
 
 def test_multicast_operands_keep_their_rings():
-    # an 8x8 grid of 128x256 blocks with K blocks of 1024: A and B are multicast along core
+    # a 4x4 grid of 128x256 blocks with K blocks of 1024: A and B are multicast along core
     # rows / columns; with one block of ring a sender would reserve a block its multicast may
     # still be reading, so they keep two and the kernel is refused saying why; without
     # multicast B's ring (1024 KiB, the larger) is single-buffered and it runs
-    M, N, K = 1024, 2048, 1024
+    M, N, K = 512, 1024, 1024
     with pytest.raises(TTResourceError, match=r"(?s)circular buffers need 1600 KiB .*already "
                        r"single-buffered to fit: C_shared\); A_shared keeps its 2 blocks: the "
                        r"reader kernel's protocol needs a second block \(a multicast.*"

@@ -102,19 +102,22 @@ def masked_reference(q, k, v, mask, valid_len):
     return np.einsum("bhs,bhsd->bhd", p / p.sum(-1, keepdims=True), vv)
 
 
+# The example's uint8 mask compared (``!= 0``) and a bool mask used as the condition itself.
+# A0.1.5 compares a converted element with a constant whatever its integer dtype, and the host
+# converts every dtype with numpy: an int8 (-1 included) or bool mask compared ``!= 0`` takes
+# the same paths (int8's every value, -128 included, is converted in
+# test_integer_blocks_converted_in_an_expression).
 @pytest.mark.parametrize("mask_dtype,np_dtype,bool_condition", [
-    ("uint8", np.uint8, False), ("bool", np.bool_, False), ("bool", np.bool_, True),
-    ("int8", np.int8, False)])
+    ("uint8", np.uint8, False), ("bool", np.bool_, True)])
 def test_masked_gqa_decode(mask_dtype, np_dtype, bool_condition):
     """64 query heads in 2 groups of 32, 128 keys in blocks of 32; keys past 88 are masked by
-    index too (``(mask_local[j] != 0) & (k * block_N + j < valid_len)``).  int8 masks hold -1."""
+    index too (``(mask_local[j] != 0) & (k * block_N + j < valid_len)``)."""
     B, H, G, S, D, valid = 1, 64, 2, 128, 64, S_VALID
     rng = np.random.default_rng(7)
     q = rng.standard_normal((B, H, D)).astype(np.float16)
     k = rng.standard_normal((B, S, G, D)).astype(np.float16)
     v = rng.standard_normal((B, S, G, D)).astype(np.float16)
-    lo = -1 if mask_dtype == "int8" else 0
-    mask = rng.integers(lo, 2, (B, S, G)).astype(np_dtype)
+    mask = rng.integers(0, 2, (B, S, G)).astype(np_dtype)
     mask[:, 0] = 1  # no row masked whole
     if bool_condition:
         valid = S
@@ -193,29 +196,42 @@ def test_float_tensor_sliced_along_its_first_dim():
     np.testing.assert_array_equal(c[:, 1, :], 2 * a[:, 1, :])
 
 
-@tilelang.jit(out_idx=[2])
-def scale_by_mask(M, N, block_M, mask_dtype):
-    """B = A * float(mask): a 2-D uint8 / int8 block converted to float in an expression."""
+@tilelang.jit(out_idx=[3, 4])
+def scale_by_masks(M, N, block_M):
+    """B = A * float(U), C = A * float(S): a 2-D uint8 and a 2-D int8 block converted to float
+    in an expression."""
     @T.prim_func
-    def main(A: T.Tensor([M, N], T.float32), Mask: T.Tensor([M, N], mask_dtype),
-             B: T.Tensor([M, N], T.float32)):
+    def main(A: T.Tensor([M, N], T.float32), U: T.Tensor([M, N], "uint8"),
+             S: T.Tensor([M, N], "int8"), B: T.Tensor([M, N], T.float32),
+             C: T.Tensor([M, N], T.float32)):
         with T.Kernel(M // block_M) as bx:
             a = T.alloc_fragment([block_M, N], T.float32)
-            m = T.alloc_shared([block_M, N], mask_dtype)
+            b = T.alloc_fragment([block_M, N], T.float32)
+            c = T.alloc_fragment([block_M, N], T.float32)
+            u = T.alloc_shared([block_M, N], "uint8")
+            m = T.alloc_shared([block_M, N], "int8")
             T.copy(A[bx * block_M, 0], a)
-            T.copy(Mask[bx * block_M, 0], m)
+            T.copy(U[bx * block_M, 0], u)
+            T.copy(S[bx * block_M, 0], m)
             for i, j in T.Parallel(block_M, N):
-                a[i, j] = a[i, j] * T.cast(m[i, j], T.float32)
-            T.copy(a, B[bx * block_M, 0])
+                b[i, j] = a[i, j] * T.cast(u[i, j], T.float32)
+            for i, j in T.Parallel(block_M, N):
+                c[i, j] = a[i, j] * T.cast(m[i, j], T.float32)
+            T.copy(b, B[bx * block_M, 0])
+            T.copy(c, C[bx * block_M, 0])
 
     return main
 
 
-@pytest.mark.parametrize("mask_dtype,lo,hi", [("uint8", 0, 256), ("int8", -128, 128)])
-def test_integer_block_converted_in_an_expression(mask_dtype, lo, hi):
+def test_integer_blocks_converted_in_an_expression():
     """Every uint8 / int8 value reaches the expression exactly (bfloat16 holds them)."""
     rng = np.random.default_rng(5)
     a = rng.standard_normal((64, 64)).astype(np.float32)
-    m = rng.integers(lo, hi, (64, 64)).astype(mask_dtype)
-    b = scale_by_mask(64, 64, 32, mask_dtype)(a, m)
-    np.testing.assert_allclose(b, a * m.astype(np.float32), rtol=1e-6)
+    u = rng.integers(0, 256, (64, 64)).astype("uint8")
+    m = rng.integers(-128, 128, (64, 64)).astype("int8")
+    kernel = scale_by_masks(64, 64, 32)
+    b, c = kernel(a, u, m)
+    assert {t["name"]: t["host_dtype"] for t in kernel.plan["tensors"]
+            if t["name"] in ("U", "S")} == {"U": "uint8", "S": "int8"}
+    np.testing.assert_allclose(b, a * u.astype(np.float32), rtol=1e-6)
+    np.testing.assert_allclose(c, a * m.astype(np.float32), rtol=1e-6)
