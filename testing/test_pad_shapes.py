@@ -94,31 +94,16 @@ def row_reduce(M, N, block_M, block_N, kind="sum", dtype="float32"):
     return main
 
 
-def axpy_in_place(M, N, block_M, block_N, dtype="float32"):
-    """Y = Y + 2 X, Y updated in place."""
-    @T.prim_func
-    def main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
-            X_shared = T.alloc_shared((block_M, block_N), dtype)
-            Y_shared = T.alloc_shared((block_M, block_N), dtype)
-            Y_local = T.alloc_fragment((block_M, block_N), dtype)
-            T.copy(X[by * block_M, bx * block_N], X_shared)
-            T.copy(Y[by * block_M, bx * block_N], Y_shared)
-            for i, j in T.Parallel(block_M, block_N):
-                Y_local[i, j] = Y_shared[i, j] + X_shared[i, j] * 2.0
-            T.copy(Y_local, Y[by * block_M, bx * block_N])
-
-    return main
-
-
 def _padded(art) -> dict:
     return {t["name"]: (list(t["shape"]), list(t["padded_shape"])) for t in art.plan["tensors"]}
 
 
 # ---- GEMMs -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("M,N,K,block_M,block_N,block_K", [
-    (512 - 8, 1024 - 32, 768 - 24, 128, 256, 32),  # TileLang's test_pad_aligned_*
-    (512 - 9, 1024 - 7, 768 - 5, 128, 256, 32),  # test_pad_*: nothing a multiple of 32
+    # TileLang's test_pad_aligned_* (there 512 - 8, 1024 - 32, 768 - 24): dims multiples of 8,
+    # N a multiple of 32 but not of block_N, two blocks each way
+    (256 - 8, 512 - 32, 256 - 24, 128, 256, 32),
+    # as TileLang's test_pad_* (there 512 - 9, 1024 - 7, 768 - 5): nothing a multiple of 32
     (100, 70, 50, 64, 64, 32),
 ])
 def test_gemm_bf16_padded(M, N, K, block_M, block_N, block_K):
@@ -139,8 +124,8 @@ def test_gemm_bf16_padded(M, N, K, block_M, block_N, block_K):
 
 
 def test_gemm_float32_padded():
-    """float32 operands (the matrix engine reads them as TF32), float32 out, sizes past 512."""
-    M, N, K = 512 + 19, 256 + 17, 256 + 15
+    """float32 operands (the matrix engine reads them as TF32), float32 out, M past 512."""
+    M, N, K = 512 + 19, 64 + 17, 64 + 15
     art = tilelang_tt.compile(matmul(M, N, K, 128, 64, 32, dtype="float32"), out_idx=[2],
                               pass_configs=HIFI4)
     a = RNG.standard_normal((M, K)).astype(np.float32)
@@ -184,34 +169,26 @@ def test_row_sum_padded():
 
 def test_row_max_reads_the_zeros_as_tilelang_does():
     """TileLang's T.copy reads 0 past the tensor, and reduce_max takes those zeros in: a row
-    of negative values whose last block reaches past the tensor has max 0 in TileLang too."""
+    of negative values whose last block reaches past the tensor has max 0 in TileLang too.
+    The other rows (random, with positive values) have their own max."""
     M, N = 64, 100  # 2 column blocks of 64: the second reaches 28 columns past the tensor
     art = tilelang_tt.compile(row_reduce(M, N, 32, 64, kind="max"), out_idx=[1])
-    a = -np.abs(RNG.standard_normal((M, N))).astype(np.float32) - 1.0
-    np.testing.assert_array_equal(art(a), np.zeros(M, np.float32))
-    art = tilelang_tt.compile(row_reduce(M, 128, 32, 64, kind="max"), out_idx=[1])
-    a = RNG.standard_normal((M, 128)).astype(np.float32)
+    a = RNG.standard_normal((M, N)).astype(np.float32)
+    a[::2] = -np.abs(a[::2]) - 1.0  # every other row negative
+    expected = a.max(axis=1)
+    assert (expected[1::2] > 0).all()
+    expected[::2] = 0.0
+    out = art(a)
+    np.testing.assert_array_equal(out[::2], np.zeros(M // 2, np.float32))
     # reduce_tile reads float32 as TF32 (10 mantissa bits)
-    np.testing.assert_allclose(art(a), a.max(axis=1), rtol=2e-3)
-
-
-def test_in_place_update_padded():
-    """Y is read and written: padded on the way in, cropped on the way out, updated in the
-    caller's array."""
-    M, N = 70, 90
-    art = tilelang_tt.compile(axpy_in_place(M, N, 32, 32))
-    assert [t["role"] for t in art.plan["tensors"]] == ["input", "inout"]
-    x = RNG.standard_normal((M, N)).astype(np.float32)
-    y = RNG.standard_normal((M, N)).astype(np.float32)
-    expected = y + 2 * x
-    art(x, y)
-    np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(out, expected, rtol=2e-3)
 
 
 def test_inout_keeps_values_the_kernel_does_not_write():
     """An output that is also an input keeps, outside what the kernel writes, the values it
     came with: here the kernel updates the first 40 rows of Y (one block of 32 and part of a
-    second) and leaves the other 30."""
+    second) and leaves the other 30.  Y is padded on the way in, cropped on the way out and
+    updated in the caller's array."""
     M, N, rows = 70, 50, 40
 
     @T.prim_func
@@ -227,6 +204,7 @@ def test_inout_keeps_values_the_kernel_does_not_write():
             T.copy(Y_local, Y[by * 32, bx * 32])
 
     art = tilelang_tt.compile(first_rows)
+    assert [t["role"] for t in art.plan["tensors"]] == ["input", "inout"]
     x = RNG.standard_normal((M, N)).astype(np.float32)
     y = RNG.standard_normal((M, N)).astype(np.float32)
     expected = y.copy()
@@ -357,6 +335,8 @@ def test_safe_value_fills_the_padding(dtype):
     expected = np.full((64, 40), -99.0, np.float32)
     expected[:50] = a
     np.testing.assert_array_equal(np.asarray(art(a), np.float32), expected)
+    if dtype != "float32":
+        return  # the float32 kernels below do not depend on this test's dtype: checked once
     for value in (0.0, None):  # TileLang's default: 0
         func = safe_value(50, 40, 32, value, out_rows=64) if value is not None else \
             elementwise_copy_rows(50, 64, 40)
@@ -418,13 +398,13 @@ def test_gemm_guarded_epilogue():
 
 @pytest.mark.parametrize("is_causal", [True, False])
 def test_flash_attention_seq_not_a_block_multiple(is_causal):
-    """examples/flash_attention.py at seq_len 200 in 64-row blocks (the causal loop's extent
-    depends on bx).  Causal: the keys past 200 are masked for every real query, so the result
-    is exact attention.  Not causal: TileLang's blocks read keys 200..255 as zeros, whose score
+    """examples/flash_attention.py at seq_len 100 in 64-row blocks (the causal loop's extent
+    depends on bx).  Causal: the keys past 100 are masked for every real query, so the result
+    is exact attention.  Not causal: TileLang's blocks read keys 100..127 as zeros, whose score
     0 takes part in the softmax (their values are 0): that is what both compute."""
     import flash_attention as FA
 
-    S, D = 200, 64
+    S, D = 100, 64
     art = tilelang_tt.compile(FA.flashattn(1, 1, S, D, is_causal, 64, 64), out_idx=-1,
                               pass_configs=HIFI4)
     q, k, v = (RNG.standard_normal((S, D)).astype(ml_bf16) for _ in range(3))
@@ -433,10 +413,10 @@ def test_flash_attention_seq_not_a_block_multiple(is_causal):
         ref = FA.reference(q, k, v, 1, 1, S, D, True)
     else:
         qf = q.astype(np.float32)
-        kp, vp = (np.zeros((256, D), np.float32) for _ in range(2))
+        kp, vp = (np.zeros((128, D), np.float32) for _ in range(2))
         kp[:S], vp[:S] = k.astype(np.float32), v.astype(np.float32)
         s = qf @ kp.T / np.sqrt(D)
         p = np.exp(s - s.max(axis=-1, keepdims=True))
         ref = (p / p.sum(axis=-1, keepdims=True)) @ vp
     np.testing.assert_allclose(out, ref, rtol=1e-2, atol=1e-2)
-    assert _padded(art)["K"] == ([S, D], [256, D])
+    assert _padded(art)["K"] == ([S, D], [128, D])

@@ -1,7 +1,9 @@
 """Data-dependent ``if`` statements in ``T.Parallel`` bodies (TileLang issue 8): each store
 under a condition becomes a select of the stored value and the element's old value
 (if-conversion in A0.1.0.1, ``passes/frontend/if_convert.py``; docs/SUPPORT.md "Branches in
-T.Parallel").  Every kernel runs on the emulator against numpy."""
+T.Parallel").  Every kernel runs on the emulator against numpy.  The kernels that take a
+dtype run on one each, float32 and bfloat16 taken in turn: if-conversion does not look at the
+dtype (T.if_then_else selects of elements run in test_ops.py)."""
 
 import numpy as np
 import pytest
@@ -41,8 +43,8 @@ def scale_positive(M, N, block_M=32, block_N=32, dtype=T.float32):
     return main
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_store_under_a_data_condition(dtype):
+@pytest.mark.parametrize("dtype", ["bfloat16"])  # float32: a select into a cleared fragment
+def test_store_under_a_data_condition(dtype):   # in test_condition_of_a_branch_storing_what_...
     kernel = tilelang.compile(scale_positive(64, 96, dtype=dtype), out_idx=[1])
     (a,) = _inputs(np.random.default_rng(0), (64, 96), dtype)
     out = _f32(kernel(a))
@@ -91,7 +93,7 @@ def clamp_chain(M, N, block=32, dtype=T.float32):
     return main
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float32"])
 def test_if_elif_else_into_a_tensor(dtype):
     kernel = clamp_chain(64, 64, dtype=dtype)
     (a,) = _inputs(np.random.default_rng(7), (64, 64), dtype)
@@ -147,7 +149,7 @@ def _nested_ref(a, b, block=32):
     return c, d
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["bfloat16"])
 def test_nested_branches_on_two_buffers(dtype):
     kernel = nested_two_buffers(64, 64, dtype=dtype)
     a, b = _inputs(np.random.default_rng(2), (64, 64), dtype, 2)
@@ -175,7 +177,7 @@ def leaky_relu_1d(N, block=256, dtype=T.float32):
     return main
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float32"])
 def test_1d_if_else_into_a_fragment_never_written(dtype):
     kernel = leaky_relu_1d(512, dtype=dtype)
     (x,) = _inputs(np.random.default_rng(3), (512,), dtype)
@@ -247,13 +249,13 @@ def positive_prefix(max_len=512, dtype=T.float32):
     return main
 
 
-@pytest.mark.parametrize("valid_len", [13, 512])
-def test_branch_in_a_nest_of_a_dynamic_extent(valid_len):
-    kernel = positive_prefix()
+def test_branch_in_a_nest_of_a_dynamic_extent():
+    kernel = positive_prefix()  # compiled once, run at two extents
     a = np.random.default_rng(6).standard_normal(512).astype(np.float32)
-    ref = np.zeros_like(a)
-    ref[:valid_len] = np.where(a > 0, a - 1, a * 2)[:valid_len]
-    np.testing.assert_allclose(kernel(a, valid_len), ref, rtol=1e-6, atol=1e-6)
+    for valid_len in (13, 512):
+        ref = np.zeros_like(a)
+        ref[:valid_len] = np.where(a > 0, a - 1, a * 2)[:valid_len]
+        np.testing.assert_allclose(kernel(a, valid_len), ref, rtol=1e-6, atol=1e-6)
 
 
 # ---- lowering: what the branch becomes -------------------------------------------------------
