@@ -19,7 +19,7 @@ RNG = np.random.default_rng(2408)
 
 def test_deferred_sum_across_serial_tiles():
     """TileLang's test: accumulate across serial tiles, one final combine."""
-    M, K, BLOCK_K, threads = 32, 512, 128, 128
+    M, K, BLOCK_K, threads = 32, 256, 128, 128
 
     @T.prim_func
     def kernel(A: T.Tensor((M, K), T.float32), B: T.Tensor((M,), T.float32)):
@@ -42,7 +42,7 @@ def test_deferred_sum_across_serial_tiles():
 
 def test_pipelined_accumulation():
     """TileLang's test: the epoch spans all T.Pipelined iterations, one finalize."""
-    M, K, BLOCK_K, threads = 32, 512, 128, 128
+    M, K, BLOCK_K, threads = 32, 256, 128, 128
 
     @T.prim_func
     def kernel(A: T.Tensor((M, K), T.float32), B: T.Tensor((M,), T.float32)):
@@ -115,7 +115,7 @@ def test_packed_accumulation_bf16_max():
 
 def test_float16_sum_with_seed():
     """A float16 sum reducer with a starting value, combined once per output."""
-    M, K, BLOCK_K, seed = 64, 256, 64, 100.0
+    M, K, BLOCK_K, seed = 64, 128, 64, 100.0
 
     @T.prim_func
     def kernel(A: T.Tensor((M, K), T.float16), B: T.Tensor((M,), T.float16)):
@@ -164,7 +164,7 @@ def test_inner_serial_update():
 def test_epoch_inside_serial_loop():
     """TileLang's online-softmax epoch shape at 32 rows: an epoch opened, updated and finalized
     in every iteration of a serial loop, its result folded into a running maximum."""
-    M, K, BLOCK_K = 32, 256, 64
+    M, K, BLOCK_K = 32, 128, 64
 
     @T.prim_func
     def kernel(A: T.Tensor((M, K), T.float32), B: T.Tensor((M,), T.float32)):
@@ -192,7 +192,7 @@ def test_epoch_inside_serial_loop():
 def test_wide_plan_rows_in_a_serial_loop():
     """TileLang's `test_wide_plan_finalize_publication_static_indices_1d` at 32 rows: one
     reducer element per serial iteration, folded over a 1-D T.Parallel loop."""
-    K = 256
+    K = 64
 
     @T.prim_func
     def kernel(A: T.Tensor((32, K), T.float32), B: T.Tensor((32,), T.float32)):
@@ -306,7 +306,7 @@ def gemv_alloc_reducer(a, x, block_M=128, block_N=128, num_stages=2, threads=256
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
 def test_gemv_alloc_reducer(dtype):
-    M, N = 256, 512
+    M, N = 256, 256  # two row blocks, two pipelined column blocks
     np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32
     kernel = gemv_alloc_reducer.compile(M=M, N=N, block_M=128, block_N=128, dtype=dtype)
     a = RNG.uniform(-1, 1, (M, N)).astype(np_dtype)

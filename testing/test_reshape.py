@@ -338,9 +338,11 @@ def reshape_fragment(N, M, dtype):
     return main
 
 
-@pytest.mark.parametrize("make", [reshape_smem_2d_2_1d, reshape_fragment,
-                                  reshape_smem_1d_2_2d])
-@pytest.mark.parametrize("N, M, dtype", [(1024, 32, "float32"), (2048, 64, "float16")])
+@pytest.mark.parametrize("make, N, M, dtype", [
+    # each kernel once, each (size, dtype) at least once (the reshape is dtype-blind: the
+    # copies move whole tiles)
+    (reshape_smem_2d_2_1d, 1024, 32, "float32"), (reshape_fragment, 2048, 64, "float16"),
+    (reshape_smem_1d_2_2d, 2048, 64, "float16")])
 def test_reshape_1d_2d_copied_whole(make, N, M, dtype):
     """TileLang's test_reshape_smem_2d_2_1d / test_reshape_fragment / test_reshape_smem_1d_2_2d:
     the 1-D buffers (the view, B_shared, the tensor B; A and A_shared, whose T.Parallel copy is

@@ -33,7 +33,7 @@ def _inputs(N, D):
 
 
 # ---- TileLang's layernorm backward on the emulator --------------------------------------------
-@pytest.mark.parametrize("N,D", [(64, 256), (96, 384)])
+@pytest.mark.parametrize("N,D", [(96, 384)])  # 3 blocks added into dgamma / dbeta
 def test_layernorm_backward(N, D):
     """dx per row; dgamma / dbeta summed over every row of every block (the blocks' sums
     added into the outputs by T.atomic_add, which start at zero as TileLang's caller makes
