@@ -425,56 +425,72 @@ def test_block_slices_of_a_nested_loop_are_kept():
     assert structural_equal(collapse_block_slices(func.body), func.body)
 
 
-def rounding(M, N, block_M, block_N, fn, dtype):
-    # TileLang's testing/python/math/test_math_fast_math.py single-argument kernel
+def unary_ops(M, N, block_M, block_N, fns, dtype):
+    # TileLang's testing/python/math/test_math_fast_math.py single-argument kernel, one
+    # T.Parallel loop per function (up to five) of one input: fns[f] writes B[f]
+    n = len(fns)
+    f0, f1, f2, f3, f4 = list(fns) + [None] * (5 - n)
+
     @T.prim_func
-    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((n, M, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
             for i, j in T.Parallel(block_M, block_N):
-                B[by * block_M + i, bx * block_N + j] = fn(A[by * block_M + i, bx * block_N + j])
+                B[0, by * block_M + i, bx * block_N + j] = f0(
+                    A[by * block_M + i, bx * block_N + j])
+            if n > 1:
+                for i, j in T.Parallel(block_M, block_N):
+                    B[1, by * block_M + i, bx * block_N + j] = f1(
+                        A[by * block_M + i, bx * block_N + j])
+            if n > 2:
+                for i, j in T.Parallel(block_M, block_N):
+                    B[2, by * block_M + i, bx * block_N + j] = f2(
+                        A[by * block_M + i, bx * block_N + j])
+            if n > 3:
+                for i, j in T.Parallel(block_M, block_N):
+                    B[3, by * block_M + i, bx * block_N + j] = f3(
+                        A[by * block_M + i, bx * block_N + j])
+            if n > 4:
+                for i, j in T.Parallel(block_M, block_N):
+                    B[4, by * block_M + i, bx * block_N + j] = f4(
+                        A[by * block_M + i, bx * block_N + j])
 
     return main
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("name, ref", [("floor", np.floor), ("ceil", np.ceil),
-                                       ("trunc", np.trunc)])
-def test_floor_ceil_trunc_on_the_vector_engine(name, ref, dtype):
+def test_floor_ceil_trunc_round_nearbyint_on_the_vector_engine(dtype):
+    # floor, ceil, trunc; T.round (TileLang's default "ties-to-even") and T.nearbyint:
+    # round_tile(idst, 0). Row 0 holds the floor/ceil/trunc edge values, row 1 the ties.
     import ml_dtypes
 
-    kernel = tilelang.compile(rounding(64, 64, 32, 32, getattr(T, name), dtype), out_idx=[1])
+    names = ["floor", "ceil", "trunc", "round", "nearbyint"]
+    refs = [np.floor, np.ceil, np.trunc, np.rint, np.rint]
+    kernel = tilelang.compile(unary_ops(64, 64, 32, 32, [getattr(T, n) for n in names], dtype),
+                              out_idx=[1])
     rng = np.random.default_rng(0)
     a = (rng.standard_normal((64, 64)) * 40).astype(np.float32)
     a[0, :8] = [-0.5, 0.5, -1.5, 2.5, -0.0, 1e30, -3e9, 0.25]
+    a[1, :8] = [0.5, 1.5, 2.5, -0.5, -2.5, 1e30, -3e9, 0.49]
     a = a.astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32)
     got = kernel(a).astype(np.float32)
-    np.testing.assert_array_equal(got, ref(a.astype(np.float32)))
-    if dtype == "float32":  # -0.5 -> -1.0 or -0.0 (a bfloat16 pack writes zeros as +0.0)
-        assert np.signbit(got[0, 0]) == np.signbit(ref(np.float32(-0.5)))
+    for f, (name, ref) in enumerate(zip(names, refs)):
+        np.testing.assert_array_equal(got[f], ref(a.astype(np.float32)), err_msg=name)
+        if dtype == "float32" and name in ("floor", "ceil", "trunc"):
+            # -0.5 -> -1.0 or -0.0 (a bfloat16 pack writes zeros as +0.0)
+            assert np.signbit(got[f, 0, 0]) == np.signbit(ref(np.float32(-0.5))), name
 
 
-@pytest.mark.parametrize("name, ref", [("exp10", lambda x: 10.0 ** x), ("log10", np.log10),
-                                       ("exp2", np.exp2)])
-def test_exp10_log10_as_exp_and_log(name, ref):
+def test_exp10_log10_as_exp_and_log():
     # TileLang's test_math_fast_math single-argument kernel: exp10(x) = exp(x ln 10),
     # log10(x) = log(x) / ln 10 on the vector engine
-    kernel = tilelang.compile(rounding(64, 64, 32, 32, getattr(T, name), "float32"), out_idx=[1])
+    names, refs = ["exp10", "log10", "exp2"], [lambda x: 10.0 ** x, np.log10, np.exp2]
+    kernel = tilelang.compile(unary_ops(64, 64, 32, 32, [getattr(T, n) for n in names],
+                                        "float32"), out_idx=[1])
     a = np.random.default_rng(1).uniform(0.1, 3.0, (64, 64)).astype(np.float32)
-    np.testing.assert_allclose(kernel(a), ref(a.astype(np.float64)), rtol=2e-3, atol=1e-5)
-
-
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("name", ["round", "nearbyint"])
-def test_round_ties_to_even_on_the_vector_engine(name, dtype):
-    # T.round (TileLang's default "ties-to-even") and T.nearbyint: round_tile(idst, 0)
-    import ml_dtypes
-
-    kernel = tilelang.compile(rounding(64, 64, 32, 32, getattr(T, name), dtype), out_idx=[1])
-    rng = np.random.default_rng(2)
-    a = (rng.standard_normal((64, 64)) * 40).astype(np.float32)
-    a[0, :8] = [0.5, 1.5, 2.5, -0.5, -2.5, 1e30, -3e9, 0.49]
-    a = a.astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32)
-    np.testing.assert_array_equal(kernel(a).astype(np.float32), np.rint(a.astype(np.float32)))
+    got = kernel(a)
+    for f, (name, ref) in enumerate(zip(names, refs)):
+        np.testing.assert_allclose(got[f], ref(a.astype(np.float64)), rtol=2e-3, atol=1e-5,
+                                   err_msg=name)
 
 
 def test_tuple_assignment_swaps_variables():
@@ -497,23 +513,28 @@ def test_tuple_assignment_swaps_variables():
     np.testing.assert_allclose(y, x * 3.0 + 1.0, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("dtype", [T.float16, T.bfloat16, T.float32])
-def test_fill_of_a_tensor_with_infinity(dtype):
+def test_fill_of_a_tensor_with_infinity():
     """TileLang's test_infinity: `T.fill` of a whole tensor (a staged block of constant tiles
-    the writer stores), `T.infinity` of each float dtype bfloat16 included."""
+    the writer stores), `T.infinity` of each float dtype bfloat16 included (one output each)."""
 
-    @tilelang.jit(out_idx=-1)
-    def get_inf_kernel(dtype):
+    @tilelang.jit(out_idx=[0, 1, 2])
+    def get_inf_kernel(dtypes):
         @T.prim_func
-        def main(A: T.Tensor((32,), dtype)):
+        def main(A: T.Tensor((32,), dtypes[0]), B: T.Tensor((32,), dtypes[1]),
+                 C: T.Tensor((32,), dtypes[2])):
             with T.Kernel(1, threads=32):
-                T.fill(A, T.infinity(dtype))
+                T.fill(A, T.infinity(dtypes[0]))
+                T.fill(B, T.infinity(dtypes[1]))
+                T.fill(C, T.infinity(dtypes[2]))
 
         return main
 
-    out = get_inf_kernel(dtype)()
-    out = out.float().numpy() if hasattr(out, "float") else np.asarray(out, dtype=np.float32)
-    assert out.shape == (32,) and np.all(out == np.inf)
+    dtypes = (T.float16, T.bfloat16, T.float32)
+    outs = get_inf_kernel(dtypes)()
+    for dtype, out in zip(dtypes, outs):
+        assert str(out.dtype).replace("torch.", "") == str(dtype), (out.dtype, dtype)
+        out = out.float().numpy() if hasattr(out, "float") else np.asarray(out, dtype=np.float32)
+        assert out.shape == (32,) and np.all(out == np.inf), dtype
 
 
 def test_fill_with_negative_infinity_seeds_a_running_max():
