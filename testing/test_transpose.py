@@ -360,7 +360,7 @@ def matmul(M, N, K, block_M, block_N, block_K, trans_A, trans_B, in_dtype, out_d
 
 GEMMS_TA = [
     # (M, N, K, block_M, block_N, block_K, trans_B, in, out, accum): every size and dtype set
-    # once, transpose_B with and without in bfloat16 (it only changes matmul_init's flag)
+    # once, transpose_B (B's tile order, matmul_init's flag: not dtype-specific) with and without
     (128, 192, 256, 64, 64, 64, False, "bfloat16", "bfloat16", "float32"),
     (128, 128, 128, 64, 64, 32, True, "bfloat16", "bfloat16", "bfloat16"),
     (64, 96, 128, 32, 32, 64, False, "float32", "float32", "float32"),
