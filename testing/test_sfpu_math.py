@@ -29,6 +29,36 @@ def unary(fn, dtype, block_M=32, block_N=32):
     return main
 
 
+def unary4(fns, dtype, block_M=32, block_N=32):
+    # four single-argument functions in one T.Parallel body, each with its own input and output
+    # (each lowers to its own init and tile call: one kernel checks four functions)
+    f0, f1, f2, f3 = fns
+
+    @T.prim_func
+    def main(A0: T.Tensor((M, N), dtype), A1: T.Tensor((M, N), dtype),
+             A2: T.Tensor((M, N), dtype), A3: T.Tensor((M, N), dtype),
+             B0: T.Tensor((M, N), dtype), B1: T.Tensor((M, N), dtype),
+             B2: T.Tensor((M, N), dtype), B3: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                B0[by * block_M + i, bx * block_N + j] = f0(A0[by * block_M + i, bx * block_N + j])
+                B1[by * block_M + i, bx * block_N + j] = f1(A1[by * block_M + i, bx * block_N + j])
+                B2[by * block_M + i, bx * block_N + j] = f2(A2[by * block_M + i, bx * block_N + j])
+                B3[by * block_M + i, bx * block_N + j] = f3(A3[by * block_M + i, bx * block_N + j])
+
+    return main
+
+
+def compile_functions(fns, dtype):
+    """One kernel for a group of 1 or 4 single-argument functions; returns (kernel, run) where
+    run(inputs) gives the list of outputs."""
+    if len(fns) == 1:
+        kernel = tilelang.compile(unary(fns[0], dtype), out_idx=[1])
+        return kernel, lambda xs: [kernel(*xs)]
+    kernel = tilelang.compile(unary4(fns, dtype), out_idx=[4, 5, 6, 7])
+    return kernel, lambda xs: list(kernel(*xs))
+
+
 def binary(fn, dtype, block_M=32, block_N=32):
     # the same file's two-argument kernel
     @T.prim_func
@@ -72,24 +102,35 @@ FUNCTIONS = {
 }
 
 
+# the functions in kernels of four (the last alone): every function in both dtypes
+GROUPS = [["sin", "cos", "tan", "atan"], ["sinh", "cosh", "erf", "asin"],
+          ["acos", "asinh", "acosh", "atanh"], ["log1p"]]
+assert sorted(sum(GROUPS, [])) == sorted(FUNCTIONS)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("name", sorted(FUNCTIONS))
-def test_function_matches_numpy(name, dtype):
-    ref, span, fp32_tol, bf16_tol = FUNCTIONS[name]
-    kernel = tilelang.compile(unary(getattr(T, name), dtype), out_idx=[1])
-    rng = np.random.default_rng(3)
-    a = rng.uniform(-span, span, (M, N)).astype(np.float32)
-    a[0, :6] = [0.0, -0.0, 1e-3, -1e-3, 0.5, -span]  # small arguments keep their sign
-    if name == "acosh":  # its domain: [1, inf)
-        a = np.abs(a) + 1.0
-    a = as_dtype(a, dtype)
-    rtol, atol = fp32_tol if dtype == "float32" else bf16_tol
-    got = kernel(a)
-    with np.errstate(divide="ignore"):  # atanh(+-1) of bfloat16-rounded +-0.999: +-inf
-        want = ref(f64(a))
-    np.testing.assert_allclose(f64(got), want, rtol=rtol, atol=atol)
-    assert np.array_equal(np.signbit(f64(got)[0, 2:4]), [False, True]) or \
-        name in ("cos", "cosh", "acos", "acosh")
+@pytest.mark.parametrize("names", GROUPS, ids="-".join)
+def test_function_matches_numpy(names, dtype):
+    kernel, run = compile_functions([getattr(T, name) for name in names], dtype)
+    inputs = []
+    for name in names:
+        span = FUNCTIONS[name][1]
+        rng = np.random.default_rng(3)
+        a = rng.uniform(-span, span, (M, N)).astype(np.float32)
+        a[0, :6] = [0.0, -0.0, 1e-3, -1e-3, 0.5, -span]  # small arguments keep their sign
+        if name == "acosh":  # its domain: [1, inf)
+            a = np.abs(a) + 1.0
+        inputs.append(as_dtype(a, dtype))
+    src = kernel.get_kernel_source()
+    for name, a, got in zip(names, inputs, run(inputs)):
+        ref, span, fp32_tol, bf16_tol = FUNCTIONS[name]
+        rtol, atol = fp32_tol if dtype == "float32" else bf16_tol
+        with np.errstate(divide="ignore"):  # atanh(+-1) of bfloat16-rounded +-0.999: +-inf
+            want = ref(f64(a))
+        np.testing.assert_allclose(f64(got), want, rtol=rtol, atol=atol, err_msg=name)
+        assert np.array_equal(np.signbit(f64(got)[0, 2:4]), [False, True]) or \
+            name in ("cos", "cosh", "acos", "acosh"), name
+        assert f"{name}_tile" in src, name
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
@@ -112,18 +153,27 @@ def test_rotary_embedding(dtype):
     np.testing.assert_allclose(f64(kernel(x, y, th)), want, rtol=tol, atol=tol)
 
 
+# four exponents in one kernel per dtype; together every exponent (integer, fractional,
+# negative, zero) and each of integer and fractional in both dtypes
+EXPONENTS = {"float32": [2.0, 3.0, 0.5, -1.5], "bfloat16": [0.0, 3.0, 0.5, -1.5]}
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("exponent", [2.0, 3.0, 0.5, -1.5, 0.0])
-def test_pow_by_a_constant(exponent, dtype):
-    kernel = tilelang.compile(unary(lambda x: T.pow(x, exponent), dtype), out_idx=[1])
-    rng = np.random.default_rng(5)
-    if float(exponent).is_integer():  # a negative base takes an integer power's sign
-        a = rng.uniform(-4, 4, (M, N))
-    else:
-        a = rng.uniform(0.1, 4, (M, N))
-    a = as_dtype(a, dtype)
+def test_pow_by_a_constant(dtype):
+    exponents = EXPONENTS[dtype]
+    kernel, run = compile_functions([lambda x, e=e: T.pow(x, e) for e in exponents], dtype)
+    inputs = []
+    for exponent in exponents:
+        rng = np.random.default_rng(5)
+        if float(exponent).is_integer():  # a negative base takes an integer power's sign
+            a = rng.uniform(-4, 4, (M, N))
+        else:
+            a = rng.uniform(0.1, 4, (M, N))
+        inputs.append(as_dtype(a, dtype))
     tol = 1e-6 if dtype == "float32" else 8e-3
-    np.testing.assert_allclose(f64(kernel(a)), np.power(f64(a), exponent), rtol=tol, atol=1e-30)
+    for exponent, a, got in zip(exponents, inputs, run(inputs)):
+        np.testing.assert_allclose(f64(got), np.power(f64(a), exponent), rtol=tol, atol=1e-30,
+                                   err_msg=str(exponent))
     src = kernel.get_kernel_source()
     assert "power_tile_init();" in src and "power_tile(" in src
 
