@@ -298,65 +298,96 @@ def test_parallel_copy_between_shared_buffers():
     np.testing.assert_array_equal(art(a), as_f32(a))
 
 
-UNARY = {  # name: (TileLang element expression, numpy reference, inputs positive)
-    "exp": (lambda x: T.exp(x), np.exp, False),
-    "log": (lambda x: T.log(x), np.log, True),
-    "sqrt": (lambda x: T.sqrt(x), np.sqrt, True),
-    "rsqrt": (lambda x: T.rsqrt(x), lambda x: 1 / np.sqrt(x), True),
-    "sigmoid": (lambda x: T.sigmoid(x), lambda x: 1 / (1 + np.exp(-x)), False),
-    "tanh": (lambda x: T.tanh(x), np.tanh, False),
-    "abs": (lambda x: T.abs(x), np.abs, False),
-    "relu": (lambda x: T.max(x, 0.0), lambda x: np.maximum(x, 0), False),
-    "negative": (lambda x: -x, np.negative, False),
-    "recip": (lambda x: 1.0 / x, lambda x: 1 / x, True),
+def parallel_outputs_kernel(tmp_path, dtype, inputs, exprs, M, N, bm, bn):
+    """One kernel whose inputs are the (M, N) tensors ``inputs`` and whose outputs are one
+    (M, N) tensor per element expression of ``exprs`` (name: text over the inputs' elements,
+    ``{X}`` for ``X[y, x]``), each computed in its own T.Parallel nest over the global tensors
+    (the nest of kernels.elementwise_expr): one program checks several expressions."""
+    from helpers import kernel_from_source
+
+    params = ", ".join(f'{n}: T.Tensor(({M}, {N}), "{dtype}")' for n in [*inputs, *exprs])
+    body = "".join(
+        f"        for i, j in T.Parallel({bm}, {bn}):\n"
+        f"            y = by * {bm} + i\n"
+        f"            x = bx * {bn} + j\n"
+        f"            {name}[y, x] = " + text.format(**{n: f"{n}[y, x]" for n in inputs}) + "\n"
+        for name, text in exprs.items())
+    src = (f"import tilelang_tt.language as T\n\n@T.prim_func\ndef k({params}):\n"
+           f"    with T.Kernel({N // bn}, {M // bm}) as (bx, by):\n{body}")
+    return tilelang_tt.compile(kernel_from_source(tmp_path, src),
+                               out_idx=list(range(len(inputs), len(inputs) + len(exprs))))
+
+
+UNARY = {  # name: (TileLang element expression of {A} (any sign) or {P} (positive), reference)
+    "exp": ("T.exp({A})", np.exp),
+    "log": ("T.log({P})", np.log),
+    "sqrt": ("T.sqrt({P})", np.sqrt),
+    "rsqrt": ("T.rsqrt({P})", lambda x: 1 / np.sqrt(x)),
+    "sigmoid": ("T.sigmoid({A})", lambda x: 1 / (1 + np.exp(-x))),
+    "tanh": ("T.tanh({A})", np.tanh),
+    "abs": ("T.abs({A})", np.abs),
+    "relu": ("T.max({A}, 0.0)", lambda x: np.maximum(x, 0)),
+    "negative": ("-{A}", np.negative),
+    "recip": ("1.0 / {P}", lambda x: 1 / x),
 }
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
-@pytest.mark.parametrize("name", sorted(UNARY))
-def test_sfpu_unary_in_parallel(name, dtype):
-    expr, ref_fn, positive = UNARY[name]
-    art = tilelang_tt.compile(kernels.elementwise_unary(expr, 64, 96, 32, 32, dtype), out_idx=-1)
-    assert f"{name}_tile(" in art.sources["compute.cpp"]
+def test_sfpu_unary_in_parallel(tmp_path, dtype):
+    """Every unary function, each in its own T.Parallel nest (one output each) of one kernel."""
+    names = sorted(UNARY)
+    art = parallel_outputs_kernel(tmp_path, dtype, ["A", "P"], {f"C_{n}": UNARY[n][0] for n in names},
+                                  64, 96, 32, 32)
     a = rand((64, 96), dtype, 24)
-    if positive:
-        a = (np.abs(as_f32(a)) + 0.25).astype(a.dtype)
-    ref = ref_fn(as_f32(a).astype(np.float64))
-    c = as_f32(art(a))
-    if dtype == "bfloat16":  # the LLK's fp32 algorithm (about an fp32 ulp), packed to bf16
-        assert_within_ulps(c, ref, 1)
-    else:
-        np.testing.assert_allclose(c, ref, rtol=2e-6, atol=1e-7)
+    p = (np.abs(as_f32(a)) + 0.25).astype(a.dtype)
+    outs = art(a, p)
+    for name, c in zip(names, outs):
+        expr, ref_fn = UNARY[name]
+        assert f"{name}_tile(" in art.sources["compute.cpp"], name
+        ref = ref_fn(as_f32(p if "{P}" in expr else a).astype(np.float64))
+        c = as_f32(c)
+        if dtype == "bfloat16":  # the LLK's fp32 algorithm (about an fp32 ulp), packed to bf16
+            assert_within_ulps(c, ref, 1)
+        else:
+            np.testing.assert_allclose(c, ref, rtol=2e-6, atol=1e-7, err_msg=name)
 
 
-EXPRESSIONS = {  # name: (inputs, TileLang element expression, numpy reference)
-    "exp_of_difference_scaled": (2, lambda a, b: T.exp(a - b) * 0.5 + 1.0,
-                                 lambda a, b: np.exp(a - b) * 0.5 + 1.0),
-    "sigmoid_gate": (2, lambda a, b: a * T.sigmoid(b), lambda a, b: a * (1 / (1 + np.exp(-b)))),
-    "three_operands": (3, lambda a, b, c: (a + b) * c - a, lambda a, b, c: (a + b) * c - a),
-    "constants_on_the_left": (1, lambda a: 2.0 - 3.0 / (T.abs(a) + 1.0),
-                              lambda a: 2.0 - 3.0 / (np.abs(a) + 1.0)),
-    "square_and_relu": (1, lambda a: T.max(a * a - 0.5, 0.0), lambda a: np.maximum(a * a - 0.5, 0)),
-    "quotient": (2, lambda a, b: a / (T.abs(b) + 0.5), lambda a, b: a / (np.abs(b) + 0.5)),
+EXPRESSIONS = {  # name: (TileLang element expression of {X0}, {X1}, {X2}, numpy reference)
+    "exp_of_difference_scaled": ("T.exp({X0} - {X1}) * 0.5 + 1.0",
+                                 lambda a, b, c: np.exp(a - b) * 0.5 + 1.0),
+    "sigmoid_gate": ("{X0} * T.sigmoid({X1})", lambda a, b, c: a * (1 / (1 + np.exp(-b)))),
+    "three_operands": ("({X0} + {X1}) * {X2} - {X0}", lambda a, b, c: (a + b) * c - a),
+    "constants_on_the_left": ("2.0 - 3.0 / (T.abs({X0}) + 1.0)",
+                              lambda a, b, c: 2.0 - 3.0 / (np.abs(a) + 1.0)),
+    "square_and_relu": ("T.max({X0} * {X0} - 0.5, 0.0)", lambda a, b, c: np.maximum(a * a - 0.5, 0)),
+    "quotient": ("{X0} / (T.abs({X1}) + 0.5)", lambda a, b, c: a / (np.abs(b) + 0.5)),
 }
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
-@pytest.mark.parametrize("name", sorted(EXPRESSIONS))
-def test_fused_elementwise_expressions(name, dtype):
-    n, expr, ref_fn = EXPRESSIONS[name]
-    art = tilelang_tt.compile(kernels.elementwise_expr(expr, n, 64, 128, 32, 64, dtype), out_idx=-1)
+def test_fused_elementwise_expressions(tmp_path, dtype):
+    """Every expression fuses into one DST pass of its nest (one pack, no intermediate
+    buffers); each is its own nest and output of one kernel."""
+    names = sorted(EXPRESSIONS)
+    exprs = {f"C_{n}": EXPRESSIONS[n][0] for n in names}
+    art = parallel_outputs_kernel(tmp_path, dtype, ["X0", "X1", "X2"], exprs, 64, 128, 32, 64)
     code = art.sources["compute.cpp"]
-    assert code.count("pack_tile(") == 1 and "tile_regs_acquire" in code  # one fused DST pass
-    assert len(art.plan["circular_buffers"]) == n + 1  # no intermediate buffers
-    xs = [rand((64, 128), dtype, 30 + k) for k in range(n)]
-    c = as_f32(art(*xs))
-    ref = ref_fn(*[as_f32(x).astype(np.float64) for x in xs])
-    if dtype == "bfloat16":  # computed in fp32 from the bf16 inputs, packed to bf16 once
-        scale = sum(np.abs(as_f32(x)) for x in xs) ** 2 + 1
-        assert_within_ulps(c, ref, 1, atol=2 ** -18 * scale)
-    else:
-        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6)
+    assert code.count("pack_tile(") == len(names) and "tile_regs_acquire" in code
+    # one buffer per output and one per input each nest reads: no intermediate buffers
+    reads = sum(len({n for n in ("X0", "X1", "X2") if "{" + n + "}" in e}) for e in exprs.values())
+    assert len(art.plan["circular_buffers"]) == reads + len(names)
+    xs = [rand((64, 128), dtype, 30 + k) for k in range(3)]
+    outs = art(*xs)
+    for name, c in zip(names, outs):
+        expr, ref_fn = EXPRESSIONS[name]
+        used = [x for n, x in zip(("X0", "X1", "X2"), xs) if "{" + n + "}" in expr]
+        ref = ref_fn(*[as_f32(x).astype(np.float64) for x in xs])
+        c = as_f32(c)
+        if dtype == "bfloat16":  # computed in fp32 from the bf16 inputs, packed to bf16 once
+            scale = sum(np.abs(as_f32(x)) for x in used) ** 2 + 1
+            assert_within_ulps(c, ref, 1, atol=2 ** -18 * scale)
+        else:
+            np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 def test_fused_expression_in_tilelang_fragment_form():
