@@ -440,20 +440,51 @@ def test_softmax_rows(dtype, M, N, bm):
     np.testing.assert_allclose(y.sum(axis=1), 1.0, atol=2e-2)
 
 
-@pytest.mark.parametrize("kind,combine", [("sum", "sub"), ("max", "sub"), ("max", "rsub"),
-                                          ("sum", "div"), ("max", "mul"), ("sum", "add"),
-                                          ("min", "sub"), ("abssum", "sub"), ("absmax", "div")])
-def test_row_reduction_broadcast(kind, combine):
+ROW_REDUCE = {"sum": "T.reduce_sum", "max": "T.reduce_max", "min": "T.reduce_min",
+              "abssum": "T.reduce_abssum", "absmax": "T.reduce_absmax"}
+ROW_COMBINE = {"sub": "{x} - {r}", "add": "{x} + {r}", "mul": "{x} * {r}", "div": "{x} / {r}",
+               "rsub": "{r} - {x}"}
+
+
+@pytest.mark.parametrize("cases", [
+    [("sum", "sub"), ("max", "sub"), ("max", "rsub"), ("sum", "div"), ("max", "mul")],
+    [("sum", "add"), ("min", "sub"), ("abssum", "sub"), ("absmax", "div")],
+], ids=lambda cs: "+".join(map("-".join, cs)))
+def test_row_reduction_broadcast(tmp_path, cases):
+    """``Y = X combine reduce_<kind>(X, dim=1)[i]`` (the body of kernels.row_reduce_broadcast:
+    one reduction, one column broadcast), one such block pipeline and output per case in one
+    kernel; the abs reductions read an input of mixed signs."""
+    from helpers import kernel_from_source
+
     M, N = 64, 96
-    art = tilelang_tt.compile(kernels.row_reduce_broadcast(M, N, 32, kind, combine), out_idx=-1)
+    params, body = [], []
+    for k, (kind, combine) in enumerate(cases):
+        src = "S" if kind.startswith("abs") else "X"
+        params.append(f'Y{k}: T.Tensor(({M}, {N}), "float32")')
+        body.append(f"""
+        X_s{k} = T.alloc_shared((32, {N}), "float32")
+        R{k} = T.alloc_fragment((32,), "float32")
+        Y_s{k} = T.alloc_shared((32, {N}), "float32")
+        T.copy({src}[bx * 32, 0], X_s{k})
+        {ROW_REDUCE[kind]}(X_s{k}, R{k}, dim=1)
+        for i, j in T.Parallel(32, {N}):
+            Y_s{k}[i, j] = {ROW_COMBINE[combine].format(x=f"X_s{k}[i, j]", r=f"R{k}[i]")}
+        T.copy(Y_s{k}, Y{k}[bx * 32, 0])""")
+    text = (f'import tilelang_tt.language as T\n\n@T.prim_func\n'
+            f'def k(X: T.Tensor(({M}, {N}), "float32"), S: T.Tensor(({M}, {N}), "float32"), '
+            f'{", ".join(params)}):\n    with T.Kernel({M // 32}) as bx:' + "".join(body) + "\n")
+    art = tilelang_tt.compile(kernel_from_source(tmp_path, text),
+                              out_idx=list(range(2, 2 + len(cases))))
     x = np.abs(rand((M, N), "float32", 51)) + 0.5  # positive: sums stay away from zero
-    if kind.startswith("abs"):
-        x = x * np.where(rand((M, N), "float32", 52) > 0, 1, -1).astype(np.float32)
-    ax = np.abs(x) if kind.startswith("abs") else x
-    r = {"sum": ax.sum, "max": ax.max, "min": ax.min}[kind.removeprefix("abs")](
-        axis=1, keepdims=True).astype(np.float64)
-    ref = {"sub": x - r, "add": x + r, "mul": x * r, "div": x / r, "rsub": r - x}[combine]
-    np.testing.assert_allclose(as_f32(art(x)), ref, rtol=3e-3, atol=1e-3 * np.abs(ref).max())
+    signed = x * np.where(rand((M, N), "float32", 52) > 0, 1, -1).astype(np.float32)
+    for (kind, combine), y in zip(cases, art(x, signed)):
+        xk = signed if kind.startswith("abs") else x
+        ax = np.abs(xk) if kind.startswith("abs") else xk
+        r = {"sum": ax.sum, "max": ax.max, "min": ax.min}[kind.removeprefix("abs")](
+            axis=1, keepdims=True).astype(np.float64)
+        ref = {"sub": xk - r, "add": xk + r, "mul": xk * r, "div": xk / r, "rsub": r - xk}[combine]
+        np.testing.assert_allclose(as_f32(y), ref, rtol=3e-3, atol=1e-3 * np.abs(ref).max(),
+                                   err_msg=f"{kind}-{combine}")
 
 
 def test_fill_and_clear_block_buffers():
@@ -614,45 +645,51 @@ def test_gemm_epilogue_reading_the_accumulator_twice():
     np.testing.assert_allclose(art(a), p * p, rtol=1e-2, atol=1e-2 * np.abs(p * p).max())
 
 
-COLUMN_KERNEL = """
-import tilelang_tt.language as T
-
-@T.prim_func
-def k(X: T.Tensor((128, 96), "{dtype}"), Y: T.Tensor((128, 96), "{dtype}")):
-    with T.Kernel(3) as bx:
-        X_s = T.alloc_shared((128, 32), "{dtype}")
-        C = T.alloc_fragment((32,), "{dtype}")
-        Y_s = T.alloc_shared((128, 32), "{dtype}")
-        T.copy(X[0, bx * 32], X_s)
-        {reduce}(X_s, C, dim=0)
-        for i, j in T.Parallel(128, 32):
-            Y_s[i, j] = {expr}
-        T.copy(Y_s, Y[0, bx * 32])
-"""
-
-
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("reduce,expr,ref,bcast", [
+COLUMN_CASES = [  # (reduction, expression of X_s and the column vector C, reference, broadcast)
     ("T.reduce_max", "T.exp(X_s[i, j] - C[j])", lambda x, c: np.exp(x - c), "_tiles_bcast_rows("),
     ("T.reduce_sum", "X_s[i, j] / C[j]", lambda x, c: x / c, "_tiles_bcast_rows("),
     # the scaled vector is a leaf of a block expression: broadcast into DST by the unpacker
     ("T.reduce_sum", "X_s[i, j] * 2.0 - C[j] * 0.5", lambda x, c: x * 2 - c * 0.5,
      "unary_bcast<BroadcastType::ROW>("),
-])
-def test_column_reductions_and_row_broadcasts(tmp_path, dtype, reduce, expr, ref, bcast):
+]
+
+COLUMN_CASE = """
+        X_s{k} = T.alloc_shared((128, 32), "{dtype}")
+        C{k} = T.alloc_fragment((32,), "{dtype}")
+        Y_s{k} = T.alloc_shared((128, 32), "{dtype}")
+        T.copy(X[0, bx * 32], X_s{k})
+        {reduce}(X_s{k}, C{k}, dim=0)
+        for i, j in T.Parallel(128, 32):
+            Y_s{k}[i, j] = {expr}
+        T.copy(Y_s{k}, Y{k}[0, bx * 32])"""
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_column_reductions_and_row_broadcasts(tmp_path, dtype):
+    """A column reduction of a block, then the vector broadcast down the rows of an
+    expression: each case its own block pipeline and output of one kernel."""
     from helpers import kernel_from_source
 
-    k = kernel_from_source(tmp_path, COLUMN_KERNEL.format(dtype=dtype, reduce=reduce, expr=expr))
-    art = tilelang_tt.compile(k, out_idx=-1)
+    outs = ", ".join(f'Y{k}: T.Tensor((128, 96), "{dtype}")' for k in range(len(COLUMN_CASES)))
+    body = "".join(COLUMN_CASE.format(k=k, dtype=dtype, reduce=reduce,
+                                      expr=expr.replace("X_s", f"X_s{k}").replace("C[", f"C{k}["))
+                   for k, (reduce, expr, _, _) in enumerate(COLUMN_CASES))
+    text = (f'import tilelang_tt.language as T\n\n@T.prim_func\n'
+            f'def k(X: T.Tensor((128, 96), "{dtype}"), {outs}):\n'
+            f'    with T.Kernel(3) as bx:{body}\n')
+    art = tilelang_tt.compile(kernel_from_source(tmp_path, text),
+                              out_idx=list(range(1, 1 + len(COLUMN_CASES))))
     assert "ReduceDim::REDUCE_COL" in art.sources["compute.cpp"]
-    assert bcast in art.sources["compute.cpp"]
     x = (np.abs(rand((128, 96), "float32", 90)) + 0.5).astype(BF16 if dtype == "bfloat16"
                                                                else np.float32)
     xf = as_f32(x).astype(np.float64)
-    c = (xf.max if reduce == "T.reduce_max" else xf.sum)(axis=0, keepdims=True)
-    expected = ref(xf, c)
     tol = 2e-2 if dtype == "bfloat16" else 3e-3
-    np.testing.assert_allclose(as_f32(art(x)), expected, rtol=tol, atol=tol * np.abs(expected).max())
+    for (reduce, expr, ref, bcast), y in zip(COLUMN_CASES, art(x)):
+        assert bcast in art.sources["compute.cpp"]
+        c = (xf.max if reduce == "T.reduce_max" else xf.sum)(axis=0, keepdims=True)
+        expected = ref(xf, c)
+        np.testing.assert_allclose(as_f32(y), expected, rtol=tol, atol=tol * np.abs(expected).max(),
+                                   err_msg=expr)
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
