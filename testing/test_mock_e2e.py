@@ -85,11 +85,10 @@ def test_gemm_float32_output():
     check_gemm(art(a, b), a, b, art)
 
 
-ADDS = [  # both forms and both dtypes (more blocks than cores: test_blackhole_mock_run)
-    ("shared", "bfloat16", 128, 96, 32, 32),
+ADDS = [  # both forms, both dtypes; the bf16 shared form: the bf16 case of
+    # test_elementwise_add_through_fragment; more blocks than cores: test_blackhole_mock_run
     ("shared", "float32", 128, 128, 64, 64),
     ("global", "bfloat16", 256, 256, 128, 128),
-    ("global", "float32", 64, 96, 32, 32),
 ]
 
 
@@ -555,7 +554,9 @@ def test_rmsnorm_rows(dtype):
                                atol=1e-2 if dtype == "bfloat16" else 2e-3)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+# float32 (TF32 matrix-engine operands): test_l1_alias.py's test_layernorm_intermediates_share_l1
+# runs this kernel at N = 256 with the same reference and tolerance
+@pytest.mark.parametrize("dtype", ["bfloat16"])
 def test_layernorm_rows(dtype):
     M, N = 64, 128
     art = tilelang_tt.compile(kernels.layernorm(M, N, 32, dtype), out_idx=-1)
