@@ -126,10 +126,10 @@ def masks(shape, causal, seed):
 # with block_M > block_N and causal are not tested: the example's scores_max is the max of the
 # step alone, so a query row whose keys in a step are all masked gets exp2(-inf + inf) there,
 # NaN in TileLang too.)
+# Each of causal / not, float16 / bfloat16, bool / uint8 masks and 64 / 128 blocks once.
 @pytest.mark.parametrize("causal,dtype,mask_dtype,block,dim", [
-    (True, "float16", "bool", 64, 64), (False, "float16", "bool", 64, 64),
     (True, "bfloat16", "uint8", 64, 64), (False, "float16", "bool", 128, 128)],
-    ids=["causal", "full", "causal_bf16_uint8", "full_128_blocks"])
+    ids=["causal_bf16_uint8", "full_128_blocks"])
 def test_blocksparse_attention(causal, dtype, mask_dtype, block, dim):
     batch, heads, seq = 1, 2, 256
     n = seq // block
@@ -176,7 +176,8 @@ def test_carried_sum_under_an_index_branch():
     np.testing.assert_allclose(art(x), want, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("mask_dtype", ["bool", "int32"])
+# a 32-bit mask (one-byte masks copied into a fragment: test_blocksparse_attention)
+@pytest.mark.parametrize("mask_dtype", ["int32"])
 def test_mask_row_copied_in_the_loop(mask_dtype):
     """The mask row copied into a fragment inside the K loop, read by element after it in the
     same iteration: each read is the tensor's element of that iteration's row."""
