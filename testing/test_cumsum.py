@@ -142,7 +142,7 @@ def test_cumsum_smem(M, N, bm, bn, dim, reverse):
     check(art, rand((M, N), "float32", 1), (bm, bn), dim, "float32", reverse)
 
 
-@pytest.mark.parametrize("dim, reverse", [(0, False), (1, True)])
+@pytest.mark.parametrize("dim, reverse", [(1, True)])
 def test_cumsum_fragment(dim, reverse):
     art = tilelang_tt.compile(cumsum_fragment_test(128, 128, 64, 64, dim, reverse), out_idx=-1)
     check(art, rand((128, 128), "float32", 2), (64, 64), dim, "float32", reverse)
@@ -173,7 +173,7 @@ def test_cumsum_1d_tail(N, block_N, reverse):
     check(art, rand((N,), "float32", 9), (block_N,), 0, "float32", reverse)
 
 
-@pytest.mark.parametrize("dim, reverse", [(0, False), (1, True)])
+@pytest.mark.parametrize("dim, reverse", [(1, True)])  # transposed, reversed, packed
 def test_cumsum_bfloat16(dim, reverse):
     art = tilelang_tt.compile(cumsum_smem_test(128, 128, 64, 64, dim, reverse, "bfloat16"),
                               out_idx=-1)
