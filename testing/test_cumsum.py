@@ -126,14 +126,12 @@ def check(art, a, block, dim, dtype, reverse=False):
                                rtol=1e-3 if dtype == "float32" else 2e-2)
 
 
+# every (dim, reverse) once (dim 0 forward also in the other tests), every shape once
 @pytest.mark.parametrize("M, N, bm, bn, dim, reverse", [
-    (128, 128, 64, 64, 0, False),
     (128, 128, 64, 64, 1, False),
     (128, 128, 64, 64, 1, True),
     (192, 160, 64, 32, 0, False),
-    (192, 160, 64, 32, 0, True),
-    (256, 64, 128, 64, 0, False),  # four tiles per column: carried over two DST rounds
-    (256, 64, 128, 64, 0, True),
+    (256, 64, 128, 64, 0, True),  # four tiles per column: carried over two DST rounds
 ])
 def test_cumsum_smem(M, N, bm, bn, dim, reverse):
     art = tilelang_tt.compile(cumsum_smem_test(M, N, bm, bn, dim, reverse), out_idx=-1)
@@ -144,21 +142,20 @@ def test_cumsum_smem(M, N, bm, bn, dim, reverse):
     check(art, rand((M, N), "float32", 1), (bm, bn), dim, "float32", reverse)
 
 
-@pytest.mark.parametrize("dim, reverse", [(0, False), (1, False), (1, True)])
+@pytest.mark.parametrize("dim, reverse", [(1, True)])
 def test_cumsum_fragment(dim, reverse):
     art = tilelang_tt.compile(cumsum_fragment_test(128, 128, 64, 64, dim, reverse), out_idx=-1)
     check(art, rand((128, 128), "float32", 2), (64, 64), dim, "float32", reverse)
 
 
-@pytest.mark.parametrize("dim, reverse", [(0, False), (1, False), (0, True)])
+@pytest.mark.parametrize("dim, reverse", [(1, False), (0, True)])
 def test_cumsum_out_of_place(dim, reverse):
     art = tilelang_tt.compile(cumsum_out_of_place_test(128, 96, 64, 32, dim, reverse),
                               out_idx=-1)
     check(art, rand((128, 96), "float32", 3), (64, 32), dim, "float32", reverse)
 
 
-@pytest.mark.parametrize("scope", ["smem", "fragment"])
-@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("scope, reverse", [("smem", False), ("fragment", True)])
 def test_cumsum_1d(scope, reverse):
     """A 1-D block copied from a 1-D tensor is a row vector (values in row 0 of its tiles): its
     tiles are transposed, scanned down column 0 from tile to tile, and transposed back."""
@@ -167,8 +164,7 @@ def test_cumsum_1d(scope, reverse):
     check(art, rand((512,), "float32", 4), (64,), 0, "float32", reverse)
 
 
-@pytest.mark.parametrize("N, block_N, reverse", [(250, 64, False), (250, 64, True),
-                                                 (384, 128, False)])
+@pytest.mark.parametrize("N, block_N, reverse", [(250, 64, True)])
 def test_cumsum_1d_tail(N, block_N, reverse):
     """TileLang's region test: a grid of T.ceildiv blocks, the last one past the tensor's end
     (padded with zeros, which do not change the sums of the elements before them - nor, in
@@ -177,7 +173,7 @@ def test_cumsum_1d_tail(N, block_N, reverse):
     check(art, rand((N,), "float32", 9), (block_N,), 0, "float32", reverse)
 
 
-@pytest.mark.parametrize("dim, reverse", [(0, False), (1, False), (1, True)])
+@pytest.mark.parametrize("dim, reverse", [(1, True)])  # transposed, reversed, packed
 def test_cumsum_bfloat16(dim, reverse):
     art = tilelang_tt.compile(cumsum_smem_test(128, 128, 64, 64, dim, reverse, "bfloat16"),
                               out_idx=-1)
@@ -185,11 +181,12 @@ def test_cumsum_bfloat16(dim, reverse):
     check(art, rand((128, 128), "bfloat16", 5), (64, 64), dim, "bfloat16", reverse)
 
 
-@pytest.mark.parametrize("reverse", [False, True])
-def test_cumsum_16bit_dst_truncates_each_stored_sum(reverse):
+def test_cumsum_16bit_dst_truncates_each_stored_sum():
     """With a 16-bit DST, SFPSTORE truncates each running sum to bfloat16; the running total
     carried in the SFPU register stays float32, so later rows are not affected by earlier
-    truncations (the row reversals move bfloat16 values exactly)."""
+    truncations (the row reversals move bfloat16 values exactly; a forward scan makes the same
+    stores, not reordered)."""
+    reverse = True
     art = tilelang_tt.compile(cumsum_smem_test(128, 64, 64, 64, 0, reverse, "bfloat16"),
                               out_idx=-1, pass_configs={"tt.fp32_dest_acc_en": False})
     assert not compute_config(art)["fp32_dest_acc_en"]
@@ -238,8 +235,8 @@ def scan_picked_as_a_value(op, dim, reverse):
     return main
 
 
-@pytest.mark.parametrize("dim, reverse", [(0, True), (1, False)])
-def test_scan_picked_as_a_value(dim, reverse):
+def test_scan_picked_as_a_value():
+    dim, reverse = 1, False
     art = tilelang_tt.compile(scan_picked_as_a_value("cumsum", dim, reverse), out_idx=-1)
     check(art, rand((64, 96), "float32", 11), (64, 96), dim, "float32", reverse)
     with pytest.raises(TTUnsupportedError, match="T.cummax is not supported"):
