@@ -7,6 +7,8 @@ import re
 import ml_dtypes
 import numpy as np
 
+import tilelang_tt
+
 BF16 = ml_dtypes.bfloat16
 
 _CALL = re.compile(r"\b(cb_reserve_back|cb_push_back|cb_wait_front|cb_pop_front)\((\w+),\s*([^)]+)\)")
@@ -67,6 +69,24 @@ def kernel_from_source(tmp_path, source: str, name: str = "k"):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return getattr(module, name)
+
+
+def parallel_outputs_kernel(tmp_path, dtype, inputs, exprs, M, N, bm, bn):
+    """One kernel whose inputs are the (M, N) tensors ``inputs`` and whose outputs are one
+    (M, N) tensor per element expression of ``exprs`` (name: text over the inputs' elements,
+    ``{X}`` for ``X[y, x]``), each computed in its own T.Parallel nest over the global tensors
+    (the nest of kernels.elementwise_expr): one program checks several expressions."""
+    params = ", ".join(f'{n}: T.Tensor(({M}, {N}), "{dtype}")' for n in [*inputs, *exprs])
+    body = "".join(
+        f"        for i, j in T.Parallel({bm}, {bn}):\n"
+        f"            y = by * {bm} + i\n"
+        f"            x = bx * {bn} + j\n"
+        f"            {name}[y, x] = " + text.format(**{n: f"{n}[y, x]" for n in inputs}) + "\n"
+        for name, text in exprs.items())
+    src = (f"import tilelang_tt.language as T\n\n@T.prim_func\ndef k({params}):\n"
+           f"    with T.Kernel({N // bn}, {M // bm}) as (bx, by):\n{body}")
+    return tilelang_tt.compile(kernel_from_source(tmp_path, src),
+                               out_idx=list(range(len(inputs), len(inputs) + len(exprs))))
 
 
 # ---- expected results and tolerances from the Tensix arithmetic model ------------------------------

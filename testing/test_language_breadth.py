@@ -9,6 +9,7 @@ import tilelang_tt as tilelang
 import tilelang_tt.language as T
 from tilelang_tt import TTCompileError, TTLayoutError, TTUnsupportedError
 from tilelang_tt.runtime.tensors import TTCallArgumentError
+from helpers import parallel_outputs_kernel
 
 
 def test_prim_func_eager_form_records_outputs_and_pass_configs():
@@ -425,67 +426,37 @@ def test_block_slices_of_a_nested_loop_are_kept():
     assert structural_equal(collapse_block_slices(func.body), func.body)
 
 
-def unary_ops(M, N, block_M, block_N, fns, dtype):
-    # TileLang's testing/python/math/test_math_fast_math.py single-argument kernel, one
-    # T.Parallel loop per function (up to five) of one input: fns[f] writes B[f]
-    n = len(fns)
-    f0, f1, f2, f3, f4 = list(fns) + [None] * (5 - n)
-
-    @T.prim_func
-    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((n, M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
-            for i, j in T.Parallel(block_M, block_N):
-                B[0, by * block_M + i, bx * block_N + j] = f0(
-                    A[by * block_M + i, bx * block_N + j])
-            if n > 1:
-                for i, j in T.Parallel(block_M, block_N):
-                    B[1, by * block_M + i, bx * block_N + j] = f1(
-                        A[by * block_M + i, bx * block_N + j])
-            if n > 2:
-                for i, j in T.Parallel(block_M, block_N):
-                    B[2, by * block_M + i, bx * block_N + j] = f2(
-                        A[by * block_M + i, bx * block_N + j])
-            if n > 3:
-                for i, j in T.Parallel(block_M, block_N):
-                    B[3, by * block_M + i, bx * block_N + j] = f3(
-                        A[by * block_M + i, bx * block_N + j])
-            if n > 4:
-                for i, j in T.Parallel(block_M, block_N):
-                    B[4, by * block_M + i, bx * block_N + j] = f4(
-                        A[by * block_M + i, bx * block_N + j])
-
-    return main
-
-
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_floor_ceil_trunc_round_nearbyint_on_the_vector_engine(dtype):
+def test_floor_ceil_trunc_round_nearbyint_on_the_vector_engine(tmp_path, dtype):
     # floor, ceil, trunc; T.round (TileLang's default "ties-to-even") and T.nearbyint:
     # round_tile(idst, 0). Row 0 holds the floor/ceil/trunc edge values, row 1 the ties.
     import ml_dtypes
 
     names = ["floor", "ceil", "trunc", "round", "nearbyint"]
     refs = [np.floor, np.ceil, np.trunc, np.rint, np.rint]
-    kernel = tilelang.compile(unary_ops(64, 64, 32, 32, [getattr(T, n) for n in names], dtype),
-                              out_idx=[1])
+    # TileLang's testing/python/math/test_math_fast_math.py single-argument kernel, one
+    # T.Parallel nest (and output) per function
+    kernel = parallel_outputs_kernel(tmp_path, dtype, ["A"], {f"B_{n}": f"T.{n}({{A}})" for n in names},
+                                     64, 64, 32, 32)
     rng = np.random.default_rng(0)
     a = (rng.standard_normal((64, 64)) * 40).astype(np.float32)
     a[0, :8] = [-0.5, 0.5, -1.5, 2.5, -0.0, 1e30, -3e9, 0.25]
     a[1, :8] = [0.5, 1.5, 2.5, -0.5, -2.5, 1e30, -3e9, 0.49]
     a = a.astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32)
-    got = kernel(a).astype(np.float32)
+    got = [np.asarray(g).astype(np.float32) for g in kernel(a)]
     for f, (name, ref) in enumerate(zip(names, refs)):
         np.testing.assert_array_equal(got[f], ref(a.astype(np.float32)), err_msg=name)
         if dtype == "float32" and name in ("floor", "ceil", "trunc"):
             # -0.5 -> -1.0 or -0.0 (a bfloat16 pack writes zeros as +0.0)
-            assert np.signbit(got[f, 0, 0]) == np.signbit(ref(np.float32(-0.5))), name
+            assert np.signbit(got[f][0, 0]) == np.signbit(ref(np.float32(-0.5))), name
 
 
-def test_exp10_log10_as_exp_and_log():
+def test_exp10_log10_as_exp_and_log(tmp_path):
     # TileLang's test_math_fast_math single-argument kernel: exp10(x) = exp(x ln 10),
     # log10(x) = log(x) / ln 10 on the vector engine
     names, refs = ["exp10", "log10", "exp2"], [lambda x: 10.0 ** x, np.log10, np.exp2]
-    kernel = tilelang.compile(unary_ops(64, 64, 32, 32, [getattr(T, n) for n in names],
-                                        "float32"), out_idx=[1])
+    kernel = parallel_outputs_kernel(tmp_path, "float32", ["A"],
+                                     {f"B_{n}": f"T.{n}({{A}})" for n in names}, 64, 64, 32, 32)
     a = np.random.default_rng(1).uniform(0.1, 3.0, (64, 64)).astype(np.float32)
     got = kernel(a)
     for f, (name, ref) in enumerate(zip(names, refs)):

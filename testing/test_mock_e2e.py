@@ -9,7 +9,7 @@ import kernels
 import tilelang_tt.language as T
 import tilelang_tt
 import tensix_model as tm
-from helpers import (BF16, as_f32, assert_matmul, assert_within_ulps, compute_config,
+from helpers import (BF16, as_f32, parallel_outputs_kernel, assert_matmul, assert_within_ulps, compute_config,
                      matmul_reference, pack_round_bf16, rand, ulp)
 from tilelang_tt.runtime.tensors import TTCallArgumentError
 
@@ -289,26 +289,6 @@ def test_parallel_copy_between_shared_buffers():
     assert "copy_tile(A_s_cb" in art.sources["compute.cpp"]
     a = rand((64, 64), "bfloat16", 23)
     np.testing.assert_array_equal(art(a), as_f32(a))
-
-
-def parallel_outputs_kernel(tmp_path, dtype, inputs, exprs, M, N, bm, bn):
-    """One kernel whose inputs are the (M, N) tensors ``inputs`` and whose outputs are one
-    (M, N) tensor per element expression of ``exprs`` (name: text over the inputs' elements,
-    ``{X}`` for ``X[y, x]``), each computed in its own T.Parallel nest over the global tensors
-    (the nest of kernels.elementwise_expr): one program checks several expressions."""
-    from helpers import kernel_from_source
-
-    params = ", ".join(f'{n}: T.Tensor(({M}, {N}), "{dtype}")' for n in [*inputs, *exprs])
-    body = "".join(
-        f"        for i, j in T.Parallel({bm}, {bn}):\n"
-        f"            y = by * {bm} + i\n"
-        f"            x = bx * {bn} + j\n"
-        f"            {name}[y, x] = " + text.format(**{n: f"{n}[y, x]" for n in inputs}) + "\n"
-        for name, text in exprs.items())
-    src = (f"import tilelang_tt.language as T\n\n@T.prim_func\ndef k({params}):\n"
-           f"    with T.Kernel({N // bn}, {M // bm}) as (bx, by):\n{body}")
-    return tilelang_tt.compile(kernel_from_source(tmp_path, src),
-                               out_idx=list(range(len(inputs), len(inputs) + len(exprs))))
 
 
 UNARY = {  # name: (TileLang element expression of {A} (any sign) or {P} (positive), reference)
