@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -30,18 +31,20 @@ def _objects(extra: tuple[str, ...], out_dir: Path) -> tuple[Path, ...]:
 
     def compile_one(name):
         obj = d / (name + ".o")
-        if not obj.exists():
-            subprocess.run([mockbuild.CXX, *_flags(extra), "-c", str(src / name), "-o", str(obj)],
+        if not obj.exists():  # written under another name first: other test runs share the cache
+            tmp = d / f"{name}.{os.getpid()}.tmp.o"
+            subprocess.run([mockbuild.CXX, *_flags(extra), "-c", str(src / name), "-o", str(tmp)],
                            check=True)
+            tmp.replace(obj)
         return obj
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return tuple(pool.map(compile_one, ("fpu.cpp", "sfpu.cpp")))
 
 
-def build(program: Path, exe: Path, extra=(), cache: Path | None = None) -> Path:
+def build(program: Path, exe: Path, extra=()) -> Path:
     """``program`` (one C++ file) linked with fpu.cpp and sfpu.cpp built with ``extra`` flags."""
-    objects = _objects(tuple(extra), Path(cache or mockbuild.cache_root() / "fpu-tests"))
+    objects = _objects(tuple(extra), mockbuild.cache_root() / "fpu-tests")
     subprocess.run([mockbuild.CXX, *_flags(tuple(extra)), str(program), *map(str, objects),
                     "-o", str(exe)], check=True)
     return exe

@@ -171,8 +171,7 @@ KernelBuild kernel_build(const KernelDesc& k) {
 std::map<std::string, void*> loaded_kernels;
 std::map<std::string, std::shared_future<std::string>> kernel_builds;  // .so -> compiler output on failure
 
-void start_kernel_build(const KernelDesc& k) {
-    KernelBuild b = kernel_build(k);
+void start_kernel_build(const KernelBuild& b) {
     struct stat st;
     if (loaded_kernels.count(b.so) || kernel_builds.count(b.so) || stat(b.so.c_str(), &st) == 0) return;
     kernel_builds[b.so] = std::async(std::launch::async, [b]() -> std::string {
@@ -194,7 +193,7 @@ void start_kernel_build(const KernelDesc& k) {
 void* compile_kernel(const KernelDesc& k) {
     const KernelBuild b = kernel_build(k);
     if (auto it = loaded_kernels.find(b.so); it != loaded_kernels.end()) return it->second;
-    start_kernel_build(k);
+    start_kernel_build(b);
     if (auto it = kernel_builds.find(b.so); it != kernel_builds.end()) {
         const std::string err = it->second.get();
         kernel_builds.erase(it);
@@ -576,7 +575,7 @@ KernelHandle CreateKernel(Program& program, const std::string& file,
         }
         if (all) k.cb_formats[idx] = first->second;
     }
-    start_kernel_build(k);  // compiles while the host goes on; the launch waits for it
+    start_kernel_build(kernel_build(k));  // compiles while the host goes on; the launch waits for it
     program.impl().kernels.push_back(std::move(k));
     return static_cast<KernelHandle>(program.impl().kernels.size() - 1);
 }
