@@ -96,11 +96,12 @@ def _persistent_loops() -> list:
 def defining_scope(fn, tree=None) -> dict:
     """The values, in the scope whose code runs ``fn``'s ``def`` (a factory's arguments and
     locals), of the names ``fn``'s source reads that ``fn`` neither binds (parameters, locals)
-    nor has as closure cells.  Those are the names only its signature reads (``A:
-    T.Tensor((M, N), dtype)``): Python evaluates a signature where the ``def`` runs, so they are
-    no free variables of ``fn``; TVMScript evaluates the annotations again from what it is
-    given, and without these a module-level ``dtype`` would take the place of the factory's
-    argument of that name (Python's rule: the defining scope's names shadow the globals).
+    nor has as closure cells.  Those are the names only its signature (or decorator) reads
+    (``A: T.Tensor((M, N), dtype)``): Python evaluates a signature where the ``def`` runs, so
+    they are no free variables of ``fn`` (a body's annotations make theirs closure cells);
+    TVMScript evaluates the annotations again from what it is given, and without these a
+    module-level ``dtype`` would take the place of the factory's argument of that name
+    (Python's rule: the defining scope's names shadow the globals).
 
     The scope is found on the call stack, so call this while that code runs (when a decorator
     is applied to ``fn``): ``{}`` when it is not there, and for a function defined at module
