@@ -128,6 +128,60 @@ def _module(tmp_path, source):
     return mod, path
 
 
+def test_signature_names_resolve_as_in_python(tmp_path):
+    # a name read only in a kernel's signature is no closure cell (Python evaluates the
+    # signature where the def runs): the factory's argument shadows a module-level name of
+    # the same name (they were taken from the module: a silent bfloat16 kernel); a name
+    # bound only at module level is still found
+    mod, _ = _module(tmp_path, '''
+import tilelang_tt as tilelang
+import tilelang_tt.language as T
+
+dtype = "bfloat16"
+block_M = 128
+N = 128
+
+def make(N, block_M=32, dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((block_M, N), dtype), B: T.Tensor((block_M, N), dtype)):
+        with T.Kernel(1, 1) as (bx, by):
+            s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[0, 0], s)
+            T.copy(s, B[0, 0])
+    return main
+
+@tilelang.jit(out_idx=[1])
+def make_jit(N, block_M=32, dtype="float32"):
+    return make(N, block_M, dtype)
+
+def make_eager(N, block_M=32, dtype="float32"):
+    @tilelang.jit
+    def k(A: T.Tensor((block_M, N), dtype), B: T.Tensor((block_M, N), dtype)):
+        with T.Kernel(1, 1) as (bx, by):
+            s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[0, 0], s)
+            T.copy(s, B[0, 0])
+    return k
+
+def make_global_dtype(n):
+    @T.prim_func
+    def main(A: T.Tensor((block_M, n), dtype)):
+        with T.Kernel(1, 1) as (bx, by):
+            T.clear(A[0:32, 0:32])
+    return main
+''')
+    a = f32((32, 32))
+    func = mod.make(32)
+    assert [(str(p.dtype), [int(d) for d in p.shape]) for p in func.params] == \
+        [("float32", [32, 32])] * 2
+    np.testing.assert_array_equal(mod.make_jit(32)(a), a)
+    b = np.zeros_like(a)
+    mod.make_eager(32)(a, b)
+    np.testing.assert_array_equal(b, a)
+    (p,) = mod.make_global_dtype(32).params
+    assert str(p.dtype) == "bfloat16" and [int(d) for d in p.shape] == [128, 32]
+
+
 def test_eager_errors_name_the_users_line(tmp_path):
     mod, path = _module(tmp_path, '''
 import tilelang_tt as tilelang
@@ -308,6 +362,30 @@ def test_none_for_a_tensor_the_kernel_never_accesses():
     np.testing.assert_allclose(c, ref, rtol=1e-2, atol=0.05)  # operands read as TF32
     with pytest.raises(ValueError, match="tensor Bias: got None, but the kernel reads it"):
         tensor_null_test(64, 64, 96, 32, 32, 32, T.float32, with_bias=True)(a, b, c, None)
+
+    # with out_idx the call passes the inputs only (TileLang's adapter), None among them too;
+    # sizes (T.dynamic) come from the other tensors
+    m = T.dynamic("m")
+
+    @T.prim_func
+    def copy(A: T.Tensor((m, 32), "float32"), Unused: T.Tensor((m, 32), "float32"),
+             B: T.Tensor((m, 32), "float32")):
+        with T.Kernel(T.ceildiv(m, 32)) as bx:
+            s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[bx * 32, 0], s)
+            T.copy(s, B[bx * 32, 0])
+
+    kernel = tilelang.compile(copy, out_idx=[2])
+    x = f32((64, 32))
+    np.testing.assert_array_equal(kernel(x, None), x)
+    y = np.zeros_like(x)
+    kernel(x, None, y)  # every tensor, as without out_idx
+    np.testing.assert_array_equal(y, x)
+    with pytest.raises(ValueError, match=r"tensor B: got None, but it is an output the call "
+                       r"allocates \(out_idx\); pass only the inputs \(A, Unused\)"):
+        kernel(x, None, None)
+    with pytest.raises(ValueError, match=r"or the 2 inputs \(A, Unused\); got 1$"):
+        kernel(x)
 
 
 def test_jit_func_is_the_users_function_and_refuses_tilelang_internals():

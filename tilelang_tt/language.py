@@ -91,13 +91,59 @@ def _persistent_loops() -> list:
 
 
 # --------------------------------------------------------------------------------------------
+# the names a kernel's source reads
+# --------------------------------------------------------------------------------------------
+def defining_scope(fn, tree=None) -> dict:
+    """The values, in the scope whose code runs ``fn``'s ``def`` (a factory's arguments and
+    locals), of the names ``fn``'s source reads that ``fn`` neither binds (parameters, locals)
+    nor has as closure cells.  Those are the names only its signature (or decorator) reads
+    (``A: T.Tensor((M, N), dtype)``): Python evaluates a signature where the ``def`` runs, so
+    they are no free variables of ``fn`` (a body's annotations make theirs closure cells);
+    TVMScript evaluates the annotations again from what it is given, and without these a
+    module-level ``dtype`` would take the place of the factory's argument of that name
+    (Python's rule: the defining scope's names shadow the globals).
+
+    The scope is found on the call stack, so call this while that code runs (when a decorator
+    is applied to ``fn``): ``{}`` when it is not there, and for a function defined at module
+    level (its scope is its globals).  ``tree``: the AST of ``fn``'s source, if at hand."""
+    import ast
+    import sys
+
+    code = fn.__code__
+    frame = sys._getframe(1)
+    try:
+        while frame is not None and not any(c is code for c in frame.f_code.co_consts):
+            frame = frame.f_back
+        if frame is None or frame.f_locals is fn.__globals__:
+            return {}
+        scope = dict(frame.f_locals)
+    finally:
+        del frame
+    if tree is None:
+        tree = ast.parse(_diagnostics().Source(fn).source)
+    own = set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars)
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return {name: scope[name] for name in read - own if name in scope}
+
+
+def function_names(fn, scope: dict) -> dict:
+    """What a kernel's source may read, resolved as Python resolves it: ``fn``'s globals, then
+    ``scope`` (:func:`defining_scope`), then its closure cells."""
+    from tvm.script.parser._core import utils
+
+    return {**fn.__globals__, **scope, **utils.get_func_nonlocals(fn)}
+
+
+# --------------------------------------------------------------------------------------------
 # prim_func
 # --------------------------------------------------------------------------------------------
 def prim_func(func=None, *, private: bool = False, check_well_formed: bool = True):
-    """Parse a TileLang-style kernel into a ``tvm.tirx.PrimFunc`` (``@T.prim_func``)."""
+    """Parse a TileLang-style kernel into a ``tvm.tirx.PrimFunc`` (``@T.prim_func``).  Names
+    resolve as in Python (:func:`function_names`): a factory's ``dtype`` argument read in the
+    signature shadows a module-level ``dtype``."""
 
     def decorate(fn):
-        from tvm.script.parser._core import utils
+        import ast
 
         if not inspect.isfunction(fn):
             raise TypeError(f"@T.prim_func expects a function, got {fn!r}")
@@ -106,7 +152,9 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
             from .jit import eager
 
             return eager.build_prim_func(fn)
-        return _parse_kernel(fn, utils.inspect_function_capture(fn), None, check_well_formed)
+        tree = ast.parse(_diagnostics().Source(fn).source)
+        names = function_names(fn, defining_scope(fn, tree))
+        return _parse_kernel(fn, names, tree, check_well_formed)
 
     if func is None:
         return decorate
@@ -117,7 +165,7 @@ def macro(*args, hygienic: bool = True):
     """TileLang's ``@T.macro``: TVMScript's macro, whose body is expanded where it is called;
     as in TileLang, a macro whose body ends with ``return value`` is an expression of that value
     (``idx[i] = transform(frag[i])``), which TVM 0.27's macros do not give (they return None)."""
-    from tvm.script.parser._core import scan_macro, utils
+    from tvm.script.parser._core import scan_macro
     from tvm.tirx.script.parser.entry import TIRMacro
 
     class Macro(TIRMacro):
@@ -148,14 +196,17 @@ def macro(*args, hygienic: bool = True):
         # them is checked now ...): the same rewrite, the macro's parameters kept as they are
         # (a T.alloc_var variable passed in is stored into); `x = v` of a T.Ref parameter
         # stores v where x refers
-        tree = _bind_python_values(ref_stores(ast.parse(source.source), refs), keep=params)
+        parsed = ast.parse(source.source)
+        scope = defining_scope(func, parsed)
+        tree = _bind_python_values(ref_stores(parsed, refs), keep=params)
         source = _rewritten_source(tree, func)(func)
 
         def closure_vars():
-            """The macro's globals and nonlocals when it is expanded (so it may call itself or
-            a function defined after it, as in Python), less the names its parameters take (a
-            global `A` next to a parameter `A`: TVMScript would see it defined twice)."""
-            captured = utils.inspect_function_capture(func)
+            """The macro's names when it is expanded (:func:`function_names`: its globals
+            and closure cells then, so it may call itself or a function defined after it, as
+            in Python), less the names its parameters take (a global `A` next to a parameter
+            `A`: TVMScript would see it defined twice)."""
+            captured = function_names(func, scope)
             return {**{k: v for k, v in captured.items() if k not in params},
                     **_rewrite_helpers()}
 

@@ -69,6 +69,7 @@ class EagerFunction:
     returns: list[str] | None = field(default_factory=list)  # None: known when built
     # (``return copy_impl(A)`` of a T.empty made in a macro)
     has_return: bool = False
+    scope: dict = field(default_factory=dict)  # T.defining_scope, taken when decorated
 
 
 def _error(source, node, message, cls=TTCompileError):
@@ -76,20 +77,10 @@ def _error(source, node, message, cls=TTCompileError):
     return cls(f"{source.source_name}:{line}: {message}")
 
 
-def _env(fn) -> dict:
-    env = dict(fn.__globals__)
-    if fn.__closure__:
-        env.update({name: cell.cell_contents for name, cell in
-                    zip(fn.__code__.co_freevars, fn.__closure__) if _has_contents(cell)})
-    return env
-
-
-def _has_contents(cell) -> bool:
-    try:
-        cell.cell_contents
-        return True
-    except ValueError:
-        return False
+def _env(fn, scope: dict) -> dict:
+    """The names ``fn``'s source reads (``scope``: :func:`T.defining_scope`, found when the
+    function was decorated)."""
+    return T.function_names(fn, scope)
 
 
 def _lookup(node, env):
@@ -164,7 +155,7 @@ def _names(target) -> list[str] | None:
 def has_inner_prim_func(fn) -> bool:
     """The factory form: the function defines a ``@T.prim_func`` and returns it."""
     tree = ast.parse(diagnostics.Source(fn).source)
-    env = _env(fn)
+    env = _env(fn, T.defining_scope(fn, tree))
     for node in ast.walk(tree.body[0]):
         if isinstance(node, ast.FunctionDef) and node is not tree.body[0]:
             for dec in node.decorator_list:
@@ -183,7 +174,7 @@ def is_eager(fn) -> bool:
         return True
     if info.tensor_params or info.sizes or info.outputs:
         return True
-    env = _env(fn)
+    env = _env(fn, info.scope)
     for stmt in info.tree.body[0].body:
         if isinstance(stmt, ast.With) and any(
                 _callee(item.context_expr, env) is T.Kernel for item in stmt.items):
@@ -192,14 +183,18 @@ def is_eager(fn) -> bool:
 
 
 def analyse(fn) -> EagerFunction:
+    """Read ``fn``'s top-level statements; call it when ``fn`` is decorated (the names its
+    signature reads from the scope defining it are taken then, see T.defining_scope)."""
     source = diagnostics.Source(fn)
     tree = ast.parse(source.source)
     fdef = tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):
         raise TTCompileError(f"@tilelang.jit expects a function, got {type(fn).__name__}")
-    env = _env(fn)
+    scope = T.defining_scope(fn, tree)
+    env = _env(fn, scope)
     sig = inspect.signature(fn)
-    info = EagerFunction(fn=fn, source=source, tree=tree, params=list(sig.parameters))
+    info = EagerFunction(fn=fn, source=source, tree=tree, params=list(sig.parameters),
+                         scope=scope)
 
     from ..language_compat import Refused
 
@@ -300,7 +295,7 @@ def _evaluated_matcher(info: EagerFunction, compile_values: dict) -> dict:
 
     markers = {py: tirx.Var(name, "int32") for py, name in info.sizes.items()}
     by_var = {id(v): info.sizes[py] for py, v in markers.items()}
-    env = _env(info.fn)
+    env = _env(info.fn, info.scope)
     env.update(compile_values)
     env.update(markers)
     found = {}
@@ -383,7 +378,7 @@ def check_strides(info: EagerFunction, tensors: dict, compile_values: dict, size
 
     if not info.strides:
         return
-    env = _env(info.fn)
+    env = _env(info.fn, info.scope)
     env.update(compile_values)
     env.update({py: sizes[name] for py, name in info.sizes.items() if name in sizes})
     for param, (node, line) in info.strides.items():
@@ -482,7 +477,7 @@ class _Outputs:
 def build(info: EagerFunction, compile_values: dict, sizes: dict):
     """The ``T.prim_func`` of one binding of the compile-time values and sizes."""
     fdef = copy.deepcopy(info.tree.body[0])
-    env = _env(info.fn)
+    env = _env(info.fn, info.scope)
 
     def handle_arg(name, like):
         arg = ast.arg(arg=name, annotation=ast.Name(id=_HANDLE, ctx=ast.Load()))
@@ -543,9 +538,7 @@ def build(info: EagerFunction, compile_values: dict, sizes: dict):
     tree = ast.Module(body=[fdef], type_ignores=[])
     ast.fix_missing_locations(tree)
 
-    from tvm.script.parser._core import utils
-
-    extra = utils.inspect_function_capture(info.fn)
+    extra = _env(info.fn, info.scope)
     extra.update(compile_values)
     extra.update({py: sizes[name] for py, name in info.sizes.items()})
     outputs = _Outputs(info)

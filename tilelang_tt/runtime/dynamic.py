@@ -155,6 +155,8 @@ class DynamicKernel:
             if spec.get("scalar"):
                 values[spec["name"]] = _scalar_value(spec, a)
                 continue
+            if a is None:  # a tensor the kernel never accesses (checked when it runs)
+                continue
             shape = tuple(getattr(a, "shape", ()))
             if len(shape) != len(spec["shape"]):
                 raise TTCallArgumentError(

@@ -71,37 +71,53 @@ def _convert(t: dict, value, what: str) -> np.ndarray:
 
 
 def bind_arguments(tensor_specs: list, out_idx: list, args: tuple) -> dict:
-    """index -> host array for every tensor (outputs allocated when not passed)."""
+    """index -> host array for every tensor (outputs allocated when not passed).
+
+    A call passes every tensor, or - with ``out_idx`` - only the others (the inputs), as
+    TileLang's adapter takes them; either way ``None`` stands for a tensor the kernel never
+    accesses (TileLang passes a null pointer), which reads as zeros."""
     n = len(tensor_specs)
+    names = [t["name"] for t in tensor_specs]
+    inputs = [i for i in range(n) if i not in out_idx]
     host = {}
     if len(args) == n:
         for i, (t, a) in enumerate(zip(tensor_specs, args)):
-            if a is None:  # TileLang passes None (a null pointer) for a tensor left unused
-                if t["role"] != "unused":
-                    raise TTCallArgumentError(
-                        f"tensor {t['name']}: got None, but the kernel "
-                        f"{'reads' if t['role'] in ('input', 'inout') else 'writes'} it; "
-                        "only a tensor the kernel never accesses may be None")
-                host[i] = np.zeros(host_shape(t), dtype=NP_DTYPE[host_dtype(t)])
+            if a is None and i in out_idx:
+                raise TTCallArgumentError(
+                    f"tensor {t['name']}: got None, but it is an output the call allocates "
+                    f"(out_idx); pass only the inputs ({', '.join(names[j] for j in inputs)}), "
+                    "or an array for it to fill")
+            if a is None:
+                host[i] = _absent(t)
                 continue
             if t["role"] in ("output",) and not isinstance(a, np.ndarray):
                 raise TTCallArgumentError(f"output {t['name']} must be a numpy array to fill in place")
             host[i] = _convert(t, a, "tensor")
         host["_given"] = list(args)
         return host
-    inputs = [i for i in range(n) if i not in out_idx]
     if out_idx and len(args) == len(inputs):
         for i, a in zip(inputs, args):
-            host[i] = _convert(tensor_specs[i], a, "input")
+            t = tensor_specs[i]
+            host[i] = _absent(t) if a is None else _convert(t, a, "input")
         for i in out_idx:
             t = tensor_specs[i]
             host[i] = np.zeros(host_shape(t), dtype=NP_DTYPE[host_dtype(t)])
         return host
-    names = [t["name"] for t in tensor_specs]
     expect = f"{n} tensors ({', '.join(names)})"
     if out_idx:
         expect += f" or the {len(inputs)} inputs ({', '.join(names[i] for i in inputs)})"
-    raise TTCallArgumentError(f"kernel takes {expect}; got {len(args)} arguments")
+    raise TTCallArgumentError(f"kernel takes {expect}; got {len(args)} "
+                              f"argument{'' if len(args) == 1 else 's'}")
+
+
+def _absent(t: dict) -> np.ndarray:
+    """The array standing for a tensor passed as None: zeros, if the kernel never accesses it."""
+    if t["role"] != "unused":
+        raise TTCallArgumentError(
+            f"tensor {t['name']}: got None, but the kernel "
+            f"{'reads' if t['role'] in ('input', 'inout') else 'writes'} it; "
+            "only a tensor the kernel never accesses may be None")
+    return np.zeros(host_shape(t), dtype=NP_DTYPE[host_dtype(t)])
 
 
 def _vector(spec: dict, data) -> bool:
