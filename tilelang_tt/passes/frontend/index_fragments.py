@@ -21,8 +21,9 @@ float32 on the device and the host converts its values back to the caller's inte
 (``tt.host_format`` ``convert`` of an output).  Exactness: an index value is computed by the
 reader as an integer and converted to float32, the ``T.if_then_else`` is a select in DST; the
 magnitude of every constant and index value (bounded by the loops' ranges and the launch's
-extents) must be below 2^24, and below 2^11 when the buffer is reduced - the matrix engine reads
-float32 operands as TF32 (11 significant bits), which holds every integer up to 2048 exactly.
+extents) must be below 2^24, and at most 2048 when the buffer is reduced or is a vector (a 1-D
+buffer, broadcast along the rows through SrcB) - the matrix engine reads float32 operands as
+TF32 (11 significant bits), which holds every integer up to 2048 exactly.
 
 Refused (``TTUnsupportedError`` naming the buffer, the statement's line and what disqualifies
 it): such an integer buffer - one some ``T.Parallel`` store writes an index value into - with
@@ -192,7 +193,6 @@ def _plan(kernel):
     group = list(kernel.ints)
     if not group:
         return [], []
-    why: dict = {}  # buffer name -> (reason, span)
     tensors = []
     while True:
         bounds = {}
@@ -278,13 +278,15 @@ def _plan(kernel):
                            "index-value buffers)", span)
                     break
         if bad is None:
-            limit = {b: (_EXACT_TF32 if any(b.same_as(r) for r in reduced) else _EXACT_FLOAT32)
-                     for b in group}
+            # the matrix engine reads float32 as TF32: a reduced buffer, and a vector (its
+            # broadcasts along the rows go through SrcB)
+            limit = {b: (_EXACT_TF32 if any(b.same_as(r) for r in reduced)
+                         or len(buffer_shape(b)) == 1 else _EXACT_FLOAT32) for b in group}
             top = max(bounds.values())  # values flow between the buffers: one bound for all
             for b in group:
                 if top > limit[b] or (limit[b] == _EXACT_FLOAT32 and top >= limit[b]):
-                    what = ("reduced by the matrix engine, which reads float32 as TF32 "
-                            "(integers exact up to 2048)" if limit[b] == _EXACT_TF32 else
+                    what = ("reduced or broadcast by the matrix engine, which reads float32 as "
+                            "TF32 (integers exact up to 2048)" if limit[b] == _EXACT_TF32 else
                             "held as float32 (integers exact below 2^24)")
                     bad = (b, f"its values reach {top} in magnitude and it is {what}", None)
                     break
@@ -302,7 +304,6 @@ def _plan(kernel):
                 span=span if span is not None else _first_span(buf, kernel),
                 hint="keep the buffer's values integer constants and index values (selected, "
                      "reduced by max / min, copied, stored), or use a float32 buffer")
-        why[str(buf.name)] = reason
         group = [b for b in group if not b.same_as(buf)]
         if not group:
             return [], []
