@@ -139,3 +139,36 @@ def k(A: T.Tensor((32, 64), "float32"), G: T.Tensor((32, 6), "float32")):
 '''
     with pytest.raises(TTUnsupportedError, match=r"copy between G and the 1-D buffer m"):
         tilelang_tt.compile(kernel_from_source(tmp_path, partial), out_idx=-1)
+
+
+def test_topk_stages_from_parsed_ir():
+    """A0.1.3.1 and A0.1.3.2 run alone on their parsed input give the pipeline's result: no
+    int32 buffer is left (the indices tensor float32, converted by the host), and the column
+    stores are selects into `<T>_cols` blocks copied out after the loop."""
+    import tvm
+    import tvm_ffi
+    from tvm import tirx
+
+    from tilelang_tt import attrs
+    from tilelang_tt.passes import pipeline
+    from tilelang_tt.passes.common import buffer_dtype, collect, run_pass
+    from tilelang_tt.passes.frontend.index_fragments import (column_store_loops,
+                                                              index_value_fragments)
+
+    mod = pipeline.prepare(topk_kernel(64, 64, 5, 32), "tenstorrent")
+    tags = [t for t, _ in pipeline.STAGES]
+    for tag, p in pipeline.STAGES[:tags.index("A0.1.3.1")]:
+        mod = run_pass(p, mod)
+    for tag in ("A0.1.3.1", "A0.1.3.2"):
+        p = dict(pipeline.STAGES)[tag]
+        out_parsed = run_pass(p, tvm.script.from_source(mod.script()))
+        mod = run_pass(p, mod)
+        assert tvm_ffi.structural_equal(out_parsed, mod), tag
+    (func,) = mod.functions.values()
+    assert not index_value_fragments(func) and not column_store_loops(func)
+    allocs = {str(a.buffer.name): buffer_dtype(a.buffer) for a in collect(func.body,
+                                                                          tirx.AllocBuffer)}
+    assert allocs["expand_max_idx"] == allocs["max_idx"] == "float32"
+    assert allocs["topk_gates_cols"] == allocs["topk_indices_cols"] == "float32"
+    assert [buffer_dtype(p) for p in func.params] == ["float32"] * 3
+    assert [dict(e) for e in func.attrs[attrs.HOST_FORMAT]][0]["convert"]
