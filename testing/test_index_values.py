@@ -145,9 +145,10 @@ def k(A: T.Tensor((64, 64), "float32"), F: T.Tensor((64,), "float32"),
 
 
 def test_index_values_refused_by_name(tmp_path):
-    """An index value into an integer buffer (the compute kernel has no integer arithmetic),
-    one that divides a value that may be negative, and one built from a node the reader does not
-    compute are refused, naming the statement."""
+    """Arithmetic on an integer buffer's index values (the device holds them as float32, which
+    only selects, reduces by max / min and copies them exactly: testing/test_topk.py), an index
+    value that divides a value that may be negative, and one built from a node the reader does
+    not compute are refused, naming the statement."""
     src = '''
 import tilelang_tt.language as T
 
@@ -160,9 +161,9 @@ def k(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "{dtype}")):
         T.copy(s, B[by * 32, bx * 32])
 '''
     cases = [
-        ("int32", "T.if_then_else(A[by * 32 + i, bx * 32 + j] > 0, j, -1)",
-         r"`s\[\.\.\.\] = \.\.\.`: the index value `j` is stored into s of dtype int32; the "
-         r"compute kernel has no integer arithmetic"),
+        ("int32", "T.if_then_else(A[by * 32 + i, bx * 32 + j] > 0, j, -1) * 2",
+         r"`s\[i, j\] = .*`: s \(int32\) holds index values, which the device keeps in float32 "
+         r"tiles .* is not an integer constant, an index value or a choice between them"),
         ("float32", "A[by * 32 + i, bx * 32 + j] + T.Cast('float32', (j - i) // 4)",
          r"`s\[\.\.\.\] = \.\.\.`: in the index value .* may divide a negative value"),
         ("float32", "A[by * 32 + i, bx * 32 + j] + T.Cast('float32', T.shift_right(j, 1))",

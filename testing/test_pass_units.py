@@ -27,6 +27,7 @@ from tilelang_tt.passes.frontend.scalar_operands import stage_scalar_operands
 from tilelang_tt.passes.frontend.guards import drop_true_guards
 from tilelang_tt.passes.frontend.host_formats import convertible as _convertible
 from tilelang_tt.passes.frontend.host_formats import permutable as _permutable
+from tilelang_tt.passes.frontend.index_fragments import column_store_loops, index_value_fragments
 from tilelang_tt.passes.frontend.k_coarsen import coarsen_k_loops
 from tilelang_tt.passes.frontend.loop_extents import bound_loop_extents
 from tilelang_tt.passes.frontend.local_blocks import retype_local_blocks, stores_to_copies
@@ -176,6 +177,10 @@ GUARANTEES = {
                             for f in _funcs(m)),
     "A0.1.3": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AttrStmt)
                              if str(a.attr_key) == attrs.REDUCER_UPDATE],
+    # no integer block buffer of index values is left, nor a vector stored into a tensor
+    # column per iteration of a loop over its columns (rewriting again: no-op)
+    "A0.1.3.1": lambda m: all(not index_value_fragments(f) for f in _funcs(m)),
+    "A0.1.3.2": lambda m: all(not column_store_loops(f) for f in _funcs(m)),
     # no row block left too wide for L1: streaming again changes nothing
     "A0.1.4": lambda m: all(stream_wide_rows(f) is None for f in _funcs(m)),
     # no block buffer copied from a tensor and read only in conditions is left: again no-op

@@ -73,11 +73,12 @@ COL_STREAM = "tt.col_stream"  # A0.1.4: {"cols": N, "chunk": W, "phases": [chunk
 # for a tensor the kernel accesses only through a T.reshape / T.view: the parameter has the
 # view's shape and dtype (the host reshapes and reinterprets the bytes)
 HOST_VIEW = "tt.host_view"
-# A0.1.5 / A0.1.6: tensors the host hands the device in another format than the caller's:
-# [{"param": i, "shape": the caller's shape, "dtype": the caller's dtype, "axes": the device
-# tensor's dims as the caller's dims (the host transposes by them), "convert": the host
+# A0.1.3.1 / A0.1.5 / A0.1.6: tensors the host hands the device in another format than the
+# caller's: [{"param": i, "shape": the caller's shape, "dtype": the caller's dtype, "axes": the
+# device tensor's dims as the caller's dims (the host transposes by them), "convert": the host
 # converts the values to the parameter's dtype (an integer / bool tensor read as values, held
-# exactly by bfloat16)}]
+# exactly by bfloat16), or an output's back to the caller's (integer index values the device
+# holds as float32, A0.1.3.1)}]
 HOST_FORMAT = "tt.host_format"
 # A0.3.1: the tensors stored padded with zeros (dims not tile multiples, or the grid's blocks
 # reaching past them): [{"param": i, "logical": [dims], "padded": [device dims], "fill": the

@@ -25,6 +25,11 @@ folder, TVM's own where they do the job):
                                                -> without that dimension
                A0.1.3 LowerReducersTT          reducer updates in T.Parallel -> tile
                                                reductions into the reducer (loop-carried)
+               A0.1.3.1 IndexFragmentsToFloatTT
+                                               integer block buffers of index values ->
+                                               float32 (outputs: the host converts back)
+               A0.1.3.2 ColumnStoresToBlockTT  a vector stored into tensor column k per
+                                               iteration -> a block written after the loop
                A0.1.4 StreamWideRowsTT         row blocks too wide for L1 -> loops over
                                                column chunks, one per reduction level
                A0.1.4.1 ReadConditionFragmentsFromTensorsTT
@@ -113,6 +118,7 @@ from .dataflow.shard_in_place import PlaceL1ShardsTT
 from .dataflow.tile_intrinsics import LowerTTTileIntrinsics
 from .frontend.atomics import LowerAtomicsTT
 from .frontend.host_formats import IntegerInputsToFloatTT, PermuteVectorTensorsTT
+from .frontend.index_fragments import ColumnStoresToBlockTT, IndexFragmentsToFloatTT
 from .frontend.block_regions import SplitBlockRegionsTT
 from .frontend.block_slices import CollapseBlockSlicesTT
 from .frontend.dead_blocks import DropDeadBlockWritesTT
@@ -159,6 +165,8 @@ STAGES = [
     ("A0.1.1", LowerAtomicsTT),
     ("A0.1.2", CollapseBlockSlicesTT),
     ("A0.1.3", LowerReducersTT),
+    ("A0.1.3.1", IndexFragmentsToFloatTT),
+    ("A0.1.3.2", ColumnStoresToBlockTT),
     ("A0.1.4", StreamWideRowsTT),
     ("A0.1.4.1", ReadConditionFragmentsFromTensorsTT),
     ("A0.1.4.2", StageScalarOperandsTT),

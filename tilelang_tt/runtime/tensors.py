@@ -41,7 +41,8 @@ def host_dtype(t: dict) -> str:
 def _device(t: dict, arr: np.ndarray) -> np.ndarray:
     """``arr`` (host-shaped, C-contiguous) seen in the shape and dtype main.cpp reads: a free
     reshape (and view of its bytes); transposed by ``host_axes`` (a view: an output is written
-    through it) and its values converted (``host_convert``: an input only) for A0.1.5 / 6."""
+    through it) and its values converted (``host_convert``: an input; an output is converted
+    back by ``read_outputs``) for A0.1.5 / 6 / 7."""
     if "host_shape" not in t:
         return arr
     if "host_axes" in t:
@@ -149,9 +150,29 @@ def write_inputs(tensor_specs: list, host: dict, directory: Path) -> list[Path]:
     return paths
 
 
+def _converted_output(t: dict, host_arr: np.ndarray, path) -> None:
+    """An output the device holds in another dtype (A0.1.7: integer index values in float32,
+    every one an exact integer): its values converted into the caller's integer array."""
+    target = host_arr.transpose(t["host_axes"]) if "host_axes" in t else host_arr
+    data = np.fromfile(path, dtype=NP_DTYPE[t["dtype"]])
+    if data.size != target.size:
+        raise TTRuntimeError(f"output {t['name']}: the program wrote {data.size} values, "
+                             f"expected {target.size}")
+    data = data.reshape(target.shape)
+    want = NP_DTYPE[host_dtype(t)]
+    converted = data.astype(want)
+    if not np.array_equal(converted.astype(data.dtype), data):
+        raise TTRuntimeError(f"output {t['name']}: the device's values are not all integers "
+                             f"of {host_dtype(t)}")
+    target[...] = converted
+
+
 def read_outputs(tensor_specs: list, host: dict, paths: list) -> None:
     for i, t in enumerate(tensor_specs):
         if t["role"] not in ("output", "inout"):
+            continue
+        if t.get("host_convert"):
+            _converted_output(t, host[i], paths[i])
             continue
         target = _device(t, host[i])
         if not _vector(t, target) and target.flags.c_contiguous and \
