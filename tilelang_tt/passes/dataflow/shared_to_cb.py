@@ -40,12 +40,13 @@ from __future__ import annotations
 import tvm
 import tvm_ffi
 from tvm import tirx
-from tvm.sym import Analyzer
+from tvm.sym import Analyzer, ProofStrength
 
 from ... import attrs, ops
 from ...errors import TTLayoutError, TTUnsupportedError, source_span
 from ..common import (
-    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, int_imm, region_text,
+    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, inline_binds, int_imm,
+    region_text,
     require_attr,
     seq, split_persistent, stmts_of, to_py, tt_calls, tt_pass,
 )
@@ -141,7 +142,7 @@ def _block_tiles(shape) -> int:
 
 
 def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False,
-                 block_shape=None):
+                 block_shape=None, facts=None):
     """(row0, col0, rows, cols) in tiles of ``region`` of a global tensor whose pages hold its
     axes in the order ``axes`` (A1's ``tt.layout_desc``; default: as declared), or a clear
     error.  ``vector``: the tensor is stored as row vectors (A1's ``vector``), one row of
@@ -152,7 +153,7 @@ def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False
     block_shape = block_shape or buffer_shape(block_buf)
     if (len(shape) == 1 or vector) and len(block_shape) == 1:  # row vectors: a row of tiles
         r = ranges[-1]
-        _check_range(buf, r, "element", shape[-1], ana, span)
+        _check_range(buf, r, "element", shape[-1], ana, span, facts)
         if not isinstance(r.extent, tvm.tirx.IntImm) or int(r.extent) != block_shape[0]:
             raise TTLayoutError(
                 f"copy between {buf.name}[..., {r.min}:+{r.extent}] and {block_buf.name} of "
@@ -196,7 +197,7 @@ def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False
     row_ax, col_ax = axes[-2], axes[-1]
     row_r, col_r = ranges[row_ax], ranges[col_ax]
     for r, what, dim in ((row_r, "row", shape[row_ax]), (col_r, "column", shape[col_ax])):
-        _check_range(buf, r, what, dim, ana, span)
+        _check_range(buf, r, what, dim, ana, span, facts)
     lead = int_imm(0)
     for a in axes[:-2]:  # the batched dims, in page order
         lead = lead * shape[a] + ranges[a].min
@@ -214,7 +215,75 @@ def _element_free(expr):
                                                        str(ld.dtype)))], order="post")
 
 
-def _check_range(buf, r, what, dim, ana: Analyzer, span):
+def loop_facts(func) -> list:
+    """Facts about the loops whose extents are not constants (``min <= v < min + extent``,
+    the kernel's integer and boolean bindings inlined): what a per-variable range loses
+    when the extent depends on a block index (``T.Pipelined(T.if_then_else(by < n, 1, m -
+    by))``)."""
+    binds = {b.var: b.value for b in collect(func.body, tirx.Bind)
+             if str(b.var.ty).startswith(("int", "uint", "bool")) and not tt_calls(b.value)}
+    facts = []
+    for lp in collect(func.body, tirx.For):
+        if isinstance(lp.min, tirx.IntImm) and isinstance(lp.extent, tirx.IntImm):
+            continue
+        v = lp.loop_var
+        facts.append(inline_binds(tirx.And(lp.min <= v, v < lp.min + lp.extent), binds))
+    return facts, binds
+
+
+_NEGATED = {tirx.LT: tirx.GE, tirx.GE: tirx.LT, tirx.LE: tirx.GT, tirx.GT: tirx.LE,
+            tirx.EQ: tirx.NE, tirx.NE: tirx.EQ}
+
+
+def _negate(cond):
+    if type(cond) in _NEGATED:
+        return _NEGATED[type(cond)](cond.a, cond.b)
+    if isinstance(cond, tirx.And):
+        return tirx.Or(_negate(cond.a), _negate(cond.b))
+    if isinstance(cond, tirx.Or):
+        return tirx.And(_negate(cond.a), _negate(cond.b))
+    if isinstance(cond, tirx.Not):
+        return cond.a
+    return tirx.Not(cond)
+
+
+def prove_split(ana: Analyzer, pred, facts=None, depth=0) -> bool:
+    """``ana.can_prove(pred)``, else, with ``facts`` (:func:`loop_facts`), a proof by cases:
+    each ``Select(c, a, b)`` in the predicate or the facts split into ``c`` with ``a`` and
+    ``not c`` with ``b``, the facts as constraints (TVM's analyzer with its symbolic-bound
+    fallback).  An index chosen by a condition of block indices, in a loop whose extent is
+    chosen by the same condition, is bounded so."""
+    if ana.can_prove(pred):
+        return True
+    if not facts:
+        return False
+    facts_, binds = facts
+    pred = inline_binds(pred, binds)
+    if depth == 0 and not collect(pred, tirx.Select) and \
+            not any(collect(f, tirx.Select) for f in facts_):
+        return False
+    sel = collect(pred, tirx.Select) or [s for f in facts_ for s in collect(f, tirx.Select)]
+    if not sel or depth > 6:
+        known = facts_[0]
+        for f in facts_[1:]:
+            known = tirx.And(known, f)
+        with ana.constraint_scope(known):
+            return ana.can_prove(pred, ProofStrength.SYMBOLIC_BOUND)
+    s = sel[0]
+
+    def pick(e, arm):
+        return tvm_ffi.structural_map(e, [(tirx.Select, lambda x: arm if x.same_as(s) else x)],
+                                      order="post")
+
+    for cond, arm in ((s.condition, s.true_value), (_negate(s.condition), s.false_value)):
+        with ana.constraint_scope(cond):
+            if not prove_split(ana, pick(pred, arm), ([pick(f, arm) for f in facts_], {}),
+                               depth + 1):
+                return False
+    return True
+
+
+def _check_range(buf, r, what, dim, ana: Analyzer, span, facts=None):
     """A copy's range of one tensor dimension is tile-aligned and in bounds.  A start that
     reads tensor elements is tile-aligned for every value of them; its bounds were proven
     by PadTensorsTT under the guards of its ``if`` (which refuses the offsets it cannot
@@ -228,7 +297,8 @@ def _check_range(buf, r, what, dim, ana: Analyzer, span):
                 "value of the element: `Idx[...] * 32`)" if element else ""), span=span)
     if element:
         return
-    if not ana.can_prove(r.min + r.extent <= dim) or not ana.can_prove(r.min >= 0):
+    if not prove_split(ana, r.min + r.extent <= dim, facts) or \
+            not prove_split(ana, r.min >= 0, facts):
         raise TTLayoutError(
             f"copy of {buf.name} at {what} `{r.min}` with extent {r.extent} can run past "
             f"the tensor's {what} count {dim}; the launch grid times the block size must "
@@ -240,6 +310,7 @@ def _check_range(buf, r, what, dim, ana: Analyzer, span):
 def LowerSharedToCB(func, mod, ctx):
     """Shared allocations -> tt.alloc_cb; copies -> tt.read_to_cb / tt.write_from_cb / acc.pack."""
     ana = _analyzer(func)
+    facts = loop_facts(func)
     cb_of = {}
     vectors = {}  # block buffer -> "none" / "col" / "row"
     accumulators = []
@@ -281,7 +352,7 @@ def LowerSharedToCB(func, mod, ctx):
 
     def tensor_tiles(region, block_buf, span, block_shape=None):
         return global_tiles(region, block_buf, ana, span, axes_of(region.source),
-                            vector_tensor(region.source), block_shape)
+                            vector_tensor(region.source), block_shape, facts)
 
     def transposed(block, tensor):
         """A vector tensor holds row vectors: a column-vector block moves through a staging

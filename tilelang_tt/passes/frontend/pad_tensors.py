@@ -64,7 +64,7 @@ def _analyzer(body) -> tuple[Analyzer, dict]:
     over every value it takes for some block."""
     ana = Analyzer()
     binds = {b.var: b.value for b in collect(body, tirx.Bind)
-             if str(b.var.ty).startswith(("int", "uint"))}
+             if str(b.var.ty).startswith(("int", "uint", "bool"))}
     for a in launch_attrs(body):
         ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0), a.value))
     for lp in collect(body, tirx.For):  # outer loops first
@@ -79,6 +79,44 @@ def _analyzer(body) -> tuple[Analyzer, dict]:
         else:
             ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(lo_expr, lp.extent))
     return ana, binds
+
+
+_NEGATED = {tirx.LT: tirx.GE, tirx.GE: tirx.LT, tirx.LE: tirx.GT, tirx.GT: tirx.LE,
+            tirx.EQ: tirx.NE, tirx.NE: tirx.EQ}
+
+
+def _negate(cond):
+    """``not cond`` as a comparison (De Morgan over and / or), which the analyzer's
+    constraints understand (it does not look inside ``Not``)."""
+    if type(cond) in _NEGATED:
+        return _NEGATED[type(cond)](cond.a, cond.b)
+    if isinstance(cond, tirx.And):
+        return tirx.Or(_negate(cond.a), _negate(cond.b))
+    if isinstance(cond, tirx.Or):
+        return tirx.And(_negate(cond.a), _negate(cond.b))
+    if isinstance(cond, tirx.Not):
+        return cond.a
+    return tirx.Not(cond)
+
+
+def _bound(ana, expr, depth=0):
+    """(min, max) of ``expr`` over the analyzer's ranges, each arm of a ``Select(c, a, b)`` in
+    it bounded under its condition (``c`` for ``a``, ``not c`` for ``b``): an index chosen by
+    a condition (``T.if_then_else(by < n, by, by - n)``) is bounded by what each arm can be
+    where it is chosen."""
+    sel = collect(expr, tirx.Select)
+    if not sel or depth > 6:
+        b = ana.const_int_bound(ana.simplify(expr))
+        return b.min_value, b.max_value
+    s = sel[0]
+    out = []
+    for cond, arm in ((s.condition, s.true_value), (_negate(s.condition), s.false_value)):
+        with ana.constraint_scope(cond):
+            arm_expr = tvm_ffi.structural_map(
+                expr, [(tirx.Select, lambda x, s=s, arm=arm: arm if x.same_as(s) else x)],
+                order="post")
+            out.append(_bound(ana, arm_expr, depth + 1))
+    return min(lo for lo, _ in out), max(hi for _, hi in out)
 
 
 def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
@@ -98,7 +136,7 @@ def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
                     ends[d] = max(ends[d], end)
                     continue
                 start = ana.simplify(inline_binds(rng.min, binds))
-                if -_INF < ana.const_int_bound(start).min_value < 0:
+                if -_INF < _bound(ana, start)[0] < 0:
                     raise TTUnsupportedError(
                         f"tensor {buf.name} (shape {shape}) is accessed from `{start}` in its "
                         f"dim {d}, which can be negative; TileLang reads its safe value before "
@@ -108,7 +146,7 @@ def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
                 end = ana.simplify(inline_binds(rng.min + rng.extent, binds))
                 if ana.can_prove(end <= shape[d]):
                     continue  # inside the tensor (a loop bound that depends on a block index)
-                bound = ana.const_int_bound(end).max_value
+                bound = _bound(ana, end)[1]
                 if bound >= _INT32:
                     unbounded.append((call, d, end))
                 else:

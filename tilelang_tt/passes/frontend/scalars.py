@@ -20,10 +20,12 @@ BlockIndices[b, t, h, i] * BS``): its uses read the element.
 from __future__ import annotations
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 
 from ...errors import TTUnsupportedError
-from ..common import buffer_scope, collect, seq, substitute, tt_map, tt_pass, uses_var
+from ..common import (buffer_scope, collect, replace_tile_call, seq, substitute, tt_map,
+                      tt_pass, uses_var)
 
 
 def _is_scalar_local(buf) -> bool:
@@ -200,9 +202,267 @@ def refuse_carried_scalars(body) -> None:
                  "updated with T.Parallel")
 
 
+_COMPARISONS = (tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE)
+
+
+def _integer(e) -> bool:
+    return str(getattr(e, "ty", "")).startswith(("int", "uint", "bool"))
+
+
+def _bool(value: bool):
+    return tirx.IntImm("bool", 1 if value else 0)
+
+
+def _truth(e):
+    """True / False for a constant condition, else None."""
+    return bool(int(e.value)) if isinstance(e, tirx.IntImm) else None
+
+
+def _and(a, b):
+    ta, tb = _truth(a), _truth(b)
+    if ta is False or tb is False:
+        return _bool(False)
+    return b if ta else a if tb else tirx.And(a, b)
+
+
+def _or(a, b):
+    ta, tb = _truth(a), _truth(b)
+    if ta or tb:
+        return _bool(True)
+    return b if ta is False else a if tb is False else tirx.Or(a, b)
+
+
+def _not(a):
+    t = _truth(a)
+    return _bool(not t) if t is not None else tirx.Not(a)
+
+
+def _compare(kind, a, b):
+    """``a <kind> b`` with a select on either side split over its condition, folded."""
+    for side in (a, b):
+        if isinstance(side, tirx.Select):
+            c = side.condition
+            pick = (lambda v: (v, b)) if side is a else (lambda v: (a, v))
+            yes, no = (_compare(kind, *pick(v)) for v in (side.true_value, side.false_value))
+            if tvm_ffi.structural_equal(yes, no):
+                return yes
+            return _or(_and(c, yes), _and(_not(c), no))
+    if isinstance(a, tirx.IntImm) and isinstance(b, tirx.IntImm):
+        ops_ = {tirx.EQ: int.__eq__, tirx.NE: int.__ne__, tirx.LT: int.__lt__,
+                tirx.LE: int.__le__, tirx.GT: int.__gt__, tirx.GE: int.__ge__}
+        return _bool(ops_[kind](int(a.value), int(b.value)))
+    return kind(a, b)
+
+
+def normalise_index_selects(body):
+    """``T.if_then_else(c, a, b)`` of integer (or bool) values reading no buffer element ->
+    ``Select(c, a, b)`` (index arithmetic: evaluating both sides is harmless), and a
+    comparison with such a select on a side -> ``(c and a OP k) or (not c and b OP k)``,
+    folded where the sides are constants (``T.if_then_else(q == k, 1, 0) > 0`` is ``q ==
+    k``), so that a mask condition, loop extent or binding built from nested integer
+    selects is plain index arithmetic (and / or / not of comparisons)."""
+    def select(call):
+        op = getattr(call, "op", None)
+        if isinstance(op, tvm.ir.Op) and op.name in ("tirx.if_then_else", "prim.if_then_else") \
+                and len(call.args) == 3 and _integer(call) and \
+                not any(collect(a, tvm.ir.TensorLoad) for a in call.args):
+            c, a, b = call.args
+            if _truth(c) is not None:
+                return a if _truth(c) else b
+            return tirx.Select(c, a, b)
+        return call
+
+    def compare(e):
+        if isinstance(e.a, tirx.Select) or isinstance(e.b, tirx.Select):
+            if _integer(e.a) and _integer(e.b):
+                return _compare(type(e), e.a, e.b)
+        return e
+
+    body = tt_map(body, [(tvm.ir.Call, select)], order="post")
+    bound = {}
+    for b in collect(body, tirx.Bind):  # names bound to integer selects: seen through
+        if _integer(b.var) and not collect(b.value, tvm.ir.TensorLoad):
+            value = substitute(b.value, bound)
+            if isinstance(value, tirx.Select):
+                bound[b.var] = value
+
+    def compare(e):
+        a, b = (substitute(x, bound) if isinstance(x, tvm.ir.Var) and x in bound else x
+                for x in (e.a, e.b))
+        if (isinstance(a, tirx.Select) or isinstance(b, tirx.Select)) and \
+                _integer(a) and _integer(b):
+            return _compare(type(e), a, b)
+        return e
+
+    body = tt_map(body, [(k, compare) for k in _COMPARISONS], order="post")
+    body = tt_map(body, [(tirx.IfThenElse, _merge_branch)], order="post")
+    return tt_map(body, [(tvm.ir.Call, _flatten_select), (tirx.Select, _flatten_select)],
+                  order="post")
+
+
+def _select_parts(e):
+    """(c, x, y) of ``T.if_then_else(c, x, y)`` or ``Select(c, x, y)``, else None."""
+    if isinstance(e, tirx.Select):
+        return e.condition, e.true_value, e.false_value
+    op = getattr(e, "op", None)
+    if isinstance(e, tvm.ir.Call) and isinstance(op, tvm.ir.Op) and \
+            op.name in ("tirx.if_then_else", "prim.if_then_else") and len(e.args) == 3:
+        return tuple(e.args)
+    return None
+
+
+def _flatten_select(e):
+    """A select of a select sharing a value -> one select of the conjoined conditions:
+    ``ite(c, ite(a, x, y), y)`` = ``ite(c and a, x, y)``, ``ite(c, ite(a, x, y), x)`` =
+    ``ite(not c or a, x, y)`` and the mirrored forms, so that a choice between two constants
+    under nested conditions stays one choice (the reader writes it)."""
+    parts = _select_parts(e)
+    if parts is None:
+        return e
+    c, t, f = parts
+    same = tvm_ffi.structural_equal
+    inner = _select_parts(t)
+    if inner is not None:
+        a, x, y = inner
+        if same(f, y):
+            return tirx.if_then_else(_and(c, a), x, y)
+        if same(f, x):
+            return tirx.if_then_else(_or(_not(c), a), x, y)
+    inner = _select_parts(f)
+    if inner is not None:
+        a, x, y = inner
+        if same(t, x):
+            return tirx.if_then_else(_or(c, a), x, y)
+        if same(t, y):
+            return tirx.if_then_else(_and(_not(c), a), x, y)
+    return e
+
+
+def _parallel_store(stmt):
+    """(loops, bindings, store) of a ``T.Parallel`` nest from 0 over constant extents whose
+    body is bindings then one store at the loop variables, else None."""
+    loops, body = [], stmt
+    while isinstance(body, tirx.For) and body.kind == tirx.ForKind.PARALLEL:
+        if not (isinstance(body.min, tirx.IntImm) and int(body.min.value) == 0
+                and isinstance(body.extent, tirx.IntImm)):
+            return None
+        loops.append(body)
+        body = body.body
+    if not loops:
+        return None
+    items = _stmts(body)
+    binds, store = items[:-1], items[-1]
+    if not isinstance(store, tirx.BufferStore) or \
+            not all(isinstance(b, tirx.Bind) for b in binds) or \
+            len(store.indices) != len(loops) or \
+            not all(ix.same_as(lp.loop_var) for ix, lp in zip(store.indices, loops)):
+        return None
+    return loops, binds, store
+
+
+def _merge_branch(branch):
+    return _merge_region_branches(branch) or _branch_into_nest(branch) or branch
+
+
+def _whole_fill(stmt, buf, extents):
+    """The value of ``T.fill(buf, v)`` / ``T.clear(buf)`` over the whole of ``buf`` (of
+    shape ``extents``), else None."""
+    if not (isinstance(stmt, tirx.TilePrimitiveCall) and stmt.op.name == "tirx.tile.fill"):
+        return None
+    region, value = stmt.args[0], stmt.args[1]
+    if not (isinstance(region, tvm.ir.TensorRegion) and region.source.same_as(buf)):
+        return None
+    shape = [int(d) for d in buf.ty.shape]
+    for r, n, e in zip(region.region, shape, extents):
+        if not (isinstance(r.min, tirx.IntImm) and int(r.min.value) == 0
+                and isinstance(r.extent, tirx.IntImm) and int(r.extent.value) == n == e):
+            return None
+    return value
+
+
+def _branch_into_nest(branch):
+    """``if c:`` around one ``T.Parallel`` store nest (bindings then ``dst[i, j] = v``), with no
+    ``else`` or an ``else`` that fills the whole of ``dst`` (``T.clear(dst)``), the condition
+    index arithmetic (no buffer element) -> the nest storing ``T.if_then_else(c, v, old)``
+    (``old`` = ``dst[i, j]``, or the fill value): the branch of the whole block becomes a
+    choice per element, which a mask condition computes (TileLang's ``if needs_mask != 0:
+    for i, j in T.Parallel(...): acc_s[i, j] = ...  else: T.clear(acc_s)``)."""
+    cond = branch.condition
+    if collect(cond, tvm.ir.TensorLoad) or not _integer(cond):
+        return None
+    nest = _parallel_store(branch.then_case)
+    if nest is None:
+        return None
+    loops, binds, store = nest
+    extents = [int(lp.extent.value) for lp in loops]
+    if branch.else_case is None:
+        old = store.buffer[tuple(store.indices)]
+    else:
+        old = _whole_fill(branch.else_case, store.buffer, extents)
+        if old is None:
+            return None
+        dtype = str(store.value.ty)
+        if isinstance(old, (int, float)):
+            old = tirx.const(old, dtype)
+        elif isinstance(old, (tirx.IntImm, tirx.FloatImm)):
+            old = tirx.const(old.value, dtype)
+        elif str(old.ty) != dtype:
+            old = tirx.Cast(dtype, old)
+    body = seq(binds + [tirx.BufferStore(store.buffer, tirx.if_then_else(cond, store.value, old),
+                                         store.indices)])
+    for lp in reversed(loops):
+        body = tirx.For(lp.loop_var, lp.min, lp.extent, lp.kind, body, lp.thread_binding,
+                        lp.annotations, span=lp.span)
+    return body
+
+
+def _stmts(s):
+    return list(s.seq) if isinstance(s, tirx.SeqStmt) else [s]
+
+
+def _merge_region_branches(branch):
+    """``if c: op(R[a:...]) else: op(R[b:...])`` -> ``op(R[Select(c, a, b):...])``: both arms
+    the same tile primitives in the same order, differing only in the starts of their regions
+    (same buffers and extents), the condition and the starts integer index arithmetic (no
+    buffer element).  TileLang's ``if diag: T.copy(K[.., bx * B ..], K_s) else: T.copy(K[..,
+    half + s * B ..], K_s)`` is then one copy whose start the reader chooses."""
+    cond = branch.condition
+    if branch.else_case is None or collect(cond, tvm.ir.TensorLoad) or not _integer(cond):
+        return None
+    yes, no = _stmts(branch.then_case), _stmts(branch.else_case)
+    if len(yes) != len(no):
+        return None
+    merged = []
+    for a, b in zip(yes, no):
+        if not (isinstance(a, tirx.TilePrimitiveCall) and isinstance(b, tirx.TilePrimitiveCall)
+                and a.op.same_as(b.op) and len(a.args) == len(b.args)):
+            return None
+        args = []
+        for x, y in zip(a.args, b.args):
+            if tvm_ffi.structural_equal(x, y):
+                args.append(x)
+                continue
+            if not (isinstance(x, tvm.ir.TensorRegion) and isinstance(y, tvm.ir.TensorRegion)
+                    and x.source.same_as(y.source) and len(x.region) == len(y.region)):
+                return None
+            ranges = []
+            for rx, ry in zip(x.region, y.region):
+                if not tvm_ffi.structural_equal(rx.extent, ry.extent) or any(
+                        collect(m, tvm.ir.TensorLoad) for m in (rx.min, ry.min)):
+                    return None
+                lo = rx.min if tvm_ffi.structural_equal(rx.min, ry.min) else \
+                    tirx.Select(cond, rx.min, ry.min)
+                ranges.append(tvm.ir.Range.from_min_extent(lo, rx.extent))
+            args.append(tvm.ir.TensorRegion(x.source, ranges, x.ty))
+        merged.append(replace_tile_call(a, args=args))
+    return seq(merged)
+
+
 @tt_pass("ScalarsToBindTT")
 def ScalarsToBindTT(func, mod, ctx):
-    """Scalar assignments -> ``Bind`` (see module docstring)."""
+    """Scalar assignments -> ``Bind`` (see module docstring); integer selects normalised
+    (:func:`normalise_index_selects`)."""
     body = scalars_to_binds(straight_line_scalars(func.body))
     refuse_carried_scalars(body)
+    body = normalise_index_selects(body)
     return func.with_body(inline_element_binds(func, inline_float_constants(body)))
