@@ -15,6 +15,16 @@ D)``, a constant written in TIR) is substituted into its uses and dropped, so ex
 that use it see a constant (elementwise expressions fold it); so is an integer binding whose
 value reads elements of tensor parameters the kernel never writes (``i_s =
 BlockIndices[b, t, h, i] * BS``): its uses read the element.
+
+Integer selects are normalised (:func:`normalise_index_selects`, from the IR's structure):
+``T.if_then_else(c, a, b)`` of integer or boolean values reading no buffer element is
+``Select(c, a, b)``; a comparison with such a select on a side (seen through names bound to
+one) is ``(c and a OP k) or (not c and b OP k)``, folded; nested selects sharing a value are
+one select of the conjoined conditions; an ``if`` of index arithmetic whose two arms are the
+same tile primitives but for the starts of tensor regions is one primitive from the chosen
+start; an ``if`` of index arithmetic around one ``T.Parallel`` store nest (no ``else``, or an
+``else`` filling the whole destination) is the nest storing ``T.if_then_else(c, v, old)``.
+Guarantees: no integer ``T.if_then_else`` call reading no buffer element is left.
 """
 
 from __future__ import annotations
@@ -423,8 +433,8 @@ def _stmts(s):
 def _merge_region_branches(branch):
     """``if c: op(R[a:...]) else: op(R[b:...])`` -> ``op(R[Select(c, a, b):...])``: both arms
     the same tile primitives in the same order, differing only in the starts of their regions
-    (same buffers and extents), the condition and the starts integer index arithmetic (no
-    buffer element).  TileLang's ``if diag: T.copy(K[.., bx * B ..], K_s) else: T.copy(K[..,
+    of tensors (same tensors and extents), the condition and the starts integer index
+    arithmetic (no buffer element).  TileLang's ``if diag: T.copy(K[.., bx * B ..], K_s) else: T.copy(K[..,
     half + s * B ..], K_s)`` is then one copy whose start the reader chooses."""
     cond = branch.condition
     if branch.else_case is None or collect(cond, tvm.ir.TensorLoad) or not _integer(cond):
@@ -443,7 +453,8 @@ def _merge_region_branches(branch):
                 args.append(x)
                 continue
             if not (isinstance(x, tvm.ir.TensorRegion) and isinstance(y, tvm.ir.TensorRegion)
-                    and x.source.same_as(y.source) and len(x.region) == len(y.region)):
+                    and x.source.same_as(y.source) and len(x.region) == len(y.region)
+                    and buffer_scope(x.source) == "global"):
                 return None
             ranges = []
             for rx, ry in zip(x.region, y.region):
