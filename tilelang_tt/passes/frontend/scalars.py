@@ -282,12 +282,6 @@ def normalise_index_selects(body):
             return tirx.Select(c, a, b)
         return call
 
-    def compare(e):
-        if isinstance(e.a, tirx.Select) or isinstance(e.b, tirx.Select):
-            if _integer(e.a) and _integer(e.b):
-                return _compare(type(e), e.a, e.b)
-        return e
-
     body = tt_map(body, [(tvm.ir.Call, select)], order="post")
     bound = {}
     for b in collect(body, tirx.Bind):  # names bound to integer selects: seen through
@@ -306,8 +300,9 @@ def normalise_index_selects(body):
 
     body = tt_map(body, [(k, compare) for k in _COMPARISONS], order="post")
     body = tt_map(body, [(tirx.IfThenElse, _merge_branch)], order="post")
-    return tt_map(body, [(tvm.ir.Call, _flatten_select), (tirx.Select, _flatten_select)],
+    body = tt_map(body, [(tvm.ir.Call, _flatten_select), (tirx.Select, _flatten_select)],
                   order="post")
+    return tt_map(body, [(tvm.ir.Call, select)], order="post")  # the branches' new selects
 
 
 def _select_parts(e):
@@ -331,20 +326,21 @@ def _flatten_select(e):
         return e
     c, t, f = parts
     same = tvm_ffi.structural_equal
+    make = tirx.Select if isinstance(e, tirx.Select) else tirx.if_then_else
     inner = _select_parts(t)
     if inner is not None:
         a, x, y = inner
         if same(f, y):
-            return tirx.if_then_else(_and(c, a), x, y)
+            return make(_and(c, a), x, y)
         if same(f, x):
-            return tirx.if_then_else(_or(_not(c), a), x, y)
+            return make(_or(_not(c), a), x, y)
     inner = _select_parts(f)
     if inner is not None:
         a, x, y = inner
         if same(t, x):
-            return tirx.if_then_else(_or(c, a), x, y)
+            return make(_or(c, a), x, y)
         if same(t, y):
-            return tirx.if_then_else(_and(_not(c), a), x, y)
+            return make(_and(_not(c), a), x, y)
     return e
 
 
