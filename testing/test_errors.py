@@ -284,13 +284,15 @@ def test_scalar_assigned_in_a_loop_and_read_after_it_is_named():
 
 def test_value_written_in_a_loop_and_read_after_it_names_the_user_buffer():
     @T.prim_func
-    def branch(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
+    def branch(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32"),
+               Z: T.Tensor((64, 64), "float32")):
         with T.Kernel(2) as bx:
             X_s = T.alloc_shared((32, 64), "float32")
             T.copy(X[bx * 32, 0], X_s)
-            if bx == 0:
+            if bx == 0:  # (a nest alone under the `if` is a select per element: it works)
                 for i, j in T.Parallel(32, 64):
                     X_s[i, j] = X_s[i, j] * 2.0
+                T.copy(X_s, Z[bx * 32, 0])
             T.copy(X_s, Y[bx * 32, 0])
 
     msg = compile_error(branch, TTUnsupportedError)

@@ -138,3 +138,22 @@ def test_nested_select_masks_and_chosen_copies():
     np.testing.assert_allclose(art(a), forward_reference(a), rtol=1e-5, atol=1e-5)
     art = tilelang_tt.compile(key_walk(), out_idx=-1)
     np.testing.assert_allclose(art(a), walk_reference(a), rtol=1e-5, atol=1e-5)
+
+
+def test_nest_alone_under_an_index_branch():
+    """``if bx == 0:`` around one T.Parallel store nest (no ``else``): a select per element,
+    the buffer read after the branch (was refused: written in a branch, read after it)."""
+    @T.prim_func
+    def branch(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2) as bx:
+            X_s = T.alloc_shared((32, 64), "float32")
+            T.copy(X[bx * 32, 0], X_s)
+            if bx == 0:
+                for i, j in T.Parallel(32, 64):
+                    X_s[i, j] = X_s[i, j] * 2.0
+            T.copy(X_s, Y[bx * 32, 0])
+
+    x = rand((64, 64), "float32", 8)
+    want = x.copy()
+    want[:32] *= 2
+    np.testing.assert_array_equal(tilelang_tt.compile(branch, out_idx=-1)(x), want)
