@@ -387,7 +387,8 @@ def _whole_fill(stmt, buf, extents):
 
 
 def _branch_into_nest(branch):
-    """``if c:`` around one ``T.Parallel`` store nest (bindings then ``dst[i, j] = v``), with no
+    """``if c:`` around one ``T.Parallel`` store nest (bindings then ``dst[i, j] = v``, ``dst`` a
+    block buffer), with no
     ``else`` or an ``else`` that fills the whole of ``dst`` (``T.clear(dst)``), the condition
     index arithmetic (no buffer element) -> the nest storing ``T.if_then_else(c, v, old)``
     (``old`` = ``dst[i, j]``, or the fill value): the branch of the whole block becomes a
@@ -400,6 +401,8 @@ def _branch_into_nest(branch):
     if nest is None:
         return None
     loops, binds, store = nest
+    if buffer_scope(store.buffer) == "global":
+        return None  # a tensor's element is stored where the branch runs only
     extents = [int(lp.extent.value) for lp in loops]
     if branch.else_case is None:
         old = store.buffer[tuple(store.indices)]
