@@ -108,10 +108,11 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
         _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + "\n"), bx, by, bz))
         return None
     if isinstance(obj, tvm.ir.Var) and is_buffer_var(obj):
-        raise _refuse(
-            f"T.print({obj.name}){_where('print')}: printing a buffer is not supported yet; "
-            "print scalar expressions (block indices, loop variables, T.alloc_var integers), or "
-            "copy the block to a tensor and print it on the host")
+        _print_block(obj, msg, bx, by, bz)
+        return None
+    if isinstance(obj, tvm.ir.TensorRegion):
+        raise _refuse(f"T.print({obj.source.name}[...]){_where('print')}: a block prints "
+                      f"whole: T.print({obj.source.name})")
     if isinstance(obj, bool):
         obj = tirx.IntImm("bool", int(obj))
     elif isinstance(obj, int):
@@ -147,6 +148,50 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
     _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + f": dtype={dtype} value={{}}\n"),
                           bx, by, bz, value))
     return None
+
+
+_BLOCK_DTYPES = {"bfloat16": "bfloat16", "float32": "float32"}
+
+
+def _print_block(buf, msg, bx, by, bz) -> None:
+    """``T.print(buffer)``: a ``tt.dprint_block(id, format, bx, by, bz)`` marker where the
+    statement stands; the next ``T.copy(buffer, tensor)`` claims it (its config's
+    ``tt.print_ids``) and C1 makes it the writer's print of the block that copy stores."""
+    from .language import _pending_prints
+
+    call = f"T.print({buf.name})"
+    scope = buffer_scope(buf)
+    if scope not in ("shared", "shared.dyn", "local.fragment"):
+        raise _refuse(f"{call}{_where('print')}: only shared and fragment block buffers print "
+                      f"(this one is in scope {scope!r})")
+    shape = [int(d) if isinstance(d, tirx.IntImm) else None for d in buf.shape]
+    if len(shape) != 2 or any(d is None or d % 32 for d in shape):
+        raise _refuse(
+            f"{call}{_where('print')}: a printed block is 2-D with dims that are multiples of "
+            f"32 (whole tiles); {buf.name} has shape {[str(d) for d in buf.shape]}")
+    dtype = str(buf.dtype)
+    if dtype not in _BLOCK_DTYPES:
+        raise _refuse(
+            f"{call}{_where('print')}: {dtype} elements cannot be printed: TT-Metalium's DPRINT "
+            "prints bfloat16 and float32 values (copy the block to a float32 fragment and print "
+            "that)")
+    if not msg:
+        msg = f"buffer<{buf.name}, {dtype}>"
+    fmt = ("msg='" + _escape(msg) + "' BlockIdx=({}, {}, {}): buffer=" + _escape(buf.name) +
+           ", index={}, dtype=" + _BLOCK_DTYPES[dtype] + " value={:f}\n")
+    pending = _pending_prints()
+    ident = _next_print_id()
+    pending.append((buf, ident))
+    _IB.evaluate(ops.call("tt.dprint_block", tirx.IntImm("int32", ident), tirx.StringImm(fmt),
+                          bx, by, bz))
+
+
+def _next_print_id() -> int:
+    """A fresh id (unique in the process: ids of different kernels never meet)."""
+    from .language import _STATE
+
+    _STATE.print_ids = getattr(_STATE, "print_ids", 0) + 1
+    return _STATE.print_ids
 
 
 def device_assert(condition, msg: str = "", no_stack_info: bool = False) -> None:

@@ -467,6 +467,31 @@ _op("dprint", "dataflow", "void",
     "dprint(format, args...): one DPRINT line (api/debug/dprint.h; `format` fmt's, with the "
     "arguments' `{}` fields)", "format:str args:int", variadic=True, kernel="reader",
     engine="riscv", cpp="DPRINT", header="api/debug/dprint.h")
+# T.print(block buffer): the marker where the statement stands (C1 replaces it with the writer's
+# print of the CB the next T.copy(block, tensor) stores: a wait on the pages it will wait on
+# anyway, and a DPRINT per element read from L1)
+_op("dprint_block", "abstract", "void",
+    "dprint_block(id, format, bx, by, bz): T.print of a block buffer; the T.copy(block, tensor) "
+    "whose config's tt.print_ids holds `id` names the block (C1 lowers it)",
+    "id:imm format:str bx:int by:int bz:int")
+_op("cb_peek_front", "dataflow", "void",
+    "cb_peek_front(cb, ntiles): cb_wait_front for tiles the writer waits for (and pops) at its "
+    "next cb_wait_front of cb anyway: a print looks at them first; it opens and closes nothing",
+    "cb:cb ntiles:int", kernel="writer", engine="cb", cpp="cb_wait_front")
+_op("cb_peek_ptr", "dataflow", "int32",
+    "cb_peek_ptr(cb): get_read_ptr after cb_peek_front (the L1 address of the front page)",
+    "cb:cb", kernel="writer", engine="cb", cpp="get_read_ptr")
+_op("dprint_element", "dataflow", "void",
+    "dprint_element(format, bx, by, bz, index, value): the DPRINT line of one element of a "
+    "printed block (the writer's)", "format:str bx:int by:int bz:int index:int value:expr",
+    kernel="writer", engine="riscv", cpp="DPRINT", header="api/debug/dprint.h")
+_op("l1_load_bf16", "dataflow", "float32",
+    "l1_load_bf16(addr): the bfloat16 at the core's L1 address `addr`, as DPRINT's bf16_t",
+    "addr:int", kernel="any", engine="riscv",
+    cpp="bf16_t(*reinterpret_cast<volatile tt_l1_ptr uint16_t*>({0}))")
+_op("l1_load_f32", "dataflow", "float32",
+    "l1_load_f32(addr): the float32 at the core's L1 address `addr`", "addr:int",
+    kernel="any", engine="riscv", cpp="(*reinterpret_cast<volatile tt_l1_ptr float*>({0}))")
 _op("dprint_bool", "dataflow", "int32",
     "dprint_bool(c): the word a DPRINT field shows for a condition (\"true\" / \"false\")",
     "c:cond", kernel="any", engine="riscv", cpp='(({0}) ? "true" : "false")')

@@ -305,7 +305,20 @@ def LowerSharedToCB(func, mod, ctx):
             return "accumulator"
         return buffer_scope(buf)
 
+    printed = {}  # T.print id -> (write_from_cb call, block buffer, span)
+
     def lower_copy(call: tirx.TilePrimitiveCall):
+        out = lower_one_copy(call)
+        ids = (call.config or {}).get(attrs.PRINT_IDS) if call.op.name == "tirx.tile.copy" \
+            else None
+        if ids:
+            writes = [c for c in tt_calls(out) if c.op.name == "tt.write_from_cb"]
+            for i in ids:
+                printed[int(i)] = (writes[0] if writes else None, call.args[1].source,
+                                   call.span)
+        return out
+
+    def lower_one_copy(call: tirx.TilePrimitiveCall):
         if call.op.name != "tirx.tile.copy":
             return call
         dst, src = call.args[0], call.args[1]
@@ -422,6 +435,7 @@ def LowerSharedToCB(func, mod, ctx):
             "gemm accumulator->shared/global", span=span)
 
     body = tt_map(func.body, [(tirx.TilePrimitiveCall, lower_copy)], order="post")
+    body = lower_block_prints(body, printed, binds)
     still_used = [r.source for c in collect(body, tirx.TilePrimitiveCall) for r in c.args
                   if isinstance(r, tvm.ir.TensorRegion)]
 
@@ -437,3 +451,57 @@ def LowerSharedToCB(func, mod, ctx):
     body = tt_map(body, [(tirx.AllocBuffer, to_cb)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     return func.with_body(seq(binds + [body]))
+
+
+def lower_block_prints(body, printed, binds):
+    """``tt.dprint_block(id, format, bx, by, bz)`` (``T.print(block)``) -> the writer's print of
+    the CB that the copy claiming ``id`` writes out: ``tt.cb_peek_front`` of the tiles that
+    ``tt.write_from_cb`` waits for, their L1 address, and one ``tt.dprint_element`` per element
+    in row-major order (a tile's elements in its four 16x16 faces, row-major in each face;
+    the block's tiles row-major in the CB)."""
+    dtypes = {}
+    for b in binds:
+        c = b.value
+        if isinstance(c, tvm.ir.Call) and c.op.name == "tt.alloc_cb":
+            dtypes[b.var] = str(c.args[4].value)
+
+    def lower(ev: tirx.Evaluate):
+        c = ev.value
+        if not (isinstance(c, tvm.ir.Call) and isinstance(c.op, tvm.ir.Op) and
+                c.op.name == "tt.dprint_block"):
+            return ev
+        ident, fmt, bx, by, bz = c.args
+        write, buf, span = printed.get(int(ident), (None, None, None))
+        if buf is None or write is None:
+            what = f"T.print({buf.name})" if buf is not None else "T.print(block)"
+            raise TTUnsupportedError(
+                f"{what}: a block prints in the writer, from the block the next T.copy(block, "
+                "tensor) after the print stores; this block is not stored to a tensor after "
+                "the print (add the copy, or print a block that is)", span=span or ev.span)
+        cb = write.args[0]
+        dtype = next((d for v, d in dtypes.items() if v.same_as(cb)), None)
+        if dtype != buffer_dtype(buf):
+            raise TTUnsupportedError(
+                f"T.print({buf.name}): the writer sees the block converted to {dtype} (the "
+                f"tensor's dtype), not as {buffer_dtype(buf)}; print a block stored in its own "
+                "dtype", span=span)
+        rows, cols = (int(d) for d in buffer_shape(buf))
+        ntiles = write.args[6] if len(write.args) > 6 else int_imm((rows // 32) * (cols // 32))
+        esize = 2 if dtype == "bfloat16" else 4
+        load = "tt.l1_load_bf16" if dtype == "bfloat16" else "tt.l1_load_f32"
+        base = tirx.Var(f"{buf.name}_print_l1", "int32")
+        r, col = tirx.Var("print_r", "int32"), tirx.Var("print_c", "int32")
+        c32, c16 = int_imm(32), int_imm(16)
+        tile = tirx.FloorDiv(r, c32) * int_imm(cols // 32) + tirx.FloorDiv(col, c32)
+        face = tirx.FloorDiv(tirx.FloorMod(r, c32), c16) * int_imm(2) + \
+            tirx.FloorDiv(tirx.FloorMod(col, c32), c16)
+        within = face * int_imm(256) + tirx.FloorMod(r, c16) * c16 + tirx.FloorMod(col, c16)
+        addr = base + (tile * int_imm(1024) + within) * int_imm(esize)
+        element = ops.evaluate("tt.dprint_element", fmt, bx, by, bz, r * int_imm(cols) + col,
+                               ops.call(load, addr), span=span)
+        nest = tirx.For(r, int_imm(0), int_imm(rows), tirx.ForKind.SERIAL,
+                        tirx.For(col, int_imm(0), int_imm(cols), tirx.ForKind.SERIAL, element))
+        return seq([ops.evaluate("tt.cb_peek_front", cb, ntiles, span=span),
+                    tirx.Bind(base, ops.call("tt.cb_peek_ptr", cb)), nest])
+
+    return tt_map(body, [(tirx.Evaluate, lower)], order="post")
