@@ -245,9 +245,38 @@ def test_print_block_refusals():
         T.print(s)
         T.copy(s, B[by * BM, bx * BN])
 
+    def written_between(s, B, bx, by):
+        T.print(s)
+        T.fill(s, 1.0)
+        T.copy(s, B[by * BM, bx * BN])
+
     cases = [(after, T.float32, "not stored to a tensor after"),
+             (written_between, T.float32, "written after the print and before"),
              (before, T.bfloat16, "converted to float32"),
              (before, T.float16, "float16 elements cannot be printed")]
     for body, dtype, words in cases:
         with pytest.raises(TTUnsupportedError, match=words):
             tilelang.compile(kernel(body, dtype))
+
+    @T.prim_func
+    def in_loop(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
+        with T.Kernel(N // BN, M // BM) as (bx, by):
+            s = T.alloc_shared((BM, BN), T.float32)
+            T.copy(A[by * BM, bx * BN], s)
+            for k in T.serial(2):
+                T.print(s)
+            T.copy(s, B[by * BM, bx * BN])
+
+    @T.prim_func
+    def copy_in_branch(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
+        with T.Kernel(N // BN, M // BM) as (bx, by):
+            s = T.alloc_shared((BM, BN), T.float32)
+            T.copy(A[by * BM, bx * BN], s)
+            T.print(s)
+            if bx == 0:
+                T.copy(s, B[by * BM, bx * BN])
+
+    for func, words in ((in_loop, "in a loop that the T.copy"),
+                        (copy_in_branch, "under a branch the print is not under")):
+        with pytest.raises(TTUnsupportedError, match=words):
+            tilelang.compile(func)

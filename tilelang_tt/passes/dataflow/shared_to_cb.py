@@ -434,6 +434,7 @@ def LowerSharedToCB(func, mod, ctx):
             "global->shared/fragment, shared/fragment->global, shared/fragment->shared/fragment, "
             "gemm accumulator->shared/global", span=span)
 
+    check_block_prints(func.body)
     body = tt_map(func.body, [(tirx.TilePrimitiveCall, lower_copy)], order="post")
     body = lower_block_prints(body, printed, binds)
     still_used = [r.source for c in collect(body, tirx.TilePrimitiveCall) for r in c.args
@@ -451,6 +452,76 @@ def LowerSharedToCB(func, mod, ctx):
     body = tt_map(body, [(tirx.AllocBuffer, to_cb)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     return func.with_body(seq(binds + [body]))
+
+
+def check_block_prints(body):
+    """Each ``T.print(block)`` marker and the copy that claims it (``tt.print_ids``): every
+    loop around the print is around the copy too (else the writer would wait, in an earlier
+    iteration, for a block stored only later), every branch around the copy is around the
+    print too (else the writer would wait for a block it may never get), and no tile op writes
+    the block between them (the print shows the block as stored).  TTUnsupportedError
+    naming the print otherwise."""
+    events = []  # (kind, payload, scopes) in program order
+
+    def walk(stmt, scopes):
+        if isinstance(stmt, tirx.SeqStmt):
+            for x in stmt.seq:
+                walk(x, scopes)
+        elif isinstance(stmt, tirx.For):
+            walk(stmt.body, scopes + (("loop", stmt),))
+        elif isinstance(stmt, tirx.IfThenElse):
+            walk(stmt.then_case, scopes + (("then", stmt),))
+            if stmt.else_case is not None:
+                walk(stmt.else_case, scopes + (("else", stmt),))
+        elif isinstance(stmt, tirx.Evaluate):
+            c = stmt.value
+            if isinstance(c, tvm.ir.Call) and isinstance(c.op, tvm.ir.Op) and \
+                    c.op.name == "tt.dprint_block":
+                events.append(("print", (int(c.args[0]), stmt.span), scopes))
+        elif isinstance(stmt, tirx.TilePrimitiveCall):
+            events.append(("tile", stmt, scopes))
+        else:
+            for field in ("body", "block"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, tirx.Stmt):
+                    walk(inner, scopes)
+
+    walk(body, ())
+
+    def same(a, b):
+        return a[0] == b[0] and a[1].same_as(b[1])
+
+    for i, (kind, payload, scopes) in enumerate(events):
+        if kind != "print":
+            continue
+        ident, span = payload
+        claimer = next((e[1] for e in events[i:] if e[0] == "tile" and ident in
+                        [int(x) for x in (e[1].config or {}).get(attrs.PRINT_IDS, [])]), None)
+        for j in range(i + 1, len(events)):
+            k2, call, scopes2 = events[j]
+            if k2 != "tile":
+                continue
+            ids = [int(x) for x in (call.config or {}).get(attrs.PRINT_IDS, [])]
+            if ident in ids:
+                name = call.args[1].source.name
+                if not all(any(same(s, t) for t in scopes2) for s in scopes if s[0] == "loop"):
+                    raise TTUnsupportedError(
+                        f"T.print({name}): the print is in a loop that the T.copy storing "
+                        f"{name} after it is not in; the writer prints the block as that copy "
+                        "stores it: print next to the copy (in the same loop)", span=span)
+                if not all(any(same(s, t) for t in scopes) for s in scopes2 if s[0] != "loop"):
+                    raise TTUnsupportedError(
+                        f"T.print({name}): the T.copy storing {name} after the print is under a "
+                        "branch the print is not under; print inside that branch", span=span)
+                break
+            regions = [a for a in call.args if isinstance(a, tvm.ir.TensorRegion)]
+            if claimer is not None and regions and \
+                    regions[0].source.same_as(claimer.args[1].source):
+                name = claimer.args[1].source.name
+                raise TTUnsupportedError(
+                    f"T.print({name}): {name} is written after the print and before the "
+                    "T.copy that stores it (the writer prints the block as stored): print after "
+                    "its last write", span=span)
 
 
 def lower_block_prints(body, printed, binds):
