@@ -560,7 +560,9 @@ def lower_block_prints(body, printed, binds):
         ntiles = write.args[6] if len(write.args) > 6 else int_imm((rows // 32) * (cols // 32))
         esize = 2 if dtype == "bfloat16" else 4
         load = "tt.l1_load_bf16" if dtype == "bfloat16" else "tt.l1_load_f32"
-        base = tirx.Var(f"{buf.name}_print_l1", "int32")
+        # the front page's address, read per element (no variable a build without DPRINT,
+        # where the DPRINT lines vanish, would leave unused)
+        base = ops.call("tt.cb_peek_ptr", cb)
         r, col = tirx.Var("print_r", "int32"), tirx.Var("print_c", "int32")
         c32, c16 = int_imm(32), int_imm(16)
         tile = tirx.FloorDiv(r, c32) * int_imm(cols // 32) + tirx.FloorDiv(col, c32)
@@ -572,7 +574,6 @@ def lower_block_prints(body, printed, binds):
                                ops.call(load, addr), span=span)
         nest = tirx.For(r, int_imm(0), int_imm(rows), tirx.ForKind.SERIAL,
                         tirx.For(col, int_imm(0), int_imm(cols), tirx.ForKind.SERIAL, element))
-        return seq([ops.evaluate("tt.cb_peek_front", cb, ntiles, span=span),
-                    tirx.Bind(base, ops.call("tt.cb_peek_ptr", cb)), nest])
+        return seq([ops.evaluate("tt.cb_peek_front", cb, ntiles, span=span), nest])
 
     return tt_map(body, [(tirx.Evaluate, lower)], order="post")
