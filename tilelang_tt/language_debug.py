@@ -13,10 +13,20 @@ line per thread block that reaches it (only its thread 0 here: a block is one pr
 print server put ``0:(x=X,y=Y):BR: `` before it).  ``msg`` defaults to ``expr<value>`` as in
 TileLang.  ``T.print(msg="text")`` prints ``msg='text' BlockIdx=(bx, by, bz)``.
 
+``T.print(buf, msg="")`` of a shared or fragment block buffer (2-D, whole tiles, bfloat16 or
+float32) prints one line per element in row-major order::
+
+    msg='<msg>' BlockIdx=(bx, by, bz): buffer=<name>, index=<i>, dtype=<dtype> value=<%f>
+
+(``msg`` defaults to ``buffer<name, dtype>`` as in TileLang).  The statement is the marker
+``tt.dprint_block(id, format, bx, by, bz)``; the next ``T.copy(buf, tensor)`` parsed claims it
+(``tt.print_ids`` in its config) and C1 (shared_to_cb.py) makes it the writer's print of the
+block that copy stores: the writer holds the block in a CB there.
+
 Refused (TTUnsupportedError naming the call): a floating-point scalar (a kernel's float values
 live in tiles on the compute engines, never in the data movement kernel's registers), a 64-bit
-integer (the kernels compute indices in 32 bits), a T.Parallel loop variable, a block
-buffer (``T.print(shared_buf)``: not built yet), a tensor, anything else.  ``bool`` values
+integer (the kernels compute indices in 32 bits), a T.Parallel loop variable, a region of a
+block buffer, a block of another scope, rank, shape or dtype, a tensor, anything else.  ``bool`` values
 print as ``true`` / ``false``.
 
 ``T.device_assert(condition, msg="")`` of the same values is ``tt.device_assert(condition,

@@ -33,6 +33,13 @@ Guarantees:
   moves through a staging row-vector CB of the tensor's dtype, and ``tt.eltwise`` of
   ``tt.expr.load_t(0)`` converts tile by tile (``transpose_tile``; the pack converts the
   dtype too): one transpose per 32 values.
+* a ``tt.dprint_block(id, ...)`` marker (``T.print(block)``) becomes the writer's print of
+  the CB that the copy claiming ``id`` (its config's ``tt.print_ids``) writes out:
+  ``tt.cb_peek_front`` of the tiles its ``tt.write_from_cb`` waits for, then one
+  ``tt.dprint_element`` per element in row-major order, read from L1 (``lower_block_prints``);
+  ``check_block_prints`` refuses (``TTUnsupportedError``) a marker no copy claims, a converting
+  copy, a loop around the print the copy is not in, a branch around the copy the print is not
+  under, a tile op writing the copy's block between them.
 """
 
 from __future__ import annotations
