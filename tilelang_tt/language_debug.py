@@ -20,7 +20,7 @@ float32) prints one line per element in row-major order::
 
 (``msg`` defaults to ``buffer<name, dtype>`` as in TileLang).  The statement is the marker
 ``tt.dprint_block(id, format, bx, by, bz)``; the next ``T.copy(buf, tensor)`` parsed claims it
-(``tt.print_ids`` in its config) and C1 (shared_to_cb.py) makes it the writer's print of the
+(``tt_print_ids`` in its config) and C1 (shared_to_cb.py) makes it the writer's print of the
 block that copy stores: the writer holds the block in a CB there.
 
 Refused (TTUnsupportedError naming the call): a floating-point scalar (a kernel's float values
@@ -166,7 +166,7 @@ _BLOCK_DTYPES = {"bfloat16": "bfloat16", "float32": "float32"}
 def _print_block(buf, msg, bx, by, bz) -> None:
     """``T.print(buffer)``: a ``tt.dprint_block(id, format, bx, by, bz)`` marker where the
     statement stands; the next ``T.copy(buffer, tensor)`` claims it (its config's
-    ``tt.print_ids``) and C1 makes it the writer's print of the block that copy stores."""
+    ``tt_print_ids``) and C1 makes it the writer's print of the block that copy stores."""
     from .language import _pending_prints
 
     call = f"T.print({buf.name})"

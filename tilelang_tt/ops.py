@@ -472,7 +472,7 @@ _op("dprint", "dataflow", "void",
 # anyway, and a DPRINT per element read from L1)
 _op("dprint_block", "abstract", "void",
     "dprint_block(id, format, bx, by, bz): T.print of a block buffer; the T.copy(block, tensor) "
-    "whose config's tt.print_ids holds `id` names the block (C1 lowers it)",
+    "whose config's tt_print_ids holds `id` names the block (C1 lowers it)",
     "id:imm format:str bx:int by:int bz:int", kernel="writer", engine="riscv")
 _op("cb_peek_front", "dataflow", "void",
     "cb_peek_front(cb, ntiles): cb_wait_front for tiles the writer waits for (and pops) at its "

@@ -34,7 +34,7 @@ Guarantees:
   ``tt.expr.load_t(0)`` converts tile by tile (``transpose_tile``; the pack converts the
   dtype too): one transpose per 32 values.
 * a ``tt.dprint_block(id, ...)`` marker (``T.print(block)``) becomes the writer's print of
-  the CB that the copy claiming ``id`` (its config's ``tt.print_ids``) writes out:
+  the CB that the copy claiming ``id`` (its config's ``tt_print_ids``) writes out:
   ``tt.cb_peek_front`` of the tiles its ``tt.write_from_cb`` waits for, then one
   ``tt.dprint_element`` per element in row-major order, read from L1 (``lower_block_prints``);
   ``check_block_prints`` refuses (``TTUnsupportedError``) a marker no copy claims, a converting
@@ -462,7 +462,7 @@ def LowerSharedToCB(func, mod, ctx):
 
 
 def check_block_prints(body):
-    """Each ``T.print(block)`` marker and the copy that claims it (``tt.print_ids``): every
+    """Each ``T.print(block)`` marker and the copy that claims it (``tt_print_ids``): every
     loop around the print is around the copy too (else the writer would wait, in an earlier
     iteration, for a block stored only later), every branch around the copy is around the
     print too (else the writer would wait for a block it may never get), and no tile op writes
