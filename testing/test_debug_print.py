@@ -192,6 +192,27 @@ def test_print_shared_block_conditionally(capfd):
     assert [got[i] for i in range(BM * BN)] == [f"bfloat16 value={v:f}" for v in block]
 
 
+def test_print_float16_block(capfd):
+    """float16 (DPRINT has no half type: the writer converts each value to a float), specials
+    included."""
+    @T.prim_func
+    def main(A: T.Tensor((32, 32), T.float16), B: T.Tensor((32, 32), T.float16)):
+        with T.Kernel(1) as bx:
+            s = T.alloc_shared((32, 32), T.float16)
+            T.copy(A, s)
+            T.print(s, msg="h")
+            T.copy(s, B)
+
+    art = tilelang.compile(main, out_idx=-1)
+    a = (np.random.default_rng(5).standard_normal((32, 32)) * 100).astype(np.float16)
+    a[0, :7] = [np.inf, -np.inf, 6e-8, -3e-6, 0.0, 65504, np.nan]
+    b = np.asarray(art(a))
+    np.testing.assert_array_equal(b, a)
+    got = _element_lines(capfd.readouterr().out, "msg='h' BlockIdx=(0, 0, 0): buffer=s, index=")
+    assert [got[i] for i in range(32 * 32)] == \
+        [f"float16 value={float(v):f}" for v in a.ravel()]
+
+
 def test_print_fragment_after_compute(capfd):
     """A computed float32 fragment and a GEMM accumulator, printed before they are stored."""
     @T.prim_func
@@ -253,7 +274,7 @@ def test_print_block_refusals():
     cases = [(after, T.float32, "not stored to a tensor after"),
              (written_between, T.float32, "written after the print and before"),
              (before, T.bfloat16, "converted to float32"),
-             (before, T.float16, "float16 elements cannot be printed")]
+             (before, T.int32, "int32 elements cannot be printed")]
     for body, dtype, words in cases:
         with pytest.raises(TTUnsupportedError, match=words):
             tilelang.compile(kernel(body, dtype))

@@ -13,8 +13,8 @@ line per thread block that reaches it (only its thread 0 here: a block is one pr
 print server put ``0:(x=X,y=Y):BR: `` before it).  ``msg`` defaults to ``expr<value>`` as in
 TileLang.  ``T.print(msg="text")`` prints ``msg='text' BlockIdx=(bx, by, bz)``.
 
-``T.print(buf, msg="")`` of a shared or fragment block buffer (2-D, whole tiles, bfloat16 or
-float32) prints one line per element in row-major order::
+``T.print(buf, msg="")`` of a shared or fragment block buffer (2-D, whole tiles, bfloat16,
+float16 or float32) prints one line per element in row-major order::
 
     msg='<msg>' BlockIdx=(bx, by, bz): buffer=<name>, index=<i>, dtype=<dtype> value=<%f>
 
@@ -160,7 +160,7 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
     return None
 
 
-_BLOCK_DTYPES = {"bfloat16": "bfloat16", "float32": "float32"}
+_BLOCK_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32"}
 
 
 def _print_block(buf, msg, bx, by, bz) -> None:
@@ -182,9 +182,9 @@ def _print_block(buf, msg, bx, by, bz) -> None:
     dtype = str(buf.dtype)
     if dtype not in _BLOCK_DTYPES:
         raise _refuse(
-            f"{call}{_where('print')}: {dtype} elements cannot be printed: TT-Metalium's DPRINT "
-            "prints bfloat16 and float32 values (copy the block to a float32 fragment and print "
-            "that)")
+            f"{call}{_where('print')}: {dtype} elements cannot be printed: block prints show "
+            "bfloat16, float16 and float32 values (copy the block to a float32 fragment and "
+            "print that)")
     if not msg:
         msg = f"buffer<{buf.name}, {dtype}>"
     fmt = ("msg='" + _escape(msg) + "' BlockIdx=({}, {}, {}): buffer=" + _escape(buf.name) +

@@ -489,6 +489,16 @@ _op("l1_load_bf16", "dataflow", "float32",
     "l1_load_bf16(addr): the bfloat16 at the core's L1 address `addr`, as DPRINT's bf16_t",
     "addr:int", kernel="any", engine="riscv",
     cpp="bf16_t(*reinterpret_cast<volatile tt_l1_ptr uint16_t*>({0}))")
+_op("l1_load_f16", "dataflow", "float32",
+    "l1_load_f16(addr): the IEEE float16 at the core's L1 address `addr` as a float (DPRINT has "
+    "no half type; subnormals, infinities and NaNs kept)", "addr:int", kernel="any",
+    engine="riscv",
+    cpp="([](uint32_t h) -> float {{ const uint32_t e = (h >> 10) & 0x1fu; "
+        "const uint32_t m = h & 0x3ffu; "
+        "const float v = e == 0 ? static_cast<float>(m) * 5.9604644775390625e-8f : "
+        "__builtin_bit_cast(float, e == 31 ? (0xffu << 23) | (m << 13) : "
+        "((e + 112u) << 23) | (m << 13)); return (h & 0x8000u) ? -v : v; }}"
+        "(*reinterpret_cast<volatile tt_l1_ptr uint16_t*>({0})))")
 _op("l1_load_f32", "dataflow", "float32",
     "l1_load_f32(addr): the float32 at the core's L1 address `addr`", "addr:int",
     kernel="any", engine="riscv", cpp="(*reinterpret_cast<volatile tt_l1_ptr float*>({0}))")

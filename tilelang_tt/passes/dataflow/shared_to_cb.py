@@ -565,8 +565,9 @@ def lower_block_prints(body, printed, binds):
                 "dtype", span=span)
         rows, cols = (int(d) for d in buffer_shape(buf))
         ntiles = write.args[6] if len(write.args) > 6 else int_imm((rows // 32) * (cols // 32))
-        esize = 2 if dtype == "bfloat16" else 4
-        load = "tt.l1_load_bf16" if dtype == "bfloat16" else "tt.l1_load_f32"
+        esize = 4 if dtype == "float32" else 2
+        load = {"bfloat16": "tt.l1_load_bf16", "float16": "tt.l1_load_f16"}.get(
+            dtype, "tt.l1_load_f32")
         # the front page's address, read per element (no variable a build without DPRINT,
         # where the DPRINT lines vanish, would leave unused)
         base = ops.call("tt.cb_peek_ptr", cb)
