@@ -115,7 +115,7 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
     if obj is None:
         if not msg:
             raise _refuse(f"T.print(){_where('print')}: give a value to print or a msg")
-        _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + "\n"), bx, by, bz))
+        _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head), bx, by, bz))
         return None
     if isinstance(obj, tvm.ir.Var) and is_buffer_var(obj):
         _print_block(obj, msg, bx, by, bz)
@@ -144,7 +144,7 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
         msg = f"expr<{obj}>"
         head = "msg='" + _escape(msg) + "' BlockIdx=({}, {}, {})"
     if dtype == "bool":
-        _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + ": dtype=bool value={}\n"),
+        _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + ": dtype=bool value={}"),
                               bx, by, bz, ops.call("tt.dprint_bool", obj)))
         return None
     if dtype not in _INTS:
@@ -155,7 +155,7 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
             "(the reader) holds integers of 32 bits or fewer (block indices, loop variables, "
             "their arithmetic); a float value lives in tiles on the compute engines")
     value = _signed(obj) if dtype.startswith("int") else obj
-    _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + f": dtype={dtype} value={{}}\n"),
+    _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + f": dtype={dtype} value={{}}"),
                           bx, by, bz, value))
     return None
 
@@ -188,7 +188,7 @@ def _print_block(buf, msg, bx, by, bz) -> None:
     if not msg:
         msg = f"buffer<{buf.name}, {dtype}>"
     fmt = ("msg='" + _escape(msg) + "' BlockIdx=({}, {}, {}): buffer=" + _escape(buf.name) +
-           ", index={}, dtype=" + _BLOCK_DTYPES[dtype] + " value={:f}\n")
+           ", index={}, dtype=" + _BLOCK_DTYPES[dtype] + " value={:f}")
     pending = _pending_prints()
     ident = _next_print_id()
     pending.append((buf, ident))

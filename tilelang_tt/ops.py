@@ -462,11 +462,12 @@ _op("noc_async_write_page", "dataflow", "void", "noc_async_write_page(page, acce
     cpp="noc_async_write_page")
 # T.print (language_debug.py): one DPRINT of the kernel that owns the value (scalars: the reader,
 # where every block's indices are; a block buffer's elements: the kernel holding the block, reading
-# its L1 words) - printed `DPRINT("format", args...)`, api/debug/dprint.h
+# its L1 words) - printed `DPRINT("format" "\n", args...)`, api/debug/dprint.h. The format holds
+# the line without its newline: a StringImm holding one does not print back as TVMScript text
 _op("dprint", "dataflow", "void",
     "dprint(format, args...): one DPRINT line (api/debug/dprint.h; `format` fmt's, with the "
-    "arguments' `{}` fields)", "format:str args:int", variadic=True, kernel="reader",
-    engine="riscv", cpp="DPRINT", header="api/debug/dprint.h")
+    "arguments' `{}` fields; the newline is the op's)", "format:str args:int", variadic=True,
+    kernel="reader", engine="riscv", cpp='DPRINT({0} "\\n"{rest})', header="api/debug/dprint.h")
 # T.print(block buffer): the marker where the statement stands (C1 replaces it with the writer's
 # print of the CB the next T.copy(block, tensor) stores: a wait on the pages it will wait on
 # anyway, and a DPRINT per element read from L1)
@@ -483,8 +484,9 @@ _op("cb_peek_ptr", "dataflow", "int32",
     "cb:cb", kernel="writer", engine="cb", cpp="get_read_ptr")
 _op("dprint_element", "dataflow", "void",
     "dprint_element(format, bx, by, bz, index, value): the DPRINT line of one element of a "
-    "printed block (the writer's)", "format:str bx:int by:int bz:int index:int value:expr",
-    kernel="writer", engine="riscv", cpp="DPRINT", header="api/debug/dprint.h")
+    "printed block (the writer's; the newline is the op's)",
+    "format:str bx:int by:int bz:int index:int value:expr", kernel="writer", engine="riscv",
+    cpp='DPRINT({0} "\\n", {1}, {2}, {3}, {4}, {5})', header="api/debug/dprint.h")
 _op("l1_load_bf16", "dataflow", "float32",
     "l1_load_bf16(addr): the bfloat16 at the core's L1 address `addr`, as DPRINT's bf16_t",
     "addr:int", kernel="any", engine="riscv",
