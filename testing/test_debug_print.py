@@ -82,7 +82,7 @@ def test_print_refusals():
 
         return main
 
-    cases = [(lambda s, bx: T.print(s), "printing a buffer is not supported yet"),
+    cases = [(lambda s, bx: T.print(s[0:16, 0:16]), "a block prints whole"),
              (lambda s, bx: T.print(T.float32(1.5) * bx), "floating-point value"),
              (lambda s, bx: T.print(T.Cast("int64", bx)), "int64 value"),
              (lambda s, bx: T.device_assert(s[0, 0] > 0), "reads an element of s")]
@@ -154,3 +154,150 @@ def test_device_assert():
     # block (1, 1) runs on the fourth core (x = 3): the error names core, kernel and assert
     assert "core (3,0) reader.cpp (reader kernel)" in text
     assert "T.device_assert(bx + by < 2): block out of range" in text
+
+
+def _element_lines(out, head):
+    """{index: value} of a block print's lines starting with ``head``."""
+    got = {}
+    for line in _lines(out):
+        if line.startswith(head):
+            index, value = line[len(head):].split(", dtype=")
+            got[int(index)] = value
+    return got
+
+
+def test_print_shared_block_conditionally(capfd):
+    """T.print(shared) on one block: 1024 lines in row-major order (faces mapped back), the
+    values of the block, the results unchanged."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.bfloat16), B: T.Tensor((M, N), T.bfloat16)):
+        with T.Kernel(N // BN, M // BM) as (bx, by):
+            s = T.alloc_shared((BM, BN), T.bfloat16)
+            T.copy(A[by * BM, bx * BN], s)
+            if bx == 1 and by == 0:
+                T.print(s)
+            T.copy(s, B[by * BM, bx * BN])
+
+    art = tilelang.compile(main, out_idx=-1)
+    a = np.random.default_rng(3).standard_normal((M, N)).astype(BF16)
+    np.testing.assert_array_equal(np.asarray(art(a)), a)
+    out = capfd.readouterr().out
+    lines = _lines(out)
+    assert len(lines) == BM * BN
+    head = "msg='buffer<s, bfloat16>' BlockIdx=(1, 0, 0): buffer=s, index="
+    assert all(line.startswith(head) for line in lines)
+    assert [int(line[len(head):].split(",")[0]) for line in lines] == list(range(BM * BN))
+    block = a[0:BM, BN:2 * BN].astype(np.float32).ravel()
+    got = _element_lines(out, head)
+    assert [got[i] for i in range(BM * BN)] == [f"bfloat16 value={v:f}" for v in block]
+
+
+def test_print_float16_block(capfd):
+    """float16 (DPRINT has no half type: the writer converts each value to a float), specials
+    included."""
+    @T.prim_func
+    def main(A: T.Tensor((32, 32), T.float16), B: T.Tensor((32, 32), T.float16)):
+        with T.Kernel(1) as bx:
+            s = T.alloc_shared((32, 32), T.float16)
+            T.copy(A, s)
+            T.print(s, msg="h")
+            T.copy(s, B)
+
+    art = tilelang.compile(main, out_idx=-1)
+    a = (np.random.default_rng(5).standard_normal((32, 32)) * 100).astype(np.float16)
+    a[0, :7] = [np.inf, -np.inf, 6e-8, -3e-6, 0.0, 65504, np.nan]
+    b = np.asarray(art(a))
+    np.testing.assert_array_equal(b, a)
+    got = _element_lines(capfd.readouterr().out, "msg='h' BlockIdx=(0, 0, 0): buffer=s, index=")
+    assert [got[i] for i in range(32 * 32)] == \
+        [f"float16 value={float(v):f}" for v in a.ravel()]
+
+
+def test_print_fragment_after_compute(capfd):
+    """A computed float32 fragment and a GEMM accumulator, printed before they are stored."""
+    @T.prim_func
+    def main(A: T.Tensor((32, 64), T.float32), B: T.Tensor((64, 32), T.bfloat16),
+             C: T.Tensor((32, 64), T.float32), D: T.Tensor((32, 32), T.float32)):
+        with T.Kernel(1) as bx:
+            f = T.alloc_fragment((32, 64), T.float32)
+            a = T.alloc_shared((32, 64), T.bfloat16)
+            b = T.alloc_shared((64, 32), T.bfloat16)
+            d = T.alloc_fragment((32, 32), T.float32)
+            T.copy(A, f)
+            for i, j in T.Parallel(32, 64):
+                f[i, j] = f[i, j] * 2.0 + 1.0
+            T.print(f, msg="f")
+            T.copy(f, C)
+            T.copy(A, a)
+            T.copy(B, b)
+            T.gemm(a, b, d, clear_accum=True)
+            T.print(d, msg="d")
+            T.copy(d, D)
+
+    art = tilelang.compile(main, out_idx=[2, 3])
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((32, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 32)).astype(BF16)
+    c, d = (np.asarray(x) for x in art(a, b))
+    np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)
+    out = capfd.readouterr().out
+    got = _element_lines(out, "msg='f' BlockIdx=(0, 0, 0): buffer=f, index=")
+    assert [got[i] for i in range(32 * 64)] == [f"float32 value={v:f}" for v in c.ravel()]
+    got = _element_lines(out, "msg='d' BlockIdx=(0, 0, 0): buffer=d, index=")
+    assert [got[i] for i in range(32 * 32)] == [f"float32 value={v:f}" for v in d.ravel()]
+
+
+def test_print_block_refusals():
+    def kernel(body, dtype=T.float32, shape=(BM, BN)):
+        @T.prim_func
+        def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), T.float32)):
+            with T.Kernel(N // BN, M // BM) as (bx, by):
+                s = T.alloc_shared(shape, dtype)
+                T.copy(A[by * BM, bx * BN], s)
+                body(s, B, bx, by)
+
+        return main
+
+    def after(s, B, bx, by):
+        T.copy(s, B[by * BM, bx * BN])
+        T.print(s)  # no store of s follows
+
+    def before(s, B, bx, by):
+        T.print(s)
+        T.copy(s, B[by * BM, bx * BN])
+
+    def written_between(s, B, bx, by):
+        T.print(s)
+        T.fill(s, 1.0)
+        T.copy(s, B[by * BM, bx * BN])
+
+    cases = [(after, T.float32, "not stored to a tensor after"),
+             (written_between, T.float32, "written after the print and before"),
+             (before, T.bfloat16, "converted to float32"),
+             (before, T.int32, "int32 elements cannot be printed")]
+    for body, dtype, words in cases:
+        with pytest.raises(TTUnsupportedError, match=words):
+            tilelang.compile(kernel(body, dtype))
+
+    @T.prim_func
+    def in_loop(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
+        with T.Kernel(N // BN, M // BM) as (bx, by):
+            s = T.alloc_shared((BM, BN), T.float32)
+            T.copy(A[by * BM, bx * BN], s)
+            for k in T.serial(2):
+                T.print(s)
+            T.copy(s, B[by * BM, bx * BN])
+
+    @T.prim_func
+    def copy_in_branch(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
+        with T.Kernel(N // BN, M // BM) as (bx, by):
+            s = T.alloc_shared((BM, BN), T.float32)
+            T.copy(A[by * BM, bx * BN], s)
+            T.print(s)
+            if bx == 0:
+                T.copy(s, B[by * BM, bx * BN])
+
+    for func, words in ((in_loop, "in a loop that the T.copy"),
+                        (copy_in_branch, "under a branch the print is not under")):
+        with pytest.raises(TTUnsupportedError, match=words):
+            tilelang.compile(func)

@@ -32,7 +32,28 @@ KERNELS = {
     # T.Parallel branches if-converted: nested, a condition computed into a block first
     "parallel_branches": lambda: _parallel_branches("nested"),
     "parallel_branch_condition_block": lambda: _parallel_branches("condition"),
+    # T.print of scalars (the reader's DPRINT lines) and of a block (the writer's)
+    "prints": lambda: _prints(),
+    "block_print": lambda: _block_print(),
 }
+
+
+def _prints():
+    from test_debug_print import copy_with_prints
+    return copy_with_prints()
+
+
+def _block_print():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), T.float32), B: T.Tensor((64, 64), T.float32)):
+        with T.Kernel(2, 2) as (bx, by):
+            s = T.alloc_shared((32, 32), T.float32)
+            T.copy(A[by * 32, bx * 32], s)
+            if bx == 1:
+                T.print(s, msg="s")
+            T.copy(s, B[by * 32, bx * 32])
+
+    return main
 
 
 def _parallel_branches(which):

@@ -138,6 +138,9 @@ CB = "tt.cb"  # C1: on block-buffer AllocBuffers still used by tile ops: the CB 
 
 # ---- tile primitive config keys (frontend -> A0) -------------------------------------------
 REDUCE_ABS = "tt.reduce_abs"  # T.reduce_abssum / absmax: reduce |x| (A0 inserts the abs)
+# T.print(buffer) -> C1: on a T.copy(block, tensor), the ids of the tt.dprint_block markers
+# (earlier T.print of the block) that print the block this copy stores (language_debug.py)
+PRINT_IDS = "tt_print_ids"  # a TVMScript keyword of the copy (no dot: it parses back)
 
 # ---- statement markers (AttrStmt keys) -----------------------------------------------------
 PERSISTENT_BODY = "tt.persistent_body"  # B2-D5: the per-work-unit part of the body (E1: a loop)

@@ -83,6 +83,14 @@ def _parallel_vars() -> set:
     return _STATE.parallel_vars
 
 
+def _pending_prints() -> list:
+    """``(block buffer, print id)`` of each ``T.print(buffer)`` parsed and not yet claimed by a
+    ``T.copy(buffer, tensor)`` (language_debug.py)."""
+    if not hasattr(_STATE, "pending_prints"):
+        _STATE.pending_prints = []
+    return _STATE.pending_prints
+
+
 def _persistent_loops() -> list:
     """``(first loop var, [wave_size, index, group_size])`` of each ``T.Persistent`` parsed."""
     if not hasattr(_STATE, "persistent_loops"):
@@ -528,6 +536,7 @@ def _parse_kernel(fn, extra_vars, tree, check_well_formed):
     extra_vars = {**extra_vars, **_rewrite_helpers()}
     _parallel_vars().clear()
     _persistent_loops().clear()
+    _pending_prints().clear()
     _alias_specs().clear()
     _func_annotations().clear()
     language_reducer.reset()
@@ -1522,7 +1531,16 @@ def copy(src, dst, coalesced_width=None, disable_tma=False, eviction_policy=None
         return None
     dst_r = _as_region(dst, s_ext, "copy")
     src_r = _as_region(src, d_ext, "copy")
-    return _insert(_operator("Copy")(dst_r, src_r, workspace={}, config={}, dispatch=None,
+    from .passes.common import buffer_scope
+
+    config = {}
+    if buffer_scope(dst_r.source) == "global":  # a store of a block: it claims the prints of it
+        pending = _pending_prints()
+        ids = [i for b, i in pending if b.same_as(src_r.source)]
+        if ids:
+            config[attrs.PRINT_IDS] = ids
+            pending[:] = [(b, i) for b, i in pending if not b.same_as(src_r.source)]
+    return _insert(_operator("Copy")(dst_r, src_r, workspace={}, config=config, dispatch=None,
                                      scope=None))
 
 

@@ -13,10 +13,20 @@ line per thread block that reaches it (only its thread 0 here: a block is one pr
 print server put ``0:(x=X,y=Y):BR: `` before it).  ``msg`` defaults to ``expr<value>`` as in
 TileLang.  ``T.print(msg="text")`` prints ``msg='text' BlockIdx=(bx, by, bz)``.
 
+``T.print(buf, msg="")`` of a shared or fragment block buffer (2-D, whole tiles, bfloat16,
+float16 or float32) prints one line per element in row-major order::
+
+    msg='<msg>' BlockIdx=(bx, by, bz): buffer=<name>, index=<i>, dtype=<dtype> value=<%f>
+
+(``msg`` defaults to ``buffer<name, dtype>`` as in TileLang).  The statement is the marker
+``tt.dprint_block(id, format, bx, by, bz)``; the next ``T.copy(buf, tensor)`` parsed claims it
+(``tt_print_ids`` in its config) and C1 (shared_to_cb.py) makes it the writer's print of the
+block that copy stores: the writer holds the block in a CB there.
+
 Refused (TTUnsupportedError naming the call): a floating-point scalar (a kernel's float values
 live in tiles on the compute engines, never in the data movement kernel's registers), a 64-bit
-integer (the kernels compute indices in 32 bits), a T.Parallel loop variable, a block
-buffer (``T.print(shared_buf)``: not built yet), a tensor, anything else.  ``bool`` values
+integer (the kernels compute indices in 32 bits), a T.Parallel loop variable, a region of a
+block buffer, a block of another scope, rank, shape or dtype, a tensor, anything else.  ``bool`` values
 print as ``true`` / ``false``.
 
 ``T.device_assert(condition, msg="")`` of the same values is ``tt.device_assert(condition,
@@ -105,13 +115,14 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
     if obj is None:
         if not msg:
             raise _refuse(f"T.print(){_where('print')}: give a value to print or a msg")
-        _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + "\n"), bx, by, bz))
+        _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head), bx, by, bz))
         return None
     if isinstance(obj, tvm.ir.Var) and is_buffer_var(obj):
-        raise _refuse(
-            f"T.print({obj.name}){_where('print')}: printing a buffer is not supported yet; "
-            "print scalar expressions (block indices, loop variables, T.alloc_var integers), or "
-            "copy the block to a tensor and print it on the host")
+        _print_block(obj, msg, bx, by, bz)
+        return None
+    if isinstance(obj, tvm.ir.TensorRegion):
+        raise _refuse(f"T.print({obj.source.name}[...]){_where('print')}: a block prints "
+                      f"whole: T.print({obj.source.name})")
     if isinstance(obj, bool):
         obj = tirx.IntImm("bool", int(obj))
     elif isinstance(obj, int):
@@ -133,7 +144,7 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
         msg = f"expr<{obj}>"
         head = "msg='" + _escape(msg) + "' BlockIdx=({}, {}, {})"
     if dtype == "bool":
-        _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + ": dtype=bool value={}\n"),
+        _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + ": dtype=bool value={}"),
                               bx, by, bz, ops.call("tt.dprint_bool", obj)))
         return None
     if dtype not in _INTS:
@@ -144,9 +155,53 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
             "(the reader) holds integers of 32 bits or fewer (block indices, loop variables, "
             "their arithmetic); a float value lives in tiles on the compute engines")
     value = _signed(obj) if dtype.startswith("int") else obj
-    _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + f": dtype={dtype} value={{}}\n"),
+    _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + f": dtype={dtype} value={{}}"),
                           bx, by, bz, value))
     return None
+
+
+_BLOCK_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32"}
+
+
+def _print_block(buf, msg, bx, by, bz) -> None:
+    """``T.print(buffer)``: a ``tt.dprint_block(id, format, bx, by, bz)`` marker where the
+    statement stands; the next ``T.copy(buffer, tensor)`` claims it (its config's
+    ``tt_print_ids``) and C1 makes it the writer's print of the block that copy stores."""
+    from .language import _pending_prints
+
+    call = f"T.print({buf.name})"
+    scope = buffer_scope(buf)
+    if scope not in ("shared", "shared.dyn", "local.fragment"):
+        raise _refuse(f"{call}{_where('print')}: only shared and fragment block buffers print "
+                      f"(this one is in scope {scope!r})")
+    shape = [int(d) if isinstance(d, tirx.IntImm) else None for d in buf.shape]
+    if len(shape) != 2 or any(d is None or d % 32 for d in shape):
+        raise _refuse(
+            f"{call}{_where('print')}: a printed block is 2-D with dims that are multiples of "
+            f"32 (whole tiles); {buf.name} has shape {[str(d) for d in buf.shape]}")
+    dtype = str(buf.dtype)
+    if dtype not in _BLOCK_DTYPES:
+        raise _refuse(
+            f"{call}{_where('print')}: {dtype} elements cannot be printed: block prints show "
+            "bfloat16, float16 and float32 values (copy the block to a float32 fragment and "
+            "print that)")
+    if not msg:
+        msg = f"buffer<{buf.name}, {dtype}>"
+    fmt = ("msg='" + _escape(msg) + "' BlockIdx=({}, {}, {}): buffer=" + _escape(buf.name) +
+           ", index={}, dtype=" + _BLOCK_DTYPES[dtype] + " value={:f}")
+    pending = _pending_prints()
+    ident = _next_print_id()
+    pending.append((buf, ident))
+    _IB.evaluate(ops.call("tt.dprint_block", tirx.IntImm("int32", ident), tirx.StringImm(fmt),
+                          bx, by, bz))
+
+
+def _next_print_id() -> int:
+    """A fresh id (unique in the process: ids of different kernels never meet)."""
+    from .language import _STATE
+
+    _STATE.print_ids = getattr(_STATE, "print_ids", 0) + 1
+    return _STATE.print_ids
 
 
 def device_assert(condition, msg: str = "", no_stack_info: bool = False) -> None:

@@ -462,11 +462,48 @@ _op("noc_async_write_page", "dataflow", "void", "noc_async_write_page(page, acce
     cpp="noc_async_write_page")
 # T.print (language_debug.py): one DPRINT of the kernel that owns the value (scalars: the reader,
 # where every block's indices are; a block buffer's elements: the kernel holding the block, reading
-# its L1 words) - printed `DPRINT("format", args...)`, api/debug/dprint.h
+# its L1 words) - printed `DPRINT("format" "\n", args...)`, api/debug/dprint.h. The format holds
+# the line without its newline: a StringImm holding one does not print back as TVMScript text
 _op("dprint", "dataflow", "void",
     "dprint(format, args...): one DPRINT line (api/debug/dprint.h; `format` fmt's, with the "
-    "arguments' `{}` fields)", "format:str args:int", variadic=True, kernel="reader",
-    engine="riscv", cpp="DPRINT", header="api/debug/dprint.h")
+    "arguments' `{}` fields; the newline is the op's)", "format:str args:int", variadic=True,
+    kernel="reader", engine="riscv", cpp='DPRINT({0} "\\n"{rest})', header="api/debug/dprint.h")
+# T.print(block buffer): the marker where the statement stands (C1 replaces it with the writer's
+# print of the CB the next T.copy(block, tensor) stores: a wait on the pages it will wait on
+# anyway, and a DPRINT per element read from L1)
+_op("dprint_block", "abstract", "void",
+    "dprint_block(id, format, bx, by, bz): T.print of a block buffer; the T.copy(block, tensor) "
+    "whose config's tt_print_ids holds `id` names the block (C1 lowers it)",
+    "id:imm format:str bx:int by:int bz:int", kernel="writer", engine="riscv")
+_op("cb_peek_front", "dataflow", "void",
+    "cb_peek_front(cb, ntiles): cb_wait_front for tiles the writer waits for (and pops) at its "
+    "next cb_wait_front of cb anyway: a print looks at them first; it opens and closes nothing",
+    "cb:cb ntiles:int", kernel="writer", engine="cb", cpp="cb_wait_front")
+_op("cb_peek_ptr", "dataflow", "int32",
+    "cb_peek_ptr(cb): get_read_ptr after cb_peek_front (the L1 address of the front page)",
+    "cb:cb", kernel="writer", engine="cb", cpp="get_read_ptr")
+_op("dprint_element", "dataflow", "void",
+    "dprint_element(format, bx, by, bz, index, value): the DPRINT line of one element of a "
+    "printed block (the writer's; the newline is the op's)",
+    "format:str bx:int by:int bz:int index:int value:expr", kernel="writer", engine="riscv",
+    cpp='DPRINT({0} "\\n", {1}, {2}, {3}, {4}, {5})', header="api/debug/dprint.h")
+_op("l1_load_bf16", "dataflow", "float32",
+    "l1_load_bf16(addr): the bfloat16 at the core's L1 address `addr`, as DPRINT's bf16_t",
+    "addr:int", kernel="any", engine="riscv",
+    cpp="bf16_t(*reinterpret_cast<volatile tt_l1_ptr uint16_t*>({0}))")
+_op("l1_load_f16", "dataflow", "float32",
+    "l1_load_f16(addr): the IEEE float16 at the core's L1 address `addr` as a float (DPRINT has "
+    "no half type; subnormals, infinities and NaNs kept)", "addr:int", kernel="any",
+    engine="riscv",
+    cpp="([](uint32_t h) -> float {{ const uint32_t e = (h >> 10) & 0x1fu; "
+        "const uint32_t m = h & 0x3ffu; "
+        "const float v = e == 0 ? static_cast<float>(m) * 5.9604644775390625e-8f : "
+        "__builtin_bit_cast(float, e == 31 ? (0xffu << 23) | (m << 13) : "
+        "((e + 112u) << 23) | (m << 13)); return (h & 0x8000u) ? -v : v; }}"
+        "(*reinterpret_cast<volatile tt_l1_ptr uint16_t*>({0})))")
+_op("l1_load_f32", "dataflow", "float32",
+    "l1_load_f32(addr): the float32 at the core's L1 address `addr`", "addr:int",
+    kernel="any", engine="riscv", cpp="(*reinterpret_cast<volatile tt_l1_ptr float*>({0}))")
 _op("dprint_bool", "dataflow", "int32",
     "dprint_bool(c): the word a DPRINT field shows for a condition (\"true\" / \"false\")",
     "c:cond", kernel="any", engine="riscv", cpp='(({0}) ? "true" : "false")')

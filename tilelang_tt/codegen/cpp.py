@@ -120,8 +120,10 @@ class KernelPrinter:
         args = [self.expr(a) for a in c.args]
         if spec.cpp is None:
             raise TTVerifyError(f"codegen: abstract op {name} reached codegen (pipeline bug)")
-        if "{" in spec.cpp:  # the registry spells the whole expression
-            return spec.cpp.format(*args)
+        if "{" in spec.cpp:  # the registry spells the whole expression ({rest}: a variadic
+            # operand's arguments, each after a comma)
+            fixed = len(spec.operands) - 1 if spec.variadic else len(args)
+            return spec.cpp.format(*args, rest="".join(", " + a for a in args[fixed:]))
         if spec.template_args:  # the registry spells the template arguments
             n = spec.template_args
             template = spec.template(*[int(a) for a in c.args[-n:]])

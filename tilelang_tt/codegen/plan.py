@@ -274,7 +274,8 @@ def build_plan(mod, pages: bool = False) -> dict:
     }
     # T.print / T.device_assert (language_debug.py): the runner turns DPRINT on for the run
     debug = sorted({str(c.op.name)[3:] for f in kernels.values() for c in tt_calls(f.body)
-                    if str(c.op.name) in ("tt.dprint", "tt.device_assert")})
+                    if str(c.op.name) in ("tt.dprint", "tt.dprint_element",
+                                            "tt.device_assert")})
     if debug:
         plan["debug"] = debug
     return plan

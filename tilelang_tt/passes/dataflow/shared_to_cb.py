@@ -33,6 +33,13 @@ Guarantees:
   moves through a staging row-vector CB of the tensor's dtype, and ``tt.eltwise`` of
   ``tt.expr.load_t(0)`` converts tile by tile (``transpose_tile``; the pack converts the
   dtype too): one transpose per 32 values.
+* a ``tt.dprint_block(id, ...)`` marker (``T.print(block)``) becomes the writer's print of
+  the CB that the copy claiming ``id`` (its config's ``tt_print_ids``) writes out:
+  ``tt.cb_peek_front`` of the tiles its ``tt.write_from_cb`` waits for, then one
+  ``tt.dprint_element`` per element in row-major order, read from L1 (``lower_block_prints``);
+  ``check_block_prints`` refuses (``TTUnsupportedError``) a marker no copy claims, a converting
+  copy, a loop around the print the copy is not in, a branch around the copy the print is not
+  under, a tile op writing the copy's block between them.
 """
 
 from __future__ import annotations
@@ -376,7 +383,20 @@ def LowerSharedToCB(func, mod, ctx):
             return "accumulator"
         return buffer_scope(buf)
 
+    printed = {}  # T.print id -> (write_from_cb call, block buffer, span)
+
     def lower_copy(call: tirx.TilePrimitiveCall):
+        out = lower_one_copy(call)
+        ids = (call.config or {}).get(attrs.PRINT_IDS) if call.op.name == "tirx.tile.copy" \
+            else None
+        if ids:
+            writes = [c for c in tt_calls(out) if c.op.name == "tt.write_from_cb"]
+            for i in ids:
+                printed[int(i)] = (writes[0] if writes else None, call.args[1].source,
+                                   call.span)
+        return out
+
+    def lower_one_copy(call: tirx.TilePrimitiveCall):
         if call.op.name != "tirx.tile.copy":
             return call
         dst, src = call.args[0], call.args[1]
@@ -492,7 +512,9 @@ def LowerSharedToCB(func, mod, ctx):
             "global->shared/fragment, shared/fragment->global, shared/fragment->shared/fragment, "
             "gemm accumulator->shared/global", span=span)
 
+    check_block_prints(func.body)
     body = tt_map(func.body, [(tirx.TilePrimitiveCall, lower_copy)], order="post")
+    body = lower_block_prints(body, printed, binds)
     still_used = [r.source for c in collect(body, tirx.TilePrimitiveCall) for r in c.args
                   if isinstance(r, tvm.ir.TensorRegion)]
 
@@ -508,3 +530,129 @@ def LowerSharedToCB(func, mod, ctx):
     body = tt_map(body, [(tirx.AllocBuffer, to_cb)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     return func.with_body(seq(binds + [body]))
+
+
+def check_block_prints(body):
+    """Each ``T.print(block)`` marker and the copy that claims it (``tt_print_ids``): every
+    loop around the print is around the copy too (else the writer would wait, in an earlier
+    iteration, for a block stored only later), every branch around the copy is around the
+    print too (else the writer would wait for a block it may never get), and no tile op writes
+    the block between them (the print shows the block as stored).  TTUnsupportedError
+    naming the print otherwise."""
+    events = []  # (kind, payload, scopes) in program order
+
+    def walk(stmt, scopes):
+        if isinstance(stmt, tirx.SeqStmt):
+            for x in stmt.seq:
+                walk(x, scopes)
+        elif isinstance(stmt, tirx.For):
+            walk(stmt.body, scopes + (("loop", stmt),))
+        elif isinstance(stmt, tirx.IfThenElse):
+            walk(stmt.then_case, scopes + (("then", stmt),))
+            if stmt.else_case is not None:
+                walk(stmt.else_case, scopes + (("else", stmt),))
+        elif isinstance(stmt, tirx.Evaluate):
+            c = stmt.value
+            if isinstance(c, tvm.ir.Call) and isinstance(c.op, tvm.ir.Op) and \
+                    c.op.name == "tt.dprint_block":
+                events.append(("print", (int(c.args[0]), stmt.span), scopes))
+        elif isinstance(stmt, tirx.TilePrimitiveCall):
+            events.append(("tile", stmt, scopes))
+        else:
+            for field in ("body", "block"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, tirx.Stmt):
+                    walk(inner, scopes)
+
+    walk(body, ())
+
+    def same(a, b):
+        return a[0] == b[0] and a[1].same_as(b[1])
+
+    for i, (kind, payload, scopes) in enumerate(events):
+        if kind != "print":
+            continue
+        ident, span = payload
+        claimer = next((e[1] for e in events[i:] if e[0] == "tile" and ident in
+                        [int(x) for x in (e[1].config or {}).get(attrs.PRINT_IDS, [])]), None)
+        for j in range(i + 1, len(events)):
+            k2, call, scopes2 = events[j]
+            if k2 != "tile":
+                continue
+            ids = [int(x) for x in (call.config or {}).get(attrs.PRINT_IDS, [])]
+            if ident in ids:
+                name = call.args[1].source.name
+                if not all(any(same(s, t) for t in scopes2) for s in scopes if s[0] == "loop"):
+                    raise TTUnsupportedError(
+                        f"T.print({name}): the print is in a loop that the T.copy storing "
+                        f"{name} after it is not in; the writer prints the block as that copy "
+                        "stores it: print next to the copy (in the same loop)", span=span)
+                if not all(any(same(s, t) for t in scopes) for s in scopes2 if s[0] != "loop"):
+                    raise TTUnsupportedError(
+                        f"T.print({name}): the T.copy storing {name} after the print is under a "
+                        "branch the print is not under; print inside that branch", span=span)
+                break
+            regions = [a for a in call.args if isinstance(a, tvm.ir.TensorRegion)]
+            if claimer is not None and regions and \
+                    regions[0].source.same_as(claimer.args[1].source):
+                name = claimer.args[1].source.name
+                raise TTUnsupportedError(
+                    f"T.print({name}): {name} is written after the print and before the "
+                    "T.copy that stores it (the writer prints the block as stored): print after "
+                    "its last write", span=span)
+
+
+def lower_block_prints(body, printed, binds):
+    """``tt.dprint_block(id, format, bx, by, bz)`` (``T.print(block)``) -> the writer's print of
+    the CB that the copy claiming ``id`` writes out: ``tt.cb_peek_front`` of the tiles that
+    ``tt.write_from_cb`` waits for, their L1 address, and one ``tt.dprint_element`` per element
+    in row-major order (a tile's elements in its four 16x16 faces, row-major in each face;
+    the block's tiles row-major in the CB)."""
+    dtypes = {}
+    for b in binds:
+        c = b.value
+        if isinstance(c, tvm.ir.Call) and c.op.name == "tt.alloc_cb":
+            dtypes[b.var] = str(c.args[4].value)
+
+    def lower(ev: tirx.Evaluate):
+        c = ev.value
+        if not (isinstance(c, tvm.ir.Call) and isinstance(c.op, tvm.ir.Op) and
+                c.op.name == "tt.dprint_block"):
+            return ev
+        ident, fmt, bx, by, bz = c.args
+        write, buf, span = printed.get(int(ident), (None, None, None))
+        if buf is None or write is None:
+            what = f"T.print({buf.name})" if buf is not None else "T.print(block)"
+            raise TTUnsupportedError(
+                f"{what}: a block prints in the writer, from the block the next T.copy(block, "
+                "tensor) after the print stores; this block is not stored to a tensor after "
+                "the print (add the copy, or print a block that is)", span=span or ev.span)
+        cb = write.args[0]
+        dtype = next((d for v, d in dtypes.items() if v.same_as(cb)), None)
+        if dtype != buffer_dtype(buf):
+            raise TTUnsupportedError(
+                f"T.print({buf.name}): the writer sees the block converted to {dtype} (the "
+                f"tensor's dtype), not as {buffer_dtype(buf)}; print a block stored in its own "
+                "dtype", span=span)
+        rows, cols = (int(d) for d in buffer_shape(buf))
+        ntiles = write.args[6] if len(write.args) > 6 else int_imm((rows // 32) * (cols // 32))
+        esize = 4 if dtype == "float32" else 2
+        load = {"bfloat16": "tt.l1_load_bf16", "float16": "tt.l1_load_f16"}.get(
+            dtype, "tt.l1_load_f32")
+        # the front page's address, read per element (no variable a build without DPRINT,
+        # where the DPRINT lines vanish, would leave unused)
+        base = ops.call("tt.cb_peek_ptr", cb)
+        r, col = tirx.Var("print_r", "int32"), tirx.Var("print_c", "int32")
+        c32, c16 = int_imm(32), int_imm(16)
+        tile = tirx.FloorDiv(r, c32) * int_imm(cols // 32) + tirx.FloorDiv(col, c32)
+        face = tirx.FloorDiv(tirx.FloorMod(r, c32), c16) * int_imm(2) + \
+            tirx.FloorDiv(tirx.FloorMod(col, c32), c16)
+        within = face * int_imm(256) + tirx.FloorMod(r, c16) * c16 + tirx.FloorMod(col, c16)
+        addr = base + (tile * int_imm(1024) + within) * int_imm(esize)
+        element = ops.evaluate("tt.dprint_element", fmt, bx, by, bz, r * int_imm(cols) + col,
+                               ops.call(load, addr), span=span)
+        nest = tirx.For(r, int_imm(0), int_imm(rows), tirx.ForKind.SERIAL,
+                        tirx.For(col, int_imm(0), int_imm(cols), tirx.ForKind.SERIAL, element))
+        return seq([ops.evaluate("tt.cb_peek_front", cb, ntiles, span=span), nest])
+
+    return tt_map(body, [(tirx.Evaluate, lower)], order="post")
