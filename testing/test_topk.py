@@ -190,7 +190,8 @@ def test_float32_max_min_reductions_exact_bit_for_bit(tmp_path):
     """Softmax-style float32 row max (dim=1), column max (dim=0) and row min on the vector
     engine equal numpy bit for bit: values that differ below TF32 precision, infinities and a
     row of zeros whose max is +0 over -0 (SFPSWAP's order); a block of 5 column tiles (more
-    than a 32-bit DST's 4 half-sync slots) is reduced in parts folded by binary_max_tile."""
+    than a 32-bit DST's 4 half-sync slots) is reduced in parts folded by binary_max_tile /
+    binary_min_tile (SFPSWAP too); T.reduce_min is the vector engine's min (no negations)."""
     src = '''
 import tilelang_tt.language as T
 
@@ -217,9 +218,8 @@ def k(A: T.Tensor((64, {n}), "float32"), R: T.Tensor((64,), "float32"),
         x = (1 + rng.integers(0, 1000, (64, n)) * 2.0 ** -20).astype(np.float32)
         x *= rng.choice(np.array([1, -1, 4], np.float32), (64, n))
         x[3, 5], x[7, 9], x[8, :] = np.inf, -np.inf, -np.inf
-        if n == 64:  # SFPSWAP: +0 above -0 (binary_max_tile's folding is not used here)
-            x[10, :] = -0.0
-            x[10, 17] = 0.0
+        x[10, :] = -0.0  # SFPSWAP: +0 above -0 (also in binary_max_tile's folds, n = 160)
+        x[10, 17 if n == 64 else 150] = 0.0
         r, c, l = art(x)
         key = _total_order_key(x)
         want_r = np.take_along_axis(x, key.argmax(axis=1)[:, None], axis=1)[:, 0]
@@ -229,8 +229,11 @@ def k(A: T.Tensor((64, {n}), "float32"), R: T.Tensor((64,), "float32"),
             np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
         assert "sfpu_reduce<PoolType::MAX, DataFormat::Float32, ReduceDim::REDUCE_COL>" in \
             art.sources["compute.cpp"]
+        compute = art.sources["compute.cpp"]
+        assert "sfpu_reduce<PoolType::MIN, DataFormat::Float32, ReduceDim::REDUCE_ROW>" in compute
+        assert "negative_tile" not in compute
         if n == 160:
-            assert "binary_max_tile(0, 1, 0)" in art.sources["compute.cpp"]
+            assert "binary_max_tile(0, 1, 0)" in compute and "binary_min_tile(0, 1, 0)" in compute
 
 
 def test_wide_int32_reduction_is_a_clear_error(tmp_path):
