@@ -189,8 +189,8 @@ def _total_order_key(a):
 def test_float32_max_min_reductions_exact_bit_for_bit(tmp_path):
     """Softmax-style float32 row max (dim=1), column max (dim=0) and row min on the vector
     engine equal numpy bit for bit: values that differ below TF32 precision, infinities and a
-    row of zeros whose max is +0 over -0 (SFPSWAP's order); a block of 5 column tiles (more
-    than a 32-bit DST's 4 half-sync slots) is reduced in parts folded by binary_max_tile /
+    row of zeros whose max is +0 over -0 (SFPSWAP's order); a block of 8 column tiles (more
+    than a 32-bit DST's 4 half-sync slots) is reduced in parts (4, 3 and 1 tiles) folded by binary_max_tile /
     binary_min_tile (SFPSWAP too); T.reduce_min is the vector engine's min (no negations)."""
     src = '''
 import tilelang_tt.language as T
@@ -212,14 +212,14 @@ def k(A: T.Tensor((64, {n}), "float32"), R: T.Tensor((64,), "float32"),
         T.copy(l, L[0])
 '''
     rng = np.random.default_rng(3)
-    for n in (64, 160):
+    for n in (64, 256):
         art = tilelang_tt.compile(kernel_from_source(tmp_path, src.format(n=n)), out_idx=[1, 2, 3])
         # 1 + k * 2^-20: equal in TF32 (10 mantissa bits), distinct in float32
         x = (1 + rng.integers(0, 1000, (64, n)) * 2.0 ** -20).astype(np.float32)
         x *= rng.choice(np.array([1, -1, 4], np.float32), (64, n))
         x[3, 5], x[7, 9], x[8, :] = np.inf, -np.inf, -np.inf
-        x[10, :] = -0.0  # SFPSWAP: +0 above -0 (also in binary_max_tile's folds, n = 160)
-        x[10, 17 if n == 64 else 150] = 0.0
+        x[10, :] = -0.0  # SFPSWAP: +0 above -0 (also in binary_max_tile's folds, n = 256)
+        x[10, 17 if n == 64 else 250] = 0.0
         r, c, l = art(x)
         key = _total_order_key(x)
         want_r = np.take_along_axis(x, key.argmax(axis=1)[:, None], axis=1)[:, 0]
@@ -232,7 +232,7 @@ def k(A: T.Tensor((64, {n}), "float32"), R: T.Tensor((64,), "float32"),
         compute = art.sources["compute.cpp"]
         assert "sfpu_reduce<PoolType::MIN, DataFormat::Float32, ReduceDim::REDUCE_ROW>" in compute
         assert "negative_tile" not in compute
-        if n == 160:
+        if n == 256:
             assert "binary_max_tile(0, 1, 0)" in compute and "binary_min_tile(0, 1, 0)" in compute
 
 

@@ -209,9 +209,9 @@ def _lower_sfpu_reduce(cx: DstContext, call):
     tiles copied into DST (a float32 CB no matrix-engine op reads is unpacked straight to the
     32-bit DST, so nothing passes through a TF32 source register).  By rows (REDUCE_ROW):
     each row of tiles into column 0 of its first slot - ``rows`` rows of tiles per DST round
-    when the ``Nt`` tiles of a row fit DST, else the row in parts of ``k`` tiles (a divisor
-    of ``Nt`` below the capacity), each reduced in slots ``1 .. k`` and folded into slot 0
-    by ``binary_max_tile`` / ``binary_min_tile`` (SFPSWAP, exact).  By columns (REDUCE_COL,
+    when the ``Nt`` tiles of a row fit DST, else the row in parts: the first DST-full, the
+    others of up to ``capacity - 1`` tiles, each reduced in slots ``1 ..`` and folded into
+    slot 0 by ``binary_max_tile`` / ``binary_min_tile`` (SFPSWAP, exact).  By columns (REDUCE_COL,
     one tile per call): each tile of a column of tiles reduced into its row 0 and folded the
     same way.  Slot 0 (row ``d``: slot ``d * Nt``) is packed to the output tile."""
     a = ops.named(call)
@@ -230,14 +230,17 @@ def _lower_sfpu_reduce(cx: DstContext, call):
                 ev("tt.sfpu_reduce", slot, int_imm(ntiles // rt), int_imm(rt), int_imm(pool),
                    int_imm(dim))]
 
-    def folded(first, rest, parts):
-        """``first`` into slot 0, then ``parts - 1`` further parts each into slot 1 and up,
-        folded into slot 0."""
+    def fold_slot1():
+        return [ev(fold_init), ev(fold, int_imm(0), int_imm(1), int_imm(0))]
+
+    def folded(first, rest, parts, last=None):
+        """``first`` into slot 0, then ``parts`` further parts each into slot 1 and up (and
+        ``last``), folded into slot 0."""
         calls = [ev("tt.tile_regs_acquire")] + cx.srca_cfg(src) + first
-        if parts > 1:
-            calls.append(loop_nest([parts - 1], lambda p: seq(
-                rest(p + 1) + [ev(fold_init), ev(fold, int_imm(0), int_imm(1), int_imm(0))]),
-                ["p"]))
+        if parts:
+            calls.append(loop_nest([parts], lambda p: seq(rest(p) + fold_slot1()), ["p"]))
+        if last:
+            calls += last + fold_slot1()
         return calls
 
     if not over_rows:
@@ -250,18 +253,22 @@ def _lower_sfpu_reduce(cx: DstContext, call):
                     0, lambda d: base * nt + d, rows * nt, rows, 0)
                     + pack_round(cx, out, base, rows, slot=lambda d: d * nt))
             return in_chunks(out, mt, rows, group)
-        k = largest_divisor(nt, cap - 1)
+        k = cap - 1  # the first part fills DST, the others slots 1 .. cap - 1
+        full, rem = divmod(nt - cap, k)
 
         def row_group(r):
-            return seq(folded(reduce_into(0, lambda d: r * nt + d, k, 1, 0),
-                              lambda p: reduce_into(1, lambda d: r * nt + p * k + d, k, 1, 0),
-                              nt // k)
+            at = cap + full * k
+            return seq(folded(reduce_into(0, lambda d: r * nt + d, cap, 1, 0),
+                              lambda p: reduce_into(1, lambda d: r * nt + cap + p * k + d, k, 1,
+                                                    0),
+                              full,
+                              reduce_into(1, lambda d: r * nt + at + d, rem, 1, 0) if rem else None)
                        + pack_round(cx, out, r, 1))
         return in_chunks(out, mt, 1, row_group)
 
     def col_group(col):
         return seq(folded(reduce_into(0, lambda d: col, 1, 1, 1),
-                          lambda p: reduce_into(1, lambda d: p * nt + col, 1, 1, 1), mt)
+                          lambda p: reduce_into(1, lambda d: (p + 1) * nt + col, 1, 1, 1), mt - 1)
                    + pack_round(cx, out, col, 1))
     return in_chunks(out, nt, 1, col_group)
 
