@@ -23,7 +23,10 @@ reader as an integer and converted to float32, the ``T.if_then_else`` is a selec
 magnitude of every constant and index value (bounded by the loops' ranges and the launch's
 extents) must be below 2^24, and at most 2048 when the buffer is reduced or is a vector (a 1-D
 buffer, broadcast along the rows through SrcB) - the matrix engine reads float32 operands as
-TF32 (11 significant bits), which holds every integer up to 2048 exactly.
+TF32 (11 significant bits), which holds every integer up to 2048 exactly.  (Kept as a
+conservative bound: C2 now gives float32 max / min reductions to the vector engine and D4
+unpacks float32 vectors read only by broadcasts straight to DST, both exact, but larger values
+are not yet tested end to end.)
 
 Refused (``TTUnsupportedError`` naming the buffer, the statement's line and what disqualifies
 it): such an integer buffer - one some ``T.Parallel`` store writes an index value into - with
