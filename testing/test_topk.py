@@ -256,3 +256,28 @@ def k(A: T.Tensor((32, 131072), "int32"), B: T.Tensor((32,), "int32")):
     tilelang_tt.lower(func, stop_after="A0.1.4")
     with pytest.raises(TTUnsupportedError, match=r"tensor A \(int32\) is read as blocks"):
         tilelang_tt.compile(func, out_idx=-1)
+
+
+def test_index_vector_into_a_1d_int32_tensor(tmp_path):
+    """An int32 vector of index values (a row max of ``100 + j`` choices) copied into a 1-D
+    int32 tensor: the device's float32 row vector (row 0 of a tile band) is converted back by
+    the host (before: "the program wrote 1024 values, expected 32")."""
+    src = '''
+import tilelang_tt.language as T
+
+@T.prim_func
+def k(A: T.Tensor((32, 64), "float32"), B: T.Tensor((32,), "int32")):
+    with T.Kernel(1) as bx:
+        s = T.alloc_fragment((32, 64), "int32")
+        r = T.alloc_fragment((32,), "int32")
+        for i, j in T.Parallel(32, 64):
+            s[i, j] = T.if_then_else(A[i, j] > 0, 100 + j, -1)
+        T.reduce_max(s, r, dim=1)
+        T.copy(r, B[0])
+'''
+    art = tilelang_tt.compile(kernel_from_source(tmp_path, src), out_idx=-1)
+    a = np.random.default_rng(5).standard_normal((32, 64)).astype(np.float32)
+    a[3] = -1.0  # no positive element: -1
+    b = art(a)
+    assert b.dtype == np.int32
+    np.testing.assert_array_equal(b, np.where(a > 0, 100 + np.arange(64)[None, :], -1).max(axis=1))
