@@ -94,9 +94,9 @@ def k(A: T.Tensor((32, {n}), "float32"), B: T.Tensor((32,), "int32")):
         (64, "T.if_then_else(a[i, j] > 0, j, -1)", "reduce_sum",
          r"kernel_\w+\.py:\d+ `T.reduce_sum\(s, r, dim=1\)`: s \(int32\) holds index "
          r"values, .* but T.sum of it"),
-        (4096, "T.if_then_else(a[i, j] > 0, j, -1)", "reduce_max",
-         r"s \(int32\) holds index values, .* its values reach 4095 in magnitude and it is "
-         r"reduced or broadcast by the matrix engine, which reads float32 as TF32"),
+        (64, "T.if_then_else(a[i, j] > 0, j, -16777216)", "reduce_max",
+         r"\w+ \(int32\) holds index values, .* its values reach 16777216 in magnitude and it "
+         r"is held as float32 \(integers exact below 2\^24\)"),
         (64, "T.if_then_else(a[i, j] > 0, j, -1) + 1", "reduce_max",
          r"kernel_\w+\.py:\d+ `s\[i, j\] = .*`: s \(int32\) holds index values, .* is not "
          r"an integer constant, an index value or a choice between them"),
@@ -259,25 +259,35 @@ def k(A: T.Tensor((32, 131072), "int32"), B: T.Tensor((32,), "int32")):
 
 
 def test_index_vector_into_a_1d_int32_tensor(tmp_path):
-    """An int32 vector of index values (a row max of ``100 + j`` choices) copied into a 1-D
-    int32 tensor: the device's float32 row vector (row 0 of a tile band) is converted back by
-    the host (before: "the program wrote 1024 values, expected 32")."""
+    """An int32 vector of index values (a row max of ``4000 + j`` choices, above TF32's exact
+    integers: exact, the float32 reduction runs on the vector engine) copied into a 1-D int32
+    tensor and broadcast into a block: the device's float32 row vector (row 0 of a tile band)
+    is converted back by the host (before: "the program wrote 1024 values, expected 32", and
+    values above 2048 were refused)."""
     src = '''
 import tilelang_tt.language as T
 
 @T.prim_func
-def k(A: T.Tensor((32, 64), "float32"), B: T.Tensor((32,), "int32")):
+def k(A: T.Tensor((32, 64), "float32"), B: T.Tensor((32,), "int32"),
+      C: T.Tensor((32, 64), "int32")):
     with T.Kernel(1) as bx:
         s = T.alloc_fragment((32, 64), "int32")
         r = T.alloc_fragment((32,), "int32")
+        c = T.alloc_fragment((32, 64), "int32")
         for i, j in T.Parallel(32, 64):
-            s[i, j] = T.if_then_else(A[i, j] > 0, 100 + j, -1)
+            s[i, j] = T.if_then_else(A[i, j] > 0, 4000 + j, -1)
         T.reduce_max(s, r, dim=1)
         T.copy(r, B[0])
+        for i, j in T.Parallel(32, 64):
+            c[i, j] = T.if_then_else(A[i, j] < 0, r[i], -1)
+        T.copy(c, C[0, 0])
 '''
-    art = tilelang_tt.compile(kernel_from_source(tmp_path, src), out_idx=-1)
+    art = tilelang_tt.compile(kernel_from_source(tmp_path, src), out_idx=[1, 2])
     a = np.random.default_rng(5).standard_normal((32, 64)).astype(np.float32)
     a[3] = -1.0  # no positive element: -1
-    b = art(a)
-    assert b.dtype == np.int32
-    np.testing.assert_array_equal(b, np.where(a > 0, 100 + np.arange(64)[None, :], -1).max(axis=1))
+    b, c = art(a)
+    want = np.where(a > 0, 4000 + np.arange(64)[None, :], -1).max(axis=1)
+    assert b.dtype == np.int32 and c.dtype == np.int32
+    np.testing.assert_array_equal(b, want)
+    # the vector broadcast into a block (unary_bcast of a CB unpacked straight to DST): exact
+    np.testing.assert_array_equal(c, np.where(a < 0, want[:, None], -1))
