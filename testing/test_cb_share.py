@@ -179,4 +179,6 @@ def test_sharing_from_parsed_ir_and_its_output_parses_back():
     assert tvm_ffi.structural_equal(parsed, out)
     assert tvm_ffi.structural_equal(tvm.script.from_source(out.script()), out)
     assert not cb_share.share_problems(kernels_of(out))
-    assert len(kernels_of(out)["compute"].attrs["tt.cb_share"]) == 3
+    # m's versions, e's, s's, x's (float32 maxima on the vector engine: x's versions all
+    # unpacked straight to DST, so they share), and m with the sum's scaler
+    assert len(kernels_of(out)["compute"].attrs["tt.cb_share"]) == 5

@@ -43,20 +43,26 @@ def topk_kernel(M, N, topk, blk_m, idx_dtype="int32"):
 
 
 def test_topk_matches_numpy_with_int32_indices():
-    """64 rows of 64 distinct logits (multiples of 1/64: exact in TF32, which the matrix
-    engine's max reads, so the device's max is exact and no two logits tie), top 5, blocks of
-    32 rows: gates and int32 indices equal numpy's; each output is written once per block, after
-    the loop (the writer's one write of its block), and the indices leave the device as
-    float32 that the host converts."""
+    """64 rows of 64 random float32 logits, top 5, blocks of 32 rows: gates and int32 indices
+    equal numpy's exactly.  The float32 T.reduce_max runs on the vector engine
+    (``sfpu_reduce``, exact: the matrix engine would read the logits as TF32 and match
+    neighbours rounding to the same TF32 value) and ``max_val[i] == logits_frag[i, j]``
+    compares float32 values unpacked straight to DST (``unary_bcast`` of an
+    ``UnpackToDestFp32`` CB); each output is written once per block, after the loop (the
+    writer's one write of its block), and the indices leave the device as float32 that the
+    host converts."""
     M, N, K = 64, 64, 5
     art = tilelang_tt.compile(topk_kernel(M, N, K, 32), out_idx=[1, 2])
     rng = np.random.default_rng(0)
-    x = (np.stack([rng.permutation(N) for _ in range(M)]) / 64.0 - 0.5).astype(np.float32)
+    x = rng.random((M, N), dtype=np.float32)
     gates, idx = art(x)
     want = np.argsort(-x, axis=1, kind="stable")[:, :K]
     assert idx.dtype == np.int32
     np.testing.assert_array_equal(idx, want)
     np.testing.assert_array_equal(gates, np.take_along_axis(x, want, axis=1))
+    compute = art.sources["compute.cpp"]
+    assert "sfpu_reduce<PoolType::MAX, DataFormat::Float32, ReduceDim::REDUCE_ROW>" in compute
+    assert "reduce_tile<PoolType::MAX" not in compute
     plan = art.plan
     t = {e["name"]: e for e in plan["tensors"]}["topk_indices"]
     assert (t["dtype"], t["host_dtype"], t["host_convert"]) == ("float32", "int32", True)
@@ -88,9 +94,9 @@ def k(A: T.Tensor((32, {n}), "float32"), B: T.Tensor((32,), "int32")):
         (64, "T.if_then_else(a[i, j] > 0, j, -1)", "reduce_sum",
          r"kernel_\w+\.py:\d+ `T.reduce_sum\(s, r, dim=1\)`: s \(int32\) holds index "
          r"values, .* but T.sum of it"),
-        (4096, "T.if_then_else(a[i, j] > 0, j, -1)", "reduce_max",
-         r"s \(int32\) holds index values, .* its values reach 4095 in magnitude and it is "
-         r"reduced or broadcast by the matrix engine, which reads float32 as TF32"),
+        (64, "T.if_then_else(a[i, j] > 0, j, -16777216)", "reduce_max",
+         r"\w+ \(int32\) holds index values, .* its values reach 16777216 in magnitude and it "
+         r"is held as float32 \(integers exact below 2\^24\)"),
         (64, "T.if_then_else(a[i, j] > 0, j, -1) + 1", "reduce_max",
          r"kernel_\w+\.py:\d+ `s\[i, j\] = .*`: s \(int32\) holds index values, .* is not "
          r"an integer constant, an index value or a choice between them"),
@@ -172,3 +178,116 @@ def test_topk_stages_from_parsed_ir():
     assert allocs["topk_gates_cols"] == allocs["topk_indices_cols"] == "float32"
     assert [buffer_dtype(p) for p in func.params] == ["float32"] * 3
     assert [dict(e) for e in func.attrs[attrs.HOST_FORMAT]][0]["convert"]
+
+
+def _total_order_key(a):
+    """float32 bits as sign-magnitude integers: SFPSWAP's order (-0 < +0)."""
+    u = a.view(np.uint32).astype(np.int64)
+    return np.where(u >= 2 ** 31, 2 ** 31 - 1 - u, u)
+
+
+def test_float32_max_min_reductions_exact_bit_for_bit(tmp_path):
+    """Softmax-style float32 row max (dim=1), column max (dim=0) and row min on the vector
+    engine equal numpy bit for bit: values that differ below TF32 precision, infinities and a
+    row of zeros whose max is +0 over -0 (SFPSWAP's order); a block of 8 column tiles (more
+    than a 32-bit DST's 4 half-sync slots) is reduced in parts (4, 3 and 1 tiles) folded by binary_max_tile /
+    binary_min_tile (SFPSWAP too); T.reduce_min is the vector engine's min (no negations)."""
+    src = '''
+import tilelang_tt.language as T
+
+@T.prim_func
+def k(A: T.Tensor((64, {n}), "float32"), R: T.Tensor((64,), "float32"),
+      C: T.Tensor(({n},), "float32"), L: T.Tensor((64,), "float32")):
+    with T.Kernel(1) as bx:
+        a = T.alloc_fragment((64, {n}), "float32")
+        r = T.alloc_fragment((64,), "float32")
+        c = T.alloc_fragment(({n},), "float32")
+        l = T.alloc_fragment((64,), "float32")
+        T.copy(A[0, 0], a)
+        T.reduce_max(a, r, dim=1)
+        T.reduce_max(a, c, dim=0)
+        T.reduce_min(a, l, dim=1)
+        T.copy(r, R[0])
+        T.copy(c, C[0])
+        T.copy(l, L[0])
+'''
+    rng = np.random.default_rng(3)
+    for n in (64, 256):
+        art = tilelang_tt.compile(kernel_from_source(tmp_path, src.format(n=n)), out_idx=[1, 2, 3])
+        # 1 + k * 2^-20: equal in TF32 (10 mantissa bits), distinct in float32
+        x = (1 + rng.integers(0, 1000, (64, n)) * 2.0 ** -20).astype(np.float32)
+        x *= rng.choice(np.array([1, -1, 4], np.float32), (64, n))
+        x[3, 5], x[7, 9], x[8, :] = np.inf, -np.inf, -np.inf
+        x[10, :] = -0.0  # SFPSWAP: +0 above -0 (also in binary_max_tile's folds, n = 256)
+        x[10, 17 if n == 64 else 250] = 0.0
+        r, c, l = art(x)
+        key = _total_order_key(x)
+        want_r = np.take_along_axis(x, key.argmax(axis=1)[:, None], axis=1)[:, 0]
+        want_c = np.take_along_axis(x, key.argmax(axis=0)[None, :], axis=0)[0]
+        want_l = np.take_along_axis(x, key.argmin(axis=1)[:, None], axis=1)[:, 0]
+        for got, want in ((r, want_r), (c, want_c), (l, want_l)):
+            np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+        assert "sfpu_reduce<PoolType::MAX, DataFormat::Float32, ReduceDim::REDUCE_COL>" in \
+            art.sources["compute.cpp"]
+        compute = art.sources["compute.cpp"]
+        assert "sfpu_reduce<PoolType::MIN, DataFormat::Float32, ReduceDim::REDUCE_ROW>" in compute
+        assert "negative_tile" not in compute
+        if n == 256:
+            assert "binary_max_tile(0, 1, 0)" in compute and "binary_min_tile(0, 1, 0)" in compute
+
+
+def test_wide_int32_reduction_is_a_clear_error(tmp_path):
+    """An int32 T.reduce_max of rows too wide for L1 (A0.1.4 streams them in chunks, the
+    destination filled with int32's smallest value first) no longer crashes converting -inf
+    to an integer: compiling stops at the usual refusal of int32 blocks, naming the tensor."""
+    src = '''
+import tilelang_tt.language as T
+
+@T.prim_func
+def k(A: T.Tensor((32, 131072), "int32"), B: T.Tensor((32,), "int32")):
+    with T.Kernel(1) as bx:
+        a = T.alloc_fragment((32, 131072), "int32")
+        r = T.alloc_fragment((32,), "int32")
+        T.copy(A[0, 0], a)
+        T.reduce_max(a, r, dim=1)
+        T.copy(r, B[0])
+'''
+    func = kernel_from_source(tmp_path, src)
+    tilelang_tt.lower(func, stop_after="A0.1.4")
+    with pytest.raises(TTUnsupportedError, match=r"tensor A \(int32\) is read as blocks"):
+        tilelang_tt.compile(func, out_idx=-1)
+
+
+def test_index_vector_into_a_1d_int32_tensor(tmp_path):
+    """An int32 vector of index values (a row max of ``4000 + j`` choices, above TF32's exact
+    integers: exact, the float32 reduction runs on the vector engine) copied into a 1-D int32
+    tensor and broadcast into a block: the device's float32 row vector (row 0 of a tile band)
+    is converted back by the host (before: "the program wrote 1024 values, expected 32", and
+    values above 2048 were refused)."""
+    src = '''
+import tilelang_tt.language as T
+
+@T.prim_func
+def k(A: T.Tensor((32, 64), "float32"), B: T.Tensor((32,), "int32"),
+      C: T.Tensor((32, 64), "int32")):
+    with T.Kernel(1) as bx:
+        s = T.alloc_fragment((32, 64), "int32")
+        r = T.alloc_fragment((32,), "int32")
+        c = T.alloc_fragment((32, 64), "int32")
+        for i, j in T.Parallel(32, 64):
+            s[i, j] = T.if_then_else(A[i, j] > 0, 4000 + j, -1)
+        T.reduce_max(s, r, dim=1)
+        T.copy(r, B[0])
+        for i, j in T.Parallel(32, 64):
+            c[i, j] = T.if_then_else(A[i, j] < 0, r[i], -1)
+        T.copy(c, C[0, 0])
+'''
+    art = tilelang_tt.compile(kernel_from_source(tmp_path, src), out_idx=[1, 2])
+    a = np.random.default_rng(5).standard_normal((32, 64)).astype(np.float32)
+    a[3] = -1.0  # no positive element: -1
+    b, c = art(a)
+    want = np.where(a > 0, 4000 + np.arange(64)[None, :], -1).max(axis=1)
+    assert b.dtype == np.int32 and c.dtype == np.int32
+    np.testing.assert_array_equal(b, want)
+    # the vector broadcast into a block (unary_bcast of a CB unpacked straight to DST): exact
+    np.testing.assert_array_equal(c, np.where(a < 0, want[:, None], -1))

@@ -191,8 +191,8 @@ def test_parallel_expression_of_a_block_and_its_transpose(dtype):
 def test_transposed_operand_next_to_a_row_maximum():
     """``C_s[j, i] = A_s[i, j] - R[j]``: R (the row maxima of B_s, a column vector of the
     destination) meets a transposed operand, so it is broadcast into a whole block first (the
-    matrix engine reads tiles as stored).  fp32: the reduction reads B_s as TF32; the
-    transposition and the subtraction are exact fp32."""
+    matrix engine reads tiles as stored).  fp32: the reduction (vector engine, B_s unpacked
+    straight to DST), the transposition and the subtraction are exact fp32."""
 
     @T.prim_func
     def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32"),
@@ -211,7 +211,7 @@ def test_transposed_operand_next_to_a_row_maximum():
 
     art = tilelang_tt.compile(main, out_idx=[2])
     a, b = rand((64, 64), "float32", 13), rand((64, 64), "float32", 14)
-    row_max = src_operand(b, True).astype(np.float32)
+    row_max = b
     expected = np.empty((64, 64), np.float32)
     for r in range(0, 64, 32):
         for c in range(0, 64, 32):
@@ -224,8 +224,10 @@ def test_row_vector_used_as_a_block_operand():
     """``C_s[i, j] = A_s[i, j] * 2.0 - R[j]``: R (the column maxima of B_s, a row vector) stands
     where only a whole block goes (after ``A_s * 2.0`` on the vector engine), so the compute
     kernel broadcasts it into its own DST slot with ``unary_bcast<BroadcastType::ROW>`` (no block
-    of it is filled and added).  fp32: the reduction and the broadcast read through source
-    registers (TF32); the product and the difference are exact fp32 / one rounding."""
+    of it is filled and added).  fp32: neither the reduction nor the broadcast reads through
+    source registers (TF32): B_s and R are unpacked straight to DST (the vector engine's
+    reduction, ``unary_bcast`` of an ``UnpackToDestFp32`` CB); the product and the difference
+    are exact fp32 / one rounding."""
 
     @T.prim_func
     def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32"),
@@ -246,7 +248,7 @@ def test_row_vector_used_as_a_block_operand():
     code = art.sources["compute.cpp"]
     assert "unary_bcast<BroadcastType::ROW>(" in code and "add_tiles_bcast" not in code
     a, b = rand((64, 64), "float32", 15), rand((64, 64), "float32", 16)
-    col_max = src_operand(b, True).astype(np.float32)
+    col_max = b
     expected = np.empty((64, 64), np.float32)
     for r in range(0, 64, 32):
         for c in range(0, 64, 32):

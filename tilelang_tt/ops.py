@@ -420,6 +420,14 @@ for _name in ("max", "sum"):
         engine="math",
         # accumulates: sums over several tiles in DST (an fp32 input needs an fp32 DST)
         props={"self_init": True, "pool": 1 if _name == "max" else 0, "accumulates": True})
+for _name, _pool in (("max", 2), ("min", 3)):
+    _op(f"reduce.sfpu_{_name}", "abstract", "void",
+        f"reduce.sfpu_{_name}(cb_out, cb_in, Mt, Nt, over_rows): the exact {_name} of every "
+        "row of a float32 Mt x Nt block into a column vector (Mt tiles, values in column 0), or "
+        "with over_rows of every column into a row vector (Nt tiles, values in row 0), on the "
+        "vector engine (sfpu_reduce on tiles copied into a 32-bit DST: no TF32 source register)",
+        "out:cb.out src:cb.in mt:imm nt:imm over_rows:imm", kernel="compute", engine="sfpu",
+        props={"self_init": True, "pool": _pool, "sfpu_reduce": True})
 _op("scan.cumsum", "abstract", "void",
     "scan.cumsum(cb_out, cb_in, mt, nt): the running sum of every column of the mt x nt block "
     "from top to bottom (tile row 0 to mt - 1), the vector engine's cumsum_tile carrying the "
@@ -681,6 +689,25 @@ _compute("reduce_tile", "reduce_tile(icb, scaler_cb, itile, iscaler, idst, pool,
          dst="math", template=_reduce_template, template_args=2)
 _compute("reduce_uninit", "reduce_uninit(): restore the packer after a reduction", "reduce.h",
          engine="pack")
+
+
+def _sfpu_reduce_template(pool, dim=None):
+    what = f"<PoolType::{('SUM', 'AVG', 'MAX', 'MIN')[pool]}, DataFormat::Float32"
+    return what + (">" if dim is None else
+                   f", {('ReduceDim::REDUCE_ROW', 'ReduceDim::REDUCE_COL')[dim]}>")
+
+
+_compute("sfpu_reduce_init", "sfpu_reduce_init(pool): configure the vector engine's reduction "
+         "of Float32 DST tiles; pool 2 = MAX, 3 = MIN (PoolType)", "compute_kernel_api.h",
+         "pool:imm", engine="sfpu", sets="sfpu", template=_sfpu_reduce_template, template_args=1)
+_compute("sfpu_reduce",
+         "sfpu_reduce(idst, ct, rt, pool, dim): the vector engine's exact max / min (SFPSWAP) of "
+         "Float32 DST tiles; dim 0 = REDUCE_ROW: each row of the ct x rt block of tiles from idst "
+         "(tile idst + i * ct + j) into column 0 of the row's first tile; dim 1 = REDUCE_COL (one "
+         "tile, ct = rt = 1): each column into row 0; the rest of the block is clobbered",
+         "compute_kernel_api.h", "idst:dst ct:int rt:int pool:imm dim:imm", engine="sfpu",
+         init="tt.sfpu_reduce_init", init_args=(("pool", "pool"),), dst="math",
+         template=_sfpu_reduce_template, template_args=2)
 _compute("fill_tile_init", "fill_tile_init()", "eltwise_unary/fill.h", engine="sfpu", sets="sfpu")
 _compute("fill_tile", "fill_tile(idst, value): every element of DST[idst] = value",
          "eltwise_unary/fill.h", "idst:dst value:float", engine="sfpu", init="tt.fill_tile_init",

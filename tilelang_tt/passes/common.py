@@ -431,7 +431,15 @@ def replace_tile_call(call, **changes):
 
 def reduction_identity(kind: str, absolute: bool, dtype: str):
     """The value a ``T.reduce_*`` (tile op ``kind``; ``absolute`` for abssum / absmax) starts
-    from: -inf for max, inf for min, 0 for sums and absolute maxima."""
+    from: -inf for max, inf for min, 0 for sums and absolute maxima; for an integer dtype its
+    smallest / largest value (an integer has no infinity)."""
+    if dtype.startswith(("int", "uint")):
+        bits = int(dtype.lstrip("uint") or 32)
+        lo, hi = (0, 2 ** bits - 1) if dtype.startswith("uint") else (-2 ** (bits - 1),
+                                                                        2 ** (bits - 1) - 1)
+        if kind == "tirx.tile.max" and not absolute:
+            return tirx.const(lo, dtype)
+        return tirx.const(hi if kind == "tirx.tile.min" else 0, dtype)
     if kind == "tirx.tile.max" and not absolute:
         return tirx.const(float("-inf"), dtype)
     if kind == "tirx.tile.min":

@@ -48,7 +48,7 @@ def vector_orientations(body) -> dict:
     calls = collect(body, tirx.TilePrimitiveCall)
     for call in calls:
         name = call.op.name
-        if name in ("tirx.tile.sum", "tirx.tile.max") and len(buffer_shape(call.args[0].source)) == 1 \
+        if name in ("tirx.tile.sum", "tirx.tile.max", "tirx.tile.min") and len(buffer_shape(call.args[0].source)) == 1 \
                 and len(buffer_shape(call.args[1].source)) == 2:
             axis = int(call.args[2][0]) % 2
             decide(call.args[0].source, "col" if axis == 1 else "row",
@@ -68,7 +68,7 @@ def vector_orientations(body) -> dict:
                 vectors = [r.source for k, r in enumerate(_regions(call))
                            if len(buffer_shape(r.source)) == 1 and k - 1 not in scalars
                            and buffer_scope(r.source) != "global"]
-                if len(vectors) < 2 or call.op.name in ("tirx.tile.sum", "tirx.tile.max"):
+                if len(vectors) < 2 or call.op.name in ("tirx.tile.sum", "tirx.tile.max", "tirx.tile.min"):
                     continue
                 if call.op.name == "tt.tile.expr" and len(buffer_shape(call.args[0].source)) != 1:
                     continue  # a block's expression: its vectors are broadcasts, each its own

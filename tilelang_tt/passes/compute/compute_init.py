@@ -40,7 +40,7 @@ from ..common import (
     to_py, tt_calls, tt_pass,
 )
 from ..common import tt_map
-from ..frontend.eltwise_expr import is_single_function, matrix_engine_operands
+from ..frontend.eltwise_expr import is_single_function, matrix_engine_operands, postfix
 from ..analysis.flow import TOP, FlowRewriter
 
 # TT-Metalium's ``ComputeConfig::math_fidelity`` default (every kernel, whatever its dtypes)
@@ -66,11 +66,19 @@ def _keeps_intermediates(call) -> bool:
     return call.op.name == "tt.eltwise" and not is_single_function(ops.named(call).expr)
 
 
-def matrix_engine_reads(call) -> list[int]:
+def matrix_engine_reads(call, dtype=None) -> list[int]:
     """Argument positions of the CBs a compute op reads through the matrix engine's source
-    registers (as opposed to ``copy_tile`` into DST)."""
+    registers (as opposed to ``copy_tile`` into DST).  With ``dtype`` (CB -> dtype), a float32
+    vector broadcast into a DST slot on its own (``unary_bcast``) is not one: the SDK's
+    ``unary_bcast`` unpacks a CB whose DST format is Float32 (an ``UnpackToDestFp32`` CB)
+    straight to DST and broadcasts it there, exactly."""
     if call.op.name == "tt.eltwise":
-        return [3 + k for k in matrix_engine_operands(ops.named(call).expr)]
+        tree = ops.named(call).expr
+        found = matrix_engine_operands(tree)
+        if dtype is not None:
+            fpu = {k for kind, v in postfix(tree) if kind == "bcast" for k in (v[1], v[2])}
+            found = [k for k in found if k in fpu or dtype(call.args[3 + k]) != "float32"]
+        return [3 + k for k in found]
     if ops.spec(call.op.name).engine == "math":
         return ops.cb_reads(call)
     return []
@@ -186,9 +194,10 @@ def InsertComputeInitTT(func, mod, ctx):
     accs = [a.buffer for a in collect(func.body, tirx.AllocBuffer)
             if attrs.ACC_DESC in (a.annotations or {})]
     sfpu = [c for c in calls if _keeps_intermediates(c)]
-    # float32 CBs that only copy_tile reads go straight to DST; one the matrix engine reads
-    # (matmul, FPU eltwise, reduce, broadcast) must go through its source registers
-    matrix_read = {info.id(c.args[i]) for c in calls for i in matrix_engine_reads(c)}
+    # float32 CBs that only copy_tile / unary_bcast / the SFPU reduction read go straight to
+    # DST; one the matrix engine reads (matmul, FPU eltwise, reduce, broadcast into an FPU op)
+    # must go through its source registers
+    matrix_read = {info.id(c.args[i]) for c in calls for i in matrix_engine_reads(c, info.dtype)}
     fp32_unpacked = sorted({info.id(c.args[i]) for c in calls if self_configured(c.op.name)
                             for i in ops.cb_reads(c)
                             if info.dtype(c.args[i]) == "float32"} - matrix_read)

@@ -204,6 +204,75 @@ def _lower_reduce(cx: DstContext, call):
     return in_chunks(out, lines, chunk, group)
 
 
+def _lower_sfpu_reduce(cx: DstContext, call):
+    """``reduce.sfpu_<max|min>``: the vector engine's exact reduction (``sfpu_reduce``) of
+    tiles copied into DST (a float32 CB no matrix-engine op reads is unpacked straight to the
+    32-bit DST, so nothing passes through a TF32 source register).  By rows (REDUCE_ROW):
+    each row of tiles into column 0 of its first slot - ``rows`` rows of tiles per DST round
+    when the ``Nt`` tiles of a row fit DST, else the row in parts: the first DST-full, the
+    others of up to ``capacity - 1`` tiles, each reduced in slots ``1 ..`` and folded into
+    slot 0 by ``binary_max_tile`` / ``binary_min_tile`` (SFPSWAP, exact).  By columns (REDUCE_COL,
+    one tile per call): each tile of a column of tiles reduced into its row 0 and folded the
+    same way.  Slot 0 (row ``d``: slot ``d * Nt``) is packed to the output tile."""
+    a = ops.named(call)
+    out, src = a.out, a.src
+    mt, nt, over_rows = int(a.mt), int(a.nt), int(a.over_rows)
+    pool = ops.spec(call.op.name).props["pool"]  # PoolType: MAX = 2, MIN = 3
+    fold_init, fold = (("tt.binary_max_tile_init", "tt.binary_max_tile") if pool == 2 else
+                       ("tt.binary_min_tile_init", "tt.binary_min_tile"))
+    cap = cx.capacity
+
+    def reduce_into(slot, tiles, ntiles, rt, dim):
+        """Copy ``tiles(d)`` (d < ntiles) into slots ``slot + d``, reduce them."""
+        return [ev("tt.copy_init", src),
+                loop_nest([ntiles], lambda d: ev("tt.copy_tile", src, tiles(d), slot + d), ["d"]),
+                ev("tt.sfpu_reduce_init", int_imm(pool)),
+                ev("tt.sfpu_reduce", slot, int_imm(ntiles // rt), int_imm(rt), int_imm(pool),
+                   int_imm(dim))]
+
+    def fold_slot1():
+        return [ev(fold_init), ev(fold, int_imm(0), int_imm(1), int_imm(0))]
+
+    def folded(first, rest, parts, last=None):
+        """``first`` into slot 0, then ``parts`` further parts each into slot 1 and up (and
+        ``last``), folded into slot 0."""
+        calls = [ev("tt.tile_regs_acquire")] + cx.srca_cfg(src) + first
+        if parts:
+            calls.append(loop_nest([parts], lambda p: seq(rest(p) + fold_slot1()), ["p"]))
+        if last:
+            calls += last + fold_slot1()
+        return calls
+
+    if not over_rows:
+        if nt <= cap:
+            rows = largest_divisor(mt, cap // nt)
+
+            def group(c):
+                base = c * rows
+                return seq([ev("tt.tile_regs_acquire")] + cx.srca_cfg(src) + reduce_into(
+                    0, lambda d: base * nt + d, rows * nt, rows, 0)
+                    + pack_round(cx, out, base, rows, slot=lambda d: d * nt))
+            return in_chunks(out, mt, rows, group)
+        k = cap - 1  # the first part fills DST, the others slots 1 .. cap - 1
+        full, rem = divmod(nt - cap, k)
+
+        def row_group(r):
+            at = cap + full * k
+            return seq(folded(reduce_into(0, lambda d: r * nt + d, cap, 1, 0),
+                              lambda p: reduce_into(1, lambda d: r * nt + cap + p * k + d, k, 1,
+                                                    0),
+                              full,
+                              reduce_into(1, lambda d: r * nt + at + d, rem, 1, 0) if rem else None)
+                       + pack_round(cx, out, r, 1))
+        return in_chunks(out, mt, 1, row_group)
+
+    def col_group(col):
+        return seq(folded(reduce_into(0, lambda d: col, 1, 1, 1),
+                          lambda p: reduce_into(1, lambda d: (p + 1) * nt + col, 1, 1, 1), mt - 1)
+                   + pack_round(cx, out, col, 1))
+    return in_chunks(out, nt, 1, col_group)
+
+
 def _lower_cumsum(cx: DstContext, call):
     """``scan.cumsum``: each column of tiles top to bottom, ``chunk`` tiles per DST round (the
     largest divisor of ``Mt`` DST holds); every tile is copied in, then ``cumsum_tile`` runs
@@ -326,6 +395,8 @@ def lower_block_op(cx: DstContext, call):
         return _lower_expr(cx, call)
     if name in ("tt.reduce.max", "tt.reduce.sum"):
         return _lower_reduce(cx, call)
+    if ops.spec(name).props.get("sfpu_reduce"):
+        return _lower_sfpu_reduce(cx, call)
     if name == "tt.const_tile":
         return _lower_const_tile(cx, call)
     if name == "tt.scan.cumsum":

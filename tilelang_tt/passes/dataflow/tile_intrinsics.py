@@ -31,6 +31,10 @@ Guarantees (no DST handling, no init calls yet); the block buffers' allocations 
   ``[1]``, one tile) is the row reduction of a row vector (``Mt = 1``, REDUCE_ROW) or the
   column reduction of a column vector (``Nt = 1``, REDUCE_COL): the value lands at element
   (0, 0), element 0 of a vector of either orientation;
+  a float32 ``tile.max`` / ``tile.min`` becomes ``tt.reduce.sfpu_<max|min>(cb_R, cb_S, Mt,
+  Nt, d == 0)`` instead (no scaler): the vector engine's reduction, exact where the matrix
+  engine's source registers would read the float32 operand as TF32 (A0.3 leaves
+  ``tile.min`` for float32 only);
 * ``tt.tile.cumsum(dst, src, dim)`` (``T.cumsum``) of a 2-D block along its rows (``dim=0``)
   or of a column vector becomes ``tt.scan.cumsum(cb_dst, cb_src, Mt, Nt)``; along the
   columns (``dim=1``, or a row vector: values in row 0 of its tiles) the source's tiles are
@@ -71,8 +75,11 @@ from ..frontend.eltwise_expr import load, load_t, transposed_operands, vector_op
 _ELTWISE = {"tirx.tile.add": "add", "tirx.tile.sub": "sub", "tirx.tile.mul": "mul"}
 _FPU_OPS = {"tirx.tile.add": "tt.fpu.add", "tirx.tile.sub": "tt.fpu.sub",
             "tirx.tile.mul": "tt.fpu.mul"}
-_REDUCE = {"tirx.tile.sum": "T.reduce_sum", "tirx.tile.max": "T.reduce_max"}
+_REDUCE = {"tirx.tile.sum": "T.reduce_sum", "tirx.tile.max": "T.reduce_max",
+           "tirx.tile.min": "T.reduce_min"}
 _REDUCE_OPS = {"tirx.tile.sum": "tt.reduce.sum", "tirx.tile.max": "tt.reduce.max"}
+# float32 max: the matrix engine's source registers would read the operand as TF32
+_SFPU_REDUCE_OPS = {"tirx.tile.max": "tt.reduce.sfpu_max", "tirx.tile.min": "tt.reduce.sfpu_min"}
 
 
 def _whole(region, what, span):
@@ -168,7 +175,15 @@ def LowerTTTileIntrinsics(func, mod, ctx):
 
     def emit_reduce(name, what, src, dst, mt, nt, dim, span):
         """The scaler tile of ones, then the reduction of ``src``'s ``mt x nt`` tiles into
-        ``dst`` (``dim`` 0: by columns, 1: by rows)."""
+        ``dst`` (``dim`` 0: by columns, 1: by rows); a float32 max: the vector engine's exact
+        reduction, which takes no scaler."""
+        if name in _SFPU_REDUCE_OPS and buffer_dtype(src) == "float32":
+            return ops.evaluate(_SFPU_REDUCE_OPS[name], cb(dst, what, span), cb(src, what, span),
+                                int_imm(mt), int_imm(nt), int_imm(dim), span=span)
+        if name not in _REDUCE_OPS:
+            raise TTUnsupportedError(
+                f"{what} of {src.name} ({buffer_dtype(src)}): only a float32 block reduces by min "
+                "here (A0.3 turns others into -max(-x))", span=span)
         scaler = scaler_cb(buffer_dtype(src))
         return seq([
             ops.evaluate("tt.const_tile", scaler, tirx.FloatImm("float32", 1.0), int_imm(1),

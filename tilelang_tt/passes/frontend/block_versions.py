@@ -68,7 +68,8 @@ from ..common import (
 ELEMENTWISE = ("tirx.tile.add", "tirx.tile.sub", "tirx.tile.mul", "tt.tile.expr",
                "tt.tile.index_mask")
 # compute ops that read their block operands from CBs: an accumulator operand is packed first
-_READS_PACKED = ELEMENTWISE + ("tirx.tile.sum", "tirx.tile.max", "tt.tile.cumsum")
+_READS_PACKED = ELEMENTWISE + ("tirx.tile.sum", "tirx.tile.max", "tirx.tile.min",
+                                "tt.tile.cumsum")
 _NOOP = tirx.Evaluate(tirx.IntImm("int32", 0))
 
 

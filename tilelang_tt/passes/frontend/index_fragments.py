@@ -21,9 +21,11 @@ float32 on the device and the host converts its values back to the caller's inte
 (``tt.host_format`` ``convert`` of an output).  Exactness: an index value is computed by the
 reader as an integer and converted to float32, the ``T.if_then_else`` is a select in DST; the
 magnitude of every constant and index value (bounded by the loops' ranges and the launch's
-extents) must be below 2^24, and at most 2048 when the buffer is reduced or is a vector (a 1-D
-buffer, broadcast along the rows through SrcB) - the matrix engine reads float32 operands as
-TF32 (11 significant bits), which holds every integer up to 2048 exactly.
+extents) must be below 2^24.  No matrix engine reads such a buffer (it would read float32 as
+TF32): a float32 ``T.reduce_max`` / ``T.reduce_min`` runs on the vector engine from DST (C2),
+and a vector (a 1-D buffer) read only by copies, selects and broadcasts is unpacked straight to
+DST and broadcast there (``unary_bcast``), both exact; the buffers take no arithmetic, so no
+matrix-engine broadcast (``+ - * /`` with a vector) reads them.
 
 Refused (``TTUnsupportedError`` naming the buffer, the statement's line and what disqualifies
 it): such an integer buffer - one some ``T.Parallel`` store writes an index value into - with
@@ -75,7 +77,6 @@ from .host_formats import _entry, _host_format, _with_host_format
 
 _BLOCK = ("local.fragment", "shared")
 _EXACT_FLOAT32 = 1 << 24  # every integer below it in magnitude is a float32
-_EXACT_TF32 = 1 << 11  # ... a TF32 (the matrix engine's reading of float32 operands)
 _REDUCE = ("tirx.tile.max", "tirx.tile.min")
 
 
@@ -278,18 +279,12 @@ def _plan(kernel):
                            "index-value buffers)", span)
                     break
         if bad is None:
-            # the matrix engine reads float32 as TF32: a reduced buffer, and a vector (its
-            # broadcasts along the rows go through SrcB)
-            limit = {b: (_EXACT_TF32 if any(b.same_as(r) for r in reduced)
-                         or len(buffer_shape(b)) == 1 else _EXACT_FLOAT32) for b in group}
+            # float32 holds every integer below 2^24; the reductions (vector engine) and the
+            # vectors' broadcasts (unary_bcast from DST) keep float32 exactly
             top = max(bounds.values())  # values flow between the buffers: one bound for all
-            for b in group:
-                if top > limit[b] or (limit[b] == _EXACT_FLOAT32 and top >= limit[b]):
-                    what = ("reduced or broadcast by the matrix engine, which reads float32 as "
-                            "TF32 (integers exact up to 2048)" if limit[b] == _EXACT_TF32 else
-                            "held as float32 (integers exact below 2^24)")
-                    bad = (b, f"its values reach {top} in magnitude and it is {what}", None)
-                    break
+            if top >= _EXACT_FLOAT32:
+                bad = (group[0], f"its values reach {top} in magnitude and it is held as "
+                       "float32 (integers exact below 2^24)", None)
         if bad is None:
             uniq = []
             for t, _ in tensors:

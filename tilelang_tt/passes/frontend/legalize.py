@@ -9,9 +9,10 @@ Guarantees:
   (every other index a scalar);
 * ``T.fill`` / ``T.clear`` of a tensor region fills a staged block buffer copied out after
   it; a fill value that is an expression of constants (``-T.infinity(dtype)``) is folded;
-* the engines reduce by sum or max only: ``T.reduce_min`` becomes ``-max(-x)`` and
-  ``T.reduce_abssum`` / ``absmax`` reduce a new fragment holding ``|x|``
-  (``tt.tile.expr`` of ``negative`` / ``abs``);
+* the matrix engine reduces by sum or max only: ``T.reduce_min`` of a bfloat16 / float16
+  block becomes ``-max(-x)`` (a float32 one stays: C2 gives it to the vector engine, whose
+  reduction takes min) and ``T.reduce_abssum`` / ``absmax`` reduce a new fragment holding
+  ``|x|`` (``tt.tile.expr`` of ``negative`` / ``abs``);
 * a reduction of a 1-D block (``T.reduce_*(x, out, dim=0)`` of an ``[N]`` buffer: its full
   reduction, C2's row reduction of the row vector) has a destination of one element, ``[1]``
   (TileLang's shape for it), else a ``TTLayoutError`` naming both buffers and the line;
@@ -166,6 +167,8 @@ def _reduction_on_engines(call, fresh):
         (call.config or {}).get(attrs.REDUCE_ABS, False))
     if name != "tirx.tile.min" and not absolute:
         return call
+    if name == "tirx.tile.min" and buffer_dtype(call.args[1].source) == "float32":
+        return call  # the vector engine's exact reduction (C2)
     dst, src, axes, accum = call.args[0], call.args[1], call.args[2], call.args[3]
     stmts = []
 

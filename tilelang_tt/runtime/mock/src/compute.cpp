@@ -13,6 +13,7 @@
 #include "fpu.hpp"
 #include "sfpu.hpp"
 #include "ttmock/compute_api.h"
+#include "ttmock/llk_defs.h"
 #include "ttmock/numerics.hpp"
 
 using namespace ttmock;
@@ -62,7 +63,7 @@ FpuOp fpu_op_of(const std::string& mode) {
 // Per-core tile op counters, found once per kind and then bumped through a pointer
 enum Counter : int {
     kCntMatmul, kCntAdd, kCntSub, kCntMul, kCntBcastAdd, kCntBcastSub, kCntBcastMul, kCntCopy,
-    kCntTranspose, kCntReduce, kCntPack, kCntWhere, kCntUnaryBcast, kCntCumsum, kCntReshuffle, kCntSfpu = 16, kCntSfpuBinary = 64,  // room for every sfpu::Unary id
+    kCntTranspose, kCntReduce, kCntPack, kCntWhere, kCntUnaryBcast, kCntCumsum, kCntReshuffle, kCntSfpuReduce, kCntSfpu = 16, kCntSfpuBinary = 64,  // room for every sfpu::Unary id
     kCntEnd = 96,  // ComputeState::op_counter's size
 };
 void count(ComputeState& e, int slot, const char* name, const char* prefix = "",
@@ -556,7 +557,8 @@ void ttmock::reduce(int pool, int dim, uint32_t icb, uint32_t iscaler_cb, uint32
 // share binop_with_scalar_tile_init (kScalarInit), binary ops kBinaryBase + sfpu::Binary id.
 namespace {
 constexpr int kScalarInit = 1000, kBinaryBase = 2000, kWhereInit = 3000, kRoundingInit = 4000,
-              kCumsumInit = 5000, kReshuffleInit = 6000;
+              kCumsumInit = 5000, kReshuffleInit = 6000,
+              kSfpuReduceInit = 7000;  // + pool * 256 + DataFormat
 bool is_scalar_op(sfpu::Unary u) {
     return u == sfpu::Unary::AddScalar || u == sfpu::Unary::SubScalar || u == sfpu::Unary::MulScalar ||
            u == sfpu::Unary::DivScalar || u == sfpu::Unary::RsubScalar;
@@ -682,6 +684,78 @@ void ttmock::sfpu_cumsum(uint32_t idst, bool first) {
     e.dst_written[idst] = true;
     count(e, kCntCumsum, "sfpu_cumsum");
     timing::sfpu(current(), timing::sfpu_instructions("cumsum") * timing::profile().sfpu_instr);
+}
+
+namespace {
+// SFPSWAP's comparison (ISA SFPSWAP.md SignMagIsSmaller): the bits as sign-magnitude integers,
+// for float32 the total order -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN
+int32_t sign_magnitude_key(uint32_t u) {
+    return static_cast<int32_t>(u ^ (static_cast<uint32_t>(static_cast<int32_t>(u) >> 31) >> 1));
+}
+constexpr uint32_t kUnmodeledNaN = 0x7FC00000u;
+}  // namespace
+
+void ttmock::sfpu_reduce_init(int pool, int format) {
+    ComputeState& e = started_engine(call("sfpu_reduce_init", {}));
+    e.sfpu_op = kSfpuReduceInit + pool * 256 + format;
+}
+
+void ttmock::sfpu_reduce(int pool, int format, int dim, uint32_t idst, uint32_t ct_dim, uint32_t rt_dim) {
+    // ckernel_sfpu_reduce.h (Wormhole / Blackhole), the cases the emulator models: Float32 data in
+    // a 32-bit DST, MAX / MIN. REDUCE_ROW: each row of the ct_dim x rt_dim block of DST tiles from
+    // idst (tile idst + i * ct_dim + j) reduced by SFPSWAP compare-and-swaps into column 0 of the
+    // row's first tile; REDUCE_COL (one tile): each column into row 0. SFPLOAD reads the fp32 bits
+    // exactly, SFPSWAP orders them as sign-magnitude integers (no arithmetic), SFPSTORE flushes a
+    // denormal result to a zero of its sign. The LLK stores intermediate values over the rest of
+    // the block; the emulator does not model them and writes NaN there, so a reader of them shows.
+    const Call what = call("sfpu_reduce", {idst, ct_dim, rt_dim});
+    ComputeState& e = started_engine(what);
+    if (e.sfpu_op != kSfpuReduceInit + pool * 256 + format) {
+        fail_at(what, ": call sfpu_reduce_init with the same PoolType and DataFormat first");
+    }
+    if (format != static_cast<int>(tt::DataFormat::Float32)) {
+        unsupported("sfpu_reduce of a format other than Float32");
+    }
+    if (!e.fp32_dest_acc) fail_at(what, ": sfpu_reduce<Float32> needs fp32_dest_acc_en (a 32-bit DST)");
+    const bool is_min = pool == static_cast<int>(ckernel::PoolType::MIN);
+    if (!is_min && pool != static_cast<int>(ckernel::PoolType::MAX)) {
+        unsupported("sfpu_reduce with a PoolType other than MAX / MIN");
+    }
+    const bool row = dim == static_cast<int>(ckernel::ReduceDim::REDUCE_ROW);
+    if (!row && dim != static_cast<int>(ckernel::ReduceDim::REDUCE_COL)) fail_at(what, ": unknown ReduceDim");
+    if (!row && (ct_dim != 1 || rt_dim != 1)) fail_at(what, ": REDUCE_COL takes one tile (ct_dim = rt_dim = 1)");
+    if (ct_dim == 0 || rt_dim == 0) fail_at(what, ": an empty block");
+    for (uint32_t t = 0; t < ct_dim * rt_dim; ++t) check_dst(e, idst + t, what, false);
+    e.cumsum_live = false;
+    auto at = [](uint32_t r, uint32_t c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15); };
+    auto better = [is_min](uint32_t a, uint32_t b) {  // a replaces b
+        return is_min ? sign_magnitude_key(a) < sign_magnitude_key(b) : sign_magnitude_key(a) > sign_magnitude_key(b);
+    };
+    auto stored = [](uint32_t u) { return (u & 0x7F800000u) ? u : (u & 0x80000000u); };
+    {
+        TileMathTimer tile_math_timer(current_core());
+        for (uint32_t i = 0; i < rt_dim; ++i) {
+            const uint32_t base = idst + i * ct_dim;
+            uint32_t result[32];
+            for (uint32_t l = 0; l < 32; ++l) {
+                uint32_t m = row ? e.dst[base][at(l, 0)] : e.dst[base][at(0, l)];
+                for (uint32_t j = 0; j < ct_dim; ++j) {
+                    for (uint32_t k = 0; k < 32; ++k) {
+                        const uint32_t v = row ? e.dst[base + j][at(l, k)] : e.dst[base][at(k, l)];
+                        if (better(v, m)) m = v;
+                    }
+                }
+                result[l] = stored(m);
+            }
+            for (uint32_t j = 0; j < ct_dim; ++j) {
+                std::fill(e.dst[base + j], e.dst[base + j] + kTileElems, kUnmodeledNaN);
+                e.dst_written[base + j] = true;
+            }
+            for (uint32_t l = 0; l < 32; ++l) e.dst[base][row ? at(l, 0) : at(0, l)] = result[l];
+        }
+    }
+    count(e, kCntSfpuReduce, "sfpu_reduce");
+    timing::sfpu(current(), ct_dim * rt_dim * timing::sfpu_instructions("sfpu_reduce") * timing::profile().sfpu_instr);
 }
 
 uint32_t ttmock::cb_tile_address(uint32_t cb, uint32_t tile_index) {

@@ -1150,6 +1150,16 @@ Binary binary_from_name(const char* n) {
 }
 
 namespace {
+// SFPSWAP's comparison (ISA SFPSWAP.md SignMagIsSmaller): a below b as sign-magnitude integers
+SINLINE bool sign_magnitude_less(uint32_t a, uint32_t b) {
+    const auto key = [](uint32_t u) {
+        return static_cast<int32_t>(u ^ (static_cast<uint32_t>(static_cast<int32_t>(u) >> 31) >> 1));
+    };
+    return key(a) < key(b);
+}
+}  // namespace
+
+namespace {
 // SFPLOAD reads BF16 / FP32 exactly; SFPSTORE flushes denormals and, into a 16-bit DST, truncates
 // (the LLK rounds first where the function needs it)
 template <typename Fn>
@@ -1229,8 +1239,9 @@ SFPU_HOT void binary_reference(Binary op, uint32_t* out, const uint32_t* a, cons
             case Binary::Pow: r = fp32_dst ? pow_fp32(x, y, true) : pow_21f(x, y, true); break;
             case Binary::Fmod: r = fmod_binary(x, y, fp32_dst); break;
             case Binary::Atan2: r = atan2_fn(x, y, fp32_dst, approx); break;
-            case Binary::Max: r = x < y ? y : x; break;
-            case Binary::Min: r = y < x ? y : x; break;
+            // SFPSWAP orders the bits as sign-magnitude integers: -NaN < -inf < -0 < +0 < +inf < +NaN
+            case Binary::Max: r = sign_magnitude_less(B(x), B(y)) ? y : x; break;
+            case Binary::Min: r = sign_magnitude_less(B(y), B(x)) ? y : x; break;
             case Binary::Unknown: break;
         }
         const uint32_t u = B(r);
@@ -1371,8 +1382,13 @@ V512_FN void binary512(uint32_t* out, const uint32_t* a, const uint32_t* b, bool
                 r = vfloat(_mm512_maskz_mov_epi32(~zero, rounded));
             }
         }
-        if constexpr (kOp == Binary::Max) r = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, y, _CMP_LT_OQ), y);
-        if constexpr (kOp == Binary::Min) r = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(y, x, _CMP_LT_OQ), y);
+        if constexpr (kOp == Binary::Max || kOp == Binary::Min) {  // SFPSWAP's sign-magnitude order
+            const __m512i ux = vbits(x), uy = vbits(y);
+            const __m512i kx = _mm512_xor_si512(ux, _mm512_srli_epi32(_mm512_srai_epi32(ux, 31), 1));
+            const __m512i ky = _mm512_xor_si512(uy, _mm512_srli_epi32(_mm512_srai_epi32(uy, 31), 1));
+            r = _mm512_mask_mov_ps(x, kOp == Binary::Max ? _mm512_cmplt_epi32_mask(kx, ky)
+                                                          : _mm512_cmplt_epi32_mask(ky, kx), y);
+        }
         _mm512_storeu_si512(out + i, vstore_bits(vbits(r), keep));
     }
 }

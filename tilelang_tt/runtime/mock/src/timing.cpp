@@ -75,7 +75,7 @@ double sfpu_instructions(const char* op) {
         {"sin", 20},  {"cos", 22},     {"tan", 30},  {"atan", 30}, {"sinh", 36}, {"cosh", 32},
         {"erf", 30},  {"power", 40},   {"pow", 44},  {"fmod", 40},  {"asin", 32}, {"acos", 34},
         {"asinh", 60}, {"acosh", 56},  {"atanh", 50}, {"log1p", 18}, {"rpow", 44}, {"atan2", 30},
-        {"cumsum", 26}, {"reshuffle_rows", 40},
+        {"cumsum", 26}, {"reshuffle_rows", 40}, {"sfpu_reduce", 12},
     };
     for (const auto& [name, n] : table) {
         if (std::strcmp(op, name) == 0) return n;

@@ -41,6 +41,10 @@ void sfpu_cumsum(uint32_t idst, bool first);
 // reshuffle_rows_tile(idst, idx_addr): DST[idst + 1] row idx[r] += DST[idst] row r (idx: 32 bytes
 // at L1 address idx_addr + 16; 32 or more: the row is skipped)
 void sfpu_reshuffle_rows(uint32_t idst, uint32_t idx_addr);
+// sfpu_reduce_init<pool, format>() / sfpu_reduce<pool, format, dim>(idst, ct_dim, rt_dim): pool,
+// format and dim the enumerators' values (PoolType, DataFormat, ReduceDim)
+void sfpu_reduce_init(int pool, int format);
+void sfpu_reduce(int pool, int format, int dim, uint32_t idst, uint32_t ct_dim, uint32_t rt_dim);
 void pack(uint32_t idst, uint32_t ocb, uint32_t out_index, bool out_of_order);
 void reconfig_srca(uint32_t cb);
 void reconfig_srcb(uint32_t cb);

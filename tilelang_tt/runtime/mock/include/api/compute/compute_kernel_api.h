@@ -47,4 +47,20 @@ ALWI void unary_min_tile_init() { ttmock::sfpu_init("unary_min"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void power_tile(uint32_t idst, uint32_t param0) { ttmock::sfpu_unary("power", idst, std::bit_cast<float>(param0)); }
 ALWI void power_tile_init() { ttmock::sfpu_init("power"); }
+// sfpu_reduce (the SDK's SFPU reduction, ckernel_sfpu_reduce.h): the emulator models Float32 MAX /
+// MIN, REDUCE_ROW over a ct_dim x rt_dim block of DST tiles from idst, and REDUCE_COL of one tile
+template <PoolType pool_type, DataFormat format, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sfpu_reduce_init() {
+    ttmock::sfpu_reduce_init(static_cast<int>(pool_type), static_cast<int>(format));
+}
+template <PoolType pool_type, DataFormat format, ReduceDim reduce_dim = ReduceDim::REDUCE_COL,
+          bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sfpu_reduce(uint32_t idst, uint32_t ct_dim = 1, uint32_t rt_dim = 1) {
+    static_assert(reduce_dim == ReduceDim::REDUCE_COL ||
+                      pool_type == PoolType::SUM || pool_type == PoolType::MAX || pool_type == PoolType::MIN,
+                  "Only column reduction (REDUCE_COL) is supported for all pool types; row reduction "
+                  "(REDUCE_ROW) is only supported for SUM, MAX and MIN");
+    ttmock::sfpu_reduce(static_cast<int>(pool_type), static_cast<int>(format),
+                        static_cast<int>(reduce_dim), idst, ct_dim, rt_dim);
+}
 }  // namespace ckernel
