@@ -179,6 +179,24 @@ def uses_var(expr, var) -> bool:
     return any(v.same_as(var) for v in collect(expr, tvm.ir.Var))
 
 
+_NEGATED = {tirx.LT: tirx.GE, tirx.GE: tirx.LT, tirx.LE: tirx.GT, tirx.GT: tirx.LE,
+            tirx.EQ: tirx.NE, tirx.NE: tirx.EQ}
+
+
+def negate_condition(cond):
+    """``not cond`` as a comparison (De Morgan over and / or), which the analyzer's
+    constraints understand (it does not look inside ``Not``)."""
+    if type(cond) in _NEGATED:
+        return _NEGATED[type(cond)](cond.a, cond.b)
+    if isinstance(cond, tirx.And):
+        return tirx.Or(negate_condition(cond.a), negate_condition(cond.b))
+    if isinstance(cond, tirx.Or):
+        return tirx.And(negate_condition(cond.a), negate_condition(cond.b))
+    if isinstance(cond, tirx.Not):
+        return cond.a
+    return tirx.Not(cond)
+
+
 def int_or_none(expr):
     """The value of an integer literal, else None."""
     return int(expr.value) if isinstance(expr, tirx.IntImm) else None

@@ -57,7 +57,7 @@ from ..common import (
     require_attr,
     seq, split_persistent, stmts_of, to_py, tt_calls, tt_pass,
 )
-from ..common import tt_map
+from ..common import negate_condition, tt_map
 from ..frontend.eltwise_expr import load, load_t
 from ..analysis.scalar_reads import WORDS_PER_PAGE
 
@@ -238,22 +238,6 @@ def loop_facts(func) -> list:
     return facts, binds
 
 
-_NEGATED = {tirx.LT: tirx.GE, tirx.GE: tirx.LT, tirx.LE: tirx.GT, tirx.GT: tirx.LE,
-            tirx.EQ: tirx.NE, tirx.NE: tirx.EQ}
-
-
-def _negate(cond):
-    if type(cond) in _NEGATED:
-        return _NEGATED[type(cond)](cond.a, cond.b)
-    if isinstance(cond, tirx.And):
-        return tirx.Or(_negate(cond.a), _negate(cond.b))
-    if isinstance(cond, tirx.Or):
-        return tirx.And(_negate(cond.a), _negate(cond.b))
-    if isinstance(cond, tirx.Not):
-        return cond.a
-    return tirx.Not(cond)
-
-
 def prove_split(ana: Analyzer, pred, facts=None, depth=0) -> bool:
     """``ana.can_prove(pred)``, else, with ``facts`` (:func:`loop_facts`), a proof by cases:
     each ``Select(c, a, b)`` in the predicate or the facts split into ``c`` with ``a`` and
@@ -282,7 +266,7 @@ def prove_split(ana: Analyzer, pred, facts=None, depth=0) -> bool:
         return tvm_ffi.structural_map(e, [(tirx.Select, lambda x: arm if x.same_as(s) else x)],
                                       order="post")
 
-    for cond, arm in ((s.condition, s.true_value), (_negate(s.condition), s.false_value)):
+    for cond, arm in ((s.condition, s.true_value), (negate_condition(s.condition), s.false_value)):
         with ana.constraint_scope(cond):
             if not prove_split(ana, pick(pred, arm), ([pick(f, arm) for f in facts_], {}),
                                depth + 1):

@@ -42,8 +42,8 @@ from tvm.sym import Analyzer, ProofStrength
 from ... import attrs
 from ...errors import TTUnsupportedError
 from ..common import (
-    TILE, buffer_dtype, buffer_shape, collect, get_attr, inline_binds, launch_attrs, substitute,
-    to_py, tt_pass,
+    TILE, buffer_dtype, buffer_shape, collect, get_attr, inline_binds, launch_attrs,
+    negate_condition, substitute, to_py, tt_pass,
 )
 from ..analysis.scalar_reads import scalar_params, scalar_tensors
 from ..layout.infer_layout import is_vector_tensor, tiled_plane
@@ -81,24 +81,6 @@ def _analyzer(body) -> tuple[Analyzer, dict]:
     return ana, binds
 
 
-_NEGATED = {tirx.LT: tirx.GE, tirx.GE: tirx.LT, tirx.LE: tirx.GT, tirx.GT: tirx.LE,
-            tirx.EQ: tirx.NE, tirx.NE: tirx.EQ}
-
-
-def _negate(cond):
-    """``not cond`` as a comparison (De Morgan over and / or), which the analyzer's
-    constraints understand (it does not look inside ``Not``)."""
-    if type(cond) in _NEGATED:
-        return _NEGATED[type(cond)](cond.a, cond.b)
-    if isinstance(cond, tirx.And):
-        return tirx.Or(_negate(cond.a), _negate(cond.b))
-    if isinstance(cond, tirx.Or):
-        return tirx.And(_negate(cond.a), _negate(cond.b))
-    if isinstance(cond, tirx.Not):
-        return cond.a
-    return tirx.Not(cond)
-
-
 def _bound(ana, expr, depth=0):
     """(min, max) of ``expr`` over the analyzer's ranges, each arm of a ``Select(c, a, b)`` in
     it bounded under its condition (``c`` for ``a``, ``not c`` for ``b``): an index chosen by
@@ -110,7 +92,7 @@ def _bound(ana, expr, depth=0):
         return b.min_value, b.max_value
     s = sel[0]
     out = []
-    for cond, arm in ((s.condition, s.true_value), (_negate(s.condition), s.false_value)):
+    for cond, arm in ((s.condition, s.true_value), (negate_condition(s.condition), s.false_value)):
         with ana.constraint_scope(cond):
             arm_expr = tvm_ffi.structural_map(
                 expr, [(tirx.Select, lambda x, s=s, arm=arm: arm if x.same_as(s) else x)],
