@@ -154,19 +154,25 @@ def _converted_output(t: dict, host_arr: np.ndarray, path) -> None:
     """An output the device holds in another dtype (A0.1.7: integer index values in float32,
     every one an exact integer): its values converted into the caller's integer array."""
     target = host_arr.transpose(t["host_axes"]) if "host_axes" in t else host_arr
-    data = np.fromfile(path, dtype=NP_DTYPE[t["dtype"]])
-    if _vector(t, target) and data.size == 32 * target.size:  # row vectors: row 0
-        data = data.reshape(-1, 32, target.shape[-1])[:, 0]
-    if data.size != target.size:
-        raise TTRuntimeError(f"output {t['name']}: the program wrote {data.size} values, "
-                             f"expected {target.size}")
-    data = data.reshape(target.shape)
+    data = _written(t, target, path)
     want = NP_DTYPE[host_dtype(t)]
     converted = data.astype(want)
     if not np.array_equal(converted.astype(data.dtype), data):
         raise TTRuntimeError(f"output {t['name']}: the device's values are not all integers "
                              f"of {host_dtype(t)}")
     target[...] = converted
+
+
+def _written(t: dict, target: np.ndarray, path) -> np.ndarray:
+    """The values the program wrote for output ``t``, in the device's dtype and ``target``'s
+    shape (a vector's row 0 of each tile row band)."""
+    data = np.fromfile(path, dtype=NP_DTYPE[t["dtype"]])
+    if _vector(t, target) and data.size == 32 * target.size:  # row vectors: row 0
+        data = data.reshape(-1, 32, target.shape[-1])[:, 0]
+    if data.size != target.size:
+        raise TTRuntimeError(f"output {t['name']}: the program wrote {data.size} values, "
+                             f"expected {target.size}")
+    return data.reshape(target.shape)
 
 
 def read_outputs(tensor_specs: list, host: dict, paths: list) -> None:
@@ -182,13 +188,7 @@ def read_outputs(tensor_specs: list, host: dict, paths: list) -> None:
             with open(paths[i], "rb") as f:  # straight into the result: no second copy
                 f.readinto(memoryview(target.view(np.uint8).reshape(-1)))
             continue
-        data = np.fromfile(paths[i], dtype=NP_DTYPE[t["dtype"]])
-        if _vector(t, target) and data.size == 32 * target.size:  # row vectors: row 0
-            data = data.reshape(-1, 32, target.shape[-1])[:, 0]
-        if data.size != target.size:
-            raise TTRuntimeError(f"output {t['name']}: the program wrote {data.size} values, "
-                                 f"expected {target.size}")
-        target[...] = data.reshape(target.shape)
+        target[...] = _written(t, target, paths[i])
 
 
 def results(tensor_specs: list, out_idx: list, host: dict):
