@@ -141,6 +141,10 @@ REDUCE_ABS = "tt.reduce_abs"  # T.reduce_abssum / absmax: reduce |x| (A0 inserts
 # T.print(buffer) -> C1: on a T.copy(block, tensor), the ids of the tt.dprint_block markers
 # (earlier T.print of the block) that print the block this copy stores (language_debug.py)
 PRINT_IDS = "tt_print_ids"  # a TVMScript keyword of the copy (no dot: it parses back)
+# A0.2 -> C1: on a T.copy(block, tensor) whose tensor rows start off a tile boundary, the row
+# guard of TileLang's store (`if bx * BM + i < len: Out[start + bx * BM + i, d] = ...`) with
+# the block's row as tt.mask.index(0): the writer stores only the rows where it holds
+ROW_GUARD = "tt_row_guard"
 
 # ---- statement markers (AttrStmt keys) -----------------------------------------------------
 PERSISTENT_BODY = "tt.persistent_body"  # B2-D5: the per-work-unit part of the body (E1: a loop)

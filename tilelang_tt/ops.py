@@ -326,6 +326,22 @@ _op("write_from_cb", "abstract", "void",
     "rows * cols tiles only, the whole block waited for and popped",
     "cb:cb.in tensor:tensor row0:int col0:int rows:imm cols:imm block:imm", variadic=True,
     kernel="writer", engine="noc")
+# a block whose tensor rows start off a tile boundary (C1: TileLang's variable-length rows,
+# `Q[cu_seqlens[b] + bx * BM : ..., h, :]`): moved row by row, each of its 32 * rows rows two
+# face rows of one DRAM tile (D3)
+_op("read_rows_to_cb", "abstract", "void",
+    "read_rows_to_cb(cb, tensor, lead, row, col0, rows, cols, row_dim): a rows x cols block of "
+    "tiles into cb whose row i is the tensor's row `row + i` (of the plane `lead` of its tiled "
+    "rows, row_dim rows each; columns from tile col0), gathered face row by face row; a row "
+    "outside 0 .. row_dim - 1 reads zeros",
+    "cb:cb.out tensor:tensor lead:int row:int col0:int rows:imm cols:imm row_dim:imm",
+    kernel="reader", engine="noc")
+_op("write_rows_from_cb", "abstract", "void",
+    "write_rows_from_cb(cb, tensor, lead, row, col0, rows, cols, row_dim, guard): the block's "
+    "row i to the tensor's row `row + i` (as read_rows_to_cb), face row by face row, only where "
+    "`guard` holds (tt.mask.index(0): the block row) and the row is inside 0 .. row_dim - 1",
+    "cb:cb.in tensor:tensor lead:int row:int col0:int rows:imm cols:imm row_dim:imm guard:cond",
+    kernel="writer", engine="noc")
 # an atomic whose target moves with a loop (LowerAtomicsTT): the target block is read, updated
 # and written back every iteration on one core; the reader's next read of it must follow the
 # writer's write (one L1 semaphore per core: the reader waits for 0 and sets 1 before the
@@ -465,6 +481,11 @@ _op("noc_async_read_part", "dataflow", "void",
     "`page` from byte `offset` on into L1 (an im2col row segment's face row)",
     "page:int accessor:accessor offset:int l1_addr:int bytes:int", kernel="reader",
     engine="noc", cpp="noc_async_read({1}.get_noc_addr({0}, {2}), {3}, {4})")
+_op("noc_async_write_part", "dataflow", "void",
+    "noc_async_write_part(page, accessor, offset, l1_addr, bytes): `bytes` bytes from L1 into "
+    "DRAM page `page` from byte `offset` on (a face row of a row-scattered block)",
+    "page:int accessor:accessor offset:int l1_addr:int bytes:int", kernel="writer",
+    engine="noc", cpp="noc_async_write({3}, {1}.get_noc_addr({0}, {2}), {4})")
 _op("noc_async_write_page", "dataflow", "void", "noc_async_write_page(page, accessor, l1_addr)",
     "page:int accessor:accessor l1_addr:int", kernel="writer", engine="noc",
     cpp="noc_async_write_page")

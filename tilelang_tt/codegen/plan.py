@@ -102,7 +102,7 @@ class PageTracer:
         elif isinstance(s, tirx.Evaluate):
             name = ops.tt_op_name(s.value)
             if name in ("tt.noc_async_read_page", "tt.noc_async_write_page",
-                        "tt.noc_async_read_part"):
+                        "tt.noc_async_read_part", "tt.noc_async_write_part"):
                 tile, accessor = s.value.args[0], s.value.args[1]
                 buf = self.accessor_buffer[hash(accessor)]
                 self.pages.setdefault(buf, []).append(self.value(tile))

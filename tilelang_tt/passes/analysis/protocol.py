@@ -334,7 +334,7 @@ class _Checker:
                                   "claiming it (noc_semaphore_set to 1): the writer's release "
                                   "of this block would not be waited for")
             return replace(st, reads=True)
-        if name == "tt.noc_async_write_page":
+        if name in ("tt.noc_async_write_page", "tt.noc_async_write_part"):
             return replace(st, writes=True)
         if name == "tt.noc_async_read_barrier":
             return replace(st, reads=False)

@@ -109,7 +109,7 @@ def forward_copies(body):
                 continue
             producer = src_prod[0]
             between = _between(body, producer, copy)
-            if producer.op.name == "tt.read_to_cb" or between is None:
+            if producer.op.name in ("tt.read_to_cb", "tt.read_rows_to_cb") or between is None:
                 continue
             if len(dst_prod) != 1 and not _moves_safely(producer, dst, between, dst_cons):
                 continue

@@ -149,7 +149,7 @@ def _block_tiles(shape) -> int:
 
 
 def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False,
-                 block_shape=None, facts=None):
+                 block_shape=None, facts=None, rows_aligned=True):
     """(row0, col0, rows, cols) in tiles of ``region`` of a global tensor whose pages hold its
     axes in the order ``axes`` (A1's ``tt.layout_desc``; default: as declared), or a clear
     error.  ``vector``: the tensor is stored as row vectors (A1's ``vector``), one row of
@@ -204,7 +204,7 @@ def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False
     row_ax, col_ax = axes[-2], axes[-1]
     row_r, col_r = ranges[row_ax], ranges[col_ax]
     for r, what, dim in ((row_r, "row", shape[row_ax]), (col_r, "column", shape[col_ax])):
-        _check_range(buf, r, what, dim, ana, span, facts)
+        _check_range(buf, r, what, dim, ana, span, facts, rows_aligned or what != "row")
     lead = int_imm(0)
     for a in axes[:-2]:  # the batched dims, in page order
         lead = lead * shape[a] + ranges[a].min
@@ -214,7 +214,7 @@ def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False
     return row0, col0, int(row_r.extent) // TILE, int(col_r.extent) // TILE
 
 
-def _element_free(expr):
+def element_free(expr):
     """``expr`` with each tensor element it reads (a block offset read from a tensor,
     ``BlockIndices[b, t, 0, i] * 32``) replaced by a fresh integer variable: any value."""
     return tvm_ffi.structural_map(
@@ -274,13 +274,44 @@ def prove_split(ana: Analyzer, pred, facts=None, depth=0) -> bool:
     return True
 
 
-def _check_range(buf, r, what, dim, ana: Analyzer, span, facts=None):
-    """A copy's range of one tensor dimension is tile-aligned and in bounds.  A start that
+def gather_rows(region, block_buf, ana: Analyzer, span, axes=None, vector=False, facts=None):
+    """``(lead, row, col0, rows, cols, row_dim)`` when ``region`` of a 2-D-block copy starts at
+    a tensor row that is not provably a multiple of 32 (a tensor element in the start taken as
+    any value) while its columns are tile-aligned: the block moves row by row
+    (``tt.read_rows_to_cb`` / ``tt.write_rows_from_cb``): block row ``i`` is tensor row ``row +
+    i`` of the tiled plane ``lead`` (the batched dims' index in page order), whose rows are
+    ``row_dim`` (the device's padded rows).  None for an aligned start (the tile path, as
+    before), a vector tensor or a 1-D block.  The extents are checked as for tiles; a static
+    start must lie inside the tensor, a start reading tensor elements is not bounded here (the
+    rows outside the tensor read zeros and are not written)."""
+    buf = region.source
+    shape = buffer_shape(buf)
+    block_shape = buffer_shape(block_buf)
+    if vector or len(shape) < 2 or len(block_shape) != 2:
+        return None
+    axes = axes or list(range(len(shape)))
+    row_ax, col_ax = axes[-2], axes[-1]
+    row_r, col_r = region.region[row_ax], region.region[col_ax]
+    if ana.can_prove(tirx.floormod(element_free(row_r.min), TILE) == 0):
+        return None
+    # extents, leading dims and the column range: checked as for a block of tiles (the row
+    # range's alignment aside)
+    _, col0, nr, nc = global_tiles(region, block_buf, ana, span, axes, vector, None, facts,
+                                   rows_aligned=False)
+    lead = int_imm(0)
+    for a in axes[:-2]:
+        lead = lead * shape[a] + region.region[a].min
+    return ana.simplify(lead), ana.simplify(row_r.min), col0, nr, nc, int(shape[row_ax])
+
+
+def _check_range(buf, r, what, dim, ana: Analyzer, span, facts=None, aligned=True):
+    """A copy's range of one tensor dimension is tile-aligned (unless ``aligned`` is false: a
+    row-gathered block, :func:`gather_rows`) and in bounds.  A start that
     reads tensor elements is tile-aligned for every value of them; its bounds were proven
     by PadTensorsTT under the guards of its ``if`` (which refuses the offsets it cannot
     bound)."""
     element = bool(collect(r.min, tvm.ir.TensorLoad))
-    if not ana.can_prove(tirx.floormod(_element_free(r.min), TILE) == 0):
+    if aligned and not ana.can_prove(tirx.floormod(element_free(r.min), TILE) == 0):
         raise TTLayoutError(
             f"copy of {buf.name} starts at {what} `{r.min}`, which is not a multiple of 32; "
             "block offsets must be tile-aligned" + (
@@ -345,6 +376,14 @@ def LowerSharedToCB(func, mod, ctx):
         return global_tiles(region, block_buf, ana, span, axes_of(region.source),
                             vector_tensor(region.source), block_shape, facts)
 
+    def tensor_rows(region, block_buf, span):
+        return gather_rows(region, block_buf, ana, span, axes_of(region.source),
+                           vector_tensor(region.source), facts)
+
+    def row_guard(call):
+        guard = (call.config or {}).get(attrs.ROW_GUARD)
+        return guard if guard is not None else tirx.const(True, "bool")
+
     def transposed(block, tensor):
         """A vector tensor holds row vectors: a column-vector block moves through a staging
         row vector whose tiles are its tiles transposed."""
@@ -401,6 +440,19 @@ def LowerSharedToCB(func, mod, ctx):
                 ana.simplify(tirx.FloorMod(flat, int_imm(WORDS_PER_PAGE))), span=span)
         if d_scope == "block" and s_scope == "global":
             _check_whole(dst, span)
+            gathered = None if transposed(dst.source, src.source) else \
+                tensor_rows(src, dst.source, span)
+            if gathered is not None:  # rows off a tile boundary: gathered row by row
+                lead, row, c0, nr, nc, row_dim = gathered
+                target = cb(dst.source)
+                if buffer_dtype(src.source) != buffer_dtype(dst.source):
+                    target = staging_cb(dst.source, buffer_dtype(src.source), nr, nc, span, "in")
+                read = ops.evaluate("tt.read_rows_to_cb", target, src.source, lead, row, c0,
+                                    int_imm(nr), int_imm(nc), int_imm(row_dim), span=span)
+                if target is cb(dst.source):
+                    return read
+                return seq([read, ops.evaluate("tt.eltwise", cb(dst.source), int_imm(nr * nc),
+                                               load(0), target, span=span)])
             r0, c0, nr, nc = tensor_tiles(src, dst.source, span)
             if transposed(dst.source, src.source):  # row vector in DRAM -> column vector
                 staging = staging_cb(dst.source, buffer_dtype(src.source), nr, nc, span, "in",
@@ -449,6 +501,23 @@ def LowerSharedToCB(func, mod, ctx):
                                                int_imm(nr), int_imm(nc), int_imm(total),
                                                span=span)])
             _check_whole(src, span)
+            gathered = None if transposed(src.source, dst.source) else \
+                tensor_rows(dst, src.source, span)
+            if gathered is not None:  # rows off a tile boundary: scattered row by row
+                lead, row, c0, nr, nc, row_dim = gathered
+                source, pre = cb(src.source), []
+                if buffer_dtype(src.source) != buffer_dtype(dst.source):
+                    source = staging_cb(src.source, buffer_dtype(dst.source), nr, nc, span,
+                                        "out")
+                    pre = [ops.evaluate("tt.eltwise", source, int_imm(nr * nc), load(0),
+                                        cb(src.source), span=span)]
+                return seq(pre + [ops.evaluate(
+                    "tt.write_rows_from_cb", source, dst.source, lead, row, c0, int_imm(nr),
+                    int_imm(nc), int_imm(row_dim), row_guard(call), span=span)])
+            if (call.config or {}).get(attrs.ROW_GUARD) is not None:
+                raise TTLayoutError(
+                    f"copy to {dst.source.name}: a row guard on a store at tile-aligned rows",
+                    span=span)
             r0, c0, nr, nc = tensor_tiles(dst, src.source, span)
             if transposed(src.source, dst.source):  # column vector -> row vector in DRAM
                 staging = staging_cb(src.source, buffer_dtype(dst.source), nr, nc, span, "out",

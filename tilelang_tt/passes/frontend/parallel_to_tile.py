@@ -82,13 +82,13 @@ import tvm_ffi
 from tvm import tirx
 from tvm.sym import Analyzer
 
-from ... import ops
+from ... import attrs, ops
 from ...errors import TTCompileError, TTLayoutError, TTUnsupportedError
 from ..common import (
     buffer_dtype, buffer_scope, buffer_shape, collect, const_int, seq, stmts_of, substitute,
     tt_pass, uses_var,
 )
-from ..common import tt_map, with_tile_span
+from ..common import inline_binds, tt_map, with_tile_span
 from .parallel_diagnose import not_elementwise
 from .parallel_fold import fold_as_reduction
 from .eltwise_expr import (
@@ -278,8 +278,83 @@ def _strided_region(buf, indices, nest: _Nest, ana: Analyzer, what: str):
     return buf[tuple(slices)]
 
 
-def _lower_nest(nest: _Nest, fresh):
-    """The tile ops of one nest; ``fresh(stem)`` names new buffers uniquely per kernel."""
+_SELECTS = ("tirx.if_then_else", "prim.if_then_else")
+
+
+def unaligned_rows(start) -> bool:
+    """A tensor row start that is not provably a multiple of 32 (a tensor element in it taken
+    as any value): its block is gathered / scattered row by row (C1, D3)."""
+    from ..dataflow.shared_to_cb import element_free  # noqa: PLC0415 (a later stage's helper)
+    return not Analyzer().can_prove(tirx.floormod(element_free(start), 32) == 0)
+
+
+def _row_guard(nest: _Nest, binds: dict):
+    """``(nest, cond, tensor)`` when the nest's store is TileLang's row-guarded store into a
+    tensor at rows that start off a tile boundary: ``Out[s + i, .., j] = T.if_then_else(c, v,
+    Out[s + i, .., j])`` (A0.1.0.1's form of ``if c: Out[..] = v``), ``c`` reading the row
+    variable ``i`` and no other nest variable, ``s`` (the kernel's bindings inlined) not
+    provably a multiple of 32.  The nest returned stores ``v`` alone; ``cond`` is ``c`` with
+    ``i`` as ``tt.mask.index(0)``: the writer stores only the rows where it holds (so it never
+    reads back nor overwrites rows another block owns).  None otherwise (the aligned form keeps
+    its read-select-write)."""
+    stmts = stmts_of(nest.body)
+    store = stmts[-1]
+    if not isinstance(store, tirx.BufferStore) or buffer_scope(store.buffer) != "global" or \
+            len(nest.vars) != 2:
+        return None
+    value = store.value
+    if not (isinstance(value, tvm.ir.Call) and isinstance(value.op, tvm.ir.Op)
+            and value.op.name in _SELECTS):
+        return None
+    cond, new, old = value.args
+    if not (isinstance(old, tvm.ir.TensorLoad) and old.source.same_as(store.buffer)
+            and tvm_ffi.structural_equal(list(old.indices), list(store.indices))):
+        return None
+    row, col = nest.vars
+    if uses_var(cond, col) or not uses_var(cond, row):
+        return None
+    rows = [k for k, ix in enumerate(store.indices) if uses_var(ix, row)]
+    cols = [k for k, ix in enumerate(store.indices) if uses_var(ix, col)]
+    if len(rows) != 1 or len(cols) != 1 or cols[0] < rows[0]:
+        return None
+    mapping = {}
+    for s in stmts[:-1]:
+        if isinstance(s, tirx.Bind):
+            mapping[s.var] = substitute(s.value, mapping)
+    start = inline_binds(substitute(substitute(store.indices[rows[0]], mapping), {row: tirx.IntImm(str(row.ty), 0)}), binds)
+    if not unaligned_rows(start):
+        return None
+    body = seq(stmts[:-1] + [tirx.BufferStore(store.buffer, new, store.indices,
+                                              span=store.span)])
+    guarded = _Nest.__new__(_Nest)
+    guarded.loop, guarded.body, guarded.span = nest.loop, body, nest.span
+    guarded.vars, guarded.extents = list(nest.vars), list(nest.extents)
+    at = substitute(substitute(cond, mapping), {row: ops.call("tt.mask.index", tirx.IntImm(
+        "int32", 0))})
+    return guarded, at, store.buffer
+
+
+def _lower_nest(nest: _Nest, fresh, binds=None):
+    """The tile ops of one nest; ``fresh(stem)`` names new buffers uniquely per kernel;
+    ``binds`` the kernel's integer bindings (var -> value), for :func:`_row_guard`."""
+    guarded = _row_guard(nest, binds or {})
+    if guarded is None:
+        return _lower_nest_ops(nest, fresh)
+    nest, cond, tensor = guarded
+    out = _lower_nest_ops(nest, fresh)
+
+    def mark(call):
+        if call.op.name == "tirx.tile.copy" and call.args[0].source.same_as(tensor):
+            config = dict(call.config or {})
+            config[attrs.ROW_GUARD] = cond
+            return with_tile_span(call.replace(config=config), call.span)
+        return call
+
+    return tt_map(out, [(tirx.TilePrimitiveCall, mark)], order="post")
+
+
+def _lower_nest_ops(nest: _Nest, fresh):
+    """The tile ops of one nest (:func:`_lower_nest`)."""
     ana = Analyzer()
     stmts = stmts_of(nest.body)
     mapping = {}
@@ -734,6 +809,8 @@ def _serial_as_parallel(loop):
 def LowerParallelToTileTT(func, mod, ctx):
     """T.Parallel elementwise nests -> tile primitives (see module docstring)."""
     counter = itertools.count()
+    binds = {b.var: b.value for b in collect(func.body, tirx.Bind)
+             if str(b.var.ty).startswith(("int", "uint"))}
 
     def fresh(stem):
         return f"{stem}_{next(counter)}"
@@ -749,7 +826,7 @@ def LowerParallelToTileTT(func, mod, ctx):
             out = []
             for part in _split_statements(nest):
                 last = stmts_of(part.body)[-1]
-                out.append(_spanned(_lower_nest(part, fresh),
+                out.append(_spanned(_lower_nest(part, fresh, binds),
                                     getattr(last, "span", None) or loop.span))
             return seq(out)
         except TTCompileError:

@@ -41,6 +41,12 @@ Guarantees:
   (``noc_async_read`` of the DRAM tile's face rows holding the pixel's 32 channels), any
   other row zeros (``tt.l1_store_u32``); one ``noc_async_read_barrier``, ``cb_push_back``
   (:func:`lower_im2col`);
+* reader / writer: ``tt.read_rows_to_cb`` / ``tt.write_rows_from_cb`` (a block at tensor rows
+  off a tile boundary) become ``cb_reserve_back`` / ``cb_wait_front``, a loop over the block's
+  rows moving each row's two face rows per tile column (``tt.noc_async_read_part`` /
+  ``tt.noc_async_write_part``; zeros for a row outside the tensor, no write for one outside it
+  or failing the row guard), one barrier, ``cb_push_back`` / ``cb_pop_front``
+  (:func:`lower_rows`);
 * reader: ``tt.scalar_to_cb(cb, T, page)`` (LowerScalarReadsTT) becomes ``cb_reserve_back``,
   ``noc_async_read_page`` of the scalar tensor's page into the CB's page, the read barrier
   and ``cb_push_back``; the reader's own ``v = tt.scalar_value(cb, word)`` right after it is
@@ -449,6 +455,84 @@ def lower_im2col(call, accessor, layout, dtype: str):
             ops.evaluate("tt.cb_push_back", cb, n_tiles, span=span)]
 
 
+def lower_rows(call, accessor, layout, dtype: str, read: bool):
+    """``tt.read_rows_to_cb`` / ``tt.write_rows_from_cb`` -> reserve (wait for) the block, its
+    rows moved one by one, one barrier, push (pop).  Block row ``i`` of tile row ``r`` (block
+    row ``b = r * 32 + i``) is tensor row ``s = row + b``: row ``s % 32`` of DRAM tile row
+    ``lead * row_dim / 32 + s / 32``, whose two 16-element face rows (faces 0 / 1 for tile rows
+    0-15, 2 / 3 for 16-31: byte offset ``((s % 32) / 16 * 512 + s % 16 * 16) * size`` in the
+    page, and ``256 * size`` further) move to or from the block tile's face rows of ``i``, one
+    NOC transfer each (``tt.noc_async_read_part`` / ``tt.noc_async_write_part``: offsets of 32
+    or 64 bytes, so NOC DRAM transfers stay 32-byte aligned).  A row outside ``0 .. row_dim -
+    1`` reads zeros (the RISC-V core stores them) and is not written; a written row also needs
+    ``guard`` (TileLang's row guard, at the block row)."""
+    cb, _buf, lead, row, col0, rows, cols, row_dim = call.args[:8]
+    guard = call.args[8] if not read else None
+    rows, cols, row_dim = int(rows), int(cols), int(row_dim)
+    span = call.span
+    size = 4 if dtype == "float32" else 2
+    page = int(layout["page_bytes"])
+    per_row = int(layout["tiles"][1])
+    l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
+    src = tirx.Var("src_row", "int32")
+    ana = Analyzer()
+
+    def line(r, i):
+        block_row = r * 32 + i
+        inside = tirx.And(ops.call("tt.as_signed", src) >= 0,
+                          ops.call("tt.as_signed", src) < row_dim)
+        if guard is not None and not (isinstance(guard, tirx.IntImm) and int(guard.value)):
+            inside = tirx.And(_signed(_at(guard, block_row, int_imm(0))), inside)
+
+        def tile(c):
+            local = ana.simplify(l1 + (r * cols + c) * page + ((i // 16) * 512 + i % 16 * 16)
+                                 * size)
+            dram = (lead * (row_dim // 32) + src // 32) * per_row + col0 + c
+            offset = ((src % 32 // 16) * 512 + src % 16 * 16) * size
+            op = "tt.noc_async_read_part" if read else "tt.noc_async_write_part"
+            moves = seq([ops.evaluate(op, dram, accessor, offset + f * 256 * size,
+                                      local + f * 256 * size, int_imm(16 * size), span=span)
+                         for f in (0, 1)])
+            if not read:
+                return moves
+            zeros = loop_nest([2, 4 * size], lambda f, q: ops.evaluate(
+                "tt.l1_store_u32", local + f * 256 * size + q * 4, tirx.IntImm("uint32", 0),
+                span=span), ["f", "q"])
+            return tirx.IfThenElse(inside, moves, zeros)
+
+        body = loop_nest([cols], tile, ["c"])
+        if not read:
+            body = tirx.IfThenElse(inside, body, None)
+        return seq([tirx.Bind(src, ana.simplify(row + block_row)), body])
+
+    n = int_imm(rows * cols)
+    return [ops.evaluate("tt.cb_reserve_back" if read else "tt.cb_wait_front", cb, n, span=span),
+            tirx.Bind(l1, ops.call("tt.get_write_ptr" if read else "tt.get_read_ptr", cb)),
+            loop_nest([rows, 32], line, ["r", "i"]),
+            ops.evaluate("tt.noc_async_read_barrier" if read else "tt.noc_async_write_barrier",
+                         span=span),
+            ops.evaluate("tt.cb_push_back" if read else "tt.cb_pop_front", cb, n, span=span)]
+
+
+def _lower_rows(func, body, accessors):
+    """Reader and writer: every ``tt.read_rows_to_cb`` / ``tt.write_rows_from_cb`` lowered by
+    :func:`lower_rows`."""
+    cb_dtypes = {b.var: str(b.value.args[4].value) for b in collect(body, tirx.Bind)
+                 if ops.tt_op_name(b.value) == "tt.alloc_cb"}
+
+    def lower(ev):
+        name = stmt_op_name(ev)
+        if name not in ("tt.read_rows_to_cb", "tt.write_rows_from_cb"):
+            return ev
+        cb, buf = ev.value.args[0], ev.value.args[1]
+        if buf not in accessors:
+            raise TTVerifyError(f"no tensor accessor bound for {buf.name}")
+        return seq(lower_rows(ev.value, accessors[buf], layout_of(func, buf), cb_dtypes[cb],
+                              name == "tt.read_rows_to_cb"))
+
+    return tt_map(body, [(tirx.Evaluate, lower)], order="post")
+
+
 def _lower_im2col(func, body, accessors):
     """Reader: every ``tt.im2col_to_cb`` lowered by :func:`lower_im2col`."""
     cb_dtypes = {b.var: str(b.value.args[4].value) for b in collect(body, tirx.Bind)
@@ -596,6 +680,7 @@ def LowerCBIntrinsics(func, mod, ctx):
     if kind in ("reader", "writer"):
         func, body = _lower_rmw(func, mod, body)
         body = _lower_runs(body, _Streams(func).lower_run)
+        body = _lower_rows(func, body, _accessors(body))
         if kind == "reader":
             body = _lower_im2col(func, body, _accessors(body))
             body = _lower_scalar_reads(body, _accessors(body))

@@ -22,7 +22,7 @@ from ..common import (
 )
 
 STREAM_OPS = ("tt.read_to_cb", "tt.write_from_cb", "tt.scalar_to_cb", "tt.element_to_cb",
-              "tt.im2col_to_cb")
+              "tt.im2col_to_cb", "tt.read_rows_to_cb", "tt.write_rows_from_cb")
 
 
 def streamed_buffers(body) -> list:
