@@ -394,6 +394,11 @@ _op("scalar_value", "abstract", "int32",
     "scalar_value(cb, word): the 32-bit word `word` of the page scalar_to_cb pushed into cb "
     "(the compute kernel's copy of the value: read_tile_value; the reader reads it from the "
     "page it filled)", "cb:cb.in word:int", kernel="compute", engine="cb")
+_op("scalar_word", "abstract", "int32",
+    "scalar_word(cb, word): the 32-bit word `word` of the page scalar_to_cb pushed into cb, in "
+    "the reader (read from the page it filled, before the push) and the writer (from the page "
+    "the tt.scalar_take after it takes); the compute kernel never holds it (C2.2's row offsets)",
+    "cb:cb word:int", kernel="any", engine="cb")
 _op("scalar_take", "abstract", "void",
     "scalar_take(cb): the writer takes the page scalar_to_cb pushed into cb; a `v = "
     "tt.scalar_value(...)` right before it is the writer's copy of the value, read from that "

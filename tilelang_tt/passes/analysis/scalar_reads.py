@@ -25,7 +25,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from ... import ops
+from ... import attrs, ops
 from ...errors import TTUnsupportedError
 from ..common import buffer_shape, collect
 
@@ -127,7 +127,7 @@ def scalar_tensors(func, refuse=True) -> dict:
             nested += _loads(r.min) + _loads(r.extent)
     for loop in collect(body, tirx.For):
         nested += _loads(loop.min) + _loads(loop.extent)
-    guarded = _guarded_offsets(body)
+    guarded = _guarded_offsets(body) + row_offsets(body)
     found = {}
     for load in _loads(body):
         buf = load.source
@@ -176,6 +176,30 @@ def scalar_tensors(func, refuse=True) -> dict:
     # loads of a tensor moved as blocks are not ours: nested inside a condition that also
     # reads a scalar tensor, they are refused by VerifyTileProgramTT
     return found
+
+
+def row_offsets(body) -> list:
+    """Element loads that place a block at tensor rows off a tile boundary (TileLang's
+    variable-length rows: ``T.copy(Q[cu_seqlens[b] + bx * BM : ..., h, :], Q_s)``, a start
+    not provably a multiple of 32 for every value of the element) or sit in the row guard of
+    such a store (``tt_row_guard``, A0.2): the block moves row by row and the rows outside the
+    tensor read zeros and are not written (C1, D3), so no ``if`` needs to bound them; C2.2
+    gives each kernel moving the block the element's value."""
+    from ..frontend.parallel_to_tile import unaligned_rows  # noqa: PLC0415
+
+    out = []
+    for call in collect(body, tirx.TilePrimitiveCall):
+        if call.op.name != "tirx.tile.copy":
+            continue
+        guard = (call.config or {}).get(attrs.ROW_GUARD)
+        if guard is not None:
+            out += _loads(guard)
+        for arg in call.args:
+            if isinstance(arg, tvm.ir.TensorRegion) and str(arg.source.scope()) == "global":
+                for r in arg.region:
+                    if _loads(r.min) and unaligned_rows(r.min):
+                        out += _loads(r.min)
+    return out
 
 
 def _guarded_offsets(body) -> list:

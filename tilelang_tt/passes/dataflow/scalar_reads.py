@@ -26,6 +26,14 @@ an ``if`` whose condition reads the element).
 When the writer has work under the branch (a copy to a tensor), the reader also reads the page
 into a second CB (``<T>_value_w``, reader -> writer, pushed first) and ``tt.scalar_take(cb_w)``
 follows the binding: the writer waits for that page, reads the word from it and pops it.
+
+An element that places a block at rows off a tile boundary (``tt.read_rows_to_cb`` /
+``tt.write_rows_from_cb``: TileLang's ``cu_seqlens[b]``, read by no ``if``; its start or row
+guard) is read right before that statement: ``tt.scalar_to_cb(cb, T, page)`` into the
+tensor's row-offsets CB (``<T>_rows``, reader -> writer), ``v = tt.scalar_word(cb, word)``,
+``tt.scalar_take(cb)``; the element in the statement is ``v`` (signed).  The kernel moving the
+block reads the word (the reader before its push, the writer before its pop); the other one
+only frees the page.
 """
 
 from __future__ import annotations
@@ -148,6 +156,53 @@ def LowerScalarReadsTT(func, mod, ctx):
         return seq(before + [tirx.IfThenElse(cond, then_case, else_case, node.span)])
 
     body = tt_map(func.body, [(tirx.IfThenElse, on_if)], order="post")
+    row_cbs = {}  # scalar tensor -> its reader -> writer CB of row offsets
+
+    def on_rows(ev):
+        """A block at rows placed by elements no ``if`` reads (TileLang's ``cu_seqlens[b]``):
+        right before it, for each element, the reader reads its page into the tensor's row
+        offsets CB (reader -> writer) and takes the word before the push, and the writer
+        takes the page (``tt.scalar_word`` + ``tt.scalar_take``: the kernel moving the block
+        holds the value, the other one just frees the page)."""
+        call = ev.value
+        if not isinstance(call, tvm.ir.Call) or ops.tt_op_name(call) not in (
+                "tt.read_rows_to_cb", "tt.write_rows_from_cb"):
+            return ev
+        loads = [x for a in call.args[2:] for x in collect(a, tvm.ir.TensorLoad)
+                 if is_scalar(x.source)]
+        if not loads:
+            return ev
+        before, values = [], []
+        for load in loads:
+            if any(tvm_ffi.structural_equal(ld, load) for ld, _ in values):
+                continue
+            name = str(load.source.name)
+            cb = next((c for t, c in row_cbs.items() if t.same_as(load.source)), None)
+            if cb is None:
+                cb = tirx.Var(f"{name}_rows_cb", "int32")
+                new_cbs.append(tirx.Bind(cb, alloc_cb_call(1, 1, DEPTH, WORD_DTYPE,
+                                                           f"{name}_rows")))
+                row_cbs[load.source] = cb
+            flat = ana.simplify(_flat(load))
+            v = tirx.Var(f"{name}_value", "int32")
+            before += [
+                ops.evaluate("tt.scalar_to_cb", cb, load.source,
+                             ana.simplify(tirx.FloorDiv(flat, int_imm(WORDS_PER_PAGE))),
+                             span=call.span),
+                tirx.Bind(v, ops.call("tt.scalar_word", cb, ana.simplify(
+                    tirx.FloorMod(flat, int_imm(WORDS_PER_PAGE))), span=call.span)),
+                ops.evaluate("tt.scalar_take", cb, span=call.span)]
+            values.append((load, v))
+
+        def replace(e):
+            for ld, v in values:
+                if tvm_ffi.structural_equal(ld, e):
+                    return _as_condition_value(v, str(ld.dtype))
+            return e
+
+        return seq(before + [tirx.Evaluate(tvm_ffi_map(call, replace), ev.span)])
+
+    body = tt_map(body, [(tirx.Evaluate, on_rows)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     prologue, persistent = split_persistent(body)
     return func.with_body(with_persistent(new_cbs + list(prologue), persistent))

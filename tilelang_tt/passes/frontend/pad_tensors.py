@@ -46,6 +46,7 @@ from ..common import (
     negate_condition, substitute, to_py, tt_pass,
 )
 from ..analysis.scalar_reads import scalar_params, scalar_tensors
+from .parallel_to_tile import unaligned_rows
 from ..layout.infer_layout import is_vector_tensor, tiled_plane
 
 
@@ -114,6 +115,8 @@ def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
                 continue
             for d, rng in enumerate(arg.region):
                 if collect(inline_binds(rng.min, binds), tvm.ir.TensorLoad):
+                    if call.op.name == "tirx.tile.copy" and unaligned_rows(rng.min):
+                        continue  # rows gathered one by one: those outside read zeros (C1)
                     end = _element_offset_end(func, call, buf, d, rng, ana, binds)
                     ends[d] = max(ends[d], end)
                     continue

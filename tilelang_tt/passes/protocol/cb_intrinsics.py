@@ -352,7 +352,8 @@ def _lower_scalar_reads(body, accessors):
                 continue
             nxt = items[i + 1] if i + 1 < len(items) else None
             bind = None
-            if isinstance(nxt, tirx.Bind) and ops.tt_op_name(nxt.value) == "tt.scalar_value" \
+            if isinstance(nxt, tirx.Bind) and ops.tt_op_name(nxt.value) in (
+                    "tt.scalar_value", "tt.scalar_word") \
                     and nxt.value.args[0].same_as(it.value.args[0]):
                 bind = nxt
             out += lower(it, bind)
@@ -569,8 +570,8 @@ def _lower_scalar_takes(body):
         items, out, i = list(s.seq), [], 0
         while i < len(items):
             it, nxt = items[i], items[i + 1] if i + 1 < len(items) else None
-            if isinstance(it, tirx.Bind) and ops.tt_op_name(it.value) == "tt.scalar_value" \
-                    and stmt_op_name(nxt) == "tt.scalar_take":
+            if isinstance(it, tirx.Bind) and ops.tt_op_name(it.value) in (
+                    "tt.scalar_value", "tt.scalar_word") and stmt_op_name(nxt) == "tt.scalar_take":
                 out += take(nxt, it)
                 i += 2
             elif stmt_op_name(it) == "tt.scalar_take":

@@ -51,7 +51,7 @@ import tvm_ffi
 from tvm import tirx
 from tvm.sym import Analyzer
 
-from ... import ops
+from ... import attrs, ops
 from ...errors import TTCompileError, TTUnsupportedError, describe_span
 from ..common import buffer_scope, buffer_shape, collect, substitute, tt_pass
 from ..analysis.scalar_reads import scalar_tensors
@@ -71,6 +71,10 @@ class _Access:
     # a read right after ``tt.rmw_acquire`` / a write right before ``tt.rmw_release``: an
     # atomic's per-iteration read-modify-write (A0.1.1), the read waits for the write-back
     rmw: bool = False
+    # a store at rows placed by a tensor element under a row guard (TileLang's variable-length
+    # rows, ``if bx * BM + i < len: Out[cu[b] + bx * BM + i, ..] = ..``): the guard, on data,
+    # chooses the rows each block stores (C1 / D3 write only those)
+    rows_by_data: bool = False
 
     def where(self) -> str:
         return describe_span(self.span) or "(no source line)"
@@ -137,8 +141,11 @@ class _Collector:
                 continue
             ranges = [(substitute(r.min, binds), substitute(r.extent, binds))
                       for r in region.region]
+            by_data = write and (call.config or {}).get(attrs.ROW_GUARD) is not None and \
+                any(collect(m, tvm.ir.TensorLoad) for m, _ in ranges)
             self.accesses.append(_Access(write, region.source, ranges, list(loops),
-                                         self.order, block, call.span))
+                                         self.order, block, call.span,
+                                         rows_by_data=bool(by_data)))
 
 
 def _tt_name(stmt):
@@ -301,6 +308,11 @@ def _at(acc: _Access, values: dict, suffix: str) -> _Access:
 
 
 def _check_cross_block(prover, w: _Access, x: _Access):
+    if w.rows_by_data and x.rows_by_data:
+        # which rows each block stores is data (its row guard): the blocks' rows are disjoint
+        # when the offsets and lengths are (TileLang's cu_seqlens, nondecreasing), which the
+        # compiler cannot see
+        return
     extents = [e for _, e in prover.block_vars]
     if not all(isinstance(e, tvm.tirx.IntImm) for e in extents):
         return  # symbolic grids are rejected by the work partition
