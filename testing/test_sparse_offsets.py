@@ -14,7 +14,7 @@ pytest.importorskip("tilelang_tt.runtime.mockbuild", reason="emulator driver not
 import tilelang_tt as tilelang
 import tilelang_tt.language as T
 from helpers import as_f32, rand
-from tilelang_tt import TTCompileError, TTLayoutError, TTUnsupportedError
+from tilelang_tt import TTCompileError, TTUnsupportedError
 
 LOG2E = 1.44269504
 
@@ -167,17 +167,26 @@ def test_block_gather_guarded_offsets():
         np.testing.assert_allclose(out[b * 32:(b + 1) * 32], want, rtol=1e-2, atol=1e-2)
 
 
-def test_unbounded_and_misaligned_offsets_refused():
+def test_unbounded_offsets_refused_misaligned_gathered():
     """Without an upper bound the block can reach past K: refused, naming K, the line and the
-    guard to add; an offset Idx * 16 is not a tile offset for every index: refused; a store at
-    an offset read from a tensor: refused (two blocks may store the same block)."""
+    guard to add; an offset Idx * 16 is not a tile offset for every index: gathered row by
+    row; a store at an offset read from a tensor: refused (two blocks may store the same
+    block)."""
     with pytest.raises(TTUnsupportedError) as err:
         block_gather(2, 64, 32, 2, guard="lower")
     msg = str(err.value)
     assert "tensor K" in msg and "Idx" in msg
     assert "T.copy(K[i_s:i_s + BS, :], K_s)" in msg and "guard" in msg and "past" in msg
-    with pytest.raises(TTLayoutError, match="multiple of 32"):
-        block_gather(2, 64, 32, 2, guard="end", stride=16)
+    # an offset Idx * 16 (not a tile offset for every index) is gathered row by row
+    # (testing/test_unaligned_rows.py): blocks at rows 16 and 0, the guard skipping -1 and 3
+    kernel = block_gather(2, 64, 32, 2, guard="end", stride=16)
+    k = rand((64, 32), "float16", 5)
+    idx = np.array([[1, -1], [0, 3]], np.int32)
+    out, kf = as_f32(kernel(k, idx)), as_f32(k).astype(np.float64)
+    for b in range(2):
+        want = sum((kf[i * 16:i * 16 + 32] for i in idx[b] if 0 <= i * 16 <= 32),
+                   np.zeros((32, 32)))
+        np.testing.assert_allclose(out[b * 32:(b + 1) * 32], want, rtol=1e-2, atol=1e-2)
     # a block stored at an offset read from a tensor: blocks may store the same elements
     with pytest.raises(TTCompileError, match="blocks race on tensor O"):
         block_scatter(4, 64)
