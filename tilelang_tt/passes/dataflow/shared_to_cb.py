@@ -24,8 +24,16 @@ Guarantees:
   pops it, so the tensor's elements past the part are not written at all (another block may
   own them: TileLang's GQA decoding stores the first ``valid_block_H`` of ``block_H`` rows);
   a converted or transposed part goes through a staging CB of the whole block first;
+* a copy between a 2-D block buffer and a tensor region whose row start (in the tensor's
+  tiled plane) is not provably a multiple of 32 - static, read from tensor elements
+  (TileLang's ``cu_seqlens[b] + bx * block_M``) or a sum of such - with tile-aligned columns
+  becomes ``tt.read_rows_to_cb(cb, T, lead, row, col0, rows, cols, row_dim)`` /
+  ``tt.write_rows_from_cb(cb, T, lead, row, col0, rows, cols, row_dim, guard)`` (:func:`
+  gather_rows`; ``guard`` the copy's ``tt_row_guard``, A0.2, else true): block row ``i`` is
+  tensor row ``row + i`` of plane ``lead`` (D3 moves it face row by face row); a start
+  provably a multiple of 32 keeps the tile path;
 * copies are checked to be whole-buffer (or leading tile rows, above) on the block side,
-  tile-aligned and in bounds on the global side (``TTLayoutError`` naming the buffer and offset otherwise); other copy
+  tile-aligned (but for the rows above) and in bounds on the global side (``TTLayoutError`` naming the buffer and offset otherwise); other copy
   directions are ``TTUnsupportedError``.  A converting copy is ``tt.eltwise`` of the
   expression ``tt.expr.load(0)`` (a copy through DST; the pack converts);
 * a copy between a 1-D tensor (a row vector in DRAM: one row of tiles, values in row 0) and

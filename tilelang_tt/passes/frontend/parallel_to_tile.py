@@ -64,6 +64,13 @@ in a ``tt.tile.expr``: ``B_shared[j, i] = A_shared[i, j]`` is ``tt.tile.expr(B_s
 load_t(0), A_shared)``).  Any other access that is not ``offset + loop variable`` per
 dimension (strided, diagonal) is a ``TTUnsupportedError``.
 
+A store into a tensor at rows that do not provably start at a multiple of 32, of A0.1.0.1's
+``T.if_then_else(c, v, Out[..])`` whose ``c`` reads the row variable and not the column one
+(TileLang's row guard, ``if bx * BM + i < len: Out[cu[b] + bx * BM + i, d] = ...``), stores
+``v``; its copy out carries ``c`` (the row as ``tt.mask.index(0)``) in its config as
+``tt_row_guard`` (``attrs.ROW_GUARD``), and the writer stores only the rows where it holds
+(C1, D3), so it never writes back rows another block owns.
+
 Operands that live in global memory are staged through new shared buffers (``tile.copy`` in
 before, ``tile.copy`` out after; a transposed operand as its own block, the destination's
 transposed), so later stages only see tile ops whose compute operands are shared buffers or
