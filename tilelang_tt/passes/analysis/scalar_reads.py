@@ -183,12 +183,22 @@ def row_offsets(body) -> list:
     variable-length rows: ``T.copy(Q[cu_seqlens[b] + bx * BM : ..., h, :], Q_s)``, a start
     not provably a multiple of 32 for every value of the element) or sit in the row guard of
     such a store (``tt_row_guard``, A0.2): the block moves row by row and the rows outside the
-    tensor read zeros and are not written (C1, D3), so no ``if`` needs to bound them; C2.2
-    gives each kernel moving the block the element's value."""
+    tensor read zeros and are not written (C1, D3), so no ``if`` needs to bound them; and
+    element loads (not indexed by the element's position) in the condition or values of an
+    index mask (``tt.tile.index_mask``: the sequence lengths of a varlen mask).  C2.2 gives
+    each kernel moving the block, and the reader computing the mask, the element's value."""
     from ..frontend.parallel_to_tile import unaligned_rows  # noqa: PLC0415
 
     out = []
     for call in collect(body, tirx.TilePrimitiveCall):
+        if call.op.same_as(ops.op("tt.tile.index_mask")):
+            # a mask the reader computes from such elements (TileLang's varlen `bx * BM + i >=
+            # q_len`): the reader reads them right before it (C2.2)
+            out += [ld for a in call.args[1:] if not isinstance(a, tvm.ir.TensorRegion)
+                    for ld in _loads(a) if not any(
+                        ops.tt_op_name(c) == "tt.mask.index" for i in ld.indices
+                        for c in collect(i, tvm.ir.Call))]
+            continue
         if call.op.name != "tirx.tile.copy":
             continue
         guard = (call.config or {}).get(attrs.ROW_GUARD)

@@ -29,7 +29,8 @@ follows the binding: the writer waits for that page, reads the word from it and 
 
 An element that places a block at rows off a tile boundary (``tt.read_rows_to_cb`` /
 ``tt.write_rows_from_cb``: TileLang's ``cu_seqlens[b]``, read by no ``if``; its start or row
-guard) is read right before that statement: ``tt.scalar_to_cb(cb, T, page)`` into the
+guard), or that a mask the reader computes reads (``tt.mask_to_cb``), is read right before
+that statement: ``tt.scalar_to_cb(cb, T, page)`` into the
 tensor's row-offsets CB (``<T>_rows``, reader -> writer), ``v = tt.scalar_word(cb, word)``,
 ``tt.scalar_take(cb)``; the element in the statement is ``v`` (signed).  The kernel moving the
 block reads the word (the reader before its push, the writer before its pop); the other one
@@ -166,9 +167,10 @@ def LowerScalarReadsTT(func, mod, ctx):
         holds the value, the other one just frees the page)."""
         call = ev.value
         if not isinstance(call, tvm.ir.Call) or ops.tt_op_name(call) not in (
-                "tt.read_rows_to_cb", "tt.write_rows_from_cb"):
+                "tt.read_rows_to_cb", "tt.write_rows_from_cb", "tt.mask_to_cb"):
             return ev
-        loads = [x for a in call.args[2:] for x in collect(a, tvm.ir.TensorLoad)
+        first = 3 if ops.tt_op_name(call) == "tt.mask_to_cb" else 2
+        loads = [x for a in call.args[first:] for x in collect(a, tvm.ir.TensorLoad)
                  if is_scalar(x.source)]
         if not loads:
             return ev
