@@ -94,3 +94,86 @@ def test_varlen_row_softmax(dtype, block_M):
     xf = as_f32(x).astype(np.float64)
     e = np.exp(xf - xf.max(-1, keepdims=True))
     np.testing.assert_allclose(y, e / e.sum(-1, keepdims=True), rtol=2e-2, atol=2e-3)
+
+
+@tilelang.jit(out_idx=[-1])
+def varlen_attention(batch, UQ, UKV, heads, dim, max_q, max_k, block=32, dtype="float16"):
+    """TileLang's example_mha_fwd_varlen.py (not causal), its K loop over the longest
+    sequence's blocks (a static extent): the mask drops the keys past each sequence."""
+    scale = (1.0 / dim) ** 0.5 * 1.44269504
+    acc_t = "float32"
+
+    @T.prim_func
+    def main(Q: T.Tensor((UQ, heads, dim), dtype), K: T.Tensor((UKV, heads, dim), dtype),
+             V: T.Tensor((UKV, heads, dim), dtype), cu_q: T.Tensor((batch + 1,), "int32"),
+             cu_k: T.Tensor((batch + 1,), "int32"), O: T.Tensor((UQ, heads, dim), dtype)):
+        with T.Kernel(T.ceildiv(max_q, block), heads, batch) as (bx, by, bz):
+            Q_s = T.alloc_shared((block, dim), dtype)
+            K_s = T.alloc_shared((block, dim), dtype)
+            V_s = T.alloc_shared((block, dim), dtype)
+            O_s = T.alloc_shared((block, dim), dtype)
+            acc_s = T.alloc_fragment((block, block), acc_t)
+            acc_s_cast = T.alloc_fragment((block, block), dtype)
+            acc_o = T.alloc_fragment((block, dim), acc_t)
+            m = T.alloc_fragment((block,), acc_t)
+            m_prev = T.alloc_fragment((block,), acc_t)
+            sc = T.alloc_fragment((block,), acc_t)
+            ssum = T.alloc_fragment((block,), acc_t)
+            lsum = T.alloc_fragment((block,), acc_t)
+            q_start = cu_q[bz]
+            k_start = cu_k[bz]
+            q_len = cu_q[bz + 1] - q_start
+            k_len = cu_k[bz + 1] - k_start
+            T.copy(Q[q_start + bx * block:q_start + bx * block + block, by, :], Q_s)
+            T.fill(acc_o, 0)
+            T.fill(lsum, 0)
+            T.fill(m, -T.infinity(acc_t))
+            for k in T.Pipelined(T.ceildiv(max_k, block), num_stages=1):
+                T.copy(K[k_start + k * block:k_start + k * block + block, by, :], K_s)
+                for i, j in T.Parallel(block, block):
+                    acc_s[i, j] = T.if_then_else(
+                        bx * block + i >= q_len or k * block + j >= k_len, -1e9, 0)
+                T.gemm(Q_s, K_s, acc_s, transpose_B=True)
+                T.copy(m, m_prev)
+                T.fill(m, -T.infinity(acc_t))
+                T.reduce_max(acc_s, m, dim=1, clear=False)
+                for i in T.Parallel(block):
+                    m[i] = T.max(m[i], m_prev[i])
+                for i in T.Parallel(block):
+                    sc[i] = T.exp2(m_prev[i] * scale - m[i] * scale)
+                for i, j in T.Parallel(block, block):
+                    acc_s[i, j] = T.exp2(acc_s[i, j] * scale - m[i] * scale)
+                T.reduce_sum(acc_s, ssum, dim=1)
+                for i in T.Parallel(block):
+                    lsum[i] = lsum[i] * sc[i] + ssum[i]
+                T.copy(acc_s, acc_s_cast)
+                for i, j in T.Parallel(block, dim):
+                    acc_o[i, j] *= sc[i]
+                T.copy(V[k_start + k * block:k_start + k * block + block, by, :], V_s)
+                T.gemm(acc_s_cast, V_s, acc_o)
+            for i, j in T.Parallel(block, dim):
+                acc_o[i, j] = acc_o[i, j] / lsum[i]
+            T.copy(acc_o, O_s)
+            for i, d in T.Parallel(block, dim):
+                if bx * block + i < q_len:
+                    O[q_start + bx * block + i, by, d] = O_s[i, d]
+
+    return main
+
+
+def test_varlen_attention():
+    """Queries and keys of 3 sequences (1, 33, 70 and 31, 1, 40 tokens) packed back to back:
+    Q / K / V blocks gathered at cu_seqlens offsets, the mask reading the lengths, O stored
+    under the row guard; float64 reference per sequence."""
+    lens_q, lens_k, heads, dim = [1, 33, 70], [31, 1, 40], 1, 32
+    cq = np.concatenate([[0], np.cumsum(lens_q)]).astype(np.int32)
+    ck = np.concatenate([[0], np.cumsum(lens_k)]).astype(np.int32)
+    kernel = varlen_attention(3, int(cq[-1]), int(ck[-1]), heads, dim, max(lens_q), max(lens_k))
+    q, k, v = (rand((int(c[-1]), heads, dim), "float16", s) for c, s in ((cq, 1), (ck, 2), (ck, 3)))
+    out = as_f32(kernel(q, k, v, cq, ck))
+    qf, kf, vf = (as_f32(x).astype(np.float64) for x in (q, k, v))
+    for b in range(3):
+        s = qf[cq[b]:cq[b + 1], 0] @ kf[ck[b]:ck[b + 1], 0].T / np.sqrt(dim)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        want = (p / p.sum(-1, keepdims=True)) @ vf[ck[b]:ck[b + 1], 0]
+        np.testing.assert_allclose(out[cq[b]:cq[b + 1], 0], want, rtol=2e-2, atol=1e-2)
