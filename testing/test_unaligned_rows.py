@@ -177,3 +177,28 @@ def test_varlen_attention():
         p = np.exp(s - s.max(-1, keepdims=True))
         want = (p / p.sum(-1, keepdims=True)) @ vf[ck[b]:ck[b + 1], 0]
         np.testing.assert_allclose(out[cq[b]:cq[b + 1], 0], want, rtol=2e-2, atol=1e-2)
+
+
+def test_gemm_result_to_offset_rows():
+    """A GEMM accumulator copied straight to rows 5 .. of each block (packed into an output
+    CB, then scattered row by row)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((128, 64), "float32"), B: T.Tensor((64, 64), "float32"),
+             C: T.Tensor((160, 64), "float32")):
+        with T.Kernel(4) as bx:
+            A_s = T.alloc_shared((32, 64), "float32")
+            B_s = T.alloc_shared((64, 64), "float32")
+            C_l = T.alloc_fragment((32, 64), "float32")
+            T.copy(A[bx * 32:bx * 32 + 32, :], A_s)
+            T.copy(B, B_s)
+            T.gemm(A_s, B_s, C_l, clear_accum=True)
+            T.copy(C_l, C[bx * 32 + 5:bx * 32 + 37, :])
+
+    a, b = rand((128, 64), "float32", 1), rand((64, 64), "float32", 2)
+    c = np.zeros((160, 64), np.float32)
+    tilelang.compile(main)(a, b, c)
+    want = np.zeros((160, 64))
+    want[5:133] = a.astype(np.float64) @ b
+    np.testing.assert_allclose(c, want, rtol=1e-2, atol=5e-2)  # the matrix engine's TF32
+    assert not c[:5].any() and not c[133:].any()

@@ -125,9 +125,14 @@ def scalar_tensors(func, refuse=True) -> dict:
     for region in collect(body, tvm.ir.TensorRegion):
         for r in region.region:
             nested += _loads(r.min) + _loads(r.extent)
+    bounds = []
     for loop in collect(body, tirx.For):
-        nested += _loads(loop.min) + _loads(loop.extent)
-    guarded = _guarded_offsets(body) + row_offsets(body)
+        bounds += _loads(loop.min) + _loads(loop.extent)
+    nested += bounds
+    # a row offset or a mask's element that is also (the same load, A0.1's substitution)
+    # a loop bound is still a loop bound
+    guarded = _guarded_offsets(body) + [ld for ld in row_offsets(body)
+                                        if not any(ld.same_as(b) for b in bounds)]
     found = {}
     for load in _loads(body):
         buf = load.source

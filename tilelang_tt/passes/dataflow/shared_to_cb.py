@@ -556,16 +556,23 @@ def LowerSharedToCB(func, mod, ctx):
             return ops.evaluate("tt.acc.pack", src.source, cb(dst.source), span=span)
         if d_scope == "global" and s_scope == "accumulator":
             _check_whole(src, span)
-            r0, c0, nr, nc = tensor_tiles(dst, src.source, span)
+            gathered = tensor_rows(dst, src.source, span)
+            if gathered is not None:  # rows off a tile boundary: packed, then scattered
+                lead, row, c0, nr, nc, row_dim = gathered
+            else:
+                r0, c0, nr, nc = tensor_tiles(dst, src.source, span)
             out_name = f"{src.source.name}_out"
             var = tirx.Var(f"{out_name}_cb", "int32")
             binds.append(tirx.Bind(var, alloc_cb_call(nr, nc, OUTPUT_DEPTH,
                                                       buffer_dtype(dst.source), out_name), span))
-            return seq([
-                ops.evaluate("tt.acc.pack", src.source, var, span=span),
-                ops.evaluate("tt.write_from_cb", var, dst.source, r0, c0, int_imm(nr),
-                             int_imm(nc), span=span),
-            ])
+            if gathered is not None:
+                write = ops.evaluate("tt.write_rows_from_cb", var, dst.source, lead, row, c0,
+                                     int_imm(nr), int_imm(nc), int_imm(row_dim),
+                                     row_guard(call), span=span)
+            else:
+                write = ops.evaluate("tt.write_from_cb", var, dst.source, r0, c0, int_imm(nr),
+                                     int_imm(nc), span=span)
+            return seq([ops.evaluate("tt.acc.pack", src.source, var, span=span), write])
         what = {"block": "block buffer", "accumulator": "accumulator"}
         raise TTUnsupportedError(
             f"T.copy from {what.get(s_scope, s_scope)} {src.source.name} to "
