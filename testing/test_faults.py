@@ -178,6 +178,15 @@ def test_noc_read_running_into_the_next_buffer(gemm):
     assert "noc_async_read" in msg and "reader.cpp" in msg and names_core(msg)
 
 
+def test_dram_read_off_the_alignment(gemm):
+    # a partial read of a page (get_noc_addr(page, offset)) must keep DRAM's 32-byte alignment
+    faulty = inject(gemm, "reader.cpp", "noc_async_read_page((((by * 8) + (r * 4)) + k), A_accessor, ((r * 2048) + A_shared_l1));",
+                    "noc_async_read(A_accessor.get_noc_addr((((by * 8) + (r * 4)) + k), 16), ((r * 2048) + A_shared_l1), 32);")
+    msg, _ = run_fault(faulty)
+    assert "must be 32-byte aligned" in msg and "noc_async_read" in msg
+    assert "reader.cpp" in msg and names_core(msg)
+
+
 def test_cb_page_size_not_the_tile_size(gemm):
     faulty = inject(gemm, "main.cpp", "set_page_size(tt::CBIndex::c_0, 2048)",
                     "set_page_size(tt::CBIndex::c_0, 1024)")
