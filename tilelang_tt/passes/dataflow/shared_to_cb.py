@@ -345,6 +345,42 @@ def LowerSharedToCB(func, mod, ctx):
         return global_tiles(region, block_buf, ana, span, axes_of(region.source),
                             vector_tensor(region.source), block_shape, facts)
 
+    checked = to_py(get_attr(func, attrs.CHECKED_READS, [])) or []
+
+    def tile_validity(region, span):
+        """For a block read whose start reads tensor elements in a dim A0.3.1 could not bound
+        (``tt.checked_reads``): the condition, over the block's tile row and column
+        (``tt.mask.index(0)`` / ``(1)``), that the tile is inside the tensor; None for any
+        other read."""
+        tensor = region.source
+        index = next((i for i, p in enumerate(func.params) if p.same_as(tensor)), None)
+        dims = [c["dim"] for c in checked if c["param"] == index]
+        dims = [d for d in dims if collect(region.region[d].min, tvm.ir.TensorLoad)]
+        if not dims:
+            return None
+        shape = buffer_shape(tensor)
+        if vector_tensor(tensor) or len(shape) < 2:
+            raise TTUnsupportedError(
+                f"tensor {tensor.name} is read in blocks at offsets read from tensor elements "
+                "that can reach outside it; the reader checks such tiles only for a tensor "
+                "held as 2-D tiles (not as row vectors)", span=span,
+                hint="bound the offset with an `if` around the copy (`if 0 <= offset and "
+                     "offset + extent <= n:`)")
+        axes = axes_of(tensor) or list(range(len(shape)))
+        row_ax, col_ax = axes[-2], axes[-1]
+        ok = tirx.const(True, "bool")
+        for d in dims:
+            start = region.region[d].min
+            if d in (row_ax, col_ax):
+                t = tirx.floordiv(start, TILE) + ops.call("tt.mask.index",
+                                                         int_imm(0 if d == row_ax else 1))
+                conds = [t >= 0, t < shape[d] // TILE]
+            else:
+                conds = [start >= 0, start < shape[d]]
+            for c in conds:
+                ok = tirx.And(ok, c)
+        return ana.simplify(ok)
+
     def transposed(block, tensor):
         """A vector tensor holds row vectors: a column-vector block moves through a staging
         row vector whose tiles are its tiles transposed."""
@@ -402,23 +438,27 @@ def LowerSharedToCB(func, mod, ctx):
         if d_scope == "block" and s_scope == "global":
             _check_whole(dst, span)
             r0, c0, nr, nc = tensor_tiles(src, dst.source, span)
+            valid = tile_validity(src, span)
+            # a read at offsets read from tensor elements that may leave the tensor: each
+            # tile checked when the reader runs (zeros outside)
+            extra = [valid] if valid is not None else []
             if transposed(dst.source, src.source):  # row vector in DRAM -> column vector
                 staging = staging_cb(dst.source, buffer_dtype(src.source), nr, nc, span, "in",
                                      name=f"{dst.source.name}_row_in")
                 return seq([
                     ops.evaluate("tt.read_to_cb", staging, src.source, r0, c0, int_imm(nr),
-                                 int_imm(nc), span=span),
+                                 int_imm(nc), *extra, span=span),
                     ops.evaluate("tt.eltwise", cb(dst.source), int_imm(nr * nc), load_t(0),
                                  staging, span=span),
                 ])
             if buffer_dtype(src.source) == buffer_dtype(dst.source):
                 return ops.evaluate("tt.read_to_cb", cb(dst.source), src.source, r0, c0,
-                                    int_imm(nr), int_imm(nc), span=span)
+                                    int_imm(nr), int_imm(nc), *extra, span=span)
             # DRAM pages hold the tensor's dtype: read them as they are, convert on compute
             staging = staging_cb(dst.source, buffer_dtype(src.source), nr, nc, span, "in")
             return seq([
                 ops.evaluate("tt.read_to_cb", staging, src.source, r0, c0, int_imm(nr),
-                             int_imm(nc), span=span),
+                             int_imm(nc), *extra, span=span),
                 ops.evaluate("tt.eltwise", cb(dst.source), int_imm(nr * nc), load(0), staging,
                              span=span),
             ])

@@ -148,13 +148,22 @@ def _guard_conditions(body, call) -> list:
     return out
 
 
-def _element_offset_end(func, call, buf, d, rng, ana, binds) -> int:
-    """The end a region of ``buf`` reaches in dim ``d`` when its start reads tensor elements
-    (``K[b, BlockIndices[b, t, 0, i] * 32:..., ...]``): the element's value is anything the
-    guards of the enclosing ``if`` arms allow, so the region must be proven (each element a
-    free integer, the guards as constraints, block indices and loops in their ranges; TVM's
-    analyzer with its Z3 fallback) to start at 0 or later and to end inside the tensor (or
-    inside its padding up to a tile multiple); otherwise refused."""
+def _is_block_read(call, buf) -> bool:
+    """``call`` is a ``T.copy`` of a region of tensor ``buf`` into a block buffer."""
+    if call.op.name != "tirx.tile.copy":
+        return False
+    dst, src = call.args[0], call.args[1]
+    return isinstance(src, tvm.ir.TensorRegion) and src.source.same_as(buf) and \
+        isinstance(dst, tvm.ir.TensorRegion) and str(dst.source.scope()) != "global"
+
+
+def _element_offset_proof(func, call, buf, d, rng, ana, binds):
+    """(after_start, end): whether a region of ``buf`` whose start in dim ``d`` reads tensor
+    elements (``K[b, BlockIndices[b, t, 0, i] * 32:..., ...]``) is proven to start at 0 or
+    later, and the end it is proven to stay inside (the dim's size, or its padding up to a tile
+    multiple), or None.  Each element is a free integer, the guards of the enclosing ``if``
+    arms the constraints (block indices and loops in their ranges; TVM's analyzer with its Z3
+    fallback)."""
     shape = buffer_shape(buf)
     elements = []
 
@@ -180,9 +189,21 @@ def _element_offset_end(func, call, buf, d, rng, ana, binds) -> int:
         after_start = ana.can_prove(start >= 0, strong)
         inside = ana.can_prove(end <= shape[d], strong)
         in_padding = inside or ana.can_prove(end <= _round_up(shape[d]), strong)
-    if after_start and in_padding:
-        return shape[d] if inside else _round_up(shape[d])
-    elem = elements[0][0] if elements else rng.min
+    return after_start, (shape[d] if inside else _round_up(shape[d]) if in_padding else None)
+
+
+def _element_offset_end(func, call, buf, d, rng, ana, binds) -> int:
+    """The end a region of ``buf`` reaches in dim ``d`` when its start reads tensor elements:
+    proven inside the tensor (or its tile padding) under the guards (:func:`_element_offset_proof`),
+    or, for a block read, checked when the reader runs (:func:`checked_reads`: the dim's size);
+    a store that is not proven is refused."""
+    shape = buffer_shape(buf)
+    after_start, end = _element_offset_proof(func, call, buf, d, rng, ana, binds)
+    if after_start and end is not None:
+        return end
+    if _is_block_read(call, buf):
+        return shape[d]  # checked per tile when the reader runs: nothing past the tensor
+    elem = next(iter(collect(inline_binds(rng.min, binds), tvm.ir.TensorLoad)), rng.min)
     where = "before the tensor's start" if not after_start else "past the tensor's end"
     raise TTUnsupportedError(
         f"tensor {buf.name} (shape {shape}) is accessed from `{inline_binds(rng.min, binds)}` "
@@ -193,6 +214,33 @@ def _element_offset_end(func, call, buf, d, rng, ana, binds) -> int:
         hint=f"guard the access with an `if` that bounds the offset to the tensor, e.g. `if "
              f"0 <= offset and offset + extent <= {shape[d]}:` (TileLang's `if i_s <= i_t and "
              "i_s >= 0:`)")
+
+
+def checked_reads(func) -> list:
+    """``[{"param": i, "dim": d}]``: the tensor dims some block read starts in at an offset
+    read from tensor elements that the guards do not bound to the tensor (its tiles are
+    checked when the reader runs: outside the tensor they read zeros, TileLang's safe
+    value)."""
+    ana, binds = _analyzer(func.body)
+    out = []
+    for call in collect(func.body, tirx.TilePrimitiveCall):
+        if call.op.name != "tirx.tile.copy":
+            continue
+        src = call.args[1]
+        if not isinstance(src, tvm.ir.TensorRegion) or not _is_block_read(call, src.source):
+            continue
+        buf = src.source
+        index = next((i for i, p in enumerate(func.params) if p.same_as(buf)), None)
+        if index is None or not all(isinstance(x, int) for x in buffer_shape(buf)):
+            continue
+        for d, rng in enumerate(src.region):
+            if not collect(inline_binds(rng.min, binds), tvm.ir.TensorLoad):
+                continue
+            after_start, end = _element_offset_proof(func, call, buf, d, rng, ana, binds)
+            entry = {"param": index, "dim": d}
+            if not (after_start and end is not None) and entry not in out:
+                out.append(entry)
+    return out
 
 
 def device_shape(func, buf, ana, binds) -> list[int]:
@@ -271,4 +319,17 @@ def pad_to_device_shapes(func):
 def PadTensorsTT(func, mod, ctx):
     """Tensors padded to the device shape their tiles and accesses need (module docstring)."""
     scalar_tensors(func, refuse="placing")  # tensor elements as indices or loop bounds: refused
+    checked = checked_reads(func)
+    if checked:
+        safe = to_py(get_attr(func, attrs.SAFE_VALUES, {})) or {}
+        for c in checked:
+            p = func.params[c["param"]]
+            if safe.get(str(p.name), 0.0) != 0.0:
+                raise TTUnsupportedError(
+                    f"tensor {p.name} is read in blocks at offsets read from tensor elements "
+                    "that can reach outside it; those tiles read zeros, but "
+                    f"T.annotate_safe_value gives it {safe[str(p.name)]}",
+                    hint="bound the offsets with an `if` around the copy, or drop the safe "
+                         "value")
+        func = func.with_attr(attrs.CHECKED_READS, checked)
     return pad_to_device_shapes(func)
