@@ -52,7 +52,8 @@ from tvm.sym import Analyzer, ProofStrength
 from ... import attrs, ops
 from ...errors import TTLayoutError, TTUnsupportedError, source_span
 from ..common import (
-    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, inline_binds, int_imm,
+    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, data_loops, get_attr, inline_binds,
+    int_imm, reads_data,
     region_text,
     require_attr,
     seq, split_persistent, stmts_of, to_py, tt_calls, tt_pass,
@@ -149,7 +150,7 @@ def _block_tiles(shape) -> int:
 
 
 def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False,
-                 block_shape=None, facts=None):
+                 block_shape=None, facts=None, dloops=()):
     """(row0, col0, rows, cols) in tiles of ``region`` of a global tensor whose pages hold its
     axes in the order ``axes`` (A1's ``tt.layout_desc``; default: as declared), or a clear
     error.  ``vector``: the tensor is stored as row vectors (A1's ``vector``), one row of
@@ -160,7 +161,7 @@ def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False
     block_shape = block_shape or buffer_shape(block_buf)
     if (len(shape) == 1 or vector) and len(block_shape) == 1:  # row vectors: a row of tiles
         r = ranges[-1]
-        _check_range(buf, r, "element", shape[-1], ana, span, facts)
+        _check_range(buf, r, "element", shape[-1], ana, span, facts, dloops)
         if not isinstance(r.extent, tvm.tirx.IntImm) or int(r.extent) != block_shape[0]:
             raise TTLayoutError(
                 f"copy between {buf.name}[..., {r.min}:+{r.extent}] and {block_buf.name} of "
@@ -204,7 +205,7 @@ def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False
     row_ax, col_ax = axes[-2], axes[-1]
     row_r, col_r = ranges[row_ax], ranges[col_ax]
     for r, what, dim in ((row_r, "row", shape[row_ax]), (col_r, "column", shape[col_ax])):
-        _check_range(buf, r, what, dim, ana, span, facts)
+        _check_range(buf, r, what, dim, ana, span, facts, dloops)
     lead = int_imm(0)
     for a in axes[:-2]:  # the batched dims, in page order
         lead = lead * shape[a] + ranges[a].min
@@ -274,12 +275,13 @@ def prove_split(ana: Analyzer, pred, facts=None, depth=0) -> bool:
     return True
 
 
-def _check_range(buf, r, what, dim, ana: Analyzer, span, facts=None):
+def _check_range(buf, r, what, dim, ana: Analyzer, span, facts=None, dloops=()):
     """A copy's range of one tensor dimension is tile-aligned and in bounds.  A start that
-    reads tensor elements is tile-aligned for every value of them; its bounds were proven
-    by PadTensorsTT under the guards of its ``if`` (which refuses the offsets it cannot
-    bound)."""
-    element = bool(collect(r.min, tvm.ir.TensorLoad))
+    reads tensor elements (or the variable of a loop whose bounds do: ``dloops``) is
+    tile-aligned for every value of them; its bounds were proven by PadTensorsTT under the
+    guards of its ``if``, or its reads are checked when the reader runs
+    (``tt.checked_reads``; stores it cannot bound are refused there)."""
+    element = reads_data(r.min, {}, list(dloops))
     if not ana.can_prove(tirx.floormod(_element_free(r.min), TILE) == 0):
         raise TTLayoutError(
             f"copy of {buf.name} starts at {what} `{r.min}`, which is not a multiple of 32; "
@@ -343,9 +345,10 @@ def LowerSharedToCB(func, mod, ctx):
 
     def tensor_tiles(region, block_buf, span, block_shape=None):
         return global_tiles(region, block_buf, ana, span, axes_of(region.source),
-                            vector_tensor(region.source), block_shape, facts)
+                            vector_tensor(region.source), block_shape, facts, dloops)
 
     checked = to_py(get_attr(func, attrs.CHECKED_READS, [])) or []
+    dloops = data_loops(func.body)
 
     def tile_validity(region, span):
         """For a block read whose start reads tensor elements in a dim A0.3.1 could not bound
@@ -355,7 +358,7 @@ def LowerSharedToCB(func, mod, ctx):
         tensor = region.source
         index = next((i for i, p in enumerate(func.params) if p.same_as(tensor)), None)
         dims = [c["dim"] for c in checked if c["param"] == index]
-        dims = [d for d in dims if collect(region.region[d].min, tvm.ir.TensorLoad)]
+        dims = [d for d in dims if reads_data(region.region[d].min, {}, dloops)]
         if not dims:
             return None
         shape = buffer_shape(tensor)

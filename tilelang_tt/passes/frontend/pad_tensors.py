@@ -42,8 +42,8 @@ from tvm.sym import Analyzer, ProofStrength
 from ... import attrs
 from ...errors import TTUnsupportedError
 from ..common import (
-    TILE, buffer_dtype, buffer_shape, collect, get_attr, inline_binds, launch_attrs,
-    negate_condition, substitute, to_py, tt_pass,
+    TILE, buffer_dtype, buffer_shape, collect, data_loops, get_attr, inline_binds,
+    launch_attrs, negate_condition, reads_data, substitute, to_py, tt_pass,
 )
 from ..analysis.scalar_reads import scalar_params, scalar_tensors
 from ..layout.infer_layout import is_vector_tensor, tiled_plane
@@ -67,7 +67,10 @@ def _analyzer(body) -> tuple[Analyzer, dict]:
              if str(b.var.ty).startswith(("int", "uint", "bool"))}
     for a in launch_attrs(body):
         ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0), a.value))
+    dloops = data_loops(body, binds)
     for lp in collect(body, tirx.For):  # outer loops first
+        if any(lp.same_as(d) for d in dloops):
+            continue  # bounds read tensor elements: constrained where a proof needs them
         lo_expr = ana.simplify(inline_binds(lp.min, binds))
         hi_expr = ana.simplify(inline_binds(lp.min + lp.extent - 1, binds))
         lo = ana.const_int_bound(lo_expr).min_value
@@ -108,12 +111,13 @@ def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
     negative lower bound is refused."""
     shape = buffer_shape(buf)
     ends, unbounded = list(shape), []
+    dloops = data_loops(func.body, binds)
     for call in collect(func.body, tirx.TilePrimitiveCall):
         for arg in call.args:
             if not (isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(buf)):
                 continue
             for d, rng in enumerate(arg.region):
-                if collect(inline_binds(rng.min, binds), tvm.ir.TensorLoad):
+                if reads_data(rng.min, binds, dloops):
                     end = _element_offset_end(func, call, buf, d, rng, ana, binds)
                     ends[d] = max(ends[d], end)
                     continue
@@ -181,6 +185,10 @@ def _element_offset_proof(func, call, buf, d, rng, ana, binds):
 
     start, end = free(rng.min), free(rng.min + rng.extent)
     conds = [free(c) for c in _guard_conditions(func.body, call)]
+    for lp in data_loops(func.body, binds):  # a loop whose bounds read elements: its range
+        if any(c.same_as(call) for c in collect(lp.body, tirx.TilePrimitiveCall)):
+            v = lp.loop_var
+            conds += [free(lp.min) <= v, v < free(lp.min + lp.extent)]
     guard = tirx.const(True, "bool")
     for c in conds:
         guard = tirx.And(guard, c)
@@ -233,8 +241,9 @@ def checked_reads(func) -> list:
         index = next((i for i, p in enumerate(func.params) if p.same_as(buf)), None)
         if index is None or not all(isinstance(x, int) for x in buffer_shape(buf)):
             continue
+        dloops = data_loops(func.body, binds)
         for d, rng in enumerate(src.region):
-            if not collect(inline_binds(rng.min, binds), tvm.ir.TensorLoad):
+            if not reads_data(rng.min, binds, dloops):
                 continue
             after_start, end = _element_offset_proof(func, call, buf, d, rng, ana, binds)
             entry = {"param": index, "dim": d}
