@@ -211,13 +211,16 @@ def _element_offset_end(func, call, buf, d, rng, ana, binds) -> int:
         return end
     if _is_block_read(call, buf):
         return shape[d]  # checked per tile when the reader runs: nothing past the tensor
-    elem = next(iter(collect(inline_binds(rng.min, binds), tvm.ir.TensorLoad)), rng.min)
+    elems = collect(inline_binds(rng.min, binds), tvm.ir.TensorLoad)
+    what = f"an offset read from the tensor element `{elems[0]}`" if elems else \
+        "an offset from the variable of a loop whose bounds read tensor elements"
     where = "before the tensor's start" if not after_start else "past the tensor's end"
     raise TTUnsupportedError(
-        f"tensor {buf.name} (shape {shape}) is accessed from `{inline_binds(rng.min, binds)}` "
-        f"in its dim {d}, an offset read from the tensor element `{elem}`; nothing bounds "
-        f"it, so the block can reach {where} (the enclosing `if` conditions, loop and block "
-        "index ranges are all the compiler knows about the element)",
+        f"tensor {buf.name} (shape {shape}) is stored to from "
+        f"`{inline_binds(rng.min, binds)}` in its dim {d}, {what}; nothing bounds it, so the "
+        f"block can reach {where} (the enclosing `if` conditions, loop and block index ranges "
+        "are all the compiler knows about the element; a block read there reads zeros, a "
+        "store is refused)",
         span=call.span,
         hint=f"guard the access with an `if` that bounds the offset to the tensor, e.g. `if "
              f"0 <= offset and offset + extent <= {shape[d]}:` (TileLang's `if i_s <= i_t and "
