@@ -2,8 +2,9 @@
 
 TileLang's block-sparse GEMM skips a K step by a mask tensor: ``if BlockMask[by, bx, k]:``.
 A tensor parameter that the kernel only reads as single elements, each read sitting in the
-condition of an ``if`` outside ``T.Parallel`` with indices computed from block indices, loop
-variables and constants (no tensor element among them), is a *scalar tensor*: it is not
+condition of an ``if`` or the bounds of a serial loop (``for k in T.serial(Lens[bx]):``)
+outside ``T.Parallel`` with indices computed from block indices, loop variables and constants
+(no tensor element among them), is a *scalar tensor*: it is not
 tiled; the host gives the device its values as 32-bit words in a small DRAM buffer
 (:data:`PAGE_BYTES` a page) and the kernels read the element a condition needs
 (``dataflow/scalar_reads.py``).
@@ -11,12 +12,14 @@ tiled; the host gives the device its values as 32-bit words in a small DRAM buff
 The same element may also place a block (the start of a tile-primitive region,
 ``T.copy(K[b, BlockIndices[b, t, 0, i] * 32:..., ...], K_s)``) or sit in the condition of a
 mask the reader computes (``tt.tile.index_mask``) inside an arm of an ``if`` (outside
-``T.Parallel``) whose condition reads it: every kernel with work under the ``if`` has its
-value (C2.2), and PadTensorsTT proves the block inside the tensor under the ``if``'s guard.
+``T.Parallel``) whose condition reads it, or in the body of a serial loop whose bounds read
+it: every kernel with work under the ``if`` (in the loop) has its value (C2.2), and
+PadTensorsTT proves the block inside the tensor under the ``if``'s guard (or has the reader
+check its tiles when it runs).
 
 :func:`scalar_tensors` finds them and refuses, naming the tensor and the line, any other
 element read of a tensor that is not copied as blocks: as an index of another access, in a
-``T.Parallel`` body, as a loop bound or any other value.
+``T.Parallel`` body or extent, or any other value.
 """
 
 from __future__ import annotations

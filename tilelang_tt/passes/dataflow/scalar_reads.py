@@ -26,6 +26,13 @@ an ``if`` whose condition reads the element).
 When the writer has work under the branch (a copy to a tensor), the reader also reads the page
 into a second CB (``<T>_value_w``, reader -> writer, pushed first) and ``tt.scalar_take(cb_w)``
 follows the binding: the writer waits for that page, reads the word from it and pops it.
+
+A serial / pipelined loop whose bounds read elements of scalar tensors (``for k in
+T.serial(Lens[bx]):``, ``T.Pipelined(T.ceildiv(cu[b + 1] - cu[b], 32))``) gets the same reads
+right before it (the loop's body as the arm: the writer's page when it has work in the loop);
+its bounds and every read of the same element in its body take the words, and its extent
+becomes ``max(extent, 0)`` (signed: a loop whose extent is 0 or negative runs 0 times), so the
+reader, compute and writer kernels run it the same number of times.
 """
 
 from __future__ import annotations

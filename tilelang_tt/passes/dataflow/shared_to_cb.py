@@ -12,7 +12,10 @@ Guarantees:
 * ``copy(block <- global)`` becomes ``tt.read_to_cb(cb, buffer, row0, col0, rows, cols)`` and
   ``copy(global <- block)`` becomes ``tt.write_from_cb(...)``, with ``row0``/``col0`` in tiles
   of the tensor's page grid (its tiled plane, the other dims flattened into rows in the
-  order of A1's ``axes``); when the dtypes differ the
+  order of A1's ``axes``; a read of a dim A0.3.1 lists in ``tt.checked_reads``, whose start
+  reads tensor elements or a ``common.data_loops`` variable, gets ``read_to_cb``'s ``valid``
+  operand: the condition, over the tile's row and column in the block, that the tile is in
+  the tensor); when the dtypes differ the
   pages move through a staging CB of the tensor's dtype and a ``tt.eltwise`` copy converts;
 * ``copy(block <- accumulator)`` becomes ``tt.acc.pack(acc, cb)``; ``copy(global <-
   accumulator)`` packs into a new output CB that is then written out;

@@ -23,10 +23,23 @@ region of any ``tile.copy`` of the tensor (region start bounded over the launch 
 loop ranges, integer bindings inlined), rounded up to a multiple of 32 for the dims its
 tiles span (A1's tiled plane; the last dim of a tensor stored as row vectors).  A tensor
 whose shape already equals its device shape is unchanged, so is a kernel with none, and so
-is a tensor read only as scalars in branch conditions (``analysis/scalar_reads.py``); an
-element read of a tensor that is not copied as blocks anywhere else (an index of another
-access, a loop bound) is refused there, naming the tensor and line.
-Refused (``TTUnsupportedError`` naming the tensor and line): a padded tensor whose region ends
+is a tensor read only as scalars in branch conditions and serial loops' bounds
+(``analysis/scalar_reads.py``); an element read of a tensor that is not copied as blocks
+anywhere else (an index of another access, a ``T.Parallel`` extent) is refused there, naming
+the tensor and line.
+
+A region whose start reads tensor elements (``K[i_s:i_s + BS]``, ``i_s = BlockIndices[...] *
+BS``), or the variable of a loop whose bounds do (``for k in T.serial(Lens[bx]): ...
+A[k * 32, 0]``: ``common.data_loops``), is proven inside the tensor (or its tile padding) with
+each element a free integer, the enclosing ``if`` arms' conditions and such loops' ranges as
+constraints (block indices and other loops in their ranges; TVM's analyzer with its Z3
+fallback).  A block read it cannot prove is TileLang's out-of-bounds read (the safe value, 0):
+``tt.checked_reads`` = ``[{"param": i, "dim": d}]`` lists its tensor dim, the tensor is not
+padded for it, and the reader checks each of its tiles when it runs (C1, D3: zeros outside).
+
+Refused (``TTUnsupportedError`` naming the tensor and line): a store at such an offset that is
+not proven (blocks may race; the hint names the guard to add); a checked read of a tensor with
+a non-zero ``T.annotate_safe_value``; a padded tensor whose region ends
 cannot be bounded (a region without a bound leaves its dim as it is: later stages check it); a region that can start before a tensor's start (TileLang reads the safe
 value there too, but padding adds elements only past the end); a padded tensor whose safe
 value is not a constant.  Decided from the regions' index arithmetic only.
