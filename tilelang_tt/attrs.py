@@ -91,8 +91,9 @@ SAFE_VALUES = "tt.safe_values"
 # 1-D buffer) are not multiples of 32: [{"buffer": name, "logical": [dims], "padded": [dims]}]
 PADDED_BLOCKS = "tt.padded_blocks"
 # A0.3.1 -> C1: the tensor dims whose block reads start at offsets read from tensor elements
-# that no guard bounds to the tensor: [{"param": i, "dim": d}]; each tile of such a read is
-# checked when the reader runs (outside the tensor: the CB page is zero-filled, no NOC read)
+# that no guard bounds to the tensor: [{"param": i, "dim": d, "start": bool, "end": bool}]
+# (the sides not proven: before the tensor's start, past its end); each tile of such a read is
+# checked on those sides when the reader runs (outside: the CB page zero-filled, no NOC read)
 CHECKED_READS = "tt.checked_reads"
 # D2.1 (reader): blocks read once per group of cores and multicast to the others:
 # {"semaphores": n, "groups": [{"cb": id, "param": i, "axis": "x" | "y", "ready_sem": s,

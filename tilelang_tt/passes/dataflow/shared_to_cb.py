@@ -15,7 +15,7 @@ Guarantees:
   order of A1's ``axes``; a read of a dim A0.3.1 lists in ``tt.checked_reads``, whose start
   reads tensor elements or a ``common.data_loops`` variable, gets ``read_to_cb``'s ``valid``
   operand: the condition, over the tile's row and column in the block, that the tile is in
-  the tensor); when the dtypes differ the
+  the tensor on the sides A0.3.1 could not prove); when the dtypes differ the
   pages move through a staging CB of the tensor's dtype and a ``tt.eltwise`` copy converts;
 * ``copy(block <- accumulator)`` becomes ``tt.acc.pack(acc, cb)``; ``copy(global <-
   accumulator)`` packs into a new output CB that is then written out;
@@ -360,8 +360,9 @@ def LowerSharedToCB(func, mod, ctx):
         other read."""
         tensor = region.source
         index = next((i for i, p in enumerate(func.params) if p.same_as(tensor)), None)
-        dims = [c["dim"] for c in checked if c["param"] == index]
-        dims = [d for d in dims if reads_data(region.region[d].min, {}, dloops)]
+        sides = {int(c["dim"]): (bool(c["start"]), bool(c["end"])) for c in checked
+                 if c["param"] == index}
+        dims = [d for d in sides if reads_data(region.region[d].min, {}, dloops)]
         if not dims:
             return None
         shape = buffer_shape(tensor)
@@ -380,10 +381,11 @@ def LowerSharedToCB(func, mod, ctx):
             if d in (row_ax, col_ax):
                 t = tirx.floordiv(start, TILE) + ops.call("tt.mask.index",
                                                          int_imm(0 if d == row_ax else 1))
-                conds = [t >= 0, t < shape[d] // TILE]
+                low, high = t >= 0, t < shape[d] // TILE
             else:
-                conds = [start >= 0, start < shape[d]]
-            for c in conds:
+                low, high = start >= 0, start < shape[d]
+            before, past = sides[d]  # the sides A0.3.1 could not prove
+            for c in [low] * before + [high] * past:
                 ok = tirx.And(ok, c)
         return ana.simplify(ok)
 

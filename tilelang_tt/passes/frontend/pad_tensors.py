@@ -34,7 +34,8 @@ A[k * 32, 0]``: ``common.data_loops``), is proven inside the tensor (or its tile
 each element a free integer, the enclosing ``if`` arms' conditions and such loops' ranges as
 constraints (block indices and other loops in their ranges; TVM's analyzer with its Z3
 fallback).  A block read it cannot prove is TileLang's out-of-bounds read (the safe value, 0):
-``tt.checked_reads`` = ``[{"param": i, "dim": d}]`` lists its tensor dim, the tensor is not
+``tt.checked_reads`` = ``[{"param": i, "dim": d, "start": bool, "end": bool}]`` lists its
+tensor dim and the sides not proven, the tensor is not
 padded for it, and the reader checks each of its tiles when it runs (C1, D3: zeros outside).
 
 Refused (``TTUnsupportedError`` naming the tensor and line): a store at such an offset that is
@@ -241,10 +242,12 @@ def _element_offset_end(func, call, buf, d, rng, ana, binds) -> int:
 
 
 def checked_reads(func) -> list:
-    """``[{"param": i, "dim": d}]``: the tensor dims some block read starts in at an offset
-    read from tensor elements that the guards do not bound to the tensor (its tiles are
-    checked when the reader runs: outside the tensor they read zeros, TileLang's safe
-    value)."""
+    """``[{"param": i, "dim": d, "start": bool, "end": bool}]``: the tensor dims some block
+    read starts in at an offset read from tensor elements (or a loop variable of
+    ``common.data_loops``) that the guards do not bound to the tensor, and which side is not
+    bounded (``start``: it may begin before the tensor; ``end``: reach past it).  Its tiles
+    are checked on those sides when the reader runs: outside the tensor they read zeros,
+    TileLang's safe value."""
     ana, binds = _analyzer(func.body)
     out = []
     for call in collect(func.body, tirx.TilePrimitiveCall):
@@ -262,9 +265,14 @@ def checked_reads(func) -> list:
             if not reads_data(rng.min, binds, dloops):
                 continue
             after_start, end = _element_offset_proof(func, call, buf, d, rng, ana, binds)
-            entry = {"param": index, "dim": d}
-            if not (after_start and end is not None) and entry not in out:
+            if after_start and end is not None:
+                continue
+            entry = next((e for e in out if e["param"] == index and e["dim"] == d), None)
+            if entry is None:
+                entry = {"param": index, "dim": d, "start": False, "end": False}
                 out.append(entry)
+            entry["start"] = entry["start"] or not after_start
+            entry["end"] = entry["end"] or end is None
     return out
 
 
