@@ -250,3 +250,40 @@ def test_store_at_loop_offset_refused():
         tilelang.compile(main)
     text = str(err.value)
     assert "tensor C" in text and "T.copy(S, C[k * 32, 0])" in text
+
+
+@tilelang.jit(out_idx=[-1])
+def gemm_k_steps(M, N, K, dtype="bfloat16"):
+    """Row block by of C = A[:, :32 * Ks[by]] @ B[:32 * Ks[by], :]: a K loop read from a
+    tensor, its A and B blocks past K reading zeros."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+             Ks: T.Tensor((M // 32,), "int32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // 32, M // 32, threads=128) as (bx, by):
+            A_s = T.alloc_shared((32, 32), dtype)
+            B_s = T.alloc_shared((32, 32), dtype)
+            acc = T.alloc_fragment((32, 32), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(Ks[by], num_stages=2):
+                T.copy(A[by * 32, k * 32], A_s)
+                T.copy(B[k * 32, bx * 32], B_s)
+                T.gemm(A_s, B_s, acc)
+            T.copy(acc, C[by * 32, bx * 32])
+
+    return main
+
+
+def test_gemm_element_k_loop():
+    """K steps 0, 1, 3 (all of K) and 5 (two past K: A's columns and B's rows read zeros) per
+    row block; the accumulator carried across the loop."""
+    M, N, K = 128, 64, 96
+    kernel = gemm_k_steps(M, N, K)
+    a, b = rand((M, K), "bfloat16", 1), rand((K, N), "bfloat16", 2)
+    ks = np.array([0, 1, 3, 5], np.int32)
+    out = kernel(a, b, ks)
+    af, bf = as_f32(a).astype(np.float64), as_f32(b).astype(np.float64)
+    for i, n in enumerate(ks):
+        n = min(max(n, 0), 3)
+        want = af[i * 32:(i + 1) * 32, :n * 32] @ bf[:n * 32]
+        np.testing.assert_allclose(out[i * 32:(i + 1) * 32], want, rtol=1e-2, atol=5e-2)
