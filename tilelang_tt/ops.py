@@ -317,9 +317,12 @@ _op("tile.im2col", "tile", "void",
 
 # --- abstract tile dataflow (C1-D5) ---------------------------------------------------------
 _op("read_to_cb", "abstract", "void",
-    "read_to_cb(cb, tensor, row0, col0, rows, cols): one block of tiles from DRAM into cb",
-    "cb:cb.out tensor:tensor row0:int col0:int rows:imm cols:imm", kernel="reader",
-    engine="noc")
+    "read_to_cb(cb, tensor, row0, col0, rows, cols[, valid]): one block of tiles from DRAM into "
+    "cb; with `valid` (a condition over the tile's row and column in the block, "
+    "tt.mask.index(0) / (1): an offset read from tensor elements that may leave the tensor) "
+    "each tile where it does not hold is zero-filled instead of read",
+    "cb:cb.out tensor:tensor row0:int col0:int rows:imm cols:imm valid:cond", variadic=True,
+    kernel="reader", engine="noc")
 _op("write_from_cb", "abstract", "void",
     "write_from_cb(cb, tensor, row0, col0, rows, cols[, block]): one block of tiles from cb to "
     "DRAM; with `block` (the CB block's tiles, more than rows * cols) the block's leading "

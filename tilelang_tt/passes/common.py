@@ -227,6 +227,31 @@ def inline_binds(expr, binds: dict):
     return expr
 
 
+def data_loops(body, binds: dict | None = None) -> list:
+    """The loops of ``body`` whose bounds read tensor elements (``for k in T.serial(Lens[bx])``,
+    the kernel's integer bindings inlined; a loop bounded by another such loop's variable too):
+    their variables take values known only when the kernel runs."""
+    if binds is None:
+        binds = {b.var: b.value for b in collect(body, tirx.Bind)
+                 if str(b.var.ty).startswith(("int", "uint", "bool"))}
+    out = []
+    for lp in collect(body, tirx.For):  # outer loops first
+        bounds = inline_binds(lp.min + lp.extent, binds)
+        if collect(bounds, tvm.ir.TensorLoad) or reads_data(bounds, binds, out):
+            out.append(lp)
+    return out
+
+
+def reads_data(expr, binds: dict, loops: list) -> bool:
+    """``expr`` (integer bindings inlined) reads a tensor element or the variable of one of
+    ``loops`` (:func:`data_loops`)."""
+    expr = inline_binds(expr, binds)
+    if collect(expr, tvm.ir.TensorLoad):
+        return True
+    used = tirx.analysis.undefined_vars(expr)
+    return any(v.same_as(lp.loop_var) for v in used for lp in loops)
+
+
 def seq(stmts) -> tirx.Stmt:
     """A statement from a list, flattening nested SeqStmts and dropping no-ops."""
     flat = []
