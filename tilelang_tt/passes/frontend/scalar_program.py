@@ -26,6 +26,9 @@ least one tensor element, is a *scalar program*:
 * every element read ``T[i, j]`` of a tensor parameter becomes ``tt.scalar.load(T, flat)``
   (``flat`` the row-major index; float32 through ``tt.bits_to_float``), every element store
   ``tt.scalar.store(T, flat, word)`` (float32 through ``tt.float_to_bits``);
+* a loop of constant step ``k != 1`` runs over its trip count ``max(0, ceil(extent / k))``
+  from 0 with ``i = min + iter * k`` bound first (TVM's RemoveNoOp drops a loop of negative
+  extent: ``range(10, 0, -1)``);
 * the body is wrapped in ``AttrStmt(tt.scalar_program)``; local buffers, loops, ``while``
   loops, branches and bindings stay as they are;
 * ``tt.scalar_program`` on the function lists the parameters it stores into (the plan's
@@ -159,8 +162,23 @@ def ScalarProgramTT(func, mod, ctx):
         return ops.evaluate("tt.scalar.store", st.buffer,
                             _flat(st.indices, buffer_shape(st.buffer)), word, span=st.span)
 
-    body = tt_map(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)],
-                  order="post")
+    def on_for(loop):  # a stepped loop -> a loop over its trip count (TVM drops negative extents)
+        step = loop.step
+        if step is None or (isinstance(step, tirx.IntImm) and int(step) == 1):
+            return loop
+        if not isinstance(step, tirx.IntImm) or int(step) == 0:
+            raise TTUnsupportedError(f"loop {loop.loop_var.name} has a step {step} that is not a "
+                                     "nonzero constant", span=loop.span)
+        k = int(step)
+        trip = tirx.FloorDiv(loop.extent + (k - 1 if k > 0 else k + 1), int_imm(k))
+        trip = tirx.Max(int_imm(0), trip)
+        var = tirx.Var(f"{loop.loop_var.name}_iter", "int32")
+        body = tirx.SeqStmt([tirx.Bind(loop.loop_var, loop.min + var * k), loop.body])
+        return tirx.For(var, int_imm(0), trip, loop.kind, body, None, loop.annotations,
+                        None, loop.span)
+
+    body = tt_map(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
+                         (tirx.For, on_for)], order="post")
     body = tirx.AttrStmt(0, attrs.SCALAR_PROGRAM, int_imm(1), body)
     for a in reversed(outer):
         body = tirx.AttrStmt(a.node, a.attr_key, a.value, body, a.span)

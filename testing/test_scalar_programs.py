@@ -1,0 +1,127 @@
+"""Scalar programs: a launch of single-threaded scalar code (TileLang's language tests:
+``T.alloc_var`` locals, ``while`` loops, stepped ``range`` loops, element swaps) runs on the
+reader's RISC-V core, every tensor it touches a scalar tensor of 32-bit words
+(docs/SUPPORT.md "Scalar programs").  Every kernel runs on the emulator and is compared with
+numpy."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tilelang_tt.runtime.mockbuild", reason="emulator driver not installed")
+
+import tilelang_tt as tilelang
+import tilelang_tt.language as T
+from tilelang_tt import TTUnsupportedError
+
+
+@T.prim_func
+def while_sum(A: T.Tensor((1,), T.int32)):
+    with T.Kernel(1) as _:
+        i = T.alloc_var(T.int32, 0)
+        s = T.alloc_var(T.int32, 0)
+        while i < 10:
+            s += i
+            i += 1
+        A[0] = s
+
+
+@T.prim_func
+def stepped(A: T.Tensor((20,), T.int32), B: T.Tensor((10,), T.int32)):
+    with T.Kernel(1) as _:
+        for i in range(0, 20, 2):  # every other element; the others keep their values
+            A[i] = i * 3 - 7
+        for i in range(10, 0, -1):
+            B[10 - i] = i
+
+
+@T.prim_func
+def swap(A: T.Tensor((2,), T.float32)):
+    with T.Kernel(1, threads=1) as _:
+        a = T.alloc_var(T.float32, A[0])
+        b = T.alloc_var(T.float32, A[1])
+        a, b = b, a
+        A[0], A[1] = a, b
+
+
+@T.prim_func
+def carried(X: T.Tensor((40,), T.float32), Out: T.Tensor((3,), T.float32),
+            N: T.Tensor((2,), T.int32)):
+    with T.Kernel(1) as _:
+        acc = T.alloc_var(T.float32, 0.0)
+        big = T.alloc_var(T.int32, 0)
+        for k in T.serial(40):
+            acc = acc * 0.5 + X[k]
+            if X[k] > 0:
+                big += 1
+        Out[1] = acc
+        N[0] = big
+        N[1] = (big - 50) // 7  # floor division of a negative value
+
+
+def probe(flag):
+    @T.prim_func
+    def main(A: T.Tensor((2,), T.int32)):
+        with T.Kernel(1):
+            if flag:
+                v = A[0]
+            else:
+                v = A[1]
+            if flag:
+                A[1] = v + 1
+            else:
+                A[0] = v + 1
+
+    return main
+
+
+def test_scalar_programs_run():
+    a = np.full((1,), -5, np.int32)
+    tilelang.compile(while_sum)(a)
+    assert a[0] == sum(range(10))
+
+    A = np.arange(100, 120, dtype=np.int32)
+    B = np.zeros(10, np.int32)
+    tilelang.compile(stepped)(A, B)
+    ref = np.arange(100, 120, dtype=np.int32)
+    ref[0::2] = np.arange(0, 20, 2) * 3 - 7
+    np.testing.assert_array_equal(A, ref)
+    np.testing.assert_array_equal(B, np.arange(10, 0, -1))
+
+    d = np.array([1.5, -2.25], np.float32)
+    tilelang.compile(swap)(d)
+    np.testing.assert_array_equal(d, [-2.25, 1.5])
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(40).astype(np.float32)
+    out = np.full(3, 9.0, np.float32)
+    n = np.zeros(2, np.int32)
+    tilelang.compile(carried)(x, out, n)
+    acc = np.float32(0)
+    for v in x:
+        acc = np.float32(acc * np.float32(0.5) + v)
+    np.testing.assert_allclose(out[1], acc, rtol=1e-6)
+    assert out[0] == 9.0 and out[2] == 9.0  # the page's other words kept
+    big = int((x > 0).sum())
+    np.testing.assert_array_equal(n, [big, (big - 50) // 7])
+
+    A = np.array([10, 20], np.int32)
+    tilelang.compile(probe(True))(A)
+    np.testing.assert_array_equal(A, [10, 11])
+    tilelang.compile(probe(False))(A)
+    np.testing.assert_array_equal(A, [12, 11])
+
+
+def test_scalar_program_refusals():
+    @T.prim_func
+    def per_block(A: T.Tensor((16,), T.int32)):
+        with T.Kernel(4) as bx:
+            A[bx] = bx
+    with pytest.raises(TTUnsupportedError, match=r"element store to tensor A .*4 blocks"):
+        tilelang.compile(per_block)
+
+    @T.prim_func
+    def half(A: T.Tensor((4,), T.float16)):
+        with T.Kernel(1) as _:
+            A[0] = A[1]
+    with pytest.raises(TTUnsupportedError, match=r"tensor A \(dtype float16\)"):
+        tilelang.compile(half)
