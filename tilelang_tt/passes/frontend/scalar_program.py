@@ -33,13 +33,16 @@ least one tensor element, is a *scalar program*:
   loops, branches and bindings stay as they are;
 * ``tt.scalar_program`` on the function lists the parameters it stores into (the plan's
   outputs: the host passes them in and reads them back, each store a read-modify-write of its
-  page, so the page's other words keep the caller's values).
+  page, so the page's other words keep the caller's values);
+* a launch of several blocks runs on one core (``tt.schedule`` ``core_grid = [1, 1]``: B1
+  gives that core every block, in block order), since the blocks' read-modify-writes of a
+  shared page (``A[bx] = ...``, 16 words a page) would race on several cores.
 
 Later stages that have nothing to do on such a launch leave it alone (``common.tt_pass``'s
 ``scalar_programs``); LowerScalarProgramTT (after D2) makes the loads and stores page reads
 through an L1 scratch page.  Refused (``TTUnsupportedError`` naming the tensor and line): a
-tensor element of a dtype other than int32 / float32, and stores in a launch of more than one
-block (its blocks' stores could share a 64-byte page: two cores' read-modify-writes would race).
+tensor element of a dtype other than int32 / float32, stores in a launch of a run-time number
+of blocks, a loop step that is not a nonzero constant.
 Other launches are returned unchanged.
 """
 
@@ -50,7 +53,7 @@ from tvm import tirx
 
 from ... import attrs, ops
 from ...errors import TTUnsupportedError
-from ..common import buffer_shape, collect, int_imm, tt_map, tt_pass
+from ..common import buffer_shape, collect, get_attr, int_imm, to_py, tt_map, tt_pass
 
 # the dtypes a scalar program reads and stores tensor elements of (the host passes the words)
 DTYPES = ("int32", "float32")
@@ -137,15 +140,12 @@ def ScalarProgramTT(func, mod, ctx):
                 f"element access of tensor {buf.name} of symbolic shape {buffer_shape(buf)} in "
                 "scalar code is not supported", span=_span(body, node))
     stores = [s for s in accessed if isinstance(s, tirx.BufferStore)]
-    if blocks != 1:
+    if blocks is None:
         st = stores[0]
         raise TTUnsupportedError(
-            f"element store to tensor {st.buffer.name} in scalar code of a launch of "
-            f"{blocks if blocks is not None else 'a run-time number of'} blocks: each store is "
-            "a read-modify-write of a 64-byte page of 16 elements, which another block's core "
-            "may write at the same time", span=_span(body, st),
-            hint="run scalar code in `T.Kernel(1)`, or write the blocks' results with T.copy "
-                 "of whole tiles")
+            f"element store to tensor {st.buffer.name} in scalar code of a launch of a "
+            "run-time number of blocks is not supported", span=_span(body, st),
+            hint="give T.Kernel constant extents")
 
     def on_load(ld):
         if not _is_param(func, ld.source):
@@ -186,4 +186,11 @@ def ScalarProgramTT(func, mod, ctx):
     for i, p in enumerate(func.params):
         if any(p.same_as(s.buffer) for s in stores) and i not in written:
             written.append(i)
-    return func.with_body(body).with_attr(attrs.SCALAR_PROGRAM, written)
+    func = func.with_body(body).with_attr(attrs.SCALAR_PROGRAM, written)
+    if blocks > 1:
+        # each store is a read-modify-write of a 16-word page that another block may share
+        # (`A[bx] = ...`): the blocks run one after the other on one core, in block order
+        sched = dict(to_py(get_attr(func, attrs.SCHEDULE, {})) or {})
+        sched["core_grid"] = [1, 1]
+        func = func.with_attr(attrs.SCHEDULE, sched)
+    return func

@@ -15,11 +15,12 @@ Guarantees: in a reader holding an ``AttrStmt(tt.scalar_program)``:
   get_write_ptr`` before the program, ``cb_push_back``, ``cb_wait_front``, ``cb_pop_front``
   after it (balanced on every path for F);
 * ``tt.scalar.load(T, flat)`` -> ``tt.scalar_read(T_accessor, flat // 16, flat % 16, l1)``
-  (the page read into the scratch page, read barrier, the word);
+  (the page read into the scratch page, read barrier, the word) when ``0 <= flat < size``,
+  else 0 (``Select``: TileLang's safe access of an element outside the tensor);
 * ``tt.scalar.store(T, flat, w)`` -> ``tt.scalar_write(T_accessor, flat // 16, flat % 16, l1,
-  w)``: a read-modify-write of the page (read, barrier, the word set, the page written back,
+  w)`` under ``if 0 <= flat < size`` (a store outside the tensor is dropped): a read-modify-write of the page (read, barrier, the word set, the page written back,
   write barrier), so the page's other 15 words keep their values.  Sound because the program
-  runs on one core (A0.000 refuses stores in launches of several blocks), in program order.
+  runs on one core (A0.000 puts a launch of several blocks on one core), in program order.
 
 The program's compute and writer kernels (empty) get the same ``tt.tile_dfg``; other launches
 are returned unchanged.
@@ -33,7 +34,7 @@ from tvm import tirx
 from ... import attrs, ops
 from ..analysis.scalar_reads import WORDS_PER_PAGE
 from ..common import (
-    WORD_DTYPE, collect, get_attr, int_imm, seq, split_persistent, tile_bytes, tt_map, tt_pass,
+    WORD_DTYPE, buffer_shape, collect, get_attr, int_imm, seq, split_persistent, tile_bytes, tt_map, tt_pass,
     with_persistent,
 )
 from ..dataflow.shared_to_cb import alloc_cb_call
@@ -70,17 +71,28 @@ def LowerScalarProgramTT(func, mod, ctx):
                 return v
         raise AssertionError(f"no accessor for {buf.name}")
 
+    def inside(buf, flat):  # TileLang's safe access: outside the tensor nothing moves
+        n = 1
+        for d in buffer_shape(buf):
+            n *= int(d)
+        return tirx.And(tirx.GE(flat, int_imm(0)), tirx.LT(flat, int_imm(n)))
+
     def on_call(c):
-        name = ops.tt_op_name(c)
-        if name == "tt.scalar.load":
+        if ops.tt_op_name(c) == "tt.scalar.load":
             buf, flat = c.args
-            return ops.call("tt.scalar_read", acc(buf), tirx.FloorDiv(flat, words),
+            read = ops.call("tt.scalar_read", acc(buf), tirx.FloorDiv(flat, words),
                             tirx.FloorMod(flat, words), l1, span=c.span)
-        if name == "tt.scalar.store":
-            buf, flat, word = c.args
-            return ops.call("tt.scalar_write", acc(buf), tirx.FloorDiv(flat, words),
-                            tirx.FloorMod(flat, words), l1, word, span=c.span)
+            return tirx.Select(inside(buf, flat), read, int_imm(0))
         return c
+
+    def on_eval(ev):
+        c = ev.value
+        if ops.tt_op_name(c) == "tt.scalar.store":
+            buf, flat, word = c.args
+            write = ops.evaluate("tt.scalar_write", acc(buf), tirx.FloorDiv(flat, words),
+                                 tirx.FloorMod(flat, words), l1, word, span=c.span)
+            return tirx.IfThenElse(inside(buf, flat), write, None)
+        return ev
 
     def on_attr(a):
         if str(a.attr_key) != attrs.SCALAR_PROGRAM:
@@ -89,7 +101,7 @@ def LowerScalarProgramTT(func, mod, ctx):
         body = seq([
             ops.evaluate("tt.cb_reserve_back", cb, one),
             tirx.Bind(l1, ops.call("tt.get_write_ptr", cb)),
-            tt_map(a.body, [(tvm.ir.Call, on_call)], order="post"),
+            tt_map(a.body, [(tvm.ir.Call, on_call), (tirx.Evaluate, on_eval)], order="post"),
             ops.evaluate("tt.cb_push_back", cb, one),
             ops.evaluate("tt.cb_wait_front", cb, one),
             ops.evaluate("tt.cb_pop_front", cb, one),
