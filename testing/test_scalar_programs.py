@@ -134,11 +134,39 @@ def test_scalar_program_blocks_and_bounds():
     np.testing.assert_array_equal(B, [0, 6, 7])
 
 
+def half_ops(dtype):
+    @T.prim_func
+    def main(A: T.Tensor((4,), dtype), B: T.Tensor((4,), dtype)):
+        with T.Kernel(1) as _:
+            acc = T.alloc_var(dtype, A[0])
+            for k in T.serial(1, 4):
+                acc = acc * A[k] + A[k]  # rounded to the dtype after every operation
+            B[0] = acc
+            B[1] = A[1] / A[2]
+            B[3] = T.Cast(dtype, T.Cast("float32", A[3]) * 3.0)
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_scalar_program_16bit_floats(dtype):
+    import ml_dtypes
+    npt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16
+    a = np.array([1.1, 2.3, -0.7, 3.3e-3], np.float32).astype(npt)
+    b = np.full(4, 7, npt)
+    tilelang.compile(half_ops(dtype))(a, b)
+    acc = a[0]
+    for k in range(1, 4):
+        acc = npt(npt(acc * a[k]) + a[k])
+    ref = np.array([acc, npt(a[1] / a[2]), 7, npt(np.float32(a[3]) * np.float32(3.0))], npt)
+    np.testing.assert_array_equal(b.astype(np.float32), ref.astype(np.float32))
+
+
 def test_scalar_program_refusals():
 
     @T.prim_func
-    def half(A: T.Tensor((4,), T.float16)):
+    def small(A: T.Tensor((4,), T.int8)):
         with T.Kernel(1) as _:
             A[0] = A[1]
-    with pytest.raises(TTUnsupportedError, match=r"tensor A \(dtype float16\)"):
-        tilelang.compile(half)
+    with pytest.raises(TTUnsupportedError, match=r"tensor A \(dtype int8\)"):
+        tilelang.compile(small)

@@ -597,6 +597,12 @@ _op("scalar_write", "dataflow", "void",
 _op("bits_to_float", "dataflow", "float32",
     "bits_to_float(w): the float32 whose bits are the 32-bit word w", "w:int", kernel="any",
     engine="riscv", cpp="__builtin_bit_cast(float, static_cast<uint32_t>({0}))")
+for _name, _dt in (("bits_to_bfloat16", "bfloat16"), ("bits_to_float16", "float16")):
+    _op(_name, "dataflow", _dt,
+        f"{_name}(w): the {_dt} value whose float32 bits are the 32-bit word w (a {_dt} "
+        "element the host wrote as a float32 word: exact; a scalar program holds it in a C++ "
+        "float)", "w:int", kernel="any", engine="riscv",
+        cpp="__builtin_bit_cast(float, static_cast<uint32_t>({0}))")
 _op("float_to_bits", "dataflow", "int32",
     "float_to_bits(x): the bits of the float32 x as a 32-bit word", "x:expr", kernel="any",
     engine="riscv", cpp="__builtin_bit_cast(uint32_t, static_cast<float>({0}))")

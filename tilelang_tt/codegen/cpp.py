@@ -26,8 +26,28 @@ _BINOPS = {
 
 
 _CTYPES = {"int32": "int32_t", "uint32": "uint32_t", "float32": "float", "bool": "bool",
+           # 16-bit floats: a C++ float holding a value of the type (rounded by _ROUND)
+           "bfloat16": "float", "float16": "float",
            "int64": "int64_t", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
            "uint16": "uint16_t"}
+
+
+# a float rounded to the nearest (ties to even) value of a 16-bit float type, as a float: the
+# result of a scalar program's bfloat16 / float16 operation (NaN kept; float16: infinite from
+# 65520, subnormals at multiples of 2^-24 rounded by one float addition)
+_ROUND = {
+    "bfloat16": ("([](float x) -> float {{ uint32_t b = __builtin_bit_cast(uint32_t, x); "
+                 "if ((b & 0x7fffffffu) > 0x7f800000u) return x; "
+                 "return __builtin_bit_cast(float, (b + 0x7fffu + ((b >> 16) & 1u)) & "
+                 "0xffff0000u); }})({0})"),
+    "float16": ("([](float x) -> float {{ uint32_t b = __builtin_bit_cast(uint32_t, x); "
+                "uint32_t a = b & 0x7fffffffu; if (a > 0x7f800000u) return x; "
+                "if (a < 0x38800000u) {{ float s = (b >> 31) ? -0.75f : 0.75f; "
+                "return (x + s) - s; }} "
+                "b = (b + 0xfffu + ((b >> 13) & 1u)) & 0xffffe000u; "
+                "if ((b & 0x7fffffffu) > 0x477fe000u) b = (b & 0x80000000u) | 0x7f800000u; "
+                "return __builtin_bit_cast(float, b); }})({0})"),
+}
 
 
 def ctype(dtype) -> str:
@@ -88,6 +108,13 @@ class KernelPrinter:
 
     # ---- expressions ---------------------------------------------------------------------
     def expr(self, e) -> str:
+        text = self._expr(e)
+        if self.typed and str(getattr(e, "ty", "")) in _ROUND and isinstance(e, (
+                tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Cast)):
+            return _ROUND[str(e.ty)].format(text)  # a 16-bit float operation rounds
+        return text
+
+    def _expr(self, e) -> str:
         if isinstance(e, int):
             return str(e)
         if isinstance(e, tvm.tirx.IntImm):

@@ -24,8 +24,11 @@ primitive, no ``T.Parallel`` loop, no buffer but ``local`` ones and tensor param
 least one tensor element, is a *scalar program*:
 
 * every element read ``T[i, j]`` of a tensor parameter becomes ``tt.scalar.load(T, flat)``
-  (``flat`` the row-major index; float32 through ``tt.bits_to_float``), every element store
-  ``tt.scalar.store(T, flat, word)`` (float32 through ``tt.float_to_bits``);
+  (``flat`` the row-major index; a float element through ``tt.bits_to_float`` /
+  ``tt.bits_to_bfloat16`` / ``tt.bits_to_float16``: the host passes float16 and bfloat16
+  elements as float32 words, exactly), every element store ``tt.scalar.store(T, flat, word)``
+  (floats through ``tt.float_to_bits``: the value is of the tensor's dtype already, so the
+  host's conversion back is exact);
 * a loop of constant step ``k != 1`` runs over its trip count ``max(0, ceil(extent / k))``
   from 0 with ``i = min + iter * k`` bound first (TVM's RemoveNoOp drops a loop of negative
   extent: ``range(10, 0, -1)``);
@@ -41,7 +44,7 @@ least one tensor element, is a *scalar program*:
 Later stages that have nothing to do on such a launch leave it alone (``common.tt_pass``'s
 ``scalar_programs``); LowerScalarProgramTT (after D2) makes the loads and stores page reads
 through an L1 scratch page.  Refused (``TTUnsupportedError`` naming the tensor and line): a
-tensor element of a dtype other than int32 / float32, stores in a launch of a run-time number
+tensor element of a dtype other than int32 / float32 / bfloat16 / float16, stores in a launch of a run-time number
 of blocks, a loop step that is not a nonzero constant.
 Other launches are returned unchanged.
 """
@@ -56,7 +59,10 @@ from ...errors import TTUnsupportedError
 from ..common import buffer_shape, collect, get_attr, int_imm, to_py, tt_map, tt_pass
 
 # the dtypes a scalar program reads and stores tensor elements of (the host passes the words)
-DTYPES = ("int32", "float32")
+DTYPES = ("int32", "float32", "bfloat16", "float16")
+# a float element's word -> its value (the host converts float16 / bfloat16 to float32 words)
+_FROM_BITS = {"float32": "tt.bits_to_float", "bfloat16": "tt.bits_to_bfloat16",
+              "float16": "tt.bits_to_float16"}
 _LOCAL_SCOPES = ("local", "local.var")
 
 
@@ -151,13 +157,14 @@ def ScalarProgramTT(func, mod, ctx):
         if not _is_param(func, ld.source):
             return ld
         word = ops.call("tt.scalar.load", ld.source, _flat(ld.indices, buffer_shape(ld.source)))
-        return ops.call("tt.bits_to_float", word) if str(ld.dtype) == "float32" else word
+        dtype = str(ld.source.dtype)
+        return ops.call(_FROM_BITS[dtype], word) if dtype in _FROM_BITS else word
 
     def on_store(st):
         if not _is_param(func, st.buffer):
             return st
         value = st.value
-        word = ops.call("tt.float_to_bits", value) if str(st.buffer.dtype) == "float32" \
+        word = ops.call("tt.float_to_bits", value) if str(st.buffer.dtype) in _FROM_BITS \
             else value
         return ops.evaluate("tt.scalar.store", st.buffer,
                             _flat(st.indices, buffer_shape(st.buffer)), word, span=st.span)
