@@ -44,6 +44,16 @@ def swap(A: T.Tensor((2,), T.float32)):
 
 
 @T.prim_func
+def local_matrix(A: T.Tensor((6,), T.int32)):
+    with T.Kernel(1) as _:
+        m = T.alloc_local((2, 3), T.int32)
+        for i, j in T.grid(2, 3):
+            m[i, j] = i * 10 + j
+        for k in T.serial(6):
+            A[k] = m[k % 2, k // 2] + m[1, 2]
+
+
+@T.prim_func
 def carried(X: T.Tensor((40,), T.float32), Out: T.Tensor((3,), T.float32),
             N: T.Tensor((2,), T.int32)):
     with T.Kernel(1) as _:
@@ -103,6 +113,10 @@ def test_scalar_programs_run():
     assert out[0] == 9.0 and out[2] == 9.0  # the page's other words kept
     big = int((x > 0).sum())
     np.testing.assert_array_equal(n, [big, (big - 50) // 7])
+
+    m = np.zeros(6, np.int32)
+    tilelang.compile(local_matrix)(m)
+    np.testing.assert_array_equal(m, [(k % 2) * 10 + k // 2 + 12 for k in range(6)])
 
     A = np.array([10, 20], np.int32)
     tilelang.compile(probe(True))(A)

@@ -165,7 +165,7 @@ class KernelPrinter:
                 return f"static_cast<{ctype(e.ty)}>({self.expr(e.value)})"
             return f"static_cast<uint32_t>({self.expr(e.value)})"
         if isinstance(e, tvm.ir.TensorLoad):  # a scalar program's local (C++ array element)
-            return f"{self.name(e.source)}[{self.expr(e.indices[0])}]"
+            return f"{self.name(e.source)}[{self.local_index(e.source, e.indices)}]"
         if isinstance(e, tvm.ir.Call):
             return self.call(e)
         raise TTVerifyError(f"codegen: cannot print expression `{e}` ({type(e).__name__})")
@@ -247,7 +247,7 @@ class KernelPrinter:
                 n *= int(d)
             self.emit(f"{ctype(b.dtype)} {self.name(b)}[{n}] = {{}};")
         elif isinstance(s, tirx.BufferStore) and self.typed:
-            self.emit(f"{self.name(s.buffer)}[{self.expr(s.indices[0])}] = "
+            self.emit(f"{self.name(s.buffer)}[{self.local_index(s.buffer, s.indices)}] = "
                       f"{self.expr(s.value)};")
         elif isinstance(s, tirx.While) and self.typed:
             self.emit(f"while ({self.expr(s.condition)}) {{")
@@ -255,6 +255,13 @@ class KernelPrinter:
             self.emit("}")
         else:
             raise TTVerifyError(f"codegen: cannot print statement {type(s).__name__}: {s}")
+
+    def local_index(self, buf, indices) -> str:
+        """The row-major index of a scalar program's local array element."""
+        text = None
+        for i, d in zip(indices, buffer_shape(buf)):
+            text = self.expr(i) if text is None else f"({text}) * {int(d)} + {self.expr(i)}"
+        return text
 
     def block(self, body):
         self.depth += 1
