@@ -54,6 +54,12 @@ def local_matrix(A: T.Tensor((6,), T.int32)):
 
 
 @T.prim_func
+def gather(A: T.Tensor((40,), T.int32), Idx: T.Tensor((3,), T.int32)):
+    with T.Kernel(1) as _:
+        A[Idx[0]] = A[Idx[1]] + A[Idx[2] + 1] * 2  # element indices read from a tensor
+
+
+@T.prim_func
 def carried(X: T.Tensor((40,), T.float32), Out: T.Tensor((3,), T.float32),
             N: T.Tensor((2,), T.int32)):
     with T.Kernel(1) as _:
@@ -113,6 +119,13 @@ def test_scalar_programs_run():
     assert out[0] == 9.0 and out[2] == 9.0  # the page's other words kept
     big = int((x > 0).sum())
     np.testing.assert_array_equal(n, [big, (big - 50) // 7])
+
+    g = np.arange(40, dtype=np.int32) * 3
+    idx = np.array([37, 5, 20], np.int32)
+    ref = g.copy()
+    ref[37] = g[5] + g[21] * 2
+    tilelang.compile(gather)(g, idx)
+    np.testing.assert_array_equal(g, ref)
 
     m = np.zeros(6, np.int32)
     tilelang.compile(local_matrix)(m)

@@ -584,16 +584,21 @@ _op("scalar_read", "dataflow", "int32",
     "scalar_read(accessor, page, word, l1): DRAM page `page` of a scalar tensor read into the "
     "L1 scratch page at `l1` (read barrier), then its 32-bit word `word`",
     "accessor:accessor page:int word:int l1:int", kernel="reader", engine="noc",
-    cpp="([&]() -> uint32_t {{ noc_async_read_page({1}, {0}, {3}); noc_async_read_barrier(); "
-        "return reinterpret_cast<volatile tt_l1_ptr uint32_t*>({3})[{2}]; }})()")
+    # page and word are the lambda's arguments: evaluated before the page moves (they may read
+    # other elements through the same scratch page: A[Idx[0]])
+    # (the word as int32_t, TIR's type of the call: signed comparisons of int32 elements)
+    cpp="([&](uint32_t page, uint32_t word) -> int32_t {{ noc_async_read_page(page, {0}, {3}); "
+        "noc_async_read_barrier(); return static_cast<int32_t>("
+        "reinterpret_cast<volatile tt_l1_ptr uint32_t*>({3})[word]); }})({1}, {2})")
 _op("scalar_write", "dataflow", "void",
     "scalar_write(accessor, page, word, l1, value): word `word` of DRAM page `page` of a scalar "
     "tensor = value, as a read-modify-write of the page through the L1 scratch page at `l1` "
     "(read, barrier, the word set, the page written back, write barrier)",
     "accessor:accessor page:int word:int l1:int value:int", kernel="reader", engine="noc",
-    cpp="([&](uint32_t v) {{ noc_async_read_page({1}, {0}, {3}); noc_async_read_barrier(); "
-        "reinterpret_cast<volatile tt_l1_ptr uint32_t*>({3})[{2}] = v; "
-        "noc_async_write_page({1}, {0}, {3}); noc_async_write_barrier(); }})({4})")
+    cpp="([&](uint32_t page, uint32_t word, uint32_t v) {{ "
+        "noc_async_read_page(page, {0}, {3}); noc_async_read_barrier(); "
+        "reinterpret_cast<volatile tt_l1_ptr uint32_t*>({3})[word] = v; "
+        "noc_async_write_page(page, {0}, {3}); noc_async_write_barrier(); }})({1}, {2}, {4})")
 _op("bits_to_float", "dataflow", "float32",
     "bits_to_float(w): the float32 whose bits are the 32-bit word w", "w:int", kernel="any",
     engine="riscv", cpp="__builtin_bit_cast(float, static_cast<uint32_t>({0}))")
