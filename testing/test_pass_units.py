@@ -144,7 +144,7 @@ def _cb_id(func, cb_var):
 GUARANTEES = {
     # no T.Persistent loop is left (each became the launch)
     # a scalar program stores no tensor element directly: its accesses are tt.scalar ops
-    "A0.000": lambda m: all(attrs.SCALAR_PROGRAM not in (f.attrs or {}) or not [
+    "A0.00.1": lambda m: all(attrs.SCALAR_PROGRAM not in (f.attrs or {}) or not [
         st for st in collect(f.body, tirx.BufferStore) if str(st.buffer.scope()) == "global"]
         for f in _funcs(m)),
     "A0.00": lambda m: not [lp for f in _funcs(m) for lp in collect(f.body, tirx.For)
@@ -161,7 +161,7 @@ GUARANTEES = {
     # no local buffer a tile op uses, no one-element store left to make a tile op: again a no-op
     "A0.0.2": lambda m: all(tvm_ffi.structural_equal(
         stores_to_copies(retype_local_blocks(f.body)), f.body) for f in _funcs(m)),
-    # (a scalar program's locals stay: A0.000)
+    # (a scalar program's locals stay: A0.00.1)
     "A0.1": lambda m: not [a for f in _funcs(m) for a in collect(f.body, tirx.AllocBuffer)
                            if str(a.buffer.scope()) == "local"
                            and attrs.SCALAR_PROGRAM not in (f.attrs or {})],

@@ -189,6 +189,23 @@ def test_scalar_program_16bit_floats(dtype):
     np.testing.assert_array_equal(b.astype(np.float32), ref.astype(np.float32))
 
 
+def persistent_visit(mb, nb, sm_num):
+    @T.prim_func
+    def main(Visited: T.Tensor((mb, nb), T.int32)):
+        with T.Kernel(sm_num, threads=1) as block_id:
+            for bx, by in T.Persistent([mb, nb], sm_num, block_id):  # TileLang issue 2433
+                Visited[bx, by] += 1
+
+    return main
+
+
+def test_scalar_program_persistent_tiles():
+    """A T.Persistent loop is the launch over its domain first (A0.00): every tile once."""
+    v = np.zeros((4, 9), np.int32)
+    tilelang.compile(persistent_visit(4, 9, 3))(v)
+    np.testing.assert_array_equal(v, np.ones((4, 9), np.int32))
+
+
 def test_scalar_program_refusals():
 
     @T.prim_func

@@ -234,7 +234,7 @@ class KernelPrinter:
         elif isinstance(s, tirx.Bind):
             self.bind(s)
         elif isinstance(s, tirx.AttrStmt) and str(s.attr_key) == attrs.SCALAR_PROGRAM:
-            # a scalar program (A0.000): typed C++ (int32_t, float), its locals C++ arrays
+            # a scalar program (A0.00.1): typed C++ (int32_t, float), its locals C++ arrays
             was, self.typed = self.typed, True
             self.emit("{  // scalar program")
             self.block(s.body)

@@ -60,7 +60,7 @@ def tt_pass(name: str, *, requires: tuple[str, ...] = (), scalar_programs: bool 
     """Make ``fn(func, mod, ctx) -> func`` a ``tvm.transform.Pass`` named ``name``.
 
     The pass checks that the stages it ``requires`` ran first (recorded in ``tt.stage_log``)
-    and records itself.  A scalar program (``tt.scalar_program``: A0.000 ScalarProgramTT, a
+    and records itself.  A scalar program (``tt.scalar_program``: A0.00.1 ScalarProgramTT, a
     launch of scalar code the reader runs) is returned unchanged by a pass without
     ``scalar_programs`` (one about tiles, blocks or CBs, with nothing to do on it); the stage
     is still recorded.

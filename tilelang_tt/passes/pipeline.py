@@ -3,10 +3,10 @@
 Stages by phase (each a ``tvm.transform.Pass``; ours in one module each under the phase's
 folder, TVM's own where they do the job):
 
-    frontend   A0.000 ScalarProgramTT          a launch of scalar code (locals, loops, while,
-                                               element reads / stores) -> the reader's program
-               A0.00 LaunchPersistentTilesTT   a T.Persistent tile loop -> the launch over
+    frontend   A0.00 LaunchPersistentTilesTT   a T.Persistent tile loop -> the launch over
                                                its domain (nothing carried between tiles)
+               A0.00.1 ScalarProgramTT         a launch of scalar code (locals, loops, while,
+                                               element reads / stores) -> the reader's program
                A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
                                                blocks (rows computed apart)
                A0.0.1 SerialRowsToBlockTT      a serial loop over a block's rows -> the
@@ -160,8 +160,8 @@ from .verify.tile_program import VerifyTileProgramTT
 from .verify.verify_ttir import VerifyTTIR
 
 STAGES = [
-    ("A0.000", ScalarProgramTT),
     ("A0.00", LaunchPersistentTilesTT),
+    ("A0.00.1", ScalarProgramTT),
     ("A0.0", CoarsenRowBlocksTT),
     ("A0.0.1", SerialRowsToBlockTT),
     ("A0.0.2", LocalBuffersToBlocksTT),

@@ -1,4 +1,4 @@
-"""A0.000 ScalarProgramTT: a launch of scalar code runs on the reader's RISC-V core.
+"""A0.00.1 ScalarProgramTT: a launch of scalar code runs on the reader's RISC-V core.
 
 TileLang's language tests write single-threaded scalar code in a kernel: ``T.alloc_var`` /
 ``T.alloc_local`` scalars, ``T.serial`` / ``range`` loops (with steps), ``while`` loops, ``if``s,
@@ -16,10 +16,12 @@ On Tensix such a launch is one data-movement kernel: the reader runs it, its sca
 (so loop-carried values are natural), every tensor it touches a *scalar tensor* (32-bit words,
 16 to a 64-byte DRAM page, converted by the host: ``analysis/scalar_reads.py``).
 
-Requires: nothing (it runs first).
+Requires: LaunchPersistentTilesTT (a ``T.Persistent`` tile loop is the launch over its domain
+first, so its tiles are blocks here).
 
 Guarantees: a launch whose body (inside its ``T.Kernel`` thread extents) holds no tile
 primitive, no ``T.Parallel`` loop, no buffer but ``local`` ones and tensor parameters, no
+statement marker (``AttrStmt``: atomics, reducer updates), no ``T.Persistent`` loop, no
 ``tt.*`` call but the reader's own (``T.print`` of scalars, ``T.device_assert``), and stores at
 least one tensor element, is a *scalar program*:
 
@@ -95,9 +97,11 @@ def is_scalar_program(func) -> bool:
         name = ops.tt_op_name(call)
         if name is not None and ops.spec(name).kernel not in ("reader", "any"):
             return False
-    if any(isinstance(a, tirx.AttrStmt) and str(a.attr_key) == "thread_extent"
-           for a in collect(body, tirx.AttrStmt)):
+    if collect(body, tirx.AttrStmt):  # markers other passes lower (atomics, reducers ...)
         return False
+    if any(attrs.LOOP_PERSISTENT_TILES in (loop.annotations or {})
+           for loop in collect(body, tirx.For)):
+        return False  # a T.Persistent tile loop (A0.00 makes it the launch first)
     return any(_is_param(func, s.buffer) for s in collect(body, tirx.BufferStore))
 
 
@@ -119,7 +123,7 @@ def _span(body, node):
     return span
 
 
-@tt_pass("ScalarProgramTT", scalar_programs=True)
+@tt_pass("ScalarProgramTT", requires=("LaunchPersistentTilesTT",), scalar_programs=True)
 def ScalarProgramTT(func, mod, ctx):
     """A launch of scalar code -> tensor element accesses as ``tt.scalar.load`` /
     ``tt.scalar.store`` in an ``AttrStmt(tt.scalar_program)`` (see module docstring)."""

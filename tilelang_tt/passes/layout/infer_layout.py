@@ -209,7 +209,7 @@ def InferTTLayout(func, mod, ctx):
             raise TTUnsupportedError(
                 f"scalar kernel parameter `{buf.name}` is not supported yet",
                 hint="make it a Python value the kernel closes over (a compile-time constant)")
-        # a scalar program's tensors (A0.000 ScalarProgramTT) are all read and stored by element
+        # a scalar program's tensors (A0.00.1 ScalarProgramTT) are all read and stored by element
         if index in scalars or get_attr(func, attrs.SCALAR_PROGRAM) is not None:
             layouts.append(scalars_layout(buf, requested.get(str(buf.name), {})))
             continue

@@ -23,7 +23,7 @@ from ..common import (
 
 STREAM_OPS = ("tt.read_to_cb", "tt.write_from_cb", "tt.scalar_to_cb", "tt.element_to_cb",
               "tt.im2col_to_cb")
-# a scalar program's element reads and stores (A0.000): the tensor is their first operand
+# a scalar program's element reads and stores (A0.00.1): the tensor is their first operand
 SCALAR_OPS = ("tt.scalar.load", "tt.scalar.store")
 
 

@@ -2,7 +2,7 @@
 
 Requires: ConfigureTensorAccessorTT.
 
-A scalar program (A0.000 ScalarProgramTT: the launch's scalar code, the reader's alone after
+A scalar program (A0.00.1 ScalarProgramTT: the launch's scalar code, the reader's alone after
 D1) reads and stores elements of scalar tensors: 32-bit words, 16 to a 64-byte DRAM page
 (``analysis/scalar_reads.py``).  The reader's RISC-V core has no direct access to DRAM: every
 element moves through a page of L1.
@@ -20,7 +20,7 @@ Guarantees: in a reader holding an ``AttrStmt(tt.scalar_program)``:
 * ``tt.scalar.store(T, flat, w)`` -> ``tt.scalar_write(T_accessor, flat // 16, flat % 16, l1,
   w)`` under ``if 0 <= flat < size`` (a store outside the tensor is dropped): a read-modify-write of the page (read, barrier, the word set, the page written back,
   write barrier), so the page's other 15 words keep their values.  Sound because the program
-  runs on one core (A0.000 puts a launch of several blocks on one core), in program order.
+  runs on one core (A0.00.1 puts a launch of several blocks on one core), in program order.
 
 The program's compute and writer kernels (empty) get the same ``tt.tile_dfg``; other launches
 are returned unchanged.

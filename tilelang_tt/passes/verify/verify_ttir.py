@@ -91,7 +91,7 @@ def _check_kernel(kind, func, profile):
             raise TTVerifyError(f"{name}: abstract op {call.op.name} was not lowered")
     if collect(func.body, tirx.TilePrimitiveCall):
         raise TTVerifyError(f"{name}: tile primitives left after lowering")
-    # a scalar program's locals (A0.000: C++ locals of the reader) are its only element accesses
+    # a scalar program's locals (A0.00.1: C++ locals of the reader) are its only element accesses
     local = {str(a.buffer.name) for p in collect(func.body, tirx.AttrStmt, lambda a: str(
         a.attr_key) == attrs.SCALAR_PROGRAM) for a in collect(p, tirx.AllocBuffer)
         if str(a.buffer.scope()) in ("local", "local.var")}
