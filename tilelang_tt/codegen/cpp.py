@@ -146,6 +146,10 @@ class KernelPrinter:
             return (f"([](int32_t a, int32_t b) {{ int32_t r = a % b; return (r != 0 && "
                     f"((r < 0) != (b < 0))) ? r + b : r; }})({a}, {b})")
         op = _BINOPS.get(type(e))
+        if self.typed and isinstance(e, (tirx.Add, tirx.Sub, tirx.Mul)) and \
+                str(e.ty) == "int32":  # wrapping, as TIR's int32 (C++'s signed overflow is UB)
+            return (f"static_cast<int32_t>(static_cast<uint32_t>({self.expr(e.a)}) {op} "
+                    f"static_cast<uint32_t>({self.expr(e.b)}))")
         if op is not None:
             return f"({self.expr(e.a)} {op} {self.expr(e.b)})"
         if isinstance(e, tirx.Not):
