@@ -214,3 +214,16 @@ def test_scalar_program_refusals():
             A[0] = A[1]
     with pytest.raises(TTUnsupportedError, match=r"tensor A \(dtype int8\)"):
         tilelang.compile(small)
+
+    @T.prim_func
+    def two_launches(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32"),
+                     C: T.Tensor((2,), "float32")):
+        with T.Kernel(1) as _:
+            S = T.alloc_shared((32, 32), "float32")
+            T.copy(A[0:32, 0:32], S)
+            T.copy(S, B[0:32, 0:32])
+        with T.Kernel(1) as _:  # a scalar program reading B's elements: words, not tiles
+            C[0] = B[3, 5] + 1.0
+    with pytest.raises(TTUnsupportedError, match=r"tensor B is used by launches .* different "
+                                                 r"device layouts"):
+        tilelang.compile(two_launches)
