@@ -30,6 +30,10 @@ LAYOUT_REQUEST = "tt.layout_request"  # annotate_tt_layout: {param name: request
 # "distinct", "members": [buffer name | group, ...]}}, ...] (kinds alternate down the tree)
 L1_ALIAS_REQUEST = "tt.l1_alias_request"
 LAYOUT_DESC = "tt.layout_desc"  # A1: one layout dict per parameter, in parameter order
+# A0.00.1 ScalarProgramTT: the launch is a scalar program run by the reader ([tensor params it
+# stores elements of], the plan's outputs among them); the statement attribute of the same key
+# wraps the program in the body (D1 keeps it in the reader only, codegen prints it typed)
+SCALAR_PROGRAM = "tt.scalar_program"
 ACCESSORS = "tt.accessors"  # D2: list of accessor dicts ("param": i, index, addr_slot, page)
 PARTITION = "tt.partition"  # B1: work partition dict
 CORE_LAUNCH = "tt.core_launch"  # B2: {"grid": [gx, gy, gz], "block_dims": [bound dims]}

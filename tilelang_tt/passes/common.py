@@ -56,16 +56,21 @@ def _guard(fn):
     return guarded
 
 
-def tt_pass(name: str, *, requires: tuple[str, ...] = ()):
+def tt_pass(name: str, *, requires: tuple[str, ...] = (), scalar_programs: bool = False):
     """Make ``fn(func, mod, ctx) -> func`` a ``tvm.transform.Pass`` named ``name``.
 
     The pass checks that the stages it ``requires`` ran first (recorded in ``tt.stage_log``)
-    and records itself.
+    and records itself.  A scalar program (``tt.scalar_program``: A0.00.1 ScalarProgramTT, a
+    launch of scalar code the reader runs) is returned unchanged by a pass without
+    ``scalar_programs`` (one about tiles, blocks or CBs, with nothing to do on it); the stage
+    is still recorded.
     """
 
     def decorate(fn):
         def run(func, mod, ctx):
             check_stage(func, name, requires)
+            if not scalar_programs and get_attr(func, attrs.SCALAR_PROGRAM) is not None:
+                return record_stage(func, name)
             return record_stage(fn(func, mod, ctx), name)
 
         p = tirx.transform.prim_func_pass(_guard(run), opt_level=0, name=name)

@@ -599,7 +599,7 @@ def _lower_rmw(func, mod, body):
     return func.with_attr(attrs.RMW_SEMAPHORE, sem_id), body
 
 
-@tt_pass("LowerCBIntrinsics", requires=("ConfigureTensorAccessorTT",))
+@tt_pass("LowerCBIntrinsics", requires=("ConfigureTensorAccessorTT",), scalar_programs=True)
 def LowerCBIntrinsics(func, mod, ctx):
     """Abstract streams and consume markers -> reserve/push/wait/pop and NOC transfers;
     an atomic's RMW ordering -> the core's RMW semaphore (``_lower_rmw``)."""
