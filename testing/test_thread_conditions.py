@@ -101,54 +101,52 @@ def test_arms_no_thread_takes_are_dropped():
     np.testing.assert_array_equal(b, np.full((M, N), 2.0, "float32"))
 
 
-def _refused(body, match):
-    @T.prim_func
-    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
-        with T.Kernel(N // BN, M // BM, threads=128) as (bx, by):
-            body(A, B, bx, by)
-
+def _refused(func, match):
     with pytest.raises(TTUnsupportedError, match=match) as info:
-        lower(main)
+        lower(func)
     assert HERE in str(info.value) and "SIMT per-thread work" in str(info.value)
     return str(info.value)
 
 
 def test_other_thread_index_uses_are_refused_at_their_line():
-    @T.macro
-    def store_guard(A, B, bx, by):
-        tx = T.get_thread_binding(0)
-        if tx == 0:
-            B[by * BM, bx * BN] = A[by * BM, bx * BN]
+    @T.prim_func
+    def store_guard(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // BN, M // BM, threads=128) as (bx, by):
+            tx = T.get_thread_binding(0)
+            if tx == 0:
+                B[by * BM, bx * BN] = A[by * BM, bx * BN]
 
-    msg = _refused(store_guard, "not whole tile operations")
-    assert "if tx == 0:" in msg
+    assert "if tx == 0:" in _refused(store_guard, "not whole tile operations")
 
-    @T.macro
-    def mixed(A, B, bx, by):
-        s = T.alloc_shared((BM, BN), "float32")
-        tx = T.get_thread_binding(0)
-        if tx < bx:
-            T.copy(A[by * BM, bx * BN], s)
-        T.copy(s, B[by * BM, bx * BN])
+    @T.prim_func
+    def mixed(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // BN, M // BM, threads=128) as (bx, by):
+            s = T.alloc_shared((BM, BN), "float32")
+            tx = T.get_thread_binding(0)
+            if tx < bx:
+                T.copy(A[by * BM, bx * BN], s)
+            T.copy(s, B[by * BM, bx * BN])
 
     assert "if tx < bx:" in _refused(mixed, "not thread indices or constants")
 
-    @T.macro
-    def element_index(A, B, bx, by):
-        s = T.alloc_shared((BM, BN), "float32")
-        tx = T.get_thread_binding(0)
-        T.copy(A[by * BM, bx * BN], s)
-        for i in T.Parallel(BM):
-            s[i, tx % BN] = 0.0
-        T.copy(s, B[by * BM, bx * BN])
+    @T.prim_func
+    def element_index(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // BN, M // BM, threads=128) as (bx, by):
+            s = T.alloc_shared((BM, BN), "float32")
+            tx = T.get_thread_binding(0)
+            T.copy(A[by * BM, bx * BN], s)
+            for i in T.Parallel(BM):
+                s[i, tx % BN] = 0.0
+            T.copy(s, B[by * BM, bx * BN])
 
-    _refused(element_index, "element index or a stored value")
+    assert "s[i, tx % BN] = 0.0" in _refused(element_index, "element index or a stored value")
 
-    @T.macro
-    def warp_region(A, B, bx, by):
-        s = T.alloc_shared((BM, BN), "float32")
-        warp = T.get_thread_binding(0) // 32
-        T.copy(A[warp * BM, bx * BN], s)
-        T.copy(s, B[by * BM, bx * BN])
+    @T.prim_func
+    def warp_region(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // BN, M // BM, threads=128) as (bx, by):
+            s = T.alloc_shared((BM, BN), "float32")
+            warp = T.get_thread_binding(0) // 32
+            T.copy(A[warp * BM, bx * BN], s)
+            T.copy(s, B[by * BM, bx * BN])
 
     assert "the thread index `warp`" in _refused(warp_region, "tile operation")
