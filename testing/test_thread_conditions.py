@@ -9,11 +9,14 @@ its line (docs/SUPPORT.md "Thread indices").  Kernels run on the emulator agains
 
 import numpy as np
 import pytest
+import tvm
+import tvm_ffi
 
 import tilelang_tt as tilelang
 import tilelang_tt.language as T
 from tilelang_tt.errors import TTUnsupportedError
-from tilelang_tt.passes.common import tt_calls
+from tilelang_tt.passes import pipeline
+from tilelang_tt.passes.common import run_pass, tt_calls
 from tilelang_tt.compiler import lower
 
 M, N, BM, BN = 64, 64, 32, 32
@@ -79,6 +82,12 @@ def _run(func, dtype="float16"):
 
 
 def test_tile_operations_under_thread_conditions_run():
+    # the frontend IR (tt.thread_index in it) prints and parses back; A0.000 agrees on both
+    mod = pipeline.prepare(mask_copy(lambda tx: tx < 128), "tenstorrent")
+    parsed = tvm.script.from_source(mod.script())
+    assert tvm_ffi.structural_equal(parsed, mod)
+    assert tvm_ffi.structural_equal(run_pass(pipeline.STAGES[0][1], parsed),
+                                    run_pass(pipeline.STAGES[0][1], mod))
     for make in (mask_parallel, mask_copy):
         for cond in (lambda tx: tx < 128, lambda tx: T.And(tx >= 128, tx < 256)):
             func = make(cond)

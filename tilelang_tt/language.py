@@ -764,7 +764,8 @@ def _thread_extents(threads) -> tuple:
     else:
         threads = [threads]
     if not 1 <= len(threads) <= 3:
-        raise TTCompileError(f"T.Kernel(threads={threads}): 1 to 3 thread extents")
+        raise language_compat.note_error(TTArgumentError(
+            f"T.Kernel(threads={threads}): 1 to 3 thread extents"))
     return tuple(threads) + (1,) * (3 - len(threads))
 
 
