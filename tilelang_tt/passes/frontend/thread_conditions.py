@@ -253,6 +253,10 @@ def _refuse_other_uses(body, scalars) -> None:
             else:
                 use = f"{what} in a computed value"
             raise TTUnsupportedError(f"{use}: {_WHY}", span=stmt.span)
+    for stmt in collect(body, tirx.Stmt):  # a definition left (one not in a plain sequence)
+        if any(collect(e, tvm.ir.Call, _is_thread_call) for e in _own_exprs(stmt)):
+            raise TTUnsupportedError(f"{_name(stmt.value, scalars)} where it is defined: "
+                                     f"{_WHY}", span=stmt.span)
 
 
 @tt_pass("ResolveThreadConditionsTT")
