@@ -231,6 +231,10 @@ _op("work_id", "meta", "int32", "the work unit the persistent per-core loop is p
     kernel="any")
 _op("get_arg_val", "meta", "int32", "get_arg_val(slot): runtime argument `slot`", "slot:imm",
     kernel="any", cpp="get_arg_val", template="<uint32_t>")
+_op("thread_index", "meta", "int32",
+    "thread_index(dim, extent): TileLang's thread index of `dim` (T.get_thread_binding), in "
+    "[0, extent); A0.000 resolves the `if`s it selects tile operations by, and refuses every "
+    "other use (a block is one program on Tensix)", "dim:imm extent:imm")
 _op("tensor_accessor", "meta", "handle",
     "tensor_accessor(tensor, index, addr_slot, page_bytes): TensorAccessor over `tensor`; its "
     "compile-time args are the `index`-th TensorAccessorArgs of the kernel",

@@ -3,7 +3,10 @@
 Stages by phase (each a ``tvm.transform.Pass``; ours in one module each under the phase's
 folder, TVM's own where they do the job):
 
-    frontend   A0.00 LaunchPersistentTilesTT   a T.Persistent tile loop -> the launch over
+    frontend   A0.000 ResolveThreadConditionsTT
+                                               `if`s of thread indices around tile ops ->
+                                               the arms some thread takes; other uses refused
+               A0.00 LaunchPersistentTilesTT   a T.Persistent tile loop -> the launch over
                                                its domain (nothing carried between tiles)
                A0.00.1 ScalarProgramTT         a launch of scalar code (locals, loops, while,
                                                element reads / stores) -> the reader's program
@@ -146,6 +149,7 @@ from .frontend.persistent_tiles import LaunchPersistentTilesTT
 from .frontend.scalar_program import ScalarProgramTT
 from .frontend.scalars import ScalarsToBindTT
 from .frontend.short_blocks import ReadShortBlocksFromTensorsTT
+from .frontend.thread_conditions import ResolveThreadConditionsTT
 from .layout.infer_layout import InferTTLayout
 from .layout.propagate_layout import PropagateTTLayout
 from .partition.grid_to_core import GridToCoreGrid
@@ -160,6 +164,7 @@ from .verify.tile_program import VerifyTileProgramTT
 from .verify.verify_ttir import VerifyTTIR
 
 STAGES = [
+    ("A0.000", ResolveThreadConditionsTT),
     ("A0.00", LaunchPersistentTilesTT),
     ("A0.00.1", ScalarProgramTT),
     ("A0.0", CoarsenRowBlocksTT),
