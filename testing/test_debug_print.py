@@ -22,6 +22,7 @@ def copy_with_prints():
             if bx == 0 and by == 1:
                 T.print(msg="only here")
                 T.print(bx == 0)
+                T.print(by, msg="two\nlines")  # a newline: two DPRINT lines
             v = T.alloc_var(T.int32)
             v = by * 10 - 5
             for i in T.serial(2):
@@ -40,7 +41,7 @@ def test_prints_show_on_stdout_and_leave_results(capfd, monkeypatch):
     monkeypatch.delenv("TT_METAL_DPRINT_CORES", raising=False)
     art = tilelang.compile(copy_with_prints(), out_idx=-1)
     src = art.get_kernel_source()
-    assert '#include "api/debug/dprint.h"' in src and src.count("DPRINT(") == 4
+    assert '#include "api/debug/dprint.h"' in src and src.count("DPRINT(") == 6
     assert art.plan["debug"] == ["dprint"]
     a = np.random.default_rng(0).standard_normal((M, N)).astype(BF16)
     b = art(a)
@@ -53,7 +54,8 @@ def test_prints_show_on_stdout_and_leave_results(capfd, monkeypatch):
             blk = f"BlockIdx=({bx}, {by}, 0)"
             want.append(f"msg='block {{id}}' {blk}: dtype=int32 value={bx + by * 2}")
             if (bx, by) == (0, 1):
-                want += [f"msg='only here' {blk}", f"msg='expr<bx == 0>' {blk}: dtype=bool value=true"]
+                want += [f"msg='only here' {blk}", f"msg='expr<bx == 0>' {blk}: dtype=bool value=true",
+                         "msg='two", f"lines' {blk}: dtype=int32 value=1"]
             want += [f"msg='expr<v - i>' {blk}: dtype=int32 value={by * 10 - 5 - i}" for i in range(2)]
     assert sorted(_lines(out)) == sorted(want)
     # every block's lines come from the core running it, in program order there
@@ -271,7 +273,12 @@ def test_print_block_refusals():
         T.fill(s, 1.0)
         T.copy(s, B[by * BM, bx * BN])
 
+    def newline(s, B, bx, by):
+        T.print(s, msg="a\nb")
+        T.copy(s, B[by * BM, bx * BN])
+
     cases = [(after, T.float32, "not stored to a tensor after"),
+             (newline, T.float32, "msg holds a newline"),
              (written_between, T.float32, "written after the print and before"),
              (before, T.bfloat16, "converted to float32"),
              (before, T.int32, "int32 elements cannot be printed")]

@@ -107,17 +107,40 @@ def test_dynamic_call_errors_name_the_size():
         kernel.get_kernel_source()
 
 
-def test_dynamic_size_expression_refused():
-    m = T.dynamic("m")
+def test_dynamic_affine_sizes_solved_from_the_call():
+    # TileLang's test_tilelang_language_annot.py declares `T.Tensor((n * 4,), ...)`,
+    # `(n + 1,)`, `(n * 3 + 1,)`: the call's extent gives n
+    n = T.symbolic("n")
 
     @T.prim_func
-    def double(A: T.Tensor((m, 64), T.float32), B: T.Tensor((m * 2, 64), T.float32)):
-        with T.Kernel(1, threads=128) as bx:
+    def double(A: T.Tensor((n * 32 + 32, 64), T.float32), B: T.Tensor((n * 32 + 32, 64), T.float32)):
+        with T.Kernel(n + 1, threads=128) as bx:
             for i, j in T.Parallel(32, 64):
-                B[bx * 32 + i, j] = A[bx * 32 + i, j]
+                B[bx * 32 + i, j] = A[bx * 32 + i, j] * 2.0
 
-    with pytest.raises(TTUnsupportedError, match="tensor B: dimension 0"):
-        tilelang.compile(double)
+    kernel = tilelang.compile(double, out_idx=[1])
+    assert isinstance(kernel, DynamicKernel) and kernel.size_names == ["n"]
+    a = np.random.default_rng(5).uniform(-1, 1, (96, 64)).astype(np.float32)
+    np.testing.assert_array_equal(kernel(a), a * 2)  # n = 2: 3 blocks
+    assert kernel.last is kernel.specialize(n=2)
+    with pytest.raises(ValueError, match=r"extent 100, which is not 32 \* n \+ 32"):
+        kernel(np.zeros((100, 64), np.float32))
+    profiler = kernel.get_profiler()
+    assert profiler.do_bench(dynamic_symbolic_constraints={"n": 1}) > 0
+
+
+def test_dynamic_size_expression_refused():
+    m, k = T.dynamic("m"), T.dynamic("k")
+
+    for dim in (m * k, m // 2):
+        @T.prim_func
+        def other(A: T.Tensor((m, 64), T.float32), B: T.Tensor((dim, 64), T.float32)):
+            with T.Kernel(1, threads=128) as bx:
+                for i, j in T.Parallel(32, 64):
+                    B[bx * 32 + i, j] = A[bx * 32 + i, j]
+
+        with pytest.raises(TTUnsupportedError, match="tensor B: dimension 0"):
+            tilelang.compile(other)
 
 
 def matmul_variable(M, N, K, block_M, block_N, block_K, offset_dtype, dtype=T.float32):

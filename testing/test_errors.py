@@ -154,7 +154,10 @@ def test_element_access_outside_parallel():
     @T.prim_func
     def k(A: T.Tensor((32, 32), "bfloat16"), B: T.Tensor((32, 32), "bfloat16")):
         with T.Kernel(1, 1) as (bx, by):
-            B[0, 0] = A[0, 0]
+            s = T.alloc_shared((32, 32), "bfloat16")
+            T.copy(A[0, 0], s)
+            T.copy(s, B[0, 0])
+            B[0, 0] = A[0, 0]  # next to tile work: no scalar program
 
     assert "outside an elementwise T.Parallel" in compile_error(k, TTUnsupportedError)
 

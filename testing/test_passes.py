@@ -49,7 +49,7 @@ ONE_TILE_K = {"pass_configs": {"tt.k_coarsen": False}}
 
 def test_stage_list_is_complete():
     assert pipeline.stage_names() == [
-        "LaunchPersistentTilesTT", "CoarsenRowBlocksTT", "SerialRowsToBlockTT", "LocalBuffersToBlocksTT", "ScalarsToBindTT", "DropTrueGuardsTT", "SplitBlockRegionsTT", "BoundLoopExtentsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
+        "ResolveThreadConditionsTT", "LaunchPersistentTilesTT", "ScalarProgramTT", "CoarsenRowBlocksTT", "SerialRowsToBlockTT", "LocalBuffersToBlocksTT", "ScalarsToBindTT", "DropTrueGuardsTT", "SplitBlockRegionsTT", "BoundLoopExtentsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
         "LowerReducersTT", "IndexFragmentsToFloatTT", "ColumnStoresToBlockTT", "StreamWideRowsTT", "ReadConditionFragmentsFromTensorsTT", "StageScalarOperandsTT",
         "IntegerInputsToFloatTT", "PermuteVectorTensorsTT",
         "LowerParallelToTileTT", "ResolveViewsTT", "ReadShortBlocksFromTensorsTT",
@@ -59,7 +59,7 @@ def test_stage_list_is_complete():
         "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB",
         "LowerTTTileIntrinsics", "ForwardBlockCopiesTT", "LowerScalarReadsTT", "BuildTileDFGTT", "PlaceL1ShardsTT",
         "SplitDeviceKernel",
-        "ConfigureTensorAccessorTT", "PlanMulticastTT", "LowerCBIntrinsics", "InsertComputeInitTT",
+        "ConfigureTensorAccessorTT", "PlanMulticastTT", "LowerScalarProgramTT", "LowerCBIntrinsics", "InsertComputeInitTT",
         "InsertDSTManagementTT", "tirx.StmtSimplify", "ShareCBIdsTT", "PlanL1AliasTT", "FitL1TT", "LowerPersistentLoopTT",
         "VerifyTTIR"]
     for _, p in pipeline.STAGES:

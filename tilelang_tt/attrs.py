@@ -30,6 +30,10 @@ LAYOUT_REQUEST = "tt.layout_request"  # annotate_tt_layout: {param name: request
 # "distinct", "members": [buffer name | group, ...]}}, ...] (kinds alternate down the tree)
 L1_ALIAS_REQUEST = "tt.l1_alias_request"
 LAYOUT_DESC = "tt.layout_desc"  # A1: one layout dict per parameter, in parameter order
+# A0.00.1 ScalarProgramTT: the launch is a scalar program run by the reader ([tensor params it
+# stores elements of], the plan's outputs among them); the statement attribute of the same key
+# wraps the program in the body (D1 keeps it in the reader only, codegen prints it typed)
+SCALAR_PROGRAM = "tt.scalar_program"
 ACCESSORS = "tt.accessors"  # D2: list of accessor dicts ("param": i, index, addr_slot, page)
 PARTITION = "tt.partition"  # B1: work partition dict
 CORE_LAUNCH = "tt.core_launch"  # B2: {"grid": [gx, gy, gz], "block_dims": [bound dims]}
@@ -90,6 +94,11 @@ SAFE_VALUES = "tt.safe_values"
 # A0.5.1: the block buffers held as whole 32x32 tiles though their last two dims (the dim of a
 # 1-D buffer) are not multiples of 32: [{"buffer": name, "logical": [dims], "padded": [dims]}]
 PADDED_BLOCKS = "tt.padded_blocks"
+# A0.3.1 -> C1: the tensor dims whose block reads start at offsets read from tensor elements
+# that no guard bounds to the tensor: [{"param": i, "dim": d, "start": bool, "end": bool}]
+# (the sides not proven: before the tensor's start, past its end); each tile of such a read is
+# checked on those sides when the reader runs (outside: the CB page zero-filled, no NOC read)
+CHECKED_READS = "tt.checked_reads"
 # D2.1 (reader): blocks read once per group of cores and multicast to the others:
 # {"semaphores": n, "groups": [{"cb": id, "param": i, "axis": "x" | "y", "ready_sem": s,
 #   "valid_sem": s, "receivers": n, "bytes": b, "cores": [[x, y, sender, sx, sy, x0, y0, x1,

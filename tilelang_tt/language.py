@@ -736,7 +736,9 @@ class Kernel:
                 "T.Kernel(prelude=...) injects C source into a CUDA kernel; Tensix kernels are "
                 "generated whole"))
         self.extents = extents
-        self.threads = threads  # accepted for TileLang compatibility; Tensix has no SIMT threads
+        # TileLang's thread extents (x, y, z; 128 threads when not given): Tensix has no SIMT
+        # threads, only T.get_thread_binding's `if`s that select tile operations read them
+        self.threads = _thread_extents(threads)
         self._stack = None
         self.bindings = []
 
@@ -751,6 +753,20 @@ class Kernel:
     def __exit__(self, *exc):
         _kernel_frames().pop()
         return self._stack.__exit__(*exc)
+
+
+def _thread_extents(threads) -> tuple:
+    """``threads=`` of T.Kernel as three extents, TileLang's way (None: 128 threads)."""
+    if threads is None:
+        threads = 128
+    if isinstance(threads, (list, tuple, tvm.ir.Array)):
+        threads = list(threads)
+    else:
+        threads = [threads]
+    if not 1 <= len(threads) <= 3:
+        raise language_compat.note_error(TTArgumentError(
+            f"T.Kernel(threads={threads}): 1 to 3 thread extents"))
+    return tuple(threads) + (1,) * (3 - len(threads))
 
 
 def _kernel_frames() -> list:
@@ -782,6 +798,30 @@ def get_block_extent(dim: int = 0):
 
 def get_block_extents():
     return [get_block_extent(d) for d in range(3)]
+
+
+def get_thread_binding(dim: int = 0):
+    """TileLang's thread index of dimension ``dim`` (0: x, 1: y, 2: z) of the enclosing
+    ``T.Kernel``: ``tt.thread_index(dim, extent)``, ``extent`` its ``threads=`` extent.  A block
+    is one program on Tensix, so the only use compiled is an ``if`` of thread indices and
+    constants around tile operations (``if tx < 128: T.copy(...)``): ResolveThreadConditionsTT
+    keeps an arm some thread takes and drops one none takes; any other use is refused there."""
+    frame = _current_kernel("get_thread_binding")
+    dim = int(dim)
+    if dim not in (0, 1, 2):
+        raise language_compat.note_error(TTArgumentError(
+            f"T.get_thread_binding({dim}): the dimension is 0, 1 or 2"))
+    extent = frame.threads[dim]
+    if not isinstance(extent, int) and not isinstance(extent, tirx.IntImm):
+        raise language_compat.note_error(TTUnsupportedError(
+            f"T.get_thread_binding({dim}): the thread extent {extent} is not a constant"))
+    return ops.call("tt.thread_index", tirx.IntImm("int32", dim),
+                    tirx.IntImm("int32", int(extent)))
+
+
+def get_thread_bindings():
+    """The three thread indices of the enclosing ``T.Kernel`` (``T.get_thread_binding``)."""
+    return [get_thread_binding(d) for d in range(3)]
 
 
 def _shape(shape):

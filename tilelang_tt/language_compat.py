@@ -59,7 +59,7 @@ def _refuse(reason: str, *names: str) -> None:
         REFUSED[n] = reason
 
 
-_refuse(_SIMT, "get_thread_binding", "get_thread_bindings", "get_thread_extent",
+_refuse(_SIMT, "get_thread_extent",
         "get_thread_extents", "get_lane_idx", "get_warp_idx", "get_warp_idx_sync",
         "get_warp_group_idx", "KernelLaunchFrame", "shuffle_elect", "extract_lane")
 _refuse(_WARP, "shfl_sync", "shfl_up", "shfl_down", "shfl_xor", "activemask", "ballot",

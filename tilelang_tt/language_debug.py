@@ -59,6 +59,16 @@ def _escape(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
+def _message_head(msg: str) -> str:
+    """The format text before `` BlockIdx=...`` on a print's last line: ``msg='<msg>'``.  A
+    newline in ``msg`` ends a DPRINT line of its own here (one ``tt.dprint`` per line before the
+    last): a format holds no newline, as a StringImm holding one prints back as no TVMScript."""
+    *lines, last = ("msg='" + msg).split("\n")
+    for line in lines:
+        _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(_escape(line))))
+    return _escape(last) + "'"
+
+
 def _block_indices():
     from .language import get_block_bindings
 
@@ -111,10 +121,10 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
         raise _refuse(f"T.print(msg={msg!r}){_where('print')}: msg must be a Python string")
     bx, by, bz = (b if isinstance(b, tvm.ir.Expr) else tirx.IntImm("int32", int(b))
                   for b in _block_indices())
-    head = "msg='" + _escape(msg if msg or obj is not None else "") + "' BlockIdx=({}, {}, {})"
     if obj is None:
         if not msg:
             raise _refuse(f"T.print(){_where('print')}: give a value to print or a msg")
+        head = _message_head(msg) + " BlockIdx=({}, {}, {})"
         _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head), bx, by, bz))
         return None
     if isinstance(obj, tvm.ir.Var) and is_buffer_var(obj):
@@ -142,18 +152,18 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
     dtype = str(obj.ty)
     if not msg:
         msg = f"expr<{obj}>"
-        head = "msg='" + _escape(msg) + "' BlockIdx=({}, {}, {})"
-    if dtype == "bool":
-        _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + ": dtype=bool value={}"),
-                              bx, by, bz, ops.call("tt.dprint_bool", obj)))
-        return None
-    if dtype not in _INTS:
+    if dtype != "bool" and dtype not in _INTS:
         what = "a floating-point value" if dtype.startswith(("float", "bfloat")) else \
             f"a {dtype} value"
         raise _refuse(
             f"T.print({obj}){_where('print')}: {what} cannot be printed: the kernel that prints "
             "(the reader) holds integers of 32 bits or fewer (block indices, loop variables, "
             "their arithmetic); a float value lives in tiles on the compute engines")
+    head = _message_head(msg) + " BlockIdx=({}, {}, {})"
+    if dtype == "bool":
+        _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + ": dtype=bool value={}"),
+                              bx, by, bz, ops.call("tt.dprint_bool", obj)))
+        return None
     value = _signed(obj) if dtype.startswith("int") else obj
     _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + f": dtype={dtype} value={{}}"),
                           bx, by, bz, value))
@@ -187,6 +197,10 @@ def _print_block(buf, msg, bx, by, bz) -> None:
             "print that)")
     if not msg:
         msg = f"buffer<{buf.name}, {dtype}>"
+    if "\n" in msg:
+        raise _refuse(f"{call}{_where('print')}: msg holds a newline: a block prints one line "
+                      "per element, each with msg; print a message with a newline on its own "
+                      "(T.print(msg=...)) before the block")
     fmt = ("msg='" + _escape(msg) + "' BlockIdx=({}, {}, {}): buffer=" + _escape(buf.name) +
            ", index={}, dtype=" + _BLOCK_DTYPES[dtype] + " value={:f}")
     pending = _pending_prints()

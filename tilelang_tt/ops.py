@@ -231,6 +231,10 @@ _op("work_id", "meta", "int32", "the work unit the persistent per-core loop is p
     kernel="any")
 _op("get_arg_val", "meta", "int32", "get_arg_val(slot): runtime argument `slot`", "slot:imm",
     kernel="any", cpp="get_arg_val", template="<uint32_t>")
+_op("thread_index", "meta", "int32",
+    "thread_index(dim, extent): TileLang's thread index of `dim` (T.get_thread_binding), in "
+    "[0, extent); A0.000 resolves the `if`s it selects tile operations by, and refuses every "
+    "other use (a block is one program on Tensix)", "dim:imm extent:imm")
 _op("tensor_accessor", "meta", "handle",
     "tensor_accessor(tensor, index, addr_slot, page_bytes): TensorAccessor over `tensor`; its "
     "compile-time args are the `index`-th TensorAccessorArgs of the kernel",
@@ -317,9 +321,12 @@ _op("tile.im2col", "tile", "void",
 
 # --- abstract tile dataflow (C1-D5) ---------------------------------------------------------
 _op("read_to_cb", "abstract", "void",
-    "read_to_cb(cb, tensor, row0, col0, rows, cols): one block of tiles from DRAM into cb",
-    "cb:cb.out tensor:tensor row0:int col0:int rows:imm cols:imm", kernel="reader",
-    engine="noc")
+    "read_to_cb(cb, tensor, row0, col0, rows, cols[, valid]): one block of tiles from DRAM into "
+    "cb; with `valid` (a condition over the tile's row and column in the block, "
+    "tt.mask.index(0) / (1): an offset read from tensor elements that may leave the tensor) "
+    "each tile where it does not hold is zero-filled instead of read",
+    "cb:cb.out tensor:tensor row0:int col0:int rows:imm cols:imm valid:cond", variadic=True,
+    kernel="reader", engine="noc")
 _op("write_from_cb", "abstract", "void",
     "write_from_cb(cb, tensor, row0, col0, rows, cols[, block]): one block of tiles from cb to "
     "DRAM; with `block` (the CB block's tiles, more than rows * cols) the block's leading "
@@ -403,6 +410,16 @@ _op("scalar_take", "abstract", "void",
     "scalar_take(cb): the writer takes the page scalar_to_cb pushed into cb; a `v = "
     "tt.scalar_value(...)` right before it is the writer's copy of the value, read from that "
     "page", "cb:cb.in", kernel="writer", engine="cb")
+# a scalar program (passes/frontend/scalar_program.py): element reads and stores of scalar
+# tensors (32-bit words, 16 to a 64-byte DRAM page) by the reader's RISC-V core; LowerScalar
+# ProgramTT makes them page reads (and read-modify-writes) through an L1 scratch page
+_op("scalar.load", "abstract", "int32",
+    "scalar.load(tensor, flat): the 32-bit word of element `flat` (row-major) of a scalar "
+    "tensor, read by the reader", "tensor:tensor flat:int", kernel="reader", engine="noc")
+_op("scalar.store", "abstract", "void",
+    "scalar.store(tensor, flat, word): element `flat` (row-major) of a scalar tensor = the "
+    "32-bit `word`, stored by the reader", "tensor:tensor flat:int word:int", kernel="reader",
+    engine="noc")
 _op("consume.begin", "abstract", "void",
     "consume.begin(cb, ntiles): the compute kernel starts using one block of cb (it waits for "
     "the block)", "cb:cb ntiles:imm", kernel="compute", engine="cb")
@@ -594,6 +611,39 @@ _op("int_to_float16_bits", "dataflow", "int32",
         "rem = m & 0x1FFFu; "
         "if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h; return h; }})("
         + _INT_TO_FLOAT_BITS + ")")
+# the reader's element reads and stores of a scalar program (LowerScalarProgramTT): one C++
+# expression each, so they sit anywhere an expression does (a while loop's condition)
+_op("scalar_read", "dataflow", "int32",
+    "scalar_read(accessor, page, word, l1): DRAM page `page` of a scalar tensor read into the "
+    "L1 scratch page at `l1` (read barrier), then its 32-bit word `word`",
+    "accessor:accessor page:int word:int l1:int", kernel="reader", engine="noc",
+    # page and word are the lambda's arguments: evaluated before the page moves (they may read
+    # other elements through the same scratch page: A[Idx[0]])
+    # (the word as int32_t, TIR's type of the call: signed comparisons of int32 elements)
+    cpp="([&](uint32_t page, uint32_t word) -> int32_t {{ noc_async_read_page(page, {0}, {3}); "
+        "noc_async_read_barrier(); return static_cast<int32_t>("
+        "reinterpret_cast<volatile tt_l1_ptr uint32_t*>({3})[word]); }})({1}, {2})")
+_op("scalar_write", "dataflow", "void",
+    "scalar_write(accessor, page, word, l1, value): word `word` of DRAM page `page` of a scalar "
+    "tensor = value, as a read-modify-write of the page through the L1 scratch page at `l1` "
+    "(read, barrier, the word set, the page written back, write barrier)",
+    "accessor:accessor page:int word:int l1:int value:int", kernel="reader", engine="noc",
+    cpp="([&](uint32_t page, uint32_t word, uint32_t v) {{ "
+        "noc_async_read_page(page, {0}, {3}); noc_async_read_barrier(); "
+        "reinterpret_cast<volatile tt_l1_ptr uint32_t*>({3})[word] = v; "
+        "noc_async_write_page(page, {0}, {3}); noc_async_write_barrier(); }})({1}, {2}, {4})")
+_op("bits_to_float", "dataflow", "float32",
+    "bits_to_float(w): the float32 whose bits are the 32-bit word w", "w:int", kernel="any",
+    engine="riscv", cpp="__builtin_bit_cast(float, static_cast<uint32_t>({0}))")
+for _name, _dt in (("bits_to_bfloat16", "bfloat16"), ("bits_to_float16", "float16")):
+    _op(_name, "dataflow", _dt,
+        f"{_name}(w): the {_dt} value whose float32 bits are the 32-bit word w (a {_dt} "
+        "element the host wrote as a float32 word: exact; a scalar program holds it in a C++ "
+        "float)", "w:int", kernel="any", engine="riscv",
+        cpp="__builtin_bit_cast(float, static_cast<uint32_t>({0}))")
+_op("float_to_bits", "dataflow", "int32",
+    "float_to_bits(x): the bits of the float32 x as a 32-bit word", "x:expr", kernel="any",
+    engine="riscv", cpp="__builtin_bit_cast(uint32_t, static_cast<float>({0}))")
 _op("noc_async_read_barrier", "dataflow", "void", "wait for this kernel's NOC reads",
     kernel="reader", engine="noc", cpp="noc_async_read_barrier")
 _op("noc_async_write_barrier", "dataflow", "void", "wait for this kernel's NOC writes "

@@ -438,12 +438,17 @@ def _outputs(w, tensors) -> None:
     w("    // its memory is released before the host copies are made)")
     outs = [t for t in tensors if t["role"] in ("output", "inout")]
     for t in outs:
-        n, ctype = t["name"], HOST_TYPE[t["dtype"]]
+        n = t["name"]
+        ctype = "uint32_t" if t.get("scalars") else HOST_TYPE[t["dtype"]]
         w(f"    std::vector<{ctype}> {n}_result;")
         w(f"    distributed::EnqueueReadMeshBuffer(cq, {n}_result, {n}_buffer, true);")
     w("    mesh->close();")
     for t in outs:
         n = t["name"]
+        if t.get("scalars"):  # stored by a scalar program: its elements' 32-bit words
+            w(f"    {n}_result.resize({_count(t['shape'])});")
+            w(f"    write_tensor(argv[{t['index'] + 1}], {n}_result);")
+            continue
         rows, cols = t["tiles"][0] * 32, t["tiles"][1] * 32
         data = f"untilize_nfaces({n}_result, {rows}, {cols})"
         if _permuted(t):  # back from page order to the tensor's own

@@ -174,6 +174,8 @@ def build_plan(mod, pages: bool = False) -> dict:
     layouts = to_py(get_attr(reader, attrs.LAYOUT_DESC))
     read_by = {a["param"] for a in to_py(get_attr(reader, attrs.ACCESSORS, []))}
     written_by = {a["param"] for a in to_py(get_attr(writer, attrs.ACCESSORS, []))}
+    # a scalar program's reader stores into these (A0.00.1): read and written back, in / out
+    written_by |= {int(i) for i in to_py(get_attr(reader, attrs.SCALAR_PROGRAM, []) or [])}
     for e in all_cbs(kernels):  # L1 shards used in place: read (written) through their CB
         if "in_place" in e:
             (read_by if e["producer"] == "reader" else written_by).add(int(e["in_place"]))

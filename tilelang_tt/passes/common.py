@@ -56,16 +56,21 @@ def _guard(fn):
     return guarded
 
 
-def tt_pass(name: str, *, requires: tuple[str, ...] = ()):
+def tt_pass(name: str, *, requires: tuple[str, ...] = (), scalar_programs: bool = False):
     """Make ``fn(func, mod, ctx) -> func`` a ``tvm.transform.Pass`` named ``name``.
 
     The pass checks that the stages it ``requires`` ran first (recorded in ``tt.stage_log``)
-    and records itself.
+    and records itself.  A scalar program (``tt.scalar_program``: A0.00.1 ScalarProgramTT, a
+    launch of scalar code the reader runs) is returned unchanged by a pass without
+    ``scalar_programs`` (one about tiles, blocks or CBs, with nothing to do on it); the stage
+    is still recorded.
     """
 
     def decorate(fn):
         def run(func, mod, ctx):
             check_stage(func, name, requires)
+            if not scalar_programs and get_attr(func, attrs.SCALAR_PROGRAM) is not None:
+                return record_stage(func, name)
             return record_stage(fn(func, mod, ctx), name)
 
         p = tirx.transform.prim_func_pass(_guard(run), opt_level=0, name=name)
@@ -225,6 +230,31 @@ def inline_binds(expr, binds: dict):
             return expr
         expr = substitute(expr, {v: binds[v] for v in used})
     return expr
+
+
+def data_loops(body, binds: dict | None = None) -> list:
+    """The loops of ``body`` whose bounds read tensor elements (``for k in T.serial(Lens[bx])``,
+    the kernel's integer bindings inlined; a loop bounded by another such loop's variable too):
+    their variables take values known only when the kernel runs."""
+    if binds is None:
+        binds = {b.var: b.value for b in collect(body, tirx.Bind)
+                 if str(b.var.ty).startswith(("int", "uint", "bool"))}
+    out = []
+    for lp in collect(body, tirx.For):  # outer loops first
+        bounds = inline_binds(lp.min + lp.extent, binds)
+        if collect(bounds, tvm.ir.TensorLoad) or reads_data(bounds, binds, out):
+            out.append(lp)
+    return out
+
+
+def reads_data(expr, binds: dict, loops: list) -> bool:
+    """``expr`` (integer bindings inlined) reads a tensor element or the variable of one of
+    ``loops`` (:func:`data_loops`)."""
+    expr = inline_binds(expr, binds)
+    if collect(expr, tvm.ir.TensorLoad):
+        return True
+    used = tirx.analysis.undefined_vars(expr)
+    return any(v.same_as(lp.loop_var) for v in used for lp in loops)
 
 
 def seq(stmts) -> tirx.Stmt:

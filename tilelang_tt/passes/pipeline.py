@@ -3,8 +3,13 @@
 Stages by phase (each a ``tvm.transform.Pass``; ours in one module each under the phase's
 folder, TVM's own where they do the job):
 
-    frontend   A0.00 LaunchPersistentTilesTT   a T.Persistent tile loop -> the launch over
+    frontend   A0.000 ResolveThreadConditionsTT
+                                               `if`s of thread indices around tile ops ->
+                                               the arms some thread takes; other uses refused
+               A0.00 LaunchPersistentTilesTT   a T.Persistent tile loop -> the launch over
                                                its domain (nothing carried between tiles)
+               A0.00.1 ScalarProgramTT         a launch of scalar code (locals, loops, while,
+                                               element reads / stores) -> the reader's program
                A0.0 CoarsenRowBlocksTT         blocks of fewer than 32 rows -> 32-row
                                                blocks (rows computed apart)
                A0.0.1 SerialRowsToBlockTT      a serial loop over a block's rows -> the
@@ -76,6 +81,8 @@ folder, TVM's own where they do the job):
                D2   ConfigureTensorAccessorTT  accessors bound to compile-time and runtime args
                D2.1 PlanMulticastTT            blocks a core row / column shares: read once,
                                                multicast (semaphore handshake)
+               D2.2 LowerScalarProgramTT       a scalar program's element reads / stores ->
+                                               page reads / read-modify-writes via L1 scratch
                D3   LowerCBIntrinsics          reserve/push/wait/pop, NOC reads and writes
     compute    D4   InsertComputeInitTT        hw start-up, per-op init, format reconfiguration
                D5   InsertDSTManagementTT      acquire/commit/wait/pack/release, sub-blocking
@@ -139,8 +146,10 @@ from .frontend.views import ResolveViewsTT
 from .frontend.wide_rows import StreamWideRowsTT
 from .frontend.scalar_operands import StageScalarOperandsTT
 from .frontend.persistent_tiles import LaunchPersistentTilesTT
+from .frontend.scalar_program import ScalarProgramTT
 from .frontend.scalars import ScalarsToBindTT
 from .frontend.short_blocks import ReadShortBlocksFromTensorsTT
+from .frontend.thread_conditions import ResolveThreadConditionsTT
 from .layout.infer_layout import InferTTLayout
 from .layout.propagate_layout import PropagateTTLayout
 from .partition.grid_to_core import GridToCoreGrid
@@ -149,12 +158,15 @@ from .protocol.cb_intrinsics import LowerCBIntrinsics
 from .protocol.configure_accessor import ConfigureTensorAccessorTT
 from .protocol.multicast import PlanMulticastTT
 from .protocol.persistent_loop import LowerPersistentLoopTT
+from .protocol.scalar_program import LowerScalarProgramTT
 from .protocol.split_kernel import SplitDeviceKernel
 from .verify.tile_program import VerifyTileProgramTT
 from .verify.verify_ttir import VerifyTTIR
 
 STAGES = [
+    ("A0.000", ResolveThreadConditionsTT),
     ("A0.00", LaunchPersistentTilesTT),
+    ("A0.00.1", ScalarProgramTT),
     ("A0.0", CoarsenRowBlocksTT),
     ("A0.0.1", SerialRowsToBlockTT),
     ("A0.0.2", LocalBuffersToBlocksTT),
@@ -195,6 +207,7 @@ STAGES = [
     ("D1", SplitDeviceKernel),
     ("D2", ConfigureTensorAccessorTT),
     ("D2.1", PlanMulticastTT),
+    ("D2.2", LowerScalarProgramTT),
     ("D3", LowerCBIntrinsics),
     ("D4", InsertComputeInitTT),
     ("D5", InsertDSTManagementTT),

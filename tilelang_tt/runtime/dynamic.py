@@ -6,8 +6,10 @@ counts (the reader's page loops, the CB sizes, the core partition), so here
 ``tilelang.compile`` of such a kernel returns a :class:`DynamicKernel`: every call binds the
 sizes from the shapes of the tensors passed, specialises the kernel to them
 (``PrimFunc.specialize``), compiles it (cached per set of sizes) and runs it.  A tensor
-dimension must be a constant or a bare size variable; an expression of sizes (``m * 2``) is
-refused when the kernel is compiled.
+dimension is a constant, a size variable, or an affine expression ``a * m + b`` of one size
+variable with integers ``a > 0`` and ``b`` (``T.Tensor((n * 3 + 1,), ...)``): the call solves it
+for ``m`` (a size that no whole ``m`` gives is an argument error).  Other expressions of sizes
+(``m * k``, ``m // 2``) are refused when the kernel is compiled.
 
 Scalar parameters (``offset: T.int32`` in the ``@T.prim_func`` signature, passed as Python
 numbers in the call: ``kernel(a, b, 1)``) are specialised the same way: one kernel per value,
@@ -22,6 +24,7 @@ from __future__ import annotations
 import tvm
 import tvm_ffi
 from tvm import tirx
+from tvm.sym import Analyzer
 
 from ..errors import TTArgumentError, TTUnsupportedError
 from .tensors import TTCallArgumentError
@@ -58,10 +61,74 @@ def has_scalar_params(func) -> bool:
     return any(not tirx.is_buffer_var(p) for p in func.params)
 
 
+def _vars_of(expr) -> list:
+    found = []
+
+    def visit(v):
+        if not any(v.same_as(f) for f in found):
+            found.append(v)
+        return v
+
+    tvm_ffi.structural_map(expr, [(tvm.ir.Var, visit)], order="post")
+    return found
+
+
+def _at(expr, var, value: int) -> int | None:
+    """``expr`` with ``var`` = ``value``, folded to an integer (None if it does not fold)."""
+    put = tvm_ffi.structural_map(
+        expr, [(tvm.ir.Var, lambda v: tirx.IntImm(str(v.ty), value) if v.same_as(var) else v)],
+        order="post")
+    folded = Analyzer().simplify(put)
+    return int(folded.value) if isinstance(folded, tirx.IntImm) else None
+
+
+def affine_size(dim):
+    """``(var, a, b)`` when the tensor dimension ``dim`` is ``a * var + b`` for one size variable
+    and integers ``a > 0``, ``b`` (a bare variable: ``(var, 1, 0)``); None otherwise."""
+    if isinstance(dim, tvm.ir.Var):
+        return dim, 1, 0
+    found = _vars_of(dim)
+    if len(found) != 1:
+        return None
+    var = found[0]
+    points = [_at(dim, var, k) for k in (0, 1, 2, 3, 17)]
+    if any(p is None for p in points):
+        return None
+    b, a = points[0], points[1] - points[0]
+    if a <= 0 or any(p != a * k + b for p, k in zip(points, (0, 1, 2, 3, 17))):
+        return None
+    return var, a, b
+
+
+def dim_spec(dim):
+    """A tensor dimension as the call and the profiler read it: an int, a size's name, or
+    ``(name, a, b)`` for ``a * name + b``."""
+    if isinstance(dim, tirx.IntImm):
+        return int(dim)
+    var, a, b = affine_size(dim)
+    return str(var.name) if (a, b) == (1, 0) else (str(var.name), a, b)
+
+
+def dim_value(spec, sizes: dict) -> int:
+    """The extent of a dimension given as :func:`dim_spec` gives it, for ``sizes``."""
+    if isinstance(spec, int):
+        return spec
+    if isinstance(spec, str):
+        return sizes[spec]
+    name, a, b = spec
+    return a * sizes[name] + b
+
+
+def dim_names(spec) -> list:
+    """The size names a dimension spec reads."""
+    return [] if isinstance(spec, int) else [spec] if isinstance(spec, str) else [spec[0]]
+
+
 def symbolic_sizes(func) -> list:
     """The size variables (``tvm.ir.Var``) of ``func``'s tensor shapes, in order of first use;
-    empty for a kernel with constant shapes.  A dimension that is an expression of variables is
-    a TTUnsupportedError naming the tensor."""
+    empty for a kernel with constant shapes.  A dimension that is neither a constant nor an
+    affine expression of one variable (:func:`affine_size`) is a TTUnsupportedError naming
+    the tensor."""
     found = []
     for p in func.params:
         if not tirx.is_buffer_var(p):
@@ -69,14 +136,16 @@ def symbolic_sizes(func) -> list:
         for d, dim in enumerate(_dims(p)):
             if isinstance(dim, tirx.IntImm):
                 continue
-            if isinstance(dim, tvm.ir.Var):
-                if not any(dim.same_as(v) for v in found):
-                    found.append(dim)
+            affine = affine_size(dim)
+            if affine is not None:
+                if not any(affine[0].same_as(v) for v in found):
+                    found.append(affine[0])
                 continue
             raise TTUnsupportedError(
                 f"tensor {p.name}: dimension {d} is `{dim}`; a symbolic size must be a T.dynamic "
-                "variable itself (declare the tensor with that variable and compute derived "
-                "sizes inside the kernel)")
+                "variable or `a * m + b` of one (integers a > 0, b): the call's shape must give "
+                "its value (declare the tensor with such sizes and compute others inside the "
+                "kernel)")
     return found
 
 
@@ -113,8 +182,7 @@ class DynamicKernel:
         self._tensor_out_idx = [tensor_pos.index(i) for i in self.out_idx]
         # the parameters as the profiler reads them: a size variable stands as its name
         self.tensors = [{"name": str(p.name), "dtype": str(p.dtype),
-                         "shape": [int(d) if isinstance(d, tirx.IntImm) else str(d.name)
-                                   for d in _dims(p)]} if i not in self.scalars else
+                         "shape": [dim_spec(d) for d in _dims(p)]} if i not in self.scalars else
                         {"name": str(p.name), "dtype": str(p.ty), "scalar": True}
                         for i, p in enumerate(self.params)]
         self._kernels: dict = {}
@@ -163,13 +231,20 @@ class DynamicKernel:
                     f"tensor {spec['name']}: expected {len(spec['shape'])} dimensions "
                     f"{tuple(spec['shape'])}, got shape {shape}")
             for d, (want, got) in enumerate(zip(spec["shape"], shape)):
-                if isinstance(want, str):
-                    if want in values and values[want] != int(got):
-                        raise TTCallArgumentError(
-                            f"size {want} is {values[want]} in {where[want]} but {int(got)} in "
-                            f"tensor {spec['name']} (dimension {d})")
-                    values.setdefault(want, int(got))
-                    where.setdefault(want, f"tensor {spec['name']} (dimension {d})")
+                if isinstance(want, int):
+                    continue
+                name, a, b = (want, 1, 0) if isinstance(want, str) else want
+                value, rest = divmod(int(got) - b, a)
+                if rest or value <= 0:
+                    raise TTCallArgumentError(
+                        f"tensor {spec['name']} (dimension {d}) has extent {int(got)}, which "
+                        f"is not {a} * {name} + {b} for a positive whole {name}")
+                if name in values and values[name] != value:
+                    raise TTCallArgumentError(
+                        f"size {name} is {values[name]} in {where[name]} but {value} in "
+                        f"tensor {spec['name']} (dimension {d}, extent {int(got)})")
+                values.setdefault(name, value)
+                where.setdefault(name, f"tensor {spec['name']} (dimension {d})")
         missing = [s for s in self.size_names + self.scalar_names if s not in values]
         if missing:
             raise TTCallArgumentError(
@@ -202,17 +277,32 @@ class DynamicKernel:
                                               "positive")
             by_var = {s: tirx.IntImm(str(v.ty), val)
                       for s, v, val in zip(self.size_names, self.sizes, key)}
-            mapping = {self.params[i]: tirx.const(val, str(self.params[i].ty))
+            sizes = dict(zip(self.size_names, key))
+
+            def extent(d):
+                return tirx.IntImm(str(d.ty), dim_value(dim_spec(d), sizes))
+
+            func = self.func
+            # PrimFunc.specialize matches a buffer's dims only as bare variables: fold the
+            # affine ones (n * 32 + 32) to their extents first
+            affine = [d for p in func.params if tirx.is_buffer_var(p) for d in _dims(p)
+                      if not isinstance(d, (tirx.IntImm, tvm.ir.Var))]
+            if affine:
+                func = tvm_ffi.structural_map(
+                    func, [(tvm.ir.Expr, lambda e: next(
+                        (extent(d) for d in affine if e.same_as(d)), e))], order="pre")
+            params = list(func.params)
+            mapping = {params[i]: tirx.const(val, str(params[i].ty))
                        for i, val in zip(self.scalars, key[len(self.size_names):])}
-            for p in self.params:
+            for p in params:
                 if not tirx.is_buffer_var(p):
                     continue
                 dims = _dims(p)
                 if all(isinstance(d, tirx.IntImm) for d in dims):
                     continue
-                shape = [d if isinstance(d, tirx.IntImm) else by_var[str(d.name)] for d in dims]
+                shape = [d if isinstance(d, tirx.IntImm) else extent(d) for d in dims]
                 mapping[p] = tirx.decl_buffer(shape, p.dtype, str(p.name))
-            func = self.func.specialize(mapping)
+            func = func.specialize(mapping)
             # specialize leaves the sizes in the domains of the block indices (T.Kernel's
             # ceildiv(m, block_M)): replace them everywhere
             values = {v: by_var[s] for s, v in zip(self.size_names, self.sizes)}

@@ -113,13 +113,15 @@ def get_tensor_supply(supply_type: TensorSupplyType = TensorSupplyType.Integer, 
 
 def _sized(spec: dict, sizes: dict | None) -> dict:
     """``spec`` with its symbolic sizes (names in its shape) replaced by their ``sizes``."""
+    from .dynamic import dim_names, dim_value
+
     if spec.get("scalar"):
         raise TTArgumentError(
             f"the kernel's scalar parameter {spec['name']} ({spec['dtype']}) has no random "
             "value; pass the inputs with their values (input_tensors=[..., value, ...])")
     if all(isinstance(d, int) for d in spec["shape"]):
         return spec
-    names = [d for d in spec["shape"] if not isinstance(d, int)]
+    names = list(dict.fromkeys(n for d in spec["shape"] for n in dim_names(d)))
     if not sizes:
         raise TTArgumentError(
             f"tensor {spec['name']} has the symbolic size(s) {', '.join(names)}: give their "
@@ -130,7 +132,7 @@ def _sized(spec: dict, sizes: dict | None) -> dict:
         raise TTArgumentError(
             f"Dynamic symbolic variable '{missing[0]}' (of tensor {spec['name']}) not found in "
             f"constraints. Available constraints: {list(sizes)}")
-    return dict(spec, shape=[sizes[d] if isinstance(d, str) else d for d in spec["shape"]])
+    return dict(spec, shape=[dim_value(d, sizes) for d in spec["shape"]])
 
 
 def _as_list(outs):

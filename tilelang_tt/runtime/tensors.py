@@ -182,6 +182,14 @@ def read_outputs(tensor_specs: list, host: dict, paths: list) -> None:
         if t.get("host_convert"):
             _converted_output(t, host[i], paths[i])
             continue
+        if t.get("scalars") and t["dtype"] in ("bfloat16", "float16"):
+            # stored by a scalar program as float32 words holding values of the dtype: exact
+            words = np.fromfile(paths[i], dtype=np.float32)
+            if words.size != host[i].size:
+                raise TTRuntimeError(f"output {t['name']}: the program wrote {words.size} "
+                                     f"values, expected {host[i].size}")
+            host[i][...] = words.reshape(host[i].shape).astype(NP_DTYPE[t["dtype"]])
+            continue
         target = _device(t, host[i])
         if not _vector(t, target) and target.flags.c_contiguous and \
                 Path(paths[i]).stat().st_size == target.nbytes:

@@ -2,8 +2,9 @@
 
 TileLang's block-sparse GEMM skips a K step by a mask tensor: ``if BlockMask[by, bx, k]:``.
 A tensor parameter that the kernel only reads as single elements, each read sitting in the
-condition of an ``if`` outside ``T.Parallel`` with indices computed from block indices, loop
-variables and constants (no tensor element among them), is a *scalar tensor*: it is not
+condition of an ``if`` or the bounds of a serial loop (``for k in T.serial(Lens[bx]):``)
+outside ``T.Parallel`` with indices computed from block indices, loop variables and constants
+(no tensor element among them), is a *scalar tensor*: it is not
 tiled; the host gives the device its values as 32-bit words in a small DRAM buffer
 (:data:`PAGE_BYTES` a page) and the kernels read the element a condition needs
 (``dataflow/scalar_reads.py``).
@@ -11,12 +12,14 @@ tiled; the host gives the device its values as 32-bit words in a small DRAM buff
 The same element may also place a block (the start of a tile-primitive region,
 ``T.copy(K[b, BlockIndices[b, t, 0, i] * 32:..., ...], K_s)``) or sit in the condition of a
 mask the reader computes (``tt.tile.index_mask``) inside an arm of an ``if`` (outside
-``T.Parallel``) whose condition reads it: every kernel with work under the ``if`` has its
-value (C2.2), and PadTensorsTT proves the block inside the tensor under the ``if``'s guard.
+``T.Parallel``) whose condition reads it, or in the body of a serial loop whose bounds read
+it: every kernel with work under the ``if`` (in the loop) has its value (C2.2), and
+PadTensorsTT proves the block inside the tensor under the ``if``'s guard (or has the reader
+check its tiles when it runs).
 
 :func:`scalar_tensors` finds them and refuses, naming the tensor and the line, any other
 element read of a tensor that is not copied as blocks: as an index of another access, in a
-``T.Parallel`` body, as a loop bound or any other value.
+``T.Parallel`` body or extent, or any other value.
 """
 
 from __future__ import annotations
@@ -114,10 +117,14 @@ def scalar_tensors(func, refuse=True) -> dict:
         if isinstance(node, tirx.IfThenElse):
             for load in _loads(node.condition):
                 allowed[load] = node
+        if isinstance(node, tirx.For):  # a serial loop's bounds: read before the loop (C2.2)
+            for load in _loads(node.min) + _loads(node.extent):
+                allowed[load] = node
         return True
 
     tvm_walk_pre(body, visit)
-    # loads that place other accesses or bound loops (data-dependent indices and extents)
+    # loads that place other accesses or bound T.Parallel loops (data-dependent indices and
+    # extents)
     nested = []
     for node in collect(body, tvm.ir.TensorLoad) + collect(body, tirx.BufferStore):
         for i in node.indices:
@@ -127,10 +134,11 @@ def scalar_tensors(func, refuse=True) -> dict:
             nested += _loads(r.min) + _loads(r.extent)
     bounds = []
     for loop in collect(body, tirx.For):
-        bounds += _loads(loop.min) + _loads(loop.extent)
+        if not any(loop.same_as(a) for a in allowed.values()):
+            bounds += _loads(loop.min) + _loads(loop.extent)
     nested += bounds
     # a row offset or a mask's element that is also (the same load, A0.1's substitution)
-    # a loop bound is still a loop bound
+    # the bound of a T.Parallel loop is still such a bound
     guarded = _guarded_offsets(body) + [ld for ld in row_offsets(body)
                                         if not any(ld.same_as(b) for b in bounds)]
     found = {}
@@ -143,12 +151,12 @@ def scalar_tensors(func, refuse=True) -> dict:
         is_guarded = any(load.same_as(g) for g in guarded)
         placing = any(load.same_as(n) for n in nested) and not is_guarded
         if placing:
-            why = ("it is used as an index of another access or as a loop bound (a block "
-                   "offset read from a tensor is supported inside an `if` whose condition "
-                   "reads the same element and bounds the offset to the tensor)")
+            why = ("it is used as an index of another access or as the bound of a T.Parallel "
+                   "loop (a block offset read from a tensor is supported inside an `if` whose "
+                   "condition, or a serial loop whose bounds, read the same element)")
         elif not is_guarded and not any(load.same_as(a) for a in allowed):
-            why = ("it is used outside the condition of an `if` (as a value, or in a "
-                   "T.Parallel body)")
+            why = ("it is used outside the condition of an `if` or the bounds of a serial "
+                   "loop (as a value, or in a T.Parallel body)")
         elif any(_loads(i) for i in load.indices):
             why = "its indices read tensor elements themselves"
         if why is None and str(buf.dtype) not in DTYPES:
@@ -239,9 +247,14 @@ def _guarded_offsets(body) -> list:
     def visit(node):
         if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
             return False
+        arms = []
         if isinstance(node, tirx.IfThenElse):
             conds = _loads(node.condition)
             arms = [node.then_case] + ([node.else_case] if node.else_case is not None else [])
+        elif isinstance(node, tirx.For):  # the loop's bounds are read before it
+            conds = _loads(node.min) + _loads(node.extent)
+            arms = [node.body] if conds else []
+        if arms:
             for arm in arms:
                 for ld in _loads(arm):
                     if any(ld.same_as(u) for u in uses) and \

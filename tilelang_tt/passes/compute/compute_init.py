@@ -183,7 +183,7 @@ class _InitInsertion(FlowRewriter):
         return stmt, state
 
 
-@tt_pass("InsertComputeInitTT", requires=("SplitDeviceKernel",))
+@tt_pass("InsertComputeInitTT", requires=("SplitDeviceKernel",), scalar_programs=True)
 def InsertComputeInitTT(func, mod, ctx):
     """Insert hw start-up, per-op init and data-format reconfiguration in the compute kernel."""
     if str(require_attr(func, attrs.KERNEL_KIND, "InsertComputeInitTT")) != "compute":

@@ -66,7 +66,7 @@ from .dst_context import DstContext
 from .dst_streams import lower_block_op
 
 
-@tt_pass("InsertDSTManagementTT", requires=("InsertComputeInitTT",))
+@tt_pass("InsertDSTManagementTT", requires=("InsertComputeInitTT",), scalar_programs=True)
 def InsertDSTManagementTT(func, mod, ctx):
     """Expand abstract compute ops into DST-managed tile calls (see module docstring)."""
     if str(require_attr(func, attrs.KERNEL_KIND, "InsertDSTManagementTT")) != "compute":

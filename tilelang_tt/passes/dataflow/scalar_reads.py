@@ -35,6 +35,13 @@ tensor's row-offsets CB (``<T>_rows``, reader -> writer), ``v = tt.scalar_word(c
 ``tt.scalar_take(cb)``; the element in the statement is ``v`` (signed).  The kernel moving the
 block reads the word (the reader before its push, the writer before its pop); the other one
 only frees the page.
+
+A serial / pipelined loop whose bounds read elements of scalar tensors (``for k in
+T.serial(Lens[bx]):``, ``T.Pipelined(T.ceildiv(cu[b + 1] - cu[b], 32))``) gets the same reads
+right before it (the loop's body as the arm: the writer's page when it has work in the loop);
+its bounds and every read of the same element in its body take the words, and its extent
+becomes ``max(extent, 0)`` (signed: a loop whose extent is 0 or negative runs 0 times), so the
+reader, compute and writer kernels run it the same number of times.
 """
 
 from __future__ import annotations
@@ -98,13 +105,12 @@ def LowerScalarReadsTT(func, mod, ctx):
     def is_scalar(buf):
         return any(buf.same_as(p) for p in scalars)
 
-    def on_if(node):
-        loads = [x for x in collect(node.condition, tvm.ir.TensorLoad) if is_scalar(x.source)]
-        if not loads:
-            return node
-        kernels = {ops.spec(c.op.name).kernel for c in tt_calls(node.then_case)}
-        if node.else_case is not None:
-            kernels |= {ops.spec(c.op.name).kernel for c in tt_calls(node.else_case)}
+    def read_before(loads, arms, span):
+        """The statements reading each element of ``loads`` before a statement whose
+        ``arms`` may have work, and [(load, its word)]."""
+        kernels = set()
+        for arm in arms:
+            kernels |= {ops.spec(c.op.name).kernel for c in tt_calls(arm)}
         writer = "writer" in kernels
         before, values = [], []
         for load in loads:
@@ -123,16 +129,18 @@ def LowerScalarReadsTT(func, mod, ctx):
                 new_cbs.append(tirx.Bind(cb_w, alloc_cb_call(1, 1, DEPTH, WORD_DTYPE,
                                                              f"{name}_value_w")))
                 before.append(ops.evaluate("tt.scalar_to_cb", cb_w, load.source, page,
-                                           span=node.span))
+                                           span=span))
             before += [
-                ops.evaluate("tt.scalar_to_cb", cb, load.source, page, span=node.span),
+                ops.evaluate("tt.scalar_to_cb", cb, load.source, page, span=span),
                 tirx.Bind(v, ops.call("tt.scalar_value", cb, ana.simplify(
-                    tirx.FloorMod(flat, int_imm(WORDS_PER_PAGE))), span=node.span)),
+                    tirx.FloorMod(flat, int_imm(WORDS_PER_PAGE))), span=span)),
             ]
             if writer:
-                before.append(ops.evaluate("tt.scalar_take", cb_w, span=node.span))
+                before.append(ops.evaluate("tt.scalar_take", cb_w, span=span))
             values.append((load, v))
+        return before, values
 
+    def replacers(values):
         def replace(e):
             for ld, v in values:
                 if e.same_as(ld):
@@ -149,6 +157,15 @@ def LowerScalarReadsTT(func, mod, ctx):
                     return _as_condition_value(v, str(ld.dtype))
             return e
 
+        return replace, replace_in_arm
+
+    def on_if(node):
+        loads = [x for x in collect(node.condition, tvm.ir.TensorLoad) if is_scalar(x.source)]
+        if not loads:
+            return node
+        arms = [node.then_case] + ([node.else_case] if node.else_case is not None else [])
+        before, values = read_before(loads, arms, node.span)
+        replace, replace_in_arm = replacers(values)
         then_case = _map_arm(node.then_case, replace_in_arm)
         else_case = None if node.else_case is None else _map_arm(node.else_case, replace_in_arm)
         cond = _fold_bool_compares(tvm_ffi_map(node.condition, replace))
@@ -156,7 +173,23 @@ def LowerScalarReadsTT(func, mod, ctx):
             cond = tirx.NE(cond, tirx.const(0, str(cond.ty)))
         return seq(before + [tirx.IfThenElse(cond, then_case, else_case, node.span)])
 
-    body = tt_map(func.body, [(tirx.IfThenElse, on_if)], order="post")
+    def on_for(node):
+        loads = [x for x in collect(node.min, tvm.ir.TensorLoad) +
+                 collect(node.extent, tvm.ir.TensorLoad) if is_scalar(x.source)]
+        if not loads:
+            return node
+        before, values = read_before(loads, [node.body], node.span)
+        replace, replace_in_arm = replacers(values)
+        lo = ana.simplify(tvm_ffi_map(node.min, replace))
+        # a loop whose extent is 0 or negative runs 0 times (compared as signed integers)
+        extent = tirx.Max(ana.simplify(tvm_ffi_map(node.extent, replace)),
+                          tirx.const(0, str(node.extent.ty)))
+        body = _map_arm(node.body, replace_in_arm)
+        return seq(before + [tirx.For(node.loop_var, lo, extent, node.kind, body,
+                                      node.thread_binding, node.annotations, node.step,
+                                      node.span)])
+
+    body = tt_map(func.body, [(tirx.IfThenElse, on_if), (tirx.For, on_for)], order="post")
     row_cbs = {}  # scalar tensor -> its reader -> writer CB of row offsets
 
     def on_rows(ev):

@@ -12,7 +12,10 @@ Guarantees:
 * ``copy(block <- global)`` becomes ``tt.read_to_cb(cb, buffer, row0, col0, rows, cols)`` and
   ``copy(global <- block)`` becomes ``tt.write_from_cb(...)``, with ``row0``/``col0`` in tiles
   of the tensor's page grid (its tiled plane, the other dims flattened into rows in the
-  order of A1's ``axes``); when the dtypes differ the
+  order of A1's ``axes``; a read of a dim A0.3.1 lists in ``tt.checked_reads``, whose start
+  reads tensor elements or a ``common.data_loops`` variable, gets ``read_to_cb``'s ``valid``
+  operand: the condition, over the tile's row and column in the block, that the tile is in
+  the tensor on the sides A0.3.1 could not prove); when the dtypes differ the
   pages move through a staging CB of the tensor's dtype and a ``tt.eltwise`` copy converts;
 * ``copy(block <- accumulator)`` becomes ``tt.acc.pack(acc, cb)``; ``copy(global <-
   accumulator)`` packs into a new output CB that is then written out;
@@ -60,7 +63,8 @@ from tvm.sym import Analyzer, ProofStrength
 from ... import attrs, ops
 from ...errors import TTLayoutError, TTUnsupportedError, source_span
 from ..common import (
-    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, get_attr, inline_binds, int_imm,
+    TILE, buffer_dtype, buffer_scope, buffer_shape, collect, data_loops, get_attr, inline_binds,
+    int_imm, reads_data,
     region_text,
     require_attr,
     seq, split_persistent, stmts_of, to_py, tt_calls, tt_pass,
@@ -157,7 +161,7 @@ def _block_tiles(shape) -> int:
 
 
 def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False,
-                 block_shape=None, facts=None, rows_aligned=True):
+                 block_shape=None, facts=None, dloops=(), rows_aligned=True):
     """(row0, col0, rows, cols) in tiles of ``region`` of a global tensor whose pages hold its
     axes in the order ``axes`` (A1's ``tt.layout_desc``; default: as declared), or a clear
     error.  ``vector``: the tensor is stored as row vectors (A1's ``vector``), one row of
@@ -168,7 +172,7 @@ def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False
     block_shape = block_shape or buffer_shape(block_buf)
     if (len(shape) == 1 or vector) and len(block_shape) == 1:  # row vectors: a row of tiles
         r = ranges[-1]
-        _check_range(buf, r, "element", shape[-1], ana, span, facts)
+        _check_range(buf, r, "element", shape[-1], ana, span, facts, dloops)
         if not isinstance(r.extent, tvm.tirx.IntImm) or int(r.extent) != block_shape[0]:
             raise TTLayoutError(
                 f"copy between {buf.name}[..., {r.min}:+{r.extent}] and {block_buf.name} of "
@@ -212,7 +216,8 @@ def global_tiles(region, block_buf, ana: Analyzer, span, axes=None, vector=False
     row_ax, col_ax = axes[-2], axes[-1]
     row_r, col_r = ranges[row_ax], ranges[col_ax]
     for r, what, dim in ((row_r, "row", shape[row_ax]), (col_r, "column", shape[col_ax])):
-        _check_range(buf, r, what, dim, ana, span, facts, rows_aligned or what != "row")
+        _check_range(buf, r, what, dim, ana, span, facts, dloops,
+                     rows_aligned or what != "row")
     lead = int_imm(0)
     for a in axes[:-2]:  # the batched dims, in page order
         lead = lead * shape[a] + ranges[a].min
@@ -282,7 +287,8 @@ def prove_split(ana: Analyzer, pred, facts=None, depth=0) -> bool:
     return True
 
 
-def gather_rows(region, block_buf, ana: Analyzer, span, axes=None, vector=False, facts=None):
+def gather_rows(region, block_buf, ana: Analyzer, span, axes=None, vector=False, facts=None,
+                dloops=()):
     """``(lead, row, col0, rows, cols, row_dim)`` when ``region`` of a 2-D-block copy starts at
     a tensor row that is not provably a multiple of 32 (a tensor element in the start taken as
     any value) while its columns are tile-aligned: the block moves row by row
@@ -305,20 +311,22 @@ def gather_rows(region, block_buf, ana: Analyzer, span, axes=None, vector=False,
     # extents, leading dims and the column range: checked as for a block of tiles (the row
     # range's alignment aside)
     _, col0, nr, nc = global_tiles(region, block_buf, ana, span, axes, vector, None, facts,
-                                   rows_aligned=False)
+                                   dloops, rows_aligned=False)
     lead = int_imm(0)
     for a in axes[:-2]:
         lead = lead * shape[a] + region.region[a].min
     return ana.simplify(lead), ana.simplify(row_r.min), col0, nr, nc, int(shape[row_ax])
 
 
-def _check_range(buf, r, what, dim, ana: Analyzer, span, facts=None, aligned=True):
+def _check_range(buf, r, what, dim, ana: Analyzer, span, facts=None, dloops=(),
+                 aligned=True):
     """A copy's range of one tensor dimension is tile-aligned (unless ``aligned`` is false: a
     row-gathered block, :func:`gather_rows`) and in bounds.  A start that
-    reads tensor elements is tile-aligned for every value of them; its bounds were proven
-    by PadTensorsTT under the guards of its ``if`` (which refuses the offsets it cannot
-    bound)."""
-    element = bool(collect(r.min, tvm.ir.TensorLoad))
+    reads tensor elements (or the variable of a loop whose bounds do: ``dloops``) is
+    tile-aligned for every value of them; its bounds were proven by PadTensorsTT under the
+    guards of its ``if``, or its reads are checked when the reader runs
+    (``tt.checked_reads``; stores it cannot bound are refused there)."""
+    element = reads_data(r.min, {}, list(dloops))
     if aligned and not ana.can_prove(tirx.floormod(element_free(r.min), TILE) == 0):
         raise TTLayoutError(
             f"copy of {buf.name} starts at {what} `{r.min}`, which is not a multiple of 32; "
@@ -382,11 +390,50 @@ def LowerSharedToCB(func, mod, ctx):
 
     def tensor_tiles(region, block_buf, span, block_shape=None):
         return global_tiles(region, block_buf, ana, span, axes_of(region.source),
-                            vector_tensor(region.source), block_shape, facts)
+                            vector_tensor(region.source), block_shape, facts, dloops)
+
+    checked = to_py(get_attr(func, attrs.CHECKED_READS, [])) or []
+    dloops = data_loops(func.body)
+
+    def tile_validity(region, span):
+        """For a block read whose start reads tensor elements in a dim A0.3.1 could not bound
+        (``tt.checked_reads``): the condition, over the block's tile row and column
+        (``tt.mask.index(0)`` / ``(1)``), that the tile is inside the tensor; None for any
+        other read."""
+        tensor = region.source
+        index = next((i for i, p in enumerate(func.params) if p.same_as(tensor)), None)
+        sides = {int(c["dim"]): (bool(c["start"]), bool(c["end"])) for c in checked
+                 if c["param"] == index}
+        dims = [d for d in sides if reads_data(region.region[d].min, {}, dloops)]
+        if not dims:
+            return None
+        shape = buffer_shape(tensor)
+        if vector_tensor(tensor) or len(shape) < 2:
+            raise TTUnsupportedError(
+                f"tensor {tensor.name} is read in blocks at offsets read from tensor elements "
+                "that can reach outside it; the reader checks such tiles only for a tensor "
+                "held as 2-D tiles (not as row vectors)", span=span,
+                hint="bound the offset with an `if` around the copy (`if 0 <= offset and "
+                     "offset + extent <= n:`)")
+        axes = axes_of(tensor) or list(range(len(shape)))
+        row_ax, col_ax = axes[-2], axes[-1]
+        ok = tirx.const(True, "bool")
+        for d in dims:
+            start = region.region[d].min
+            if d in (row_ax, col_ax):
+                t = tirx.floordiv(start, TILE) + ops.call("tt.mask.index",
+                                                         int_imm(0 if d == row_ax else 1))
+                low, high = t >= 0, t < shape[d] // TILE
+            else:
+                low, high = start >= 0, start < shape[d]
+            before, past = sides[d]  # the sides A0.3.1 could not prove
+            for c in [low] * before + [high] * past:
+                ok = tirx.And(ok, c)
+        return ana.simplify(ok)
 
     def tensor_rows(region, block_buf, span):
         return gather_rows(region, block_buf, ana, span, axes_of(region.source),
-                           vector_tensor(region.source), facts)
+                           vector_tensor(region.source), facts, dloops)
 
     def row_guard(call):
         guard = (call.config or {}).get(attrs.ROW_GUARD)
@@ -462,23 +509,27 @@ def LowerSharedToCB(func, mod, ctx):
                 return seq([read, ops.evaluate("tt.eltwise", cb(dst.source), int_imm(nr * nc),
                                                load(0), target, span=span)])
             r0, c0, nr, nc = tensor_tiles(src, dst.source, span)
+            valid = tile_validity(src, span)
+            # a read at offsets read from tensor elements that may leave the tensor: each
+            # tile checked when the reader runs (zeros outside)
+            extra = [valid] if valid is not None else []
             if transposed(dst.source, src.source):  # row vector in DRAM -> column vector
                 staging = staging_cb(dst.source, buffer_dtype(src.source), nr, nc, span, "in",
                                      name=f"{dst.source.name}_row_in")
                 return seq([
                     ops.evaluate("tt.read_to_cb", staging, src.source, r0, c0, int_imm(nr),
-                                 int_imm(nc), span=span),
+                                 int_imm(nc), *extra, span=span),
                     ops.evaluate("tt.eltwise", cb(dst.source), int_imm(nr * nc), load_t(0),
                                  staging, span=span),
                 ])
             if buffer_dtype(src.source) == buffer_dtype(dst.source):
                 return ops.evaluate("tt.read_to_cb", cb(dst.source), src.source, r0, c0,
-                                    int_imm(nr), int_imm(nc), span=span)
+                                    int_imm(nr), int_imm(nc), *extra, span=span)
             # DRAM pages hold the tensor's dtype: read them as they are, convert on compute
             staging = staging_cb(dst.source, buffer_dtype(src.source), nr, nc, span, "in")
             return seq([
                 ops.evaluate("tt.read_to_cb", staging, src.source, r0, c0, int_imm(nr),
-                             int_imm(nc), span=span),
+                             int_imm(nc), *extra, span=span),
                 ops.evaluate("tt.eltwise", cb(dst.source), int_imm(nr * nc), load(0), staging,
                              span=span),
             ])

@@ -4,7 +4,7 @@ Requires: frontend TIR (after A0.0.1, whose input it would change: one-row block
 walks are whole).
 
 TileLang's ``T.alloc_local(shape)`` / ``T.alloc_var(dtype)`` are per-thread storage.  A kernel
-here has no thread index (``T.get_thread_binding`` is refused), so every thread's copy would
+here has no thread index (A0.000 leaves no ``T.get_thread_binding``), so every thread's copy would
 hold the same values: the block's one copy is the same program.  TileLang's reduce tests use
 them as tile operands: ``src = T.alloc_local((8,))`` filled by a ``T.serial`` element loop and
 reduced into ``dst = T.alloc_var(dtype)`` (or ``T.alloc_local((1,))``), then ``B[0] = dst``.

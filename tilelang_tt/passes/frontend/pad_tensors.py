@@ -23,10 +23,24 @@ region of any ``tile.copy`` of the tensor (region start bounded over the launch 
 loop ranges, integer bindings inlined), rounded up to a multiple of 32 for the dims its
 tiles span (A1's tiled plane; the last dim of a tensor stored as row vectors).  A tensor
 whose shape already equals its device shape is unchanged, so is a kernel with none, and so
-is a tensor read only as scalars in branch conditions (``analysis/scalar_reads.py``); an
-element read of a tensor that is not copied as blocks anywhere else (an index of another
-access, a loop bound) is refused there, naming the tensor and line.
-Refused (``TTUnsupportedError`` naming the tensor and line): a padded tensor whose region ends
+is a tensor read only as scalars in branch conditions and serial loops' bounds
+(``analysis/scalar_reads.py``); an element read of a tensor that is not copied as blocks
+anywhere else (an index of another access, a ``T.Parallel`` extent) is refused there, naming
+the tensor and line.
+
+A region whose start reads tensor elements (``K[i_s:i_s + BS]``, ``i_s = BlockIndices[...] *
+BS``), or the variable of a loop whose bounds do (``for k in T.serial(Lens[bx]): ...
+A[k * 32, 0]``: ``common.data_loops``), is proven inside the tensor (or its tile padding) with
+each element a free integer, the enclosing ``if`` arms' conditions and such loops' ranges as
+constraints (block indices and other loops in their ranges; TVM's analyzer with its Z3
+fallback).  A block read it cannot prove is TileLang's out-of-bounds read (the safe value, 0):
+``tt.checked_reads`` = ``[{"param": i, "dim": d, "start": bool, "end": bool}]`` lists its
+tensor dim and the sides not proven, the tensor is not
+padded for it, and the reader checks each of its tiles when it runs (C1, D3: zeros outside).
+
+Refused (``TTUnsupportedError`` naming the tensor and line): a store at such an offset that is
+not proven (blocks may race; the hint names the guard to add); a checked read of a tensor with
+a non-zero ``T.annotate_safe_value``; a padded tensor whose region ends
 cannot be bounded (a region without a bound leaves its dim as it is: later stages check it); a region that can start before a tensor's start (TileLang reads the safe
 value there too, but padding adds elements only past the end); a padded tensor whose safe
 value is not a constant.  Decided from the regions' index arithmetic only.
@@ -42,8 +56,8 @@ from tvm.sym import Analyzer, ProofStrength
 from ... import attrs
 from ...errors import TTUnsupportedError
 from ..common import (
-    TILE, buffer_dtype, buffer_shape, collect, get_attr, inline_binds, launch_attrs,
-    negate_condition, substitute, to_py, tt_pass,
+    TILE, buffer_dtype, buffer_shape, collect, data_loops, get_attr, inline_binds,
+    launch_attrs, negate_condition, reads_data, substitute, to_py, tt_pass,
 )
 from ..analysis.scalar_reads import scalar_params, scalar_tensors
 from .parallel_to_tile import unaligned_rows
@@ -68,7 +82,10 @@ def _analyzer(body) -> tuple[Analyzer, dict]:
              if str(b.var.ty).startswith(("int", "uint", "bool"))}
     for a in launch_attrs(body):
         ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0), a.value))
+    dloops = data_loops(body, binds)
     for lp in collect(body, tirx.For):  # outer loops first
+        if any(lp.same_as(d) for d in dloops):
+            continue  # bounds read tensor elements: constrained where a proof needs them
         lo_expr = ana.simplify(inline_binds(lp.min, binds))
         hi_expr = ana.simplify(inline_binds(lp.min + lp.extent - 1, binds))
         lo = ana.const_int_bound(lo_expr).min_value
@@ -109,13 +126,15 @@ def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
     negative lower bound is refused."""
     shape = buffer_shape(buf)
     ends, unbounded = list(shape), []
+    dloops = data_loops(func.body, binds)
     for call in collect(func.body, tirx.TilePrimitiveCall):
         for arg in call.args:
             if not (isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(buf)):
                 continue
             for d, rng in enumerate(arg.region):
-                if collect(inline_binds(rng.min, binds), tvm.ir.TensorLoad):
-                    if call.op.name == "tirx.tile.copy" and unaligned_rows(rng.min):
+                if reads_data(rng.min, binds, dloops):
+                    if call.op.name == "tirx.tile.copy" and \
+                            unaligned_rows(inline_binds(rng.min, binds)):
                         continue  # rows gathered one by one: those outside read zeros (C1)
                     end = _element_offset_end(func, call, buf, d, rng, ana, binds)
                     ends[d] = max(ends[d], end)
@@ -151,13 +170,22 @@ def _guard_conditions(body, call) -> list:
     return out
 
 
-def _element_offset_end(func, call, buf, d, rng, ana, binds) -> int:
-    """The end a region of ``buf`` reaches in dim ``d`` when its start reads tensor elements
-    (``K[b, BlockIndices[b, t, 0, i] * 32:..., ...]``): the element's value is anything the
-    guards of the enclosing ``if`` arms allow, so the region must be proven (each element a
-    free integer, the guards as constraints, block indices and loops in their ranges; TVM's
-    analyzer with its Z3 fallback) to start at 0 or later and to end inside the tensor (or
-    inside its padding up to a tile multiple); otherwise refused."""
+def _is_block_read(call, buf) -> bool:
+    """``call`` is a ``T.copy`` of a region of tensor ``buf`` into a block buffer."""
+    if call.op.name != "tirx.tile.copy":
+        return False
+    dst, src = call.args[0], call.args[1]
+    return isinstance(src, tvm.ir.TensorRegion) and src.source.same_as(buf) and \
+        isinstance(dst, tvm.ir.TensorRegion) and str(dst.source.scope()) != "global"
+
+
+def _element_offset_proof(func, call, buf, d, rng, ana, binds):
+    """(after_start, end): whether a region of ``buf`` whose start in dim ``d`` reads tensor
+    elements (``K[b, BlockIndices[b, t, 0, i] * 32:..., ...]``) is proven to start at 0 or
+    later, and the end it is proven to stay inside (the dim's size, or its padding up to a tile
+    multiple), or None.  Each element is a free integer, the guards of the enclosing ``if``
+    arms the constraints (block indices and loops in their ranges; TVM's analyzer with its Z3
+    fallback)."""
     shape = buffer_shape(buf)
     elements = []
 
@@ -175,6 +203,10 @@ def _element_offset_end(func, call, buf, d, rng, ana, binds) -> int:
 
     start, end = free(rng.min), free(rng.min + rng.extent)
     conds = [free(c) for c in _guard_conditions(func.body, call)]
+    for lp in data_loops(func.body, binds):  # a loop whose bounds read elements: its range
+        if any(c.same_as(call) for c in collect(lp.body, tirx.TilePrimitiveCall)):
+            v = lp.loop_var
+            conds += [free(lp.min) <= v, v < free(lp.min + lp.extent)]
     guard = tirx.const(True, "bool")
     for c in conds:
         guard = tirx.And(guard, c)
@@ -183,19 +215,71 @@ def _element_offset_end(func, call, buf, d, rng, ana, binds) -> int:
         after_start = ana.can_prove(start >= 0, strong)
         inside = ana.can_prove(end <= shape[d], strong)
         in_padding = inside or ana.can_prove(end <= _round_up(shape[d]), strong)
-    if after_start and in_padding:
-        return shape[d] if inside else _round_up(shape[d])
-    elem = elements[0][0] if elements else rng.min
+    return after_start, (shape[d] if inside else _round_up(shape[d]) if in_padding else None)
+
+
+def _element_offset_end(func, call, buf, d, rng, ana, binds) -> int:
+    """The end a region of ``buf`` reaches in dim ``d`` when its start reads tensor elements:
+    proven inside the tensor (or its tile padding) under the guards (:func:`_element_offset_proof`),
+    or, for a block read, checked when the reader runs (:func:`checked_reads`: the dim's size);
+    a store that is not proven is refused."""
+    shape = buffer_shape(buf)
+    after_start, end = _element_offset_proof(func, call, buf, d, rng, ana, binds)
+    if after_start and end is not None:
+        return end
+    if _is_block_read(call, buf):
+        return shape[d]  # checked per tile when the reader runs: nothing past the tensor
+    elems = collect(inline_binds(rng.min, binds), tvm.ir.TensorLoad)
+    what = f"an offset read from the tensor element `{elems[0]}`" if elems else \
+        "an offset from the variable of a loop whose bounds read tensor elements"
     where = "before the tensor's start" if not after_start else "past the tensor's end"
     raise TTUnsupportedError(
-        f"tensor {buf.name} (shape {shape}) is accessed from `{inline_binds(rng.min, binds)}` "
-        f"in its dim {d}, an offset read from the tensor element `{elem}`; nothing bounds "
-        f"it, so the block can reach {where} (the enclosing `if` conditions, loop and block "
-        "index ranges are all the compiler knows about the element)",
+        f"tensor {buf.name} (shape {shape}) is stored to from "
+        f"`{inline_binds(rng.min, binds)}` in its dim {d}, {what}; nothing bounds it, so the "
+        f"block can reach {where} (the enclosing `if` conditions, loop and block index ranges "
+        "are all the compiler knows about the element; a block read there reads zeros, a "
+        "store is refused)",
         span=call.span,
         hint=f"guard the access with an `if` that bounds the offset to the tensor, e.g. `if "
              f"0 <= offset and offset + extent <= {shape[d]}:` (TileLang's `if i_s <= i_t and "
              "i_s >= 0:`)")
+
+
+def checked_reads(func) -> list:
+    """``[{"param": i, "dim": d, "start": bool, "end": bool}]``: the tensor dims some block
+    read starts in at an offset read from tensor elements (or a loop variable of
+    ``common.data_loops``) that the guards do not bound to the tensor, and which side is not
+    bounded (``start``: it may begin before the tensor; ``end``: reach past it).  Its tiles
+    are checked on those sides when the reader runs: outside the tensor they read zeros,
+    TileLang's safe value."""
+    ana, binds = _analyzer(func.body)
+    out = []
+    for call in collect(func.body, tirx.TilePrimitiveCall):
+        if call.op.name != "tirx.tile.copy":
+            continue
+        src = call.args[1]
+        if not isinstance(src, tvm.ir.TensorRegion) or not _is_block_read(call, src.source):
+            continue
+        buf = src.source
+        index = next((i for i, p in enumerate(func.params) if p.same_as(buf)), None)
+        if index is None or not all(isinstance(x, int) for x in buffer_shape(buf)):
+            continue
+        dloops = data_loops(func.body, binds)
+        for d, rng in enumerate(src.region):
+            if not reads_data(rng.min, binds, dloops):
+                continue
+            if unaligned_rows(inline_binds(rng.min, binds)):
+                continue  # rows gathered one by one check their own bounds (D3)
+            after_start, end = _element_offset_proof(func, call, buf, d, rng, ana, binds)
+            if after_start and end is not None:
+                continue
+            entry = next((e for e in out if e["param"] == index and e["dim"] == d), None)
+            if entry is None:
+                entry = {"param": index, "dim": d, "start": False, "end": False}
+                out.append(entry)
+            entry["start"] = entry["start"] or not after_start
+            entry["end"] = entry["end"] or end is None
+    return out
 
 
 def device_shape(func, buf, ana, binds) -> list[int]:
@@ -274,4 +358,17 @@ def pad_to_device_shapes(func):
 def PadTensorsTT(func, mod, ctx):
     """Tensors padded to the device shape their tiles and accesses need (module docstring)."""
     scalar_tensors(func, refuse="placing")  # tensor elements as indices or loop bounds: refused
+    checked = checked_reads(func)
+    if checked:
+        safe = to_py(get_attr(func, attrs.SAFE_VALUES, {})) or {}
+        for c in checked:
+            p = func.params[c["param"]]
+            if safe.get(str(p.name), 0.0) != 0.0:
+                raise TTUnsupportedError(
+                    f"tensor {p.name} is read in blocks at offsets read from tensor elements "
+                    "that can reach outside it; those tiles read zeros, but "
+                    f"T.annotate_safe_value gives it {safe[str(p.name)]}",
+                    hint="bound the offsets with an `if` around the copy, or drop the safe "
+                         "value")
+        func = func.with_attr(attrs.CHECKED_READS, checked)
     return pad_to_device_shapes(func)

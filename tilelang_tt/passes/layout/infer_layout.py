@@ -193,7 +193,7 @@ def scalars_layout(buf, user: dict) -> dict:
             "scalars": True}
 
 
-@tt_pass("InferTTLayout")
+@tt_pass("InferTTLayout", scalar_programs=True)
 def InferTTLayout(func, mod, ctx):
     """Attach ``tt.layout_desc`` to every buffer parameter (see module docstring)."""
     requested = to_py(get_attr(func, attrs.LAYOUT_REQUEST, {})) or {}
@@ -209,7 +209,8 @@ def InferTTLayout(func, mod, ctx):
             raise TTUnsupportedError(
                 f"scalar kernel parameter `{buf.name}` is not supported yet",
                 hint="make it a Python value the kernel closes over (a compile-time constant)")
-        if index in scalars:
+        # a scalar program's tensors (A0.00.1 ScalarProgramTT) are all read and stored by element
+        if index in scalars or get_attr(func, attrs.SCALAR_PROGRAM) is not None:
             layouts.append(scalars_layout(buf, requested.get(str(buf.name), {})))
             continue
         if buffer_dtype(buf) in SCALAR_DTYPES:

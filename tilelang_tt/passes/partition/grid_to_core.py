@@ -29,7 +29,7 @@ from ..common import collect, get_attr, int_imm, require_attr, seq, to_py, tt_pa
 from ..common import tt_map
 
 
-@tt_pass("GridToCoreGrid", requires=("LayoutAwareWorkPartitionTT",))
+@tt_pass("GridToCoreGrid", requires=("LayoutAwareWorkPartitionTT",), scalar_programs=True)
 def GridToCoreGrid(func, mod, ctx):
     """Replace the block launch by per-work-unit block index bindings."""
     require_attr(func, attrs.PARTITION, "GridToCoreGrid")

@@ -118,7 +118,7 @@ def partition_work(num_blocks: int, grid_x: int, grid_y: int, shard: dict):
                            for sy in range(gy) for sx in range(gx)]
 
 
-@tt_pass("LayoutAwareWorkPartitionTT", requires=("InferTTLayout", "PropagateTTLayout"))
+@tt_pass("LayoutAwareWorkPartitionTT", requires=("InferTTLayout", "PropagateTTLayout"), scalar_programs=True)
 def LayoutAwareWorkPartitionTT(func, mod, ctx):
     """Partition the block grid over the device's cores (contiguous ranges)."""
     profile = profile_of(str(require_attr(func, attrs.TARGET, "LayoutAwareWorkPartitionTT")))

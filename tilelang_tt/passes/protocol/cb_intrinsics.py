@@ -7,7 +7,10 @@ Guarantees:
 * reader: each run of consecutive ``tt.read_to_cb`` becomes ``cb_reserve_back`` for every CB,
   ``l1 = get_write_ptr(cb)``, one ``noc_async_read_page(tile, accessor, l1 + offset)`` per
   tile (row-major within the block), a single ``noc_async_read_barrier`` and
-  ``cb_push_back`` for every CB;
+  ``cb_push_back`` for every CB; a read with a ``valid`` condition (an offset read from tensor
+  elements that may leave the tensor, A0.3.1) reads a tile only where the condition holds at
+  its row and column in the block (operands compared as signed integers) and stores zeros
+  over its page (``tt.l1_store_u32``, one word at a time) elsewhere;
 * writer: each run of consecutive ``tt.write_from_cb`` becomes ``cb_wait_front``,
   ``l1 = get_read_ptr(cb)``, ``noc_async_write_page`` per tile, one
   ``noc_async_write_barrier`` and ``cb_pop_front``;
@@ -122,12 +125,21 @@ class _Streams:
             ptrs.append(tirx.Bind(l1, ops.call("tt.get_write_ptr" if read else "tt.get_read_ptr",
                                                cb)))
 
+            valid = call.args[6] if read and not mcast and len(call.args) > 6 else None
+
             def body(r, c, row0=row0, col0=col0, accessor=accessor, l1=l1, cols=cols,
-                     page=page, row_tiles=row_tiles):
+                     page=page, row_tiles=row_tiles, valid=valid):
                 tile = self.ana.simplify((row0 + r) * row_tiles + col0 + c)
                 addr = self.ana.simplify(l1 + (r * cols + c) * page)
                 op = "tt.noc_async_read_page" if read else "tt.noc_async_write_page"
-                return ops.evaluate(op, tile, accessor, addr)
+                move = ops.evaluate(op, tile, accessor, addr)
+                if valid is None:
+                    return move
+                # a tile outside the tensor (an offset read from data): zeros, no NOC read
+                zeros = loop_nest([page // 4], lambda w: ops.evaluate(
+                    "tt.l1_store_u32", addr + w * 4, tirx.IntImm("uint32", 0)), ["w"])
+                cond = self.ana.simplify(_signed(_at(valid, r, c)))
+                return tirx.IfThenElse(cond, move, zeros)
 
             move = loop_nest([rows, cols], body, ["r", "c"])
             if mcast:
@@ -672,7 +684,7 @@ def _lower_rmw(func, mod, body):
     return func.with_attr(attrs.RMW_SEMAPHORE, sem_id), body
 
 
-@tt_pass("LowerCBIntrinsics", requires=("ConfigureTensorAccessorTT",))
+@tt_pass("LowerCBIntrinsics", requires=("ConfigureTensorAccessorTT",), scalar_programs=True)
 def LowerCBIntrinsics(func, mod, ctx):
     """Abstract streams and consume markers -> reserve/push/wait/pop and NOC transfers;
     an atomic's RMW ordering -> the core's RMW semaphore (``_lower_rmw``)."""

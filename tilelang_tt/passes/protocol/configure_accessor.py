@@ -23,20 +23,23 @@ from ..common import (
 
 STREAM_OPS = ("tt.read_to_cb", "tt.write_from_cb", "tt.scalar_to_cb", "tt.element_to_cb",
               "tt.im2col_to_cb", "tt.read_rows_to_cb", "tt.write_rows_from_cb")
+# a scalar program's element reads and stores (A0.00.1): the tensor is their first operand
+SCALAR_OPS = ("tt.scalar.load", "tt.scalar.store")
 
 
 def streamed_buffers(body) -> list:
-    """Global buffers streamed by read_to_cb / write_from_cb, in order of first use."""
+    """Global buffers streamed by read_to_cb / write_from_cb (or read and stored by element
+    by a scalar program), in order of first use."""
     seen = []
     for call in tt_calls(body):
-        if call.op.name in STREAM_OPS:
-            buf = call.args[1]
+        if call.op.name in STREAM_OPS + SCALAR_OPS:
+            buf = call.args[0 if call.op.name in SCALAR_OPS else 1]
             if not any(buf.same_as(b) for b in seen):
                 seen.append(buf)
     return seen
 
 
-@tt_pass("ConfigureTensorAccessorTT", requires=("SplitDeviceKernel",))
+@tt_pass("ConfigureTensorAccessorTT", requires=("SplitDeviceKernel",), scalar_programs=True)
 def ConfigureTensorAccessorTT(func, mod, ctx):
     """Bind accessors to compile-time arg groups and address runtime args."""
     kind = str(require_attr(func, attrs.KERNEL_KIND, "ConfigureTensorAccessorTT"))

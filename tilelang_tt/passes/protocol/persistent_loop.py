@@ -40,7 +40,7 @@ from ..common import (
 
 @tt_pass("LowerPersistentLoopTT",
          requires=("ConfigureTensorAccessorTT", "LowerCBIntrinsics", "InsertComputeInitTT",
-                   "InsertDSTManagementTT"))
+                   "InsertDSTManagementTT"), scalar_programs=True)
 def LowerPersistentLoopTT(func, mod, ctx):
     """Runtime-argument layout and the persistent loop (see module docstring)."""
     accessors = to_py(require_attr(func, attrs.ACCESSORS, "LowerPersistentLoopTT"))

@@ -11,6 +11,7 @@ no longer the original function.  Each keeps only its own work:
   ``tt.reduce.*``, ``tt.const_tile``, the
   accumulator allocations and the ``tt.consume.begin/end`` marks;
 * writer: ``tt.write_from_cb``;
+* a scalar program (``AttrStmt(tt.scalar_program)``, A0.00.1): the reader, whole;
 
 plus the control flow around that work (loops and conditions that became empty are dropped),
 the ``tt.alloc_cb`` bindings of the CBs it touches and the scalar bindings its work depends
@@ -86,8 +87,13 @@ def extract(body, kind: str):
             return _NOOP
         return a
 
-    out = tt_map(body, [(tirx.Evaluate, on_evaluate), (tirx.AllocBuffer, on_alloc)],
-                 order="post")
+    def on_attr(a):  # a scalar program (A0.00.1) is the reader's alone
+        if str(a.attr_key) == attrs.SCALAR_PROGRAM and kind != "reader":
+            return _NOOP
+        return a
+
+    out = tt_map(body, [(tirx.Evaluate, on_evaluate), (tirx.AllocBuffer, on_alloc),
+                        (tirx.AttrStmt, on_attr)], order="post")
     out = _drop_empty(_remove_no_op(out))
     out = _drop_unused_binds(tt_map(out, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))
     # a loop left holding only bindings nothing reads (a branch value) is empty now

@@ -91,7 +91,12 @@ def _check_kernel(kind, func, profile):
             raise TTVerifyError(f"{name}: abstract op {call.op.name} was not lowered")
     if collect(func.body, tirx.TilePrimitiveCall):
         raise TTVerifyError(f"{name}: tile primitives left after lowering")
-    if collect(func.body, tirx.BufferStore) or collect(func.body, tvm.ir.TensorLoad):
+    # a scalar program's locals (A0.00.1: C++ locals of the reader) are its only element accesses
+    local = {str(a.buffer.name) for p in collect(func.body, tirx.AttrStmt, lambda a: str(
+        a.attr_key) == attrs.SCALAR_PROGRAM) for a in collect(p, tirx.AllocBuffer)
+        if str(a.buffer.scope()) in ("local", "local.var")}
+    if collect(func.body, tirx.BufferStore, lambda st: str(st.buffer.name) not in local) or \
+            collect(func.body, tvm.ir.TensorLoad, lambda ld: str(ld.source.name) not in local):
         raise TTVerifyError(f"{name}: element accesses left after lowering")
     allocated = {b.var for b in collect(func.body, tirx.Bind)
                  if ops.tt_op_name(b.value) == "tt.alloc_cb"}
