@@ -98,8 +98,8 @@ def test_varlen_row_softmax(dtype, block_M):
 
 @tilelang.jit(out_idx=[-1])
 def varlen_attention(batch, UQ, UKV, heads, dim, max_q, max_k, block=32, dtype="float16"):
-    """TileLang's example_mha_fwd_varlen.py (not causal), its K loop over the longest
-    sequence's blocks (a static extent): the mask drops the keys past each sequence."""
+    """TileLang's example_mha_fwd_varlen.py (not causal): its K loop over the sequence's key
+    blocks (an extent read from cu_k), the mask dropping the keys past the sequence."""
     scale = (1.0 / dim) ** 0.5 * 1.44269504
     acc_t = "float32"
 
@@ -128,7 +128,7 @@ def varlen_attention(batch, UQ, UKV, heads, dim, max_q, max_k, block=32, dtype="
             T.fill(acc_o, 0)
             T.fill(lsum, 0)
             T.fill(m, -T.infinity(acc_t))
-            for k in T.Pipelined(T.ceildiv(max_k, block), num_stages=1):
+            for k in T.Pipelined(T.ceildiv(k_len, block), num_stages=1):
                 T.copy(K[k_start + k * block:k_start + k * block + block, by, :], K_s)
                 for i, j in T.Parallel(block, block):
                     acc_s[i, j] = T.if_then_else(

@@ -189,7 +189,6 @@ def LowerScalarReadsTT(func, mod, ctx):
                                       node.thread_binding, node.annotations, node.step,
                                       node.span)])
 
-    body = tt_map(func.body, [(tirx.IfThenElse, on_if), (tirx.For, on_for)], order="post")
     row_cbs = {}  # scalar tensor -> its reader -> writer CB of row offsets
 
     def on_rows(ev):
@@ -237,7 +236,10 @@ def LowerScalarReadsTT(func, mod, ctx):
 
         return seq(before + [tirx.Evaluate(tvm_ffi_map(call, replace), ev.span)])
 
-    body = tt_map(body, [(tirx.Evaluate, on_rows)], order="post")
+    # the row offsets first: a loop or branch around them then sees the writer's page takes
+    # (work of the writer under it) and gives the writer its bounds / condition too
+    body = tt_map(func.body, [(tirx.Evaluate, on_rows)], order="post")
+    body = tt_map(body, [(tirx.IfThenElse, on_if), (tirx.For, on_for)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
     prologue, persistent = split_persistent(body)
     return func.with_body(with_persistent(new_cbs + list(prologue), persistent))
