@@ -155,9 +155,11 @@ def test_refuses_element_as_index():
     _refused(main, "element read of tensor Idx", "test_blocksparse.py")
 
 
-def test_refuses_element_as_parallel_extent():
+def test_element_as_parallel_extent():
     """A serial loop's extent may read an element (testing/test_element_extents.py); a
-    T.Parallel extent may not."""
+    T.Parallel extent reading one is a guard of the rows (A0.1.0.1), whose mask the reader
+    computes from the element (docs/SUPPORT.md "Rows off a tile boundary": masks reading
+    the lengths)."""
     @T.prim_func
     def main(A: T.Tensor((128, 64), "bfloat16"), Lens: T.Tensor((4,), "int32"),
              C: T.Tensor((32, 64), "bfloat16")):
@@ -168,7 +170,13 @@ def test_refuses_element_as_parallel_extent():
                 Acc[i, j] = A[i, j]
             T.copy(Acc, C[0, 0])
 
-    _refused(main, "element read of Lens", "test_blocksparse.py")
+    kernel = tilelang.compile(main, out_idx=[-1])
+    a = rand((128, 64), "bfloat16", 1)
+    for n in (0, 5, 40):
+        c = as_f32(kernel(a, np.array([n, 0, 0, 0], np.int32)))
+        want = np.zeros((32, 64))
+        want[:min(n, 32)] = as_f32(a)[:min(n, 32)]
+        np.testing.assert_array_equal(c, want)
 
 
 def test_refuses_element_in_parallel():

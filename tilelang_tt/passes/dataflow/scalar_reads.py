@@ -202,8 +202,9 @@ def LowerScalarReadsTT(func, mod, ctx):
                 "tt.read_rows_to_cb", "tt.write_rows_from_cb", "tt.mask_to_cb"):
             return ev
         first = 3 if ops.tt_op_name(call) == "tt.mask_to_cb" else 2
+        given = next((g for e, g in provided if e.same_as(ev)), [])
         loads = [x for a in call.args[first:] for x in collect(a, tvm.ir.TensorLoad)
-                 if is_scalar(x.source)]
+                 if is_scalar(x.source) and not any(_same_element(x, g) for g in given)]
         if not loads:
             return ev
         before, values = [], []
@@ -236,6 +237,37 @@ def LowerScalarReadsTT(func, mod, ctx):
 
         return seq(before + [tirx.Evaluate(tvm_ffi_map(call, replace), ev.span)])
 
+    # the elements an enclosing `if` condition or serial loop's bounds read: on_if / on_for
+    # give the statements under them their values
+    provided = []
+
+    def walk(stmt, given):
+        if isinstance(stmt, tirx.SeqStmt):
+            for x in stmt.seq:
+                walk(x, given)
+        elif isinstance(stmt, tirx.IfThenElse):
+            inner = given + [x for x in collect(stmt.condition, tvm.ir.TensorLoad)
+                             if is_scalar(x.source)]
+            walk(stmt.then_case, inner)
+            if stmt.else_case is not None:
+                walk(stmt.else_case, inner)
+        elif isinstance(stmt, tirx.For):
+            inner = given + [x for x in collect(stmt.min, tvm.ir.TensorLoad) +
+                             collect(stmt.extent, tvm.ir.TensorLoad) if is_scalar(x.source)]
+            walk(stmt.body, inner)
+        elif isinstance(stmt, tirx.Evaluate):
+            provided.append((stmt, given))
+        else:
+            for field in ("body", "block"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, tirx.Stmt):
+                    walk(inner, given)
+
+    def _same_element(a, b):
+        return a.source.same_as(b.source) and ana.can_prove(
+            ana.simplify(inline_binds(_flat(a), binds)) == ana.simplify(inline_binds(_flat(b), binds)))
+
+    walk(func.body, [])
     # the row offsets first: a loop or branch around them then sees the writer's page takes
     # (work of the writer under it) and gives the writer its bounds / condition too
     body = tt_map(func.body, [(tirx.Evaluate, on_rows)], order="post")

@@ -594,7 +594,10 @@ def _lower_scalar_takes(body):
                 i += 1
         return seq(out)
 
-    return tt_map(body, [(tirx.SeqStmt, on_seq)], order="post")
+    body = tt_map(body, [(tirx.SeqStmt, on_seq)], order="post")
+    # a take alone in its scope (a branch arm or loop body of one statement)
+    return tt_map(body, [(tirx.Evaluate, lambda ev: seq(take(ev, None))
+                          if stmt_op_name(ev) == "tt.scalar_take" else ev)], order="post")
 
 
 def _lower_scalar_values(body):
