@@ -59,14 +59,14 @@ def _escape(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def _message_head(msg: str) -> str:
-    """The format text before `` BlockIdx=...`` on a print's last line: ``msg='<msg>'``.  A
-    newline in ``msg`` ends a DPRINT line of its own here (one ``tt.dprint`` per line before the
-    last): a format holds no newline, as a StringImm holding one prints back as no TVMScript."""
-    *lines, last = ("msg='" + msg).split("\n")
-    for line in lines:
-        _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(_escape(line))))
-    return _escape(last) + "'"
+def _message_head(msg: str):
+    """``(text, fields)``: the format text before `` BlockIdx=...`` of a print, ``msg='<msg>'``,
+    and the arguments of its leading fields.  A newline in ``msg`` is a ``{}`` field filled by
+    ``tt.dprint_newline`` (one DPRINT of several lines, as TileLang's printf shows it): a
+    format holds no newline, as a StringImm holding one prints back as no TVMScript."""
+    lines = ("msg='" + msg + "'").split("\n")
+    return "{}".join(_escape(line) for line in lines), \
+        [ops.call("tt.dprint_newline") for _ in lines[1:]]
 
 
 def _block_indices():
@@ -124,8 +124,9 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
     if obj is None:
         if not msg:
             raise _refuse(f"T.print(){_where('print')}: give a value to print or a msg")
-        head = _message_head(msg) + " BlockIdx=({}, {}, {})"
-        _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head), bx, by, bz))
+        text, fields = _message_head(msg)
+        _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(text + " BlockIdx=({}, {}, {})"),
+                              *fields, bx, by, bz))
         return None
     if isinstance(obj, tvm.ir.Var) and is_buffer_var(obj):
         _print_block(obj, msg, bx, by, bz)
@@ -159,14 +160,15 @@ def print(obj=None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> 
             f"T.print({obj}){_where('print')}: {what} cannot be printed: the kernel that prints "
             "(the reader) holds integers of 32 bits or fewer (block indices, loop variables, "
             "their arithmetic); a float value lives in tiles on the compute engines")
-    head = _message_head(msg) + " BlockIdx=({}, {}, {})"
+    text, fields = _message_head(msg)
+    head = text + " BlockIdx=({}, {}, {})"
     if dtype == "bool":
         _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + ": dtype=bool value={}"),
-                              bx, by, bz, ops.call("tt.dprint_bool", obj)))
+                              *fields, bx, by, bz, ops.call("tt.dprint_bool", obj)))
         return None
     value = _signed(obj) if dtype.startswith("int") else obj
     _IB.evaluate(ops.call("tt.dprint", tirx.StringImm(head + f": dtype={dtype} value={{}}"),
-                          bx, by, bz, value))
+                          *fields, bx, by, bz, value))
     return None
 
 

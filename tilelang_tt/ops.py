@@ -77,7 +77,7 @@ class OpSpec:
     engine: str | None = None  # noc | cb | riscv | unpack | math | sfpu | pack | dst | config
     # (riscv: the kernel's own core - its stores to L1, integer arithmetic)
     # C++ spelling: a function name (printed `cpp<template>(args)`), or a format string over
-    # the arguments ("{0}", "{1}" ...)
+    # the arguments ("{0}", "{1}" ...; props["expression"]: a format without fields)
     cpp: str | None = None
     header: str | None = None  # SDK header declaring a compute call
     # the C++ template arguments: a function of the last `template_args` (constant) operands
@@ -555,6 +555,10 @@ _op("l1_load_f16", "dataflow", "float32",
 _op("l1_load_f32", "dataflow", "float32",
     "l1_load_f32(addr): the float32 at the core's L1 address `addr`", "addr:int",
     kernel="any", engine="riscv", cpp="(*reinterpret_cast<volatile tt_l1_ptr float*>({0}))")
+_op("dprint_newline", "dataflow", "int32",
+    "dprint_newline(): a newline as a DPRINT field: the `{}` standing for a newline in a print's "
+    "format (a format holds no newline: a StringImm holding one prints back as no TVMScript)",
+    kernel="any", engine="riscv", cpp='"\\n"', props={"expression": True})
 _op("dprint_bool", "dataflow", "int32",
     "dprint_bool(c): the word a DPRINT field shows for a condition (\"true\" / \"false\")",
     "c:cond", kernel="any", engine="riscv", cpp='(({0}) ? "true" : "false")')

@@ -182,8 +182,8 @@ class KernelPrinter:
         args = [self.expr(a) for a in c.args]
         if spec.cpp is None:
             raise TTVerifyError(f"codegen: abstract op {name} reached codegen (pipeline bug)")
-        if "{" in spec.cpp:  # the registry spells the whole expression ({rest}: a variadic
-            # operand's arguments, each after a comma)
+        if "{" in spec.cpp or spec.props.get("expression"):  # the registry spells the whole
+            # expression ({rest}: a variadic operand's arguments, each after a comma)
             fixed = len(spec.operands) - 1 if spec.variadic else len(args)
             return spec.cpp.format(*args, rest="".join(", " + a for a in args[fixed:]))
         if spec.template_args:  # the registry spells the template arguments
