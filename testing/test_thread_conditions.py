@@ -159,3 +159,22 @@ def test_other_thread_index_uses_are_refused_at_their_line():
             T.copy(s, B[by * BM, bx * BN])
 
     assert "the thread index `warp`" in _refused(warp_region, "tile operation")
+
+
+def test_print_under_thread_zero_prints_once_per_block(capfd):
+    # TileLang's `if tx == 0: T.print(...)`: thread 0's one line; a block is one program here
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // BN, M // BM, threads=128) as (bx, by):
+            s = T.alloc_shared((BM, BN), "float32")
+            tx = T.get_thread_binding(0)
+            T.copy(A[by * BM, bx * BN], s)
+            if tx == 0:
+                T.print(bx, msg="first thread")
+            T.copy(s, B[by * BM, bx * BN])
+
+    a = np.random.default_rng(3).standard_normal((M, N)).astype(np.float32)
+    b = tilelang.compile(main, out_idx=[1])(a)
+    np.testing.assert_array_equal(b, a)
+    lines = [ln for ln in capfd.readouterr().out.splitlines() if "first thread" in ln]
+    assert len(lines) == (N // BN) * (M // BM)

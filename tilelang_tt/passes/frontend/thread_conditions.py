@@ -14,8 +14,9 @@ in ``[0, extent)`` satisfies the condition, and not at all when none does.
 
 Guarantees: every ``if`` whose condition (thread-index scalars seen through to their values)
 reads only ``tt.thread_index`` calls and constants, and whose arms hold only tile operations
-(tile primitive calls, ``T.Parallel`` nests, serial loops and ``if``s of those; no element
-store outside a ``T.Parallel`` nest, no allocation, no other call), is replaced by the arms
+(tile primitive calls, ``T.Parallel`` nests, serial loops and ``if``s of those, and
+``T.print`` / ``T.device_assert``, which run once per block; no element store outside a
+``T.Parallel`` nest, no allocation, no other call), is replaced by the arms
 that some thread takes: the ``then`` arm when the condition holds for some thread, the
 ``else`` arm when it fails for some thread, both (``then`` first) when both happen, nothing
 when no arm runs.  "Holds for every thread" / "for none" is proved with TVM's Analyzer over
@@ -90,6 +91,9 @@ def _reads_thread(expr, scalars: dict) -> bool:
                 or collect(expr, tvm.ir.TensorLoad, lambda ld: ld.source in scalars))
 
 
+_ONCE_PER_BLOCK = ("tt.dprint", "tt.dprint_block", "tt.device_assert")
+
+
 def _tile_only(stmt) -> bool:
     """``stmt`` holds only tile operations (module docstring)."""
     if isinstance(stmt, tirx.SeqStmt):
@@ -97,7 +101,10 @@ def _tile_only(stmt) -> bool:
     if isinstance(stmt, tirx.TilePrimitiveCall):
         return True
     if isinstance(stmt, tirx.Evaluate):
-        return isinstance(stmt.value, tirx.IntImm)  # a no-op
+        # a no-op, or a print / device assert: once per block here, so `if tx == 0:
+        # T.print(...)` prints the one line TileLang's thread 0 prints
+        return isinstance(stmt.value, tirx.IntImm) or \
+            ops.tt_op_name(stmt.value) in _ONCE_PER_BLOCK
     if isinstance(stmt, tirx.For):
         return stmt.kind == tirx.ForKind.PARALLEL or _tile_only(stmt.body)
     if isinstance(stmt, tirx.IfThenElse):
