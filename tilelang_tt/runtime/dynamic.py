@@ -27,6 +27,7 @@ from tvm import tirx
 from tvm.sym import Analyzer
 
 from ..errors import TTArgumentError, TTUnsupportedError
+from ..passes.common import substitute
 from .tensors import TTCallArgumentError
 
 
@@ -61,24 +62,9 @@ def has_scalar_params(func) -> bool:
     return any(not tirx.is_buffer_var(p) for p in func.params)
 
 
-def _vars_of(expr) -> list:
-    found = []
-
-    def visit(v):
-        if not any(v.same_as(f) for f in found):
-            found.append(v)
-        return v
-
-    tvm_ffi.structural_map(expr, [(tvm.ir.Var, visit)], order="post")
-    return found
-
-
 def _at(expr, var, value: int) -> int | None:
     """``expr`` with ``var`` = ``value``, folded to an integer (None if it does not fold)."""
-    put = tvm_ffi.structural_map(
-        expr, [(tvm.ir.Var, lambda v: tirx.IntImm(str(v.ty), value) if v.same_as(var) else v)],
-        order="post")
-    folded = Analyzer().simplify(put)
+    folded = Analyzer().simplify(substitute(expr, {var: tirx.IntImm(str(var.ty), value)}))
     return int(folded.value) if isinstance(folded, tirx.IntImm) else None
 
 
@@ -87,7 +73,7 @@ def affine_size(dim):
     and integers ``a > 0``, ``b`` (a bare variable: ``(var, 1, 0)``); None otherwise."""
     if isinstance(dim, tvm.ir.Var):
         return dim, 1, 0
-    found = _vars_of(dim)
+    found = list(tirx.analysis.undefined_vars(dim))
     if len(found) != 1:
         return None
     var = found[0]
