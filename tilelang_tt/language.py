@@ -1862,6 +1862,13 @@ def __ldg(x):  # noqa: N807 - TileLang's name; a read-only-cache load is a plain
     return x
 
 
+def assume(cond):
+    """``T.assume(cond)``: a fact the kernel's author states.  Kept with its text as written
+    (the sizes in it are specialised per call later), so A0.000.1 can name it when it is
+    false for the sizes of a call."""
+    return ops.call("tt.assume", cond, tirx.StringImm(str(cond)))
+
+
 def infinity(dtype, span=None):
     """``T.infinity(dtype)``: positive infinity of a float dtype, bfloat16 included (TVM's own
     knows float16 / float32 / float64 only); other dtypes as TVM decides."""
