@@ -254,3 +254,28 @@ def test_assume_is_checked_for_the_sizes_compiled():
     with pytest.raises(RuntimeError, match="Assume: N % 4 == 0") as info:
         kernel(np.zeros(6, np.float32))
     assert "T.assume(N % 4 == 0)" in str(info.value)  # its line
+
+
+@tilelang.jit(out_idx=[-1])
+def warp_info(threads):
+    @T.prim_func
+    def main(Out: T.Tensor((5, 96), T.int32)):
+        with T.Kernel(1, threads=threads):
+            tx = T.get_thread_binding(0)
+            ty = T.get_thread_binding(1)
+            t = ty * T.get_thread_extent(0) + tx
+            Out[0, t] = T.get_lane_idx(16)
+            Out[1, t] = T.get_warp_idx()
+            Out[2, t] = T.get_warp_group_idx(8, 3)
+            Out[3, t] = T.shuffle_elect(24)
+            Out[4, t] = T.shuffle_elect(0)
+
+    return main
+
+
+def test_warp_information_per_thread():
+    """Lanes, warps, warp groups and elected threads from the block-linear thread index
+    (threads (48, 2)), as TileLang computes them."""
+    out = warp_info((48, 2))()
+    t = np.arange(96)
+    np.testing.assert_array_equal(out, np.stack([t % 16, t // 32, t // 24, t % 24 == 0, t == 0]))
