@@ -103,8 +103,16 @@ def _consume_ranges(home, producer_calls, consumer_calls, name, span):
     stmts = list(home.seq)
     prods = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in producer_calls)]
     cons = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in consumer_calls)]
-    carried = [i for i in prods if i in cons]
     ranges = []
+    # a loop whose every iteration produces the block before it consumes it (a reduction's
+    # scaler tile in each of two column-chunk loops) carries nothing: its body is a home of
+    # its own, and every block it produces is consumed there
+    for i in [i for i in prods if i in cons and _self_contained(stmts[i], producer_calls,
+                                                                 consumer_calls)]:
+        ranges += _consume_ranges(stmts[i].body, producer_calls, consumer_calls, name, span)
+        prods.remove(i)
+        cons.remove(i)
+    carried = [i for i in prods if i in cons]
     for n, p in enumerate(prods):
         nxt = prods[n + 1] if n + 1 < len(prods) else len(stmts)
         users = [i for i in cons if p < i < nxt]
@@ -128,6 +136,21 @@ def _consume_ranges(home, producer_calls, consumer_calls, name, span):
         raise TTCompileError(f"shared buffer {name} is used before anything is written to it",
                              span=span)
     return ranges
+
+
+def _self_contained(stmt, producer_calls, consumer_calls) -> bool:
+    """A loop whose body (a statement list) first produces the block, in a statement that
+    does not consume it or in a loop that is itself self-contained."""
+    if not isinstance(stmt, tirx.For) or not isinstance(stmt.body, tirx.SeqStmt):
+        return False
+    for s in stmt.body.seq:
+        prod = any(_contains(s, c) for c in producer_calls)
+        cons = any(_contains(s, c) for c in consumer_calls)
+        if prod and not cons:
+            return True
+        if prod or cons:
+            return prod and _self_contained(s, producer_calls, consumer_calls)
+    return False
 
 
 def _carried_body(loop, producer_calls, consumer_calls, name, span):
