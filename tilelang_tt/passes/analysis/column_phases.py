@@ -4,7 +4,8 @@ docstring states the rules).
 
 Facts only, from the IR structure: the kernel's wide buffers (``shape_of``), the L1 its block
 buffers need (``footprint``, ``definitions``), and per statement list the statements' kinds
-(copy-in, copy-out, wide elementwise, reduction along the columns, row statement), their
+(copy-in, copy-out, wide elementwise - a column reduction ``dim=0`` into an ``[N]`` vector
+included -, reduction along the columns, row statement), their
 levels (the number of reductions on their dependency path, with the ordering constraints of
 what they read and write) and each phase's statements (``ColumnPhases.plan``: its roots -
 reductions, copies to tensors, tensor stores - and the wide statements they need).  A

@@ -24,7 +24,10 @@ Guarantees:
   the first statement after the producing statement that uses the pushed block, and
   ``tt.consume.end(cb, tiles)`` right after the last one before the next production, in the
   innermost statement list holding both producer and consumers (so a block produced outside
-  a loop and used inside it is held for the loop).  The windows of different CBs may
+  a loop and used inside it is held for the loop).  A loop of that list whose every
+  iteration produces the block before it consumes it (a reduction's scaler tile in each of
+  two column-chunk loops, A0.1.4) carries nothing: its body is a statement list of its own
+  for those windows.  The windows of different CBs may
   overlap in any way: a circular buffer's waits and pops need not nest with another's.
 """
 

@@ -35,9 +35,23 @@ it - each list is streamed on its own):
   ``j`` anywhere in their indices);
 * ``T.reduce_sum/max/min`` (abs forms included) over ``dim=1`` of a wide buffer into a row
   vector, ``clear`` or not;
+* ``T.reduce_*`` over ``dim=0`` of a ``[rows, N]`` wide buffer into an ``[N]`` column vector
+  (each column's value from its own column: a wide statement like a nest; accumulating, it
+  reads its destination - A0.0.1's column sums of TileLang's layernorm backward);
 
 and every wide buffer a list reads is defined earlier in that list (nothing carried across
-loop iterations or read after the list).  A ``T.gemm``, a ``dim=0`` reduction or any other
+loop iterations or read after the list; a nest reading, at ``[i, j]``, what it stored there
+earlier in its body reads its own value).  One carried form is taken: a **held column
+accumulator** - an ``[N]`` column vector ``acc`` read from a tensor region by a
+``T.Parallel(N)`` nest ``acc[a] = T[idx(a)]`` before a serial loop, updated in the loop by a
+nest of the loop's body (``acc[j] = f(acc[j], ...)``, its only use there), written back by
+``T[idx(a)] = acc[a]`` after the loop, ``T`` used nowhere else in the kernel (A0.1.1's form
+of an atomic whose blocks run on one core: ``DGamma_atomic``).  The tensor holds it instead
+(``_Streamer.unhold``): the read and the write-back move into the loop around the update,
+between ``tt.rmw_acquire`` and ``tt.rmw_release`` (A0.1.1's read-modify-write of a target
+that moves with a loop: the reader's read waits for the writer's previous write-back), and
+are streamed with it, a chunk at a time; an update nest that updates several such
+accumulators is split into one nest per store.  A ``T.gemm``, another reduction or any other
 use of a wide buffer is refused.
 
 **Phases.** Each statement gets a level: a wide statement's is the largest level of what it
