@@ -304,7 +304,8 @@ class ColumnPhases:
                 k = key_of(ld.source)
                 if k in self.wide and k not in written and k not in s.wide_reads:
                     s.wide_reads.append(k)
-            written.update(key_of(st.buffer) for st in collect(part, tirx.BufferStore))
+            if isinstance(part, tirx.BufferStore):  # an unconditional store of the element
+                written.add(key_of(part.buffer))
         for st in collect(body, tirx.BufferStore):
             check(st.buffer, list(st.indices))
             k = key_of(st.buffer)
