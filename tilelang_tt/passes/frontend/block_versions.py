@@ -106,8 +106,11 @@ def _line(span) -> str:
 
 
 def _reads_writes(call):
-    """(block buffers ``call`` reads, block buffer it writes or None)."""
+    """(block buffers ``call`` reads, block buffer it writes or None).  A ``T.gemm`` with
+    ``clear_accum`` (beta 0) does not read its accumulator."""
     regions = _regions(call)
+    if call.op.name == "tirx.tile.gemm" and float(call.args[7].value) == 0.0:
+        regions = regions[:3]  # C, A, B: the fourth region is the accumulator read
     reads = [r.source for r in regions[1:] if _is_block(r.source)]
     dst = regions[0].source if regions and _is_block(regions[0].source) else None
     return reads, dst

@@ -4,6 +4,9 @@ Requires: LowerParallelToTileTT.
 
 Guarantees:
 
+* a region extent that is a constant once the kernel's integer bindings are inlined
+  (``KV[b, start:end, ...]``, ``start`` and ``end`` bound to ``base + k * 64`` and ``base + (k
+  + 1) * 64``) is that constant;
 * ``T.copy`` between two global tensors moves through one staged block buffer (``tile.copy``
   in, ``tile.copy`` out: reader -> CB -> writer), 2-D when the source region is a 2-D slice
   (every other index a scalar);
@@ -34,11 +37,12 @@ import itertools
 
 import tvm
 from tvm import tirx
+from tvm.sym import Analyzer
 
 from ... import attrs, ops
 from ...errors import TTLayoutError, TTUnsupportedError
-from ..common import (buffer_dtype, buffer_scope, buffer_shape, fold_constant,
-                      replace_tile_call, seq, tt_map, tt_pass, with_tile_span)
+from ..common import (buffer_dtype, buffer_scope, buffer_shape, collect, fold_constant,
+                      inline_binds, replace_tile_call, seq, tt_map, tt_pass, with_tile_span)
 from .eltwise_expr import apply, load, load_t
 
 
@@ -290,5 +294,36 @@ def LegalizeTileOpsTT(func, mod, ctx):
             return _spanned(folded, call.span)
         return _spanned(_reduction_on_engines(call, fresh), call.span)
 
-    body = tt_map(func.body, [(tirx.TilePrimitiveCall, engine_forms)], order="post")
+    body = _fold_region_extents(func.body)
+    body = tt_map(body, [(tirx.TilePrimitiveCall, engine_forms)], order="post")
     return func.with_body(tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))
+
+
+def _fold_region_extents(body):
+    """Region extents that are constants once the kernel's integer bindings are inlined
+    (``KV[b, start:end, h, :]`` with ``start = base + k * 64``, ``end = base + (k + 1) * 64``:
+    64) become those constants; the starts are kept."""
+    binds = {b.var: b.value for b in collect(body, tirx.Bind)
+             if str(b.var.ty).startswith(("int", "uint"))}
+    if not binds:
+        return body
+    ana = Analyzer()
+
+    def fold(call):
+        args, changed = [], False
+        for a in call.args:
+            if isinstance(a, tvm.ir.TensorRegion) and not all(
+                    isinstance(r.extent, tirx.IntImm) for r in a.region):
+                ranges = []
+                for r in a.region:
+                    ext = r.extent if isinstance(r.extent, tirx.IntImm) else \
+                        ana.simplify(inline_binds(r.extent, binds))
+                    if not isinstance(ext, tirx.IntImm):
+                        ext = r.extent
+                    changed |= not ext.same_as(r.extent)
+                    ranges.append(tvm.ir.Range.from_min_extent(r.min, ext))
+                a = tvm.ir.TensorRegion(a.source, ranges, a.ty)
+            args.append(a)
+        return replace_tile_call(call, args=args) if changed else call
+
+    return tt_map(body, [(tirx.TilePrimitiveCall, fold)], order="post")
