@@ -309,13 +309,22 @@ def gather_rows(region, block_buf, ana: Analyzer, span, axes=None, vector=False,
     if ana.can_prove(tirx.floormod(element_free(row_r.min), TILE) == 0):
         return None
     # extents, leading dims and the column range: checked as for a block of tiles (the row
-    # range's alignment aside)
-    _, col0, nr, nc = global_tiles(region, block_buf, ana, span, axes, vector, None, facts,
-                                   dloops, rows_aligned=False)
+    # range's alignment aside); a block A0.5.1 padded to whole tiles moves its logical rows
+    # (the region's extent: fewer than the block's rows, which round it up to 32)
+    n = row_r.extent
+    valid = None
+    if isinstance(n, tirx.IntImm) and 0 < int(n) < block_shape[0] and \
+            -(-int(n) // TILE) * TILE == block_shape[0]:
+        valid = int(n)
+    _, col0, _, nc = global_tiles(region, block_buf, ana, span, axes, vector,
+                                  None if valid is None else [valid, block_shape[1]], facts,
+                                  dloops, rows_aligned=False)
+    nr = block_shape[0] // TILE
     lead = int_imm(0)
     for a in axes[:-2]:
         lead = lead * shape[a] + region.region[a].min
-    return ana.simplify(lead), ana.simplify(row_r.min), col0, nr, nc, int(shape[row_ax])
+    return (ana.simplify(lead), ana.simplify(row_r.min), col0, nr, nc, int(shape[row_ax]),
+            valid)
 
 
 def _check_range(buf, r, what, dim, ana: Analyzer, span, facts=None, dloops=(),
@@ -437,8 +446,14 @@ def LowerSharedToCB(func, mod, ctx):
         return gather_rows(region, block_buf, ana, span, axes_of(region.source),
                            vector_tensor(region.source), facts, dloops)
 
-    def row_guard(call):
+    def row_guard(call, valid=None):
+        """The rows a row-scattered store writes: the copy's ``tt_row_guard`` (A0.2), and the
+        block's first ``valid`` rows when it is a padded block's logical rows (A0.5.1)."""
         guard = (call.config or {}).get(attrs.ROW_GUARD)
+        if valid is not None:
+            rows = ops.call("tt.mask.index", tirx.IntImm("int32", 0)) < \
+                tirx.IntImm("int32", valid)
+            guard = rows if guard is None else tirx.And(guard, rows)
         return guard if guard is not None else tirx.const(True, "bool")
 
     def transposed(block, tensor):
@@ -500,7 +515,7 @@ def LowerSharedToCB(func, mod, ctx):
             gathered = None if transposed(dst.source, src.source) else \
                 tensor_rows(src, dst.source, span)
             if gathered is not None:  # rows off a tile boundary: gathered row by row
-                lead, row, c0, nr, nc, row_dim = gathered
+                lead, row, c0, nr, nc, row_dim, _valid = gathered
                 target = cb(dst.source)
                 if buffer_dtype(src.source) != buffer_dtype(dst.source):
                     target = staging_cb(dst.source, buffer_dtype(src.source), nr, nc, span, "in")
@@ -565,7 +580,7 @@ def LowerSharedToCB(func, mod, ctx):
             gathered = None if transposed(src.source, dst.source) else \
                 tensor_rows(dst, src.source, span)
             if gathered is not None:  # rows off a tile boundary: scattered row by row
-                lead, row, c0, nr, nc, row_dim = gathered
+                lead, row, c0, nr, nc, row_dim, valid = gathered
                 source, pre = cb(src.source), []
                 if buffer_dtype(src.source) != buffer_dtype(dst.source):
                     source = staging_cb(src.source, buffer_dtype(dst.source), nr, nc, span,
@@ -574,7 +589,7 @@ def LowerSharedToCB(func, mod, ctx):
                                         cb(src.source), span=span)]
                 return seq(pre + [ops.evaluate(
                     "tt.write_rows_from_cb", source, dst.source, lead, row, c0, int_imm(nr),
-                    int_imm(nc), int_imm(row_dim), row_guard(call), span=span)])
+                    int_imm(nc), int_imm(row_dim), row_guard(call, valid), span=span)])
             if (call.config or {}).get(attrs.ROW_GUARD) is not None:
                 raise TTLayoutError(
                     f"copy to {dst.source.name}: a row guard on a store at tile-aligned rows",
@@ -611,7 +626,7 @@ def LowerSharedToCB(func, mod, ctx):
             _check_whole(src, span)
             gathered = tensor_rows(dst, src.source, span)
             if gathered is not None:  # rows off a tile boundary: packed, then scattered
-                lead, row, c0, nr, nc, row_dim = gathered
+                lead, row, c0, nr, nc, row_dim, valid = gathered
             else:
                 r0, c0, nr, nc = tensor_tiles(dst, src.source, span)
             out_name = f"{src.source.name}_out"
@@ -621,7 +636,7 @@ def LowerSharedToCB(func, mod, ctx):
             if gathered is not None:
                 write = ops.evaluate("tt.write_rows_from_cb", var, dst.source, lead, row, c0,
                                      int_imm(nr), int_imm(nc), int_imm(row_dim),
-                                     row_guard(call), span=span)
+                                     row_guard(call, valid), span=span)
             else:
                 write = ops.evaluate("tt.write_from_cb", var, dst.source, r0, c0, int_imm(nr),
                                      int_imm(nc), span=span)

@@ -156,6 +156,14 @@ class _Padder:
             start = self.ana.simplify(inline_binds(r.region[t].min, self.binds))
             what = (f"block buffer {old.name} has shape {buffer_shape(old)} and is held as whole "
                     f"32x32 tiles, {buffer_shape(self.new[block.source.__chandle__()][1])}")
+            if not self.ana.can_prove(tvm.tirx.floormod(start, TILE) == 0) and \
+                    len(buffer_shape(old)) == 2 and k == 0 and len(size) >= 2:
+                # the rows of a 2-D block at a row off a tile boundary: the region keeps its
+                # n rows, C1 moves the block row by row (tt.read_rows_to_cb: the padded rows
+                # read whatever rows follow, zeros past the tensor; tt.write_rows_from_cb:
+                # only the n rows are written, so neighbouring rows other blocks own are
+                # not touched)
+                continue
             if not self.ana.can_prove(tvm.tirx.floormod(start, TILE) == 0):
                 raise TTLayoutError(
                     f"{what}; {_op(call)} moves it {'to' if is_dst else 'from'} "
@@ -284,6 +292,23 @@ class _Padder:
         if all(a is c or getattr(a, "same_as", lambda _: False)(c)
                for a, c in zip(args, call.args)):
             return call
+        if call.op.name == "tirx.tile.copy" and len(grown) == 1 and \
+                all(isinstance(a, tvm.ir.TensorRegion) and buffer_scope(a.source) in _SCOPES
+                    for a in args[:2]):
+            # a block -> block copy of a padded block's logical rows (TileLang's
+            # `T.copy(acc_o[:valid_block_H, :], O_shared)`): the other side's region grows over
+            # the padding too when it starts a tile and its buffer holds the padded extent
+            (i, g), = grown.items()
+            j = 1 - i
+            other = list(args[j].region)
+            for k, (n, p) in g.items():
+                if k < len(other) and _int(other[k].min) is not None and \
+                        _int(other[k].min) % TILE == 0 and _int(other[k].extent) == n and \
+                        _int(other[k].min) + p <= buffer_shape(args[j].source)[k]:
+                    lo = other[k].min
+                    other[k] = tvm.ir.Range.from_min_extent(
+                        lo, tirx.IntImm(str(other[k].extent.ty.dtype), p))
+            args[j] = args[j].source[tuple(slice(x.min, x.min + x.extent) for x in other)]
         if call.op.name == "tirx.tile.copy" and element_copy(self.func, call) is None:
             # (an element copy into a [1] block stays one element: the reader places it)
             for i in (0, 1):
