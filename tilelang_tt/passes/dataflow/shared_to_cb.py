@@ -327,6 +327,45 @@ def gather_rows(region, block_buf, ana: Analyzer, span, axes=None, vector=False,
             valid)
 
 
+def refuse_element_stores(tensor_region, block_region, ana: Analyzer, span):
+    """A 1-D block's values stored into a tensor as anything but whole 32-value tiles (a part
+    of the block, or a start off a multiple of 32: TileLang's GQA decoding stores
+    ``glse[bid, hid * valid_block_H + i, sid] = logsum[i]`` for 4 of 64 values) is a
+    ``TTUnsupportedError``: it writes single elements, and the NOC writes DRAM in aligned
+    chunks (16 bytes on Wormhole, 32 in the emulator: 16 16-bit or 8 float32 values of one
+    face row of a tile) that hold the neighbouring elements other blocks store.  Writing the
+    chunk whole overwrites them; a read-modify-write of it races with their writes.  No
+    layout of the tensor makes single elements chunks of their own here (its tiles hold 32 x
+    32 values), so the store is refused rather than lowered unsoundly."""
+    shape = buffer_shape(block_region.source)
+    if len(shape) != 1:
+        return
+    r = block_region.region[0]
+    whole = isinstance(r.min, tirx.IntImm) and int(r.min) % TILE == 0 and \
+        isinstance(r.extent, tirx.IntImm) and int(r.extent) % TILE == 0
+    tensor = tensor_region.source
+    moving = [k for k, x in enumerate(tensor_region.region)
+              if not (isinstance(x.extent, tirx.IntImm) and int(x.extent) == 1)]
+    dim = moving[0] if len(moving) == 1 else len(buffer_shape(tensor)) - 1
+    start = tensor_region.region[dim].min
+    if whole and ana.can_prove(tirx.floormod(element_free(start), TILE) == 0):
+        return
+    n = r.extent
+    size = 4 if buffer_dtype(tensor) == "float32" else 2
+    raise TTUnsupportedError(
+        f"storing {n} values of the 1-D block buffer {block_region.source.name} into tensor "
+        f"{tensor.name} at `{start}` along its dim {dim} writes single elements, not whole "
+        f"tiles of 32 values: the NOC writes DRAM in aligned chunks (32 bytes here: "
+        f"{32 // size} {buffer_dtype(tensor)} values of one face row of a tile) that also hold "
+        "neighbouring elements of the tensor, which other blocks may store; writing a chunk "
+        "whole would overwrite them and a read-modify-write of it would race with their "
+        "writes, so such element stores are not supported", span=span,
+        hint="store whole tiles per block: 32 values (a multiple of 32) starting at a multiple "
+             "of 32 along the tensor's last dim, e.g. give the values a last dim of their own "
+             "per block (T[..., 0:32] = v[0:32]), or make the block's part 32 rows or more "
+             "(block_H a multiple of 32 heads)")
+
+
 def _check_range(buf, r, what, dim, ana: Analyzer, span, facts=None, dloops=(),
                  aligned=True):
     """A copy's range of one tensor dimension is tile-aligned (unless ``aligned`` is false: a
@@ -551,6 +590,7 @@ def LowerSharedToCB(func, mod, ctx):
                              span=span),
             ])
         if d_scope == "global" and s_scope == "block":
+            refuse_element_stores(dst, src, ana, span)
             part = _leading_tile_rows(src, span)
             if part is not None:
                 # the block's leading tiles to the tensor: the writer waits for the whole
