@@ -334,9 +334,11 @@ def refuse_element_stores(tensor_region, block_region, ana: Analyzer, span):
     ``TTUnsupportedError``: it writes single elements, and the NOC writes DRAM in aligned
     chunks (16 bytes on Wormhole, 32 in the emulator: 16 16-bit or 8 float32 values of one
     face row of a tile) that hold the neighbouring elements other blocks store.  Writing the
-    chunk whole overwrites them; a read-modify-write of it races with their writes.  No
-    layout of the tensor makes single elements chunks of their own here (its tiles hold 32 x
-    32 values), so the store is refused rather than lowered unsoundly."""
+    chunk whole overwrites them; a read-modify-write of it races with their writes.  A
+    layout giving each value a face row of its own (column-vector tiles: 32 times the
+    tensor's size, which every launch reading the tensor along another dim would have to
+    gather) would make such stores sound; it is not implemented, so the store is refused
+    rather than lowered unsoundly."""
     shape = buffer_shape(block_region.source)
     if len(shape) != 1:
         return
