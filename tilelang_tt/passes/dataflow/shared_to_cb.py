@@ -34,7 +34,15 @@ Guarantees:
   ``tt.write_rows_from_cb(cb, T, lead, row, col0, rows, cols, row_dim, guard)`` (:func:`
   gather_rows`; ``guard`` the copy's ``tt_row_guard``, A0.2, else true): block row ``i`` is
   tensor row ``row + i`` of plane ``lead`` (D3 moves it face row by face row); a start
-  provably a multiple of 32 keeps the tile path;
+  provably a multiple of 32 keeps the tile path; a block A0.5.1 padded to whole tiles moves
+  with the region's logical row count ``n`` (fewer than its rows, which round ``n`` up to
+  32): the read gathers all its rows (the padding reads the rows that follow, zeros past the
+  tensor), the store's guard is ``tt.mask.index(0) < n`` (and the row guard), so only its
+  ``n`` rows are written;
+* a 1-D block's values stored as single elements (a part of the block, or a start off a
+  multiple of 32: TileLang's ``glse[bid, hid * 4 + i, sid] = logsum[i]``) are a
+  ``TTUnsupportedError`` (:func:`refuse_element_stores`: their DRAM chunks hold elements
+  other blocks store);
 * copies are checked to be whole-buffer (or leading tile rows, above) on the block side,
   tile-aligned (but for the rows above) and in bounds on the global side (``TTLayoutError`` naming the buffer and offset otherwise); other copy
   directions are ``TTUnsupportedError``.  A converting copy is ``tt.eltwise`` of the
