@@ -36,8 +36,8 @@ A 2-D block whose columns are whole tiles, copied from or to tensor rows that do
 start at a multiple of 32
 (TileLang's GQA decoding: ``valid_block_H = 4`` heads at ``hid * 4``) keeps the region's
 logical rows: C1 moves the block row by row (``tt.read_rows_to_cb``: the padded rows read the
-rows that follow, zeros past the tensor; ``tt.write_rows_from_cb``: only the logical rows are
-written, so rows of the same tile that other blocks store are never touched).  A block ->
+rows that follow, the tensor's safe value outside it; ``tt.write_rows_from_cb``: only the
+logical rows are written, so rows of the same tile that other blocks store are never touched).  A block ->
 block copy into a padded block from the leading rows of one that is not padded there
 (``T.copy(acc_o[:4, :], O_shared)``) reads the padded extent of the source (from a multiple
 of 32, inside its buffer): the padding takes the rows that follow.
@@ -171,7 +171,7 @@ class _Padder:
                     len(size) >= 2:
                 # the rows of a 2-D block at a row off a tile boundary: the region keeps its
                 # n rows, C1 moves the block row by row (tt.read_rows_to_cb: the padded rows
-                # read whatever rows follow, zeros past the tensor; tt.write_rows_from_cb:
+                # read whatever rows follow, the safe value outside the tensor; tt.write_rows_from_cb:
                 # only the n rows are written, so neighbouring rows other blocks own are
                 # not touched)
                 continue
