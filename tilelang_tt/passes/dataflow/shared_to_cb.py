@@ -37,8 +37,8 @@ Guarantees:
   provably a multiple of 32 keeps the tile path; a block A0.5.1 padded to whole tiles moves
   with the region's logical row count ``n`` (fewer than its rows, which round ``n`` up to
   32): the read gathers all its rows (the padding reads the rows that follow, the safe value
-  outside the tensor), the store's guard is ``tt.mask.index(0) < n`` (and the row guard), so only its
-  ``n`` rows are written;
+  outside the tensor), the store's guard is ``tt.mask.index(0) < n`` (and the row guard),
+  so only its ``n`` rows are written;
 * a 1-D block's values stored as single elements (a part of the block, or a start off a
   multiple of 32: TileLang's ``glse[bid, hid * 4 + i, sid] = logsum[i]``) are a
   ``TTUnsupportedError`` (:func:`refuse_element_stores`: their DRAM chunks hold elements

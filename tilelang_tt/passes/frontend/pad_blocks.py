@@ -33,19 +33,20 @@ value, the tensor's padding is filled with 0 (no ``T.annotate_safe_value``) and 
 writes nothing of the tensor.
 
 A 2-D block whose columns are whole tiles, copied from or to tensor rows that do not provably
-start at a multiple of 32
-(TileLang's GQA decoding: ``valid_block_H = 4`` heads at ``hid * 4``) keeps the region's
-logical rows: C1 moves the block row by row (``tt.read_rows_to_cb``: the padded rows read the
-rows that follow, the tensor's safe value outside it; ``tt.write_rows_from_cb``: only the
-logical rows are written, so rows of the same tile that other blocks store are never touched).  A block ->
-block copy into a padded block from the leading rows of one that is not padded there
-(``T.copy(acc_o[:4, :], O_shared)``) reads the padded extent of the source (from a multiple
-of 32, inside its buffer): the padding takes the rows that follow.
+start at a multiple of 32 (TileLang's GQA decoding: ``valid_block_H = 4`` heads at ``hid *
+4``) keeps the region's logical rows: C1 moves the block row by row (``tt.read_rows_to_cb``:
+the padded rows read the rows that follow, the tensor's safe value outside it;
+``tt.write_rows_from_cb``: only the logical rows are written, so rows of the same tile that
+other blocks store are never touched).  A block -> block copy into a padded block from the
+leading rows of one that is not padded there (``T.copy(acc_o[:4, :], O_shared)``) reads the
+padded extent of the source (from a multiple of 32, inside its buffer): the padding takes
+the rows that follow.
 
 Refused (``TTLayoutError`` naming the buffer, the op's line and what to change): a tensor
 region a padded block is copied from or to that does not start at a multiple of 32 in a
-padded dim but the rows of a 2-D block whose columns are whole tiles (the block would not be tiles of the tensor); a store whose padding would
-overwrite elements of the tensor (a ``[16, 16]`` block stored at row 16 of a 64-row tensor:
+padded dim but the rows of a 2-D block whose columns are whole tiles (the block would not be
+tiles of the tensor); a store whose padding would
+overwrite elements of the tensor (a ``[16, 16]`` block stored at row 0 of a 64-row tensor:
 the padding must fall past the tensor's end, which the host crops); a tile op reading or
 writing part of a padded dim (neither one index nor the whole extent); a reduction or GEMM
 over a padded dim of a buffer of rank 3 or more.  Kernels without such buffers are
@@ -171,9 +172,9 @@ class _Padder:
                     len(size) >= 2:
                 # the rows of a 2-D block at a row off a tile boundary: the region keeps its
                 # n rows, C1 moves the block row by row (tt.read_rows_to_cb: the padded rows
-                # read whatever rows follow, the safe value outside the tensor; tt.write_rows_from_cb:
-                # only the n rows are written, so neighbouring rows other blocks own are
-                # not touched)
+                # read whatever rows follow, the safe value outside the tensor;
+                # tt.write_rows_from_cb: only the n rows are written, so neighbouring rows
+                # other blocks own are not touched)
                 continue
             if not self.ana.can_prove(tvm.tirx.floormod(start, TILE) == 0):
                 raise TTLayoutError(
