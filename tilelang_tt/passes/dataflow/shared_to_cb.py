@@ -34,7 +34,15 @@ Guarantees:
   ``tt.write_rows_from_cb(cb, T, lead, row, col0, rows, cols, row_dim, guard)`` (:func:`
   gather_rows`; ``guard`` the copy's ``tt_row_guard``, A0.2, else true): block row ``i`` is
   tensor row ``row + i`` of plane ``lead`` (D3 moves it face row by face row); a start
-  provably a multiple of 32 keeps the tile path;
+  provably a multiple of 32 keeps the tile path; a block A0.5.1 padded to whole tiles moves
+  with the region's logical row count ``n`` (fewer than its rows, which round ``n`` up to
+  32): the read gathers all its rows (the padding reads the rows that follow, the safe value
+  outside the tensor), the store's guard is ``tt.mask.index(0) < n`` (and the row guard),
+  so only its ``n`` rows are written;
+* a 1-D block's values stored as single elements (a part of the block, or a start off a
+  multiple of 32: TileLang's ``glse[bid, hid * 4 + i, sid] = logsum[i]``) are a
+  ``TTUnsupportedError`` (:func:`refuse_element_stores`: their DRAM chunks hold elements
+  other blocks store);
 * copies are checked to be whole-buffer (or leading tile rows, above) on the block side,
   tile-aligned (but for the rows above) and in bounds on the global side (``TTLayoutError`` naming the buffer and offset otherwise); other copy
   directions are ``TTUnsupportedError``.  A converting copy is ``tt.eltwise`` of the
@@ -309,13 +317,63 @@ def gather_rows(region, block_buf, ana: Analyzer, span, axes=None, vector=False,
     if ana.can_prove(tirx.floormod(element_free(row_r.min), TILE) == 0):
         return None
     # extents, leading dims and the column range: checked as for a block of tiles (the row
-    # range's alignment aside)
-    _, col0, nr, nc = global_tiles(region, block_buf, ana, span, axes, vector, None, facts,
-                                   dloops, rows_aligned=False)
+    # range's alignment aside); a block A0.5.1 padded to whole tiles moves its logical rows
+    # (the region's extent: fewer than the block's rows, which round it up to 32)
+    n = row_r.extent
+    valid = None
+    if isinstance(n, tirx.IntImm) and 0 < int(n) < block_shape[0] and \
+            -(-int(n) // TILE) * TILE == block_shape[0]:
+        valid = int(n)
+    _, col0, _, nc = global_tiles(region, block_buf, ana, span, axes, vector,
+                                  None if valid is None else [valid, block_shape[1]], facts,
+                                  dloops, rows_aligned=False)
+    nr = block_shape[0] // TILE
     lead = int_imm(0)
     for a in axes[:-2]:
         lead = lead * shape[a] + region.region[a].min
-    return ana.simplify(lead), ana.simplify(row_r.min), col0, nr, nc, int(shape[row_ax])
+    return (ana.simplify(lead), ana.simplify(row_r.min), col0, nr, nc, int(shape[row_ax]),
+            valid)
+
+
+def refuse_element_stores(tensor_region, block_region, ana: Analyzer, span):
+    """A 1-D block's values stored into a tensor as anything but whole 32-value tiles (a part
+    of the block, or a start off a multiple of 32: TileLang's GQA decoding stores
+    ``glse[bid, hid * valid_block_H + i, sid] = logsum[i]`` for 4 of 64 values) is a
+    ``TTUnsupportedError``: it writes single elements, and the NOC writes DRAM in aligned
+    chunks (16 bytes on Wormhole, 32 in the emulator: 16 16-bit or 8 float32 values of one
+    face row of a tile) that hold the neighbouring elements other blocks store.  Writing the
+    chunk whole overwrites them; a read-modify-write of it races with their writes.  A
+    layout giving each value a face row of its own (column-vector tiles: 32 times the
+    tensor's size, which every launch reading the tensor along another dim would have to
+    gather) would make such stores sound; it is not implemented, so the store is refused
+    rather than lowered unsoundly."""
+    shape = buffer_shape(block_region.source)
+    if len(shape) != 1:
+        return
+    r = block_region.region[0]
+    whole = isinstance(r.min, tirx.IntImm) and int(r.min) % TILE == 0 and \
+        isinstance(r.extent, tirx.IntImm) and int(r.extent) % TILE == 0
+    tensor = tensor_region.source
+    moving = [k for k, x in enumerate(tensor_region.region)
+              if not (isinstance(x.extent, tirx.IntImm) and int(x.extent) == 1)]
+    dim = moving[0] if len(moving) == 1 else len(buffer_shape(tensor)) - 1
+    start = tensor_region.region[dim].min
+    if whole and ana.can_prove(tirx.floormod(element_free(start), TILE) == 0):
+        return
+    n = r.extent
+    size = 4 if buffer_dtype(tensor) == "float32" else 2
+    raise TTUnsupportedError(
+        f"storing {n} values of the 1-D block buffer {block_region.source.name} into tensor "
+        f"{tensor.name} at `{start}` along its dim {dim} writes single elements, not whole "
+        f"tiles of 32 values: the NOC writes DRAM in aligned chunks (32 bytes here: "
+        f"{32 // size} {buffer_dtype(tensor)} values of one face row of a tile) that also hold "
+        "neighbouring elements of the tensor, which other blocks may store; writing a chunk "
+        "whole would overwrite them and a read-modify-write of it would race with their "
+        "writes, so such element stores are not supported", span=span,
+        hint="store whole tiles per block: 32 values (a multiple of 32) starting at a multiple "
+             "of 32 along the tensor's last dim, e.g. give the values a last dim of their own "
+             "per block (T[..., 0:32] = v[0:32]), or make the block's part 32 rows or more "
+             "(block_H a multiple of 32 heads)")
 
 
 def _check_range(buf, r, what, dim, ana: Analyzer, span, facts=None, dloops=(),
@@ -437,8 +495,14 @@ def LowerSharedToCB(func, mod, ctx):
         return gather_rows(region, block_buf, ana, span, axes_of(region.source),
                            vector_tensor(region.source), facts, dloops)
 
-    def row_guard(call):
+    def row_guard(call, valid=None):
+        """The rows a row-scattered store writes: the copy's ``tt_row_guard`` (A0.2), and the
+        block's first ``valid`` rows when it is a padded block's logical rows (A0.5.1)."""
         guard = (call.config or {}).get(attrs.ROW_GUARD)
+        if valid is not None:
+            rows = ops.call("tt.mask.index", tirx.IntImm("int32", 0)) < \
+                tirx.IntImm("int32", valid)
+            guard = rows if guard is None else tirx.And(guard, rows)
         return guard if guard is not None else tirx.const(True, "bool")
 
     def transposed(block, tensor):
@@ -500,7 +564,7 @@ def LowerSharedToCB(func, mod, ctx):
             gathered = None if transposed(dst.source, src.source) else \
                 tensor_rows(src, dst.source, span)
             if gathered is not None:  # rows off a tile boundary: gathered row by row
-                lead, row, c0, nr, nc, row_dim = gathered
+                lead, row, c0, nr, nc, row_dim, _valid = gathered
                 target = cb(dst.source)
                 if buffer_dtype(src.source) != buffer_dtype(dst.source):
                     target = staging_cb(dst.source, buffer_dtype(src.source), nr, nc, span, "in")
@@ -536,6 +600,7 @@ def LowerSharedToCB(func, mod, ctx):
                              span=span),
             ])
         if d_scope == "global" and s_scope == "block":
+            refuse_element_stores(dst, src, ana, span)
             part = _leading_tile_rows(src, span)
             if part is not None:
                 # the block's leading tiles to the tensor: the writer waits for the whole
@@ -565,7 +630,7 @@ def LowerSharedToCB(func, mod, ctx):
             gathered = None if transposed(src.source, dst.source) else \
                 tensor_rows(dst, src.source, span)
             if gathered is not None:  # rows off a tile boundary: scattered row by row
-                lead, row, c0, nr, nc, row_dim = gathered
+                lead, row, c0, nr, nc, row_dim, valid = gathered
                 source, pre = cb(src.source), []
                 if buffer_dtype(src.source) != buffer_dtype(dst.source):
                     source = staging_cb(src.source, buffer_dtype(dst.source), nr, nc, span,
@@ -574,7 +639,7 @@ def LowerSharedToCB(func, mod, ctx):
                                         cb(src.source), span=span)]
                 return seq(pre + [ops.evaluate(
                     "tt.write_rows_from_cb", source, dst.source, lead, row, c0, int_imm(nr),
-                    int_imm(nc), int_imm(row_dim), row_guard(call), span=span)])
+                    int_imm(nc), int_imm(row_dim), row_guard(call, valid), span=span)])
             if (call.config or {}).get(attrs.ROW_GUARD) is not None:
                 raise TTLayoutError(
                     f"copy to {dst.source.name}: a row guard on a store at tile-aligned rows",
@@ -611,7 +676,7 @@ def LowerSharedToCB(func, mod, ctx):
             _check_whole(src, span)
             gathered = tensor_rows(dst, src.source, span)
             if gathered is not None:  # rows off a tile boundary: packed, then scattered
-                lead, row, c0, nr, nc, row_dim = gathered
+                lead, row, c0, nr, nc, row_dim, valid = gathered
             else:
                 r0, c0, nr, nc = tensor_tiles(dst, src.source, span)
             out_name = f"{src.source.name}_out"
@@ -621,7 +686,7 @@ def LowerSharedToCB(func, mod, ctx):
             if gathered is not None:
                 write = ops.evaluate("tt.write_rows_from_cb", var, dst.source, lead, row, c0,
                                      int_imm(nr), int_imm(nc), int_imm(row_dim),
-                                     row_guard(call), span=span)
+                                     row_guard(call, valid), span=span)
             else:
                 write = ops.evaluate("tt.write_from_cb", var, dst.source, r0, c0, int_imm(nr),
                                      int_imm(nc), span=span)

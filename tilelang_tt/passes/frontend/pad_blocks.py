@@ -32,10 +32,21 @@ past the block's logical extent lies past the tensor's end for every block index
 value, the tensor's padding is filled with 0 (no ``T.annotate_safe_value``) and the launch
 writes nothing of the tensor.
 
+A 2-D block whose columns are whole tiles, copied from or to tensor rows that do not provably
+start at a multiple of 32 (TileLang's GQA decoding: ``valid_block_H = 4`` heads at ``hid *
+4``) keeps the region's logical rows: C1 moves the block row by row (``tt.read_rows_to_cb``:
+the padded rows read the rows that follow, the tensor's safe value outside it;
+``tt.write_rows_from_cb``: only the logical rows are written, so rows of the same tile that
+other blocks store are never touched).  A block -> block copy into a padded block from the
+leading rows of one that is not padded there (``T.copy(acc_o[:4, :], O_shared)``) reads the
+padded extent of the source (from a multiple of 32, inside its buffer): the padding takes
+the rows that follow.
+
 Refused (``TTLayoutError`` naming the buffer, the op's line and what to change): a tensor
 region a padded block is copied from or to that does not start at a multiple of 32 in a
-padded dim (the block would not be tiles of the tensor); a store whose padding would
-overwrite elements of the tensor (a ``[16, 16]`` block stored at row 16 of a 64-row tensor:
+padded dim but the rows of a 2-D block whose columns are whole tiles (the block would not be
+tiles of the tensor); a store whose padding would
+overwrite elements of the tensor (a ``[16, 16]`` block stored at row 0 of a 64-row tensor:
 the padding must fall past the tensor's end, which the host crops); a tile op reading or
 writing part of a padded dim (neither one index nor the whole extent); a reduction or GEMM
 over a padded dim of a buffer of rank 3 or more.  Kernels without such buffers are
@@ -156,6 +167,15 @@ class _Padder:
             start = self.ana.simplify(inline_binds(r.region[t].min, self.binds))
             what = (f"block buffer {old.name} has shape {buffer_shape(old)} and is held as whole "
                     f"32x32 tiles, {buffer_shape(self.new[block.source.__chandle__()][1])}")
+            if not self.ana.can_prove(tvm.tirx.floormod(start, TILE) == 0) and \
+                    len(buffer_shape(old)) == 2 and k == 0 and 1 not in grown and \
+                    len(size) >= 2:
+                # the rows of a 2-D block at a row off a tile boundary: the region keeps its
+                # n rows, C1 moves the block row by row (tt.read_rows_to_cb: the padded rows
+                # read whatever rows follow, the safe value outside the tensor;
+                # tt.write_rows_from_cb: only the n rows are written, so neighbouring rows
+                # other blocks own are not touched)
+                continue
             if not self.ana.can_prove(tvm.tirx.floormod(start, TILE) == 0):
                 raise TTLayoutError(
                     f"{what}; {_op(call)} moves it {'to' if is_dst else 'from'} "
@@ -284,6 +304,25 @@ class _Padder:
         if all(a is c or getattr(a, "same_as", lambda _: False)(c)
                for a, c in zip(args, call.args)):
             return call
+        if call.op.name == "tirx.tile.copy" and list(grown) == [0] and \
+                all(isinstance(a, tvm.ir.TensorRegion) and buffer_scope(a.source) in _SCOPES
+                    for a in args[:2]):
+            # a block -> block copy of a padded block's logical rows (TileLang's
+            # `T.copy(acc_o[:valid_block_H, :], O_shared)`): the source's region grows over
+            # the padding too when it starts a tile and its buffer holds the padded extent (the
+            # padding then holds whatever rows follow; never the other way round: a grown
+            # destination region would overwrite rows past the logical ones)
+            i, g = 0, grown[0]
+            j = 1
+            other = list(args[j].region)
+            for k, (n, p) in g.items():
+                if k < len(other) and _int(other[k].min) is not None and \
+                        _int(other[k].min) % TILE == 0 and _int(other[k].extent) == n and \
+                        _int(other[k].min) + p <= buffer_shape(args[j].source)[k]:
+                    lo = other[k].min
+                    other[k] = tvm.ir.Range.from_min_extent(
+                        lo, tirx.IntImm(str(other[k].extent.ty.dtype), p))
+            args[j] = args[j].source[tuple(slice(x.min, x.min + x.extent) for x in other)]
         if call.op.name == "tirx.tile.copy" and element_copy(self.func, call) is None:
             # (an element copy into a [1] block stays one element: the reader places it)
             for i in (0, 1):
