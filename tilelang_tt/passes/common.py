@@ -220,11 +220,110 @@ def substitute(node, mapping: dict):
     return tvm_ffi.structural_map(node, [(tvm.ir.Var, lambda v: mapping.get(v, v))], order="post")
 
 
+def is_state_decl(value) -> bool:
+    """``value`` declares a mutable scalar (``v = tt.state_var(name)``, A0.1): ``v`` is not
+    its bound value after a ``tt.state_set``, so no pass may inline it."""
+    return ops.tt_op_name(value) == "tt.state_var"
+
+
+def state_vars(body) -> list:
+    """The mutable scalars (variables bound to ``tt.state_var``) of ``body``."""
+    return [b.var for b in collect(body, tirx.Bind) if is_state_decl(b.value)]
+
+
+def _guarded(body, kinds, ifs: bool = True) -> list:
+    """(node, conditions) for every node of ``kinds`` under ``body``: the conditions of the
+    ``while`` loops and ``if`` arms it is in (an ``else`` arm's negated)."""
+    out = []
+
+    def visit(node, conds):
+        if isinstance(node, kinds):
+            out.append((node, conds))
+        if isinstance(node, tirx.SeqStmt):
+            for c in node.seq:
+                visit(c, conds)
+        elif isinstance(node, tirx.While):
+            visit(node.body, conds + [node.condition])
+        elif isinstance(node, tirx.IfThenElse):
+            visit(node.then_case, conds + [node.condition] if ifs else conds)
+            if node.else_case is not None:
+                visit(node.else_case,
+                      conds + [negate_condition(node.condition)] if ifs else conds)
+        elif isinstance(node, (tirx.For, tirx.AttrStmt)):
+            visit(node.body, conds)
+        elif hasattr(node, "body") and isinstance(getattr(node, "body"), tirx.Stmt):
+            visit(node.body, conds)
+
+    visit(body, [])
+    return out
+
+
+def while_conditions(body, node) -> list:
+    """The conditions of the ``while`` loops statement ``node`` is in."""
+    for n, conds in _guarded(body, type(node), ifs=False):
+        if n.same_as(node):
+            return conds
+    return []
+
+
+def bind_state_ranges(ana, body, binds: dict) -> None:
+    """Bind every mutable scalar of ``body`` in ``ana`` to the hull of the values its
+    assignments take (each under the conditions of the ``while`` loops and ``if`` arms it is
+    in; iterated to a fixed point, at most 16 rounds, scalars still growing then unbound)."""
+    svars = state_vars(body)
+    if not svars:
+        return
+    sets = [(ev, conds) for ev, conds in _guarded(body, tirx.Evaluate)
+            if ops.tt_op_name(ev.value) == "tt.state_set"]
+    ranges = {v: None for v in svars}
+    lim = 1 << 31
+    for _ in range(16):
+        new = dict(ranges)
+        scratch = Analyzer()
+        for v, r in ranges.items():
+            if r is not None:
+                scratch.bind(v, tvm.ir.Range.from_min_extent(
+                    tirx.IntImm(str(v.ty.dtype), r[0]), tirx.IntImm(str(v.ty.dtype), r[1] - r[0] + 1)))
+        for ev, conds in sets:
+            var, value = ev.value.args
+            value = inline_binds(value, binds)
+            if any(ranges.get(u, 0) is None for u in tirx.analysis.undefined_vars(value)):
+                continue  # reads a scalar with no value yet
+            guard = tirx.const(True, "bool")
+            for c in conds:
+                guard = tirx.And(guard, inline_binds(c, binds))
+            bound = ana.const_int_bound  # the launch and loop ranges, plus the scalars'
+            with scratch.constraint_scope(guard):
+                for u in tirx.analysis.undefined_vars(value):
+                    if u not in ranges:
+                        b = bound(u)
+                        if -lim < b.min_value <= b.max_value < lim:
+                            scratch.bind(u, tvm.ir.Range.from_min_extent(
+                                tirx.IntImm(str(u.ty.dtype), b.min_value),
+                                tirx.IntImm(str(u.ty.dtype), b.max_value - b.min_value + 1)),
+                                allow_override=True)
+                b = scratch.const_int_bound(scratch.simplify(value))
+            lo, hi = b.min_value, b.max_value
+            old = new[var]
+            new[var] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+        if new == ranges:
+            break
+        ranges = new
+    else:
+        ranges = {v: None for v in ranges}
+    for v, r in ranges.items():
+        if r is not None and -lim < r[0] <= r[1] < lim:
+            ana.bind(v, tvm.ir.Range.from_min_extent(
+                tirx.IntImm(str(v.ty.dtype), r[0]), tirx.IntImm(str(v.ty.dtype), r[1] - r[0] + 1)))
+
+
 def inline_binds(expr, binds: dict):
     """``expr`` with the variables of ``binds`` (var -> value, a kernel's ``Bind``s) replaced
-    by their values, transitively (up to 32 levels)."""
+    by their values, transitively (up to 32 levels); mutable scalars (:func:`is_state_decl`)
+    stay names."""
     for _ in range(32):
-        used = [v for v in tirx.analysis.undefined_vars(expr) if v in binds] \
+        used = [v for v in tirx.analysis.undefined_vars(expr)
+                if v in binds and not is_state_decl(binds[v])] \
             if isinstance(expr, tvm.ir.Expr) else []
         if not used:
             return expr

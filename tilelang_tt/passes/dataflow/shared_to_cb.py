@@ -69,7 +69,7 @@ from ..common import (
     require_attr,
     seq, split_persistent, stmts_of, to_py, tt_calls, tt_pass,
 )
-from ..common import negate_condition, tt_map
+from ..common import bind_state_ranges, negate_condition, tt_map, while_conditions
 from ..frontend.eltwise_expr import load, load_t
 from ..analysis.scalar_reads import WORDS_PER_PAGE
 
@@ -113,6 +113,7 @@ def _analyzer(func) -> Analyzer:
             ana.bind(loop.loop_var, tvm.ir.Range(int(lo), int(hi)))
         else:
             ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
+    bind_state_ranges(ana, func.body, {})
     return ana
 
 
@@ -464,7 +465,11 @@ def LowerSharedToCB(func, mod, ctx):
     printed = {}  # T.print id -> (write_from_cb call, block buffer, span)
 
     def lower_copy(call: tirx.TilePrimitiveCall):
-        out = lower_one_copy(call)
+        guard = tirx.const(True, "bool")
+        for c in while_conditions(func.body, call):  # a `while` over mutable scalars
+            guard = tirx.And(guard, c)
+        with ana.constraint_scope(guard):
+            out = lower_one_copy(call)
         ids = (call.config or {}).get(attrs.PRINT_IDS) if call.op.name == "tirx.tile.copy" \
             else None
         if ids:
