@@ -266,13 +266,16 @@ def while_conditions(body, node) -> list:
     return []
 
 
-def bind_state_ranges(ana, body, binds: dict) -> None:
+def bind_state_ranges(ana, body, binds: dict | None = None) -> None:
     """Bind every mutable scalar of ``body`` in ``ana`` to the hull of the values its
     assignments take (each under the conditions of the ``while`` loops and ``if`` arms it is
     in; iterated to a fixed point, at most 16 rounds, scalars still growing then unbound)."""
     svars = state_vars(body)
     if not svars:
         return
+    if binds is None:
+        binds = {b.var: b.value for b in collect(body, tirx.Bind)
+                 if str(b.var.ty).startswith(("int", "uint", "bool")) and not tt_calls(b.value)}
     sets = [(ev, conds) for ev, conds in _guarded(body, tirx.Evaluate)
             if ops.tt_op_name(ev.value) == "tt.state_set"]
     ranges = {v: None for v in svars}
@@ -281,7 +284,7 @@ def bind_state_ranges(ana, body, binds: dict) -> None:
         new = dict(ranges)
         scratch = Analyzer()
         for v, r in ranges.items():
-            if r is not None:
+            if r is not None and r[1] - r[0] < lim:
                 scratch.bind(v, tvm.ir.Range.from_min_extent(
                     tirx.IntImm(str(v.ty.dtype), r[0]), tirx.IntImm(str(v.ty.dtype), r[1] - r[0] + 1)))
         for ev, conds in sets:
@@ -297,7 +300,7 @@ def bind_state_ranges(ana, body, binds: dict) -> None:
                 for u in tirx.analysis.undefined_vars(value):
                     if u not in ranges:
                         b = bound(u)
-                        if -lim < b.min_value <= b.max_value < lim:
+                        if -lim < b.min_value <= b.max_value < lim and b.max_value - b.min_value < lim:
                             scratch.bind(u, tvm.ir.Range.from_min_extent(
                                 tirx.IntImm(str(u.ty.dtype), b.min_value),
                                 tirx.IntImm(str(u.ty.dtype), b.max_value - b.min_value + 1)),
@@ -311,10 +314,14 @@ def bind_state_ranges(ana, body, binds: dict) -> None:
         ranges = new
     else:
         ranges = {v: None for v in ranges}
+    import os
+    if os.environ.get("SS_DEBUG"):
+        print("STATE RANGES", ranges)
     for v, r in ranges.items():
-        if r is not None and -lim < r[0] <= r[1] < lim:
+        if r is not None and -lim < r[0] <= r[1] < lim and r[1] - r[0] < lim:
             ana.bind(v, tvm.ir.Range.from_min_extent(
-                tirx.IntImm(str(v.ty.dtype), r[0]), tirx.IntImm(str(v.ty.dtype), r[1] - r[0] + 1)))
+                tirx.IntImm(str(v.ty.dtype), r[0]), tirx.IntImm(str(v.ty.dtype), r[1] - r[0] + 1)),
+                allow_override=True)
 
 
 def inline_binds(expr, binds: dict):

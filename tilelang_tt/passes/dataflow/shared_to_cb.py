@@ -113,7 +113,7 @@ def _analyzer(func) -> Analyzer:
             ana.bind(loop.loop_var, tvm.ir.Range(int(lo), int(hi)))
         else:
             ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
-    bind_state_ranges(ana, func.body, {})
+    bind_state_ranges(ana, func.body)
     return ana
 
 
@@ -266,7 +266,17 @@ def prove_split(ana: Analyzer, pred, facts=None, depth=0) -> bool:
     pred = inline_binds(pred, binds)
     if depth == 0 and not collect(pred, tirx.Select) and \
             not any(collect(f, tirx.Select) for f in facts_):
-        return False
+        # no case split: the facts of the loops the predicate uses (a loop bounded by
+        # mutable scalars: `T.Pipelined(end_iter - start_iter)`, A0.1)
+        used = tirx.analysis.undefined_vars(pred)
+        near = [f for f in facts_ if any(u in used for u in tirx.analysis.undefined_vars(f))]
+        if not near:
+            return False
+        known = near[0]
+        for f in near[1:]:
+            known = tirx.And(known, f)
+        with ana.constraint_scope(known):
+            return ana.can_prove(pred, ProofStrength.SYMBOLIC_BOUND)
     sel = collect(pred, tirx.Select) or [s for f in facts_ for s in collect(f, tirx.Select)]
     if not sel or depth > 6:
         known = facts_[0]

@@ -84,6 +84,7 @@ def _analyzer(body) -> tuple[Analyzer, dict]:
     for a in launch_attrs(body):
         ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0), a.value))
     dloops = data_loops(body, binds)
+    bind_state_ranges(ana, body, binds)  # loops bounded by mutable scalars; again after them
     for lp in collect(body, tirx.For):  # outer loops first
         if any(lp.same_as(d) for d in dloops):
             continue  # bounds read tensor elements: constrained where a proof needs them
@@ -131,8 +132,15 @@ def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
     dloops = data_loops(func.body, binds)
     for call in collect(func.body, tirx.TilePrimitiveCall):
         guard = tirx.const(True, "bool")
-        for c in while_conditions(func.body, call):  # a `while` over mutable scalars
-            guard = tirx.And(guard, inline_binds(c, binds))
+        in_while = while_conditions(func.body, call)
+        for c in in_while:  # a `while` over mutable scalars (A0.1): its condition holds, and
+            guard = tirx.And(guard, inline_binds(c, binds))  # so do its loops' ranges
+        for lp in collect(func.body, tirx.For) if in_while else ():
+            if not isinstance(lp.extent, tirx.IntImm) and \
+                    any(c.same_as(call) for c in collect(lp.body, tirx.TilePrimitiveCall)):
+                v = lp.loop_var
+                guard = tirx.And(guard, inline_binds(
+                    tirx.And(lp.min <= v, v < lp.min + lp.extent), binds))
         with ana.constraint_scope(guard):
             for arg in call.args:
                 if not (isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(buf)):
@@ -154,7 +162,8 @@ def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
                             span=call.span,
                             hint="shift the indices so that blocks start at 0 or later")
                     end = ana.simplify(inline_binds(rng.min + rng.extent, binds))
-                    if ana.can_prove(end <= shape[d]):
+                    if ana.can_prove(end <= shape[d]) or in_while and ana.can_prove(
+                            end <= shape[d], ProofStrength.SYMBOLIC_BOUND):
                         continue  # inside the tensor (a loop bound that depends on a block index)
                     bound = _bound(ana, end)[1]
                     if bound >= _INT32:
