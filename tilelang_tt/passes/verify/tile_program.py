@@ -396,6 +396,11 @@ def _check_same_block(prover, edges, w: _Access, x: _Access, accesses=()):
             continue  # ... which the reader read after x
         if after and w.rmw and x.rmw:
             continue  # the read waits for the core's previous write-backs (tt.rmw_acquire)
+        if not after and w.rmw and x.rmw:
+            # an atomic's read, then a later write-back or ordered block store (A0.1.1): the
+            # compute kernel updates the read block where it stands, before it produces
+            # anything later in program order, so the written block comes after the read
+            continue
         if prover.disjoint(w, x, shared, later_at, earlier, None):
             continue
         if after:
