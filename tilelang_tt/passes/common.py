@@ -266,10 +266,21 @@ def while_conditions(body, node) -> list:
     return []
 
 
+def _int_range(var, lo: int, hi: int):
+    dtype = str(var.ty.dtype)
+    return tvm.ir.Range.from_min_extent(tirx.IntImm(dtype, lo), tirx.IntImm(dtype, hi - lo + 1))
+
+
+def _finite(lo: int, hi: int) -> bool:
+    lim = 1 << 31
+    return -lim < lo <= hi < lim and hi - lo < lim
+
+
 def bind_state_ranges(ana, body, binds: dict | None = None) -> None:
-    """Bind every mutable scalar of ``body`` in ``ana`` to the hull of the values its
-    assignments take (each under the conditions of the ``while`` loops and ``if`` arms it is
-    in; iterated to a fixed point, at most 16 rounds, scalars still growing then unbound)."""
+    """Bind every mutable scalar of ``body`` in ``ana`` to the hull of the values it takes:
+    0 (its declaration's) and the values of its assignments, each under the conditions of the
+    ``while`` loops and ``if`` arms around it (other variables in ``ana``'s ranges); iterated
+    to a fixed point, at most 16 rounds (scalars still growing then are left unbound)."""
     svars = state_vars(body)
     if not svars:
         return
@@ -278,50 +289,36 @@ def bind_state_ranges(ana, body, binds: dict | None = None) -> None:
                  if str(b.var.ty).startswith(("int", "uint", "bool")) and not tt_calls(b.value)}
     sets = [(ev, conds) for ev, conds in _guarded(body, tirx.Evaluate)
             if ops.tt_op_name(ev.value) == "tt.state_set"]
-    ranges = {v: None for v in svars}
-    lim = 1 << 31
+    ranges = {v: (0, 0) for v in svars}
     for _ in range(16):
         new = dict(ranges)
         scratch = Analyzer()
-        for v, r in ranges.items():
-            if r is not None and r[1] - r[0] < lim:
-                scratch.bind(v, tvm.ir.Range.from_min_extent(
-                    tirx.IntImm(str(v.ty.dtype), r[0]), tirx.IntImm(str(v.ty.dtype), r[1] - r[0] + 1)))
+        for v, (lo, hi) in ranges.items():
+            if _finite(lo, hi):
+                scratch.bind(v, _int_range(v, lo, hi))
         for ev, conds in sets:
             var, value = ev.value.args
             value = inline_binds(value, binds)
-            if any(ranges.get(u, 0) is None for u in tirx.analysis.undefined_vars(value)):
-                continue  # reads a scalar with no value yet
             guard = tirx.const(True, "bool")
             for c in conds:
                 guard = tirx.And(guard, inline_binds(c, binds))
-            bound = ana.const_int_bound  # the launch and loop ranges, plus the scalars'
             with scratch.constraint_scope(guard):
                 for u in tirx.analysis.undefined_vars(value):
-                    if u not in ranges:
-                        b = bound(u)
-                        if -lim < b.min_value <= b.max_value < lim and b.max_value - b.min_value < lim:
-                            scratch.bind(u, tvm.ir.Range.from_min_extent(
-                                tirx.IntImm(str(u.ty.dtype), b.min_value),
-                                tirx.IntImm(str(u.ty.dtype), b.max_value - b.min_value + 1)),
-                                allow_override=True)
+                    b = ana.const_int_bound(u)  # launch and loop ranges
+                    if u not in ranges and _finite(b.min_value, b.max_value):
+                        scratch.bind(u, _int_range(u, b.min_value, b.max_value),
+                                     allow_override=True)
                 b = scratch.const_int_bound(scratch.simplify(value))
-            lo, hi = b.min_value, b.max_value
             old = new[var]
-            new[var] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+            new[var] = (min(old[0], b.min_value), max(old[1], b.max_value))
         if new == ranges:
             break
         ranges = new
     else:
-        ranges = {v: None for v in ranges}
-    import os
-    if os.environ.get("SS_DEBUG"):
-        print("STATE RANGES", ranges)
-    for v, r in ranges.items():
-        if r is not None and -lim < r[0] <= r[1] < lim and r[1] - r[0] < lim:
-            ana.bind(v, tvm.ir.Range.from_min_extent(
-                tirx.IntImm(str(v.ty.dtype), r[0]), tirx.IntImm(str(v.ty.dtype), r[1] - r[0] + 1)),
-                allow_override=True)
+        return
+    for v, (lo, hi) in ranges.items():
+        if _finite(lo, hi):
+            ana.bind(v, _int_range(v, lo, hi), allow_override=True)
 
 
 def inline_binds(expr, binds: dict):

@@ -1,7 +1,8 @@
 """Forward dataflow over structured TIR, joining paths at every merge point.
 
 The pipeline's statements are structured (``SeqStmt``, ``IfThenElse``, ``For``, ``While``,
-``AttrStmt`` and leaves), so a forward analysis needs no CFG: a sequence threads the state through, an
+``AttrStmt`` and leaves), so a forward analysis needs no CFG: a sequence threads the state
+through, an
 ``if`` joins the states of its two arms (the missing ``else`` is the state unchanged), and a
 loop iterates its body until the state at the loop head is stable (``head = join(entry,
 body_exit)``).  The persistent body (``tt.persistent_body``) repeats like a loop.
