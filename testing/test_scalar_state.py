@@ -15,7 +15,8 @@ from tilelang_tt import TTUnsupportedError
 
 def persistent_rows(M=256, N=64, block_M=32, programs=3, dtype=T.float32):
     # a persistent loop over row blocks (TileLang's AMD flash attention's structure):
-    # `while bx < n: ...; bx = bx + programs`
+    # `while bx < n: ...; bx = bx + programs`; block bx reads row block `src` = (bx + 1) % n,
+    # a second scalar only the reader needs
     num_blocks = M // block_M
 
     @T.prim_func
@@ -24,14 +25,17 @@ def persistent_rows(M=256, N=64, block_M=32, programs=3, dtype=T.float32):
             A_s = T.alloc_shared((block_M, N), dtype)
             B_l = T.alloc_fragment((block_M, N), dtype)
             bx = T.alloc_var(T.int32)
+            src = T.alloc_var(T.int32)
             bx = pid
+            src = (pid + 1) % num_blocks
             while bx < num_blocks:
-                T.copy(A[bx * block_M, 0], A_s)
+                T.copy(A[src * block_M, 0], A_s)
                 for i, j in T.Parallel(block_M, N):
                     B_l[i, j] = A_s[i, j] * 2.0 + 1.0
                 T.copy(B_l, B[bx * block_M, 0])
                 current = bx
                 bx = current + programs
+                src = (src + programs) % num_blocks
 
     return main
 
@@ -166,12 +170,15 @@ def test_scalar_state_persistent_streamk_attention():
     rng = np.random.default_rng(0)
     kernel = tilelang.compile(persistent_rows(), out_idx=[1])
     a = rng.standard_normal((256, 64)).astype(np.float32)
-    np.testing.assert_allclose(kernel(a), a * 2.0 + 1.0, rtol=1e-5, atol=1e-5)
-    # every kernel keeps its own copy of the scalar: a C++ local assigned in each
+    ref = np.roll(a.reshape(8, 32, 64), -1, axis=0).reshape(256, 64) * 2.0 + 1.0
+    np.testing.assert_allclose(kernel(a), ref, rtol=1e-5, atol=1e-5)
+    # every kernel keeps its own copy of the scalar: a C++ local assigned in each; `src` only
+    # in the reader, the one kernel that reads it
     for kind in ("reader", "compute", "writer"):
         src = kernel.sources[f"{kind}.cpp"]
         assert "int32_t bx = 0;" in src and "bx = (bx + 3);" in src, kind
         assert "while (" in src, kind
+        assert ("int32_t src = 0;" in src) == (kind == "reader"), kind
 
     # stream-K: run-time K extents, offsets from the scalars, whole tiles stored and partial
     # ones added atomically (the programs' atomics serialised on one core), full tiles after
