@@ -40,6 +40,29 @@ def persistent_rows(M=256, N=64, block_M=32, programs=3, dtype=T.float32):
     return main
 
 
+def persistent_sum(M=256, N=64, block_M=32, programs=9):
+    # a block buffer carried across the `while`'s iterations: each program sums the row
+    # blocks it visits (9 programs over 8 blocks: the last one visits none and stores zeros)
+    num_blocks = M // block_M
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float32), B: T.Tensor((programs * block_M, N), T.float32)):
+        with T.Kernel(programs, threads=128) as pid:
+            A_s = T.alloc_shared((block_M, N), T.float32)
+            acc = T.alloc_fragment((block_M, N), T.float32)
+            bx = T.alloc_var(T.int32)
+            bx = pid
+            T.fill(acc, 0)
+            while bx < num_blocks:
+                T.copy(A[bx * block_M, 0], A_s)
+                for i, j in T.Parallel(block_M, N):
+                    acc[i, j] = acc[i, j] + A_s[i, j]
+                bx = bx + programs
+            T.copy(acc, B[pid * block_M, 0])
+
+    return main
+
+
 def streamk(M=256, N=256, K=256, block_M=64, block_N=128, block_K=64, programs=3,
             dtype=T.bfloat16):
     # TileLang's stream-K GEMM (examples/gemm_streamk): start_iter / end_iter carried across
@@ -179,6 +202,12 @@ def test_scalar_state_persistent_streamk_attention():
         assert "int32_t bx = 0;" in src and "bx = (bx + 3);" in src, kind
         assert "while (" in src, kind
         assert ("int32_t src = 0;" in src) == (kind == "reader"), kind
+
+    kernel = tilelang.compile(persistent_sum())
+    b = np.full((9 * 32, 64), np.nan, np.float32)
+    kernel(a, b)
+    ref = np.concatenate([a.reshape(8, 32, 64)[p::9].sum(0) for p in range(9)])
+    np.testing.assert_allclose(b, ref, rtol=1e-5, atol=1e-5)
 
     # stream-K: run-time K extents, offsets from the scalars, whole tiles stored and partial
     # ones added atomically (the programs' atomics serialised on one core), full tiles after
