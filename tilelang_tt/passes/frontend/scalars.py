@@ -7,8 +7,11 @@ TVMScript parses a Python-level assignment in a kernel (``y = by * 32 + i``,
 such buffer stored exactly once (and not read by its own store) is a ``Bind`` of a scalar
 variable instead, so index arithmetic stays plain expressions later passes can see through;
 a scalar assigned several times in straight-line code (``s = T.alloc_var(...)``, ``s = 2.0``,
-``s += 1.0``) becomes one ``Bind`` per assignment; a scalar assigned inside a loop or a
-branch is a TTUnsupportedError naming it; other local buffers are left for
+``s += 1.0``) becomes one ``Bind`` per assignment; an int32 scalar assigned inside a loop
+or a branch whose values read no buffer element but such scalars is mutable state
+(:func:`replicate_state_scalars`: ``v = tt.state_var(name)``, ``tt.state_set(v, value)``,
+reads ``v``; every kernel that reads it keeps its own copy); any other scalar assigned inside
+a loop or a branch is a TTUnsupportedError naming it; other local buffers are left for
 VerifyTileProgramTT to reject.  A floating-point binding
 whose value reads no buffer and no variable (``inv_D = T.float32(1.0) / T.Cast("float32",
 D)``, a constant written in TIR) is substituted into its uses and dropped, so expressions
@@ -201,7 +204,7 @@ def inline_element_binds(func, body):
 
 
 def state_scalars(body) -> set:
-    """The integer scalars (one-element local buffers) still assigned after the rewrites whose
+    """The int32 scalars (one-element local buffers) still assigned after the rewrites whose
     every assigned value reads no buffer element but of such scalars: constants, block
     indices, loop variables, bound names and the other state scalars.  Each kernel keeps its
     own copy and runs the same assignments (replicated state, docs/SUPPORT.md "Scalars
@@ -210,7 +213,7 @@ def state_scalars(body) -> set:
     for st in collect(body, tirx.BufferStore):
         if _is_scalar_local(st.buffer):
             stores.setdefault(st.buffer, []).append(st)
-    state = {b for b in stores if str(b.dtype).startswith(("int", "uint"))}
+    state = {b for b in stores if str(b.dtype) == "int32"}
     changed = True
     while changed:
         changed = False
