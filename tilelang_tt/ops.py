@@ -243,6 +243,18 @@ _op("tensor_accessor", "meta", "handle",
     "compile-time args are the `index`-th TensorAccessorArgs of the kernel",
     "tensor:tensor index:imm addr_slot:imm page_bytes:imm", kernel="any")
 
+# replicated scalar state (A0.1, docs/SUPPORT.md "Scalars carried across loops"): an integer
+# scalar assigned in a loop or a branch of a kernel with tile work; every kernel keeps its own
+# copy (a C++ local) and runs the same assignments in the same control flow
+_op("state_var", "meta", "int32",
+    "state_var(name): the declaration of a mutable integer scalar: `v = tt.state_var(name)` "
+    "binds `v` to a C++ local (zero-initialised) that tt.state_set assigns; every kernel "
+    "holding a use of `v` keeps its own copy", "name:str", kernel="any")
+_op("state_set", "meta", "void",
+    "state_set(var, value): the mutable scalar `var` (bound to tt.state_var) = `value` from "
+    "here on (the same assignment in every kernel)", "var:int value:int", kernel="any",
+    engine="riscv", cpp="{0} = {1}")
+
 # --- elementwise expression trees (A0-D5) -----------------------------------------------------
 # An elementwise expression is a float32 PrimExpr over these leaves and functions, float
 # constants and TIR's +, -, *, / (passes/eltwise_expr.py); it is an operand of tt.tile.expr

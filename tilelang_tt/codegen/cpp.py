@@ -253,7 +253,7 @@ class KernelPrinter:
         elif isinstance(s, tirx.BufferStore) and self.typed:
             self.emit(f"{self.name(s.buffer)}[{self.local_index(s.buffer, s.indices)}] = "
                       f"{self.expr(s.value)};")
-        elif isinstance(s, tirx.While) and self.typed:
+        elif isinstance(s, tirx.While):  # a scalar program's, or a loop over mutable scalars
             self.emit(f"while ({self.expr(s.condition)}) {{")
             self.block(s.body)
             self.emit("}")
@@ -293,6 +293,8 @@ class KernelPrinter:
             self.emit(f"constexpr auto {args_name} = TensorAccessorArgs<{offset}>();")
             self.emit(f"const auto {v} = TensorAccessor({args_name}, "
                       f"get_arg_val<uint32_t>({int(slot)}), {int(page)});  // {buf.name}")
+        elif name == "tt.state_var":  # a mutable scalar (A0.1): every kernel's own copy
+            self.emit(f"{ctype(b.var.ty)} {v} = 0;  // {b.value.args[0].value}")
         elif self.typed:
             self.typed_vars.append(b.var)
             self.emit(f"const {ctype(b.var.ty)} {v} = {self.expr(b.value)};")

@@ -220,11 +220,114 @@ def substitute(node, mapping: dict):
     return tvm_ffi.structural_map(node, [(tvm.ir.Var, lambda v: mapping.get(v, v))], order="post")
 
 
+def is_state_decl(value) -> bool:
+    """``value`` declares a mutable scalar (``v = tt.state_var(name)``, A0.1): ``v`` is not
+    its bound value after a ``tt.state_set``, so no pass may inline it."""
+    return ops.tt_op_name(value) == "tt.state_var"
+
+
+def state_vars(body) -> list:
+    """The mutable scalars (variables bound to ``tt.state_var``) of ``body``."""
+    return [b.var for b in collect(body, tirx.Bind) if is_state_decl(b.value)]
+
+
+def _guarded(body, kinds, ifs: bool = True) -> list:
+    """(node, conditions) for every node of ``kinds`` under ``body``: the conditions of the
+    ``while`` loops and ``if`` arms it is in (an ``else`` arm's negated)."""
+    out = []
+
+    def visit(node, conds):
+        if isinstance(node, kinds):
+            out.append((node, conds))
+        if isinstance(node, tirx.SeqStmt):
+            for c in node.seq:
+                visit(c, conds)
+        elif isinstance(node, tirx.While):
+            visit(node.body, conds + [node.condition])
+        elif isinstance(node, tirx.IfThenElse):
+            visit(node.then_case, conds + [node.condition] if ifs else conds)
+            if node.else_case is not None:
+                visit(node.else_case,
+                      conds + [negate_condition(node.condition)] if ifs else conds)
+        elif isinstance(node, (tirx.For, tirx.AttrStmt)):
+            visit(node.body, conds)
+        elif hasattr(node, "body") and isinstance(getattr(node, "body"), tirx.Stmt):
+            visit(node.body, conds)
+
+    visit(body, [])
+    return out
+
+
+def while_conditions(body, node) -> list:
+    """The conditions of the ``while`` loops statement ``node`` is in."""
+    for n, conds in _guarded(body, type(node), ifs=False):
+        if n.same_as(node):
+            return conds
+    return []
+
+
+def _int_range(var, lo: int, hi: int):
+    dtype = str(var.ty.dtype)
+    return tvm.ir.Range.from_min_extent(tirx.IntImm(dtype, lo), tirx.IntImm(dtype, hi - lo + 1))
+
+
+def _finite(lo: int, hi: int) -> bool:
+    lim = 1 << 31
+    return -lim < lo <= hi < lim and hi - lo < lim
+
+
+def bind_state_ranges(ana, body, binds: dict | None = None) -> None:
+    """Bind every mutable scalar of ``body`` in ``ana`` to the hull of the values it takes:
+    0 (its declaration's) and the values of its assignments, each under the conditions of the
+    ``while`` loops and ``if`` arms around it (other variables in ``ana``'s ranges); iterated
+    to a fixed point, at most 16 rounds (scalars still growing then are left unbound)."""
+    svars = state_vars(body)
+    if not svars:
+        return
+    if binds is None:
+        binds = {b.var: b.value for b in collect(body, tirx.Bind)
+                 if str(b.var.ty).startswith(("int", "uint", "bool")) and not tt_calls(b.value)}
+    sets = [(ev, conds) for ev, conds in _guarded(body, tirx.Evaluate)
+            if ops.tt_op_name(ev.value) == "tt.state_set"]
+    ranges = {v: (0, 0) for v in svars}
+    for _ in range(16):
+        new = dict(ranges)
+        scratch = Analyzer()
+        for v, (lo, hi) in ranges.items():
+            if _finite(lo, hi):
+                scratch.bind(v, _int_range(v, lo, hi))
+        for ev, conds in sets:
+            var, value = ev.value.args
+            value = inline_binds(value, binds)
+            guard = tirx.const(True, "bool")
+            for c in conds:
+                guard = tirx.And(guard, inline_binds(c, binds))
+            with scratch.constraint_scope(guard):
+                for u in tirx.analysis.undefined_vars(value):
+                    b = ana.const_int_bound(u)  # launch and loop ranges
+                    if u not in ranges and _finite(b.min_value, b.max_value):
+                        scratch.bind(u, _int_range(u, b.min_value, b.max_value),
+                                     allow_override=True)
+                b = scratch.const_int_bound(scratch.simplify(value))
+            old = new[var]
+            new[var] = (min(old[0], b.min_value), max(old[1], b.max_value))
+        if new == ranges:
+            break
+        ranges = new
+    else:
+        return
+    for v, (lo, hi) in ranges.items():
+        if _finite(lo, hi):
+            ana.bind(v, _int_range(v, lo, hi), allow_override=True)
+
+
 def inline_binds(expr, binds: dict):
     """``expr`` with the variables of ``binds`` (var -> value, a kernel's ``Bind``s) replaced
-    by their values, transitively (up to 32 levels)."""
+    by their values, transitively (up to 32 levels); mutable scalars (:func:`is_state_decl`)
+    stay names."""
     for _ in range(32):
-        used = [v for v in tirx.analysis.undefined_vars(expr) if v in binds] \
+        used = [v for v in tirx.analysis.undefined_vars(expr)
+                if v in binds and not is_state_decl(binds[v])] \
             if isinstance(expr, tvm.ir.Expr) else []
         if not used:
             return expr

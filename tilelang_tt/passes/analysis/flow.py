@@ -1,7 +1,8 @@
 """Forward dataflow over structured TIR, joining paths at every merge point.
 
-The pipeline's statements are structured (``SeqStmt``, ``IfThenElse``, ``For``, ``AttrStmt``
-and leaves), so a forward analysis needs no CFG: a sequence threads the state through, an
+The pipeline's statements are structured (``SeqStmt``, ``IfThenElse``, ``For``, ``While``,
+``AttrStmt`` and leaves), so a forward analysis needs no CFG: a sequence threads the state
+through, an
 ``if`` joins the states of its two arms (the missing ``else`` is the state unchanged), and a
 loop iterates its body until the state at the loop head is stable (``head = join(entry,
 body_exit)``).  The persistent body (``tt.persistent_body``) repeats like a loop.
@@ -31,7 +32,7 @@ def join_tuple(a, b):
 
 
 def _loop_like(stmt) -> bool:
-    return isinstance(stmt, tirx.For) or (
+    return isinstance(stmt, (tirx.For, tirx.While)) or (
         isinstance(stmt, tirx.AttrStmt) and str(stmt.attr_key) == attrs.PERSISTENT_BODY)
 
 
@@ -94,6 +95,8 @@ class FlowRewriter:
             if isinstance(stmt, tirx.For):
                 new = tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, _seq(body),
                                stmt.thread_binding, stmt.annotations, stmt.step, stmt.span)
+            elif isinstance(stmt, tirx.While):
+                new = tirx.While(stmt.condition, _seq(body), stmt.span)
             else:
                 new = tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, _seq(body), stmt.span)
             return (pre + [new] if pre else new), head

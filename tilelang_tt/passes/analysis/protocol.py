@@ -114,6 +114,12 @@ def _join(a: _State, b: _State) -> _State:
                    started=a.started and b.started)
 
 
+def _assigned(body) -> list:
+    """The mutable scalars (A0.1) ``body`` assigns (``tt.state_set``)."""
+    return [c.args[0] for c in collect(body, tvm.ir.Call)
+            if ops.tt_op_name(c) == "tt.state_set"]
+
+
 def _forget(assume, loop_vars):
     """Assumptions that still hold after a loop: none about its variable."""
     if not loop_vars:
@@ -218,16 +224,23 @@ class _Checker:
                     out += self.run(arm, branch, report) if arm is not None else branch
                     self.where.pop()
             return _merge(out)
-        loop = isinstance(stmt, tirx.For) or (
+        loop = isinstance(stmt, (tirx.For, tirx.While)) or (
             isinstance(stmt, tirx.AttrStmt) and str(stmt.attr_key) == attrs.PERSISTENT_BODY)
         if loop:
             label = (f"the loop over {stmt.loop_var.name}" if isinstance(stmt, tirx.For)
+                     else f"the while loop ({stmt.condition})" if isinstance(stmt, tirx.While)
                      else "the persistent loop")
             loop_vars = [stmt.loop_var] if isinstance(stmt, tirx.For) else []
+            # the mutable scalars (A0.1) the body assigns: nothing known about them holds at
+            # the head of a later iteration, nor after the loop
+            loop_vars += _assigned(stmt.body)
             out = []
             for assume, st in paths:
-                out += self.loop(stmt, label, loop_vars, assume, st, report)
+                out += self.loop(stmt, label, loop_vars, _forget(assume, loop_vars), st, report)
             return _merge(out)
+        if isinstance(stmt, tirx.Evaluate) and ops.tt_op_name(stmt.value) == "tt.state_set":
+            # a mutable scalar takes a new value: facts about its old one are gone
+            return [(_forget(assume, [stmt.value.args[0]]), st) for assume, st in paths]
         if isinstance(stmt, tirx.AttrStmt):
             return self.run(stmt.body, paths, report)
         if (isinstance(stmt, tirx.Evaluate) and ops.tt_op_name(stmt.value)) or (

@@ -147,15 +147,18 @@ def lower_accumulator(cx: DstContext, acc, desc, body):
     acc_dtype = buffer_dtype(acc)
     if isinstance(x, tirx.For):
         k_var, k_ext = x.loop_var, x.extent
-        if not isinstance(k_ext, tvm.tirx.IntImm):
-            raise TTUnsupportedError(f"the K loop of {acc.name} must have a constant extent")
-        k_ext = int(k_ext)
         inner_loops = [f for f in collect(x.body, tirx.For)
                        if any(c.same_as(m) for m in mmas for c in tt_calls(f))]
         if inner_loops:
             raise TTUnsupportedError(
                 f"T.gemm into {acc.name} is nested in more than one loop between T.clear and the "
                 "copy-out; only a single K loop is supported")
+        if not isinstance(k_ext, tvm.tirx.IntImm):
+            # a run-time extent (mutable scalars, A0.1: `end_iter - start_iter`, maybe 0):
+            # the first and the last step are not known at compile time, as in a branch
+            return _lower_conditional(cx, acc, mt, nt, kt, trans_b, a, b, out, items, home,
+                                      i_clear, i_x, i_pack, clears, packs, x, mmas)
+        k_ext = int(k_ext)
         first = tirx.EQ(k_var, int_imm(0))
         last = tirx.EQ(k_var, int_imm(k_ext - 1))
         if any(any(c.same_as(m) for m in mmas for c in tt_calls(b))

@@ -77,7 +77,7 @@ from ..common import (
     require_attr,
     seq, split_persistent, stmts_of, to_py, tt_calls, tt_pass,
 )
-from ..common import negate_condition, tt_map
+from ..common import bind_state_ranges, negate_condition, tt_map, while_conditions
 from ..frontend.eltwise_expr import load, load_t
 from ..analysis.scalar_reads import WORDS_PER_PAGE
 
@@ -121,6 +121,7 @@ def _analyzer(func) -> Analyzer:
             ana.bind(loop.loop_var, tvm.ir.Range(int(lo), int(hi)))
         else:
             ana.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
+    bind_state_ranges(ana, func.body)
     return ana
 
 
@@ -273,7 +274,17 @@ def prove_split(ana: Analyzer, pred, facts=None, depth=0) -> bool:
     pred = inline_binds(pred, binds)
     if depth == 0 and not collect(pred, tirx.Select) and \
             not any(collect(f, tirx.Select) for f in facts_):
-        return False
+        # no case split: the facts of the loops the predicate uses (a loop bounded by
+        # mutable scalars: `T.Pipelined(end_iter - start_iter)`, A0.1)
+        used = tirx.analysis.undefined_vars(pred)
+        near = [f for f in facts_ if any(u in used for u in tirx.analysis.undefined_vars(f))]
+        if not near:
+            return False
+        known = near[0]
+        for f in near[1:]:
+            known = tirx.And(known, f)
+        with ana.constraint_scope(known):
+            return ana.can_prove(pred, ProofStrength.SYMBOLIC_BOUND)
     sel = collect(pred, tirx.Select) or [s for f in facts_ for s in collect(f, tirx.Select)]
     if not sel or depth > 6:
         known = facts_[0]
@@ -530,7 +541,11 @@ def LowerSharedToCB(func, mod, ctx):
     printed = {}  # T.print id -> (write_from_cb call, block buffer, span)
 
     def lower_copy(call: tirx.TilePrimitiveCall):
-        out = lower_one_copy(call)
+        guard = tirx.const(True, "bool")
+        for c in while_conditions(func.body, call):  # a `while` over mutable scalars
+            guard = tirx.And(guard, c)
+        with ana.constraint_scope(guard):
+            out = lower_one_copy(call)
         ids = (call.config or {}).get(attrs.PRINT_IDS) if call.op.name == "tirx.tile.copy" \
             else None
         if ids:

@@ -159,7 +159,7 @@ def _self_contained(stmt, producer_calls, consumer_calls) -> bool:
 def _carried_body(loop, producer_calls, consumer_calls, name, span):
     """The window of a carrying loop's body: its reads of the block in force, before the
     statement that produces the next one."""
-    body = loop.body if isinstance(loop, tirx.For) else None
+    body = loop.body if isinstance(loop, (tirx.For, tirx.While)) else None
     if not isinstance(body, tirx.SeqStmt):
         raise TTUnsupportedError(
             f"buffer {name} is read and written inside a statement that is not a loop",

@@ -62,6 +62,7 @@ from tvm.sym import Analyzer
 from ... import attrs, ops
 from ...errors import TTUnsupportedError
 from ..common import (buffer_dtype, buffer_scope, collect, inline_binds, launch_attrs, seq,
+                      state_vars,
                       stmts_of, substitute, tt_map, tt_pass, uses_var)
 from .atomic_groups import group_dims, serial_order, simplify_index
 
@@ -97,6 +98,14 @@ def _accesses(node, buf) -> int:
     n += len(collect(node, tvm.ir.TensorRegion, lambda x: x.source.same_as(buf)))
     n += len(collect(node, tirx.BufferStore, lambda x: x.buffer.same_as(buf)))
     return n
+
+
+def _block_stores(node, buf) -> list:
+    """The ``T.copy(block, buf[...])`` calls under ``node`` (block stores into tensor ``buf``)."""
+    return [c for c in collect(node, tirx.TilePrimitiveCall)
+            if c.op.name == "tirx.tile.copy" and isinstance(c.args[0], tvm.ir.TensorRegion)
+            and c.args[0].source.same_as(buf) and isinstance(c.args[1], tvm.ir.TensorRegion)
+            and buffer_scope(c.args[1].source) != "global"]
 
 
 class _Target:
@@ -203,6 +212,7 @@ def LowerAtomicsTT(func, mod, ctx):
         return func
     # bounds guards true for every block are gone already (DropTrueGuardsTT)
     binds = {b.var: b.value for b in collect(func.body, tirx.Bind)}
+    state = set(state_vars(func.body))  # mutable scalars (A0.1): opaque names here
     atoms = list(_atoms_with_ancestors(func.body))
     launches = launch_attrs(func.body)
     innermost = launches[-1] if launches else None
@@ -216,12 +226,14 @@ def LowerAtomicsTT(func, mod, ctx):
         if innermost is None or not any(p.same_as(innermost) for p in path):
             raise TTUnsupportedError(f"{name}: outside `with T.Kernel(...)`", span=atom.span)
         inside = path[[k for k, p in enumerate(path) if p.same_as(innermost)][0] + 1:]
-        loops, serial_loops = [], []
+        loops, serial_loops, guards = [], [], []
         for p in inside:
             if isinstance(p, tirx.For) and p.kind == tirx.ForKind.PARALLEL:
                 loops.append(p)
             elif isinstance(p, tirx.For) and p.kind == tirx.ForKind.SERIAL and not loops:
                 serial_loops.append(p)  # repeats the update (the target must not use its var)
+            elif isinstance(p, (tirx.While, tirx.IfThenElse)) and not loops and state:
+                guards.append(p)  # a `while` / `if` of a kernel with mutable scalars (A0.1)
             elif not isinstance(p, tirx.SeqStmt):
                 what = "a loop" if isinstance(p, tirx.For) else (
                     "a branch" if isinstance(p, tirx.IfThenElse) else type(p).__name__)
@@ -234,10 +246,22 @@ def LowerAtomicsTT(func, mod, ctx):
         t.nest = loops[0] if loops else None  # the T.Parallel nest the atomic is the body of
         t.moving = [lp for lp in serial_loops if any(
             v.same_as(lp.loop_var) for i in t.index for v in tirx.analysis.undefined_vars(i))]
+        if guards:
+            # under a `while` or an `if` of a kernel with mutable scalars (stream-K's partial
+            # tiles): the block is read, updated and written back where the atomic runs
+            if not any(isinstance(g, tirx.While) for g in guards) and not any(
+                    v in state for i in t.index for v in tirx.analysis.undefined_vars(i)):
+                raise TTUnsupportedError(
+                    f"{name}: inside a branch; the backend serialises the blocks that update "
+                    "one target and applies their updates once, so an atomic must be in the "
+                    "kernel body, a serial loop or a T.Parallel nest, not in a branch (or at a "
+                    "target placed by a mutable scalar)", span=atom.body.span or atom.span)
+            t.moving = t.moving + guards
         if t.moving:
             _check_moving(t, name)
         targets.append(t)
 
+    plain_stores = []  # T.copy(block, target) beside moving atomics: ordered like write-backs
     # group atomics by target region; one tensor, one region and one kind
     groups: list[list[_Target]] = []
     for t in targets:
@@ -266,6 +290,10 @@ def LowerAtomicsTT(func, mod, ctx):
                 "written back at every iteration); make one atomic per tensor",
                 span=t.atom.body.span or t.atom.span)
         inside = sum(_accesses(t.atom, g[0].buf) for t in g)
+        if all(t.moving for t in g):  # block stores beside per-execution read-modify-writes
+            stores = _block_stores(func.body, g[0].buf)
+            inside += sum(_accesses(c, g[0].buf) for c in stores)
+            plain_stores += stores
         if _accesses(func.body, g[0].buf) != inside:
             t = g[0]
             raise TTUnsupportedError(
@@ -315,8 +343,18 @@ def LowerAtomicsTT(func, mod, ctx):
                             ops.evaluate("tt.rmw_release", span=span)])
         return stmt
 
+    def ordered_store(call):
+        # a block store into a tensor that moving atomics read back: like their write-backs,
+        # the reader's next read-modify-write of the tensor waits for it (the RMW semaphore)
+        if any(call.same_as(c) for c in plain_stores):
+            return seq([ops.evaluate("tt.rmw_acquire", span=call.span), call,
+                        ops.evaluate("tt.rmw_release", span=call.span)])
+        return call
+
     inner = tt_map(innermost.body, [(tirx.For, rmw)], order="pre") if moving else \
         innermost.body
+    if plain_stores:
+        inner = tt_map(inner, [(tirx.TilePrimitiveCall, ordered_store)], order="post")
     inner = _map_stmts(inner, rewrite)
     # a split launch dimension: v = v_o * G + v_i in the rest of the body
     inner = substitute(inner, {d.var: d.value() for d in dims if d.split})
@@ -386,6 +424,13 @@ def _check_held_index(t: _Target, order) -> None:
                     "`bx // g` alone", span=t.atom.body.span or t.atom.span)
 
 
+def _moving_name(node) -> str:
+    """A loop variable's name; a `while` or an `if` of mutable scalars (A0.1) described."""
+    if isinstance(node, tirx.For):
+        return node.loop_var.name
+    return "(a `while` loop)" if isinstance(node, tirx.While) else "(an `if` arm)"
+
+
 def _check_moving(t: _Target, name: str) -> None:
     """An atomic in a loop whose variable its target uses (flash attention backward's
     ``dQ[bz, bx, k * block_N + i, j]``): the block is read, updated and written back at every
@@ -395,7 +440,7 @@ def _check_moving(t: _Target, name: str) -> None:
     if t.nest is None:
         raise TTUnsupportedError(
             f"{name}({t.buf.name}[...]): an atomic whose target moves with the loop "
-            f"{t.moving[0].loop_var.name} must update a block (a T.Parallel nest or the tile "
+            f"{_moving_name(t.moving[0])} must update a block (a T.Parallel nest or the tile "
             "form)", span=where)
     inner = t.nest
     while isinstance(inner, tirx.For) and inner.kind == tirx.ForKind.PARALLEL:
@@ -403,7 +448,7 @@ def _check_moving(t: _Target, name: str) -> None:
     if not inner.same_as(t.atom):
         raise TTUnsupportedError(
             f"{name}({t.buf.name}[...]): its target moves with the loop "
-            f"{t.moving[0].loop_var.name}, so its block is read, updated and written back at "
+            f"{_moving_name(t.moving[0])}, so its block is read, updated and written back at "
             "every iteration; the atomic must be the only statement of its T.Parallel nest",
             span=where)
 

@@ -146,7 +146,7 @@ def _demoted(body, accs):
         if isinstance(s, tirx.SeqStmt):
             for x in s.seq:
                 visit(x, loops)
-        elif isinstance(s, tirx.For):
+        elif isinstance(s, (tirx.For, tirx.While)):
             visit(s.body, loops + [s])
         elif isinstance(s, tirx.IfThenElse):
             visit(s.then_case, loops)
@@ -174,7 +174,8 @@ def _demoted(body, accs):
         if any(w < g or any(l.same_as(m) for l in wl for m in gl)
                for w, wl in writes for g, gl in gemms):
             out.append(acc)
-        elif any(not (isinstance(lp.min, tirx.IntImm) and isinstance(lp.extent, tirx.IntImm))
+        elif any(isinstance(lp, tirx.For) and
+                 not (isinstance(lp.min, tirx.IntImm) and isinstance(lp.extent, tirx.IntImm))
                  for _, gl in gemms for lp in gl):
             # a K loop whose bounds are known only at run time (TileLang's causal backward
             # `T.Pipelined(by * bm // bn, seq // bn)`): DST keeps K steps only over a loop of
@@ -238,7 +239,8 @@ class _Versioner:
         if d is None:
             return buf
         if not self.in_scope(d.scope):
-            where = "a loop" if isinstance(d.scope[0], tirx.For) else "a branch of an if"
+            where = "a loop" if isinstance(d.scope[0], (tirx.For, tirx.While)) else \
+                "a branch of an if"
             raise TTUnsupportedError(
                 f"{buf.name} is written inside {where} at {_line(d.call.span)} and read after it "
                 f"at {_line(call.span)}; a block buffer written there holds a value only there",
@@ -246,7 +248,7 @@ class _Versioner:
                 "outside it")
         depth = self.depth_of(d.scope)
         for node, arm in self.scopes[depth:]:
-            if isinstance(node, tirx.For):
+            if isinstance(node, (tirx.For, tirx.While)):
                 self.loop_reads.setdefault(id(node), []).append(buf)
         return d.buf
 
@@ -259,7 +261,7 @@ class _Versioner:
             return buf
         base = 0 if d is None else self.depth_of(d.scope) if self.in_scope(d.scope) else 0
         for node, arm in self.scopes[base:]:
-            if isinstance(node, tirx.For) and any(
+            if isinstance(node, (tirx.For, tirx.While)) and any(
                     b.same_as(buf) for b in self.loop_reads.get(id(node), [])) and not any(
                     l.same_as(node) and b.same_as(buf) for l, b in self.carried):
                 raise TTUnsupportedError(
@@ -276,7 +278,7 @@ class _Versioner:
     def stmt(self, s):
         if isinstance(s, tirx.SeqStmt):
             return seq([self.stmt(x) for x in s.seq])
-        if isinstance(s, tirx.For):
+        if isinstance(s, (tirx.For, tirx.While)):  # a `while` over mutable scalars (A0.1)
             return self.loop(s)
         if isinstance(s, tirx.IfThenElse):
             before = dict(self.current)
@@ -302,7 +304,7 @@ class _Versioner:
         iteration that does not take it leaves the carry (its circular buffer) untouched and
         the value flows on unchanged.  Every read and update of such a buffer in the
         iteration must be in that arm (the carry is consumed and refilled there only)."""
-        if len(self.scopes) < 2 or not isinstance(self.scopes[-2][0], tirx.For):
+        if len(self.scopes) < 2 or not isinstance(self.scopes[-2][0], (tirx.For, tirx.While)):
             return then
         loop = self.scopes[-2][0]
         refills = []
@@ -379,8 +381,11 @@ class _Versioner:
             else:
                 self.current[buf] = _Def(carry, outer, _find(self.current, buf).call)
         refill = [c for c in refill if c is not None]
-        loop = tirx.For(s.loop_var, s.min, s.extent, s.kind, seq([body] + refill),
-                        s.thread_binding, s.annotations, s.step, s.span)
+        if isinstance(s, tirx.While):
+            loop = tirx.While(s.condition, seq([body] + refill), s.span)
+        else:
+            loop = tirx.For(s.loop_var, s.min, s.extent, s.kind, seq([body] + refill),
+                            s.thread_binding, s.annotations, s.step, s.span)
         return seq(pre + [loop]) if pre else loop
 
     def zero_filled(self, buf) -> bool:

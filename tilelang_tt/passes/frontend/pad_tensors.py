@@ -60,6 +60,7 @@ from ...errors import TTUnsupportedError
 from ..common import (
     TILE, buffer_dtype, buffer_shape, collect, data_loops, get_attr, inline_binds,
     launch_attrs, negate_condition, reads_data, substitute, to_py, tt_pass,
+    bind_state_ranges, while_conditions,
 )
 from ..analysis.scalar_reads import scalar_params, scalar_tensors
 from .parallel_to_tile import unaligned_rows
@@ -85,6 +86,7 @@ def _analyzer(body) -> tuple[Analyzer, dict]:
     for a in launch_attrs(body):
         ana.bind(a.node.var, tvm.ir.Range.from_min_extent(tirx.IntImm("int32", 0), a.value))
     dloops = data_loops(body, binds)
+    bind_state_ranges(ana, body, binds)  # loops bounded by mutable scalars; again after them
     for lp in collect(body, tirx.For):  # outer loops first
         if any(lp.same_as(d) for d in dloops):
             continue  # bounds read tensor elements: constrained where a proof needs them
@@ -98,6 +100,7 @@ def _analyzer(body) -> tuple[Analyzer, dict]:
                 tirx.IntImm(dtype, int(lo)), tirx.IntImm(dtype, int(hi - lo + 1))))
         else:
             ana.bind(lp.loop_var, tvm.ir.Range.from_min_extent(lo_expr, lp.extent))
+    bind_state_ranges(ana, body, binds)
     return ana, binds
 
 
@@ -130,34 +133,46 @@ def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
     ends, unbounded = list(shape), []
     dloops = data_loops(func.body, binds)
     for call in collect(func.body, tirx.TilePrimitiveCall):
-        for arg in call.args:
-            if not (isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(buf)):
-                continue
-            for d, rng in enumerate(arg.region):
-                if reads_data(rng.min, binds, dloops):
-                    if call.op.name == "tirx.tile.copy" and \
-                            unaligned_rows(inline_binds(rng.min, binds)):
-                        continue  # rows gathered one by one: those outside read zeros (C1)
-                    end = _element_offset_end(func, call, buf, d, rng, ana, binds)
-                    ends[d] = max(ends[d], end)
+        guard = tirx.const(True, "bool")
+        in_while = while_conditions(func.body, call)
+        for c in in_while:  # a `while` over mutable scalars (A0.1): its condition holds, and
+            guard = tirx.And(guard, inline_binds(c, binds))  # so do its loops' ranges
+        for lp in collect(func.body, tirx.For) if in_while else ():
+            if not isinstance(lp.extent, tirx.IntImm) and \
+                    any(c.same_as(call) for c in collect(lp.body, tirx.TilePrimitiveCall)):
+                v = lp.loop_var
+                guard = tirx.And(guard, inline_binds(
+                    tirx.And(lp.min <= v, v < lp.min + lp.extent), binds))
+        with ana.constraint_scope(guard):
+            for arg in call.args:
+                if not (isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(buf)):
                     continue
-                start = ana.simplify(inline_binds(rng.min, binds))
-                if -_INF < _bound(ana, start)[0] < 0 and not _gathered_rows(func, call, buf, d,
-                                                                     start):
-                    raise TTUnsupportedError(
-                        f"tensor {buf.name} (shape {shape}) is accessed from `{start}` in its "
-                        f"dim {d}, which can be negative; TileLang reads its safe value before "
-                        "a tensor's start, but a tensor is padded only past its end here",
-                        span=call.span,
-                        hint="shift the indices so that blocks start at 0 or later")
-                end = ana.simplify(inline_binds(rng.min + rng.extent, binds))
-                if ana.can_prove(end <= shape[d]):
-                    continue  # inside the tensor (a loop bound that depends on a block index)
-                bound = _bound(ana, end)[1]
-                if bound >= _INT32:
-                    unbounded.append((call, d, end))
-                else:
-                    ends[d] = max(ends[d], int(bound))
+                for d, rng in enumerate(arg.region):
+                    if reads_data(rng.min, binds, dloops):
+                        if call.op.name == "tirx.tile.copy" and \
+                                unaligned_rows(inline_binds(rng.min, binds)):
+                            continue  # rows gathered one by one: those outside read zeros (C1)
+                        end = _element_offset_end(func, call, buf, d, rng, ana, binds)
+                        ends[d] = max(ends[d], end)
+                        continue
+                    start = ana.simplify(inline_binds(rng.min, binds))
+                    if -_INF < _bound(ana, start)[0] < 0 and \
+                            not _gathered_rows(func, call, buf, d, start):
+                        raise TTUnsupportedError(
+                            f"tensor {buf.name} (shape {shape}) is accessed from `{start}` in its "
+                            f"dim {d}, which can be negative; TileLang reads its safe value before "
+                            "a tensor's start, but a tensor is padded only past its end here",
+                            span=call.span,
+                            hint="shift the indices so that blocks start at 0 or later")
+                    end = ana.simplify(inline_binds(rng.min + rng.extent, binds))
+                    if ana.can_prove(end <= shape[d]) or in_while and ana.can_prove(
+                            end <= shape[d], ProofStrength.SYMBOLIC_BOUND):
+                        continue  # inside the tensor (a loop bound that depends on a block index)
+                    bound = _bound(ana, end)[1]
+                    if bound >= _INT32:
+                        unbounded.append((call, d, end))
+                    else:
+                        ends[d] = max(ends[d], int(bound))
     return ends, unbounded
 
 

@@ -7,8 +7,11 @@ TVMScript parses a Python-level assignment in a kernel (``y = by * 32 + i``,
 such buffer stored exactly once (and not read by its own store) is a ``Bind`` of a scalar
 variable instead, so index arithmetic stays plain expressions later passes can see through;
 a scalar assigned several times in straight-line code (``s = T.alloc_var(...)``, ``s = 2.0``,
-``s += 1.0``) becomes one ``Bind`` per assignment; a scalar assigned inside a loop or a
-branch is a TTUnsupportedError naming it; other local buffers are left for
+``s += 1.0``) becomes one ``Bind`` per assignment; an int32 scalar assigned inside a loop
+or a branch whose values read no buffer element but such scalars is mutable state
+(:func:`replicate_state_scalars`: ``v = tt.state_var(name)``, ``tt.state_set(v, value)``,
+reads ``v``; every kernel that reads it keeps its own copy); any other scalar assigned inside
+a loop or a branch is a TTUnsupportedError naming it; other local buffers are left for
 VerifyTileProgramTT to reject.  A floating-point binding
 whose value reads no buffer and no variable (``inv_D = T.float32(1.0) / T.Cast("float32",
 D)``, a constant written in TIR) is substituted into its uses and dropped, so expressions
@@ -33,6 +36,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
+from ... import ops
 from ...errors import TTUnsupportedError
 from ..common import (buffer_scope, collect, replace_tile_call, seq, substitute, tt_map,
                       tt_pass, uses_var)
@@ -199,9 +203,32 @@ def inline_element_binds(func, body):
     return _inline_binds(body, ("int", "uint"), wanted)
 
 
-def refuse_carried_scalars(body) -> None:
+def state_scalars(body) -> set:
+    """The int32 scalars (one-element local buffers) still assigned after the rewrites whose
+    every assigned value reads no buffer element but of such scalars: constants, block
+    indices, loop variables, bound names and the other state scalars.  Each kernel keeps its
+    own copy and runs the same assignments (replicated state, docs/SUPPORT.md "Scalars
+    carried across loops")."""
+    stores = {}
+    for st in collect(body, tirx.BufferStore):
+        if _is_scalar_local(st.buffer):
+            stores.setdefault(st.buffer, []).append(st)
+    state = {b for b in stores if str(b.dtype) == "int32"}
+    changed = True
+    while changed:
+        changed = False
+        for b in list(state):
+            if any(not any(ld.source.same_as(s) for s in state)
+                   for st in stores[b] for ld in collect(st.value, tvm.ir.TensorLoad)):
+                state.discard(b)
+                changed = True
+    return state
+
+
+def refuse_carried_scalars(body, allowed=()) -> None:
     """A scalar still assigned after the rewrites is assigned inside a loop or a branch."""
-    stores = [st for st in collect(body, tirx.BufferStore) if _is_scalar_local(st.buffer)]
+    stores = [st for st in collect(body, tirx.BufferStore) if _is_scalar_local(st.buffer)
+              and not any(st.buffer.same_as(b) for b in allowed)]
     if stores:  # name the last assignment: the one in the loop when there is one
         st = stores[-1]
         raise TTUnsupportedError(
@@ -468,11 +495,43 @@ def _merge_region_branches(branch):
     return seq(merged)
 
 
+def replicate_state_scalars(body, state):
+    """Each scalar of ``state`` (:func:`state_scalars`) -> a variable bound to
+    ``tt.state_var(name)`` where its buffer was allocated, its stores ``tt.state_set(var,
+    value)``, its reads the variable.  Later passes see an opaque integer name (not a tensor
+    element, not a binding they may inline), which every kernel keeps (D1)."""
+    if not state:
+        return body
+    names = {b: tirx.Var(b.name, str(b.dtype)) for b in state}
+
+    def pick(buf):
+        return next((v for b, v in names.items() if b.same_as(buf)), None)
+
+    def rewrite(node):
+        if isinstance(node, tirx.AllocBuffer) and pick(node.buffer) is not None:
+            return tirx.Bind(pick(node.buffer), ops.call("tt.state_var",
+                             tirx.StringImm(node.buffer.name)), node.span)
+        if isinstance(node, tirx.BufferStore) and pick(node.buffer) is not None:
+            value = node.value
+            if str(value.ty) != str(pick(node.buffer).ty):
+                value = tirx.Cast(str(pick(node.buffer).ty), value)
+            return tirx.Evaluate(ops.call("tt.state_set", pick(node.buffer), value,
+                                          span=node.span), node.span)
+        if isinstance(node, tvm.ir.TensorLoad) and pick(node.source) is not None:
+            return pick(node.source)
+        return node
+
+    return tt_map(body, [((tirx.AllocBuffer, tirx.BufferStore, tvm.ir.TensorLoad), rewrite)],
+                  order="post")
+
+
 @tt_pass("ScalarsToBindTT")
 def ScalarsToBindTT(func, mod, ctx):
     """Scalar assignments -> ``Bind`` (see module docstring); integer selects normalised
     (:func:`normalise_index_selects`)."""
     body = scalars_to_binds(straight_line_scalars(func.body))
-    refuse_carried_scalars(body)
+    state = state_scalars(body)
+    refuse_carried_scalars(body, state)
+    body = replicate_state_scalars(body, state)
     body = normalise_index_selects(body)
     return func.with_body(inline_element_binds(func, inline_float_constants(body)))

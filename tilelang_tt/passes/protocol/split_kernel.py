@@ -15,7 +15,9 @@ no longer the original function.  Each keeps only its own work:
 
 plus the control flow around that work (loops and conditions that became empty are dropped),
 the ``tt.alloc_cb`` bindings of the CBs it touches and the scalar bindings its work depends
-on.  The persistent-body marker stays in all three.  All function attributes are inherited.
+on; a mutable scalar (A0.1) stays in every kernel that reads it (its declaration and all its
+assignments), and goes from one that only assigns it.  The persistent-body marker stays in
+all three.  All function attributes are inherited.
 Each kernel has variables of its own (TVM's ConvertSSA renames the copies' parameters, loop
 variables, bindings and buffers), so the module is well-formed.
 """
@@ -70,6 +72,34 @@ def _drop_unused_binds(body):
         body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
 
 
+def _drop_unread_state(body):
+    """Remove the mutable scalars (A0.1: ``v = tt.state_var(...)``) this kernel never reads
+    but to assign them (their declaration and every ``tt.state_set`` of them; iterated:
+    dropping one may leave another unread), so no kernel holds a variable set but unused."""
+    while True:
+        decls = [b for b in collect(body, tirx.Bind) if ops.tt_op_name(b.value) == "tt.state_var"]
+        uses = _var_uses(body)
+        own = {}  # a scalar's occurrences in its own assignments (`v = v + 1` reads it too)
+        for c in collect(body, tvm.ir.Call):
+            if ops.tt_op_name(c) == "tt.state_set":
+                own[c.args[0]] = own.get(c.args[0], 0) + _var_uses(c).get(c.args[0], 0)
+        dead = [b.var for b in decls if uses.get(b.var, 0) <= 1 + own.get(b.var, 0)]
+        if not dead:
+            return body
+
+        def drop_bind(b, dead=dead):
+            return _NOOP if any(b.var.same_as(d) for d in dead) else b
+
+        def drop_set(ev, dead=dead):
+            if ops.tt_op_name(ev.value) == "tt.state_set" and \
+                    any(ev.value.args[0].same_as(d) for d in dead):
+                return _NOOP
+            return ev
+
+        body = tt_map(body, [(tirx.Bind, drop_bind), (tirx.Evaluate, drop_set)], order="post")
+        body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+
+
 def extract(body, kind: str):
     """The part of ``body`` that kernel ``kind`` executes: the other kernels' ops and the
     accumulators (outside compute) dropped, then TVM's RemoveNoOp drops the loops, branches
@@ -94,6 +124,7 @@ def extract(body, kind: str):
 
     out = tt_map(body, [(tirx.Evaluate, on_evaluate), (tirx.AllocBuffer, on_alloc),
                         (tirx.AttrStmt, on_attr)], order="post")
+    out = _drop_unread_state(out)
     out = _drop_empty(_remove_no_op(out))
     out = _drop_unused_binds(tt_map(out, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))
     # a loop left holding only bindings nothing reads (a branch value) is empty now

@@ -53,7 +53,8 @@ from tvm.sym import Analyzer
 
 from ... import attrs, ops
 from ...errors import TTCompileError, TTUnsupportedError, describe_span
-from ..common import buffer_scope, buffer_shape, collect, substitute, tt_pass
+from ..common import (buffer_scope, buffer_shape, collect, is_state_decl,
+                      substitute, tt_pass)
 from ..analysis.scalar_reads import scalar_tensors
 
 _ENUMERATE_BLOCKS = 16  # grids up to this many blocks are compared block by block
@@ -75,6 +76,7 @@ class _Access:
     # rows, ``if bx * BM + i < len: Out[cu[b] + bx * BM + i, ..] = ..``): the guard, on data,
     # chooses the rows each block stores (C1 / D3 write only those)
     rows_by_data: bool = False
+    state: bool = False  # a region at offsets from mutable scalars (A0.1)
 
     def where(self) -> str:
         return describe_span(self.span) or "(no source line)"
@@ -96,13 +98,16 @@ class _Collector:
         self.block_vars: list = []  # (var, extent)
         self.edges: list = []  # (source block buffer, destination block buffer)
         self.order = 0
+        self.state: set = set()  # the mutable scalars (A0.1)
 
     def visit(self, stmt, loops, binds):
         if isinstance(stmt, tirx.SeqStmt):
             binds = dict(binds)
             seq_ = list(stmt.seq)
             for k, s in enumerate(seq_):
-                if isinstance(s, tirx.Bind):
+                if isinstance(s, tirx.Bind) and is_state_decl(s.value):
+                    self.state.add(s.var)
+                elif isinstance(s, tirx.Bind):
                     binds[s.var] = substitute(s.value, binds)
                 before = len(self.accesses)
                 self.visit(s, loops, binds)
@@ -114,6 +119,13 @@ class _Collector:
                             (nxt == "tt.rmw_release" and acc.write)
         elif isinstance(stmt, tirx.For):
             self.visit(stmt.body, loops + [stmt], binds)
+        elif isinstance(stmt, tirx.While):
+            # a loop over mutable scalars (A0.1): its iterations are a loop whose variable no
+            # region uses (the scalars are the same names in every iteration)
+            it = tirx.Var("while_iteration", "int32")
+            self.visit(stmt.body, loops + [tirx.For(it, tirx.IntImm("int32", 0),
+                                                     tirx.IntImm("int32", 1 << 30),
+                                                     tirx.ForKind.SERIAL, stmt.body)], binds)
         elif isinstance(stmt, tirx.IfThenElse):
             self.visit(stmt.then_case, loops, binds)
             if stmt.else_case is not None:
@@ -143,9 +155,11 @@ class _Collector:
                       for r in region.region]
             by_data = write and (call.config or {}).get(attrs.ROW_GUARD) is not None and \
                 any(collect(m, tvm.ir.TensorLoad) for m, _ in ranges)
+            state = any(v in self.state for m, e in ranges
+                        for v in tirx.analysis.undefined_vars(m + e))
             self.accesses.append(_Access(write, region.source, ranges, list(loops),
                                          self.order, block, call.span,
-                                         rows_by_data=bool(by_data)))
+                                         rows_by_data=bool(by_data), state=state))
 
 
 def _tt_name(stmt):
@@ -308,6 +322,12 @@ def _at(acc: _Access, values: dict, suffix: str) -> _Access:
 
 
 def _check_cross_block(prover, w: _Access, x: _Access):
+    if w.state or x.state:
+        # a region at offsets from mutable scalars (A0.1): each block has its own copy of
+        # them, a value of its own history that the analyzer does not model; which blocks'
+        # regions meet is the program's own arithmetic (stream-K's partition of the
+        # iterations), not checked here (docs/SUPPORT.md "Scalars carried across loops")
+        return
     if w.rows_by_data and x.rows_by_data:
         # which rows each block stores is data (its row guard): the blocks' rows are disjoint
         # when the offsets and lengths are (TileLang's cu_seqlens, nondecreasing), which the
@@ -376,6 +396,11 @@ def _check_same_block(prover, edges, w: _Access, x: _Access, accesses=()):
             continue  # ... which the reader read after x
         if after and w.rmw and x.rmw:
             continue  # the read waits for the core's previous write-backs (tt.rmw_acquire)
+        if not after and w.rmw and x.rmw:
+            # an atomic's read, then a later write-back or ordered block store (A0.1.1): the
+            # compute kernel updates the read block where it stands, before it produces
+            # anything later in program order, so the written block comes after the read
+            continue
         if prover.disjoint(w, x, shared, later_at, earlier, None):
             continue
         if after:
