@@ -227,3 +227,32 @@ def test_scalar_program_refusals():
     with pytest.raises(TTUnsupportedError, match=r"tensor B is used by launches .* different "
                                                  r"device layouts"):
         tilelang.compile(two_launches)
+
+
+@tilelang.jit
+def element_atomics(dtype):
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32"), Total: T.Tensor((1,), "float32"),
+             Hi: T.Tensor((2,), dtype)):
+        with T.Kernel(2, threads=32) as bx:
+            tx = T.get_thread_binding()
+            T.atomic_add(Total[0], A[bx * 32 + tx])
+            T.atomic_max(Hi[0], 42.0)  # TileLang's issue 2758: a float literal into 16 bits
+            T.atomic_min(Hi[1], A[bx * 32 + tx])
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_element_atomics_in_scalar_code(dtype):
+    """Atomics on single elements in scalar code (per thread, two blocks): the blocks and
+    threads run one after the other on one core, so each is its read-modify-write."""
+    a = np.linspace(-3, 60, 64).astype(np.float32)
+    total = np.array([1.5], np.float32)
+    hi = np.array([-1e4, 1e4], np.dtype(dtype))
+    element_atomics(dtype)(a, total, hi)
+    want = np.float32(1.5)
+    for x in a:  # block 0's threads in order, then block 1's
+        want = np.float32(want + x)
+    assert total[0] == want
+    np.testing.assert_array_equal(hi.astype(np.float32), [42.0, a.min()])

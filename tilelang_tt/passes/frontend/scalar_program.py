@@ -21,7 +21,7 @@ first, so its tiles are blocks here).
 
 Guarantees: a launch whose body (inside its ``T.Kernel`` thread extents) holds no tile
 primitive, no ``T.Parallel`` loop, no buffer but ``local`` ones and tensor parameters, no
-statement marker (``AttrStmt``: atomics, reducer updates), no ``T.Persistent`` loop, no
+statement marker but atomics' (``AttrStmt``: reducer updates), no ``T.Persistent`` loop, no
 ``tt.*`` call but the reader's own (``T.print`` of scalars, ``T.device_assert``), and stores at
 least one tensor element, is a *scalar program*:
 
@@ -31,6 +31,10 @@ least one tensor element, is a *scalar program*:
   elements as float32 words, exactly), every element store ``tt.scalar.store(T, flat, word)``
   (floats through ``tt.float_to_bits``: the value is of the tensor's dtype already, so the
   host's conversion back is exact);
+* an atomic (``T.atomic_add`` / ``max`` / ``min`` of an element: A0.1.1's marked store
+  ``dst = dst op v``) is its store: the launch's blocks (and a per-thread program's threads,
+  A0.000) run one after the other on one core, so the update is a read-modify-write no
+  other update interleaves with;
 * ``T.if_then_else(c, a, b)`` becomes a select (printed as C++'s ``c ? a : b``, which
   evaluates only the arm it takes, as ``T.if_then_else`` does);
 * a loop of constant step ``k != 1`` runs over its trip count ``max(0, ceil(extent / k))``
@@ -101,8 +105,8 @@ def is_scalar_program(func) -> bool:
         name = ops.tt_op_name(call)
         if name is not None and ops.spec(name).kernel not in ("reader", "any"):
             return False
-    if collect(body, tirx.AttrStmt):  # markers other passes lower (atomics, reducers ...)
-        return False
+    if collect(body, tirx.AttrStmt, lambda a: str(a.attr_key) != attrs.ATOMIC):
+        return False  # markers other passes lower (reducers ...)
     if any(attrs.LOOP_PERSISTENT_TILES in (loop.annotations or {})
            for loop in collect(body, tirx.For)):
         return False  # a T.Persistent tile loop (A0.00 makes it the launch first)
@@ -192,13 +196,17 @@ def ScalarProgramTT(func, mod, ctx):
         return tirx.For(var, int_imm(0), trip, loop.kind, body, None, loop.annotations,
                         None, loop.span)
 
+    def on_attr(attr):  # an atomic's store is its update: the program runs serially
+        return attr.body if str(attr.attr_key) == attrs.ATOMIC else attr
+
     def on_call(call):  # T.if_then_else -> a select: C++'s `c ? a : b` evaluates one arm too
         if isinstance(call.op, tvm.ir.Op) and call.op.name in _SELECTS:
             return tirx.Select(*call.args)
         return call
 
     body = tt_map(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
-                         (tirx.For, on_for), (tvm.ir.Call, on_call)], order="post")
+                         (tirx.For, on_for), (tvm.ir.Call, on_call),
+                         (tirx.AttrStmt, on_attr)], order="post")
     for call in collect(body, tvm.ir.Call, lambda c: ops.tt_op_name(c) is None):
         name = call.op.name.split(".")[-1] if isinstance(call.op, tvm.ir.Op) else str(call.op)
         raise TTUnsupportedError(
