@@ -185,12 +185,17 @@ def k(A: T.Tensor((64, 64), "bfloat16"), B: T.Tensor((64, 64), "bfloat16")):
         tilelang_tt.compile(func, out_idx=-1)
 
 
-def test_index_condition_dividing_a_negative_value_is_refused_by_name():
+def test_index_condition_dividing_a_negative_value_floors():
+    """``(y - x) // 16 == 0``: the difference is negative above the diagonal; the reader
+    divides signed and floors, as TIR's ``//`` (truncation would keep ``y - x`` in (-16, 0)
+    too)."""
     cond = lambda y, x, bx, by: (y - x) // 16 == 0  # noqa: E731
-    func = index_masked(cond, VALUES["keep_or_minus_infinity"][0], 64, 64, 32, 32, "float32")
-    with pytest.raises(TTUnsupportedError, match=r"`C\[\.\.\.\] = \.\.\.`: in the condition .* "
-                                                 r"may divide a negative value"):
-        tilelang_tt.compile(func, out_idx=-1)
+    func = index_masked(cond, VALUES["zero_or_keep"][0], 64, 64, 32, 32, "float32")
+    art = tilelang_tt.compile(func, out_idx=-1)
+    assert "floordiv_signed" not in art.sources["reader.cpp"]  # the registry's C++ spelling
+    a = rand((64, 64), "float32", 5)
+    rows, cols = np.meshgrid(np.arange(64), np.arange(64), indexing="ij")
+    np.testing.assert_array_equal(art(a), np.where((rows - cols) // 16 == 0, 0, a))
 
 
 def test_index_condition_over_a_vector(tmp_path):

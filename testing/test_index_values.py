@@ -87,6 +87,27 @@ def test_alibi_bias_and_index_sum(dtype):
     np.testing.assert_allclose(d, s32 * 0.5 + r * 3 - col, **tol)
 
 
+def test_index_value_dividing_a_negative_difference_floors():
+    """``(j - i) // 4`` and ``(j - i) % 5`` as data: negative below the diagonal, divided
+    signed by the reader and floored, as TIR's ``//`` and ``%``."""
+
+    @T.prim_func
+    def k(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // 32, M // 32) as (bx, by):
+            s = T.alloc_fragment((32, 32), "float32")
+            T.copy(A[by * 32, bx * 32], s)
+            for i, j in T.Parallel(32, 32):
+                s[i, j] = s[i, j] + T.Cast("float32", (bx * 32 + j - by * 32 - i) // 4) * 100.0 \
+                    + T.Cast("float32", (j - i) % 5)
+            T.copy(s, C[by * 32, bx * 32])
+
+    a = np.random.default_rng(6).uniform(-1, 1, (M, N)).astype(np.float32)
+    r, col = _positions()
+    want = a + ((col - r) // 4) * 100.0 + ((col % 32 - r % 32) % 5)
+    np.testing.assert_allclose(tilelang_tt.compile(k, out_idx=[1])(a), want, rtol=1e-6,
+                               atol=1e-4)
+
+
 def test_positions_through_cos_and_sin_and_a_masked_select(tmp_path):
     """Rotary-style ``T.cos(pos * freq[j])`` / ``T.sin`` of the row's position, ``pos * g[j]``
     exact for positions above 2^11, and an argmax
@@ -164,8 +185,6 @@ def k(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "{dtype}")):
         ("int32", "T.if_then_else(A[by * 32 + i, bx * 32 + j] > 0, j, -1) * 2",
          r"`s\[i, j\] = .*`: s \(int32\) holds index values, which the device keeps in float32 "
          r"tiles .* is not an integer constant, an index value or a choice between them"),
-        ("float32", "A[by * 32 + i, bx * 32 + j] + T.Cast('float32', (j - i) // 4)",
-         r"`s\[\.\.\.\] = \.\.\.`: in the index value .* may divide a negative value"),
         ("float32", "A[by * 32 + i, bx * 32 + j] + T.Cast('float32', T.shift_right(j, 1))",
          r"`s\[\.\.\.\] = \.\.\.`: the index value .* is computed from indices, but .* is not "
          r"integer arithmetic"),

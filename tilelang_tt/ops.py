@@ -591,6 +591,21 @@ _op("l1_load_u32", "dataflow", "int32",
     "l1_load_u32(addr): the 32-bit word at the core's L1 address `addr` (the RISC-V core's own "
     "load)", "addr:int", kernel="any", engine="riscv",
     cpp="(*reinterpret_cast<volatile tt_l1_ptr uint32_t*>({0}))")
+# floor division and modulo of signed values (kernels compute indices in uint32_t, whose `/`
+# and `%` are wrong for a negative dividend: a mask's `(cu[b + 1] - cu[b]) // 2` when the
+# compiler cannot prove the difference non-negative)
+_op("floordiv_signed", "dataflow", "int32",
+    "floordiv_signed(a, b): TIR's floor division of the signed 32-bit values a and b",
+    "a:int b:int", kernel="any", engine="riscv",
+    cpp="([](int32_t a, int32_t b) {{ int32_t q = a / b; return (a % b != 0 && ((a < 0) != "
+        "(b < 0))) ? q - 1 : q; }})(static_cast<int32_t>({0}), static_cast<int32_t>({1}))",
+    props={"expression": True})
+_op("floormod_signed", "dataflow", "int32",
+    "floormod_signed(a, b): TIR's floor modulo of the signed 32-bit values a and b",
+    "a:int b:int", kernel="any", engine="riscv",
+    cpp="([](int32_t a, int32_t b) {{ int32_t r = a % b; return (r != 0 && ((r < 0) != "
+        "(b < 0))) ? r + b : r; }})(static_cast<int32_t>({0}), static_cast<int32_t>({1}))",
+    props={"expression": True})
 _op("as_signed", "dataflow", "int32",
     "as_signed(x): the integer x as a signed 32-bit value (kernels compute indices in uint32_t: "
     "the operands of comparisons that may be negative)", "x:int", kernel="any",

@@ -149,7 +149,7 @@ def record(outcome, exc=None):
         first = lines[0] if lines else ""
         if err and first.startswith("cannot parse kernel"):
             first = err[0] + " " + next((l for l in lines if l.startswith("-->")), "")
-        entry["message"] = first[:300]
+        entry["message"] = first[:2000]
         tb = traceback.extract_tb(exc.__traceback__)
         where = [f"{os.path.basename(f.filename)}:{f.lineno}" for f in tb[-3:]]
         entry["where"] = " <- ".join(reversed(where))

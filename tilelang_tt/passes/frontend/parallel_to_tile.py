@@ -697,8 +697,8 @@ def _check_index_condition(cond, nest, dst_buf, span, what="condition"):
         raise TTUnsupportedError(
             f"T.Parallel body `{dst_buf.name}[...] = ...`: a {what} computed from indices "
             f"(`{cond}`) needs a 1-D or 2-D T.Parallel nest over a block", span=span)
-    # kernels compute indices as unsigned integers: `//` and `%` only of values that cannot be
-    # negative (every variable an index: the nest's within its extents, the others >= 0)
+    # `//` and `%` by positive divisors (every variable an index: the nest's within its
+    # extents, the others >= 0)
     ana = Analyzer()
     seen = []
     for v in collect(cond, tvm.ir.Var):
@@ -708,12 +708,13 @@ def _check_index_condition(cond, nest, dst_buf, span, what="condition"):
         extent = next((e for lv, e in zip(nest.vars, nest.extents) if lv.same_as(v)), 2 ** 30)
         ana.bind(v, tvm.ir.Range.from_min_extent(0, extent))
     for d in collect(cond, (tirx.FloorDiv, tirx.FloorMod)):
-        if not (ana.can_prove(d.a >= 0) and ana.can_prove(d.b > 0)):
+        # a dividend that may be negative is divided signed by the reader (D3); the divisor
+        # must be positive
+        if not ana.can_prove(d.b > 0):
             raise TTUnsupportedError(
                 f"T.Parallel body `{dst_buf.name}[...] = ...`: in the {what} `{cond}`, "
-                f"`{d}` may divide a negative value; kernels compute indices unsigned, so `//` "
-                "and `%` need a non-negative dividend and a positive divisor (add a multiple of "
-                "the divisor first)", span=span)
+                f"`{d}` divides by a value that may not be positive; `//` and `%` of a mask "
+                "condition need a positive divisor", span=span)
 
 
 def _materialise_vectors(operands, srcs, fresh, allocs, prologue):

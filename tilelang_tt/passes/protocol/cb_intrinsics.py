@@ -195,11 +195,31 @@ def _at(cond, row, col):
 def _signed(cond):
     """``cond`` with the operands of its comparisons compared as signed values (``by * 32 + i
     < M - 64`` is negative past the end; TIR's int32 ``min`` / ``max`` the code generator
-    prints as signed comparisons itself)."""
+    prints as signed comparisons itself) and its divisions signed (:func:`_signed_divisions`)."""
     def signed(e):
         return type(e)(ops.call("tt.as_signed", e.a), ops.call("tt.as_signed", e.b))
 
-    return tvm_ffi.structural_map(cond, [(t, signed) for t in _COMPARISONS],
+    return tvm_ffi.structural_map(_signed_divisions(cond), [(t, signed) for t in _COMPARISONS],
+                                  order="post")
+
+
+def _signed_divisions(e):
+    """``e`` with its ``//`` and ``%`` of dividends that may be negative (they read a tensor
+    element or a difference: ``(cu[b + 1] - cu[b]) // 2``) as signed floor division and modulo
+    (``tt.floordiv_signed`` / ``tt.floormod_signed``): kernels compute in uint32_t."""
+    ana = Analyzer()
+
+    def maybe_negative(a) -> bool:
+        return bool(collect(a, tvm.ir.TensorLoad)) or bool(collect(a, tirx.Sub)) or \
+            bool(collect(a, tvm.ir.Call))
+
+    def div(d):
+        if not maybe_negative(d.a) or ana.can_prove(d.a >= 0):
+            return d
+        return ops.call("tt.floordiv_signed" if isinstance(d, tirx.FloorDiv)
+                        else "tt.floormod_signed", d.a, d.b)
+
+    return tvm_ffi.structural_map(e, [(tirx.FloorDiv, div), (tirx.FloorMod, div)],
                                   order="post")
 
 
@@ -257,7 +277,8 @@ def _value_bits(value, dtype: str, row, col):
         return tirx.IntImm("uint32", _element_bits(float(value.value), dtype))
     convert = {"float32": "tt.int_to_float_bits", "bfloat16": "tt.int_to_bfloat16_bits",
                "float16": "tt.int_to_float16_bits"}[dtype]
-    return tirx.Cast("uint32", ops.call(convert, ops.call("tt.as_signed", _at(value, row, col))))
+    return tirx.Cast("uint32", ops.call(convert, ops.call(
+        "tt.as_signed", _signed_divisions(_at(value, row, col)))))
 
 
 def lower_mask(call, dtype: str):

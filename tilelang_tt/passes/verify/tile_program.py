@@ -54,7 +54,7 @@ from tvm.sym import Analyzer
 from ... import attrs, ops
 from ...errors import TTCompileError, TTUnsupportedError, describe_span
 from ..common import (buffer_scope, buffer_shape, collect, is_state_decl,
-                      substitute, tt_pass)
+                      substitute, tt_pass, uses_var)
 from ..analysis.scalar_reads import scalar_tensors
 
 _ENUMERATE_BLOCKS = 16  # grids up to this many blocks are compared block by block
@@ -336,6 +336,21 @@ def _check_cross_block(prover, w: _Access, x: _Access):
     extents = [e for _, e in prover.block_vars]
     if not all(isinstance(e, tvm.tirx.IntImm) for e in extents):
         return  # symbolic grids are rejected by the work partition
+    placing = _data_placing_dims(prover, w, x)
+    if placing and _segmented(prover, w, x, placing):
+        # regions placed by tensor elements that depend on block indices, within which other
+        # block indices step (TileLang's `Output[cu_seqlens[bz] + bx * 64 ...]`: segments):
+        # blocks that read different elements meet or not by the data (nondecreasing
+        # offsets, which the compiler cannot see, as for row guards above); blocks that read
+        # the same elements are checked.  A region the elements alone place (a scatter
+        # `O[Dst[bx] * 32 ...]`) is checked as any other: duplicates would race
+        for k, (var, ext) in enumerate(prover.block_vars):
+            if int(ext) <= 1 or k in placing:
+                continue
+            if not all(prover.disjoint(w, x, 0, None, earlier, k, equal=placing)
+                       for earlier in (False, True)):
+                _race(w, x, var)
+        return
     num_blocks = 1
     for ext in extents:
         num_blocks *= int(ext)
@@ -355,17 +370,50 @@ def _check_cross_block(prover, w: _Access, x: _Access):
             continue
         if num_blocks <= _ENUMERATE_BLOCKS and not _blocks_overlap(prover, w, x, k):
             continue
-        other = "writes" if x.write else "reads"
-        same = w is x
-        what = (f"{w.where()} writes {w.text()} in every block; blocks that differ only in "
-                f"{var.name} write the same elements" if same else
-                f"{w.where()} writes {w.text()} and {x.where()} {other} {x.text()}; blocks "
-                f"that differ in {var.name} touch the same elements")
-        raise TTCompileError(
-            f"blocks race on tensor {w.tensor.name}: {what}, and blocks run in no particular "
-            "order (on different cores, or with one core's reader running ahead of its "
-            "writer)", hint=f"make each block read and write its own part of {w.tensor.name}, "
-            f"indexed by {var.name}")
+        _race(w, x, var)
+
+
+def _data_placing_dims(prover, w: _Access, x: _Access) -> list:
+    """Positions of the block indices that the tensor elements placing ``w``'s or ``x``'s
+    region are indexed by (``bz`` of ``cu_seqlens[bz]``)."""
+    used = []
+    for acc in (w, x):
+        for m, e in acc.region:
+            for ld in collect(m + e, tvm.ir.TensorLoad):
+                for idx in ld.indices:
+                    used += [k for k, (var, _) in enumerate(prover.block_vars)
+                             if uses_var(idx, var) and k not in used]
+    return sorted(used)
+
+
+def _segmented(prover, w: _Access, x: _Access, placing) -> bool:
+    """Both regions also use a block index of more than one block that places no element
+    (``bx`` of ``cu[bz] + bx * 64``) outside their element reads."""
+    def plain(acc):
+        free = set()
+        for m, e in acc.region:
+            bare = tvm_ffi.structural_map(m + e, [(tvm.ir.TensorLoad,
+                                                   lambda ld: tirx.IntImm("int32", 0))],
+                                          order="post")
+            free |= {k for k, (var, ext) in enumerate(prover.block_vars)
+                     if k not in placing and int(ext) > 1 and uses_var(bare, var)}
+        return free
+
+    return bool(plain(w)) and bool(plain(x))
+
+
+def _race(w: _Access, x: _Access, var):
+    other = "writes" if x.write else "reads"
+    same = w is x
+    what = (f"{w.where()} writes {w.text()} in every block; blocks that differ only in "
+            f"{var.name} write the same elements" if same else
+            f"{w.where()} writes {w.text()} and {x.where()} {other} {x.text()}; blocks "
+            f"that differ in {var.name} touch the same elements")
+    raise TTCompileError(
+        f"blocks race on tensor {w.tensor.name}: {what}, and blocks run in no particular "
+        "order (on different cores, or with one core's reader running ahead of its "
+        "writer)", hint=f"make each block read and write its own part of {w.tensor.name}, "
+        f"indexed by {var.name}")
 
 
 def _waits_for_later_read(accesses, edges, w: _Access, x: _Access, same_iteration) -> bool:
