@@ -29,8 +29,9 @@ follows the binding: the writer waits for that page, reads the word from it and 
 
 An element that places a block at rows off a tile boundary (``tt.read_rows_to_cb`` /
 ``tt.write_rows_from_cb``: TileLang's ``cu_seqlens[b]``, read by no ``if``; its start or row
-guard), or that a mask the reader computes reads (``tt.mask_to_cb``), is read right before
-that statement: ``tt.scalar_to_cb(cb, T, page)`` into the
+guard), or a block read anywhere (``tt.read_to_cb``: the grouped GEMM's ``B[cur_batch, ...]``,
+read by no ``if``), or that a mask the reader computes reads (``tt.mask_to_cb``), is read right
+before that statement: ``tt.scalar_to_cb(cb, T, page)`` into the
 tensor's row-offsets CB (``<T>_rows``, reader -> writer), ``v = tt.scalar_word(cb, word)``,
 ``tt.scalar_take(cb)``; the element in the statement is ``v`` (signed).  The kernel moving the
 block reads the word (the reader before its push, the writer before its pop); the other one
@@ -199,7 +200,8 @@ def LowerScalarReadsTT(func, mod, ctx):
         holds the value, the other one just frees the page)."""
         call = ev.value
         if not isinstance(call, tvm.ir.Call) or ops.tt_op_name(call) not in (
-                "tt.read_rows_to_cb", "tt.write_rows_from_cb", "tt.mask_to_cb"):
+                "tt.read_rows_to_cb", "tt.write_rows_from_cb", "tt.mask_to_cb",
+                "tt.read_to_cb"):
             return ev
         first = 3 if ops.tt_op_name(call) == "tt.mask_to_cb" else 2
         given = next((g for e, g in provided if e.same_as(ev)), [])
@@ -272,9 +274,23 @@ def LowerScalarReadsTT(func, mod, ctx):
     # (work of the writer under it) and gives the writer its bounds / condition too
     body = tt_map(func.body, [(tirx.Evaluate, on_rows)], order="post")
     body = tt_map(body, [(tirx.IfThenElse, on_if), (tirx.For, on_for)], order="post")
-    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq)), (tvm.ir.Call, _word_select)],
+                  order="post")
     prologue, persistent = split_persistent(body)
     return func.with_body(with_persistent(new_cbs + list(prologue), persistent))
+
+
+def _word_select(call):
+    """An integer ``T.if_then_else(c, a, b)`` whose elements are now words (A0.1 kept it a
+    call because it read elements: the grouped GEMM's batch chosen by ``m >= offsets[i]``)
+    -> ``Select(c, a, b)``, which the kernels evaluate as C++'s ``c ? a : b``."""
+    op = getattr(call, "op", None)
+    if isinstance(op, tvm.ir.Op) and op.name in ("tirx.if_then_else", "prim.if_then_else") \
+            and len(call.args) == 3 and \
+            str(call.ty).startswith(("int", "uint", "bool")) and \
+            not collect(call, tvm.ir.TensorLoad):
+        return tirx.Select(*call.args)
+    return call
 
 
 def _fold_bool_compares(expr):
