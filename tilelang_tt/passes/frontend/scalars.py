@@ -324,7 +324,7 @@ def inline_element_binds(func, body):
         loads = collect(value, tvm.ir.TensorLoad)
         return bool(loads) and all(read_only_param(ld.source) for ld in loads)
 
-    return _inline_binds(body, ("int", "uint"), wanted)
+    return _inline_binds(body, ("int", "uint", "bool"), wanted)
 
 
 def refuse_carried_scalars(body) -> None:
