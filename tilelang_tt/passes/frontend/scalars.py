@@ -6,15 +6,21 @@ TVMScript parses a Python-level assignment in a kernel (``y = by * 32 + i``,
 ``start_y = by * block_M``) as a one-element local buffer plus one store.  Guarantees: every
 such buffer stored exactly once (and not read by its own store) is a ``Bind`` of a scalar
 variable instead, so index arithmetic stays plain expressions later passes can see through;
-a scalar assigned several times in straight-line code (``s = T.alloc_var(...)``, ``s = 2.0``,
-``s += 1.0``) becomes one ``Bind`` per assignment; a scalar assigned inside a loop or a
-branch is a TTUnsupportedError naming it; other local buffers are left for
-VerifyTileProgramTT to reject.  A floating-point binding
+a serial loop of constant extent (at most :data:`UNROLL_LIMIT` iterations) whose body only
+binds names and assigns such buffers (TileLang's grouped GEMM: ``for i in range(batch_count):
+cur = T.if_then_else(m >= offsets[i], i, cur)``) is unrolled first
+(:func:`unroll_scalar_loops`); a scalar assigned several times in straight-line code (``s =
+T.alloc_var(...)``, ``s = 2.0``, ``s += 1.0``) becomes one ``Bind`` per assignment; a scalar
+assigned inside another loop or a branch and read after it is a TTUnsupportedError naming it;
+other local buffers are left for VerifyTileProgramTT to reject.  A floating-point binding
 whose value reads no buffer and no variable (``inv_D = T.float32(1.0) / T.Cast("float32",
 D)``, a constant written in TIR) is substituted into its uses and dropped, so expressions
 that use it see a constant (elementwise expressions fold it); so is an integer binding whose
 value reads elements of tensor parameters the kernel never writes (``i_s =
-BlockIndices[b, t, h, i] * BS``): its uses read the element.
+BlockIndices[b, t, h, i] * BS``; a bool one too): its uses read the element.  An element read
+of a tensor parameter at an index chosen by a select (the grouped GEMM's
+``batch_sizes[cur]``, ``cur`` a chain of selects) is a select of element reads at the choices
+(:func:`distribute_element_selects`): no element read is indexed by another.
 
 Integer selects are normalised (:func:`normalise_index_selects`, from the IR's structure):
 ``T.if_then_else(c, a, b)`` of integer or boolean values reading no buffer element is
@@ -185,12 +191,14 @@ def _fold_equal_selects(e):
 
 
 def distribute_element_selects(body, func):
-    """An element read of a tensor parameter at an index chosen by a select, ``T[.., T.if_then_else(c,
-    a, b), ..]`` (the grouped GEMM's ``batch_sizes[cur]``, ``cur`` a chain of selects on
-    other elements), -> ``T.if_then_else(c, T[.., a, ..], T[.., b, ..])``, repeatedly, so no
-    element read is indexed by an element read: each element the kernel reads is at an index
-    of block indices, loop variables and constants (``analysis/scalar_reads.py``).  Selects
-    of two equal values are folded first."""
+    """An element read of a tensor parameter at an index chosen by a select that reads
+    elements, ``T[.., T.if_then_else(c, a, b), ..]`` (the grouped GEMM's ``batch_sizes[cur]``,
+    ``cur`` a chain of selects on other elements), -> ``T.if_then_else(c, T[.., a, ..], T[..,
+    b, ..])``, repeatedly, so no element read is indexed by an element read: each element the
+    kernel reads is at an index of block indices, loop variables and constants
+    (``analysis/scalar_reads.py``).  Names bound to integer constants are seen through and
+    selects of two equal values folded (in such indices and in the starts of tensor regions
+    that read elements)."""
     params = [p for p in func.params if tirx.is_buffer_var(p)]
     # names bound to integer constants (a scalar's first assignment, `cur = 0`) seen through
     consts = {b.var: b.value for b in collect(body, tirx.Bind)
@@ -201,16 +209,15 @@ def distribute_element_selects(body, func):
         return tt_map(substitute(e, consts), folds, order="post")
 
     def split(ld):
-        if not any(ld.source.same_as(p) for p in params) or not any(
-                collect(ix, tirx.Select) or collect(ix, tvm.ir.Call) for ix in ld.indices):
+        if not any(ld.source.same_as(p) for p in params) or \
+                not any(collect(ix, tvm.ir.TensorLoad) for ix in ld.indices):
             return ld
-        ld = ld.source[tuple(fold(ix) for ix in ld.indices)]
-        for k, ix in enumerate(ld.indices):
+        idx = [fold(ix) for ix in ld.indices]
+        for k, ix in enumerate(idx):
             parts = _select_parts(ix)
-            if parts is None:
-                continue
+            if parts is None or not collect(ix, tvm.ir.TensorLoad):
+                continue  # a select of index arithmetic alone stays an index
             c, a, b = parts
-            idx = list(ld.indices)
             yes, no = (split(ld.source[tuple(idx[:k] + [v] + idx[k + 1:])])
                        for v in (a, b))
             return _fold_equal_selects(tirx.if_then_else(c, yes, no))
@@ -306,7 +313,7 @@ def inline_index_binds(body, block_vars):
 
 
 def inline_element_binds(func, body):
-    """Substitute integer ``Bind``s whose value reads elements of tensor parameters the kernel
+    """Substitute integer (and bool) ``Bind``s whose value reads elements of tensor parameters the kernel
     never writes (``i_s = BlockIndices[b, t, h, i] * BS``) into their uses, and drop them: the
     condition, the block offsets and the masks that use the name then read the element itself
     (``analysis/scalar_reads.py`` decides which such reads are supported).  The tensor is
