@@ -57,7 +57,7 @@ from ...errors import TTUnsupportedError
 from ..analysis.scalar_reads import WORDS_PER_PAGE
 from ..common import (
     WORD_DTYPE, buffer_shape, collect, get_attr, inline_binds, int_imm, seq, split_persistent,
-    to_py, tt_calls, tt_map, tt_pass, with_persistent,
+    substitute, to_py, tt_calls, tt_map, tt_pass, with_persistent,
 )
 from ... import attrs
 from .shared_to_cb import alloc_cb_call
@@ -276,8 +276,83 @@ def LowerScalarReadsTT(func, mod, ctx):
     body = tt_map(body, [(tirx.IfThenElse, on_if), (tirx.For, on_for)], order="post")
     body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq)), (tvm.ir.Call, _word_select)],
                   order="post")
+    body = tt_map(body, [(tirx.For, _hoist_row_words)], order="post")
+    body = _share_row_words(tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))
     prologue, persistent = split_persistent(body)
     return func.with_body(with_persistent(new_cbs + list(prologue), persistent))
+
+
+def _row_word(items, k):
+    """The read ``tt.scalar_to_cb(cb, T, page)``, ``v = tt.scalar_word(cb, word)``,
+    ``tt.scalar_take(cb)`` starting at ``items[k]`` as (cb, page, word, v), else None."""
+    if k + 2 >= len(items) or ops.stmt_op_name(items[k]) != "tt.scalar_to_cb":
+        return None
+    bind, take = items[k + 1], items[k + 2]
+    if not (isinstance(bind, tirx.Bind) and ops.tt_op_name(bind.value) == "tt.scalar_word"
+            and ops.stmt_op_name(take) == "tt.scalar_take"):
+        return None
+    cb, _, page = items[k].value.args
+    if not (bind.value.args[0].same_as(cb) and take.value.args[0].same_as(cb)):
+        return None
+    return cb, page, bind.value.args[1], bind.var
+
+
+def _hoist_row_words(loop):
+    """The row-offset reads (``tt.scalar_to_cb`` / ``tt.scalar_word`` / ``tt.scalar_take`` of
+    ``<T>_rows``) directly in ``loop``'s body whose page and word do not change with the loop
+    (no loop variable, no name bound in the body): moved before the loop, in order, so the
+    reader reads such an element once, not every iteration (the grouped GEMM's offsets in
+    its K loop).  Reader and writer both run the reads before the loop instead of in it, in
+    the same order: their pages still pair up."""
+    items = list(loop.body.seq) if isinstance(loop.body, tirx.SeqStmt) else [loop.body]
+    inner = {loop.loop_var} | {b.var for b in collect(loop.body, tirx.Bind)} | \
+        {f.loop_var for f in collect(loop.body, tirx.For)}
+    hoisted, kept, k = [], [], 0
+    while k < len(items):
+        word = _row_word(items, k)
+        if word is not None and not any(
+                v in inner for e in (word[1], word[2])
+                for v in tirx.analysis.undefined_vars(e)):
+            hoisted += items[k:k + 3]
+            k += 3
+            continue
+        kept.append(items[k])
+        k += 1
+    if not hoisted:
+        return loop
+    return seq(hoisted + [tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, seq(kept),
+                                   loop.thread_binding, loop.annotations, loop.step,
+                                   loop.span)])
+
+
+def _share_row_words(body):
+    """A row-offset read of an element an earlier read of the same statement list already
+    holds (the same CB, page and word: scalar tensors are never written) -> dropped, its
+    name the earlier one's."""
+    def share(s):
+        items, out, seen, mapping = list(s.seq), [], [], {}
+        k = 0
+        while k < len(items):
+            word = _row_word(items, k)
+            if word is not None:
+                cb, page, w, v = word
+                page, w = substitute(page, mapping), substitute(w, mapping)
+                same = next((u for c, p, x, u in seen if c.same_as(cb) and
+                             tvm_ffi.structural_equal(p, page) and
+                             tvm_ffi.structural_equal(x, w)), None)
+                if same is not None:
+                    mapping[v] = same
+                    k += 3
+                    continue
+                seen.append((cb, page, w, v))
+                out += [substitute(x, mapping) for x in items[k:k + 3]]
+                k += 3
+                continue
+            out.append(substitute(items[k], mapping))
+            k += 1
+        return seq(out) if mapping else s
+
+    return tt_map(body, [(tirx.SeqStmt, share)], order="post")
 
 
 def _word_select(call):
