@@ -35,7 +35,9 @@ before that statement: ``tt.scalar_to_cb(cb, T, page)`` into the
 tensor's row-offsets CB (``<T>_rows``, reader -> writer), ``v = tt.scalar_word(cb, word)``,
 ``tt.scalar_take(cb)``; the element in the statement is ``v`` (signed).  The kernel moving the
 block reads the word (the reader before its push, the writer before its pop); the other one
-only frees the page.
+only frees the page.  Such a read directly in a loop's body that does not change with the loop
+is moved before the loop (:func:`_hoist_row_words`), and a read of an element an earlier read
+in the same statement list holds is dropped, the earlier word used (:func:`_share_row_words`).
 
 A serial / pipelined loop whose bounds read elements of scalar tensors (``for k in
 T.serial(Lens[bx]):``, ``T.Pipelined(T.ceildiv(cu[b + 1] - cu[b], 32))``) gets the same reads
