@@ -281,15 +281,16 @@ def safe_value(M, N, block, value, out_rows=None, dtype="float32"):
     return main
 
 
-def shifted_read(M, N, block):
-    """TileLang's ``test_tilelang_language_annotate_safe_value``: rows read 10 before the
-    block's own, before A's start for the first block."""
+def shifted_read(M, N, block, shift):
+    """Rows read ``shift`` before the block's own, before A's start for the first block
+    (TileLang's ``test_tilelang_language_annotate_safe_value`` reads 10 before: rows off a tile
+    boundary, gathered row by row, test_unaligned_rows.py)."""
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
         with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
             A_shared = T.alloc_shared((block, block), "float32")
             for i, j in T.Parallel(block, block):
-                A_shared[i, j] = A[by * block + i - 10, bx * block + j]
+                A_shared[i, j] = A[by * block + i - shift, bx * block + j]
             for i, j in T.Parallel(block, block):
                 B[by * block + i, bx * block + j] = A_shared[i, j]
 
@@ -310,8 +311,8 @@ def test_guard_failing_inside_the_tensor_is_a_select(make, rows):
 
 
 @pytest.mark.parametrize("make,words", [
-    (lambda: shifted_read(64, 64, 32),
-     ["tensor A (shape [64, 64]) is accessed from `by * 32 - 10`", "can be negative",
+    (lambda: shifted_read(64, 64, 32, 32),
+     ["tensor A (shape [64, 64]) is accessed from `by * 32 - 32`", "can be negative",
       "padded only past its end"]),
 ])
 def test_padding_that_would_change_the_result_is_refused(make, words):

@@ -144,6 +144,8 @@ def _cb_id(func, cb_var):
 GUARANTEES = {
     # no thread index is left (its `if`s resolved, any other use refused)
     "A0.000": lambda m: not [c for f in _funcs(m) for c in tt_calls(f.body, "tt.thread_index")],
+    # no assumption is left (each checked when constant)
+    "A0.000.1": lambda m: not [c for f in _funcs(m) for c in tt_calls(f.body, "tt.assume")],
     # no T.Persistent loop is left (each became the launch)
     # a scalar program stores no tensor element directly: its accesses are tt.scalar ops
     "A0.00.1": lambda m: all(attrs.SCALAR_PROGRAM not in (f.attrs or {}) or not [
@@ -290,7 +292,7 @@ def test_serial_rows_stage_output_parses_back():
 
     mod = pipeline.prepare(RB.layernorm_bwd.get_tir(64, 128), "tenstorrent")
     tags = [t for t, _ in pipeline.STAGES]
-    for tag, p in pipeline.STAGES[:tags.index("A0.0.1") + 1]:  # A0.000, A0.00, A0.00.1, A0.0, A0.0.1
+    for tag, p in pipeline.STAGES[:tags.index("A0.0.1") + 1]:  # A0.000, A0.000.1, A0.00, A0.00.1, A0.0, A0.0.1
         mod = run_pass(p, mod)
     assert attrs.SERIAL_ROWS in _funcs(mod)[0].attrs
     parsed = tvm.script.from_source(mod.script())
@@ -303,7 +305,7 @@ def test_atomics_stage_from_parsed_ir():
     (Later stages are not compared here: A0.4's versions share the user's name, which the
     printer disambiguates, so CB names made from them differ after a parse.)"""
     mod = pipeline.prepare(_atomic_add(), "tenstorrent")
-    # A0.000, A0.00, A0.00.1, A0.0, A0.0.1, A0.0.2 (nothing to do here), A0.1, A0.1.0, A0.1.0.0, A0.1.0.1 (nothing
+    # A0.000, A0.000.1, A0.00, A0.00.1, A0.0, A0.0.1, A0.0.2 (nothing to do here), A0.1, A0.1.0, A0.1.0.0, A0.1.0.1 (nothing
     # to do here), A0.1.1
     for tag, p in pipeline.STAGES[:[t for t, _ in pipeline.STAGES].index("A0.1.1") + 1]:
         parsed = tvm.script.from_source(mod.script())

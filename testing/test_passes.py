@@ -49,7 +49,7 @@ ONE_TILE_K = {"pass_configs": {"tt.k_coarsen": False}}
 
 def test_stage_list_is_complete():
     assert pipeline.stage_names() == [
-        "ResolveThreadConditionsTT", "LaunchPersistentTilesTT", "ScalarProgramTT", "CoarsenRowBlocksTT", "SerialRowsToBlockTT", "LocalBuffersToBlocksTT", "ScalarsToBindTT", "DropTrueGuardsTT", "SplitBlockRegionsTT", "BoundLoopExtentsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
+        "ResolveThreadConditionsTT", "CheckAssumptionsTT", "LaunchPersistentTilesTT", "ScalarProgramTT", "CoarsenRowBlocksTT", "SerialRowsToBlockTT", "LocalBuffersToBlocksTT", "ScalarsToBindTT", "DropTrueGuardsTT", "SplitBlockRegionsTT", "BoundLoopExtentsTT", "LowerAtomicsTT", "CollapseBlockSlicesTT",
         "LowerReducersTT", "IndexFragmentsToFloatTT", "ColumnStoresToBlockTT", "StreamWideRowsTT", "ReadConditionFragmentsFromTensorsTT", "StageScalarOperandsTT",
         "IntegerInputsToFloatTT", "PermuteVectorTensorsTT",
         "LowerParallelToTileTT", "ResolveViewsTT", "ReadShortBlocksFromTensorsTT",

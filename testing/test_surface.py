@@ -68,7 +68,7 @@ def test_every_tilelang_name_resolves(name):
 
 def test_refusals_say_why():
     for name, what in (("shfl_xor", "warp"), ("atomic_addx2", "atomic"), ("tma_load", "TMA"),
-                       ("get_thread_extent", "SIMT"), ("ptx_mma", "tensor-core")):
+                       ("extract_lane", "SIMT"), ("ptx_mma", "tensor-core")):
         assert what in REFUSED[name], name
 
 

@@ -121,9 +121,12 @@ def test_other_thread_index_uses_are_refused_at_their_line():
     @T.prim_func
     def store_guard(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
         with T.Kernel(N // BN, M // BM, threads=128) as (bx, by):
+            s = T.alloc_shared((BM, BN), "float32")
+            T.copy(A[by * BM, bx * BN], s)
             tx = T.get_thread_binding(0)
             if tx == 0:
                 B[by * BM, bx * BN] = A[by * BM, bx * BN]
+            T.copy(s, B[by * BM + 32, bx * BN])
 
     assert "if tx == 0:" in _refused(store_guard, "not whole tile operations")
 
@@ -178,3 +181,101 @@ def test_print_under_thread_zero_prints_once_per_block(capfd):
     np.testing.assert_array_equal(b, a)
     lines = [ln for ln in capfd.readouterr().out.splitlines() if "first thread" in ln]
     assert len(lines) == (N // BN) * (M // BM)
+
+
+@tilelang.jit
+def per_thread_select():
+    # TileLang's test_tilelang_language_select: each thread moves its row through selects
+    @T.prim_func
+    def main(A: T.Tensor[(64, 8), T.float32], B: T.Tensor[(64, 8), T.float32]):
+        with T.Kernel(1, threads=(32, 2)):
+            tx = T.get_thread_binding(0)
+            ty = T.get_thread_binding(1)
+            row = ty * 32 + tx
+            tmp = T.alloc_var(T.bfloat16)
+            tmp = A[row, 3]
+            B[row, 0] = T.Select(True, A[row, 0], 0.0)
+            B[row, 1] = T.if_then_else(A[row, 1] > 0.5, A[row, 1] * 2.0, -1.0)
+            B[row, 2] = T.Select(T.cast(A[row, 3], T.bfloat16) == tmp, A[row, 2],
+                                 T.cast(tmp, T.float32))
+            for i in T.serial(5):
+                B[row, i + 3] = A[row, i + 3] + T.cast(row, T.float32)
+
+    return main
+
+
+def test_scalar_code_reading_thread_indices_runs_once_per_thread():
+    """A launch of scalar code reading thread indices (no tile operation, no shared buffer)
+    runs its body once per thread index (threads (32, 2): x innermost), the index a loop
+    variable; T.if_then_else there is C++'s `c ? a : b`; a math function is refused by name."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((64, 8)).astype(np.float32)
+    b = np.zeros((64, 8), np.float32)
+    per_thread_select()(a, b)
+    want = a.copy()
+    want[:, 1] = np.where(a[:, 1] > 0.5, a[:, 1] * 2, -1.0)
+    want[:, 3:] += np.arange(64, dtype=np.float32)[:, None]
+    np.testing.assert_array_equal(b, want)
+
+    @T.prim_func
+    def sine(A: T.Tensor((32,), "float32"), B: T.Tensor((32,), "float32")):
+        with T.Kernel(1, threads=32):
+            tx = T.get_thread_binding(0)
+            B[tx] = T.sin(A[tx])
+
+    with pytest.raises(TTUnsupportedError, match="`T.sin` in scalar code") as info:
+        lower(sine)
+    assert "B[tx] = T.sin(A[tx])" in str(info.value)
+
+
+@tilelang.jit
+def assumed():
+    N = T.dynamic("N")
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32)):
+        with T.Kernel(1, threads=32):
+            T.assume(N % 4 == 0)
+            tx = T.get_thread_binding()
+            if tx < N:
+                A[tx] = 1.0
+
+    return main
+
+
+def test_assume_is_checked_for_the_sizes_compiled():
+    """TileLang's host-evaluable T.assume: the sizes are constants when a kernel is compiled
+    (per call for symbolic ones), so a false assumption raises (a RuntimeError too, as
+    TileLang's run-time check) with the condition as written; a true one is dropped."""
+    kernel = assumed()
+    a = np.zeros(8, np.float32)
+    kernel(a)
+    np.testing.assert_array_equal(a, 1.0)
+    with pytest.raises(RuntimeError, match="Assume: N % 4 == 0") as info:
+        kernel(np.zeros(6, np.float32))
+    assert "T.assume(N % 4 == 0)" in str(info.value)  # its line
+
+
+@tilelang.jit(out_idx=[-1])
+def warp_info(threads):
+    @T.prim_func
+    def main(Out: T.Tensor((5, 96), T.int32)):
+        with T.Kernel(1, threads=threads):
+            tx = T.get_thread_binding(0)
+            ty = T.get_thread_binding(1)
+            t = ty * T.get_thread_extent(0) + tx
+            Out[0, t] = T.get_lane_idx(16)
+            Out[1, t] = T.get_warp_idx()
+            Out[2, t] = T.get_warp_group_idx(8, 3)
+            Out[3, t] = T.shuffle_elect(24)
+            Out[4, t] = T.shuffle_elect(0)
+
+    return main
+
+
+def test_warp_information_per_thread():
+    """Lanes, warps, warp groups and elected threads from the block-linear thread index
+    (threads (48, 2)), as TileLang computes them."""
+    out = warp_info((48, 2))()
+    t = np.arange(96)
+    np.testing.assert_array_equal(out, np.stack([t % 16, t // 32, t // 24, t % 24 == 0, t == 0]))

@@ -202,3 +202,40 @@ def test_gemm_result_to_offset_rows():
     want[5:133] = a.astype(np.float64) @ b
     np.testing.assert_allclose(c, want, rtol=1e-2, atol=5e-2)  # the matrix engine's TF32
     assert not c[:5].any() and not c[133:].any()
+
+
+def shifted_back(M, N, block_M, dtype, read_shift, store_shift, pad):
+    """TileLang's safe-value test: ``B[r - store_shift] = A[r - read_shift]`` per block, rows
+    before ``A``'s start reading ``T.annotate_safe_value`` ``pad``, rows before ``B``'s start
+    not stored."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, 32), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, 32), dtype)
+            T.annotate_safe_value({A: pad})
+            for i, j in T.Parallel(block_M, 32):
+                A_shared[i, j] = A[by * block_M + i - read_shift, bx * 32 + j]
+            for i, j in T.Parallel(block_M, 32):
+                B[by * block_M + i - store_shift, bx * 32 + j] = A_shared[i, j]
+
+    return main
+
+
+def test_rows_before_the_start():
+    """Blocks whose rows start before the tensor's (``by * 64 - 10``): those rows read the
+    tensor's safe value (0, or ``T.annotate_safe_value``'s, in each dtype's bits) and stores
+    there are dropped, as in TileLang; the tile row of a negative start is not split into an
+    unsigned ``(i - 10) / 32`` (it read past the buffer)."""
+    M, N = 128, 64
+    for dtype, read_shift, store_shift, pad in (("float16", 10, 0, 10.0), ("float32", 3, 0, 0.0),
+                                                 ("bfloat16", 10, 7, -2.5)):
+        kernel = tilelang.compile(shifted_back(M, N, 64, dtype, read_shift, store_shift, pad))
+        a = rand((M, N), dtype, 2)
+        b = np.zeros((M, N), a.dtype)
+        kernel(a, b)
+        moved = np.full((M, N), pad)
+        moved[read_shift:] = as_f32(a)[:M - read_shift]
+        want = np.zeros((M, N))
+        want[:M - store_shift] = moved[store_shift:]
+        np.testing.assert_array_equal(as_f32(b), want)

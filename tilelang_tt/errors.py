@@ -45,6 +45,11 @@ class TTAssertionError(TTCompileError, AssertionError):
     kernel was traced. Also an ``AssertionError``, as TileLang raises for the same programs."""
 
 
+class TTAssumeError(TTCompileError, RuntimeError):
+    """A kernel's ``T.assume(cond)`` is false for the sizes it is compiled for (symbolic sizes
+    are compiled per call). Also a ``RuntimeError``, as TileLang's run-time check raises."""
+
+
 class TTLayoutError(TTCompileError):
     """A shape, layout or alignment that cannot be mapped onto 32x32 tiles."""
 

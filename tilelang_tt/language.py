@@ -819,6 +819,63 @@ def get_thread_binding(dim: int = 0):
                     tirx.IntImm("int32", int(extent)))
 
 
+def get_thread_extent(dim: int = 0):
+    """The ``threads=`` extent of dimension ``dim`` of the enclosing ``T.Kernel``."""
+    return _current_kernel("get_thread_extent").threads[int(dim)]
+
+
+def get_thread_extents():
+    return [get_thread_extent(d) for d in range(3)]
+
+
+def _linear_thread():
+    """The block-linear thread index ``tx + ty * X + tz * X * Y`` (CUDA's), over the thread
+    dims of more than one thread."""
+    frame = _current_kernel("get_thread_binding")
+    linear, stride = tirx.IntImm("int32", 0), 1
+    for d in range(3):
+        extent = int(frame.threads[d])
+        if extent > 1:
+            linear = linear + get_thread_binding(d) * stride
+        stride *= extent
+    return linear
+
+
+def _warp(warp_size) -> int:
+    return 32 if warp_size is None else warp_size  # CUDA's (TileLang takes 64 on HIP)
+
+
+def get_lane_idx(warp_size=None):
+    """TileLang's lane of the calling thread: the block-linear thread index modulo the warp
+    size (32 unless given).  Per-thread scalar code runs once per thread ("Scalar code per
+    thread"); in a launch with tile operations it is a thread index like any other (A0.000)."""
+    return tirx.floormod(_linear_thread(), _warp(warp_size))
+
+
+def get_warp_idx_sync(warp_size=None):
+    """The warp of the calling thread: the block-linear thread index over the warp size."""
+    return tirx.floordiv(_linear_thread(), _warp(warp_size))
+
+
+def get_warp_idx(warp_size=None):
+    return get_warp_idx_sync(warp_size)
+
+
+def get_warp_group_idx(warp_size=None, warps_per_group=None):
+    """The warp group of the calling thread (4 warps a group unless given)."""
+    per_group = _warp(warp_size) * (4 if warps_per_group is None else warps_per_group)
+    return tirx.floordiv(_linear_thread(), per_group)
+
+
+def shuffle_elect(thread_extent):
+    """True for one thread of each group of ``thread_extent`` threads (its first), for thread
+    0 alone with 0 (the whole block), as TileLang's elected lane."""
+    linear, zero = _linear_thread(), tirx.IntImm("int32", 0)
+    if isinstance(thread_extent, int) and thread_extent == 0:
+        return tirx.EQ(linear, zero)
+    return tirx.EQ(tirx.floormod(linear, thread_extent), zero)
+
+
 def get_thread_bindings():
     """The three thread indices of the enclosing ``T.Kernel`` (``T.get_thread_binding``)."""
     return [get_thread_binding(d) for d in range(3)]
@@ -1860,6 +1917,13 @@ def _jit_func():
 
 def __ldg(x):  # noqa: N807 - TileLang's name; a read-only-cache load is a plain read here
     return x
+
+
+def assume(cond):
+    """``T.assume(cond)``: a fact the kernel's author states.  Kept with its text as written
+    (the sizes in it are specialised per call later), so A0.000.1 can name it when it is
+    false for the sizes of a call."""
+    return ops.call("tt.assume", cond, tirx.StringImm(str(cond)))
 
 
 def infinity(dtype, span=None):

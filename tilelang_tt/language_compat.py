@@ -59,9 +59,7 @@ def _refuse(reason: str, *names: str) -> None:
         REFUSED[n] = reason
 
 
-_refuse(_SIMT, "get_thread_extent",
-        "get_thread_extents", "get_lane_idx", "get_warp_idx", "get_warp_idx_sync",
-        "get_warp_group_idx", "KernelLaunchFrame", "shuffle_elect", "extract_lane")
+_refuse(_SIMT, "KernelLaunchFrame", "extract_lane")
 _refuse(_WARP, "shfl_sync", "shfl_up", "shfl_down", "shfl_xor", "activemask", "ballot",
         "ballot_sync", "any_sync", "all_sync", "match_all_sync", "match_any_sync",
         "syncthreads_and", "syncthreads_or", "syncthreads_count", "warp_reduce_sum",

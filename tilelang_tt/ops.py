@@ -231,6 +231,9 @@ _op("work_id", "meta", "int32", "the work unit the persistent per-core loop is p
     kernel="any")
 _op("get_arg_val", "meta", "int32", "get_arg_val(slot): runtime argument `slot`", "slot:imm",
     kernel="any", cpp="get_arg_val", template="<uint32_t>")
+_op("assume", "meta", "bool",
+    "assume(c, text): T.assume(c), `text` the condition as written; A0.000.1 raises when c is "
+    "false for the sizes compiled for and removes it", "c:cond text:str", kernel="any")
 _op("thread_index", "meta", "int32",
     "thread_index(dim, extent): TileLang's thread index of `dim` (T.get_thread_binding), in "
     "[0, extent); A0.000 resolves the `if`s it selects tile operations by, and refuses every "

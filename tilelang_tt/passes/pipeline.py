@@ -4,8 +4,11 @@ Stages by phase (each a ``tvm.transform.Pass``; ours in one module each under th
 folder, TVM's own where they do the job):
 
     frontend   A0.000 ResolveThreadConditionsTT
-                                               `if`s of thread indices around tile ops ->
-                                               the arms some thread takes; other uses refused
+                                               scalar code reading thread indices -> a loop
+                                               over them; `if`s of thread indices around tile
+                                               ops -> the arms some thread takes; other uses
+                                               refused
+               A0.000.1 CheckAssumptionsTT     T.assume: checked when constant, dropped
                A0.00 LaunchPersistentTilesTT   a T.Persistent tile loop -> the launch over
                                                its domain (nothing carried between tiles)
                A0.00.1 ScalarProgramTT         a launch of scalar code (locals, loops, while,
@@ -150,6 +153,7 @@ from .frontend.scalar_program import ScalarProgramTT
 from .frontend.scalars import ScalarsToBindTT
 from .frontend.short_blocks import ReadShortBlocksFromTensorsTT
 from .frontend.thread_conditions import ResolveThreadConditionsTT
+from .frontend.assumptions import CheckAssumptionsTT
 from .layout.infer_layout import InferTTLayout
 from .layout.propagate_layout import PropagateTTLayout
 from .partition.grid_to_core import GridToCoreGrid
@@ -165,6 +169,7 @@ from .verify.verify_ttir import VerifyTTIR
 
 STAGES = [
     ("A0.000", ResolveThreadConditionsTT),
+    ("A0.000.1", CheckAssumptionsTT),
     ("A0.00", LaunchPersistentTilesTT),
     ("A0.00.1", ScalarProgramTT),
     ("A0.0", CoarsenRowBlocksTT),

@@ -4,7 +4,8 @@ docstring states the rules).
 
 Facts only, from the IR structure: the kernel's wide buffers (``shape_of``), the L1 its block
 buffers need (``footprint``, ``definitions``), and per statement list the statements' kinds
-(copy-in, copy-out, wide elementwise, reduction along the columns, row statement), their
+(copy-in, copy-out, wide elementwise - a column reduction ``dim=0`` into an ``[N]`` vector
+included -, reduction along the columns, row statement), their
 levels (the number of reductions on their dependency path, with the ordering constraints of
 what they read and write) and each phase's statements (``ColumnPhases.plan``: its roots -
 reductions, copies to tensors, tensor stores - and the wide statements they need).  A
@@ -18,7 +19,8 @@ import tvm_ffi
 from tvm import tirx
 
 from ...errors import TTResourceError
-from ..common import TILE, buffer_dtype, buffer_scope, buffer_shape, collect, tile_bytes
+from ..common import (TILE, buffer_dtype, buffer_scope, buffer_shape, collect, stmts_of,
+                      tile_bytes)
 
 BLOCK_SCOPES = ("shared", "shared.dyn", "local.fragment")
 REDUCTIONS = ("tirx.tile.sum", "tirx.tile.max", "tirx.tile.min")
@@ -231,11 +233,22 @@ class ColumnPhases:
                 refuse(f"the reduction of `{src.name}` writes `{dst.source.name}`, not a row "
                         f"vector of {self.rows} rows", span)
             s = Stmt(idx, node, "reduce")
+        elif name in REDUCTIONS and key_of(dst.source) in self.wide and len(regions) == 2 \
+                and key_of(regions[1].source) in self.wide \
+                and len(buffer_shape(regions[1].source)) == 2 \
+                and [int(a) for a in call.args[2]] == [0] \
+                and len(buffer_shape(dst.source)) == 1:
+            # a column reduction (dim=0) of a [rows, N] block into an [N] column vector: each
+            # column's value is its own column's, so it is elementwise along the columns
+            s = Stmt(idx, node, "wide")
+            if bool(call.args[3]):  # accumulating: it reads its destination
+                s.wide_reads.append(key_of(dst.source))
         else:
             op = name.split(".")[-1]
             refuse(f"`{op}` on {self.names(node)} ({self.cols} columns): column streaming "
-                    "splits only copies, fills, T.Parallel nests and dim=1 reductions of a "
-                    "wide buffer", span)
+                    "splits only copies, fills, T.Parallel nests, dim=1 reductions and dim=0 "
+                    f"reductions of a [{self.rows}, {self.cols}] block into a [{self.cols}] "
+                    "column vector", span)
         s.call = call
         for n, r in enumerate(regions):
             k = key_of(r.source)
@@ -285,8 +298,14 @@ class ColumnPhases:
 
         for ld in collect(body, tvm.ir.TensorLoad):
             check(ld.source, list(ld.indices))
-            if key_of(ld.source) in self.wide and key_of(ld.source) not in s.wide_reads:
-                s.wide_reads.append(key_of(ld.source))
+        written = set()  # a wide buffer read after the nest's own store (same element) is no
+        for part in stmts_of(body):  # read of what the list defined before
+            for ld in collect(part, tvm.ir.TensorLoad):
+                k = key_of(ld.source)
+                if k in self.wide and k not in written and k not in s.wide_reads:
+                    s.wide_reads.append(k)
+            if isinstance(part, tirx.BufferStore):  # an unconditional store of the element
+                written.add(key_of(part.buffer))
         for st in collect(body, tirx.BufferStore):
             check(st.buffer, list(st.indices))
             k = key_of(st.buffer)

@@ -295,9 +295,9 @@ def gather_rows(region, block_buf, ana: Analyzer, span, axes=None, vector=False,
     (``tt.read_rows_to_cb`` / ``tt.write_rows_from_cb``): block row ``i`` is tensor row ``row +
     i`` of the tiled plane ``lead`` (the batched dims' index in page order), whose rows are
     ``row_dim`` (the device's padded rows).  None for an aligned start (the tile path, as
-    before), a vector tensor or a 1-D block.  The extents are checked as for tiles; a static
-    start must lie inside the tensor, a start reading tensor elements is not bounded here (the
-    rows outside the tensor read zeros and are not written)."""
+    before), a vector tensor or a 1-D block.  The extents are checked as for tiles; the start is
+    not bounded here (the rows outside the tensor read its safe value and are not written; the
+    end is padded for by A0.3.1)."""
     buf = region.source
     shape = buffer_shape(buf)
     block_shape = buffer_shape(block_buf)
@@ -335,8 +335,10 @@ def _check_range(buf, r, what, dim, ana: Analyzer, span, facts=None, dloops=(),
                 "value of the element: `Idx[...] * 32`)" if element else ""), span=span)
     if element:
         return
+    # a row-gathered block's rows before the tensor's start read the safe value and are not
+    # written (C1, D3); its end is padded for (A0.3.1)
     if not prove_split(ana, r.min + r.extent <= dim, facts) or \
-            not prove_split(ana, r.min >= 0, facts):
+            (aligned and not prove_split(ana, r.min >= 0, facts)):
         raise TTLayoutError(
             f"copy of {buf.name} at {what} `{r.min}` with extent {r.extent} can run past "
             f"the tensor's {what} count {dim}; the launch grid times the block size must "

@@ -24,7 +24,10 @@ Guarantees:
   the first statement after the producing statement that uses the pushed block, and
   ``tt.consume.end(cb, tiles)`` right after the last one before the next production, in the
   innermost statement list holding both producer and consumers (so a block produced outside
-  a loop and used inside it is held for the loop).  The windows of different CBs may
+  a loop and used inside it is held for the loop).  A loop of that list whose every
+  iteration produces the block before it consumes it (a reduction's scaler tile in each of
+  two column-chunk loops, A0.1.4) carries nothing: its body is a statement list of its own
+  for those windows.  The windows of different CBs may
   overlap in any way: a circular buffer's waits and pops need not nest with another's.
 """
 
@@ -103,8 +106,16 @@ def _consume_ranges(home, producer_calls, consumer_calls, name, span):
     stmts = list(home.seq)
     prods = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in producer_calls)]
     cons = [i for i, s in enumerate(stmts) if any(_contains(s, c) for c in consumer_calls)]
-    carried = [i for i in prods if i in cons]
     ranges = []
+    # a loop whose every iteration produces the block before it consumes it (a reduction's
+    # scaler tile in each of two column-chunk loops) carries nothing: its body is a home of
+    # its own, and every block it produces is consumed there
+    for i in [i for i in prods if i in cons and _self_contained(stmts[i], producer_calls,
+                                                                 consumer_calls)]:
+        ranges += _consume_ranges(stmts[i].body, producer_calls, consumer_calls, name, span)
+        prods.remove(i)
+        cons.remove(i)
+    carried = [i for i in prods if i in cons]
     for n, p in enumerate(prods):
         nxt = prods[n + 1] if n + 1 < len(prods) else len(stmts)
         users = [i for i in cons if p < i < nxt]
@@ -128,6 +139,21 @@ def _consume_ranges(home, producer_calls, consumer_calls, name, span):
         raise TTCompileError(f"shared buffer {name} is used before anything is written to it",
                              span=span)
     return ranges
+
+
+def _self_contained(stmt, producer_calls, consumer_calls) -> bool:
+    """A loop whose body (a statement list) first produces the block, in a statement that
+    does not consume it or in a loop that is itself self-contained."""
+    if not isinstance(stmt, tirx.For) or not isinstance(stmt.body, tirx.SeqStmt):
+        return False
+    for s in stmt.body.seq:
+        prod = any(_contains(s, c) for c in producer_calls)
+        cons = any(_contains(s, c) for c in consumer_calls)
+        if prod and not cons:
+            return True
+        if prod or cons:
+            return prod and _self_contained(s, producer_calls, consumer_calls)
+    return False
 
 
 def _carried_body(loop, producer_calls, consumer_calls, name, span):

@@ -42,7 +42,9 @@ Refused (``TTUnsupportedError`` naming the tensor and line): a store at such an 
 not proven (blocks may race; the hint names the guard to add); a checked read of a tensor with
 a non-zero ``T.annotate_safe_value``; a padded tensor whose region ends
 cannot be bounded (a region without a bound leaves its dim as it is: later stages check it); a region that can start before a tensor's start (TileLang reads the safe
-value there too, but padding adds elements only past the end); a padded tensor whose safe
+value there too, but padding adds elements only past the end), unless its rows start off a tile
+boundary: such a block moves row by row and its rows outside the tensor read the safe value
+(C1, D3); a padded tensor whose safe
 value is not a constant.  Decided from the regions' index arithmetic only.
 """
 
@@ -140,7 +142,8 @@ def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
                     ends[d] = max(ends[d], end)
                     continue
                 start = ana.simplify(inline_binds(rng.min, binds))
-                if -_INF < _bound(ana, start)[0] < 0:
+                if -_INF < _bound(ana, start)[0] < 0 and not _gathered_rows(func, call, buf, d,
+                                                                     start):
                     raise TTUnsupportedError(
                         f"tensor {buf.name} (shape {shape}) is accessed from `{start}` in its "
                         f"dim {d}, which can be negative; TileLang reads its safe value before "
@@ -156,6 +159,15 @@ def covered_extents(func, buf, ana, binds) -> tuple[list[int], list]:
                 else:
                     ends[d] = max(ends[d], int(bound))
     return ends, unbounded
+
+
+def _gathered_rows(func, call, buf, d, start) -> bool:
+    """``call`` copies rows of ``buf`` starting at ``start`` in dim ``d``, the row dim of its
+    tiled plane, off a tile boundary: the block moves row by row (C1, D3), and its rows before
+    the tensor's start read the safe value and are not written, as in TileLang."""
+    if call.op.name != "tirx.tile.copy" or not unaligned_rows(start):
+        return False
+    return d == tiled_plane(func, buf)[0][0]
 
 
 def _guard_conditions(body, call) -> list:

@@ -31,6 +31,8 @@ least one tensor element, is a *scalar program*:
   elements as float32 words, exactly), every element store ``tt.scalar.store(T, flat, word)``
   (floats through ``tt.float_to_bits``: the value is of the tensor's dtype already, so the
   host's conversion back is exact);
+* ``T.if_then_else(c, a, b)`` becomes a select (printed as C++'s ``c ? a : b``, which
+  evaluates only the arm it takes, as ``T.if_then_else`` does);
 * a loop of constant step ``k != 1`` runs over its trip count ``max(0, ceil(extent / k))``
   from 0 with ``i = min + iter * k`` bound first (TVM's RemoveNoOp drops a loop of negative
   extent: ``range(10, 0, -1)``);
@@ -47,7 +49,8 @@ Later stages that have nothing to do on such a launch leave it alone (``common.t
 ``scalar_programs``); LowerScalarProgramTT (after D2) makes the loads and stores page reads
 through an L1 scratch page.  Refused (``TTUnsupportedError`` naming the tensor and line): a
 tensor element of a dtype other than int32 / float32 / bfloat16 / float16, stores in a launch of a run-time number
-of blocks, a loop step that is not a nonzero constant.
+of blocks, a loop step that is not a nonzero constant, a call of a math function or another
+TVM intrinsic (``T.sin``, ``T.exp``, bitwise operations).
 Other launches are returned unchanged.
 """
 
@@ -66,6 +69,7 @@ DTYPES = ("int32", "float32", "bfloat16", "float16")
 _FROM_BITS = {"float32": "tt.bits_to_float", "bfloat16": "tt.bits_to_bfloat16",
               "float16": "tt.bits_to_float16"}
 _LOCAL_SCOPES = ("local", "local.var")
+_SELECTS = ("tirx.if_then_else", "prim.if_then_else")
 
 
 def _is_param(func, buf) -> bool:
@@ -188,8 +192,22 @@ def ScalarProgramTT(func, mod, ctx):
         return tirx.For(var, int_imm(0), trip, loop.kind, body, None, loop.annotations,
                         None, loop.span)
 
+    def on_call(call):  # T.if_then_else -> a select: C++'s `c ? a : b` evaluates one arm too
+        if isinstance(call.op, tvm.ir.Op) and call.op.name in _SELECTS:
+            return tirx.Select(*call.args)
+        return call
+
     body = tt_map(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
-                         (tirx.For, on_for)], order="post")
+                         (tirx.For, on_for), (tvm.ir.Call, on_call)], order="post")
+    for call in collect(body, tvm.ir.Call, lambda c: ops.tt_op_name(c) is None):
+        name = call.op.name.split(".")[-1] if isinstance(call.op, tvm.ir.Op) else str(call.op)
+        raise TTUnsupportedError(
+            f"`T.{name}` in scalar code (a launch without tile operations, which the reader's "
+            "RISC-V core runs): the reader's code computes with integer and float arithmetic, "
+            "comparisons, min / max and selects, and calls no math library",
+            span=_span(body, call),
+            hint="compute it on tiles: a T.Parallel nest over a block buffer copied to and "
+                 "from the tensor")
     body = tirx.AttrStmt(0, attrs.SCALAR_PROGRAM, int_imm(1), body)
     for a in reversed(outer):
         body = tirx.AttrStmt(a.node, a.attr_key, a.value, body, a.span)

@@ -1,5 +1,6 @@
-"""A0.000 ResolveThreadConditionsTT: ``if``s on the thread index that select whole tile
-operations are resolved; every other use of a thread index is refused.
+"""A0.000 ResolveThreadConditionsTT: scalar code reading thread indices runs once per thread;
+``if``s on the thread index that select whole tile operations are resolved; every other use of
+a thread index is refused.
 
 Requires: frontend TIR (runs first: A0.1 would turn an ``if`` around a ``T.Parallel`` nest
 into a select inside it).
@@ -11,6 +12,15 @@ operation under such a condition runs in full on the threads the condition admit
 is partitioned over that thread range).  A Tensix block is one program without threads, so
 here a tile operation under a condition of thread indices runs once when some thread index
 in ``[0, extent)`` satisfies the condition, and not at all when none does.
+
+Scalar code (a launch that A0.00.1 makes a scalar program: locals, loops, ``if``s, tensor
+element reads and stores, no tile operation, no shared buffer) that reads thread indices
+(``B[tx, 0] = T.Select(..., A[tx, 0], ...)``) is TileLang's SIMT code without communication
+between threads: the launch's body runs once per thread index, in a serial loop per thread
+dimension it reads (x innermost), the index the loop variable.  CUDA's threads run at once; in
+thread order is one of the orders they may take, so a program whose threads do not read what
+other threads write (without a barrier, which needs shared memory, not taken here) computes
+what it computes on the GPU.
 
 Guarantees: every ``if`` whose condition (thread-index scalars seen through to their values)
 reads only ``tt.thread_index`` calls and constants, and whose arms hold only tile operations
@@ -266,8 +276,36 @@ def _refuse_other_uses(body, scalars) -> None:
                                      f"{_WHY}", span=stmt.span)
 
 
+def thread_loops(func):
+    """``func`` with its launch's scalar code run once per thread (module docstring), or None
+    when the launch is not scalar code reading thread indices."""
+    from .scalar_program import _launch, is_scalar_program  # noqa: PLC0415 (A0.00.1's test)
+    outer, body = _launch(func.body)
+    calls = collect(body, tvm.ir.Call, _is_thread_call)
+    if not outer or not calls:
+        return None
+    dims: dict = {}
+    for c in calls:
+        dim, extent = int(c.args[0]), int(c.args[1])
+        dims.setdefault(dim, (tirx.Var("t" + "xyz"[dim], "int32"), extent))
+    body = tt_map(body, [(tvm.ir.Call, lambda c: dims[int(c.args[0])][0]
+                          if _is_thread_call(c) else c)], order="post")
+    for dim in sorted(dims):  # x innermost: the threads in their linear order
+        var, extent = dims[dim]
+        body = tirx.For(var, tirx.IntImm("int32", 0), tirx.IntImm("int32", extent),
+                        tirx.ForKind.SERIAL, body)
+    for a in reversed(outer):
+        body = tirx.AttrStmt(a.node, a.attr_key, a.value, body, a.span)
+    out = func.with_body(body)
+    return out if is_scalar_program(out) else None
+
+
 @tt_pass("ResolveThreadConditionsTT")
 def ResolveThreadConditionsTT(func, mod, ctx):
-    """``if``s of thread indices around tile operations -> the arms some thread takes; other
-    uses of a thread index refused (see module docstring)."""
+    """Scalar code reading thread indices -> one run per thread; ``if``s of thread indices
+    around tile operations -> the arms some thread takes; other uses of a thread index refused
+    (see module docstring)."""
+    looped = thread_loops(func)
+    if looped is not None:
+        return looped
     return func.with_body(resolve_thread_conditions(func.body))

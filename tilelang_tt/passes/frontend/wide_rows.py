@@ -35,9 +35,23 @@ it - each list is streamed on its own):
   ``j`` anywhere in their indices);
 * ``T.reduce_sum/max/min`` (abs forms included) over ``dim=1`` of a wide buffer into a row
   vector, ``clear`` or not;
+* ``T.reduce_*`` over ``dim=0`` of a ``[rows, N]`` wide buffer into an ``[N]`` column vector
+  (each column's value from its own column: a wide statement like a nest; accumulating, it
+  reads its destination - A0.0.1's column sums of TileLang's layernorm backward);
 
 and every wide buffer a list reads is defined earlier in that list (nothing carried across
-loop iterations or read after the list).  A ``T.gemm``, a ``dim=0`` reduction or any other
+loop iterations or read after the list; a nest reading, at ``[i, j]``, what it stored there
+earlier in its body reads its own value).  One carried form is taken: a **held column
+accumulator** - an ``[N]`` column vector ``acc`` read from a tensor region by a
+``T.Parallel(N)`` nest ``acc[a] = T[idx(a)]`` before a serial loop, updated in the loop by a
+nest of the loop's body (``acc[j] = f(acc[j], ...)``, its only use there), written back by
+``T[idx(a)] = acc[a]`` after the loop, ``T`` used nowhere else in the kernel (A0.1.1's form
+of an atomic whose blocks run on one core: ``DGamma_atomic``).  The tensor holds it instead
+(``_Streamer.unhold``): the read and the write-back move into the loop around the update,
+between ``tt.rmw_acquire`` and ``tt.rmw_release`` (A0.1.1's read-modify-write of a target
+that moves with a loop: the reader's read waits for the writer's previous write-back), and
+are streamed with it, a chunk at a time; an update nest that updates several such
+accumulators is split into one nest per store.  A ``T.gemm``, another reduction or any other
 use of a wide buffer is refused.
 
 **Phases.** Each statement gets a level: a wide statement's is the largest level of what it
@@ -74,9 +88,10 @@ before (sums regrouped per chunk); ``tt.col_stream`` records ``{"cols": N, "chun
 from __future__ import annotations
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 
-from ... import attrs
+from ... import attrs, ops
 from ...errors import TTResourceError, TTVerifyError
 from ...target import profile_of
 from ..analysis.column_phases import (BLOCK_SCOPES, ColumnPhases, Stmt, definitions,
@@ -100,6 +115,8 @@ class _Streamer(ColumnPhases):
                                               scope=buffer_scope(b))
         self.phases = []
         self.emitted = set()  # nests emitted once: later copies get fresh variables
+        self.root = None  # the function body (set by stream_wide_rows)
+        self.rmw = {}  # update nest key -> (accumulator, its read nest, its write-back nest)
 
     # ---- one statement list -------------------------------------------------------------------
     def stream_list(self, stmts):
@@ -110,9 +127,17 @@ class _Streamer(ColumnPhases):
                 decls.append(node)  # declarations first: they scope the rest of the list
                 continue
             items.append(node)
+        items = self.unhold(items)
         parsed = []
         for n, node in enumerate(items):
             s = self.classify(n, node)
+            held = self.rmw.get(key_of(node))
+            if held is not None:  # the accumulator comes from its tensor in the same chunk
+                acc, read, _ = held
+                s.wide_reads = [k for k in s.wide_reads if k != key_of(acc)]
+                tensor = key_of(read.body.value.source)
+                s.reads.add(tensor)
+                s.writes.add(tensor)
             if s is None:  # a serial loop over wide buffers: its body is a list of its own
                 inner = self.stream_list(stmts_of(node.body))
                 loop = tirx.For(node.loop_var, node.min, node.extent, node.kind, inner,
@@ -124,6 +149,126 @@ class _Streamer(ColumnPhases):
         self.levels(parsed)
         return seq(decls + self.emit(parsed))
 
+
+    # ---- column accumulators held across a serial loop ------------------------------------------
+    def unhold(self, items):
+        """A column vector ``acc`` ``[N]`` held across a serial loop - read from a tensor region
+        by a ``T.Parallel(N)`` nest before the loop, updated in the loop by a nest of the loop's
+        body ``acc[j] = f(acc[j], ...)``, written back to the same region after the loop, the
+        tensor used nowhere else (A0.1.1's form of an atomic whose blocks run on one core:
+        ``DGamma_atomic``) - cannot be held whole; the tensor holds it instead: the read and the
+        write-back move into the loop around the update, between ``tt.rmw_acquire`` and
+        ``tt.rmw_release`` (A0.1.1's read-modify-write of a target that moves with a loop), so
+        each chunk reads the column values the previous iteration wrote back.  An update nest
+        that also updates other such accumulators is split into one nest per store."""
+        n = 0
+        while n < len(items):
+            found = self.held_read(items[n])
+            if found is None:
+                n += 1
+                continue
+            acc, tensor, index, var = found
+            users = [m for m, node in enumerate(items) if m != n and self.uses(node, acc)]
+            if len(users) != 2 or users[0] < n:
+                n += 1
+                continue
+            m_loop, m_write = users
+            loop, write = items[m_loop], items[m_write]
+            if not (isinstance(loop, tirx.For) and loop.kind == tirx.ForKind.SERIAL) or \
+                    not self.is_write_back(write, acc, tensor, index, var) or \
+                    self.accesses(self.root, tensor) != 2:
+                n += 1
+                continue
+            new_loop = self.hold_in_loop(loop, acc, items[n], write)
+            if new_loop is None:
+                n += 1
+                continue
+            items = [x for m, x in enumerate(items) if m not in (n, m_write)]
+            items[items.index(loop)] = new_loop
+        return items
+
+    def held_read(self, node):
+        """(acc, tensor, index, var) of a nest ``for a in T.Parallel(N): acc[a] = T[idx]``."""
+        one = self.one_store_nest(node)
+        if one is None:
+            return None
+        var, st = one
+        if key_of(st.buffer) not in self.wide or len(buffer_shape(st.buffer)) != 1 or \
+                not isinstance(st.value, tvm.ir.TensorLoad) or \
+                buffer_scope(st.value.source) in BLOCK_SCOPES:
+            return None
+        if len(st.indices) != 1 or not st.indices[0].same_as(var):
+            return None
+        return st.buffer, st.value.source, list(st.value.indices), var
+
+    def is_write_back(self, node, acc, tensor, index, var):
+        one = self.one_store_nest(node)
+        if one is None:
+            return False
+        v, st = one
+        value = st.value
+        return st.buffer.same_as(tensor) and isinstance(value, tvm.ir.TensorLoad) and \
+            value.source.same_as(acc) and len(value.indices) == 1 and \
+            value.indices[0].same_as(v) and len(st.indices) == len(index) and \
+            all(tvm_ffi.structural_equal(substitute(a, {var: v}), b)
+                for a, b in zip(index, st.indices))
+
+    def one_store_nest(self, node):
+        if not (isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL and
+                isinstance(node.extent, tirx.IntImm) and int(node.extent.value) == self.cols
+                and isinstance(node.body, tirx.BufferStore)):
+            return None
+        return node.loop_var, node.body
+
+    @staticmethod
+    def uses(node, buf):
+        return bool(collect(node, tvm.ir.TensorLoad, lambda x: x.source.same_as(buf)) or
+                    collect(node, tvm.ir.TensorRegion, lambda x: x.source.same_as(buf)) or
+                    collect(node, tirx.BufferStore, lambda x: x.buffer.same_as(buf)))
+
+    @staticmethod
+    def accesses(node, buf):
+        return len(collect(node, tvm.ir.TensorLoad, lambda x: x.source.same_as(buf))) + \
+            len(collect(node, tvm.ir.TensorRegion, lambda x: x.source.same_as(buf))) + \
+            len(collect(node, tirx.BufferStore, lambda x: x.buffer.same_as(buf)))
+
+    def hold_in_loop(self, loop, acc, read, write):
+        """The loop with its update of ``acc`` (one nest of its body, alone in a nest of its
+        own) registered as a read-modify-write of the tensor; None when the loop does not
+        have that form."""
+        body = stmts_of(loop.body)
+        users = [m for m, x in enumerate(body) if self.uses(x, acc)]
+        if len(users) != 1:
+            return None
+        nest = body[users[0]]
+        if not (isinstance(nest, tirx.For) and nest.kind == tirx.ForKind.PARALLEL and
+                isinstance(nest.extent, tirx.IntImm) and int(nest.extent.value) == self.cols):
+            return None
+        j, inner = nest.loop_var, stmts_of(nest.body)
+        if any(not isinstance(x, (tirx.Bind, tirx.BufferStore)) for x in inner):
+            return None
+        stores = [x for x in inner if isinstance(x, tirx.BufferStore)]
+        mine = [x for x in stores if x.buffer.same_as(acc)]
+        if len(mine) != 1 or len(mine[0].indices) != 1 or not mine[0].indices[0].same_as(j):
+            return None
+        loads = collect(nest, tvm.ir.TensorLoad, lambda x: x.source.same_as(acc))
+        if len(loads) != 1 or len(loads[0].indices) != 1 or not loads[0].indices[0].same_as(j):
+            return None
+        pieces = [nest]
+        if len(stores) > 1:  # one nest per store (each with the bindings), fresh variables
+            binds = [x for x in inner if isinstance(x, tirx.Bind)]
+            pieces = []
+            for st in stores:
+                piece = tirx.For(j, nest.min, nest.extent, nest.kind, seq(binds + [st]),
+                                 nest.thread_binding, nest.annotations, nest.step, nest.span)
+                fresh = [j] + [b.var for b in binds]
+                pieces.append(substitute(piece, {v: tirx.Var(v.name, v.ty.dtype)
+                                                 for v in fresh}))
+        piece = next(p for p in pieces if self.uses(p, acc))
+        self.rmw[key_of(piece)] = (acc, read, write)
+        body = body[:users[0]] + pieces + body[users[0] + 1:]
+        return tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, seq(body),
+                        loop.thread_binding, loop.annotations, loop.step, loop.span)
 
     def emit(self, parsed):
         members, last = self.plan(parsed)
@@ -156,6 +301,14 @@ class _Streamer(ColumnPhases):
                 body.append(self.narrow_call(s.call, k, accum=True))
             elif s.kind in ("copy_in", "copy_out") or hasattr(s, "call"):
                 body.append(self.narrow_call(s.call, k))
+            elif key_of(s.node) in self.rmw:
+                _, read, write = self.rmw[key_of(s.node)]
+                span = write.body.span
+                body += [ops.evaluate("tt.rmw_acquire", span=span),
+                         self.narrow_nest(self.classify_nest(-1, read), k),
+                         self.narrow_nest(s, k),
+                         self.narrow_nest(self.classify_nest(-1, write), k),
+                         ops.evaluate("tt.rmw_release", span=span)]
             else:
                 body.append(self.narrow_nest(s, k))
         loop = tirx.For(k, int_imm(0), int_imm(self.cols // w), tirx.ForKind.SERIAL, seq(body))
@@ -272,6 +425,7 @@ def stream_wide_rows(func):
         refuse(f"the block buffers need {need // 1024} KiB of L1 ({budget // 1024} KiB usable) "
                 f"and even {TILE} columns of them do not fit", span)
     kern = _Streamer(wide, cols, rows, width)
+    kern.root = func.body
     launch = launch_attrs(func.body)[-1]
     try:
         inner = kern.stream_list(stmts_of(launch.body))

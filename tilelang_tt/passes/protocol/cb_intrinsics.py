@@ -75,7 +75,7 @@ from tvm import tirx
 from tvm.sym import Analyzer, detect_linear_equation
 
 from ... import attrs, ops
-from ...errors import TTVerifyError
+from ...errors import TTUnsupportedError, TTVerifyError
 from ..frontend.eltwise_expr import float_bits
 from ..common import (
     collect, int_imm, layout_of, loop_nest, require_attr, seq, split_persistent, stmt_op_name,
@@ -468,7 +468,7 @@ def lower_im2col(call, accessor, layout, dtype: str):
             ops.evaluate("tt.cb_push_back", cb, n_tiles, span=span)]
 
 
-def lower_rows(call, accessor, layout, dtype: str, read: bool):
+def lower_rows(call, accessor, layout, dtype: str, read: bool, safe: float = 0.0):
     """``tt.read_rows_to_cb`` / ``tt.write_rows_from_cb`` -> reserve (wait for) the block, its
     rows moved one by one, one barrier, push (pop).  Block row ``i`` of tile row ``r`` (block
     row ``b = r * 32 + i``) is tensor row ``s = row + b``: row ``s % 32`` of DRAM tile row
@@ -477,7 +477,8 @@ def lower_rows(call, accessor, layout, dtype: str, read: bool):
     page, and ``256 * size`` further) move to or from the block tile's face rows of ``i``, one
     NOC transfer each (``tt.noc_async_read_part`` / ``tt.noc_async_write_part``: offsets of 32
     or 64 bytes, so NOC DRAM transfers stay 32-byte aligned).  A row outside ``0 .. row_dim -
-    1`` reads zeros (the RISC-V core stores them) and is not written; a written row also needs
+    1`` reads ``safe`` (the tensor's safe value, 0 unless ``T.annotate_safe_value`` gives
+    another: the RISC-V core stores its bits) and is not written; a written row also needs
     ``guard`` (TileLang's row guard, at the block row)."""
     cb, _buf, lead, row, col0, rows, cols, row_dim = call.args[:8]
     guard = call.args[8] if not read else None
@@ -508,15 +509,21 @@ def lower_rows(call, accessor, layout, dtype: str, read: bool):
                          for f in (0, 1)])
             if not read:
                 return moves
+            bits = _element_bits(safe, dtype)
+            word = bits | (bits << 16) if size == 2 else bits
             zeros = loop_nest([2, 4 * size], lambda f, q: ops.evaluate(
-                "tt.l1_store_u32", local + f * 256 * size + q * 4, tirx.IntImm("uint32", 0),
+                "tt.l1_store_u32", local + f * 256 * size + q * 4, tirx.IntImm("uint32", word),
                 span=span), ["f", "q"])
             return tirx.IfThenElse(inside, moves, zeros)
 
         body = loop_nest([cols], tile, ["c"])
         if not read:
             body = tirx.IfThenElse(inside, body, None)
-        return seq([tirx.Bind(src, ana.simplify(row + block_row)), body])
+        # signed and opaque to D5.1's simplifier: a row before the tensor's start (a static
+        # start of `by * 64 - 10`) must not have its tile row split into `(i - 10) / 32`,
+        # which kernels compute in uint32_t
+        return seq([tirx.Bind(src, ops.call("tt.as_signed", ana.simplify(row + block_row))),
+                    body])
 
     n = int_imm(rows * cols)
     return [ops.evaluate("tt.cb_reserve_back" if read else "tt.cb_wait_front", cb, n, span=span),
@@ -527,11 +534,23 @@ def lower_rows(call, accessor, layout, dtype: str, read: bool):
             ops.evaluate("tt.cb_push_back" if read else "tt.cb_pop_front", cb, n, span=span)]
 
 
+def _safe_value(safe: dict, buf, span) -> float:
+    """The value a row-gathered read of tensor ``buf`` stores for rows outside it."""
+    value = safe.get(str(buf.name), 0.0)
+    if not isinstance(value, (int, float)):
+        raise TTUnsupportedError(
+            f"tensor {buf.name} is read row by row and its rows outside the tensor read its "
+            f"safe value, which must be a constant, but T.annotate_safe_value gives `{value}`",
+            span=span, hint="give T.annotate_safe_value a number")
+    return float(value)
+
+
 def _lower_rows(func, body, accessors):
     """Reader and writer: every ``tt.read_rows_to_cb`` / ``tt.write_rows_from_cb`` lowered by
     :func:`lower_rows`."""
     cb_dtypes = {b.var: str(b.value.args[4].value) for b in collect(body, tirx.Bind)
                  if ops.tt_op_name(b.value) == "tt.alloc_cb"}
+    safe = to_py(get_attr(func, attrs.SAFE_VALUES, {})) or {}  # constants (A0.3.1 checked)
 
     def lower(ev):
         name = stmt_op_name(ev)
@@ -541,7 +560,7 @@ def _lower_rows(func, body, accessors):
         if buf not in accessors:
             raise TTVerifyError(f"no tensor accessor bound for {buf.name}")
         return seq(lower_rows(ev.value, accessors[buf], layout_of(func, buf), cb_dtypes[cb],
-                              name == "tt.read_rows_to_cb"))
+                              name == "tt.read_rows_to_cb", _safe_value(safe, buf, ev.span)))
 
     return tt_map(body, [(tirx.Evaluate, lower)], order="post")
 
