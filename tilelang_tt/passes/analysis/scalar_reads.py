@@ -9,7 +9,10 @@ tiled; the host gives the device its values as 32-bit words in a small DRAM buff
 (:data:`PAGE_BYTES` a page) and the kernels read the element a condition needs
 (``dataflow/scalar_reads.py``).
 
-The same element may also place a block (the start of a tile-primitive region,
+An element may place a block read anywhere (the start of a ``T.copy`` of a tensor region
+into a block buffer, TileLang's grouped GEMM ``B[cur_batch, k * bK, by * bN]``): the reader
+reads it right before the read (C2.2, :func:`row_offsets`).  The same element may also place
+a block (the start of a tile-primitive region,
 ``T.copy(K[b, BlockIndices[b, t, 0, i] * 32:..., ...], K_s)``) or sit in the condition of a
 mask the reader computes (``tt.tile.index_mask``) inside an arm of an ``if`` (outside
 ``T.Parallel``) whose condition reads it, or in the body of a serial loop whose bounds read
@@ -198,8 +201,12 @@ def row_offsets(body) -> list:
     such a store (``tt_row_guard``, A0.2): the block moves row by row and the rows outside the
     tensor read zeros and are not written (C1, D3), so no ``if`` needs to bound them; and
     element loads (not indexed by the element's position) in the condition or values of an
-    index mask (``tt.tile.index_mask``: the sequence lengths of a varlen mask).  C2.2 gives
-    each kernel moving the block, and the reader computing the mask, the element's value."""
+    index mask (``tt.tile.index_mask``: the sequence lengths of a varlen mask); and element
+    loads in the start of any block *read* (a ``T.copy`` of a tensor region into a block
+    buffer: TileLang's grouped GEMM reads ``B[cur_batch, ...]``, the batch chosen by selects
+    on elements), whose bounds PadTensorsTT proves or has the reader check per tile.  C2.2
+    gives each kernel moving the block, and the reader computing the mask, the element's
+    value."""
     from ..frontend.parallel_to_tile import unaligned_rows  # noqa: PLC0415
 
     out = []
@@ -217,12 +224,27 @@ def row_offsets(body) -> list:
         guard = (call.config or {}).get(attrs.ROW_GUARD)
         if guard is not None:
             out += _loads(guard)
-        for arg in call.args:
+        dst, src = call.args[0], call.args[1]
+        if _block_read(call):
+            # a block read at any offset read from elements (TileLang's grouped GEMM:
+            # `B[cur_batch, k * bK, by * bN]`, `cur_batch` chosen by selects on elements):
+            # the reader reads them right before the read (C2.2); PadTensorsTT proves the
+            # block inside the tensor or has the reader check its tiles (zeros outside)
+            out += [ld for r in src.region for ld in _loads(r.min)]
+            continue
+        for arg in (dst, src):
             if isinstance(arg, tvm.ir.TensorRegion) and str(arg.source.scope()) == "global":
                 for r in arg.region:
                     if _loads(r.min) and unaligned_rows(r.min):
                         out += _loads(r.min)
     return out
+
+
+def _block_read(call) -> bool:
+    """``call`` is a ``T.copy`` of a tensor region into a block buffer (the reader's)."""
+    dst, src = call.args[0], call.args[1]
+    return isinstance(src, tvm.ir.TensorRegion) and isinstance(dst, tvm.ir.TensorRegion) and \
+        str(src.source.scope()) == "global" and str(dst.source.scope()) != "global"
 
 
 def _guarded_offsets(body) -> list:

@@ -29,12 +29,15 @@ follows the binding: the writer waits for that page, reads the word from it and 
 
 An element that places a block at rows off a tile boundary (``tt.read_rows_to_cb`` /
 ``tt.write_rows_from_cb``: TileLang's ``cu_seqlens[b]``, read by no ``if``; its start or row
-guard), or that a mask the reader computes reads (``tt.mask_to_cb``), is read right before
-that statement: ``tt.scalar_to_cb(cb, T, page)`` into the
+guard), or a block read anywhere (``tt.read_to_cb``: the grouped GEMM's ``B[cur_batch, ...]``,
+read by no ``if``), or that a mask the reader computes reads (``tt.mask_to_cb``), is read right
+before that statement: ``tt.scalar_to_cb(cb, T, page)`` into the
 tensor's row-offsets CB (``<T>_rows``, reader -> writer), ``v = tt.scalar_word(cb, word)``,
 ``tt.scalar_take(cb)``; the element in the statement is ``v`` (signed).  The kernel moving the
 block reads the word (the reader before its push, the writer before its pop); the other one
-only frees the page.
+only frees the page.  Such a read directly in a loop's body that does not change with the loop
+is moved before the loop (:func:`_hoist_row_words`), and a read of an element an earlier read
+in the same statement list holds is dropped, the earlier word used (:func:`_share_row_words`).
 
 A serial / pipelined loop whose bounds read elements of scalar tensors (``for k in
 T.serial(Lens[bx]):``, ``T.Pipelined(T.ceildiv(cu[b + 1] - cu[b], 32))``) gets the same reads
@@ -56,7 +59,7 @@ from ...errors import TTUnsupportedError
 from ..analysis.scalar_reads import WORDS_PER_PAGE
 from ..common import (
     WORD_DTYPE, buffer_shape, collect, get_attr, inline_binds, int_imm, seq, split_persistent,
-    to_py, tt_calls, tt_map, tt_pass, with_persistent,
+    substitute, to_py, tt_calls, tt_map, tt_pass, with_persistent,
 )
 from ... import attrs
 from .shared_to_cb import alloc_cb_call
@@ -199,7 +202,8 @@ def LowerScalarReadsTT(func, mod, ctx):
         holds the value, the other one just frees the page)."""
         call = ev.value
         if not isinstance(call, tvm.ir.Call) or ops.tt_op_name(call) not in (
-                "tt.read_rows_to_cb", "tt.write_rows_from_cb", "tt.mask_to_cb"):
+                "tt.read_rows_to_cb", "tt.write_rows_from_cb", "tt.mask_to_cb",
+                "tt.read_to_cb"):
             return ev
         first = 3 if ops.tt_op_name(call) == "tt.mask_to_cb" else 2
         given = next((g for e, g in provided if e.same_as(ev)), [])
@@ -272,9 +276,98 @@ def LowerScalarReadsTT(func, mod, ctx):
     # (work of the writer under it) and gives the writer its bounds / condition too
     body = tt_map(func.body, [(tirx.Evaluate, on_rows)], order="post")
     body = tt_map(body, [(tirx.IfThenElse, on_if), (tirx.For, on_for)], order="post")
-    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+    body = tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq)), (tvm.ir.Call, _word_select)],
+                  order="post")
+    body = tt_map(body, [(tirx.For, _hoist_row_words)], order="post")
+    body = _share_row_words(tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))
     prologue, persistent = split_persistent(body)
     return func.with_body(with_persistent(new_cbs + list(prologue), persistent))
+
+
+def _row_word(items, k):
+    """The read ``tt.scalar_to_cb(cb, T, page)``, ``v = tt.scalar_word(cb, word)``,
+    ``tt.scalar_take(cb)`` starting at ``items[k]`` as (cb, page, word, v), else None."""
+    if k + 2 >= len(items) or ops.stmt_op_name(items[k]) != "tt.scalar_to_cb":
+        return None
+    bind, take = items[k + 1], items[k + 2]
+    if not (isinstance(bind, tirx.Bind) and ops.tt_op_name(bind.value) == "tt.scalar_word"
+            and ops.stmt_op_name(take) == "tt.scalar_take"):
+        return None
+    cb, _, page = items[k].value.args
+    if not (bind.value.args[0].same_as(cb) and take.value.args[0].same_as(cb)):
+        return None
+    return cb, page, bind.value.args[1], bind.var
+
+
+def _hoist_row_words(loop):
+    """The row-offset reads (``tt.scalar_to_cb`` / ``tt.scalar_word`` / ``tt.scalar_take`` of
+    ``<T>_rows``) directly in ``loop``'s body whose page and word do not change with the loop
+    (no loop variable, no name bound in the body): moved before the loop, in order, so the
+    reader reads such an element once, not every iteration (the grouped GEMM's offsets in
+    its K loop).  Reader and writer both run the reads before the loop instead of in it, in
+    the same order: their pages still pair up."""
+    items = list(loop.body.seq) if isinstance(loop.body, tirx.SeqStmt) else [loop.body]
+    inner = {loop.loop_var} | {b.var for b in collect(loop.body, tirx.Bind)} | \
+        {f.loop_var for f in collect(loop.body, tirx.For)}
+    hoisted, kept, k = [], [], 0
+    while k < len(items):
+        word = _row_word(items, k)
+        if word is not None and not any(
+                v in inner for e in (word[1], word[2])
+                for v in tirx.analysis.undefined_vars(e)):
+            hoisted += items[k:k + 3]
+            k += 3
+            continue
+        kept.append(items[k])
+        k += 1
+    if not hoisted:
+        return loop
+    return seq(hoisted + [tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, seq(kept),
+                                   loop.thread_binding, loop.annotations, loop.step,
+                                   loop.span)])
+
+
+def _share_row_words(body):
+    """A row-offset read of an element an earlier read of the same statement list already
+    holds (the same CB, page and word: scalar tensors are never written) -> dropped, its
+    name the earlier one's."""
+    def share(s):
+        items, out, seen, mapping = list(s.seq), [], [], {}
+        k = 0
+        while k < len(items):
+            word = _row_word(items, k)
+            if word is not None:
+                cb, page, w, v = word
+                page, w = substitute(page, mapping), substitute(w, mapping)
+                same = next((u for c, p, x, u in seen if c.same_as(cb) and
+                             tvm_ffi.structural_equal(p, page) and
+                             tvm_ffi.structural_equal(x, w)), None)
+                if same is not None:
+                    mapping[v] = same
+                    k += 3
+                    continue
+                seen.append((cb, page, w, v))
+                out += [substitute(x, mapping) for x in items[k:k + 3]]
+                k += 3
+                continue
+            out.append(substitute(items[k], mapping))
+            k += 1
+        return seq(out) if mapping else s
+
+    return tt_map(body, [(tirx.SeqStmt, share)], order="post")
+
+
+def _word_select(call):
+    """An integer ``T.if_then_else(c, a, b)`` whose elements are now words (A0.1 kept it a
+    call because it read elements: the grouped GEMM's batch chosen by ``m >= offsets[i]``)
+    -> ``Select(c, a, b)``, which the kernels evaluate as C++'s ``c ? a : b``."""
+    op = getattr(call, "op", None)
+    if isinstance(op, tvm.ir.Op) and op.name in ("tirx.if_then_else", "prim.if_then_else") \
+            and len(call.args) == 3 and \
+            str(call.ty).startswith(("int", "uint", "bool")) and \
+            not collect(call, tvm.ir.TensorLoad):
+        return tirx.Select(*call.args)
+    return call
 
 
 def _fold_bool_compares(expr):

@@ -6,18 +6,24 @@ TVMScript parses a Python-level assignment in a kernel (``y = by * 32 + i``,
 ``start_y = by * block_M``) as a one-element local buffer plus one store.  Guarantees: every
 such buffer stored exactly once (and not read by its own store) is a ``Bind`` of a scalar
 variable instead, so index arithmetic stays plain expressions later passes can see through;
-a scalar assigned several times in straight-line code (``s = T.alloc_var(...)``, ``s = 2.0``,
-``s += 1.0``) becomes one ``Bind`` per assignment; an int32 scalar assigned inside a loop
-or a branch whose values read no buffer element but such scalars is mutable state
-(:func:`replicate_state_scalars`: ``v = tt.state_var(name)``, ``tt.state_set(v, value)``,
-reads ``v``; every kernel that reads it keeps its own copy); any other scalar assigned inside
-a loop or a branch is a TTUnsupportedError naming it; other local buffers are left for
-VerifyTileProgramTT to reject.  A floating-point binding
+a serial loop of constant extent (at most :data:`UNROLL_LIMIT` iterations) whose body only
+binds names and assigns such buffers (TileLang's grouped GEMM: ``for i in range(batch_count):
+cur = T.if_then_else(m >= offsets[i], i, cur)``) is unrolled first
+(:func:`unroll_scalar_loops`); a scalar assigned several times in straight-line code (``s =
+T.alloc_var(...)``, ``s = 2.0``, ``s += 1.0``) becomes one ``Bind`` per assignment; an int32
+scalar assigned inside a loop or a branch whose values read no buffer element but such scalars
+is mutable state (:func:`replicate_state_scalars`: ``v = tt.state_var(name)``,
+``tt.state_set(v, value)``, reads ``v``; every kernel that reads it keeps its own copy); any
+other scalar assigned inside a loop or a branch is a TTUnsupportedError naming it; other local
+buffers are left for VerifyTileProgramTT to reject.  A floating-point binding
 whose value reads no buffer and no variable (``inv_D = T.float32(1.0) / T.Cast("float32",
 D)``, a constant written in TIR) is substituted into its uses and dropped, so expressions
 that use it see a constant (elementwise expressions fold it); so is an integer binding whose
 value reads elements of tensor parameters the kernel never writes (``i_s =
-BlockIndices[b, t, h, i] * BS``): its uses read the element.
+BlockIndices[b, t, h, i] * BS``; a bool one too): its uses read the element.  An element read
+of a tensor parameter at an index chosen by a select (the grouped GEMM's
+``batch_sizes[cur]``, ``cur`` a chain of selects) is a select of element reads at the choices
+(:func:`distribute_element_selects`): no element read is indexed by another.
 
 Integer selects are normalised (:func:`normalise_index_selects`, from the IR's structure):
 ``T.if_then_else(c, a, b)`` of integer or boolean values reading no buffer element is
@@ -101,6 +107,135 @@ def straight_line_scalars(body):
     return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
 
 
+# the most iterations a loop that only assigns scalars is unrolled over (A0.1)
+UNROLL_LIMIT = 64
+
+
+def _scalar_only_body(stmt) -> bool:
+    """``stmt`` holds only bindings, stores to one-element local buffers and such loops of
+    constant extent (no tile primitive, no tensor store, no branch), and at least one store."""
+    items = _stmts(stmt)
+    stores = 0
+    for s in items:
+        if isinstance(s, tirx.Bind) or (
+                isinstance(s, tirx.AllocBuffer) and _is_scalar_local(s.buffer)):
+            continue
+        if isinstance(s, tirx.BufferStore) and _is_scalar_local(s.buffer):
+            stores += 1
+            continue
+        if isinstance(s, tirx.For) and _unrollable(s):
+            stores += 1
+            continue
+        return False
+    return stores > 0
+
+
+def _unrollable(loop) -> bool:
+    return loop.kind in (tirx.ForKind.SERIAL, tirx.ForKind.UNROLLED) and \
+        isinstance(loop.min, tirx.IntImm) and isinstance(loop.extent, tirx.IntImm) and \
+        0 <= int(loop.extent.value) <= UNROLL_LIMIT and \
+        not (getattr(loop, "step", None) is not None and not (
+            isinstance(loop.step, tirx.IntImm) and int(loop.step.value) == 1)) and \
+        _scalar_only_body(loop.body)
+
+
+def _unroll_iteration(body, mapping):
+    """The statements of one iteration of a scalar-only loop body, the loop variable (and the
+    body's bindings) substituted: bindings are inlined into the statements after them, so an
+    iteration is only stores (and inner loops, unrolled the same way)."""
+    out, mapping, local, values = [], dict(mapping), [], {}
+
+    def inline(node):
+        node = substitute(node, mapping)
+        return tt_map(node, [(tvm.ir.TensorLoad, lambda ld: next(
+            (v for b, v in values.items() if ld.source.same_as(b)), ld))], order="post")
+
+    for s in _stmts(body):
+        if isinstance(s, tirx.Bind):
+            mapping[s.var] = inline(s.value)
+        elif isinstance(s, tirx.AllocBuffer):
+            local.append(s.buffer)  # a name bound in the body (`inb = m >= offsets[i]`)
+        elif isinstance(s, tirx.BufferStore) and any(s.buffer.same_as(b) for b in local):
+            values[s.buffer] = inline(s.value)
+        elif isinstance(s, tirx.For):
+            for k in range(int(s.extent.value)):
+                inner = {**mapping, s.loop_var: tirx.const(int(s.min.value) + k,
+                                                           str(s.loop_var.ty))}
+                out += [inline(x) for x in _unroll_iteration(s.body, inner)]
+        else:
+            out.append(inline(s))
+    return out
+
+
+def unroll_scalar_loops(body):
+    """A serial loop of constant extent (at most :data:`UNROLL_LIMIT` iterations) whose body
+    only binds names and assigns one-element local buffers (TileLang's grouped GEMM: ``for i
+    in range(batch_count): cur = T.if_then_else(m >= offsets[i], i, cur)``) -> its
+    iterations one after another, the loop variable a constant in each and the body's
+    bindings inlined, so the scalar is assigned in straight-line code (a chain of ``Bind``s,
+    :func:`straight_line_scalars`)."""
+    def unroll(loop):
+        if not _unrollable(loop):
+            return loop
+        stmts = []
+        for k in range(int(loop.extent.value)):
+            stmts += _unroll_iteration(loop.body, {loop.loop_var: tirx.const(
+                int(loop.min.value) + k, str(loop.loop_var.ty))})
+        return seq(stmts) if stmts else tirx.Evaluate(tirx.IntImm("int32", 0))
+
+    body = tt_map(body, [(tirx.For, unroll)], order="post")
+    return tt_map(body, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
+
+
+def _fold_equal_selects(e):
+    parts = _select_parts(e)
+    if parts is not None and tvm_ffi.structural_equal(parts[1], parts[2]):
+        return parts[1]
+    return e
+
+
+def distribute_element_selects(body, func):
+    """An element read of a tensor parameter at an index chosen by a select that reads
+    elements, ``T[.., T.if_then_else(c, a, b), ..]`` (the grouped GEMM's ``batch_sizes[cur]``,
+    ``cur`` a chain of selects on other elements), -> ``T.if_then_else(c, T[.., a, ..], T[..,
+    b, ..])``, repeatedly, so no element read is indexed by an element read: each element the
+    kernel reads is at an index of block indices, loop variables and constants
+    (``analysis/scalar_reads.py``).  Names bound to integer constants are seen through and
+    selects of two equal values folded (in such indices and in the starts of tensor regions
+    that read elements)."""
+    params = [p for p in func.params if tirx.is_buffer_var(p)]
+    # names bound to integer constants (a scalar's first assignment, `cur = 0`) seen through
+    consts = {b.var: b.value for b in collect(body, tirx.Bind)
+              if _integer(b.var) and isinstance(b.value, tirx.IntImm)}
+    folds = [(tvm.ir.Call, _fold_equal_selects), (tirx.Select, _fold_equal_selects)]
+
+    def fold(e):
+        return tt_map(substitute(e, consts), folds, order="post")
+
+    def split(ld):
+        if not any(ld.source.same_as(p) for p in params) or \
+                not any(collect(ix, tvm.ir.TensorLoad) for ix in ld.indices):
+            return ld
+        idx = [fold(ix) for ix in ld.indices]
+        for k, ix in enumerate(idx):
+            parts = _select_parts(ix)
+            if parts is None or not collect(ix, tvm.ir.TensorLoad):
+                continue  # a select of index arithmetic alone stays an index
+            c, a, b = parts
+            yes, no = (split(ld.source[tuple(idx[:k] + [v] + idx[k + 1:])])
+                       for v in (a, b))
+            return _fold_equal_selects(tirx.if_then_else(c, yes, no))
+        return ld
+
+    body = tt_map(body, [(tvm.ir.TensorLoad, split)], order="post")
+    # selects whose conditions read elements (the grouped GEMM's batch index in a block's
+    # start) see through the constants too
+    return tt_map(body, [(tvm.ir.TensorRegion, lambda r: tvm.ir.TensorRegion(
+        r.source, [tvm.ir.Range.from_min_extent(fold(x.min), x.extent) for x in r.region],
+        r.ty) if any(collect(x.min, tvm.ir.TensorLoad) for x in r.region) else r)] + folds,
+        order="post")
+
+
 def _reads_in_scope(body, store) -> bool:
     """Every read of ``store``'s buffer comes after it in the statement sequence holding it
     (where a ``Bind`` in its place is in scope), none when nothing holds it in a sequence
@@ -182,7 +317,7 @@ def inline_index_binds(body, block_vars):
 
 
 def inline_element_binds(func, body):
-    """Substitute integer ``Bind``s whose value reads elements of tensor parameters the kernel
+    """Substitute integer (and bool) ``Bind``s whose value reads elements of tensor parameters the kernel
     never writes (``i_s = BlockIndices[b, t, h, i] * BS``) into their uses, and drop them: the
     condition, the block offsets and the masks that use the name then read the element itself
     (``analysis/scalar_reads.py`` decides which such reads are supported).  The tensor is
@@ -200,7 +335,7 @@ def inline_element_binds(func, body):
         loads = collect(value, tvm.ir.TensorLoad)
         return bool(loads) and all(read_only_param(ld.source) for ld in loads)
 
-    return _inline_binds(body, ("int", "uint"), wanted)
+    return _inline_binds(body, ("int", "uint", "bool"), wanted)
 
 
 def state_scalars(body) -> set:
@@ -529,9 +664,10 @@ def replicate_state_scalars(body, state):
 def ScalarsToBindTT(func, mod, ctx):
     """Scalar assignments -> ``Bind`` (see module docstring); integer selects normalised
     (:func:`normalise_index_selects`)."""
-    body = scalars_to_binds(straight_line_scalars(func.body))
+    body = scalars_to_binds(straight_line_scalars(unroll_scalar_loops(func.body)))
     state = state_scalars(body)
     refuse_carried_scalars(body, state)
     body = replicate_state_scalars(body, state)
     body = normalise_index_selects(body)
-    return func.with_body(inline_element_binds(func, inline_float_constants(body)))
+    body = inline_element_binds(func, inline_float_constants(body))
+    return func.with_body(distribute_element_selects(body, func))
