@@ -252,6 +252,15 @@ def test_scalar_state_streamk_16_row_blocks():
     writer = kernel.sources["writer.cpp"]
     assert writer.count("< static_cast<int32_t>(16))") == 2, writer
     assert "noc_async_write_tile" not in writer and "noc_async_write_page" not in writer
+    # one column block (N = block_N): the full-tile loop's rows are `(pid + 4 + p * 3) * 16`,
+    # blocks of 16 rows along pid; pid also feeds `start_iter`, so A0.0 leaves the axis as
+    # written (no coarsening of blocks that each carry their own scalars)
+    kernel = tilelang.compile(streamk(M=64, N=64, K=128, block_M=16, block_N=64, block_K=32))
+    a, b = (rng.uniform(-1, 1, (64, 128)).astype(ml_dtypes.bfloat16) for _ in range(2))
+    c = np.zeros((64, 64), np.float32)
+    kernel(a, b, c)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    np.testing.assert_allclose(c, ref, rtol=1e-2, atol=1e-2)
 
 
 def test_scalar_state_refusals():
