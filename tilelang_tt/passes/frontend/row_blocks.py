@@ -29,7 +29,9 @@ extent ``G``):
 
 * **Candidate.** Every tensor access that uses ``g`` uses it in one index only, as
   ``g * b + r`` with one constant ``b < 32`` dividing 32 (``analysis/row_slots.py`` finds
-  them).  Otherwise the pass leaves the kernel alone.
+  them), and ``g`` feeds no scalar carried across loop iterations (A0.1's mutable state,
+  directly or through bound names: each block then has a history of its own).  Otherwise the
+  pass leaves the kernel alone.
 * **Row dimensions** are found by propagation from those tensor dimensions
   (``row_slots.RowSlots``): through ``T.copy`` (dimensions aligned from the right), reductions
   (the dimensions kept), ``T.gemm`` (A's M and C's rows; B's N and C's columns, as the
