@@ -227,6 +227,42 @@ def test_scalar_state_persistent_streamk_attention():
     np.testing.assert_allclose(kernel(q, k, v).astype(np.float64), ref, atol=2e-2, rtol=2e-2)
 
 
+def test_scalar_state_streamk_16_row_blocks():
+    # TileLang's stream-K GEMM as its example writes it, with 16-row A / C blocks: the rows
+    # start at `pid_m * 16` with `pid_m` from the mutable scalar `start_iter`, so half of them
+    # are off a 32-row tile boundary.  A0.5.1 holds each 16-row block as a 32-row tile; A is
+    # read row by row (all 32 rows), C is written row by row, block rows 0-15 only, both by
+    # the whole-tile store and by the atomic's read-modify-write.  8 tiles (C rows 16 m ..
+    # 16 m + 15, columns 64 n ..) of 4 K steps on 5 programs, all in the stream-K phase, run
+    # in program order on one core: (0, 0), (1, 0), (2, 0), (2, 1), (3, 1) stored whole,
+    # (0, 1) added atomically by programs 0 and 1, (1, 1) by programs 1 and 2, (3, 0) by
+    # programs 3 and 4.  A store of all 32 rows of tile (2, 0) would put the full product of
+    # rows 48-63 under tile (3, 0)'s atomics, an RMW of all 32 rows of tile (0, 1) a partial
+    # product of rows 16-31 under tile (1, 1)'s: both would add to the result
+    rng = np.random.default_rng(1)
+    kernel = tilelang.compile(streamk(M=64, N=128, K=128, block_M=16, block_N=64, block_K=32,
+                                      programs=5))
+    a, b = (rng.uniform(-1, 1, (n, 128)).astype(ml_dtypes.bfloat16) for n in (64, 128))
+    c = np.zeros((64, 128), np.float32)
+    kernel(a, b, c)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    np.testing.assert_allclose(c, ref, rtol=1e-2, atol=1e-2)
+    # the writer stores block rows 0-15 only (row-granular NOC writes of the block's own rows:
+    # the other 16 rows of each DRAM tile belong to another block), on every store path
+    writer = kernel.sources["writer.cpp"]
+    assert writer.count("< static_cast<int32_t>(16))") == 2, writer
+    assert "noc_async_write_tile" not in writer and "noc_async_write_page" not in writer
+    # one column block (N = block_N): the full-tile loop's rows are `(pid + 4 + p * 3) * 16`,
+    # blocks of 16 rows along pid; pid also feeds `start_iter`, so A0.0 leaves the axis as
+    # written (no coarsening of blocks that each carry their own scalars)
+    kernel = tilelang.compile(streamk(M=64, N=64, K=128, block_M=16, block_N=64, block_K=32))
+    a, b = (rng.uniform(-1, 1, (64, 128)).astype(ml_dtypes.bfloat16) for _ in range(2))
+    c = np.zeros((64, 64), np.float32)
+    kernel(a, b, c)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    np.testing.assert_allclose(c, ref, rtol=1e-2, atol=1e-2)
+
+
 def test_scalar_state_refusals():
     # a scalar fed by a tensor element stays refused (only integer state computed from
     # constants, block and loop indices and other such scalars is replicated)

@@ -29,7 +29,9 @@ extent ``G``):
 
 * **Candidate.** Every tensor access that uses ``g`` uses it in one index only, as
   ``g * b + r`` with one constant ``b < 32`` dividing 32 (``analysis/row_slots.py`` finds
-  them).  Otherwise the pass leaves the kernel alone.
+  them), and ``g`` feeds no scalar carried across loop iterations (A0.1's mutable state,
+  directly or through bound names: each block then has a history of its own).  Otherwise the
+  pass leaves the kernel alone.
 * **Row dimensions** are found by propagation from those tensor dimensions
   (``row_slots.RowSlots``): through ``T.copy`` (dimensions aligned from the right), reductions
   (the dimensions kept), ``T.gemm`` (A's M and C's rows; B's N and C's columns, as the
@@ -69,16 +71,35 @@ from tvm import tirx
 from ... import attrs
 from ...errors import TTVerifyError
 from ..analysis.row_slots import COL_KIND, COMPARISONS, ROWS, RowSlots, linear_in
-from .scalars import inline_index_binds, scalars_to_binds
+from .scalars import inline_index_binds, scalars_to_binds, state_scalars
 from ..common import (BLOCK_TAGS, buffer_dtype, buffer_scope, buffer_shape, collect, int_imm,
                       launch_attrs, replace_tile_call, substitute, tt_map, tt_pass, uses_var)
+
+
+def _feeds_state(body, g) -> bool:
+    """``g`` reaches a scalar carried across loop iterations (A0.1's mutable state: stream-K's
+    ``start_iter[0] = pid * full_iters + ...``), directly or through bound names.  Each block
+    then has a history of its own, which one block of 32 rows cannot run for 32 / b blocks at
+    once: the axis is left as written (A0.5.1 pads its blocks to 32 rows, which move row by
+    row at rows off a tile boundary)."""
+    binds = scalars_to_binds(body)
+    state = state_scalars(binds)
+    if not state:
+        return False
+    carriers = [g]
+    for b in collect(binds, tirx.Bind):
+        if any(uses_var(b.value, v) for v in carriers):
+            carriers.append(b.var)
+    return any(any(st.buffer.same_as(s) for s in state)
+               and any(uses_var(st.value, v) for v in carriers)
+               for st in collect(binds, tirx.BufferStore))
 
 
 def _coarsen_axis(body, launch):
     """(body, record) with the row blocks along ``launch``'s axis coarsened, or None when the
     axis has none."""
     facts = RowSlots.of(body, launch)
-    if facts is None:
+    if facts is None or _feeds_state(body, launch.node.var):
         return None
     facts.check()
     b, g = facts.b, facts.g
