@@ -17,8 +17,9 @@ either a ``local`` scalar still stored after the straight-line rewrites, or a
 ``local.fragment`` (a ``T.alloc_var`` a tile op uses: ``T.clear(lse_logsum_local)``, A0.0.2)
 stored outside any ``T.Parallel`` nest with a value that is not a constant, and whose every
 read is inside a ``T.Parallel`` nest or in the value of such a store to a float state buffer
-(iterated to a fixed point; a read elsewhere - an ``if`` condition, an index, a loop extent -
-leaves the buffer alone, so A0.1 still refuses a ``local`` one naming it):
+(iterated to a fixed point; a read elsewhere - an ``if`` condition, an index, a loop extent,
+a region of it other than a tile primitive's operand (``T.any_of(s[0:1])``) - leaves the
+buffer alone, so A0.1 still refuses a ``local`` one naming it):
 
 * a ``local`` one is a ``local.fragment`` of the same name, shape and dtype in every access;
 * a store ``s = v`` to it outside ``T.Parallel`` is ``T.fill(s, v)`` when ``v`` is a constant,
@@ -102,6 +103,11 @@ def float_state_buffers(body, bindable) -> list:
                 cand.append(buf)
                 single.remove((buf, st))
                 grown = True
+    tile_args = [a for c in collect(body, tirx.TilePrimitiveCall) for a in c.args
+                 if isinstance(a, tvm.ir.TensorRegion)]
+    other_regions = [r.source for r in collect(body, tvm.ir.TensorRegion)
+                     if not any(r.same_as(a) for a in tile_args)]
+    cand = [b for b in cand if not any(b.same_as(x) for x in other_regions)]
     while cand:
         stores = [st for st in outside if any(st.buffer.same_as(b) for b in cand)]
         bad = {ld.source for ld in _loads_outside(body, stores)}
