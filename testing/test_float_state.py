@@ -50,20 +50,22 @@ def lse_combine(batch, heads, num_split, dim, dtype=T.float16, accum_dtype=T.flo
     return main
 
 
-def doubling(dtype=T.float32):
+def scaled_sum(dtype=T.float32):
     @T.prim_func
-    def main(A: T.Tensor((64, 64), dtype), B: T.Tensor((64, 64), dtype)):
+    def main(A: T.Tensor((64, 64), dtype), G: T.Tensor((4,), T.float32),
+             B: T.Tensor((64, 64), dtype)):
         with T.Kernel(2, threads=128) as bx:
             A_s = T.alloc_shared((32, 64), dtype)
             B_l = T.alloc_fragment((32, 64), dtype)
             w = T.alloc_var(T.float32)
             w = 1.0
             T.clear(B_l)
-            for k in T.serial(3):
+            for k in T.serial(4):
+                if k % 2 == 0:
+                    w = w * G[k]
                 T.copy(A[bx * 32, 0], A_s)
                 for i, j in T.Parallel(32, 64):
                     B_l[i, j] += A_s[i, j] * w
-                w = w * 2.0
             T.copy(B_l, B[bx * 32, 0])
 
     return main
@@ -82,10 +84,11 @@ def test_float_state_lse_combine():
     ref = (part.astype(np.float64) * np.exp2(g - lse)[..., None]).sum(2)
     np.testing.assert_allclose(out.astype(np.float64), ref, atol=2e-3, rtol=2e-3)
 
-    # a float scalar scaling a block, doubled after each use: w = 1, 2, 4, so B = 7 A
-    kernel = tilelang.compile(doubling(), out_idx=[1])
+    # a float scale multiplied by a tensor element in a branch of the loop: w = 2, 2, 6, 6
+    kernel = tilelang.compile(scaled_sum(), out_idx=[2])
     a = rng.standard_normal((64, 64)).astype(np.float32)
-    np.testing.assert_allclose(kernel(a), 7 * a, rtol=1e-5, atol=1e-5)
+    g = np.array([2.0, 5.0, 3.0, 7.0], np.float32)
+    np.testing.assert_allclose(kernel(a, g), 16 * a, rtol=1e-5, atol=1e-5)
 
 
 def test_float_state_refusals():
