@@ -825,7 +825,8 @@ def test_multiplying_by_one_and_tilelang_index_bindings():
 def test_alloc_var_assigned_in_straight_line_code():
     """TileLang's `x = T.alloc_var(dtype)` then `x = value` (a store, not a rebinding) and
     `x += value`: each assignment is a new value, reads see the latest; a loop of constant
-    extent that only assigns scalars is unrolled into such assignments."""
+    extent that only assigns scalars is unrolled into such assignments (a float carried across
+    the iterations of another loop and read in a T.Parallel body is a one-element block)."""
 
     @T.prim_func
     def k(A: T.Tensor((64, 32), "float32"), B: T.Tensor((64, 32), "float32")):

@@ -280,21 +280,3 @@ def test_scalar_state_refusals():
 
     with pytest.raises(TTUnsupportedError, match="scalar i is assigned inside a loop"):
         tilelang.compile(from_element)
-
-    # a float scalar carried across a loop around tile work stays refused too
-    @T.prim_func
-    def float_state(A: T.Tensor((64, 64), T.float32), B: T.Tensor((64, 64), T.float32)):
-        with T.Kernel(2, threads=128) as bx:
-            A_s = T.alloc_shared((32, 64), T.float32)
-            B_l = T.alloc_fragment((32, 64), T.float32)
-            w = T.alloc_var(T.float32)
-            w = 1.0
-            for k in T.serial(2):
-                T.copy(A[bx * 32, 0], A_s)
-                for i, j in T.Parallel(32, 64):
-                    B_l[i, j] = A_s[i, j] * w
-                T.copy(B_l, B[bx * 32, 0])
-                w = w * 2.0
-
-    with pytest.raises(TTUnsupportedError, match="scalar w is assigned inside a loop"):
-        tilelang.compile(float_state)

@@ -13,9 +13,12 @@ cur = T.if_then_else(m >= offsets[i], i, cur)``) is unrolled first
 T.alloc_var(...)``, ``s = 2.0``, ``s += 1.0``) becomes one ``Bind`` per assignment; an int32
 scalar assigned inside a loop or a branch whose values read no buffer element but such scalars
 is mutable state (:func:`replicate_state_scalars`: ``v = tt.state_var(name)``,
-``tt.state_set(v, value)``, reads ``v``; every kernel that reads it keeps its own copy); any
-other scalar assigned inside a loop or a branch is a TTUnsupportedError naming it; other local
-buffers are left for VerifyTileProgramTT to reject.  A floating-point binding
+``tt.state_set(v, value)``, reads ``v``; every kernel that reads it keeps its own copy); a
+float scalar assigned inside a loop or a branch whose every read is in a ``T.Parallel`` body or
+in the value of such a scalar's assignment is a one-element block buffer (``float_state.py``:
+its assignments ``T.Parallel(1)`` nests, computed on the compute kernel); any other scalar
+assigned inside a loop or a branch is a TTUnsupportedError naming it; other local buffers are
+left for VerifyTileProgramTT to reject.  A floating-point binding
 whose value reads no buffer and no variable (``inv_D = T.float32(1.0) / T.Cast("float32",
 D)``, a constant written in TIR) is substituted into its uses and dropped, so expressions
 that use it see a constant (elementwise expressions fold it); so is an integer binding whose
@@ -44,6 +47,7 @@ from tvm import tirx
 
 from ... import ops
 from ...errors import TTUnsupportedError
+from .float_state import float_state_to_blocks
 from ..common import (buffer_scope, collect, replace_tile_call, seq, substitute, tt_map,
                       tt_pass, uses_var)
 
@@ -246,6 +250,12 @@ def _reads_in_scope(body, store) -> bool:
             if c.same_as(store):
                 return sum(_loads_of(x, store.buffer) for x in s.seq[k + 1:]) == total
     return total == 0
+
+
+def _bindable(body, store) -> bool:
+    """``store`` is its buffer's only store, does not read the buffer, and every read of the
+    buffer is where a ``Bind`` in its place is in scope (:func:`scalars_to_binds`)."""
+    return _loads_of(store.value, store.buffer) == 0 and _reads_in_scope(body, store)
 
 
 def scalars_to_binds(body):
@@ -664,7 +674,8 @@ def replicate_state_scalars(body, state):
 def ScalarsToBindTT(func, mod, ctx):
     """Scalar assignments -> ``Bind`` (see module docstring); integer selects normalised
     (:func:`normalise_index_selects`)."""
-    body = scalars_to_binds(straight_line_scalars(unroll_scalar_loops(func.body)))
+    body = straight_line_scalars(unroll_scalar_loops(func.body))
+    body = scalars_to_binds(float_state_to_blocks(body, _bindable))
     state = state_scalars(body)
     refuse_carried_scalars(body, state)
     body = replicate_state_scalars(body, state)
