@@ -7,7 +7,7 @@ TVMScript parses a Python-level assignment in a kernel (``y = by * 32 + i``,
 such buffer stored exactly once (and not read by its own store) is a ``Bind`` of a scalar
 variable instead, so index arithmetic stays plain expressions later passes can see through;
 a serial loop of constant extent (at most :data:`UNROLL_LIMIT` iterations) whose body only
-binds names and assigns such buffers (TileLang's grouped GEMM: ``for i in range(batch_count):
+binds names and assigns integer ones (TileLang's grouped GEMM: ``for i in range(batch_count):
 cur = T.if_then_else(m >= offsets[i], i, cur)``) is unrolled first
 (:func:`unroll_scalar_loops`); a scalar assigned several times in straight-line code (``s =
 T.alloc_var(...)``, ``s = 2.0``, ``s += 1.0``) becomes one ``Bind`` per assignment; an int32
@@ -116,15 +116,17 @@ UNROLL_LIMIT = 64
 
 
 def _scalar_only_body(stmt) -> bool:
-    """``stmt`` holds only bindings, stores to one-element local buffers and such loops of
-    constant extent (no tile primitive, no tensor store, no branch), and at least one store."""
+    """``stmt`` holds only bindings, stores to one-element integer local buffers and such
+    loops of constant extent (no tile primitive, no tensor store, no branch), and at least one
+    store.  (A float carried across iterations is a one-element block: ``float_state.py``.)"""
     items = _stmts(stmt)
     stores = 0
     for s in items:
         if isinstance(s, tirx.Bind) or (
                 isinstance(s, tirx.AllocBuffer) and _is_scalar_local(s.buffer)):
             continue
-        if isinstance(s, tirx.BufferStore) and _is_scalar_local(s.buffer):
+        if isinstance(s, tirx.BufferStore) and _is_scalar_local(s.buffer) and \
+                str(s.buffer.dtype).startswith(("int", "uint", "bool")):
             stores += 1
             continue
         if isinstance(s, tirx.For) and _unrollable(s):
@@ -173,7 +175,7 @@ def _unroll_iteration(body, mapping):
 
 def unroll_scalar_loops(body):
     """A serial loop of constant extent (at most :data:`UNROLL_LIMIT` iterations) whose body
-    only binds names and assigns one-element local buffers (TileLang's grouped GEMM: ``for i
+    only binds names and assigns one-element integer local buffers (TileLang's grouped GEMM: ``for i
     in range(batch_count): cur = T.if_then_else(m >= offsets[i], i, cur)``) -> its
     iterations one after another, the loop variable a constant in each and the body's
     bindings inlined, so the scalar is assigned in straight-line code (a chain of ``Bind``s,
