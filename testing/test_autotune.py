@@ -74,15 +74,16 @@ def test_autotuner_from_kernel_and_failing_configs():
     def kernel(block_M=None, block_N=None):
         return matmul_factory(64, 64, 64, block_M=block_M, block_N=block_N)
 
-    # block_M=48 is not a multiple of the 32-row tile: that configuration is skipped
-    configs = [dict(block_M=48, block_N=32), dict(block_M=32, block_N=32)]
+    # block_N=48 columns start off a tile boundary (rows may: gathered row by row, columns
+    # may not): that configuration is skipped
+    configs = [dict(block_M=32, block_N=48), dict(block_M=32, block_N=32)]
     result = (AutoTuner.from_kernel(kernel=kernel, configs=configs)
               .set_compile_args(out_idx=[-1], target="auto")
               .set_profile_args(ref_prog=ref_program, rtol=0.1, atol=0.1)
               .run(warmup=3, rep=20, early_stop=True))  # TileLang options accepted
     assert result.config == dict(block_M=32, block_N=32)
     assert result.kernel.latency == result.latency > 0
-    with pytest.raises(TTCompileError, match=r"no configuration compiled and ran \(1 tried; the first: TTLayoutError: .*\):\n.*block_M': 48"):
+    with pytest.raises(TTCompileError, match=r"no configuration compiled and ran \(1 tried; the first: TTLayoutError: .*\):\n.*block_N': 48"):
         AutoTuner.from_kernel(kernel=kernel, configs=configs[:1]).run()
 
 
