@@ -525,9 +525,13 @@ def lower_rows(call, accessor, layout, dtype: str, read: bool, safe: float = 0.0
             dram = (lead * (row_dim // 32) + src // 32) * per_row + col0 + c
             offset = ((src % 32 // 16) * 512 + src % 16 * 16) * size
             op = "tt.noc_async_read_part" if read else "tt.noc_async_write_part"
-            moves = seq([ops.evaluate(op, dram, accessor, offset + f * 256 * size,
-                                      local + f * 256 * size, int_imm(16 * size), span=span)
-                         for f in (0, 1)])
+            if read and size == 2 and row_dim % 2 == 0:
+                moves = _pair_reads(ana.simplify(l1 + (r * cols + c) * page), i, src, dram,
+                                    accessor, local, span)
+            else:
+                moves = seq([ops.evaluate(op, dram, accessor, offset + f * 256 * size,
+                                          local + f * 256 * size, int_imm(16 * size), span=span)
+                             for f in (0, 1)])
             if not read:
                 return moves
             bits = _element_bits(safe, dtype)
@@ -553,6 +557,39 @@ def lower_rows(call, accessor, layout, dtype: str, read: bool, safe: float = 0.0
             ops.evaluate("tt.noc_async_read_barrier" if read else "tt.noc_async_write_barrier",
                          span=span),
             ops.evaluate("tt.cb_push_back" if read else "tt.cb_pop_front", cb, n, span=span)]
+
+
+def _pair_reads(base, i, src, dram, accessor, local, span):
+    """A 16-bit row gather's read of tensor row ``src`` into row ``i`` of the block tile at L1
+    ``base``: Blackhole reads DRAM in 64-byte aligned pieces (Wormhole in 32), and a 32-byte
+    face row lies at a 32-byte offset when its row is odd, so each move reads the 64-byte face
+    row pair (rows ``src & ~1``, ``src | 1`` of the DRAM tile) into the destination's pair
+    (rows ``i & ~1``, ``i | 1``, 64-byte aligned in the tile).  Rows of equal parity (the
+    block's start row even): the pair lands where it belongs, read once at the even row (both
+    rows of a pair are inside the tensor or neither: ``row_dim`` is even).  Otherwise the
+    wanted row lands in the other row of the pair: the RISC-V core keeps that row's 16 words,
+    reads, waits (a barrier per row), copies the row into place and restores the other."""
+    pair_l = base + ((i // 16) * 512 + i % 16 // 2 * 32) * 2
+    pair_d = ((src % 32 // 16) * 512 + src % 16 // 2 * 32) * 2
+    other = pair_l + (1 - i % 2) * 32
+
+    def reads(dst):
+        return [ops.evaluate("tt.noc_async_read_part", dram, accessor, pair_d + f * 512,
+                             dst + f * 512, int_imm(64), span=span) for f in (0, 1)]
+
+    fast = tirx.IfThenElse(i % 2 == 0, seq(reads(pair_l)), None)
+    keep = [[tirx.Var(f"keep{f}_{q}", "int32") for q in range(8)] for f in (0, 1)]
+    slow = seq([tirx.Bind(keep[f][q], ops.call("tt.l1_load_u32", other + f * 512 + q * 4))
+                for f in (0, 1) for q in range(8)]
+               + reads(pair_l)
+               + [ops.evaluate("tt.noc_async_read_barrier", span=span)]
+               + [ops.evaluate("tt.l1_store_u32", local + f * 512 + q * 4,
+                               ops.call("tt.l1_load_u32", other + f * 512 + q * 4),
+                               span=span)
+                  for f in (0, 1) for q in range(8)]
+               + [ops.evaluate("tt.l1_store_u32", other + f * 512 + q * 4, keep[f][q], span=span)
+                  for f in (0, 1) for q in range(8)])
+    return tirx.IfThenElse(src % 2 == i % 2, fast, slow)
 
 
 def _safe_value(safe: dict, buf, span) -> float:
