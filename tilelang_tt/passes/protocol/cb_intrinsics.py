@@ -511,6 +511,10 @@ def lower_rows(call, accessor, layout, dtype: str, read: bool, safe: float = 0.0
     l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
     src = tirx.Var("src_row", "int32")
     ana = Analyzer()
+    if read and size == 2 and row_dim % 32 == 0:
+        bits = _element_bits(safe, dtype)
+        return _pair_gather(cb, l1, lead, row, col0, rows, cols, row_dim, page, per_row,
+                            accessor, bits | (bits << 16), span)
 
     def line(r, i):
         block_row = r * 32 + i
@@ -525,13 +529,9 @@ def lower_rows(call, accessor, layout, dtype: str, read: bool, safe: float = 0.0
             dram = (lead * (row_dim // 32) + src // 32) * per_row + col0 + c
             offset = ((src % 32 // 16) * 512 + src % 16 * 16) * size
             op = "tt.noc_async_read_part" if read else "tt.noc_async_write_part"
-            if read and size == 2 and row_dim % 2 == 0:
-                moves = _pair_reads(ana.simplify(l1 + (r * cols + c) * page), i, src, dram,
-                                    accessor, local, span)
-            else:
-                moves = seq([ops.evaluate(op, dram, accessor, offset + f * 256 * size,
-                                          local + f * 256 * size, int_imm(16 * size), span=span)
-                             for f in (0, 1)])
+            moves = seq([ops.evaluate(op, dram, accessor, offset + f * 256 * size,
+                                      local + f * 256 * size, int_imm(16 * size), span=span)
+                         for f in (0, 1)])
             if not read:
                 return moves
             bits = _element_bits(safe, dtype)
@@ -559,37 +559,79 @@ def lower_rows(call, accessor, layout, dtype: str, read: bool, safe: float = 0.0
             ops.evaluate("tt.cb_push_back" if read else "tt.cb_pop_front", cb, n, span=span)]
 
 
-def _pair_reads(base, i, src, dram, accessor, local, span):
-    """A 16-bit row gather's read of tensor row ``src`` into row ``i`` of the block tile at L1
-    ``base``: Blackhole reads DRAM in 64-byte aligned pieces (Wormhole in 32), and a 32-byte
-    face row lies at a 32-byte offset when its row is odd, so each move reads the 64-byte face
-    row pair (rows ``src & ~1``, ``src | 1`` of the DRAM tile) into the destination's pair
-    (rows ``i & ~1``, ``i | 1``, 64-byte aligned in the tile).  Rows of equal parity (the
-    block's start row even): the pair lands where it belongs, read once at the even row (both
-    rows of a pair are inside the tensor or neither: ``row_dim`` is even).  Otherwise the
-    wanted row lands in the other row of the pair: the RISC-V core keeps that row's 16 words,
-    reads, waits (a barrier per row), copies the row into place and restores the other."""
-    pair_l = base + ((i // 16) * 512 + i % 16 // 2 * 32) * 2
-    pair_d = ((src % 32 // 16) * 512 + src % 16 // 2 * 32) * 2
-    other = pair_l + (1 - i % 2) * 32
+def _pair_gather(cb, l1, lead, row, col0, rows, cols, row_dim, page, per_row, accessor, word,
+                 span):
+    """A 16-bit row gather (``lower_rows``' read) in 64-byte NOC reads: Blackhole reads DRAM
+    in 64-byte aligned pieces (Wormhole in 32), and a 32-byte face row of an odd tile row lies
+    at a 32-byte offset, so every read moves a face row pair (tile rows ``2k``, ``2k + 1``)
+    into a 64-byte aligned pair of the block tile.  The block's start row ``row`` decides:
+    even, block row ``b``'s pair is tensor row ``row + b``'s pair, read once at the even row
+    (both rows of a pair are inside the tensor or neither: ``row_dim`` is a multiple of 32);
+    odd, the pairs of rows ``row + 1, row + 3, ..`` land one row early (block row ``b`` holds
+    row ``row + b + 1``), one barrier, the RISC-V core moves the rows down one, then reads row
+    ``row``'s pair into block rows 0 / 1 keeping row 1's words (a barrier per tile column) and
+    copies it into row 0.  Rows outside the tensor get ``word`` after the reads."""
+    n = rows * 32
+    ana = Analyzer()
+    first = tirx.Var("first_row", "int32")
 
-    def reads(dst):
-        return [ops.evaluate("tt.noc_async_read_part", dram, accessor, pair_d + f * 512,
-                             dst + f * 512, int_imm(64), span=span) for f in (0, 1)]
+    def slot(j, c):  # L1 address of block row j's face-0 row in tile column c
+        return ana.simplify(l1 + (j // 32 * cols + c) * page + (j % 32 // 16 * 512 + j % 16 * 16)
+                            * 2)
 
-    fast = tirx.IfThenElse(i % 2 == 0, seq(reads(pair_l)), None)
-    keep = [[tirx.Var(f"keep{f}_{q}", "int32") for q in range(8)] for f in (0, 1)]
-    slow = seq([tirx.Bind(keep[f][q], ops.call("tt.l1_load_u32", other + f * 512 + q * 4))
-                for f in (0, 1) for q in range(8)]
-               + reads(pair_l)
-               + [ops.evaluate("tt.noc_async_read_barrier", span=span)]
-               + [ops.evaluate("tt.l1_store_u32", local + f * 512 + q * 4,
-                               ops.call("tt.l1_load_u32", other + f * 512 + q * 4),
-                               span=span)
-                  for f in (0, 1) for q in range(8)]
-               + [ops.evaluate("tt.l1_store_u32", other + f * 512 + q * 4, keep[f][q], span=span)
-                  for f in (0, 1) for q in range(8)])
-    return tirx.IfThenElse(src % 2 == i % 2, fast, slow)
+    def inside(v):
+        return tirx.And(ops.call("tt.as_signed", v) >= 0, ops.call("tt.as_signed", v) < row_dim)
+
+    def pair_reads(s, dst, c):  # s's face row pair (both faces) to the aligned L1 pair at dst
+        page_id = (lead * (row_dim // 32) + s // 32) * per_row + col0 + c
+        off = (s % 32 // 16 * 512 + s % 16 // 2 * 32) * 2
+        return seq([ops.evaluate("tt.noc_async_read_part", page_id, accessor, off + f * 512,
+                                 dst + f * 512, int_imm(64), span=span) for f in (0, 1)])
+
+    def rows_loop(body):  # body(src, b, i, c) per block row b = 32 r + i (tensor row src)
+        src = tirx.Var("src_row", "int32")
+
+        def line(r, i):
+            b = r * 32 + i
+            return seq([tirx.Bind(src, ops.call("tt.as_signed", ana.simplify(first + b))),
+                        loop_nest([cols], lambda c: body(src, b, i, c), ["c"])])
+        return loop_nest([rows, 32], line, ["r", "i"])
+
+    def copy(dst, frm):
+        return loop_nest([2, 8], lambda f, q: ops.evaluate(
+            "tt.l1_store_u32", dst + f * 512 + q * 4,
+            ops.call("tt.l1_load_u32", frm + f * 512 + q * 4), span=span), ["f", "q"])
+
+    barrier = ops.evaluate("tt.noc_async_read_barrier", span=span)
+    even = seq([rows_loop(lambda src, b, i, c: tirx.IfThenElse(
+        tirx.And(inside(src), i % 2 == 0), pair_reads(src, slot(b, c), c), None)), barrier])
+    shift = loop_nest([n - 1, cols], lambda jj, c: copy(slot(n - 1 - jj, c), slot(n - 2 - jj, c)),
+                      ["j", "c"])
+
+    def head(c):  # row `first`'s pair to block rows 0 / 1, row 1's words kept
+        keep = [tirx.Var(f"keep{f}_{q}", "int32") for f in (0, 1) for q in range(8)]
+        one = slot(1, c)
+        return seq([tirx.Bind(keep[f * 8 + q], ops.call("tt.l1_load_u32", one + f * 512 + q * 4))
+                    for f in (0, 1) for q in range(8)]
+                   + [pair_reads(first, slot(0, c), c), barrier, copy(slot(0, c), one)]
+                   + [ops.evaluate("tt.l1_store_u32", one + f * 512 + q * 4, keep[f * 8 + q],
+                                   span=span) for f in (0, 1) for q in range(8)])
+
+    odd = seq([rows_loop(lambda src, b, i, c: tirx.IfThenElse(
+                   tirx.And(inside(src), i % 2 == 1), pair_reads(src, slot(b - 1, c), c), None)),
+               barrier, shift,
+               tirx.IfThenElse(inside(first), loop_nest([cols], head, ["c"]), None)])
+    zeros = rows_loop(lambda src, b, i, c: tirx.IfThenElse(
+        tirx.Not(inside(src)), loop_nest([2, 8], lambda f, q: ops.evaluate(
+            "tt.l1_store_u32", slot(b, c) + f * 512 + q * 4, tirx.IntImm("uint32", word),
+            span=span), ["f", "q"]), None))
+    n_tiles = int_imm(rows * cols)
+    return [ops.evaluate("tt.cb_reserve_back", cb, n_tiles, span=span),
+            tirx.Bind(l1, ops.call("tt.get_write_ptr", cb)),
+            tirx.Bind(first, ops.call("tt.as_signed", ana.simplify(row))),
+            tirx.IfThenElse(first % 2 == 0, even, odd),
+            zeros,
+            ops.evaluate("tt.cb_push_back", cb, n_tiles, span=span)]
 
 
 def _safe_value(safe: dict, buf, span) -> float:
