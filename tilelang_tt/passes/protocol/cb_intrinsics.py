@@ -497,9 +497,10 @@ def lower_rows(call, accessor, layout, dtype: str, read: bool, safe: float = 0.0
     0-15, 2 / 3 for 16-31: byte offset ``((s % 32) / 16 * 512 + s % 16 * 16) * size`` in the
     page, and ``256 * size`` further) move to or from the block tile's face rows of ``i``, one
     NOC transfer each (``tt.noc_async_read_part`` / ``tt.noc_async_write_part``: offsets of 32
-    or 64 bytes, so NOC DRAM transfers stay 32-byte aligned).  A row outside ``0 .. row_dim -
-    1`` reads ``safe`` (the tensor's safe value, 0 unless ``T.annotate_safe_value`` gives
-    another: the RISC-V core stores its bits) and is not written; a written row also needs
+    or 64 bytes, so NOC DRAM transfers stay 32-byte aligned; a 16-bit read goes through
+    ``_pair_gather``: 64-byte reads, Blackhole's DRAM read alignment).  A row outside ``0 ..
+    row_dim - 1`` reads ``safe`` (the tensor's safe value, 0 unless ``T.annotate_safe_value``
+    gives another: the RISC-V core stores its bits) and is not written; a written row also needs
     ``guard`` (TileLang's row guard, at the block row)."""
     cb, _buf, lead, row, col0, rows, cols, row_dim = call.args[:8]
     guard = call.args[8] if not read else None
