@@ -187,6 +187,22 @@ def test_dram_read_off_the_alignment(gemm):
     assert "reader.cpp" in msg and names_core(msg)
 
 
+def test_dram_read_of_a_face_row_pair_half_on_blackhole(gemm):
+    # 32 bytes at offset 32 of a page (a bfloat16 face row) again after the whole page: fine on
+    # Wormhole (32-byte DRAM reads), refused on Blackhole (NOC_DRAM_READ_ALIGNMENT_BYTES 64)
+    old = "noc_async_read_page((((by * 8) + (r * 4)) + k), A_accessor, ((r * 2048) + A_shared_l1));"
+    faulty = inject(gemm, "reader.cpp", old, old + "\n            noc_async_read(A_accessor.get_noc_addr("
+                    "(((by * 8) + (r * 4)) + k), 32), ((r * 2048) + A_shared_l1 + 32), 32);")
+    a, b = rand((128, 128), "bfloat16", 1), rand((128, 128), "bfloat16", 2)
+    ref = a.astype("float32") @ b.astype("float32")
+    assert abs(faulty(a, b).astype("float32") - ref).max() < 0.5
+    with pytest.raises(TTRuntimeError) as info:
+        faulty.run(a, b, arch="blackhole")
+    msg = str(info.value)
+    assert "must be 64-byte aligned (Blackhole's DRAM read alignment)" in msg
+    assert "noc_async_read" in msg and "reader.cpp" in msg and names_core(msg)
+
+
 def test_cb_page_size_not_the_tile_size(gemm):
     faulty = inject(gemm, "main.cpp", "set_page_size(tt::CBIndex::c_0, 2048)",
                     "set_page_size(tt::CBIndex::c_0, 1024)")

@@ -497,9 +497,10 @@ def lower_rows(call, accessor, layout, dtype: str, read: bool, safe: float = 0.0
     0-15, 2 / 3 for 16-31: byte offset ``((s % 32) / 16 * 512 + s % 16 * 16) * size`` in the
     page, and ``256 * size`` further) move to or from the block tile's face rows of ``i``, one
     NOC transfer each (``tt.noc_async_read_part`` / ``tt.noc_async_write_part``: offsets of 32
-    or 64 bytes, so NOC DRAM transfers stay 32-byte aligned).  A row outside ``0 .. row_dim -
-    1`` reads ``safe`` (the tensor's safe value, 0 unless ``T.annotate_safe_value`` gives
-    another: the RISC-V core stores its bits) and is not written; a written row also needs
+    or 64 bytes, so NOC DRAM transfers stay 32-byte aligned; a 16-bit read goes through
+    ``_pair_gather``: 64-byte reads, Blackhole's DRAM read alignment).  A row outside ``0 ..
+    row_dim - 1`` reads ``safe`` (the tensor's safe value, 0 unless ``T.annotate_safe_value``
+    gives another: the RISC-V core stores its bits) and is not written; a written row also needs
     ``guard`` (TileLang's row guard, at the block row)."""
     cb, _buf, lead, row, col0, rows, cols, row_dim = call.args[:8]
     guard = call.args[8] if not read else None
@@ -511,6 +512,10 @@ def lower_rows(call, accessor, layout, dtype: str, read: bool, safe: float = 0.0
     l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
     src = tirx.Var("src_row", "int32")
     ana = Analyzer()
+    if read and size == 2 and row_dim % 32 == 0:
+        bits = _element_bits(safe, dtype)
+        return _pair_gather(cb, l1, lead, row, col0, rows, cols, row_dim, page, per_row,
+                            accessor, bits | (bits << 16), span)
 
     def line(r, i):
         block_row = r * 32 + i
@@ -553,6 +558,81 @@ def lower_rows(call, accessor, layout, dtype: str, read: bool, safe: float = 0.0
             ops.evaluate("tt.noc_async_read_barrier" if read else "tt.noc_async_write_barrier",
                          span=span),
             ops.evaluate("tt.cb_push_back" if read else "tt.cb_pop_front", cb, n, span=span)]
+
+
+def _pair_gather(cb, l1, lead, row, col0, rows, cols, row_dim, page, per_row, accessor, word,
+                 span):
+    """A 16-bit row gather (``lower_rows``' read) in 64-byte NOC reads: Blackhole reads DRAM
+    in 64-byte aligned pieces (Wormhole in 32), and a 32-byte face row of an odd tile row lies
+    at a 32-byte offset, so every read moves a face row pair (tile rows ``2k``, ``2k + 1``)
+    into a 64-byte aligned pair of the block tile.  The block's start row ``row`` decides:
+    even, block row ``b``'s pair is tensor row ``row + b``'s pair, read once at the even row
+    (both rows of a pair are inside the tensor or neither: ``row_dim`` is a multiple of 32);
+    odd, the pairs of rows ``row + 1, row + 3, ..`` land one row early (block row ``b`` holds
+    row ``row + b + 1``), one barrier, the RISC-V core moves the rows down one, then reads row
+    ``row``'s pair into block rows 0 / 1 keeping row 1's words (a barrier per tile column) and
+    copies it into row 0.  Rows outside the tensor get ``word`` after the reads."""
+    n = rows * 32
+    ana = Analyzer()
+    first = tirx.Var("first_row", "int32")
+
+    def slot(j, c):  # L1 address of block row j's face-0 row in tile column c
+        return ana.simplify(l1 + (j // 32 * cols + c) * page + (j % 32 // 16 * 512 + j % 16 * 16)
+                            * 2)
+
+    def inside(v):
+        return tirx.And(ops.call("tt.as_signed", v) >= 0, ops.call("tt.as_signed", v) < row_dim)
+
+    def pair_reads(s, dst, c):  # s's face row pair (both faces) to the aligned L1 pair at dst
+        page_id = (lead * (row_dim // 32) + s // 32) * per_row + col0 + c
+        off = (s % 32 // 16 * 512 + s % 16 // 2 * 32) * 2
+        return seq([ops.evaluate("tt.noc_async_read_part", page_id, accessor, off + f * 512,
+                                 dst + f * 512, int_imm(64), span=span) for f in (0, 1)])
+
+    def rows_loop(body):  # body(src, b, i, c) per block row b = 32 r + i (tensor row src)
+        src = tirx.Var("src_row", "int32")
+
+        def line(r, i):
+            b = r * 32 + i
+            return seq([tirx.Bind(src, ops.call("tt.as_signed", ana.simplify(first + b))),
+                        loop_nest([cols], lambda c: body(src, b, i, c), ["c"])])
+        return loop_nest([rows, 32], line, ["r", "i"])
+
+    def copy(dst, frm):
+        return loop_nest([2, 8], lambda f, q: ops.evaluate(
+            "tt.l1_store_u32", dst + f * 512 + q * 4,
+            ops.call("tt.l1_load_u32", frm + f * 512 + q * 4), span=span), ["f", "q"])
+
+    barrier = ops.evaluate("tt.noc_async_read_barrier", span=span)
+    even = seq([rows_loop(lambda src, b, i, c: tirx.IfThenElse(
+        tirx.And(inside(src), i % 2 == 0), pair_reads(src, slot(b, c), c), None)), barrier])
+    shift = loop_nest([n - 1, cols], lambda jj, c: copy(slot(n - 1 - jj, c), slot(n - 2 - jj, c)),
+                      ["j", "c"])
+
+    def head(c):  # row `first`'s pair to block rows 0 / 1, row 1's words kept
+        keep = [tirx.Var(f"keep{f}_{q}", "int32") for f in (0, 1) for q in range(8)]
+        one = slot(1, c)
+        return seq([tirx.Bind(keep[f * 8 + q], ops.call("tt.l1_load_u32", one + f * 512 + q * 4))
+                    for f in (0, 1) for q in range(8)]
+                   + [pair_reads(first, slot(0, c), c), barrier, copy(slot(0, c), one)]
+                   + [ops.evaluate("tt.l1_store_u32", one + f * 512 + q * 4, keep[f * 8 + q],
+                                   span=span) for f in (0, 1) for q in range(8)])
+
+    odd = seq([rows_loop(lambda src, b, i, c: tirx.IfThenElse(
+                   tirx.And(inside(src), i % 2 == 1), pair_reads(src, slot(b - 1, c), c), None)),
+               barrier, shift,
+               tirx.IfThenElse(inside(first), loop_nest([cols], head, ["c"]), None)])
+    zeros = rows_loop(lambda src, b, i, c: tirx.IfThenElse(
+        tirx.Not(inside(src)), loop_nest([2, 8], lambda f, q: ops.evaluate(
+            "tt.l1_store_u32", slot(b, c) + f * 512 + q * 4, tirx.IntImm("uint32", word),
+            span=span), ["f", "q"]), None))
+    n_tiles = int_imm(rows * cols)
+    return [ops.evaluate("tt.cb_reserve_back", cb, n_tiles, span=span),
+            tirx.Bind(l1, ops.call("tt.get_write_ptr", cb)),
+            tirx.Bind(first, ops.call("tt.as_signed", ana.simplify(row))),
+            tirx.IfThenElse(first % 2 == 0, even, odd),
+            zeros,
+            ops.evaluate("tt.cb_push_back", cb, n_tiles, span=span)]
 
 
 def _safe_value(safe: dict, buf, span) -> float:

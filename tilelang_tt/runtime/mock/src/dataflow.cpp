@@ -533,13 +533,18 @@ uint64_t ttmock::sharded_noc_addr(bool is_dram, uint32_t bank_base, uint32_t pag
 // Wormhole: a page's footprint, Allocator::get_alignment) and at an L1 address with the same offset
 // modulo it; otherwise the hardware moves other bytes (a partial read of a page, e.g. one face row
 // of a tile through TensorAccessor::get_noc_addr(page, offset), must keep its offset a multiple of 32).
-static void check_dram_alignment(uint64_t dram, uint32_t l1, const ApiCall& what) {
+// Blackhole's noc_parameters.h has NOC_DRAM_READ_ALIGNMENT_BYTES 64: its DRAM reads need 64 bytes.
+static void check_dram_alignment(uint64_t dram, uint32_t l1, const ApiCall& what, bool read) {
     const uint64_t local = dram & ((1ull << 36) - 1);
     const uint32_t mine = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(current_core().l1));
     const uint32_t off = l1 >= mine ? l1 - mine : l1;
-    if (local % 32 != 0 || (off % 32) != (local % 32)) {
+    const bool blackhole = read && device().prof.name == "blackhole";
+    const uint32_t align = blackhole ? 64 : 32;
+    if (local % align != 0 || (off % align) != (local % align)) {
         fail(what.str() + ": the DRAM address " + std::to_string(local) + " (and the L1 address, at offset " +
-             std::to_string(off) + ") must be 32-byte aligned (the DRAM alignment): the NOC would move other bytes");
+             std::to_string(off) + ") must be " + std::to_string(align) + "-byte aligned (" +
+             (blackhole ? "Blackhole's DRAM read alignment" : "the DRAM alignment") +
+             "): the NOC would move other bytes");
     }
 }
 
@@ -551,7 +556,7 @@ void ttmock::noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
     bool is_dram = false;
     int core = -1;
     const uint8_t* s = resolve_noc_addr(src, size, what, &is_dram, &core);
-    if (is_dram) check_dram_alignment(src, dst_l1, what);
+    if (is_dram) check_dram_alignment(src, dst_l1, what, true);
     if (is_dram) {  // a write of this core still in flight over these bytes: a race (the
         // write lands when the writer's barrier completes; the read would see the old data)
         for (const Deferred& d : c.deferred) {
@@ -585,7 +590,7 @@ void ttmock::noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
     bool is_dram = false;
     int core = -1;
     uint8_t* d = resolve_noc_addr(dst, size, what, &is_dram, &core);
-    if (is_dram) check_dram_alignment(dst, src_l1, what);
+    if (is_dram) check_dram_alignment(dst, src_l1, what, false);
     if (core == c.index) {  // this core's own L1
         std::memmove(d, c.l1 + off, size);
     } else {  // DRAM or another core: other cores may be reading it during this round

@@ -90,8 +90,8 @@ const char* kind_name(KernelKind k) {
 }
 
 const Profile& profile_from_env() {
-    static Profile wormhole{"wormhole_b0", 8, 8, 1464 * 1024, 100 * 1024, 12, 1ull << 30};
-    static Profile blackhole{"blackhole", 13, 10, 1536 * 1024, 100 * 1024, 8, 4ull << 30};
+    static Profile wormhole{"wormhole_b0", 8, 8, 1464 * 1024, 100 * 1024, 12, 1ull << 30, 32};
+    static Profile blackhole{"blackhole", 13, 10, 1536 * 1024, 100 * 1024, 8, 4ull << 30, 64};
     const char* arch = std::getenv("TT_MOCK_ARCH");
     if (arch == nullptr || std::string(arch).empty() || std::string(arch) == "wormhole_b0" ||
         std::string(arch) == "wormhole") {

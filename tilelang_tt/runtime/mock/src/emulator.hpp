@@ -28,6 +28,7 @@ struct Profile {
     uint32_t l1_base;  // first byte of L1 available to CBs / semaphores (below: firmware)
     uint32_t dram_banks;
     uint64_t dram_bank_bytes;
+    uint32_t dram_align;  // DRAM alignment (Allocator::get_alignment): 32 on Wormhole, 64 on Blackhole
 };
 const Profile& profile_from_env();
 

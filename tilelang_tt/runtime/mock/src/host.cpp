@@ -451,8 +451,8 @@ void place_sharded(ShardedBuffer& b, const char* what) {
     if (b.is_dram) {
         uint64_t base = 0;
         for (uint64_t t : d.dram_top) base = std::max(base, t);
-        base = (base + 31u) & ~31ull;
-        if (base == 0) base = 32;
+        base = (base + d.prof.dram_align - 1) / d.prof.dram_align * d.prof.dram_align;
+        if (base == 0) base = d.prof.dram_align;
         if (base + per_holder > d.prof.dram_bank_bytes) host_fail("DRAM is full");
         for (uint32_t i = 0; i < d.prof.dram_banks; ++i) {
             d.dram_top[i] = base + per_holder;
@@ -675,7 +675,7 @@ void TensorAccessorArgs::append_to(std::vector<uint32_t>& cta) const {
     }
     const bool dram = args_config_.test(tensor_accessor::ArgConfig::IsDram);
     const uint32_t page = buffer_->page_size();
-    const uint32_t align = dram ? 32u : 16u;  // DRAM / L1 alignment of the emulated device
+    const uint32_t align = dram ? device().prof.dram_align : 16u;  // DRAM / L1 alignment of the emulated device
     cta.push_back(args_config_.raw());
     cta.push_back((page + align - 1) / align * align);
     if (!args_config_.test(tensor_accessor::ArgConfig::Sharded)) return;
@@ -780,7 +780,7 @@ void check_bank_type(const BufferType& t, const char* what) {
 
 uint32_t Allocator::get_alignment(BufferType buffer_type) const {
     check_bank_type(buffer_type, "get_alignment");
-    return buffer_type == BufferType::DRAM ? 32u : 16u;
+    return buffer_type == BufferType::DRAM ? device().prof.dram_align : 16u;
 }
 uint32_t Allocator::get_num_banks(const BufferType& buffer_type) const {
     check_bank_type(buffer_type, "get_num_banks");
@@ -894,8 +894,8 @@ std::shared_ptr<MeshBuffer> MeshBuffer::create(const MeshBufferConfig& config, c
     const uint64_t per_bank = (pages + d.prof.dram_banks - 1) / d.prof.dram_banks;
     uint64_t base = 0;
     for (uint64_t t : d.dram_top) base = std::max(base, t);
-    base = (base + 31u) & ~31ull;
-    if (base == 0) base = 32;  // address 0 is never handed out
+    base = (base + d.prof.dram_align - 1) / d.prof.dram_align * d.prof.dram_align;
+    if (base == 0) base = d.prof.dram_align;  // address 0 is never handed out
     if (base + per_bank * stride > d.prof.dram_bank_bytes) host_fail("DRAM is full");
     for (uint32_t i = 0; i < d.prof.dram_banks; ++i) {
         d.dram_top[i] = base + per_bank * stride;

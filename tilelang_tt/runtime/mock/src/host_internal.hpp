@@ -50,7 +50,10 @@ struct SemaphoreDesc {
 };
 
 // Page p of an interleaved DRAM buffer lives in bank p % banks at address + (p / banks) * this.
-inline uint64_t dram_page_stride(uint64_t page_size) { return (page_size + 31u) & ~31ull; }
+inline uint64_t dram_page_stride(uint64_t page_size) {
+    const uint64_t a = device().prof.dram_align;
+    return (page_size + a - 1) / a * a;
+}
 
 // Allocates a sharded buffer of `size` bytes as `local.sharding_args` describes; returns its
 // address (the same in every bank or core holding shards).

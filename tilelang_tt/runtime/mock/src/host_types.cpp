@@ -487,7 +487,7 @@ TensorMemoryLayout Buffer::buffer_layout() const { return layout_; }
 bool Buffer::has_shard_spec() const { return layout_ != TensorMemoryLayout::INTERLEAVED; }
 DeviceAddr Buffer::page_size() const { return page_size_; }
 uint32_t Buffer::num_pages() const { return page_size_ == 0 ? 0 : static_cast<uint32_t>(size_ / page_size_); }
-uint32_t Buffer::alignment() const { return is_dram() ? 32u : 16u; }
+uint32_t Buffer::alignment() const { return is_dram() ? ttmock::device().prof.dram_align : 16u; }
 DeviceAddr Buffer::aligned_page_size() const { return (page_size_ + alignment() - 1) / alignment() * alignment(); }
 DeviceAddr Buffer::aligned_size() const { return DeviceAddr(num_pages()) * aligned_page_size(); }
 Buffer::~Buffer() = default;
