@@ -256,3 +256,32 @@ def test_element_atomics_in_scalar_code(dtype):
         want = np.float32(want + x)
     assert total[0] == want
     np.testing.assert_array_equal(hi.astype(np.float32), [42.0, a.min()])
+
+
+@tilelang.jit
+def one_element_tile_ops():
+    # TileLang's test_tile_atomic_add_scalar, with a fill of a value and a dtype change
+    @T.prim_func
+    def main(A: T.Tensor((1,), "float32"), B: T.Tensor((1,), "float32"),
+             C: T.Tensor((1,), "bfloat16")):
+        with T.Kernel(1) as _:
+            A_local = T.alloc_local([1], "float32")
+            T.copy(A, A_local)
+            T.clear(B)
+            T.atomic_add(B, A_local)
+            T.atomic_add(B, A_local)
+            T.fill(C, 2.5)
+            T.atomic_add(C, A_local)
+
+    return main
+
+
+def test_one_element_tile_operations_in_scalar_code():
+    """T.copy / T.clear / T.fill of single elements in a launch of scalar code are its element
+    stores (the launch stays a scalar program)."""
+    import ml_dtypes
+
+    a, b = np.array([3.25], np.float32), np.array([7.0], np.float32)
+    c = np.zeros(1, ml_dtypes.bfloat16)
+    one_element_tile_ops()(a, b, c)
+    assert b[0] == 6.5 and float(c[0]) == 5.75

@@ -20,7 +20,8 @@ Requires: LaunchPersistentTilesTT (a ``T.Persistent`` tile loop is the launch ov
 first, so its tiles are blocks here).
 
 Guarantees: a launch whose body (inside its ``T.Kernel`` thread extents) holds no tile
-primitive, no ``T.Parallel`` loop, no buffer but ``local`` ones and tensor parameters, no
+primitive but ``T.copy`` / ``T.fill`` / ``T.clear`` of single elements (``T.copy(A, A_local)`` of
+``[1]`` buffers: made their element stores first), no ``T.Parallel`` loop, no buffer but ``local`` ones and tensor parameters, no
 statement marker but atomics' (``AttrStmt``: reducer updates), no ``T.Persistent`` loop, no
 ``tt.*`` call but the reader's own (``T.print`` of scalars, ``T.device_assert``), and stores at
 least one tensor element, is a *scalar program*:
@@ -89,12 +90,40 @@ def _launch(body):
     return outer, body
 
 
+def _one_element(region) -> bool:
+    return isinstance(region, tvm.ir.TensorRegion) and all(
+        isinstance(r.extent, tirx.IntImm) and int(r.extent) == 1 for r in region.region)
+
+
+def _element_op(call):
+    """A ``T.copy`` / ``T.fill`` / ``T.clear`` of one element (``T.copy(A, A_local)`` of
+    ``[1]`` buffers) as its element store, or None."""
+    name, args = call.op.name, call.args
+    if name == "tirx.tile.copy" and len(args) >= 2 and _one_element(args[0]) and \
+            _one_element(args[1]):
+        dst, src = args[0], args[1]
+        value = src.source[tuple(r.min for r in src.region)]
+        if str(src.source.dtype) != str(dst.source.dtype):
+            value = tirx.Cast(str(dst.source.dtype), value)
+        return tirx.BufferStore(dst.source, value, [r.min for r in dst.region], span=call.span)
+    if name == "tirx.tile.fill" and len(args) >= 2 and _one_element(args[0]) and \
+            isinstance(args[1], (tirx.PrimExpr, int, float)):
+        dst = args[0]
+        value = args[1]
+        if isinstance(value, (int, float)):
+            value = tirx.const(value, str(dst.source.dtype))
+        elif str(value.ty) != str(dst.source.dtype):
+            value = tirx.Cast(str(dst.source.dtype), value)
+        return tirx.BufferStore(dst.source, value, [r.min for r in dst.region], span=call.span)
+    return None
+
+
 def is_scalar_program(func) -> bool:
     """The launch is scalar code that stores tensor elements (see the module docstring)."""
     outer, body = _launch(func.body)
     if not outer:
         return False
-    if collect(body, tirx.TilePrimitiveCall):
+    if any(_element_op(c) is None for c in collect(body, tirx.TilePrimitiveCall)):
         return False
     if any(loop.kind == tirx.ForKind.PARALLEL for loop in collect(body, tirx.For)):
         return False
@@ -204,6 +233,7 @@ def ScalarProgramTT(func, mod, ctx):
             return tirx.Select(*call.args)
         return call
 
+    body = tt_map(body, [(tirx.TilePrimitiveCall, _element_op)], order="post")
     body = tt_map(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
                          (tirx.For, on_for), (tvm.ir.Call, on_call),
                          (tirx.AttrStmt, on_attr)], order="post")
