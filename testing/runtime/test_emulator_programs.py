@@ -117,3 +117,15 @@ def test_shared_cb_region_pages():
     assert "cb_reserve_back(cb=1, 2)" in msg and "region.cpp" in msg and "core (0,0)" in msg
     assert "CB 1 shares its L1 region with CB 0" in msg and "region bytes 4096..8192" in msg
     assert "2 page(s) pushed by region.cpp (reader kernel)" in msg
+
+
+def test_cb_placement_follows_the_dram_alignment(monkeypatch):
+    """A CB after a 32-byte CB starts at the next multiple of the DRAM alignment, as
+    ProgramImpl::allocate_circular_buffers places it: 32 bytes on Wormhole, 64 on Blackhole
+    (whose 64-byte DRAM reads need the CB's L1 offset a multiple of 64)."""
+    monkeypatch.setenv("TT_METAL_DPRINT_CORES", "0,0")
+    monkeypatch.delenv("TT_METAL_DPRINT_RISCVS", raising=False)
+    exe = mockbuild.build_host(PROGRAMS / "cb_region" / "main.cpp", PROGRAMS / "cb_region")
+    for arch, gap in (("wormhole_b0", 32), ("blackhole", 64)):
+        out = mockbuild.run_host(exe, ["2"], arch=arch).stdout
+        assert f"c_3 - c_2 = {gap}" in out, out

@@ -52,8 +52,7 @@ Guarantees (no DST handling, no init calls yet); the block buffers' allocations 
   the reader builds the block.  Refused by name: an image that is not a 4-D tensor, a
   channel count ``C`` that is not a multiple of 32 (a 32-column segment of a row must be one
   tile row of the image: 32 channels of one pixel), a block that is not whole tiles, dtypes
-  that differ, a 16-bit image on Blackhole (its DRAM reads need 64-byte alignment; a face
-  row of 16 elements is 32 bytes);
+  that differ;
 * any other tile op is a ``TTUnsupportedError`` naming the op and source line.
 """
 
@@ -463,12 +462,6 @@ def lower_im2col(func, call, cb, tiles_of, span):
         raise TTUnsupportedError(
             f"{what}: dtype {buffer_dtype(img)} is not supported (bfloat16, float16, float32)",
             span=span)
-    target = str(func.attrs.get(attrs.TARGET, "")) if func.attrs is not None else ""
-    if target.startswith("blackhole") and buffer_dtype(img) != "float32":
-        raise TTUnsupportedError(
-            f"{what}: a 16-bit image on Blackhole is not supported: the reader reads each 16-"
-            "element face row (32 bytes) from DRAM on its own, and Blackhole's DRAM reads need "
-            "64-byte alignment (float32 face rows are 64 bytes)", span=span)
     rows, cols = tiles_of(dst)
     imm = [int_imm(x) for x in (rows, cols, n, h, w, c)]
     return ops.evaluate("tt.im2col_to_cb", cb(dst, "T.im2col", span), img, call.args[2],

@@ -431,7 +431,15 @@ def lower_im2col(call, accessor, layout, dtype: str):
     + kh * D - P, ow * S + kw * D - P)``'s channels ``c0 ..`` are row ``w % 32`` of one DRAM
     tile of the image, whose two 16-element face rows (faces 0 / 1 or 2 / 3) are read into
     the destination row's two face rows; a pixel outside the image, a row past ``N * OH *
-    OW`` or a column past ``kernel * kernel * C`` is zeroed by the RISC-V core."""
+    OW`` or a column past ``kernel * kernel * C`` is zeroed by the RISC-V core.
+
+    A 16-bit face row is 32 bytes and Blackhole reads DRAM in 64-byte aligned pieces, so a
+    16-bit image is read in face row pairs (tile rows ``2k``, ``2k + 1``: 64 bytes at a
+    64-byte offset) into the destination's row pair (the CB is 64-byte aligned on Blackhole,
+    its pages 2048 bytes): the even rows' pairs first, one barrier, the RISC-V core moves a
+    pixel's odd row down into its even row; then each odd row in turn keeps its even
+    neighbour's words, reads its pair, waits, moves an even source row up and restores the
+    neighbour (a barrier per odd row).  The same code runs on Wormhole and Blackhole."""
     (cb, _img, nhw_step, c_step, rows, cols, n, h, w, c, kernel, stride, dilation,
      pad) = call.args
     rows, cols, n, h, w, c = (int(x) for x in (rows, cols, n, h, w, c))
@@ -445,6 +453,7 @@ def lower_im2col(call, accessor, layout, dtype: str):
     ow = (w + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
     l1 = tirx.Var(f"{str(cb.name).removesuffix('_cb')}_l1", "int32")
     ana = Analyzer()
+    barrier = ops.evaluate("tt.noc_async_read_barrier", span=span)
 
     def signed(e):
         return ops.call("tt.as_signed", e)
@@ -454,9 +463,8 @@ def lower_im2col(call, accessor, layout, dtype: str):
         c0, kw, kh = k0 % c, k0 // c % kernel, k0 // (c * kernel)
         base = ana.simplify(l1 + (mt * cols + kt) * page)
 
-        def row(r):
+        def pixel(r):  # row r's binds, whether its pixel is read, its column ww
             m, hh, ww = (tirx.Var(x, "int32") for x in ("m", "hh", "ww"))
-            dst = base + ((r // 16) * 512 + (r % 16) * 16) * size
             inside = tirx.all(k0 < kernel * kernel * c, m < n * oh * ow,
                               signed(hh) >= 0, signed(hh) < h, signed(ww) >= 0,
                               signed(ww) < w)
@@ -465,19 +473,59 @@ def lower_im2col(call, accessor, layout, dtype: str):
             # cannot split into a floordiv of a negative part (as it would `(x - 1) // 32`)
             wv = signed(ww)
             src_page = ((m // (oh * ow) * hp + hh) * wt + wv // 32) * ct + c0 // 32
+            binds = [tirx.Bind(m, ana.simplify((nhw_step * rows + mt) * 32 + r)),
+                     tirx.Bind(hh, m // ow % oh * stride + kh * dilation - pad),
+                     tirx.Bind(ww, m % ow * stride + kw * dilation - pad)]
+            return binds, inside, wv, src_page
+
+        def zeros(dst):
+            return loop_nest([2, 4 * size], lambda f, q: ops.evaluate(
+                "tt.l1_store_u32", dst + f * 256 * size + q * 4, tirx.IntImm("uint32", 0),
+                span=span), ["f", "q"])
+
+        def row(r):
+            binds, inside, wv, src_page = pixel(r)
+            dst = base + ((r // 16) * 512 + (r % 16) * 16) * size
             offset = ((wv % 32 // 16) * 512 + (wv % 16) * 16) * size
             reads = seq([ops.evaluate("tt.noc_async_read_part", src_page, accessor,
                                       offset + f * 256 * size, dst + f * 256 * size,
                                       int_imm(16 * size), span=span) for f in (0, 1)])
-            zeros = loop_nest([2, 4 * size], lambda f, q: ops.evaluate(
-                "tt.l1_store_u32", dst + f * 256 * size + q * 4, tirx.IntImm("uint32", 0),
-                span=span), ["f", "q"])
-            return seq([
-                tirx.Bind(m, ana.simplify((nhw_step * rows + mt) * 32 + r)),
-                tirx.Bind(hh, m // ow % oh * stride + kh * dilation - pad),
-                tirx.Bind(ww, m % ow * stride + kw * dilation - pad),
-                tirx.IfThenElse(inside, reads, zeros)])
+            return seq(binds + [tirx.IfThenElse(inside, reads, zeros(dst))])
 
+        def copy(dst, frm):  # one 16-bit row (both faces) from L1 row frm to dst
+            return loop_nest([2, 8], lambda f, q: ops.evaluate(
+                "tt.l1_store_u32", dst + f * 512 + q * 4,
+                ops.call("tt.l1_load_u32", frm + f * 512 + q * 4), span=span), ["f", "q"])
+
+        def pair(p, odd):  # 16-bit: tile row 2p + odd read as a 64-byte face row pair
+            binds, inside, wv, src_page = pixel(2 * p + odd)
+            slot = base + ((p // 8) * 512 + (p % 8) * 32) * 2  # rows 2p, 2p + 1 (64-aligned)
+            offset = ((wv % 32 // 16) * 512 + (wv % 16 // 2) * 32) * 2
+            reads = seq([ops.evaluate("tt.noc_async_read_part", src_page, accessor,
+                                      offset + f * 512, slot + f * 512, int_imm(64),
+                                      span=span) for f in (0, 1)])
+            if not odd:  # the pixel's row lands in row 2p or 2p + 1 (even_fix moves it)
+                return seq(binds + [tirx.IfThenElse(inside, reads, zeros(slot))])
+            keep = [tirx.Var(f"keep{f}_{q}", "int32") for f in (0, 1) for q in range(8)]
+            fix = tirx.IfThenElse(wv % 2 == 0, copy(slot + 32, slot), None)
+            return seq(binds + [
+                tirx.Bind(keep[f * 8 + q], ops.call("tt.l1_load_u32", slot + f * 512 + q * 4))
+                for f in (0, 1) for q in range(8)] + [
+                tirx.IfThenElse(inside, seq([reads, barrier, fix]), zeros(slot + 32))] + [
+                ops.evaluate("tt.l1_store_u32", slot + f * 512 + q * 4, keep[f * 8 + q],
+                             span=span) for f in (0, 1) for q in range(8)])
+
+        def even_fix(p):  # after the even rows' reads: an odd source row moved to row 2p
+            binds, inside, wv, _ = pixel(2 * p)
+            slot = base + ((p // 8) * 512 + (p % 8) * 32) * 2
+            return seq(binds + [tirx.IfThenElse(tirx.And(inside, wv % 2 == 1),
+                                                copy(slot, slot + 32), None)])
+
+        if size == 2:
+            return seq([tirx.Bind(k0, ana.simplify((c_step * cols + kt) * 32)),
+                        loop_nest([16], lambda p: pair(p, 0), ["p"]), barrier,
+                        loop_nest([16], even_fix, ["p"]),
+                        loop_nest([16], lambda p: pair(p, 1), ["p"])])
         return seq([tirx.Bind(k0, ana.simplify((c_step * cols + kt) * 32)),
                     loop_nest([32], row, ["r"])])
 

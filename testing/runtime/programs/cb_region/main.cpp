@@ -1,7 +1,8 @@
 // Shared CB region test host: main MODE
 // One CircularBufferConfig of four bf16 pages holds CBs c_0 and c_1 (one L1 region). The kernel
 // (region.cpp) uses c_1 on pages c_0 has freed (MODE 0: allowed), or on pages c_0 still holds
-// (MODE 1: an error the emulator reports).
+// (MODE 1: an error the emulator reports). MODE 2 adds a 32-byte CB c_2 and a tile CB c_3 after it;
+// the kernel prints c_3's distance from c_2 (the SDK places each CB at the DRAM alignment: 32 / 64).
 #include <string>
 #include <vector>
 
@@ -21,6 +22,14 @@ int main(int argc, char** argv) {
                                                          {tt::CBIndex::c_1, tt::DataFormat::Float16_b}})
                              .set_page_size(tt::CBIndex::c_0, 2048)
                              .set_page_size(tt::CBIndex::c_1, 2048));
+    if (mode == 2) {
+        CreateCircularBuffer(program, core,
+                             CircularBufferConfig(32, {{tt::CBIndex::c_2, tt::DataFormat::Float16_b}})
+                                 .set_page_size(tt::CBIndex::c_2, 32));
+        CreateCircularBuffer(program, core,
+                             CircularBufferConfig(2048, {{tt::CBIndex::c_3, tt::DataFormat::Float16_b}})
+                                 .set_page_size(tt::CBIndex::c_3, 2048));
+    }
     CreateKernel(program, TT_KERNEL_DIR "/region.cpp", core,
                  DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::RISCV_1_default,
                                     .compile_args = {mode}});

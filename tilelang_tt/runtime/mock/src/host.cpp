@@ -281,7 +281,9 @@ void launch(tt::tt_metal::detail::ProgramImpl& p) {
         }
         uint32_t offset = d.prof.l1_base;
         for (const CoreCoord& cc : cb.cores) offset = std::max(offset, d.core_at(cc.x, cc.y).l1_used);
-        offset = (offset + 31u) & ~31u;
+        // ProgramImpl::allocate_circular_buffers (tt_metal/impl/program/program.cpp) aligns each CB's
+        // address to the allocator's DRAM alignment: 32 on Wormhole, 64 on Blackhole
+        offset = (offset + d.prof.dram_align - 1) / d.prof.dram_align * d.prof.dram_align;
         for (const CoreCoord& cc : cb.cores) {
             Core& c = d.core_at(cc.x, cc.y);
             if (offset + cb.total_size > d.l1_buffers_bottom && d.l1_buffers_bottom < d.prof.l1_bytes) {
