@@ -124,8 +124,11 @@ def extract(body, kind: str):
 
     out = tt_map(body, [(tirx.Evaluate, on_evaluate), (tirx.AllocBuffer, on_alloc),
                         (tirx.AttrStmt, on_attr)], order="post")
-    out = _drop_unread_state(out)
-    out = _drop_empty(_remove_no_op(out))
+    while True:  # a branch left empty reads a scalar no more (`if (x > 1) {}`): again
+        dropped = _drop_empty(_remove_no_op(_drop_unread_state(out)))
+        if tvm_ffi.structural_equal(dropped, out):
+            break
+        out = dropped
     out = _drop_unused_binds(tt_map(out, [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post"))
     # a loop left holding only bindings nothing reads (a branch value) is empty now
     return tt_map(_drop_empty(out), [(tirx.SeqStmt, lambda s: seq(s.seq))], order="post")
