@@ -67,6 +67,7 @@ from tvm import tirx
 from ... import attrs, ops
 from ...errors import TTUnsupportedError
 from ..common import buffer_shape, collect, get_attr, int_imm, to_py, tt_map, tt_pass
+from .parallel_to_tile import _SELECTS
 
 # the dtypes a scalar program reads and stores tensor elements of (the host passes the words)
 DTYPES = ("int32", "float32", "bfloat16", "float16")
@@ -74,7 +75,6 @@ DTYPES = ("int32", "float32", "bfloat16", "float16")
 _FROM_BITS = {"float32": "tt.bits_to_float", "bfloat16": "tt.bits_to_bfloat16",
               "float16": "tt.bits_to_float16"}
 _LOCAL_SCOPES = ("local", "local.var")
-_SELECTS = ("tirx.if_then_else", "prim.if_then_else")
 
 
 def _is_param(func, buf) -> bool:

@@ -125,21 +125,24 @@ def _tile_only(stmt) -> bool:
     return False
 
 
+def _thread_vars(expr_or_stmt):
+    """(one fresh variable and the extent per thread dimension the thread-index calls in
+    ``expr_or_stmt`` read, the same with those calls replaced by the variables)."""
+    dims: dict = {}
+    for c in collect(expr_or_stmt, tvm.ir.Call, _is_thread_call):
+        dim, extent = int(c.args[0]), int(c.args[1])
+        dims.setdefault(dim, (tirx.Var("t" + "xyz"[dim], "int32"), extent))
+    plain = tt_map(expr_or_stmt, [(tvm.ir.Call, lambda c: dims[int(c.args[0])][0]
+                                   if _is_thread_call(c) else c)], order="post")
+    return dims, plain
+
+
 def _thread_condition(cond):
     """``cond`` (thread scalars inlined) over fresh variables, one per thread dimension it
     reads, and their extents; None when it reads anything but thread indices and constants."""
-    calls = collect(cond, tvm.ir.Call, _is_thread_call)
-    if not calls:
+    dims, plain = _thread_vars(cond)
+    if not dims:
         return None
-    dims: dict = {}
-    for c in calls:
-        dim, extent = int(c.args[0]), int(c.args[1])
-        dims.setdefault(dim, (tirx.Var("t" + "xyz"[dim], "int32"), extent))
-
-    def replace(c):
-        return dims[int(c.args[0])][0] if _is_thread_call(c) else c
-
-    plain = tt_map(cond, [(tvm.ir.Call, replace)], order="post")
     if collect(plain, tvm.ir.TensorLoad) or collect(plain, tvm.ir.Call):
         return None
     free = tirx.analysis.undefined_vars(plain)
@@ -281,15 +284,9 @@ def thread_loops(func):
     when the launch is not scalar code reading thread indices."""
     from .scalar_program import _launch, is_scalar_program  # noqa: PLC0415 (A0.00.1's test)
     outer, body = _launch(func.body)
-    calls = collect(body, tvm.ir.Call, _is_thread_call)
-    if not outer or not calls:
+    dims, body = _thread_vars(body)
+    if not outer or not dims:
         return None
-    dims: dict = {}
-    for c in calls:
-        dim, extent = int(c.args[0]), int(c.args[1])
-        dims.setdefault(dim, (tirx.Var("t" + "xyz"[dim], "int32"), extent))
-    body = tt_map(body, [(tvm.ir.Call, lambda c: dims[int(c.args[0])][0]
-                          if _is_thread_call(c) else c)], order="post")
     for dim in sorted(dims):  # x innermost: the threads in their linear order
         var, extent = dims[dim]
         body = tirx.For(var, tirx.IntImm("int32", 0), tirx.IntImm("int32", extent),
